@@ -1,0 +1,247 @@
+// Package db opens ctalk's database on either engine, applies the embedded
+// migrations, runs transactions and translates driver errors into ctalk
+// error codes. Domain packages write their SQL against *DB; the few places
+// where the engines differ are named on Engine.
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/ctalk/ctalk"
+)
+
+// Engine names the database engine behind a DB.
+type Engine string
+
+// The two supported engines.
+const (
+	Postgres Engine = "postgres"
+	SQLite   Engine = "sqlite"
+)
+
+// DB is an open, migrated ctalk database.
+type DB struct {
+	*sql.DB
+	Engine Engine
+	// URL is the Postgres connection string; empty on SQLite.
+	URL string
+	// path is the SQLite file; empty on Postgres.
+	path string
+	// Now returns the current time; tests may replace it. Callers take it
+	// once per transaction.
+	Now func() time.Time
+}
+
+// Config says which database to open.
+type Config struct {
+	// URL is a Postgres connection string. When empty, SQLite is used.
+	URL string
+	// Path is the SQLite database file, used when URL is empty.
+	Path string
+	// MaxOpenConns bounds the pool; zero picks a default per engine.
+	MaxOpenConns int
+}
+
+// Open connects to the configured database, checks that it answers and
+// applies every pending migration.
+func Open(ctx context.Context, cfg Config) (*DB, error) {
+	d, err := Connect(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.MigrateUp(); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// Connect connects to the configured database and checks that it answers,
+// without migrating.
+func Connect(ctx context.Context, cfg Config) (*DB, error) {
+	d := &DB{Now: func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }}
+	var err error
+	if cfg.URL != "" {
+		d.Engine, d.URL = Postgres, cfg.URL
+		pc, perr := pgconnConfig(cfg.URL)
+		if perr != nil {
+			return nil, perr
+		}
+		d.DB = stdlib.OpenDB(*pc)
+		n := cfg.MaxOpenConns
+		if n == 0 {
+			n = 20
+		}
+		d.SetMaxOpenConns(n)
+		d.SetMaxIdleConns(n)
+		d.SetConnMaxIdleTime(5 * time.Minute)
+	} else {
+		d.Engine, d.path = SQLite, cfg.Path
+		d.DB, err = sql.Open("sqlite", sqliteDSN(cfg.Path))
+		if err != nil {
+			return nil, fmt.Errorf("open sqlite %s: %w", cfg.Path, err)
+		}
+		// SQLite serializes writers; a handful of connections lets readers
+		// proceed in WAL mode while busy_timeout queues the writers.
+		n := cfg.MaxOpenConns
+		if n == 0 {
+			n = 8
+		}
+		d.SetMaxOpenConns(n)
+		d.SetMaxIdleConns(n)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := d.PingContext(pingCtx); err != nil {
+		d.DB.Close()
+		return nil, fmt.Errorf("cannot reach the %s database (%s): %w", d.Engine, d.Describe(cfg), err)
+	}
+	return d, nil
+}
+
+// openSibling opens a second pool on the same database.
+func (d *DB) openSibling() (*sql.DB, error) {
+	if d.Engine == SQLite {
+		return sql.Open("sqlite", sqliteDSN(d.path))
+	}
+	pc, err := pgconnConfig(d.URL)
+	if err != nil {
+		return nil, err
+	}
+	return stdlib.OpenDB(*pc), nil
+}
+
+// Describe names the database for logs without revealing a password.
+func (d *DB) Describe(cfg Config) string {
+	if d.Engine == SQLite {
+		p, err := filepath.Abs(cfg.Path)
+		if err != nil {
+			return cfg.Path
+		}
+		return p
+	}
+	return RedactURL(cfg.URL)
+}
+
+// RedactURL returns a Postgres URL with its password replaced.
+func RedactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return "(unparseable DATABASE_URL)"
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+func pgconnConfig(s string) (*pgxConnConfig, error) {
+	c, err := parsePgxConfig(s)
+	if err != nil {
+		return nil, fmt.Errorf("DATABASE_URL is not a valid Postgres connection string: %w", err)
+	}
+	return c, nil
+}
+
+// sqliteDSN sets every pragma in the DSN so that each pooled connection has
+// them: WAL lets readers run beside the writer, busy_timeout makes writers
+// wait for the lock instead of failing, foreign keys are off by default in
+// SQLite, and immediate transactions take the write lock at BEGIN so that two
+// read-then-write transactions cannot deadlock on lock upgrade.
+func sqliteDSN(path string) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	q.Set("_time_format", "sqlite")
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Tx runs fn in a transaction and commits when fn returns nil. Driver errors
+// are translated into ctalk error codes.
+func (d *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := d.BeginTx(ctx, nil)
+	if err != nil {
+		return Translate(fmt.Errorf("begin: %w", err))
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return Translate(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return Translate(fmt.Errorf("commit: %w", err))
+	}
+	return nil
+}
+
+// Translate maps driver errors to ctalk codes by SQLSTATE or SQLite result
+// code, never by message text. Errors that already carry a code, and errors
+// that are not recognized, are returned unchanged.
+func Translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *ctalk.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case pe.Code == "23505":
+			return &wrapped{ctalk.Errorf(ctalk.EConflict, "that already exists"), err}
+		case pe.Code == "23503":
+			return &wrapped{ctalk.Errorf(ctalk.ENotFound, "a referenced record does not exist"), err}
+		case pe.Code == "40001" || pe.Code == "40P01":
+			return &wrapped{ctalk.Errorf(ctalk.EUnavailable, "the database was busy; retry the call"), err}
+		case strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" || strings.HasPrefix(pe.Code, "53"):
+			return &wrapped{ctalk.Errorf(ctalk.EUnavailable, "the database is unavailable; retry in a few seconds"), err}
+		}
+		return err
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return &wrapped{ctalk.Errorf(ctalk.EConflict, "that already exists"), err}
+		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+			return &wrapped{ctalk.Errorf(ctalk.ENotFound, "a referenced record does not exist"), err}
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_BUSY_SNAPSHOT, sqlite3.SQLITE_BUSY_TIMEOUT:
+			return &wrapped{ctalk.Errorf(ctalk.EUnavailable, "the database was busy; retry the call"), err}
+		}
+		return err
+	}
+	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) || isConnError(err) {
+		return &wrapped{ctalk.Errorf(ctalk.EUnavailable, "the database is unavailable; retry in a few seconds"), err}
+	}
+	return err
+}
+
+// IsConflict reports whether err is a unique-constraint conflict.
+func IsConflict(err error) bool { return ctalk.ErrorCode(Translate(err)) == ctalk.EConflict }
+
+// wrapped carries a ctalk error for callers and the driver error for logs.
+type wrapped struct {
+	code  *ctalk.Error
+	cause error
+}
+
+func (w *wrapped) Error() string { return w.code.Error() + ": " + w.cause.Error() }
+func (w *wrapped) Unwrap() []error { return []error{w.code, w.cause} }

@@ -1,0 +1,99 @@
+package db_test
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
+)
+
+func TestMigrateDownAndUp(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		v, dirty, err := d.MigrationVersion()
+		if err != nil || dirty || v == 0 {
+			t.Fatalf("version = %d, dirty %v, err %v; want a clean applied version", v, dirty, err)
+		}
+		if err := d.MigrateDown(int(v)); err != nil {
+			t.Fatal(err)
+		}
+		if v, _, _ := d.MigrationVersion(); v != 0 {
+			t.Fatalf("after down: version %d, want 0", v)
+		}
+		if err := d.MigrateUp(); err != nil {
+			t.Fatal(err)
+		}
+		if got, _, _ := d.MigrationVersion(); got != v {
+			t.Fatalf("after up: version %d, want %d", got, v)
+		}
+	})
+}
+
+func TestTranslateConflictAndForeignKey(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		now := d.Now()
+		insert := func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, `INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ($1, $2, $3, $4)`, "acme", "Acme", "x", now)
+			return err
+		}
+		if err := d.Tx(ctx, insert); err != nil {
+			t.Fatal(err)
+		}
+		if got := ctalk.ErrorCode(d.Tx(ctx, insert)); got != ctalk.EConflict {
+			t.Errorf("duplicate insert: code %q, want %q", got, ctalk.EConflict)
+		}
+		err := d.Tx(ctx, func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, `INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)`, "nope", "u", "U", "x", "member", now)
+			return err
+		})
+		if got := ctalk.ErrorCode(err); got != ctalk.ENotFound {
+			t.Errorf("foreign key violation: code %q, want %q (err %v)", got, ctalk.ENotFound, err)
+		}
+	})
+}
+
+func TestTimesRoundTripAndCompare(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		// Fractions of different lengths must still compare in time order.
+		times := []time.Time{base, base.Add(123456 * time.Microsecond), base.Add(500 * time.Millisecond), base.Add(time.Second)}
+		for i, ts := range times {
+			if _, err := d.ExecContext(ctx, `INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ($1, 'n', 'x', $2)`, "o"+string(rune('a'+i)), ts); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var n int
+		if err := d.QueryRowContext(ctx, `SELECT COUNT(*) FROM orgs WHERE created_at > $1`, times[1]).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 2 {
+			t.Errorf("rows after %v: %d, want 2", times[1], n)
+		}
+		var got time.Time
+		if err := d.QueryRowContext(ctx, `SELECT created_at FROM orgs WHERE id = 'ob'`).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if !got.Equal(times[1]) {
+			t.Errorf("round trip: %v, want %v", got, times[1])
+		}
+	})
+}
+
+func TestConnectUnreachablePostgres(t *testing.T) {
+	_, err := db.Connect(context.Background(), db.Config{URL: "postgres://ctalk:secret@127.0.0.1:1/none?connect_timeout=2"})
+	if err == nil {
+		t.Fatal("connect to a closed port succeeded")
+	}
+	if strings.Contains(err.Error(), "secret") {
+		t.Errorf("error reveals the password: %v", err)
+	}
+	if !strings.Contains(err.Error(), "cannot reach the postgres database") {
+		t.Errorf("error %q does not say the database cannot be reached", err)
+	}
+}

@@ -1,0 +1,94 @@
+// Package dbtest runs a test once per database engine: SQLite always, and
+// Postgres when TEST_DATABASE_URL is set, each on a fresh, migrated schema.
+package dbtest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/ctalk/ctalk/db"
+)
+
+// Engines lists the engines every storage test runs on.
+var Engines = []db.Engine{db.SQLite, db.Postgres}
+
+// Run runs fn as one subtest per engine, each with its own empty database.
+func Run(t *testing.T, fn func(t *testing.T, d *db.DB)) {
+	t.Helper()
+	for _, e := range Engines {
+		t.Run(string(e), func(t *testing.T) {
+			fn(t, Open(t, e))
+		})
+	}
+}
+
+// Open returns a fresh, migrated database of the given engine, closed when
+// the test ends. On Postgres without TEST_DATABASE_URL the test is skipped.
+func Open(t testing.TB, e db.Engine) *db.DB {
+	t.Helper()
+	d, err := db.Open(context.Background(), Config(t, e))
+	if err != nil {
+		t.Fatalf("open %s: %v", e, err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// Config returns the configuration of a fresh, empty database of the given
+// engine: a new SQLite file, or a new Postgres schema dropped at cleanup.
+// Two servers opened on the same Config share one database.
+func Config(t testing.TB, e db.Engine) db.Config {
+	t.Helper()
+	if e == db.SQLite {
+		return db.Config{Path: filepath.Join(t.TempDir(), "ctalk.db")}
+	}
+	return db.Config{URL: PostgresURL(t)}
+}
+
+// PostgresURL creates an empty schema on the TEST_DATABASE_URL server and
+// returns a URL whose search_path points at it. It skips the test, saying
+// why, when TEST_DATABASE_URL is unset.
+func PostgresURL(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv("TEST_DATABASE_URL")
+	if base == "" {
+		t.Skip("skipping Postgres: TEST_DATABASE_URL is not set (.ci/run sets it; see README)")
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	schema := "ctalk_test_" + hex.EncodeToString(b[:])
+
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatalf("TEST_DATABASE_URL: %v", err)
+	}
+	defer admin.Close()
+	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
+		t.Fatalf("create schema on TEST_DATABASE_URL: %v", err)
+	}
+	t.Cleanup(func() {
+		admin, err := sql.Open("pgx", base)
+		if err != nil {
+			return
+		}
+		defer admin.Close()
+		admin.Exec("DROP SCHEMA " + schema + " CASCADE")
+	})
+
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("TEST_DATABASE_URL is not a URL: %v", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
