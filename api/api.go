@@ -1,0 +1,272 @@
+// Package api is ctalk's HTTP face: the echo app, its middleware, the MCP
+// tools served at /mcp, and the mapping from error codes to tool errors and
+// HTTP statuses. It holds no SQL; the domain services do the work.
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/orgs"
+)
+
+// MaxBodyBytes is the largest request body accepted; larger ones get 413.
+const MaxBodyBytes = 1 << 20
+
+// Config holds what the HTTP layer needs to know about its deployment.
+type Config struct {
+	// PublicURL is the URL agents use to reach this server, without /mcp.
+	// When empty it is derived from each request.
+	PublicURL string
+	// Version is shown on / and in the MCP server info.
+	Version string
+	Logger  *slog.Logger
+	// AllowOrgSignup lets anyone call register_organization; when false it
+	// needs SignupSecret.
+	AllowOrgSignup bool
+	SignupSecret   string
+}
+
+// Server is the ctalk HTTP application.
+type Server struct {
+	cfg   Config
+	log   *slog.Logger
+	db    *db.DB
+	auth  *auth.Service
+	orgs  *orgs.Service
+	inbox *inbox.Service
+	echo  *echo.Echo
+	mcp   *server.MCPServer
+	http  *server.StreamableHTTPServer
+}
+
+// New builds the application over the given services.
+func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Service) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, db: d, auth: a, orgs: o, inbox: i}
+
+	s.mcp = server.NewMCPServer("ctalk", cfg.Version,
+		server.WithToolCapabilities(false),
+		server.WithInstructions(instructions),
+		server.WithRecovery(),
+	)
+	s.registerTools()
+	s.http = server.NewStreamableHTTPServer(s.mcp,
+		// ctalk is a hosted, authenticated service that usually sits behind a
+		// proxy forwarding its own Host header, so the DNS-rebinding guard for
+		// local servers (loopback peer + foreign Host = 403) would refuse real
+		// traffic; every tool that touches data needs a token or a password.
+		server.WithDisableLocalhostProtection(true),
+		server.WithStreamableHTTPLogger(s.log),
+	)
+
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.httpError
+	e.IPExtractor = echo.ExtractIPFromXFFHeader()
+	e.Use(s.requestContext, middleware.BodyLimit("1M"), s.recoverPanics)
+	e.GET("/health", s.health)
+	e.GET("/ready", s.ready)
+	e.GET("/", s.home)
+	e.Any("/mcp", echo.WrapHandler(s.http), s.bearer)
+	s.echo = e
+	return s
+}
+
+// Handler returns the application as an http.Handler.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Close releases the MCP sessions.
+func (s *Server) Close(ctx context.Context) error { return s.http.Shutdown(ctx) }
+
+type ctxKey int
+
+const (
+	requestIDKey ctxKey = iota
+	sessionKey
+	clientIPKey
+	callKey
+)
+
+// requestContext gives every request an id, records the client address and
+// logs one line when the request ends. It never logs headers or bodies, so no
+// token, password or message text reaches the log.
+func (s *Server) requestContext(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		req := c.Request()
+		id := req.Header.Get(echo.HeaderXRequestID)
+		if !validRequestID(id) {
+			id = newRequestID()
+		}
+		c.Response().Header().Set(echo.HeaderXRequestID, id)
+		ctx := context.WithValue(req.Context(), requestIDKey, id)
+		ctx = context.WithValue(ctx, clientIPKey, c.RealIP())
+		c.SetRequest(req.WithContext(ctx))
+
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		status := c.Response().Status
+		level := slog.LevelInfo
+		if status >= 500 {
+			level = slog.LevelError
+		}
+		s.log.LogAttrs(ctx, level, "http request",
+			slog.String("request_id", id),
+			slog.String("method", req.Method),
+			slog.String("path", req.URL.Path),
+			slog.Int("status", status),
+			slog.Duration("duration", time.Since(start)),
+		)
+		return nil
+	}
+}
+
+// recoverPanics turns a panic in a handler into a logged 500 instead of a
+// dropped connection.
+func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				if r == http.ErrAbortHandler {
+					panic(r)
+				}
+				s.log.Error("panic in handler", "request_id", requestID(c.Request().Context()), "panic", r)
+				err = echo.NewHTTPError(http.StatusInternalServerError, "internal error")
+			}
+		}()
+		return next(c)
+	}
+}
+
+// bearer authenticates an Authorization header on /mcp. No header is fine:
+// the public tools need no identity. A header that names no valid token is
+// answered 401 with a WWW-Authenticate challenge, as OAuth-aware clients expect.
+func (s *Server) bearer(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Request().Header.Get(echo.HeaderAuthorization)
+		if h == "" {
+			return next(c)
+		}
+		scheme, raw, _ := strings.Cut(h, " ")
+		raw = strings.TrimSpace(raw)
+		if !strings.EqualFold(scheme, "Bearer") || raw == "" {
+			return s.unauthorized(c, "the Authorization header must be \"Bearer <token>\"; get a token with the login tool")
+		}
+		ctx := c.Request().Context()
+		sess, err := s.auth.Authenticate(ctx, raw)
+		if err != nil {
+			if ctalk.ErrorCode(err) == ctalk.EUnauthorized {
+				return s.unauthorized(c, ctalk.ErrorMessage(err))
+			}
+			return err
+		}
+		c.SetRequest(c.Request().WithContext(context.WithValue(ctx, sessionKey, sess)))
+		return next(c)
+	}
+}
+
+func (s *Server) unauthorized(c echo.Context, msg string) error {
+	c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="ctalk", error="invalid_token", error_description="`+strings.ReplaceAll(msg, `"`, `'`)+`"`)
+	return c.JSON(http.StatusUnauthorized, map[string]string{"error": "unauthorized", "message": msg})
+}
+
+// httpError answers errors that escape handlers. Coded errors get their
+// status; anything else is logged in full and shown as "internal error".
+func (s *Server) httpError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		msg, _ := he.Message.(string)
+		if msg == "" {
+			msg = http.StatusText(he.Code)
+		}
+		c.JSON(he.Code, map[string]string{"error": strings.ToLower(strings.ReplaceAll(http.StatusText(he.Code), " ", "_")), "message": msg})
+		return
+	}
+	code := ctalk.ErrorCode(err)
+	if code == ctalk.EInternal {
+		s.log.Error("request failed", "request_id", requestID(c.Request().Context()), "error", err)
+	}
+	c.JSON(httpStatus(code), map[string]string{"error": string(code), "message": ctalk.ErrorMessage(err)})
+}
+
+// httpStatus is the one table from error codes to HTTP statuses.
+func httpStatus(code ctalk.Code) int {
+	switch code {
+	case ctalk.EInvalid:
+		return http.StatusBadRequest
+	case ctalk.EUnauthorized:
+		return http.StatusUnauthorized
+	case ctalk.EForbidden:
+		return http.StatusForbidden
+	case ctalk.ENotFound:
+		return http.StatusNotFound
+	case ctalk.EConflict:
+		return http.StatusConflict
+	case ctalk.ERateLimited:
+		return http.StatusTooManyRequests
+	case ctalk.EUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+func (s *Server) health(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) ready(c echo.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
+	defer cancel()
+	if err := s.db.PingContext(ctx); err != nil {
+		s.log.Warn("readiness check failed", "error", err)
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": "the " + string(s.db.Engine) + " database does not answer"})
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ready", "database": string(s.db.Engine)})
+}
+
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
+
+func newRequestID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// validRequestID accepts a caller's request id only when it is short and
+// plain, so that it cannot forge log content.
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,6 @@
+package api
+
+// registerTools adds every MCP tool to the server.
+func (s *Server) registerTools() {
+	s.registerAccountTools()
+}

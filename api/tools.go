@@ -1,0 +1,227 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/auth"
+)
+
+// call is what one tool call learns about itself, for its log line.
+type call struct {
+	tool   string
+	orgID  string
+	userID string
+}
+
+// tokenArg is embedded in the input of every tool that needs identity: the
+// token normally comes from the Authorization header, and only clients that
+// cannot set one pass it here.
+type tokenArg struct {
+	AuthToken string `json:"auth_token"`
+}
+
+func (t tokenArg) token() string { return t.AuthToken }
+
+type hasToken interface{ token() string }
+
+// authTokenParam documents the auth_token argument in input schemas.
+var authTokenParam = mcp.WithString("auth_token",
+	mcp.Description("Your ctalk token, only when your client cannot send the Authorization: Bearer header (preferred: it keeps the token out of the conversation)."))
+
+// annotations states truthfully what a tool does to the world.
+func annotations(readOnly, destructive, idempotent bool) mcp.ToolOption {
+	return mcp.WithToolAnnotation(mcp.ToolAnnotation{
+		ReadOnlyHint:    mcp.ToBoolPtr(readOnly),
+		DestructiveHint: mcp.ToBoolPtr(destructive),
+		IdempotentHint:  mcp.ToBoolPtr(idempotent),
+		OpenWorldHint:   mcp.ToBoolPtr(false),
+	})
+}
+
+// addTool registers a tool whose arguments decode into In and whose result is
+// Out. Decoding errors, domain errors and panics all become tool errors with
+// a message that says what to do; the text content is a JSON copy of Out.
+func addTool[In, Out any](s *Server, t mcp.Tool, fn func(ctx context.Context, in *In) (*Out, error)) {
+	mcp.WithOutputSchema[Out]()(&t)
+	s.mcp.AddTool(t, func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
+		start := time.Now()
+		info := &call{tool: t.Name}
+		ctx = context.WithValue(ctx, callKey, info)
+		var err error
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("panic in tool %s: %v", t.Name, r)
+				res = s.toolError(ctx, err)
+			}
+			s.logCall(ctx, info, err, time.Since(start))
+		}()
+
+		in := new(In)
+		if err = decodeArgs(req.GetRawArguments(), in); err != nil {
+			return s.toolError(ctx, err), nil
+		}
+		var out *Out
+		if out, err = fn(ctx, in); err != nil {
+			return s.toolError(ctx, err), nil
+		}
+		text, _ := json.MarshalIndent(out, "", "  ")
+		return mcp.NewToolResultStructured(out, string(text)), nil
+	})
+}
+
+// decodeArgs decodes tool arguments strictly: unknown arguments and wrong
+// types are refused with the argument's name.
+func decodeArgs(raw any, dst any) error {
+	var b []byte
+	switch r := raw.(type) {
+	case nil:
+		b = []byte("{}")
+	case json.RawMessage:
+		b = r
+	default:
+		var err error
+		if b, err = json.Marshal(r); err != nil {
+			return ctalk.Errorf(ctalk.EInvalid, "the arguments are not a JSON object")
+		}
+	}
+	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		b = []byte("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(dst)
+	if err == nil {
+		return nil
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return ctalk.Errorf(ctalk.EInvalid, "the arguments must be a JSON object, not %s", jsonKind(te.Value))
+		}
+		return ctalk.Errorf(ctalk.EInvalid, "argument %q must be %s, not %s", te.Field, goKind(te.Type.Kind().String()), jsonKind(te.Value))
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return ctalk.Errorf(ctalk.EInvalid, "unknown argument %s; see the tool's input schema for the arguments it takes", name)
+	}
+	var ae *argError
+	if errors.As(err, &ae) {
+		return ae.err
+	}
+	return ctalk.Errorf(ctalk.EInvalid, "the arguments are not valid JSON: %v", err)
+}
+
+// argError lets a custom UnmarshalJSON return a coded error through the
+// json decoder.
+type argError struct{ err error }
+
+func (e *argError) Error() string { return e.err.Error() }
+
+func jsonKind(v string) string {
+	switch v {
+	case "number", "bool", "string", "array", "object":
+		return "a " + v
+	}
+	return v
+}
+
+func goKind(k string) string {
+	switch {
+	case k == "string":
+		return "a string"
+	case strings.HasPrefix(k, "int"), strings.HasPrefix(k, "uint"), strings.HasPrefix(k, "float"):
+		return "a number"
+	case k == "bool":
+		return "true or false"
+	case k == "slice":
+		return "a list"
+	case k == "struct", k == "map":
+		return "an object"
+	}
+	return "of another type"
+}
+
+// toolError turns an error into a tool result with isError set. Uncoded
+// errors are logged in full and shown only as "internal error" with the
+// request id.
+func (s *Server) toolError(ctx context.Context, err error) *mcp.CallToolResult {
+	code := ctalk.ErrorCode(err)
+	msg := ctalk.ErrorMessage(err)
+	switch code {
+	case ctalk.EInternal:
+		s.log.Error("tool call failed", "request_id", requestID(ctx), "error", err)
+		msg = fmt.Sprintf("internal error (request id %s); retry, and report it if it persists", requestID(ctx))
+	case "":
+		msg = "internal error"
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		msg = "the call was cancelled or timed out before it finished; retry it"
+	}
+	return mcp.NewToolResultError(strings.ReplaceAll(string(code), "_", " ") + ": " + msg)
+}
+
+// logCall writes one line per tool call: who, which tool, the outcome and
+// how long it took. Arguments are never logged.
+func (s *Server) logCall(ctx context.Context, c *call, err error, d time.Duration) {
+	outcome := "ok"
+	if err != nil {
+		outcome = string(ctalk.ErrorCode(err))
+	}
+	level := slog.LevelInfo
+	if outcome == string(ctalk.EInternal) {
+		level = slog.LevelError
+	}
+	s.log.LogAttrs(ctx, level, "tool call",
+		slog.String("request_id", requestID(ctx)),
+		slog.String("tool", c.tool),
+		slog.String("org_id", c.orgID),
+		slog.String("user_id", c.userID),
+		slog.String("outcome", outcome),
+		slog.Duration("duration", d),
+	)
+}
+
+// identify returns the caller's session: from the Authorization header when
+// one was sent (already checked by the bearer middleware), else from the
+// auth_token argument.
+//
+// Returns EUnauthorized when there is neither or the token is not valid.
+func (s *Server) identify(ctx context.Context, in hasToken) (*auth.Session, error) {
+	sess, _ := ctx.Value(sessionKey).(*auth.Session)
+	if sess == nil && in.token() != "" {
+		var err error
+		if sess, err = s.auth.Authenticate(ctx, strings.TrimSpace(in.token())); err != nil {
+			return nil, err
+		}
+	}
+	if sess == nil {
+		return nil, ctalk.Errorf(ctalk.EUnauthorized, "this tool needs you to be logged in: send the header \"Authorization: Bearer <token>\" (or pass auth_token); get a token with the login tool")
+	}
+	if c, ok := ctx.Value(callKey).(*call); ok {
+		c.orgID, c.userID = sess.OrgID, sess.UserID
+	}
+	return sess, nil
+}
+
+// optionalSession returns the header session, or the auth_token one, or nil
+// when the caller sent neither.
+func (s *Server) optionalSession(ctx context.Context, in hasToken) (*auth.Session, error) {
+	if ctx.Value(sessionKey) == nil && in.token() == "" {
+		return nil, nil
+	}
+	return s.identify(ctx, in)
+}
+
+func clientIP(ctx context.Context) string {
+	ip, _ := ctx.Value(clientIPKey).(string)
+	return ip
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Config is everything ctalk reads from its environment, read once at start.
+type Config struct {
+	Port           int
+	Host           string
+	DatabaseURL    string
+	DBPath         string
+	PublicURL      string
+	LogLevel       slog.Level
+	BcryptCost     int
+	TokenTTL       time.Duration
+	TokenIdleTTL   time.Duration
+	AllowOrgSignup bool
+	SignupSecret   string
+}
+
+// Addr is the address the server listens on.
+func (c Config) Addr() string { return net.JoinHostPort(c.Host, strconv.Itoa(c.Port)) }
+
+// LoadConfig reads the configuration through getenv, applying defaults, and
+// validates it as a whole. The error names every bad variable on one line.
+func LoadConfig(getenv func(string) string) (Config, error) {
+	c := Config{
+		Port:           8080,
+		Host:           "0.0.0.0",
+		DBPath:         "ctalk.db",
+		LogLevel:       slog.LevelInfo,
+		BcryptCost:     12,
+		TokenTTL:       720 * time.Hour,
+		TokenIdleTTL:   168 * time.Hour,
+		AllowOrgSignup: true,
+	}
+	var errs []string
+	bad := func(name, format string, args ...any) {
+		errs = append(errs, name+": "+fmt.Sprintf(format, args...))
+	}
+	str := func(name string, dst *string) {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			*dst = v
+		}
+	}
+	integer := func(name string, dst *int, min, max int) {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			return
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < min || n > max {
+			bad(name, "%q is not a whole number from %d to %d", v, min, max)
+			return
+		}
+		*dst = n
+	}
+	duration := func(name string, dst *time.Duration) {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			return
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			bad(name, "%q is not a positive duration such as 720h or 30m", v)
+			return
+		}
+		*dst = d
+	}
+
+	integer("PORT", &c.Port, 0, 65535)
+	str("HOST", &c.Host)
+	str("DATABASE_URL", &c.DatabaseURL)
+	str("RELAY_DB_PATH", &c.DBPath)
+	str("PUBLIC_URL", &c.PublicURL)
+	integer("BCRYPT_COST", &c.BcryptCost, bcrypt.MinCost, bcrypt.MaxCost)
+	duration("TOKEN_TTL", &c.TokenTTL)
+	duration("TOKEN_IDLE_TTL", &c.TokenIdleTTL)
+	str("SIGNUP_SECRET", &c.SignupSecret)
+
+	if v := strings.TrimSpace(getenv("LOG_LEVEL")); v != "" {
+		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
+			bad("LOG_LEVEL", "%q is not one of debug, info, warn, error", v)
+		}
+	}
+	if v := strings.TrimSpace(getenv("ALLOW_ORG_SIGNUP")); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			bad("ALLOW_ORG_SIGNUP", "%q is not true or false", v)
+		}
+		c.AllowOrgSignup = b
+	}
+	if c.DatabaseURL != "" {
+		u, err := url.Parse(c.DatabaseURL)
+		if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+			bad("DATABASE_URL", "must be a postgres:// or postgresql:// URL")
+		}
+	}
+	if c.PublicURL != "" {
+		u, err := url.Parse(c.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("PUBLIC_URL", "%q must be an http:// or https:// URL such as https://ctalk.example.com", c.PublicURL)
+		} else {
+			c.PublicURL = strings.TrimSuffix(strings.TrimRight(c.PublicURL, "/"), "/mcp")
+		}
+	}
+	if len(errs) > 0 {
+		return c, errors.New("invalid configuration: " + strings.Join(errs, "; "))
+	}
+	return c, nil
+}

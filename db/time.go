@@ -1,0 +1,39 @@
+package db
+
+import (
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// NullTime scans a nullable time on either engine. SQLite returns the result
+// of an aggregate such as MIN(created_at) as text, without the column's
+// declared type, so it is parsed here.
+type NullTime sql.NullTime
+
+// Scan implements sql.Scanner.
+func (t *NullTime) Scan(v any) error {
+	switch x := v.(type) {
+	case nil:
+		*t = NullTime{}
+	case time.Time:
+		*t = NullTime{Time: x.UTC(), Valid: true}
+	case string:
+		return t.parse(x)
+	case []byte:
+		return t.parse(string(x))
+	default:
+		return fmt.Errorf("scan time: unsupported type %T", v)
+	}
+	return nil
+}
+
+func (t *NullTime) parse(s string) error {
+	for _, layout := range []string{"2006-01-02 15:04:05.999999999-07:00", time.RFC3339Nano, "2006-01-02 15:04:05.999999999"} {
+		if p, err := time.Parse(layout, s); err == nil {
+			*t = NullTime{Time: p.UTC(), Valid: true}
+			return nil
+		}
+	}
+	return fmt.Errorf("scan time: cannot parse %q", s)
+}

@@ -1,0 +1,329 @@
+// Package orgs manages organizations and their users: registration, roles,
+// ownership areas and the notes that tell coworkers' agents who does what.
+package orgs
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/db"
+)
+
+// Limits on free text, in characters.
+const (
+	MaxNameLen      = 200
+	MaxNotesLen     = 10000
+	MaxOwnership    = 50
+	MaxOwnershipLen = 200
+)
+
+// Org is an organization.
+type Org struct {
+	ID           string    `json:"org_id"`
+	Name         string    `json:"name"`
+	ApprovalMode string    `json:"approval_mode"`
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+// User is a member of an organization, as other members see it.
+type User struct {
+	OrgID        string    `json:"org_id"`
+	ID           string    `json:"user_id"`
+	Name         string    `json:"name"`
+	Role         string    `json:"role" jsonschema:"member or admin"`
+	Ownership    []string  `json:"ownership" jsonschema:"areas this person owns and can answer for"`
+	Notes        string    `json:"notes" jsonschema:"the person's own notes about themselves"`
+	ProfileNotes string    `json:"profile_notes" jsonschema:"notes written by an org admin"`
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+// NewOrg is the input of Register.
+type NewOrg struct {
+	ID            string
+	Name          string
+	AdminPassword string
+}
+
+// NewUser is the input of AddUser.
+type NewUser struct {
+	ID        string
+	Name      string
+	Password  string
+	Role      string
+	Ownership []string
+	Notes     string
+}
+
+// Service manages organizations and users.
+type Service struct {
+	db   *db.DB
+	auth *auth.Service
+}
+
+// NewService returns a Service over d that hashes passwords with a.
+func NewService(d *db.DB, a *auth.Service) *Service {
+	return &Service{db: d, auth: a}
+}
+
+// Register creates an organization.
+//
+// Returns EInvalid for bad input, EConflict when the id is taken.
+func (s *Service) Register(ctx context.Context, in NewOrg) (*Org, error) {
+	id, err := ctalk.ParseID("org_id", in.ID)
+	if err != nil {
+		return nil, err
+	}
+	name, err := requireText("name", in.Name, MaxNameLen)
+	if err != nil {
+		return nil, err
+	}
+	hash, err := s.auth.HashPassword("admin_password", in.AdminPassword, auth.MinAdminPasswordLen)
+	if err != nil {
+		return nil, err
+	}
+	org := &Org{ID: id, Name: name, ApprovalMode: "agent"}
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		org.CreatedAt = s.db.Now()
+		_, err := tx.ExecContext(ctx, `INSERT INTO orgs (id, name, admin_password_hash, approval_mode, created_at) VALUES ($1, $2, $3, $4, $5)`,
+			org.ID, org.Name, hash, org.ApprovalMode, org.CreatedAt)
+		return err
+	})
+	if ctalk.ErrorCode(err) == ctalk.EConflict {
+		return nil, ctalk.Errorf(ctalk.EConflict, "organization id %q is taken; choose another org_id", id)
+	}
+	return org, err
+}
+
+// AuthorizeAdmin decides whether a caller may administer orgID: either its
+// token belongs to an admin of that org, or it knows the org's admin password.
+// A token of another org makes orgID "not found", whatever the password.
+//
+// Returns ENotFound, EUnauthorized, EForbidden or ERateLimited.
+func (s *Service) AuthorizeAdmin(ctx context.Context, sess *auth.Session, orgID, adminPassword string) (string, error) {
+	orgID, err := ctalk.ParseID("org_id", orgID)
+	if err != nil {
+		return "", err
+	}
+	if sess != nil && sess.OrgID != orgID {
+		return "", notFoundOrg(orgID)
+	}
+	if adminPassword != "" {
+		return orgID, s.auth.VerifyAdminPassword(ctx, orgID, adminPassword)
+	}
+	if sess == nil {
+		return "", ctalk.Errorf(ctalk.EUnauthorized, "this needs the org's admin_password, or the auth token of an org admin")
+	}
+	if !sess.IsAdmin() {
+		return "", ctalk.Errorf(ctalk.EForbidden, "only org admins may do this; pass the org's admin_password, or ask an admin")
+	}
+	return orgID, nil
+}
+
+// AddUser adds a user to an existing organization. The caller must have been
+// authorized for orgID.
+//
+// Returns EInvalid for bad input, ENotFound for an unknown org, EConflict
+// when the user id is taken.
+func (s *Service) AddUser(ctx context.Context, orgID string, in NewUser) (*User, error) {
+	id, err := ctalk.ParseID("user_id", in.ID)
+	if err != nil {
+		return nil, err
+	}
+	u := &User{OrgID: orgID, ID: id, Role: in.Role}
+	if u.Name, err = requireText("name", in.Name, MaxNameLen); err != nil {
+		return nil, err
+	}
+	if u.Role == "" {
+		u.Role = auth.RoleMember
+	}
+	if u.Role != auth.RoleMember && u.Role != auth.RoleAdmin {
+		return nil, ctalk.Errorf(ctalk.EInvalid, "role %q is not valid; use \"member\" or \"admin\"", in.Role)
+	}
+	if u.Ownership, err = cleanOwnership(in.Ownership); err != nil {
+		return nil, err
+	}
+	if u.Notes, err = optionalText("notes", in.Notes, MaxNotesLen); err != nil {
+		return nil, err
+	}
+	hash, err := s.auth.HashPassword("password", in.Password, auth.MinUserPasswordLen)
+	if err != nil {
+		return nil, err
+	}
+	own, _ := json.Marshal(u.Ownership)
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		u.CreatedAt = s.db.Now()
+		_, err := tx.ExecContext(ctx, `INSERT INTO users (org_id, id, name, password_hash, role, ownership, notes, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
+			orgID, u.ID, u.Name, hash, u.Role, string(own), u.Notes, u.CreatedAt)
+		return err
+	})
+	switch ctalk.ErrorCode(err) {
+	case ctalk.EConflict:
+		return nil, ctalk.Errorf(ctalk.EConflict, "user id %q is taken in organization %q; choose another user_id", id, orgID)
+	case ctalk.ENotFound:
+		return nil, notFoundOrg(orgID)
+	}
+	return u, err
+}
+
+// Org returns an organization.
+//
+// Returns ENotFound.
+func (s *Service) Org(ctx context.Context, orgID string) (*Org, error) {
+	o := &Org{}
+	err := s.db.QueryRowContext(ctx, `SELECT id, name, approval_mode, created_at FROM orgs WHERE id = $1`, orgID).
+		Scan(&o.ID, &o.Name, &o.ApprovalMode, &o.CreatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFoundOrg(orgID)
+	}
+	return o, db.Translate(err)
+}
+
+const userColumns = `org_id, id, name, role, ownership, notes, profile_notes, created_at`
+
+// User returns a user of orgID.
+//
+// Returns EInvalid for a malformed id, ENotFound.
+func (s *Service) User(ctx context.Context, orgID, userID string) (*User, error) {
+	userID, err := ctalk.ParseID("user_id", userID)
+	if err != nil {
+		return nil, err
+	}
+	u, err := scanUser(s.db.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = $1 AND id = $2`, orgID, userID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, NotFoundUser(userID)
+	}
+	return u, db.Translate(err)
+}
+
+// Users lists the users of orgID by id.
+func (s *Service) Users(ctx context.Context, orgID string) ([]*User, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = $1 ORDER BY id`, orgID)
+	if err != nil {
+		return nil, db.Translate(err)
+	}
+	defer rows.Close()
+	users := []*User{}
+	for rows.Next() {
+		u, err := scanUser(rows)
+		if err != nil {
+			return nil, err
+		}
+		users = append(users, u)
+	}
+	return users, db.Translate(rows.Err())
+}
+
+// SetNotes replaces a user's own notes.
+//
+// Returns EInvalid, ENotFound.
+func (s *Service) SetNotes(ctx context.Context, orgID, userID, notes string) (*User, error) {
+	return s.setText(ctx, orgID, userID, "notes", notes)
+}
+
+// SetProfileNotes replaces the admin-written notes on a user. The caller must
+// have been authorized as an admin of orgID.
+//
+// Returns EInvalid, ENotFound.
+func (s *Service) SetProfileNotes(ctx context.Context, orgID, userID, notes string) (*User, error) {
+	return s.setText(ctx, orgID, userID, "profile_notes", notes)
+}
+
+// setText updates one free-text column; column is one of two constants above.
+func (s *Service) setText(ctx context.Context, orgID, userID, column, text string) (*User, error) {
+	userID, err := ctalk.ParseID("user_id", userID)
+	if err != nil {
+		return nil, err
+	}
+	if text, err = optionalText(column, text, MaxNotesLen); err != nil {
+		return nil, err
+	}
+	var u *User
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE users SET `+column+` = $1, updated_at = $2 WHERE org_id = $3 AND id = $4`, text, s.db.Now(), orgID, userID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return NotFoundUser(userID)
+		}
+		u, err = scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = $1 AND id = $2`, orgID, userID))
+		return err
+	})
+	return u, err
+}
+
+type scanner interface{ Scan(...any) error }
+
+func scanUser(r scanner) (*User, error) {
+	u := &User{}
+	var own string
+	if err := r.Scan(&u.OrgID, &u.ID, &u.Name, &u.Role, &own, &u.Notes, &u.ProfileNotes, &u.CreatedAt); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(own), &u.Ownership); err != nil || u.Ownership == nil {
+		u.Ownership = []string{}
+	}
+	return u, nil
+}
+
+// NotFoundUser is the error for a user id that does not exist in the
+// caller's org, whether or not it exists elsewhere.
+func NotFoundUser(userID string) error {
+	return ctalk.Errorf(ctalk.ENotFound, "user %q not found in your organization; list_users shows who is there", userID)
+}
+
+func notFoundOrg(orgID string) error {
+	return ctalk.Errorf(ctalk.ENotFound, "organization %q not found; check org_id, or create it with register_organization", orgID)
+}
+
+// SplitOwnership accepts ownership as a comma-separated string.
+func SplitOwnership(s string) []string {
+	return strings.Split(s, ",")
+}
+
+func cleanOwnership(in []string) ([]string, error) {
+	out := []string{}
+	for _, o := range in {
+		o = strings.TrimSpace(o)
+		if o == "" {
+			continue
+		}
+		if utf8.RuneCountInString(o) > MaxOwnershipLen {
+			return nil, ctalk.Errorf(ctalk.EInvalid, "each ownership entry may be at most %d characters", MaxOwnershipLen)
+		}
+		out = append(out, o)
+	}
+	if len(out) > MaxOwnership {
+		return nil, ctalk.Errorf(ctalk.EInvalid, "ownership has %d entries; at most %d are allowed", len(out), MaxOwnership)
+	}
+	return out, nil
+}
+
+func requireText(field, s string, max int) (string, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "", ctalk.Errorf(ctalk.EInvalid, "%s is required", field)
+	}
+	return optionalText(field, s, max)
+}
+
+func optionalText(field, s string, max int) (string, error) {
+	s = strings.TrimSpace(s)
+	if !utf8.ValidString(s) {
+		return "", ctalk.Errorf(ctalk.EInvalid, "%s is not valid UTF-8 text", field)
+	}
+	if n := utf8.RuneCountInString(s); n > max {
+		return "", ctalk.Errorf(ctalk.EInvalid, "%s is %d characters; at most %d are allowed, so shorten it", field, n, max)
+	}
+	if strings.ContainsRune(s, 0) {
+		return "", ctalk.Errorf(ctalk.EInvalid, "%s contains a NUL character; remove it", field)
+	}
+	return s, nil
+}
