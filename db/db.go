@@ -243,5 +243,5 @@ type wrapped struct {
 	cause error
 }
 
-func (w *wrapped) Error() string { return w.code.Error() + ": " + w.cause.Error() }
+func (w *wrapped) Error() string   { return w.code.Error() + ": " + w.cause.Error() }
 func (w *wrapped) Unwrap() []error { return []error{w.code, w.cause} }

@@ -1,0 +1,244 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctalk/ctalk/api"
+	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/orgs"
+)
+
+// The two protocol eras current clients speak.
+const (
+	eraSessions  = "2025-11-25"
+	eraStateless = "2026-07-28"
+)
+
+var eras = []string{eraSessions, eraStateless}
+
+// env is one ctalk server on a real port over a fresh database.
+type env struct {
+	URL  string
+	DB   *db.DB
+	Auth *auth.Service
+	logs *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// options adjust a test server.
+type options struct {
+	auth       func(*auth.Config)
+	api        func(*api.Config)
+	sharedWith *env // open on the same database as another server
+}
+
+// start runs a server on a fresh database of engine e, on 127.0.0.1:0.
+func start(t *testing.T, e db.Engine, opts ...options) *env {
+	t.Helper()
+	var o options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	var d *db.DB
+	if o.sharedWith != nil {
+		d = o.sharedWith.DB
+	} else {
+		d = dbtest.Open(t, e)
+	}
+	acfg := auth.DefaultConfig()
+	acfg.BcryptCost = 4
+	if o.auth != nil {
+		o.auth(&acfg)
+	}
+	a, err := auth.NewService(d, acfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	cfg := api.Config{Version: "test", Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), AllowOrgSignup: true}
+	if o.api != nil {
+		o.api(&cfg)
+	}
+	app := api.New(cfg, d, a, orgs.NewService(d, a), inbox.NewService(d))
+	srv := httptest.NewServer(app.Handler())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		app.Close(ctx)
+		srv.Close()
+	})
+	return &env{URL: srv.URL, DB: d, Auth: a, logs: logs}
+}
+
+// each runs fn on both engines and in both protocol eras.
+func each(t *testing.T, fn func(t *testing.T, e *env, era string)) {
+	for _, engine := range dbtest.Engines {
+		t.Run(string(engine), func(t *testing.T) {
+			for _, era := range eras {
+				t.Run(era, func(t *testing.T) {
+					fn(t, start(t, engine), era)
+				})
+			}
+		})
+	}
+}
+
+// bearerTransport adds an Authorization header to every request.
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if b.token != "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+b.token)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// connect opens an official-SDK client session in the given era, sending
+// token as a bearer header when it is not empty.
+func (e *env) connect(t *testing.T, era, token string) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "ctalk-test", Version: "1"}, nil)
+	tr := &mcp.StreamableClientTransport{
+		Endpoint:             e.URL + "/mcp",
+		HTTPClient:           &http.Client{Transport: bearerTransport{token}},
+		DisableStandaloneSSE: true,
+		MaxRetries:           -1,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: era})
+	if err != nil {
+		t.Fatalf("connect (%s): %v", era, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if got := cs.InitializeResult().ProtocolVersion; got != era {
+		t.Fatalf("negotiated protocol %s, want %s", got, era)
+	}
+	return cs
+}
+
+// call calls a tool and returns its result; a protocol error fails the test.
+func call(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: protocol error: %v", tool, err)
+	}
+	return res
+}
+
+// ok calls a tool that must succeed and decodes its structured result.
+func ok(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) map[string]any {
+	t.Helper()
+	res := call(t, cs, tool, args)
+	if res.IsError {
+		t.Fatalf("%s: tool error: %s", tool, text(res))
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil || m == nil {
+		t.Fatalf("%s: structured content %s is not an object", tool, b)
+	}
+	var fromText map[string]any
+	if err := json.Unmarshal([]byte(text(res)), &fromText); err != nil {
+		t.Fatalf("%s: text content is not the JSON copy of the result: %v", tool, err)
+	}
+	return m
+}
+
+// fail calls a tool that must fail with a tool error whose text contains
+// want, and returns the text.
+func fail(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any, want string) string {
+	t.Helper()
+	res := call(t, cs, tool, args)
+	got := text(res)
+	if !res.IsError {
+		t.Fatalf("%s: succeeded with %s; want an error containing %q", tool, got, want)
+	}
+	if !strings.Contains(got, want) {
+		t.Fatalf("%s: error %q does not contain %q", tool, got, want)
+	}
+	return got
+}
+
+func text(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// Fixture passwords.
+const (
+	adminPW = "correct horse battery"
+	userPW  = "hunter22-long"
+)
+
+// org registers an org with users alice (admin) and bob, carol (members)
+// and returns a logged-in session per user.
+func (e *env) org(t *testing.T, era, orgID string) map[string]*mcp.ClientSession {
+	t.Helper()
+	anon := e.connect(t, era, "")
+	ok(t, anon, "register_organization", map[string]any{"org_id": orgID, "name": "Org " + orgID, "admin_password": adminPW})
+	out := map[string]*mcp.ClientSession{}
+	for _, u := range []struct{ id, role string }{{"alice", "admin"}, {"bob", "member"}, {"carol", "member"}} {
+		ok(t, anon, "register_user", map[string]any{
+			"org_id": orgID, "admin_password": adminPW, "user_id": u.id, "name": strings.ToUpper(u.id[:1]) + u.id[1:],
+			"password": userPW, "ownership": []string{u.id + "-repo"}, "role": u.role,
+		})
+		out[u.id] = e.connect(t, era, e.login(t, anon, orgID, u.id))
+	}
+	return out
+}
+
+// login returns a fresh token for a user.
+func (e *env) login(t *testing.T, cs *mcp.ClientSession, orgID, userID string) string {
+	t.Helper()
+	res := ok(t, cs, "login", map[string]any{"org_id": orgID, "user_id": userID, "password": userPW})
+	tok, _ := res["auth_token"].(string)
+	if !strings.HasPrefix(tok, "ctalk_") {
+		t.Fatalf("login returned token %q", tok)
+	}
+	return tok
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
