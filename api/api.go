@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -52,6 +53,9 @@ type Server struct {
 	echo  *echo.Echo
 	mcp   *server.MCPServer
 	http  *server.StreamableHTTPServer
+	// stop is closed when the server starts draining, ending every wait.
+	stop     chan struct{}
+	stopOnce sync.Once
 }
 
 // New builds the application over the given services.
@@ -59,7 +63,7 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, db: d, auth: a, orgs: o, inbox: i}
+	s := &Server{cfg: cfg, log: cfg.Logger, db: d, auth: a, orgs: o, inbox: i, stop: make(chan struct{})}
 
 	s.mcp = server.NewMCPServer("ctalk", cfg.Version,
 		server.WithToolCapabilities(false),
@@ -84,6 +88,8 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	e.GET("/health", s.health)
 	e.GET("/ready", s.ready)
 	e.GET("/", s.home)
+	e.GET("/approve/:token", s.approvalPage)
+	e.POST("/approve/:token", s.approvalDecision)
 	e.Any("/mcp", echo.WrapHandler(s.http), s.bearer)
 	s.echo = e
 	return s
@@ -92,8 +98,24 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 // Handler returns the application as an http.Handler.
 func (s *Server) Handler() http.Handler { return s.echo }
 
-// Close releases the MCP sessions.
-func (s *Server) Close(ctx context.Context) error { return s.http.Shutdown(ctx) }
+// Drain makes every waiting tool call return now, empty-handed, telling its
+// agent to call again: the first step of a graceful shutdown.
+func (s *Server) Drain() { s.stopOnce.Do(func() { close(s.stop) }) }
+
+func (s *Server) draining() bool {
+	select {
+	case <-s.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// Close ends waits and releases the MCP sessions.
+func (s *Server) Close(ctx context.Context) error {
+	s.Drain()
+	return s.http.Shutdown(ctx)
+}
 
 type ctxKey int
 
@@ -102,6 +124,7 @@ const (
 	sessionKey
 	clientIPKey
 	callKey
+	publicURLKey
 )
 
 // requestContext gives every request an id, records the client address and
@@ -118,6 +141,7 @@ func (s *Server) requestContext(next echo.HandlerFunc) echo.HandlerFunc {
 		c.Response().Header().Set(echo.HeaderXRequestID, id)
 		ctx := context.WithValue(req.Context(), requestIDKey, id)
 		ctx = context.WithValue(ctx, clientIPKey, c.RealIP())
+		ctx = context.WithValue(ctx, publicURLKey, s.publicURL(req))
 		c.SetRequest(req.WithContext(ctx))
 
 		err := next(c)
@@ -244,6 +268,13 @@ func (s *Server) ready(c echo.Context) error {
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": "the " + string(s.db.Engine) + " database does not answer"})
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ready", "database": string(s.db.Engine)})
+}
+
+// publicURLFromContext is the URL agents reach this server at, as seen by
+// the current request.
+func (s *Server) publicURLFromContext(ctx context.Context) string {
+	u, _ := ctx.Value(publicURLKey).(string)
+	return u
 }
 
 func requestID(ctx context.Context) string {

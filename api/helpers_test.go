@@ -35,7 +35,10 @@ type env struct {
 	URL  string
 	DB   *db.DB
 	Auth *auth.Service
-	logs *syncBuffer
+	App  *api.Server
+	// Broker wakes this server's waiting agents.
+	Broker *inbox.Broker
+	logs   *syncBuffer
 }
 
 type syncBuffer struct {
@@ -59,6 +62,7 @@ func (s *syncBuffer) String() string {
 type options struct {
 	auth       func(*auth.Config)
 	api        func(*api.Config)
+	inbox      func(*inbox.Config)
 	sharedWith *env // open on the same database as another server
 }
 
@@ -89,15 +93,25 @@ func start(t *testing.T, e db.Engine, opts ...options) *env {
 	if o.api != nil {
 		o.api(&cfg)
 	}
-	app := api.New(cfg, d, a, orgs.NewService(d, a), inbox.NewService(d))
+	icfg := inbox.DefaultConfig()
+	if o.inbox != nil {
+		o.inbox(&icfg)
+	}
+	broker := inbox.NewBroker()
+	listenCtx, stopListen := context.WithCancel(context.Background())
+	if d.Engine == db.Postgres {
+		go broker.Listen(listenCtx, d.URL, cfg.Logger)
+	}
+	app := api.New(cfg, d, a, orgs.NewService(d, a), inbox.NewService(d, icfg, broker))
 	srv := httptest.NewServer(app.Handler())
 	t.Cleanup(func() {
+		stopListen()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		app.Close(ctx)
 		srv.Close()
 	})
-	return &env{URL: srv.URL, DB: d, Auth: a, logs: logs}
+	return &env{URL: srv.URL, DB: d, Auth: a, App: app, Broker: broker, logs: logs}
 }
 
 // each runs fn on both engines and in both protocol eras.

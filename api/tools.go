@@ -21,6 +21,7 @@ type call struct {
 	tool   string
 	orgID  string
 	userID string
+	req    *mcp.CallToolRequest
 }
 
 // tokenArg is embedded in the input of every tool that needs identity: the
@@ -55,7 +56,7 @@ func addTool[In, Out any](s *Server, t mcp.Tool, fn func(ctx context.Context, in
 	mcp.WithOutputSchema[Out]()(&t)
 	s.mcp.AddTool(t, func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
 		start := time.Now()
-		info := &call{tool: t.Name}
+		info := &call{tool: t.Name, req: &req}
 		ctx = context.WithValue(ctx, callKey, info)
 		var err error
 		defer func() {

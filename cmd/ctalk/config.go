@@ -26,6 +26,12 @@ type Config struct {
 	TokenIdleTTL   time.Duration
 	AllowOrgSignup bool
 	SignupSecret   string
+	// Question limits: asks per user per minute, and the loop breaker that
+	// pauses a pair exchanging LoopMaxQuestions within LoopWindow.
+	AsksPerMinute    int
+	LoopMaxQuestions int
+	LoopWindow       time.Duration
+	ApprovalLinkTTL  time.Duration
 }
 
 // Addr is the address the server listens on.
@@ -43,6 +49,11 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		TokenTTL:       720 * time.Hour,
 		TokenIdleTTL:   168 * time.Hour,
 		AllowOrgSignup: true,
+
+		AsksPerMinute:    30,
+		LoopMaxQuestions: 20,
+		LoopWindow:       5 * time.Minute,
+		ApprovalLinkTTL:  24 * time.Hour,
 	}
 	var errs []string
 	bad := func(name, format string, args ...any) {
@@ -87,6 +98,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	duration("TOKEN_TTL", &c.TokenTTL)
 	duration("TOKEN_IDLE_TTL", &c.TokenIdleTTL)
 	str("SIGNUP_SECRET", &c.SignupSecret)
+	integer("ASKS_PER_MINUTE", &c.AsksPerMinute, 1, 100000)
+	integer("LOOP_MAX_QUESTIONS", &c.LoopMaxQuestions, 2, 100000)
+	duration("LOOP_WINDOW", &c.LoopWindow)
+	duration("APPROVAL_LINK_TTL", &c.ApprovalLinkTTL)
 
 	if v := strings.TrimSpace(getenv("LOG_LEVEL")); v != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {

@@ -141,13 +141,20 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(stri
 	if err != nil {
 		return err
 	}
+	icfg := inbox.DefaultConfig()
+	icfg.AsksPerMinute, icfg.LoopMax, icfg.LoopWindow, icfg.ApprovalTTL = cfg.AsksPerMinute, cfg.LoopMaxQuestions, cfg.LoopWindow, cfg.ApprovalLinkTTL
+	broker := inbox.NewBroker()
+	if d.Engine == db.Postgres {
+		// Wake-ups from other replicas arrive through LISTEN/NOTIFY.
+		go broker.Listen(ctx, cfg.DatabaseURL, log)
+	}
 	app := api.New(api.Config{
 		PublicURL:      cfg.PublicURL,
 		Version:        v,
 		Logger:         log,
 		AllowOrgSignup: cfg.AllowOrgSignup,
 		SignupSecret:   cfg.SignupSecret,
-	}, d, authSvc, orgs.NewService(d, authSvc), inbox.NewService(d))
+	}, d, authSvc, orgs.NewService(d, authSvc), inbox.NewService(d, icfg, broker))
 
 	ln, err := net.Listen("tcp", cfg.Addr())
 	if err != nil {

@@ -1,0 +1,399 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/inbox"
+)
+
+func TestQuestionAndAnswerFlow(t *testing.T) {
+	each(t, func(t *testing.T, e *env, era string) {
+		u := e.org(t, era, "acme")
+		bob, alice := u["bob"], u["alice"]
+		ok(t, bob, "update_my_notes", map[string]any{"notes": "I run the payments service"})
+
+		ask := ok(t, bob, "ask_person", map[string]any{"to_user_id": "alice", "question": "What is the retry logic in alpha-repo?"})
+		id := ask["message_id"].(string)
+		if ask["status"] != "pending" || ask["to_user_id"] != "alice" || ask["created_at"] == nil {
+			t.Fatalf("ask_person = %v", ask)
+		}
+
+		inbox := ok(t, alice, "check_inbox", nil)
+		qs := inbox["questions"].([]any)
+		if len(qs) != 1 {
+			t.Fatalf("check_inbox: %d questions, want 1", len(qs))
+		}
+		q := qs[0].(map[string]any)
+		sender := q["sender"].(map[string]any)
+		if q["message_id"] != id || q["question"] != "What is the retry logic in alpha-repo?" || sender["user_id"] != "bob" ||
+			sender["name"] != "Bob" || sender["notes"] != "I run the payments service" || mustJSON(sender["ownership"]) != `["bob-repo"]` {
+			t.Fatalf("inbox item = %v", q)
+		}
+		if _, ok := q["history_with_sender"].(map[string]any); !ok {
+			t.Fatalf("inbox item has no history: %v", q)
+		}
+
+		draft := ok(t, alice, "propose_response", map[string]any{"message_id": id, "draft_text": "Three retries with backoff."})
+		if draft["version"] != float64(1) || !strings.Contains(draft["next_step"].(string), "approve") {
+			t.Fatalf("propose_response = %v", draft)
+		}
+		sent := ok(t, alice, "send_response", map[string]any{"message_id": id, "final_text": "  Three retries with backoff.\n"})
+		if sent["status"] != "answered" {
+			t.Fatalf("send_response = %v", sent)
+		}
+
+		got := ok(t, bob, "wait_for_reply", map[string]any{"message_id": id, "timeout_s": 5})
+		replies := got["replies"].([]any)
+		if len(replies) != 1 || replies[0].(map[string]any)["answer"] != "Three retries with backoff." || replies[0].(map[string]any)["resolved_by"] != "alice" {
+			t.Fatalf("wait_for_reply = %v", got)
+		}
+		cr := ok(t, bob, "check_replies", map[string]any{"since": "2000-01-01T01:00:00+01:00"})
+		if r := cr["replies"].([]any); len(r) != 1 || r[0].(map[string]any)["message_id"] != id {
+			t.Fatalf("check_replies = %v", cr)
+		}
+		future := time.Now().Add(time.Hour).Format(time.RFC3339)
+		if r := ok(t, bob, "check_replies", map[string]any{"since": future})["replies"].([]any); len(r) != 0 {
+			t.Fatalf("check_replies since the future = %v", r)
+		}
+		fail(t, bob, "check_replies", map[string]any{"since": "yesterday"}, "RFC 3339")
+
+		// The history now shows the exchange to the next question's recipient.
+		id2 := ok(t, bob, "ask_person", map[string]any{"to_user_id": "alice", "question": "And the timeout?"})["message_id"].(string)
+		q = ok(t, alice, "check_inbox", nil)["questions"].([]any)[0].(map[string]any)
+		h := q["history_with_sender"].(map[string]any)
+		if q["message_id"] != id2 || h["questions_they_asked_you"] != float64(2) || len(h["recent_exchanges"].([]any)) != 1 {
+			t.Fatalf("history = %v", h)
+		}
+		prof := ok(t, alice, "get_user_profile", map[string]any{"user_id": "bob"})["interaction_with_you"].(map[string]any)
+		if prof["questions_they_asked_you"] != float64(2) || prof["last_interaction"] == nil {
+			t.Fatalf("profile interaction = %v", prof)
+		}
+	})
+}
+
+func TestApprovalRules(t *testing.T) {
+	each(t, func(t *testing.T, e *env, era string) {
+		u := e.org(t, era, "acme")
+		bob, alice, carol := u["bob"], u["alice"], u["carol"]
+		id := ok(t, bob, "ask_person", map[string]any{"to_user_id": "alice", "question": "q1"})["message_id"].(string)
+
+		fail(t, alice, "send_response", map[string]any{"message_id": id, "final_text": "yes"}, "no proposed draft")
+		fail(t, bob, "propose_response", map[string]any{"message_id": id, "draft_text": "I answer myself"}, "only alice")
+		fail(t, carol, "propose_response", map[string]any{"message_id": id, "draft_text": "x"}, "not found")
+
+		ok(t, alice, "propose_response", map[string]any{"message_id": id, "draft_text": "v1"})
+		ok(t, alice, "propose_response", map[string]any{"message_id": id, "draft_text": "v2"})
+		fail(t, alice, "send_response", map[string]any{"message_id": id, "final_text": "v1"}, "not the latest proposed draft")
+		fail(t, alice, "send_response", map[string]any{"message_id": id, "final_text": "v2 edited"}, "not the latest proposed draft")
+		fail(t, bob, "send_response", map[string]any{"message_id": id, "final_text": "v2"}, "only alice")
+		fail(t, carol, "send_response", map[string]any{"message_id": id, "final_text": "v2"}, "not found")
+		ok(t, alice, "send_response", map[string]any{"message_id": id, "final_text": "v2"})
+		fail(t, alice, "send_response", map[string]any{"message_id": id, "final_text": "v2"}, "already answered")
+		fail(t, alice, "propose_response", map[string]any{"message_id": id, "draft_text": "v3"}, "already answered")
+		fail(t, alice, "decline_question", map[string]any{"message_id": id, "reason": "no"}, "already answered")
+
+		// Decline and withdraw reach the other side.
+		id2 := ok(t, bob, "ask_person", map[string]any{"to_user_id": "alice", "question": "q2"})["message_id"].(string)
+		fail(t, bob, "decline_question", map[string]any{"message_id": id2, "reason": "no"}, "only alice")
+		ok(t, alice, "decline_question", map[string]any{"message_id": id2, "reason": "ask carol, she owns it"})
+		r := ok(t, bob, "wait_for_reply", map[string]any{"message_id": id2, "timeout_s": 2})["replies"].([]any)
+		if len(r) != 1 || r[0].(map[string]any)["status"] != "declined" || r[0].(map[string]any)["decline_reason"] != "ask carol, she owns it" {
+			t.Fatalf("declined reply = %v", r)
+		}
+		id3 := ok(t, bob, "ask_person", map[string]any{"to_user_id": "alice", "question": "q3"})["message_id"].(string)
+		ok(t, alice, "check_inbox", nil)
+		fail(t, alice, "withdraw_question", map[string]any{"message_id": id3}, "only bob")
+		ok(t, bob, "withdraw_question", map[string]any{"message_id": id3})
+		w := ok(t, alice, "wait_for_inbox", map[string]any{"timeout_s": 2})
+		if wd := w["withdrawn"].([]any); len(wd) != 1 || wd[0].(map[string]any)["message_id"] != id3 {
+			t.Fatalf("wait_for_inbox after withdrawal = %v", w)
+		}
+		fail(t, alice, "send_response", map[string]any{"message_id": id3, "final_text": "x"}, "already withdrawn")
+	})
+}
+
+var approvalLink = regexp.MustCompile(`/approve/(ctalk_[A-Za-z0-9_-]+)`)
+
+func TestHumanApproval(t *testing.T) {
+	each(t, func(t *testing.T, e *env, era string) {
+		u := e.org(t, era, "acme")
+		bob, alice := u["bob"], u["alice"]
+		fail(t, bob, "update_org_settings", map[string]any{"org_id": "acme", "approval_mode": "human"}, "only org admins")
+		set := ok(t, alice, "update_org_settings", map[string]any{"org_id": "acme", "approval_mode": "human"})
+		if set["approval_mode"] != "human" {
+			t.Fatalf("update_org_settings = %v", set)
+		}
+
+		id := ok(t, alice, "ask_person", map[string]any{"to_user_id": "bob", "question": "Is <b>prod</b> frozen?"})["message_id"].(string)
+		d1 := ok(t, bob, "propose_response", map[string]any{"message_id": id, "draft_text": "v1"})
+		link1 := d1["approval_url"].(string)
+		if !approvalLink.MatchString(link1) || !strings.HasPrefix(link1, e.URL) {
+			t.Fatalf("approval_url = %q", link1)
+		}
+		fail(t, bob, "send_response", map[string]any{"message_id": id, "final_text": "v1"}, "not approved yet")
+
+		// The page shows the question escaped, and a GET changes nothing.
+		page := get(t, link1)
+		if !strings.Contains(page, "Is &lt;b&gt;prod&lt;/b&gt; frozen?") || !strings.Contains(page, "Approve") {
+			t.Fatalf("approval page does not show the question safely:\n%s", page)
+		}
+		fail(t, bob, "send_response", map[string]any{"message_id": id, "final_text": "v1"}, "not approved yet")
+
+		// A newer draft supersedes the first link.
+		d2 := ok(t, bob, "propose_response", map[string]any{"message_id": id, "draft_text": "v2"})
+		link2 := d2["approval_url"].(string)
+		if status, body := decide(t, link1, "approve"); status != http.StatusConflict || !strings.Contains(body, "newer draft") {
+			t.Fatalf("superseded link: %d %s", status, body)
+		}
+		fail(t, bob, "send_response", map[string]any{"message_id": id, "final_text": "v2"}, "not approved yet")
+
+		if status, body := decide(t, link2, "approve"); status != http.StatusOK || !strings.Contains(body, "Approved") {
+			t.Fatalf("approve: %d %s", status, body)
+		}
+		if status, body := decide(t, link2, "reject"); status != http.StatusConflict || !strings.Contains(body, "already used") {
+			t.Fatalf("reused link: %d %s", status, body)
+		}
+		fail(t, bob, "send_response", map[string]any{"message_id": id, "final_text": "v2 but edited"}, "not the latest")
+		ok(t, bob, "send_response", map[string]any{"message_id": id, "final_text": "v2"})
+
+		// An expired link does nothing.
+		id2 := ok(t, alice, "ask_person", map[string]any{"to_user_id": "bob", "question": "q2"})["message_id"].(string)
+		link3 := ok(t, bob, "propose_response", map[string]any{"message_id": id2, "draft_text": "v1"})["approval_url"].(string)
+		if _, err := e.DB.Exec(`UPDATE drafts SET approval_expires_at = $1 WHERE question_id = $2`, time.Now().UTC().Add(-time.Minute), id2); err != nil {
+			t.Fatal(err)
+		}
+		if status, body := decide(t, link3, "approve"); status != http.StatusConflict || !strings.Contains(body, "expired") {
+			t.Fatalf("expired link: %d %s", status, body)
+		}
+		fail(t, bob, "send_response", map[string]any{"message_id": id2, "final_text": "v1"}, "not approved yet")
+		// A rejected draft cannot be sent either.
+		link4 := ok(t, bob, "propose_response", map[string]any{"message_id": id2, "draft_text": "v2"})["approval_url"].(string)
+		if status, _ := decide(t, link4, "reject"); status != http.StatusOK {
+			t.Fatalf("reject: %d", status)
+		}
+		fail(t, bob, "send_response", map[string]any{"message_id": id2, "final_text": "v2"}, "not approved yet")
+		// A forged link names nothing.
+		if status, _ := decide(t, e.URL+"/approve/ctalk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "approve"); status != http.StatusNotFound {
+			t.Fatalf("forged link: status %d, want 404", status)
+		}
+	})
+}
+
+func get(t *testing.T, u string) string {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+func decide(t *testing.T, link, decision string) (int, string) {
+	t.Helper()
+	resp, err := http.PostForm(link, url.Values{"decision": {decision}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestAskIdempotentUnderConcurrentRetries(t *testing.T) {
+	each(t, func(t *testing.T, e *env, era string) {
+		u := e.org(t, era, "acme")
+		bob := u["bob"]
+		const n = 16
+		ids := make([]string, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				res, err := bob.CallTool(context.Background(), &mcp.CallToolParams{Name: "ask_person", Arguments: map[string]any{"to_user_id": "alice", "question": "same", "idempotency_key": "k1"}})
+				if err != nil || res.IsError {
+					t.Errorf("retry %d: %v %v", i, err, res)
+					return
+				}
+				ids[i] = res.StructuredContent.(map[string]any)["message_id"].(string)
+			})
+		}
+		wg.Wait()
+		for i := range ids {
+			if ids[i] != ids[0] {
+				t.Fatalf("retries got different ids: %v", ids)
+			}
+		}
+		var count int
+		if err := e.DB.QueryRow(`SELECT COUNT(*) FROM questions`).Scan(&count); err != nil || count != 1 {
+			t.Fatalf("stored %d questions (err %v), want 1", count, err)
+		}
+		fail(t, bob, "ask_person", map[string]any{"to_user_id": "alice", "question": "different", "idempotency_key": "k1"}, "different question")
+		// Another asker's identical key is its own.
+		ok(t, u["carol"], "ask_person", map[string]any{"to_user_id": "alice", "question": "same", "idempotency_key": "k1"})
+	})
+}
+
+func TestWaiting(t *testing.T) {
+	each(t, func(t *testing.T, e *env, era string) {
+		u := e.org(t, era, "acme")
+		bob, alice := u["bob"], u["alice"]
+
+		// Nothing there: returns empty at the timeout.
+		w := ok(t, alice, "wait_for_inbox", map[string]any{"timeout_s": 0.2})
+		if len(w["questions"].([]any)) != 0 || w["timed_out"] != true || !strings.Contains(w["next_step"].(string), "again") {
+			t.Fatalf("empty wait = %v", w)
+		}
+
+		// A waiter wakes when the question arrives.
+		got := make(chan map[string]any, 1)
+		go func() { got <- ok(t, alice, "wait_for_inbox", map[string]any{"timeout_s": 20}) }()
+		waitForWaiters(t, e, 1)
+		id := ok(t, bob, "ask_person", map[string]any{"to_user_id": "alice", "question": "wake up"})["message_id"].(string)
+		select {
+		case w = <-got:
+		case <-time.After(10 * time.Second):
+			t.Fatal("wait_for_inbox did not wake on ask_person")
+		}
+		if qs := w["questions"].([]any); len(qs) != 1 || qs[0].(map[string]any)["message_id"] != id {
+			t.Fatalf("woken wait = %v", w)
+		}
+		// Handed once: a second wait does not hand it again.
+		if qs := ok(t, alice, "wait_for_inbox", map[string]any{"timeout_s": 0.2})["questions"].([]any); len(qs) != 0 {
+			t.Fatalf("question handed twice: %v", qs)
+		}
+
+		// Already there: returns at once. check_inbox hands questions over too.
+		id2 := ok(t, bob, "ask_person", map[string]any{"to_user_id": "alice", "question": "second"})["message_id"].(string)
+		start := time.Now()
+		w = ok(t, alice, "wait_for_inbox", map[string]any{"timeout_s": 60})
+		if qs := w["questions"].([]any); len(qs) != 1 || qs[0].(map[string]any)["message_id"] != id2 || time.Since(start) > 30*time.Second {
+			t.Fatalf("wait with a question already there = %v", w)
+		}
+		id3 := ok(t, bob, "ask_person", map[string]any{"to_user_id": "alice", "question": "third"})["message_id"].(string)
+		ok(t, alice, "check_inbox", nil)
+		if qs := ok(t, alice, "wait_for_inbox", map[string]any{"timeout_s": 0.2})["questions"].([]any); len(qs) != 0 {
+			t.Fatalf("question %s handed by check_inbox was handed again: %v", id3, qs)
+		}
+
+		// wait_for_reply wakes on send, for a given message and for any.
+		ok(t, alice, "propose_response", map[string]any{"message_id": id, "draft_text": "awake"})
+		replies := make(chan map[string]any, 1)
+		go func() { replies <- ok(t, bob, "wait_for_reply", map[string]any{"timeout_s": 20}) }()
+		waitForWaiters(t, e, 1)
+		ok(t, alice, "send_response", map[string]any{"message_id": id, "final_text": "awake"})
+		select {
+		case r := <-replies:
+			if rs := r["replies"].([]any); len(rs) != 1 || rs[0].(map[string]any)["answer"] != "awake" {
+				t.Fatalf("wait_for_reply = %v", r)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("wait_for_reply did not wake on send_response")
+		}
+		if rs := ok(t, bob, "wait_for_reply", map[string]any{"message_id": id, "timeout_s": 0.2})["replies"].([]any); len(rs) != 0 {
+			t.Fatalf("reply handed twice: %v", rs)
+		}
+		fail(t, alice, "wait_for_reply", map[string]any{"message_id": id, "timeout_s": 0.1}, "not found")
+		fail(t, alice, "wait_for_inbox", map[string]any{"timeout_s": -1}, "timeout_s")
+	})
+}
+
+// waitForWaiters waits until n agents wait on e's server.
+func waitForWaiters(t *testing.T, e *env, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for e.Broker.Waiting() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d agents waiting, want %d", e.Broker.Waiting(), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestWakeAcrossReplicas(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			one := start(t, db.Postgres)
+			two := start(t, db.Postgres, options{sharedWith: one})
+			u := one.org(t, era, "acme")
+			aliceOnTwo := two.connect(t, era, two.login(t, two.connect(t, era, ""), "acme", "alice"))
+			got := make(chan map[string]any, 1)
+			go func() { got <- ok(t, aliceOnTwo, "wait_for_inbox", map[string]any{"timeout_s": 60}) }()
+			waitForWaiters(t, two, 1)
+			id := ok(t, u["bob"], "ask_person", map[string]any{"to_user_id": "alice", "question": "across"})["message_id"].(string)
+			select {
+			case w := <-got:
+				if qs := w["questions"].([]any); len(qs) != 1 || qs[0].(map[string]any)["message_id"] != id {
+					t.Fatalf("wait on the other replica = %v", w)
+				}
+			case <-time.After(5 * time.Second):
+				// The safety re-check runs every 10 s; a wake within 5 s came from NOTIFY.
+				t.Fatal("an ask on one replica did not wake a waiter on the other")
+			}
+		})
+	}
+}
+
+func TestMessagesOfAnotherOrgAreNotFound(t *testing.T) {
+	each(t, func(t *testing.T, e *env, era string) {
+		a := e.org(t, era, "org-a")
+		b := e.org(t, era, "org-b")
+		id := ok(t, a["bob"], "ask_person", map[string]any{"to_user_id": "alice", "question": "secret"})["message_id"].(string)
+		ok(t, a["alice"], "propose_response", map[string]any{"message_id": id, "draft_text": "d"})
+		mallory := b["alice"]
+		fail(t, b["bob"], "ask_person", map[string]any{"to_user_id": "zed", "question": "hi"}, "not found")
+		for tool, args := range map[string]map[string]any{
+			"propose_response":  {"message_id": id, "draft_text": "d"},
+			"send_response":     {"message_id": id, "final_text": "d"},
+			"decline_question":  {"message_id": id, "reason": "r"},
+			"withdraw_question": {"message_id": id},
+			"wait_for_reply":    {"message_id": id, "timeout_s": 0},
+		} {
+			fail(t, mallory, tool, args, "not found")
+		}
+		if qs := ok(t, mallory, "check_inbox", nil)["questions"].([]any); len(qs) != 0 {
+			t.Fatalf("another org's inbox shows %v", qs)
+		}
+		// org-b's alice is not org-a's alice: the question stays in org-a.
+		if qs := ok(t, a["alice"], "check_inbox", nil)["questions"].([]any); len(qs) != 1 {
+			t.Fatalf("org-a inbox = %v", qs)
+		}
+	})
+}
+
+func TestAskLimits(t *testing.T) {
+	for _, engine := range dbtest.Engines {
+		t.Run(string(engine), func(t *testing.T) {
+			e := start(t, engine, options{inbox: func(c *inbox.Config) { c.AsksPerMinute = 3; c.LoopMax = 100 }})
+			u := e.org(t, eraStateless, "acme")
+			for i := range 3 {
+				ok(t, u["bob"], "ask_person", map[string]any{"to_user_id": "alice", "question": fmt.Sprint("q", i)})
+			}
+			fail(t, u["bob"], "ask_person", map[string]any{"to_user_id": "carol", "question": "one more"}, "retry after")
+			// A retry of an already stored question is not a new ask.
+			ok(t, u["carol"], "ask_person", map[string]any{"to_user_id": "alice", "question": "c", "idempotency_key": "x"})
+
+			e2 := start(t, engine, options{inbox: func(c *inbox.Config) { c.AsksPerMinute = 100; c.LoopMax = 4 }})
+			u2 := e2.org(t, eraStateless, "acme")
+			for i := range 2 {
+				ok(t, u2["bob"], "ask_person", map[string]any{"to_user_id": "alice", "question": fmt.Sprint("b", i)})
+				ok(t, u2["alice"], "ask_person", map[string]any{"to_user_id": "bob", "question": fmt.Sprint("a", i)})
+			}
+			fail(t, u2["bob"], "ask_person", map[string]any{"to_user_id": "alice", "question": "again"}, "loop")
+			ok(t, u2["bob"], "ask_person", map[string]any{"to_user_id": "carol", "question": "someone else"})
+		})
+	}
+}

@@ -1,0 +1,181 @@
+package inbox
+
+import (
+	"context"
+	"database/sql"
+	"slices"
+	"strings"
+	"time"
+)
+
+// MaxWait caps how long one waiting call may block: platform proxies cut
+// requests after a few minutes.
+const MaxWait = 120 * time.Second
+
+// MaxHanded is the most questions one wait hands over; the rest wait for
+// the next call, so that a full inbox does not flood an agent's context.
+const MaxHanded = 20
+
+// Delivery is what a waiting recipient is handed: new questions, and notice
+// of questions withdrawn after it was shown them.
+type Delivery struct {
+	Questions []*InboxItem `json:"questions"`
+	Withdrawn []*Question  `json:"withdrawn"`
+}
+
+// Empty reports whether there is nothing to hand over.
+func (d *Delivery) Empty() bool { return len(d.Questions) == 0 && len(d.Withdrawn) == 0 }
+
+// WaitOptions shape a waiting call.
+type WaitOptions struct {
+	Timeout time.Duration
+	// Stop ends the wait early, empty-handed: the server is shutting down.
+	Stop <-chan struct{}
+	// Tick, when set, is called every TickEvery while waiting, e.g. to send
+	// progress notifications.
+	Tick      func(waited time.Duration)
+	TickEvery time.Duration
+}
+
+// WaitInbox hands over questions the caller has not yet been handed, waiting
+// up to opts.Timeout for one to arrive. Each question is handed over once,
+// whether by a wait or by Inbox.
+func (s *Service) WaitInbox(ctx context.Context, orgID, userID string, opts WaitOptions) (*Delivery, error) {
+	var out *Delivery
+	err := s.wait(ctx, orgID, userID, opts, func() (bool, error) {
+		var err error
+		out, err = s.claimInbox(ctx, orgID, userID)
+		return err == nil && !out.Empty(), err
+	})
+	return out, err
+}
+
+// WaitReply hands over resolutions (answers, declines, withdrawals) of the
+// caller's questions, or of msgID only when it is set, waiting up to
+// opts.Timeout for one. Each is handed over once, whether by a wait or by
+// Replies.
+//
+// Returns ENotFound when msgID is not one of the caller's questions.
+func (s *Service) WaitReply(ctx context.Context, orgID, userID, msgID string, opts WaitOptions) ([]*Question, error) {
+	if msgID != "" {
+		q, err := question(ctx, s.db, orgID, userID, msgID)
+		if err != nil {
+			return nil, err
+		}
+		if q.From != userID {
+			return nil, notFoundQuestion(msgID)
+		}
+		msgID = q.ID
+	}
+	var out []*Question
+	err := s.wait(ctx, orgID, userID, opts, func() (bool, error) {
+		var err error
+		out, err = s.claimReplies(ctx, orgID, userID, msgID)
+		return err == nil && len(out) > 0, err
+	})
+	return out, err
+}
+
+// wait subscribes before the first check, so that nothing committed between
+// the check and the subscription can be missed, then re-checks on every
+// wake-up, on every Recheck tick, and gives up at the timeout. Between checks
+// it holds no database connection.
+func (s *Service) wait(ctx context.Context, orgID, userID string, opts WaitOptions, check func() (bool, error)) error {
+	wake, cancel := s.broker.Subscribe(orgID, userID)
+	defer cancel()
+	timeout := min(max(opts.Timeout, 0), MaxWait)
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	recheck := time.NewTicker(s.cfg.Recheck)
+	defer recheck.Stop()
+	var tick <-chan time.Time
+	if opts.Tick != nil && opts.TickEvery > 0 {
+		t := time.NewTicker(opts.TickEvery)
+		defer t.Stop()
+		tick = t.C
+	}
+	start := time.Now()
+	for {
+		if found, err := check(); found || err != nil {
+			return err
+		}
+		select {
+		case <-wake:
+		case <-recheck.C:
+		case now := <-tick:
+			opts.Tick(now.Sub(start))
+			continue
+		case <-deadline.C:
+			return nil
+		case <-opts.Stop:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// claimInbox atomically takes the caller's unhanded questions and
+// withdrawal notices. Two waiters of the same user, even on two replicas,
+// never both get the same item: the UPDATE claims each row once.
+func (s *Service) claimInbox(ctx context.Context, orgID, userID string) (*Delivery, error) {
+	d := &Delivery{Questions: []*InboxItem{}, Withdrawn: []*Question{}}
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		now := s.db.Now()
+		// The outer conditions repeat the inner ones so that, under
+		// concurrency, Postgres re-checks them on the row it locks.
+		qs, err := queryQuestions(ctx, tx, `UPDATE questions SET recipient_handed_at = $1
+			WHERE org_id = $2 AND recipient_id = $3 AND status = 'pending' AND recipient_handed_at IS NULL
+			  AND id IN (SELECT id FROM questions
+			             WHERE org_id = $2 AND recipient_id = $3 AND status = 'pending' AND recipient_handed_at IS NULL
+			             ORDER BY created_at, id LIMIT $4)
+			RETURNING `+questionColumns, now, orgID, userID, MaxHanded)
+		if err != nil {
+			return err
+		}
+		sortQuestions(qs, func(q *Question) time.Time { return q.CreatedAt })
+		if d.Questions, err = s.withContext(ctx, tx, orgID, userID, qs); err != nil {
+			return err
+		}
+		d.Withdrawn, err = queryQuestions(ctx, tx, `UPDATE questions SET withdrawal_handed_at = $1
+			WHERE org_id = $2 AND recipient_id = $3 AND status = 'withdrawn' AND withdrawal_handed_at IS NULL
+			RETURNING `+questionColumns, now, orgID, userID)
+		sortQuestions(d.Withdrawn, resolvedAt)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func (s *Service) claimReplies(ctx context.Context, orgID, userID, msgID string) ([]*Question, error) {
+	var out []*Question
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		out, err = queryQuestions(ctx, tx, `UPDATE questions SET asker_handed_at = $1
+			WHERE org_id = $2 AND asker_id = $3 AND status <> 'pending' AND asker_handed_at IS NULL
+			  AND ($4 = '' OR id = $4)
+			RETURNING `+questionColumns, s.db.Now(), orgID, userID, msgID)
+		return err
+	})
+	sortQuestions(out, resolvedAt)
+	return out, err
+}
+
+func resolvedAt(q *Question) time.Time {
+	if q.ResolvedAt == nil {
+		return time.Time{}
+	}
+	return *q.ResolvedAt
+}
+
+// sortQuestions orders by the given time, then id: RETURNING has no order.
+func sortQuestions(qs []*Question, at func(*Question) time.Time) {
+	slices.SortFunc(qs, func(a, b *Question) int {
+		if c := at(a).Compare(at(b)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+}

@@ -1,0 +1,32 @@
+package orgs
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/ctalk/ctalk"
+)
+
+// SetApprovalMode sets how answers are approved in orgID: "agent" or
+// "human". The caller must have been authorized as an admin of orgID.
+//
+// Returns EInvalid, ENotFound.
+func (s *Service) SetApprovalMode(ctx context.Context, orgID, mode string) (*Org, error) {
+	if mode != "agent" && mode != "human" {
+		return nil, ctalk.Errorf(ctalk.EInvalid, "approval_mode %q is not valid; use \"agent\" or \"human\"", mode)
+	}
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE orgs SET approval_mode = $1 WHERE id = $2`, mode, orgID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return notFoundOrg(orgID)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Org(ctx, orgID)
+}
