@@ -115,7 +115,10 @@ func (s *Service) AuthorizeAdmin(ctx context.Context, sess *auth.Session, orgID,
 		return "", notFoundOrg(orgID)
 	}
 	if adminPassword != "" {
-		return orgID, s.auth.VerifyAdminPassword(ctx, orgID, adminPassword)
+		if err := s.auth.VerifyAdminPassword(ctx, orgID, adminPassword); err != nil {
+			return "", err
+		}
+		return orgID, nil
 	}
 	if sess == nil {
 		return "", ctalk.Errorf(ctalk.EUnauthorized, "this needs the org's admin_password, or the auth token of an org admin")
