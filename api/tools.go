@@ -68,7 +68,7 @@ func addTool[In, Out any](s *Server, t mcp.Tool, fn func(ctx context.Context, in
 		}()
 
 		in := new(In)
-		if err = decodeArgs(req.GetRawArguments(), in); err != nil {
+		if err = decodeArgs(req.GetRawArguments(), in, t.InputSchema.Required); err != nil {
 			return s.toolError(ctx, err), nil
 		}
 		var out *Out
@@ -80,9 +80,9 @@ func addTool[In, Out any](s *Server, t mcp.Tool, fn func(ctx context.Context, in
 	})
 }
 
-// decodeArgs decodes tool arguments strictly: unknown arguments and wrong
-// types are refused with the argument's name.
-func decodeArgs(raw any, dst any) error {
+// decodeArgs decodes tool arguments strictly: unknown arguments, wrong types
+// and missing or null required arguments are refused with the argument's name.
+func decodeArgs(raw any, dst any, required []string) error {
 	var b []byte
 	switch r := raw.(type) {
 	case nil:
@@ -102,7 +102,7 @@ func decodeArgs(raw any, dst any) error {
 	dec.DisallowUnknownFields()
 	err := dec.Decode(dst)
 	if err == nil {
-		return nil
+		return missingArg(b, required)
 	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
@@ -119,6 +119,19 @@ func decodeArgs(raw any, dst any) error {
 		return ae.err
 	}
 	return ctalk.Errorf(ctalk.EInvalid, "the arguments are not valid JSON: %v", err)
+}
+
+// missingArg refuses arguments that lack a required one. Without it, an
+// omitted field would decode as empty and, for example, erase notes.
+func missingArg(b []byte, required []string) error {
+	var args map[string]json.RawMessage
+	json.Unmarshal(b, &args)
+	for _, name := range required {
+		if v, ok := args[name]; !ok || bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
+			return ctalk.Errorf(ctalk.EInvalid, "argument %q is required; see the tool's input schema", name)
+		}
+	}
+	return nil
 }
 
 // argError lets a custom UnmarshalJSON return a coded error through the
