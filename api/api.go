@@ -4,10 +4,14 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -90,7 +94,7 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	e.GET("/", s.home)
 	e.GET("/approve/:token", s.approvalPage)
 	e.POST("/approve/:token", s.approvalDecision)
-	e.Any("/mcp", echo.WrapHandler(s.http), s.bearer)
+	e.Any("/mcp", echo.WrapHandler(s.http), s.bearer, s.jsonRPCBody)
 	s.echo = e
 	return s
 }
@@ -208,6 +212,65 @@ func (s *Server) bearer(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// jsonRPCBody reads a POST body before mcp-go does, so that a body over
+// MaxBodyBytes gets 413 even when it declared no length (mcp-go would call it
+// a parse error), and a message that is not one JSON-RPC 2.0 request,
+// notification or response gets a specific 400 (mcp-go accepts one with no
+// method as an empty response, and answers null with "Invalid session ID").
+func (s *Server) jsonRPCBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if req.Method != http.MethodPost {
+			return next(c)
+		}
+		b, err := io.ReadAll(req.Body)
+		if err != nil {
+			var he *echo.HTTPError
+			if errors.As(err, &he) {
+				return he
+			}
+			return echo.NewHTTPError(http.StatusBadRequest, "the request body could not be read")
+		}
+		req.Body = io.NopCloser(bytes.NewReader(b))
+		if msg := checkJSONRPC(b); msg != "" {
+			return c.JSON(http.StatusBadRequest, map[string]any{
+				"jsonrpc": "2.0", "id": nil,
+				"error": map[string]any{"code": -32600, "message": msg},
+			})
+		}
+		return next(c)
+	}
+}
+
+// checkJSONRPC says what is wrong with the envelope of a JSON-RPC message, or
+// returns "". Text that is not JSON is left to mcp-go's parse error.
+func checkJSONRPC(b []byte) string {
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return ""
+	}
+	if _, ok := v.([]any); ok {
+		return "batches are not supported: send one JSON-RPC 2.0 message, a JSON object, per request"
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return "the body must be one JSON-RPC 2.0 message, a JSON object"
+	}
+	if m["jsonrpc"] != "2.0" {
+		return `the message must have "jsonrpc": "2.0"`
+	}
+	method, hasMethod := m["method"]
+	if _, isString := method.(string); hasMethod && !isString {
+		return `"method" must be a string`
+	}
+	_, hasResult := m["result"]
+	_, hasError := m["error"]
+	if !hasMethod && !hasResult && !hasError {
+		return `the message has no "method": name the method to call, such as "tools/call"`
+	}
+	return ""
+}
+
 func (s *Server) unauthorized(c echo.Context, msg string) error {
 	c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="ctalk", error="invalid_token", error_description="`+strings.ReplaceAll(msg, `"`, `'`)+`"`)
 	return c.JSON(http.StatusUnauthorized, map[string]string{"error": "unauthorized", "message": msg})
@@ -224,6 +287,9 @@ func (s *Server) httpError(err error, c echo.Context) {
 		msg, _ := he.Message.(string)
 		if msg == "" {
 			msg = http.StatusText(he.Code)
+		}
+		if he.Code == http.StatusRequestEntityTooLarge {
+			msg = fmt.Sprintf("the request body is over %d bytes (1 MiB); send a smaller one", MaxBodyBytes)
 		}
 		c.JSON(he.Code, map[string]string{"error": strings.ToLower(strings.ReplaceAll(http.StatusText(he.Code), " ", "_")), "message": msg})
 		return
