@@ -44,6 +44,9 @@ type Config struct {
 	// needs SignupSecret.
 	AllowOrgSignup bool
 	SignupSecret   string
+	// ProgressEvery is how often a waiting tool sends a progress
+	// notification when the client asked for them; zero means 10 s.
+	ProgressEvery time.Duration
 }
 
 // Server is the ctalk HTTP application.
@@ -66,6 +69,9 @@ type Server struct {
 func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Service) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.ProgressEvery <= 0 {
+		cfg.ProgressEvery = 10 * time.Second
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, db: d, auth: a, orgs: o, inbox: i, stop: make(chan struct{})}
 

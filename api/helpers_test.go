@@ -67,7 +67,7 @@ type options struct {
 }
 
 // start runs a server on a fresh database of engine e, on 127.0.0.1:0.
-func start(t *testing.T, e db.Engine, opts ...options) *env {
+func start(t testing.TB, e db.Engine, opts ...options) *env {
 	t.Helper()
 	var o options
 	if len(opts) > 0 {
@@ -140,7 +140,7 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // connect opens an official-SDK client session in the given era, sending
 // token as a bearer header when it is not empty.
-func (e *env) connect(t *testing.T, era, token string) *mcp.ClientSession {
+func (e *env) connect(t testing.TB, era, token string) *mcp.ClientSession {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "ctalk-test", Version: "1"}, nil)
 	tr := &mcp.StreamableClientTransport{
@@ -163,7 +163,7 @@ func (e *env) connect(t *testing.T, era, token string) *mcp.ClientSession {
 }
 
 // call calls a tool and returns its result; a protocol error fails the test.
-func call(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) *mcp.CallToolResult {
+func call(t testing.TB, cs *mcp.ClientSession, tool string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -175,7 +175,7 @@ func call(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any)
 }
 
 // ok calls a tool that must succeed and decodes its structured result.
-func ok(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) map[string]any {
+func ok(t testing.TB, cs *mcp.ClientSession, tool string, args map[string]any) map[string]any {
 	t.Helper()
 	res := call(t, cs, tool, args)
 	if res.IsError {
@@ -195,7 +195,7 @@ func ok(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) m
 
 // fail calls a tool that must fail with a tool error whose text contains
 // want, and returns the text.
-func fail(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any, want string) string {
+func fail(t testing.TB, cs *mcp.ClientSession, tool string, args map[string]any, want string) string {
 	t.Helper()
 	res := call(t, cs, tool, args)
 	got := text(res)
@@ -226,7 +226,7 @@ const (
 
 // org registers an org with users alice (admin) and bob, carol (members)
 // and returns a logged-in session per user.
-func (e *env) org(t *testing.T, era, orgID string) map[string]*mcp.ClientSession {
+func (e *env) org(t testing.TB, era, orgID string) map[string]*mcp.ClientSession {
 	t.Helper()
 	anon := e.connect(t, era, "")
 	ok(t, anon, "register_organization", map[string]any{"org_id": orgID, "name": "Org " + orgID, "admin_password": adminPW})
@@ -242,7 +242,7 @@ func (e *env) org(t *testing.T, era, orgID string) map[string]*mcp.ClientSession
 }
 
 // login returns a fresh token for a user.
-func (e *env) login(t *testing.T, cs *mcp.ClientSession, orgID, userID string) string {
+func (e *env) login(t testing.TB, cs *mcp.ClientSession, orgID, userID string) string {
 	t.Helper()
 	res := ok(t, cs, "login", map[string]any{"org_id": orgID, "user_id": userID, "password": userPW})
 	tok, _ := res["auth_token"].(string)

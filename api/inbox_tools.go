@@ -127,7 +127,6 @@ const (
 	maxInboxLimit     = 50
 	maxReplies        = 50
 	defaultWait       = 30 * time.Second
-	progressEvery     = 10 * time.Second
 )
 
 var messageIDParam = mcp.WithString("message_id", mcp.Required(), mcp.Description("The message id, from check_inbox, wait_for_inbox or ask_person."))
@@ -402,7 +401,7 @@ func (s *Server) waitOptions(ctx context.Context, timeout time.Duration) inbox.W
 	if srv == nil {
 		return opts
 	}
-	opts.TickEvery = progressEvery
+	opts.TickEvery = s.cfg.ProgressEvery
 	opts.Tick = func(waited time.Duration) {
 		srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
 			"progressToken": token,
