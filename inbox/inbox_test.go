@@ -36,7 +36,7 @@ func seed(t testing.TB, d *db.DB) {
 
 func newService(d *db.DB) *inbox.Service {
 	cfg := inbox.DefaultConfig()
-	cfg.AsksPerMinute, cfg.LoopMax = 1 << 30, 1 << 30
+	cfg.AsksPerMinute, cfg.LoopMax = 1<<30, 1<<30
 	return inbox.NewService(d, cfg, inbox.NewBroker())
 }
 
