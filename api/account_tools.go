@@ -176,6 +176,8 @@ func (s *Server) registerAccountTools() {
 		if err != nil {
 			return nil, err
 		}
+		s.adminCaller(ctx, sess, orgID)
+		touch(ctx, in.UserID)
 		return s.orgs.AddUser(ctx, orgID, orgs.NewUser{
 			ID: in.UserID, Name: in.Name, Password: in.Password, Role: in.Role,
 			Ownership: in.Ownership, Notes: in.Notes,
@@ -193,6 +195,7 @@ func (s *Server) registerAccountTools() {
 		if err != nil {
 			return nil, err
 		}
+		setCaller(ctx, sess)
 		u, err := s.orgs.User(ctx, sess.OrgID, sess.UserID)
 		if err != nil {
 			return nil, err
@@ -262,6 +265,7 @@ func (s *Server) registerAccountTools() {
 		if err != nil {
 			return nil, err
 		}
+		touch(ctx, in.UserID)
 		u, err := s.orgs.User(ctx, sess.OrgID, in.UserID)
 		if err != nil {
 			return nil, err
@@ -303,6 +307,8 @@ func (s *Server) registerAccountTools() {
 		if err != nil {
 			return nil, err
 		}
+		s.adminCaller(ctx, sess, orgID)
+		touch(ctx, in.UserID)
 		return s.orgs.SetProfileNotes(ctx, orgID, in.UserID, in.ProfileNotes)
 	})
 }

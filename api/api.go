@@ -23,6 +23,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
@@ -47,6 +48,10 @@ type Config struct {
 	// ProgressEvery is how often a waiting tool sends a progress
 	// notification when the client asked for them; zero means 10 s.
 	ProgressEvery time.Duration
+	// MetricsToken guards /metrics; when empty, /metrics is off.
+	MetricsToken string
+	// Audit records every tool call; nil records nothing.
+	Audit *audit.Log
 }
 
 // Server is the ctalk HTTP application.
@@ -63,6 +68,7 @@ type Server struct {
 	// stop is closed when the server starts draining, ending every wait.
 	stop     chan struct{}
 	stopOnce sync.Once
+	metrics  *metrics
 }
 
 // New builds the application over the given services.
@@ -80,6 +86,7 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 		server.WithInstructions(instructions),
 		server.WithRecovery(),
 	)
+	s.metrics = s.newMetrics()
 	s.registerTools()
 	s.http = server.NewStreamableHTTPServer(s.mcp,
 		// ctalk is a hosted, authenticated service that usually sits behind a
@@ -97,6 +104,7 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	e.Use(s.requestContext, middleware.BodyLimit("1M"), s.recoverPanics)
 	e.GET("/health", s.health)
 	e.GET("/ready", s.ready)
+	e.GET("/metrics", s.metricsHandler())
 	e.GET("/", s.home)
 	e.GET("/approve/:token", s.approvalPage)
 	e.POST("/approve/:token", s.approvalDecision)

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctalk/ctalk/api"
+	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
@@ -58,6 +59,9 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// testMetricsToken guards /metrics on test servers.
+const testMetricsToken = "metrics-test-token-0123456789"
+
 // options adjust a test server.
 type options struct {
 	auth       func(*auth.Config)
@@ -89,7 +93,9 @@ func start(t testing.TB, e db.Engine, opts ...options) *env {
 		t.Fatal(err)
 	}
 	logs := &syncBuffer{}
-	cfg := api.Config{Version: "test", Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), AllowOrgSignup: true}
+	cfg := api.Config{Version: "test", Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), AllowOrgSignup: true,
+		MetricsToken: testMetricsToken}
+	cfg.Audit = audit.NewLog(d, cfg.Logger)
 	if o.api != nil {
 		o.api(&cfg)
 	}
@@ -110,6 +116,7 @@ func start(t testing.TB, e db.Engine, opts ...options) *env {
 		defer cancel()
 		app.Close(ctx)
 		srv.Close()
+		cfg.Audit.Close()
 	})
 	return &env{URL: srv.URL, DB: d, Auth: a, App: app, Broker: broker, logs: logs}
 }

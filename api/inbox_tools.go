@@ -148,6 +148,7 @@ func (s *Server) registerInboxTools() {
 		if err != nil {
 			return nil, err
 		}
+		touch(ctx, q.To, q.ID)
 		return &askResult{MessageID: q.ID, Status: q.Status, ToUserID: q.To, CreatedAt: q.CreatedAt,
 			NextStep: fmt.Sprintf("call wait_for_reply with message_id %s to wait for the answer, or check_replies later", q.ID)}, nil
 	})
@@ -192,6 +193,7 @@ func (s *Server) registerInboxTools() {
 		if err != nil {
 			return nil, err
 		}
+		touch(ctx, in.MessageID)
 		d, mode, token, err := s.inbox.Propose(ctx, sess.OrgID, sess.UserID, in.MessageID, in.DraftText)
 		if err != nil {
 			return nil, err
@@ -216,6 +218,7 @@ func (s *Server) registerInboxTools() {
 		if err != nil {
 			return nil, err
 		}
+		touch(ctx, in.MessageID)
 		q, err := s.inbox.Send(ctx, sess.OrgID, sess.UserID, in.MessageID, in.FinalText)
 		if err != nil {
 			return nil, err
@@ -233,11 +236,9 @@ func (s *Server) registerInboxTools() {
 		if err != nil {
 			return nil, err
 		}
-		since := time.Unix(0, 0)
-		if v := strings.TrimSpace(in.Since); v != "" {
-			if since, err = time.Parse(time.RFC3339Nano, v); err != nil {
-				return nil, ctalk.Errorf(ctalk.EInvalid, "since %q is not an RFC 3339 time; use a form like 2026-01-31T09:00:00Z or 2026-01-31T10:00:00+01:00", truncate(v, 60))
-			}
+		since, err := timeArg("since", in.Since)
+		if err != nil {
+			return nil, err
 		}
 		replies, more, err := s.inbox.Replies(ctx, sess.OrgID, sess.UserID, since, maxReplies)
 		if err != nil {
@@ -261,6 +262,7 @@ func (s *Server) registerInboxTools() {
 		if err != nil {
 			return nil, err
 		}
+		touch(ctx, in.MessageID)
 		q, err := s.inbox.Decline(ctx, sess.OrgID, sess.UserID, in.MessageID, in.Reason)
 		if err != nil {
 			return nil, err
@@ -278,6 +280,7 @@ func (s *Server) registerInboxTools() {
 		if err != nil {
 			return nil, err
 		}
+		touch(ctx, in.MessageID)
 		q, err := s.inbox.Withdraw(ctx, sess.OrgID, sess.UserID, in.MessageID)
 		if err != nil {
 			return nil, err
@@ -362,6 +365,7 @@ func (s *Server) registerInboxTools() {
 		if err != nil {
 			return nil, err
 		}
+		s.adminCaller(ctx, sess, orgID)
 		return s.orgs.SetApprovalMode(ctx, orgID, in.ApprovalMode)
 	})
 }

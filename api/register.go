@@ -4,4 +4,5 @@ package api
 func (s *Server) registerTools() {
 	s.registerAccountTools()
 	s.registerInboxTools()
+	s.registerAuditTools()
 }

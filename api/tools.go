@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
 )
 
@@ -22,6 +23,19 @@ type call struct {
 	orgID  string
 	userID string
 	req    *mcp.CallToolRequest
+	// ids are the message and user ids the call touched, for the audit log.
+	ids []string
+}
+
+// touch records ids a tool call touched, for the audit log.
+func touch(ctx context.Context, ids ...string) {
+	if c, ok := ctx.Value(callKey).(*call); ok {
+		for _, id := range ids {
+			if id != "" && len(id) <= 100 {
+				c.ids = append(c.ids, id)
+			}
+		}
+	}
 }
 
 // tokenArg is embedded in the input of every tool that needs identity: the
@@ -190,6 +204,13 @@ func (s *Server) logCall(ctx context.Context, c *call, err error, d time.Duratio
 	if err != nil {
 		outcome = string(ctalk.ErrorCode(err))
 	}
+	s.metrics.observe(c.tool, outcome, d.Seconds())
+	if s.cfg.Audit != nil {
+		s.cfg.Audit.Record(audit.Event{
+			At: time.Now().UTC().Add(-d), OrgID: c.orgID, UserID: c.userID, Tool: c.tool,
+			Outcome: outcome, DurationMS: float64(d.Microseconds()) / 1000, IDs: c.ids, RequestID: requestID(ctx),
+		})
+	}
 	level := slog.LevelInfo
 	if outcome == string(ctalk.EInternal) {
 		level = slog.LevelError
@@ -220,10 +241,15 @@ func (s *Server) identify(ctx context.Context, in hasToken) (*auth.Session, erro
 	if sess == nil {
 		return nil, ctalk.Errorf(ctalk.EUnauthorized, "this tool needs you to be logged in: send the header \"Authorization: Bearer <token>\" (or pass auth_token); get a token with the login tool")
 	}
-	if c, ok := ctx.Value(callKey).(*call); ok {
+	setCaller(ctx, sess)
+	return sess, nil
+}
+
+// setCaller records who makes the call, for its log line and audit event.
+func setCaller(ctx context.Context, sess *auth.Session) {
+	if c, ok := ctx.Value(callKey).(*call); ok && sess != nil {
 		c.orgID, c.userID = sess.OrgID, sess.UserID
 	}
-	return sess, nil
 }
 
 // optionalSession returns the header session, or the auth_token one, or nil

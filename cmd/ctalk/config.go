@@ -32,6 +32,10 @@ type Config struct {
 	LoopMaxQuestions int
 	LoopWindow       time.Duration
 	ApprovalLinkTTL  time.Duration
+	// MetricsToken enables /metrics for holders of this bearer token.
+	MetricsToken string
+	// AuditRetentionDays is how long audit events are kept.
+	AuditRetentionDays int
 }
 
 // Addr is the address the server listens on.
@@ -54,6 +58,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		LoopMaxQuestions: 20,
 		LoopWindow:       5 * time.Minute,
 		ApprovalLinkTTL:  24 * time.Hour,
+
+		AuditRetentionDays: 90,
 	}
 	var errs []string
 	bad := func(name, format string, args ...any) {
@@ -102,6 +108,11 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	integer("LOOP_MAX_QUESTIONS", &c.LoopMaxQuestions, 2, 100000)
 	duration("LOOP_WINDOW", &c.LoopWindow)
 	duration("APPROVAL_LINK_TTL", &c.ApprovalLinkTTL)
+	str("METRICS_TOKEN", &c.MetricsToken)
+	integer("AUDIT_RETENTION_DAYS", &c.AuditRetentionDays, 1, 36500)
+	if c.MetricsToken != "" && len(c.MetricsToken) < 16 {
+		bad("METRICS_TOKEN", "is %d characters; use at least 16 random characters", len(c.MetricsToken))
+	}
 
 	if v := strings.TrimSpace(getenv("LOG_LEVEL")); v != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {

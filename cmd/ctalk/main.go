@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/api"
+	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
@@ -148,12 +149,17 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(stri
 		// Wake-ups from other replicas arrive through LISTEN/NOTIFY.
 		go broker.Listen(ctx, cfg.DatabaseURL, log)
 	}
+	auditLog := audit.NewLog(d, log)
+	defer auditLog.Close()
+	go auditLog.PruneEvery(ctx, time.Hour, time.Duration(cfg.AuditRetentionDays)*24*time.Hour)
 	app := api.New(api.Config{
 		PublicURL:      cfg.PublicURL,
 		Version:        v,
 		Logger:         log,
 		AllowOrgSignup: cfg.AllowOrgSignup,
 		SignupSecret:   cfg.SignupSecret,
+		MetricsToken:   cfg.MetricsToken,
+		Audit:          auditLog,
 	}, d, authSvc, orgs.NewService(d, authSvc), inbox.NewService(d, icfg, broker))
 
 	ln, err := net.Listen("tcp", cfg.Addr())

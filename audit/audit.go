@@ -1,0 +1,248 @@
+// Package audit records every tool call (who, which tool, the outcome, how
+// long it took, the ids it touched) and lets org admins read their org's
+// record. It never stores arguments, message text, passwords or tokens.
+package audit
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/db"
+)
+
+// Event is one recorded tool call.
+type Event struct {
+	ID         int64     `json:"id"`
+	At         time.Time `json:"at"`
+	OrgID      string    `json:"org_id"`
+	UserID     string    `json:"user_id"`
+	Tool       string    `json:"tool"`
+	Outcome    string    `json:"outcome" jsonschema:"ok, invalid, unauthorized, forbidden, not_found, conflict, rate_limited, unavailable or internal"`
+	DurationMS float64   `json:"duration_ms"`
+	IDs        []string  `json:"ids" jsonschema:"message and user ids the call touched"`
+	RequestID  string    `json:"request_id"`
+}
+
+// Log writes events in batches in the background, so that a tool call does
+// not wait for its audit row, and reads them back for org admins.
+type Log struct {
+	db      *db.DB
+	log     *slog.Logger
+	events  chan Event
+	done    chan struct{}
+	closeMu sync.RWMutex
+	closed  bool
+}
+
+// batchSize bounds one insert transaction.
+const batchSize = 256
+
+// NewLog starts the background writer. Close flushes it.
+func NewLog(d *db.DB, log *slog.Logger) *Log {
+	l := &Log{db: d, log: log, events: make(chan Event, 8192), done: make(chan struct{})}
+	go l.write()
+	return l
+}
+
+// Record queues an event. When the queue is full it waits for room rather
+// than dropping the event. After Close it writes the event directly.
+func (l *Log) Record(e Event) {
+	l.closeMu.RLock()
+	defer l.closeMu.RUnlock()
+	if l.closed {
+		if err := l.insert(context.Background(), []Event{e}); err != nil {
+			l.log.Error("audit write failed", "error", err)
+		}
+		return
+	}
+	l.events <- e
+}
+
+// Close writes every queued event and stops the writer.
+func (l *Log) Close() {
+	l.closeMu.Lock()
+	if !l.closed {
+		l.closed = true
+		close(l.events)
+	}
+	l.closeMu.Unlock()
+	<-l.done
+}
+
+func (l *Log) write() {
+	defer close(l.done)
+	batch := make([]Event, 0, batchSize)
+	for e := range l.events {
+		batch = append(batch[:0], e)
+	drain:
+		for len(batch) < batchSize {
+			select {
+			case e, ok := <-l.events:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, e)
+			default:
+				break drain
+			}
+		}
+		// A failed batch is retried a few times: the database may be
+		// restarting. Only then are its events given up, and logged.
+		for attempt := 0; ; attempt++ {
+			err := l.insert(context.Background(), batch)
+			if err == nil {
+				break
+			}
+			if attempt == 4 {
+				l.log.Error("audit events lost after retries", "count", len(batch), "error", err)
+				break
+			}
+			time.Sleep(time.Duration(attempt+1) * 500 * time.Millisecond)
+		}
+	}
+}
+
+func (l *Log) insert(ctx context.Context, batch []Event) error {
+	return l.db.Tx(ctx, func(tx *sql.Tx) error {
+		var b strings.Builder
+		b.WriteString(`INSERT INTO audit_events (at, org_id, user_id, tool, outcome, duration_ms, ids, request_id) VALUES `)
+		args := make([]any, 0, len(batch)*8)
+		for i, e := range batch {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(")
+			for j := range 8 {
+				if j > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString("$" + strconv.Itoa(i*8+j+1))
+			}
+			b.WriteString(")")
+			ids, _ := json.Marshal(nonNil(e.IDs))
+			args = append(args, e.At.UTC(), e.OrgID, e.UserID, e.Tool, e.Outcome, e.DurationMS, string(ids), e.RequestID)
+		}
+		_, err := tx.ExecContext(ctx, b.String(), args...)
+		return err
+	})
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// Filter selects events of one org.
+type Filter struct {
+	UserID  string
+	Tool    string
+	Outcome string
+	Since   time.Time
+	Until   time.Time
+	// Before is the id of the last event of the previous page: pages run
+	// newest first.
+	Before int64
+	Limit  int
+}
+
+// Events returns orgID's events matching f, newest first, at most f.Limit,
+// and whether there are more.
+func (l *Log) Events(ctx context.Context, orgID string, f Filter) ([]Event, bool, error) {
+	q := `SELECT id, at, org_id, user_id, tool, outcome, duration_ms, ids, request_id FROM audit_events WHERE org_id = $1`
+	args := []any{orgID}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		q += " AND " + strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args)))
+	}
+	if f.UserID != "" {
+		add("user_id = ?", f.UserID)
+	}
+	if f.Tool != "" {
+		add("tool = ?", f.Tool)
+	}
+	if f.Outcome != "" {
+		add("outcome = ?", f.Outcome)
+	}
+	if !f.Since.IsZero() {
+		add("at >= ?", f.Since.UTC())
+	}
+	if !f.Until.IsZero() {
+		add("at < ?", f.Until.UTC())
+	}
+	if f.Before > 0 {
+		add("id < ?", f.Before)
+	}
+	args = append(args, f.Limit+1)
+	q += " ORDER BY id DESC LIMIT $" + strconv.Itoa(len(args))
+	rows, err := l.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, false, db.Translate(err)
+	}
+	defer rows.Close()
+	out := []Event{}
+	for rows.Next() {
+		var e Event
+		var ids string
+		if err := rows.Scan(&e.ID, &e.At, &e.OrgID, &e.UserID, &e.Tool, &e.Outcome, &e.DurationMS, &ids, &e.RequestID); err != nil {
+			return nil, false, err
+		}
+		e.At = e.At.UTC()
+		if json.Unmarshal([]byte(ids), &e.IDs) != nil || e.IDs == nil {
+			e.IDs = []string{}
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, db.Translate(err)
+	}
+	more := len(out) > f.Limit
+	if more {
+		out = out[:f.Limit]
+	}
+	return out, more, nil
+}
+
+// Prune deletes events older than before and returns how many.
+func (l *Log) Prune(ctx context.Context, before time.Time) (int64, error) {
+	res, err := l.db.ExecContext(ctx, `DELETE FROM audit_events WHERE at < $1`, before.UTC())
+	if err != nil {
+		return 0, db.Translate(err)
+	}
+	return res.RowsAffected()
+}
+
+// PruneEvery deletes events older than retention now and then, until ctx ends.
+func (l *Log) PruneEvery(ctx context.Context, interval, retention time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if n, err := l.Prune(ctx, l.db.Now().Add(-retention)); err != nil && ctx.Err() == nil {
+			l.log.Warn("audit pruning failed", "error", err)
+		} else if n > 0 {
+			l.log.Info("audit events pruned", "count", n, "retention", retention)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// ValidOutcome reports whether s is an outcome events can have.
+func ValidOutcome(s string) bool {
+	switch ctalk.Code(s) {
+	case ctalk.EInvalid, ctalk.EUnauthorized, ctalk.EForbidden, ctalk.ENotFound, ctalk.EConflict, ctalk.ERateLimited, ctalk.EUnavailable, ctalk.EInternal:
+		return true
+	}
+	return s == "ok"
+}

@@ -1,0 +1,49 @@
+package audit_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/ctalk/ctalk/audit"
+	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
+)
+
+func TestCloseFlushesAndPruneDeletesOldEvents(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		l := audit.NewLog(d, slog.Default())
+		now := time.Now().UTC()
+		for i := range 600 {
+			at := now.Add(-time.Duration(i%3) * 48 * time.Hour) // now, 2 days ago, 4 days ago
+			l.Record(audit.Event{At: at, OrgID: "acme", UserID: "u", Tool: fmt.Sprint("t", i%3), Outcome: "ok", IDs: []string{"q_1"}})
+		}
+		l.Close()
+		ctx := context.Background()
+		events, more, err := l.Events(ctx, "acme", audit.Filter{Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(events) != 600 || more {
+			t.Fatalf("after Close: %d events (more %v), want all 600 written", len(events), more)
+		}
+		if other, _, _ := l.Events(ctx, "other", audit.Filter{Limit: 10}); len(other) != 0 {
+			t.Fatalf("org other sees %d of acme's events", len(other))
+		}
+		n, err := l.Prune(ctx, now.Add(-72*time.Hour))
+		if err != nil || n != 200 {
+			t.Fatalf("pruned %d (err %v), want the 200 events four days old", n, err)
+		}
+		recent, _, _ := l.Events(ctx, "acme", audit.Filter{Limit: 1000, Since: now.Add(-time.Hour)})
+		if len(recent) != 200 {
+			t.Fatalf("events of the last hour: %d, want 200", len(recent))
+		}
+		// Recording after Close still writes, directly.
+		l.Record(audit.Event{At: now, OrgID: "acme", Tool: "late", Outcome: "ok"})
+		if late, _, _ := l.Events(ctx, "acme", audit.Filter{Tool: "late", Limit: 1}); len(late) != 1 {
+			t.Fatal("an event recorded after Close was lost")
+		}
+	})
+}
