@@ -1,0 +1,101 @@
+package api_test
+
+import (
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctalk/ctalk/db"
+)
+
+// roundRobin is a small load balancer: each request goes to the next
+// replica, with no stickiness, and streams are passed through unbuffered.
+// It forwards a public Host header, as platform proxies do.
+func roundRobin(t *testing.T, replicas ...*env) (*httptest.Server, *[]atomic.Int64) {
+	t.Helper()
+	var next atomic.Uint64
+	hits := make([]atomic.Int64, len(replicas))
+	targets := make([]*url.URL, len(replicas))
+	for i, r := range replicas {
+		targets[i], _ = url.Parse(r.URL)
+	}
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			i := int(next.Add(1)-1) % len(targets)
+			hits[i].Add(1)
+			r.SetURL(targets[i])
+			r.Out.Host = "ctalk.example.com"
+			r.SetXForwarded()
+		},
+		FlushInterval: -1,
+	}
+	srv := httptest.NewServer(proxy)
+	t.Cleanup(srv.Close)
+	return srv, &hits
+}
+
+func TestWholeFlowThroughALoadBalancerOverTwoReplicas(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			one := start(t, db.Postgres)
+			two := start(t, db.Postgres, options{sharedWith: one})
+			lb, hits := roundRobin(t, one, two)
+			e := &env{URL: lb.URL, DB: one.DB}
+
+			u := e.org(t, era, "acme")
+			bob, alice := u["bob"], u["alice"]
+			who := ok(t, alice, "whoami", nil)
+			if who["user"].(map[string]any)["user_id"] != "alice" {
+				t.Fatalf("whoami through the balancer = %v", who)
+			}
+
+			// alice waits on whichever replica the balancer picks; bob's ask
+			// lands on either; the wake-up crosses replicas when it must.
+			got := make(chan map[string]any, 1)
+			go func() { got <- ok(t, alice, "wait_for_inbox", map[string]any{"timeout_s": 60}) }()
+			for one.Broker.Waiting()+two.Broker.Waiting() == 0 {
+				time.Sleep(5 * time.Millisecond)
+			}
+			id := ok(t, bob, "ask_person", map[string]any{"to_user_id": "alice", "question": "through the balancer?"})["message_id"].(string)
+			select {
+			case w := <-got:
+				if qs := w["questions"].([]any); len(qs) != 1 || qs[0].(map[string]any)["message_id"] != id {
+					t.Fatalf("wait_for_inbox = %v", w)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("the waiting agent was not woken through the balancer")
+			}
+			ok(t, alice, "propose_response", map[string]any{"message_id": id, "draft_text": "yes"})
+			replies := make(chan map[string]any, 1)
+			go func() { replies <- ok(t, bob, "wait_for_reply", map[string]any{"message_id": id, "timeout_s": 60}) }()
+			for one.Broker.Waiting()+two.Broker.Waiting() == 0 {
+				time.Sleep(5 * time.Millisecond)
+			}
+			ok(t, alice, "send_response", map[string]any{"message_id": id, "final_text": "yes"})
+			select {
+			case r := <-replies:
+				if rs := r["replies"].([]any); len(rs) != 1 || rs[0].(map[string]any)["answer"] != "yes" {
+					t.Fatalf("wait_for_reply = %v", r)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("the answer did not reach the waiting agent through the balancer")
+			}
+			// Logout on one replica takes effect on the other at the next call.
+			ok(t, alice, "logout", nil)
+			for range 2 {
+				if _, err := alice.CallTool(t.Context(), &mcp.CallToolParams{Name: "whoami"}); err == nil || !strings.Contains(err.Error(), "Unauthorized") {
+					t.Fatalf("whoami after logout: %v, want HTTP 401", err)
+				}
+			}
+			if (*hits)[0].Load() < 5 || (*hits)[1].Load() < 5 {
+				t.Fatalf("requests per replica: %d and %d; the balancer did not spread them", (*hits)[0].Load(), (*hits)[1].Load())
+			}
+		})
+	}
+}
