@@ -1084,3 +1084,126 @@ func TestChecksCatchMistakes(t *testing.T) {
 		})
 	}
 }
+
+// ---------------------------------------------------------------------------
+// The README must stay true of the code: these tests fail, saying what to
+// write, when a variable, command, route or account tool changes. They run
+// when CTALK_CHECK_README=1; .ci/run runs them and reports drift without
+// failing, so that a code change does not wait for its documentation.
+
+func checkReadme(t *testing.T) {
+	t.Helper()
+	if os.Getenv("CTALK_CHECK_README") != "1" {
+		t.Skip("README drift checks run with CTALK_CHECK_README=1")
+	}
+}
+
+// readmeSection returns the text of README.md from the heading that starts
+// with start up to the next heading of the same or a higher level.
+func readmeSection(t *testing.T, readme, start string) string {
+	t.Helper()
+	i := strings.Index(readme, "\n"+start)
+	if i < 0 {
+		t.Fatalf("README.md has no heading %q", start)
+	}
+	level := strings.Index(start, " ")
+	rest := readme[i+1+len(start):]
+	for _, line := range strings.SplitAfter(rest, "\n") {
+		if strings.HasPrefix(line, "#") {
+			if l := strings.Index(line, " "); l > 0 && l <= level {
+				return rest[:strings.Index(rest, line)]
+			}
+		}
+	}
+	return rest
+}
+
+func TestReadmeConfiguration(t *testing.T) {
+	checkReadme(t)
+	r := loadRepo(t)
+	table := readmeSection(t, readRepo(t, "README.md"), "## Configuration")
+	rows := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `([A-Z][A-Z0-9_]*)` \\|").FindAllStringSubmatch(table, -1) {
+		rows[m[1]] = true
+	}
+	for _, name := range sortedKeys(r.envNames) {
+		if !rows[name] {
+			t.Errorf("cmd/ctalk/config.go reads %s, but README.md's Configuration table has no row for it", name)
+		}
+	}
+	for _, name := range sortedKeys(rows) {
+		if !r.envNames[name] {
+			t.Errorf("README.md's Configuration table describes %s, which cmd/ctalk/config.go does not read", name)
+		}
+	}
+}
+
+func TestReadmeCommands(t *testing.T) {
+	checkReadme(t)
+	main := readRepo(t, "cmd/ctalk/main.go")
+	usage := regexp.MustCompile("(?s)const usage = `(.*?)`").FindStringSubmatch(main)
+	if usage == nil {
+		t.Fatal("no usage text in cmd/ctalk/main.go")
+	}
+	table := readmeSection(t, readRepo(t, "README.md"), "## Commands")
+	var n int
+	for _, m := range regexp.MustCompile(`(?m)^\s+(ctalk(?: [a-z]+| N)*)\s{2,}`).FindAllStringSubmatch(usage[1], -1) {
+		n++
+		if !strings.Contains(table, "| `"+m[1]+"` |") {
+			t.Errorf("the usage text lists %q, but README.md's Commands table has no row for it", m[1])
+		}
+	}
+	if n < 3 {
+		t.Fatalf("found only %d commands in the usage text", n)
+	}
+}
+
+func TestReadmeEndpoints(t *testing.T) {
+	checkReadme(t)
+	table := readmeSection(t, readRepo(t, "README.md"), "## HTTP endpoints")
+	routes := regexp.MustCompile(`\be\.(?:GET|POST|PUT|DELETE|PATCH|Any)\("([^"]+)"`).FindAllStringSubmatch(readRepo(t, "api/api.go"), -1)
+	if len(routes) == 0 {
+		t.Fatal("found no routes in api/api.go")
+	}
+	for _, m := range routes {
+		path := regexp.MustCompile(`:([a-z_]+)`).ReplaceAllString(m[1], "{$1}")
+		if !strings.Contains(table, "| `"+path+"` |") {
+			t.Errorf("api/api.go serves %s, but README.md's HTTP endpoints table has no row for it", path)
+		}
+	}
+}
+
+func TestReadmeAccountTools(t *testing.T) {
+	checkReadme(t)
+	src := readRepo(t, "api/account_tools.go")
+	section := readmeSection(t, readRepo(t, "README.md"), "### Accounts")
+	// Each tool's options run from its NewTool to the next one.
+	starts := regexp.MustCompile(`mcp\.NewTool\("([a-z_]+)"`).FindAllStringSubmatchIndex(src, -1)
+	if len(starts) == 0 {
+		t.Fatal("found no tools in api/account_tools.go")
+	}
+	tools := map[string]bool{}
+	for i, st := range starts {
+		name := src[st[2]:st[3]]
+		tools[name] = true
+		end := len(src)
+		if i+1 < len(starts) {
+			end = starts[i+1][0]
+		}
+		doc := readmeSection(t, section, "#### `"+name+"`")
+		args := regexp.MustCompile(`mcp\.With(?:String|Number|Boolean|Any|Array|Object)\("([a-z_]+)"`).FindAllStringSubmatch(src[st[0]:end], -1)
+		if strings.Contains(src[st[0]:end], "authTokenParam") {
+			args = append(args, []string{"", "auth_token"})
+		}
+		for _, a := range args {
+			if !strings.Contains(doc, "`"+a[1]+"`") {
+				t.Errorf("tool %s takes argument %s, but its README.md entry does not mention it", name, a[1])
+			}
+		}
+	}
+	for _, m := range regexp.MustCompile("(?m)^#### `([a-z_]+)`").FindAllStringSubmatch(section, -1) {
+		if !tools[m[1]] {
+			t.Errorf("README.md describes the account tool %s, which api/account_tools.go does not register", m[1])
+		}
+	}
+}
