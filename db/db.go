@@ -9,11 +9,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 	"modernc.org/sqlite"
@@ -147,8 +149,8 @@ func RedactURL(s string) string {
 	return u.String()
 }
 
-func pgconnConfig(s string) (*pgxConnConfig, error) {
-	c, err := parsePgxConfig(s)
+func pgconnConfig(s string) (*pgx.ConnConfig, error) {
+	c, err := pgx.ParseConfig(s)
 	if err != nil {
 		return nil, fmt.Errorf("DATABASE_URL is not a valid Postgres connection string: %w", err)
 	}
@@ -236,6 +238,16 @@ func Translate(err error) error {
 
 // IsConflict reports whether err is a unique-constraint conflict.
 func IsConflict(err error) bool { return ctalk.ErrorCode(Translate(err)) == ctalk.EConflict }
+
+// isConnError reports whether err says the database could not be reached.
+func isConnError(err error) bool {
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne)
+}
 
 // wrapped carries a ctalk error for callers and the driver error for logs.
 type wrapped struct {
