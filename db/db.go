@@ -236,9 +236,6 @@ func Translate(err error) error {
 	return err
 }
 
-// IsConflict reports whether err is a unique-constraint conflict.
-func IsConflict(err error) bool { return ctalk.ErrorCode(Translate(err)) == ctalk.EConflict }
-
 // isConnError reports whether err says the database could not be reached.
 func isConnError(err error) bool {
 	var ce *pgconn.ConnectError
