@@ -32,12 +32,15 @@ func HashToken(raw string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// WellFormed reports whether raw has the shape of a ctalk token. It lets
-// garbage be refused without a database round trip.
+// WellFormed reports whether raw has the shape of a ctalk token: one that
+// NewToken could have made. It lets garbage be refused without a database
+// round trip.
 func WellFormed(raw string) bool {
 	if len(raw) != tokenLen || !strings.HasPrefix(raw, TokenPrefix) {
 		return false
 	}
-	_, err := base64.RawURLEncoding.DecodeString(raw[len(TokenPrefix):])
-	return err == nil
+	// Strict refuses non-zero padding bits; the decoder still skips CR and
+	// LF, which then leave fewer than tokenBytes bytes.
+	b, err := base64.RawURLEncoding.Strict().DecodeString(raw[len(TokenPrefix):])
+	return err == nil && len(b) == tokenBytes
 }
