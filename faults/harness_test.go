@@ -406,7 +406,9 @@ const adminPassword = "correct horse battery staple"
 func setupOrg(t *testing.T, base string, n int) *org {
 	t.Helper()
 	start := time.Now()
-	defer func() { t.Logf("registered the org and %d users in %s", n+1, time.Since(start).Round(time.Millisecond)) }()
+	defer func() {
+		t.Logf("registered the org and %d users in %s", n+1, time.Since(start).Round(time.Millisecond))
+	}()
 	anon := mustConnect(t, base, "", nil)
 	o := &org{id: "acme"}
 	callOK(t, anon, "register_organization", map[string]any{"org_id": o.id, "name": "Acme", "admin_password": adminPassword})
