@@ -424,7 +424,7 @@ func checkRender(bp *renderBlueprint, r *repoFacts) []string {
 	} else if *d <= longestWait {
 		bad("service %q: maxShutdownDelaySeconds %d must exceed the longest tool wait (%d s)", s.Name, *d, longestWait)
 	}
-	// Reported by Render's validator, though not in the Blueprint reference:
+	// Reported of Render's validator, though not in the Blueprint reference:
 	// the free instance type refuses maxShutdownDelaySeconds.
 	if s.Plan == "free" && s.MaxShutdownDelaySeconds != nil {
 		bad("service %q: the free plan does not accept maxShutdownDelaySeconds", s.Name)
