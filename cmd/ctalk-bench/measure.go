@@ -1,0 +1,555 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/inbox"
+)
+
+// Result is everything one run measured.
+type Result struct {
+	Setup    Setup      `json:"setup"`
+	Ops      []OpStats  `json:"ops"`
+	Ratios   []Ratio    `json:"ratios"`
+	Delivery []Delivery `json:"delivery"`
+	Scale    *Scale     `json:"scale,omitempty"`
+	Memory   *Memory    `json:"memory,omitempty"`
+	Targets  []Target   `json:"targets"`
+	Notes    []string   `json:"notes"`
+}
+
+// Setup describes what was measured and how.
+type Setup struct {
+	Mode         string    `json:"mode"`
+	URL          string    `json:"url"`
+	Engine       string    `json:"engine"`
+	Era          string    `json:"era"`
+	Users        int       `json:"users"`
+	Concurrency  int       `json:"concurrency"`
+	PhaseSeconds float64   `json:"phase_seconds"`
+	MaxRequests  int       `json:"max_requests"`
+	PhaseCap     int64     `json:"requests_per_phase_cap"`
+	BcryptCost   string    `json:"bcrypt_cost"`
+	AskLimits    string    `json:"ask_limits"`
+	GoVersion    string    `json:"go_version"`
+	Platform     string    `json:"platform"`
+	CPUs         int       `json:"cpus"`
+	GOMAXPROCS   int       `json:"gomaxprocs"`
+	Started      time.Time `json:"started"`
+	ServerLog    string    `json:"server_log,omitempty"`
+}
+
+// runner holds the state of one run.
+type runner struct {
+	cfg     Config
+	log     io.Writer
+	res     *Result
+	cl      *client
+	url     string
+	engine  db.Engine
+	db      *db.DB
+	broker  *inbox.Broker
+	inbox   *inbox.Service
+	primary *server
+	// dbcfg opens the in-process server's database: replicas and the child
+	// server of the memory phase use it too.
+	dbcfg    db.Config
+	slog     *slog.Logger
+	tmp      string
+	prefix   string
+	perPhase int64
+	closers  []func()
+	main     *org
+}
+
+// Measure runs the phases cfg selects and returns what they measured. It
+// writes progress lines to progress.
+func Measure(ctx context.Context, cfg Config, progress io.Writer) (*Result, error) {
+	r := &runner{cfg: cfg, log: progress, res: &Result{Setup: Setup{
+		Era: cfg.Era, Users: cfg.Users, Concurrency: cfg.Concurrency, PhaseSeconds: cfg.Duration.Seconds(),
+		MaxRequests: cfg.MaxRequests, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
+		CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), Started: time.Now().UTC().Truncate(time.Second),
+	}}}
+	defer r.close()
+	if err := r.start(ctx); err != nil {
+		return nil, err
+	}
+	r.cl = newClient(cfg.Era, cfg.Concurrency, cfg.Waiters)
+	r.closers = append(r.closers, r.cl.tr.CloseIdleConnections)
+
+	r.perPhase = int64(cfg.MaxRequests / max(r.throughputPhases(), 1))
+	r.res.Setup.PhaseCap = r.perPhase
+
+	steps := []struct {
+		name string
+		fn   func(context.Context) error
+	}{
+		{"health", r.phaseHealth},
+		{"whoami", r.phaseWhoami},
+		{"ask", r.phaseAsk},
+		{"inbox", r.phaseInbox},
+		{"cycle", r.phaseCycle},
+		{"delivery", r.phaseDelivery},
+		{"scale", r.phaseScale},
+		{"memory", r.phaseMemory},
+	}
+	for _, s := range steps {
+		if !cfg.Phases[s.name] {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		r.logf("phase %s", s.name)
+		if err := s.fn(ctx); err != nil {
+			return nil, fmt.Errorf("phase %s: %w", s.name, err)
+		}
+	}
+	r.evaluate()
+	return r.res, nil
+}
+
+// throughputPhases counts the throughput runs that share -max-requests.
+func (r *runner) throughputPhases() int {
+	n := 0
+	withDB := r.db != nil
+	for _, p := range []struct {
+		name       string
+		plain, sql int
+	}{{"health", 1, 0}, {"whoami", 1, 0}, {"ask", 1, 3}, {"inbox", 1, 2}, {"cycle", 1, 0}} {
+		if r.cfg.Phases[p.name] {
+			n += p.plain
+			if withDB {
+				n += p.sql
+			}
+		}
+	}
+	return n
+}
+
+func (r *runner) logf(format string, args ...any) {
+	fmt.Fprintf(r.log, "ctalk-bench: "+format+"\n", args...)
+}
+
+func (r *runner) note(format string, args ...any) {
+	r.res.Notes = append(r.res.Notes, fmt.Sprintf(format, args...))
+}
+
+func (r *runner) close() {
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		r.closers[i]()
+	}
+}
+
+// start starts the in-process server, or connects to the target and, when
+// given, its database.
+func (r *runner) start(ctx context.Context) error {
+	tmp, err := os.MkdirTemp("", "ctalk-bench-")
+	if err != nil {
+		return err
+	}
+	r.tmp = tmp
+	r.closers = append(r.closers, func() { os.RemoveAll(tmp) })
+	var b [3]byte
+	rand.Read(b[:])
+	r.prefix = "bench-" + hex.EncodeToString(b[:])
+
+	if r.cfg.URL != "" {
+		return r.startRemote(ctx)
+	}
+	logPath := filepath.Join(tmp, "server.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	r.closers = append(r.closers, func() { logFile.Close() })
+	// The server logs as cmd/ctalk does (JSON, info, every request and tool
+	// call), to a file that is removed at the end.
+	r.slog = slog.New(slog.NewJSONHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+	if r.cfg.Engine == "postgres" {
+		u, drop, err := scratchSchema(ctx, r.cfg.DatabaseURL)
+		if err != nil {
+			return err
+		}
+		r.closers = append(r.closers, drop)
+		r.dbcfg = db.Config{URL: u}
+	} else {
+		r.dbcfg = db.Config{Path: filepath.Join(tmp, "ctalk.db")}
+	}
+	r.logf("starting ctalk in this process on %s", r.cfg.Engine)
+	s, err := r.startServer(ctx)
+	if err != nil {
+		return err
+	}
+	r.primary, r.url, r.db, r.engine, r.broker, r.inbox = s, s.URL, s.DB, s.DB.Engine, s.Broker, s.Inbox
+	st := &r.res.Setup
+	st.Mode, st.URL, st.Engine = "in-process server, wired as cmd/ctalk", s.URL, string(s.DB.Engine)
+	st.BcryptCost = fmt.Sprintf("%d (harness setting, for fast set-up; production default 12; no measured call hashes a password)", benchBcryptCost)
+	st.AskLimits = fmt.Sprintf("ASKS_PER_MINUTE=%d, LOOP_MAX_QUESTIONS=%d (raised so the ask phases measure throughput; both limit COUNTs still run on every ask)", benchAsksPerMin, benchLoopMax)
+	if s.DB.Engine == db.Postgres {
+		r.note("Postgres: a scratch schema was created on -database-url for this run and dropped at the end.")
+	} else {
+		r.note("SQLite: a fresh file in a temporary directory, removed at the end.")
+	}
+	return nil
+}
+
+func (r *runner) startServer(ctx context.Context) (*server, error) {
+	s, err := startServer(ctx, serverConfig{DB: r.dbcfg, MetricsToken: benchMetricsToken, BcryptCost: benchBcryptCost,
+		AsksPerMin: benchAsksPerMin, LoopMax: benchLoopMax, Log: r.slog, Label: true})
+	if err != nil {
+		return nil, fmt.Errorf("start the in-process server: %w", err)
+	}
+	r.closers = append(r.closers, s.Close)
+	return s, nil
+}
+
+func (r *runner) startRemote(ctx context.Context) error {
+	r.url = r.cfg.URL
+	st := &r.res.Setup
+	st.Mode, st.URL, st.Engine = "running server (-url)", r.url, "unknown (no -database-url)"
+	st.BcryptCost = "the target's own"
+	st.AskLimits = "the target's own (ASKS_PER_MINUTE defaults to 30 a minute per user: the ask phases may be refused as rate_limited; see the errors column)"
+	if r.cfg.DatabaseURL == "" {
+		r.note("No -database-url: the database baselines, ratios against them and the scale phase are skipped.")
+		return nil
+	}
+	d, err := db.Connect(ctx, db.Config{URL: r.cfg.DatabaseURL})
+	if err != nil {
+		return err
+	}
+	r.closers = append(r.closers, func() { d.Close() })
+	icfg := inbox.DefaultConfig()
+	icfg.AsksPerMinute, icfg.LoopMax = benchAsksPerMin, benchLoopMax
+	r.db, r.engine, r.inbox = d, db.Postgres, inbox.NewService(d, icfg, inbox.NewBroker())
+	st.Engine = "postgres"
+	r.note("The organizations this run created stay in the target's database (ids start with %s).", r.prefix)
+	return nil
+}
+
+// spec is a throughput phase with the run's concurrency, duration and cap.
+func (r *runner) spec(phase, kind string) phaseSpec {
+	label := "client"
+	if kind == "sql" || kind == "service" {
+		label = "baseline"
+	}
+	return phaseSpec{Phase: phase, Kind: kind, Concurrency: r.cfg.Concurrency, Duration: r.cfg.Duration, Budget: r.perPhase, Label: label}
+}
+
+func (r *runner) addOps(ops []OpStats) {
+	for _, o := range ops {
+		r.logf("  %-22s %-8s %8d calls %9.1f/s  p50 %7.2f ms  p99 %7.2f ms  errors %d", o.Op, o.Kind, o.Calls, o.PerSecond, o.P50MS, o.P99MS, o.Errors)
+	}
+	r.res.Ops = append(r.res.Ops, ops...)
+}
+
+// callCtx bounds one call; waits are shorter than this.
+func callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, 90*time.Second)
+}
+
+// Passwords of the orgs and users the harness creates.
+const (
+	adminPassword = "bench-admin-password"
+	userPassword  = "bench-user-password"
+	answerText    = "It retries three times with exponential backoff capped at 2 s, then gives up and surfaces the 503."
+)
+
+// org is an organization the harness created, with its users logged in.
+type org struct {
+	id       string
+	users    []string
+	tokens   []string
+	sessions []*mcp.ClientSession
+}
+
+// newOrg registers an org with n users on base, logs each in and, when
+// connect is set, opens one MCP session per user.
+func (r *runner) newOrg(ctx context.Context, base, purpose string, n int, connect bool) (*org, error) {
+	o := &org{id: r.prefix + "-" + purpose, users: make([]string, n), tokens: make([]string, n)}
+	anon, err := r.cl.connect(ctx, base, "")
+	if err != nil {
+		return nil, err
+	}
+	defer anon.Close()
+	args := map[string]any{"org_id": o.id, "name": "Bench " + purpose, "admin_password": adminPassword}
+	if r.cfg.SignupSecret != "" {
+		args["signup_secret"] = r.cfg.SignupSecret
+	}
+	if _, err := callTool(ctx, anon, "register_organization", args); err != nil {
+		return nil, err
+	}
+	err = parallel(n, r.cfg.Concurrency, func(i int) error {
+		o.users[i] = "u" + strconv.Itoa(i)
+		role := "member"
+		if i == 0 {
+			role = "admin"
+		}
+		if _, err := callTool(ctx, anon, "register_user", map[string]any{
+			"org_id": o.id, "admin_password": adminPassword, "user_id": o.users[i], "name": "User " + strconv.Itoa(i),
+			"password": userPassword, "ownership": []string{"area-" + strconv.Itoa(i)}, "role": role,
+		}); err != nil {
+			return err
+		}
+		m, err := callTool(ctx, anon, "login", map[string]any{"org_id": o.id, "user_id": o.users[i], "password": userPassword})
+		if err != nil {
+			return err
+		}
+		o.tokens[i] = str(m, "auth_token")
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create org %s: %w", o.id, err)
+	}
+	if connect {
+		if o.sessions, err = r.connectAll(ctx, base, o.tokens); err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
+}
+
+// connectAll opens one session per token and closes them at the end of the run.
+func (r *runner) connectAll(ctx context.Context, base string, tokens []string) ([]*mcp.ClientSession, error) {
+	out := make([]*mcp.ClientSession, len(tokens))
+	err := parallel(len(tokens), r.cfg.Concurrency, func(i int) error {
+		cs, err := r.cl.connect(ctx, base, tokens[i])
+		out[i] = cs
+		return err
+	})
+	r.closers = append(r.closers, func() {
+		for _, cs := range out {
+			if cs != nil {
+				cs.Close()
+			}
+		}
+	})
+	return out, err
+}
+
+// parallel runs fn(0..n-1) in at most workers goroutines and returns the
+// first error.
+func parallel(n, workers int, fn func(i int) error) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		next  = make(chan int)
+	)
+	for range min(workers, n) {
+		wg.Go(func() {
+			for i := range next {
+				if err := fn(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return first
+}
+
+// mainOrg is the org of the whoami and inbox phases: every user has the same
+// three pending questions from three different coworkers.
+func (r *runner) mainOrg(ctx context.Context) (*org, error) {
+	if r.main != nil {
+		return r.main, nil
+	}
+	o, err := r.newOrg(ctx, r.url, "main", r.cfg.Users, true)
+	if err != nil {
+		return nil, err
+	}
+	n := len(o.users)
+	err = parallel(n*3, r.cfg.Concurrency, func(k int) error {
+		to, from := k/3, (k/3+1+k%3)%n
+		_, err := callTool(ctx, o.sessions[from], "ask_person", map[string]any{"to_user_id": o.users[to], "question": questionText})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("seed the inboxes: %w", err)
+	}
+	r.main = o
+	return o, nil
+}
+
+func (r *runner) phaseHealth(ctx context.Context) error {
+	url := r.url + "/health"
+	r.addOps(runPhase(ctx, r.spec("health", "http"), func(ctx context.Context, w int, rec *recorder) error {
+		return rec.do("GET /health", func() error {
+			c, cancel := callCtx(ctx)
+			defer cancel()
+			return r.cl.get(c, url, "")
+		})
+	}))
+	return nil
+}
+
+func (r *runner) phaseWhoami(ctx context.Context) error {
+	o, err := r.mainOrg(ctx)
+	if err != nil {
+		return err
+	}
+	r.addOps(runPhase(ctx, r.spec("whoami", "tool"), func(ctx context.Context, w int, rec *recorder) error {
+		cs := o.sessions[rec.pick(len(o.sessions))]
+		return rec.do("whoami", func() error {
+			c, cancel := callCtx(ctx)
+			defer cancel()
+			_, err := callTool(c, cs, "whoami", nil)
+			return err
+		})
+	}))
+	return nil
+}
+
+// phaseAsk measures the INSERT of ask_person, its whole transaction and the
+// service call, each in an org of their own, then the tool.
+func (r *runner) phaseAsk(ctx context.Context) error {
+	if r.db != nil {
+		raw, err := r.newOrg(ctx, r.url, "raw", r.cfg.Users, false)
+		if err != nil {
+			return err
+		}
+		n := len(raw.users)
+		r.addOps(runPhase(ctx, r.spec("ask", "sql"), func(ctx context.Context, w int, rec *recorder) error {
+			a, b := rec.pair(n)
+			return rec.do("SQL insert only", func() error { return insertQuestion(ctx, r.db, raw.id, raw.users[a], raw.users[b]) })
+		}))
+		r.addOps(runPhase(ctx, r.spec("ask", "sql"), func(ctx context.Context, w int, rec *recorder) error {
+			a, b := rec.pair(n)
+			return rec.do("SQL ask transaction", func() error { return askTransaction(ctx, r.db, raw.id, raw.users[a], raw.users[b]) })
+		}))
+		r.addOps(runPhase(ctx, r.spec("ask", "service"), func(ctx context.Context, w int, rec *recorder) error {
+			a, b := rec.pair(n)
+			return rec.do("inbox.Service.Ask", func() error {
+				_, err := r.inbox.Ask(ctx, raw.id, raw.users[a], inbox.Ask{To: raw.users[b], Text: questionText})
+				return err
+			})
+		}))
+	}
+	o, err := r.newOrg(ctx, r.url, "ask", r.cfg.Users, true)
+	if err != nil {
+		return err
+	}
+	n := len(o.users)
+	r.addOps(runPhase(ctx, r.spec("ask", "tool"), func(ctx context.Context, w int, rec *recorder) error {
+		a, b := rec.pair(n)
+		return rec.do("ask_person", func() error {
+			c, cancel := callCtx(ctx)
+			defer cancel()
+			_, err := callTool(c, o.sessions[a], "ask_person", map[string]any{"to_user_id": o.users[b], "question": questionText})
+			return err
+		})
+	}))
+	return nil
+}
+
+// phaseInbox measures check_inbox's SELECT, the service call and the tool,
+// on inboxes of three pending questions each.
+func (r *runner) phaseInbox(ctx context.Context) error {
+	o, err := r.mainOrg(ctx)
+	if err != nil {
+		return err
+	}
+	n := len(o.users)
+	if r.db != nil {
+		r.addOps(runPhase(ctx, r.spec("inbox", "sql"), func(ctx context.Context, w int, rec *recorder) error {
+			u := o.users[rec.pick(n)]
+			return rec.do("SQL inbox select", func() error { return selectInboxPage(ctx, r.db, o.id, u) })
+		}))
+		r.addOps(runPhase(ctx, r.spec("inbox", "service"), func(ctx context.Context, w int, rec *recorder) error {
+			u := o.users[rec.pick(n)]
+			return rec.do("inbox.Service.Inbox", func() error {
+				_, _, err := r.inbox.Inbox(ctx, o.id, u, inboxPageLimit, "")
+				return err
+			})
+		}))
+	}
+	r.addOps(runPhase(ctx, r.spec("inbox", "tool"), func(ctx context.Context, w int, rec *recorder) error {
+		cs := o.sessions[rec.pick(n)]
+		return rec.do("check_inbox", func() error {
+			c, cancel := callCtx(ctx)
+			defer cancel()
+			_, err := callTool(c, cs, "check_inbox", nil)
+			return err
+		})
+	}))
+	return nil
+}
+
+// cycleOp names the whole cycle in the statistics.
+const cycleOp = "full cycle (7 calls)"
+
+// phaseCycle runs whole exchanges: ask_person, check_inbox, propose_response,
+// send_response, wait_for_reply, then whoami and list_users, between random
+// pairs of users.
+func (r *runner) phaseCycle(ctx context.Context) error {
+	o, err := r.newOrg(ctx, r.url, "cycle", r.cfg.Users, true)
+	if err != nil {
+		return err
+	}
+	n := len(o.users)
+	r.addOps(runPhase(ctx, r.spec("cycle", "tool"), func(ctx context.Context, w int, rec *recorder) error {
+		a, b := rec.pair(n)
+		start := time.Now()
+		step := func(tool string, cs *mcp.ClientSession, args map[string]any) (m map[string]any, err error) {
+			err = rec.do(tool, func() error {
+				c, cancel := callCtx(ctx)
+				defer cancel()
+				m, err = callTool(c, cs, tool, args)
+				return err
+			})
+			return m, err
+		}
+		m, err := step("ask_person", o.sessions[a], map[string]any{"to_user_id": o.users[b], "question": questionText})
+		if err != nil {
+			return err
+		}
+		id := str(m, "message_id")
+		for _, s := range []struct {
+			tool string
+			cs   *mcp.ClientSession
+			args map[string]any
+		}{
+			{"check_inbox", o.sessions[b], nil},
+			{"propose_response", o.sessions[b], map[string]any{"message_id": id, "draft_text": answerText}},
+			{"send_response", o.sessions[b], map[string]any{"message_id": id, "final_text": answerText}},
+			{"wait_for_reply", o.sessions[a], map[string]any{"message_id": id, "timeout_s": 30}},
+			{"whoami", o.sessions[a], nil},
+			{"list_users", o.sessions[a], nil},
+		} {
+			if _, err := step(s.tool, s.cs, s.args); err != nil {
+				return err
+			}
+		}
+		rec.add(cycleOp, time.Since(start), nil)
+		return nil
+	}))
+	return nil
+}
+
+// errSkip marks a measurement that cannot run in this setting.
+var errSkip = errors.New("skipped")

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctalk/ctalk/db"
+)
+
+// Memory is the footprint of many waiting agents on one server.
+type Memory struct {
+	Mode               string  `json:"mode"`
+	Waiters            int     `json:"waiters"`
+	RSSBaselineMB      float64 `json:"rss_baseline_mb"`
+	RSSWaitingMB       float64 `json:"rss_waiting_mb"`
+	RSSAfterMB         float64 `json:"rss_after_mb"`
+	PerWaiterKB        float64 `json:"rss_per_waiter_kb"`
+	GoroutinesBaseline int     `json:"goroutines_baseline"`
+	GoroutinesWaiting  int     `json:"goroutines_waiting"`
+	GoroutinesAfter    int     `json:"goroutines_after"`
+	BackToBaseline     bool    `json:"goroutines_back_to_baseline"`
+	ReturnedEarly      int     `json:"waits_returned_early"`
+	FirstError         string  `json:"first_error,omitempty"`
+	Skipped            bool    `json:"skipped,omitempty"`
+	Note               string  `json:"note,omitempty"`
+}
+
+// goroutineSlack is how many goroutines above the baseline still count as
+// back to it: the runtime and the database pool come and go.
+const goroutineSlack = 5
+
+// phaseMemory measures a server with many agents blocked in wait_for_inbox.
+//
+// The in-process server cannot be measured alone: this process also holds
+// the clients of every waiting agent. So the measured server runs in a child
+// process (this binary re-executed as a server wired like cmd/ctalk, or the
+// -server-bin ctalk binary) on the same database, and its RSS is read from
+// /proc and its goroutines from its /metrics. With -url, both come from the
+// target's /metrics when -metrics-token is given.
+func (r *runner) phaseMemory(ctx context.Context) error {
+	mem := &Memory{Waiters: r.cfg.Waiters}
+	r.res.Memory = mem
+	var (
+		base, token string
+		rss         func() (int64, error)
+	)
+	switch {
+	case r.primary != nil:
+		dbc := r.dbcfg
+		if r.engine == db.SQLite {
+			dbc.Path = filepath.Join(r.tmp, "memory.db")
+		}
+		ch, err := startChild(ctx, r.cfg.ServerBin, childServerEnv(dbc), filepath.Join(r.tmp, "memory-server.log"))
+		if err != nil {
+			return err
+		}
+		defer ch.Stop()
+		base, token = ch.URL, benchMetricsToken
+		rss = func() (int64, error) { return rssBytes(ch.Pid) }
+		what := "this binary re-executed as a server wired like cmd/ctalk"
+		if r.cfg.ServerBin != "" {
+			what = r.cfg.ServerBin
+		}
+		mem.Mode = fmt.Sprintf("child process (%s, pid %d, %s); RSS from /proc, goroutines from its /metrics", what, ch.Pid, r.engine)
+	case r.cfg.MetricsToken != "":
+		base, token = r.url, r.cfg.MetricsToken
+		rss = func() (int64, error) {
+			m, err := r.cl.metrics(ctx, base, token, "process_resident_memory_bytes")
+			return int64(m["process_resident_memory_bytes"]), err
+		}
+		mem.Mode = "the target's process, through its /metrics (the baseline includes whatever it already held)"
+	default:
+		mem.Skipped, mem.Note = true, "with -url, the target's memory is read from /metrics; pass -metrics-token"
+		return nil
+	}
+	goroutines := func() (int, error) {
+		m, err := r.cl.metrics(ctx, base, token, "go_goroutines")
+		return int(m["go_goroutines"]), err
+	}
+	waiting := func() (int, error) {
+		m, err := r.cl.metrics(ctx, base, token, "ctalk_waiting_agents")
+		return int(m["ctalk_waiting_agents"]), err
+	}
+
+	o, err := r.newOrg(ctx, base, "memory", r.cfg.Users, false)
+	if err != nil {
+		return err
+	}
+	baseRSS, baseG, err := r.settled(rss, goroutines)
+	if err != nil {
+		return err
+	}
+	mem.RSSBaselineMB, mem.GoroutinesBaseline = mb(baseRSS), baseG
+
+	r.logf("  connecting %d agents", r.cfg.Waiters)
+	sessions := make([]*mcp.ClientSession, r.cfg.Waiters)
+	err = parallel(len(sessions), max(r.cfg.Concurrency, 32), func(i int) error {
+		cs, err := r.cl.connect(ctx, base, o.tokens[i%len(o.tokens)])
+		sessions[i] = cs
+		return err
+	})
+	defer closeAll(sessions)
+	if err != nil {
+		return err
+	}
+
+	wctx, hangUp := context.WithCancel(ctx)
+	defer hangUp()
+	var (
+		wg       sync.WaitGroup
+		early    atomic.Int64
+		firstErr atomic.Value
+	)
+	for _, cs := range sessions {
+		wg.Go(func() {
+			_, err := callTool(wctx, cs, "wait_for_inbox", map[string]any{"timeout_s": 120})
+			if wctx.Err() == nil {
+				early.Add(1)
+				if err != nil {
+					firstErr.CompareAndSwap(nil, err.Error())
+				}
+			}
+		})
+	}
+	deadline := time.Now().Add(60*time.Second + time.Duration(r.cfg.Waiters)*10*time.Millisecond)
+	for {
+		n, err := waiting()
+		if err != nil {
+			return err
+		}
+		if n >= r.cfg.Waiters {
+			break
+		}
+		if time.Now().After(deadline) || early.Load() > 0 {
+			hangUp()
+			wg.Wait()
+			msg, _ := firstErr.Load().(string)
+			return fmt.Errorf("only %d of %d agents were waiting (%d calls returned early: %s)", n, r.cfg.Waiters, early.Load(), msg)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	r.logf("  %d agents waiting", r.cfg.Waiters)
+	time.Sleep(500 * time.Millisecond)
+	peak, err := rss()
+	if err != nil {
+		return err
+	}
+	mem.RSSWaitingMB = mb(peak)
+	mem.PerWaiterKB = float64(peak-baseRSS) / 1024 / float64(r.cfg.Waiters)
+	if mem.GoroutinesWaiting, err = goroutines(); err != nil {
+		return err
+	}
+
+	// The agents hang up, as killed or restarted agents do; every server
+	// goroutine that served them must end.
+	hangUp()
+	wg.Wait()
+	mem.ReturnedEarly = int(early.Load())
+	mem.FirstError, _ = firstErr.Load().(string)
+	closeAll(sessions)
+	after, afterG, err := r.settled(rss, goroutines)
+	if err != nil {
+		return err
+	}
+	deadline = time.Now().Add(15 * time.Second)
+	for afterG > baseG+goroutineSlack && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		if after, afterG, err = r.settled(rss, goroutines); err != nil {
+			return err
+		}
+	}
+	mem.RSSAfterMB, mem.GoroutinesAfter = mb(after), afterG
+	mem.BackToBaseline = afterG <= baseG+goroutineSlack
+	mem.Note = fmt.Sprintf("each agent has its own MCP session (%s) and waits with timeout_s 120; after the peak reading the agents hang up (their requests are cancelled) and the harness closes its idle connections", r.cfg.Era)
+	r.logf("  RSS %.1f MB idle, %.1f MB with %d waiting; goroutines %d, %d, %d after", mem.RSSBaselineMB, mem.RSSWaitingMB, r.cfg.Waiters, baseG, mem.GoroutinesWaiting, afterG)
+	return nil
+}
+
+// settled closes the client's idle connections, so that the server holds no
+// connection goroutine for them, and reads RSS and goroutines.
+func (r *runner) settled(rss func() (int64, error), goroutines func() (int, error)) (int64, int, error) {
+	r.cl.tr.CloseIdleConnections()
+	time.Sleep(200 * time.Millisecond)
+	g, err := goroutines()
+	if err != nil {
+		return 0, 0, err
+	}
+	b, err := rss()
+	if err != nil {
+		return 0, 0, err
+	}
+	return b, g, nil
+}
+
+func closeAll(sessions []*mcp.ClientSession) {
+	parallel(len(sessions), 64, func(i int) error {
+		if cs := sessions[i]; cs != nil {
+			sessions[i] = nil
+			cs.Close()
+		}
+		return nil
+	})
+}
+
+func mb(b int64) float64 { return float64(b) / (1 << 20) }

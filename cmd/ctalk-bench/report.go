@@ -1,0 +1,303 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// Ratio compares the throughput of a tool with that of the limit that
+// bounds it, measured by the same client at the same concurrency.
+type Ratio struct {
+	Tool   string  `json:"tool"`
+	Limit  string  `json:"limit"`
+	Value  float64 `json:"value"`
+	Target string  `json:"target,omitempty"`
+	Status string  `json:"status"`
+}
+
+// Target statuses.
+const (
+	statusMet     = "met"
+	statusMissed  = "MISSED"
+	statusSkipped = "skipped"
+	statusInfo    = "info"
+)
+
+// Target is one of the figures ctalk promises.
+type Target struct {
+	Name   string `json:"name"`
+	Want   string `json:"want"`
+	Got    string `json:"got"`
+	Status string `json:"status"`
+	Note   string `json:"note,omitempty"`
+}
+
+// op finds the statistics of an operation of a phase, or nil.
+func (res *Result) op(phase, op string) *OpStats {
+	for i := range res.Ops {
+		if res.Ops[i].Phase == phase && res.Ops[i].Op == op {
+			return &res.Ops[i]
+		}
+	}
+	return nil
+}
+
+// evaluate computes the ratios and checks every target.
+func (r *runner) evaluate() {
+	res := r.res
+	ratio := func(toolPhase, tool, limitPhase, limit string, want float64) (Ratio, bool) {
+		t, l := res.op(toolPhase, tool), res.op(limitPhase, limit)
+		rt := Ratio{Tool: tool, Limit: limit, Status: statusInfo}
+		if want > 0 {
+			rt.Target = fmt.Sprintf(">= %.2f", want)
+		}
+		if t == nil || l == nil || l.PerSecond == 0 {
+			rt.Status = statusSkipped
+			return rt, false
+		}
+		rt.Value = t.PerSecond / l.PerSecond
+		if want > 0 {
+			rt.Status = pass(rt.Value >= want)
+		}
+		return rt, true
+	}
+	add := func(rt Ratio, _ bool) { res.Ratios = append(res.Ratios, rt) }
+	whoami, whoamiOK := ratio("whoami", "whoami", "health", "GET /health", 0.5)
+	add(whoami, whoamiOK)
+	ask, askOK := ratio("ask", "ask_person", "ask", "SQL insert only", 0.5)
+	add(ask, askOK)
+	add(ratio("ask", "ask_person", "ask", "SQL ask transaction", 0))
+	add(ratio("ask", "ask_person", "ask", "inbox.Service.Ask", 0))
+	add(ratio("ask", "inbox.Service.Ask", "ask", "SQL ask transaction", 0))
+	add(ratio("inbox", "check_inbox", "inbox", "SQL inbox select", 0))
+	add(ratio("inbox", "check_inbox", "inbox", "inbox.Service.Inbox", 0))
+	add(ratio("inbox", "inbox.Service.Inbox", "inbox", "SQL inbox select", 0))
+	add(ratio("whoami", "whoami", "inbox", "SQL inbox select", 0))
+
+	ratioTarget := func(name string, rt Ratio, ok bool, why string) {
+		t := Target{Name: name, Want: rt.Target + " (throughput ratio)", Status: statusSkipped, Note: why}
+		if ok {
+			t.Got, t.Status, t.Note = fmt.Sprintf("%.2f", rt.Value), rt.Status, ""
+		}
+		res.Targets = append(res.Targets, t)
+	}
+	ratioTarget("whoami throughput >= 50% of GET /health", whoami, whoamiOK, "needs the health and whoami phases")
+	ratioTarget("ask_person throughput >= 50% of the raw INSERT", ask, askOK, "needs the ask phase with database access")
+
+	for _, d := range res.Delivery {
+		t := Target{Name: fmt.Sprintf("delivery p99 <= %.0f ms (%s)", d.TargetP99, d.Setting), Want: fmt.Sprintf("<= %.0f ms", d.TargetP99)}
+		switch {
+		case d.Skipped:
+			t.Status, t.Note = statusSkipped, d.Note
+		case d.Samples == 0:
+			t.Status, t.Note = statusMissed, "no sample arrived: "+d.FirstError
+		default:
+			t.Got, t.Status = fmt.Sprintf("%.2f ms", d.P99MS), pass(d.P99MS <= d.TargetP99)
+		}
+		res.Targets = append(res.Targets, t)
+	}
+	if !r.cfg.Phases["delivery"] {
+		res.Targets = append(res.Targets, Target{Name: "delivery p99 (one process, two replicas)", Status: statusSkipped, Note: "phase not run"})
+	}
+
+	inboxTarget := Target{Name: fmt.Sprintf("check_inbox p50 at %s rows <= 1.5x at %s", count(r.cfg.ScaleRows), count(r.cfg.ScaleSmall)), Want: "<= 1.50x", Status: statusSkipped}
+	if sc := res.Scale; sc != nil && !sc.Skipped {
+		for _, op := range sc.Ops {
+			if op.Op == "check_inbox" {
+				inboxTarget.Got, inboxTarget.Status = fmt.Sprintf("%.2fx", op.Ratio), pass(op.Ratio > 0 && op.Ratio <= 1.5)
+			}
+		}
+	} else if sc != nil {
+		inboxTarget.Note = sc.Note
+	} else {
+		inboxTarget.Note = "phase not run"
+	}
+	res.Targets = append(res.Targets, inboxTarget)
+
+	rssTarget := Target{Name: "RSS with 2,000 waiting agents <= 150 MB", Want: "<= 150 MB", Status: statusSkipped}
+	goTarget := Target{Name: "goroutines back to baseline after the waiting agents leave", Want: fmt.Sprintf("<= baseline + %d", goroutineSlack), Status: statusSkipped}
+	switch m := res.Memory; {
+	case m == nil:
+		rssTarget.Note, goTarget.Note = "phase not run", "phase not run"
+	case m.Skipped:
+		rssTarget.Note, goTarget.Note = m.Note, m.Note
+	default:
+		rssTarget.Got = fmt.Sprintf("%.1f MB with %d", m.RSSWaitingMB, m.Waiters)
+		if m.Waiters >= 2000 {
+			rssTarget.Status = pass(m.RSSWaitingMB <= 150)
+		} else {
+			rssTarget.Status, rssTarget.Note = statusInfo, fmt.Sprintf("not judged: %d waiters measured, the target is for 2,000", m.Waiters)
+		}
+		goTarget.Got = fmt.Sprintf("%d -> %d -> %d", m.GoroutinesBaseline, m.GoroutinesWaiting, m.GoroutinesAfter)
+		goTarget.Status = pass(m.BackToBaseline)
+	}
+	res.Targets = append(res.Targets, rssTarget, goTarget)
+
+	for _, o := range res.Ops {
+		if o.Errors > 0 {
+			r.note("%s (%s): %d of %d calls failed; first: %s", o.Op, o.Phase, o.Errors, o.Errors+o.Calls, o.FirstError)
+		}
+	}
+	for _, d := range res.Delivery {
+		if d.Errors > 0 {
+			r.note("delivery (%s): %d errors; first: %s", d.Setting, d.Errors, d.FirstError)
+		}
+	}
+}
+
+func pass(ok bool) string {
+	if ok {
+		return statusMet
+	}
+	return statusMissed
+}
+
+// count writes n with thousands separators.
+func count(n int) string {
+	s := fmt.Sprint(n)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func ms(v float64) string {
+	switch {
+	case v == 0:
+		return "-"
+	case v < 10:
+		return fmt.Sprintf("%.3f", v)
+	case v < 1000:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+// WriteText writes the report as plain-text tables.
+func (res *Result) WriteText(w io.Writer) error {
+	s := res.Setup
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	p := func(format string, args ...any) { fmt.Fprintf(tw, format+"\n", args...) }
+
+	p("CTALK-BENCH  %s", s.Started.Format("2006-01-02 15:04 UTC"))
+	p("server:       %s at %s", s.Mode, s.URL)
+	p("engine:       %s", s.Engine)
+	p("clients:      MCP streamable HTTP, era %s, official Go SDK; one shared keep-alive transport", s.Era)
+	p("load:         %d users per org, concurrency %d, %.1fs per phase, at most %s requests (%s per phase)", s.Users, s.Concurrency, s.PhaseSeconds, count(s.MaxRequests), count(int(s.PhaseCap)))
+	p("bcrypt cost:  %s", s.BcryptCost)
+	p("ask limits:   %s", s.AskLimits)
+	p("machine:      %s %s, %d CPUs (GOMAXPROCS %d); clients and server share it: read the ratios, not the absolute figures", s.GoVersion, s.Platform, s.CPUs, s.GOMAXPROCS)
+	p("")
+
+	p("THROUGHPUT AND LATENCY  (each row is its own isolated run at concurrency %d, except the full-cycle rows, which run together)", s.Concurrency)
+	p("phase\tkind\toperation\tcalls\terrors\tcalls/s\tp50 ms\tp95 ms\tp99 ms")
+	for _, o := range res.Ops {
+		p("%s\t%s\t%s\t%d\t%d\t%.1f\t%s\t%s\t%s", o.Phase, o.Kind, o.Op, o.Calls, o.Errors, o.PerSecond, ms(o.P50MS), ms(o.P95MS), ms(o.P99MS))
+	}
+	if len(res.Ops) == 0 {
+		p("(no throughput phase ran)")
+	}
+	p("")
+
+	p("RATIOS  (tool throughput / limit throughput: same client, same concurrency, same run)")
+	p("tool\tlimit\tratio\ttarget\tresult")
+	for _, rt := range res.Ratios {
+		v := "n/a"
+		if rt.Status != statusSkipped {
+			v = fmt.Sprintf("%.2f", rt.Value)
+		}
+		p("%s\t%s\t%s\t%s\t%s", rt.Tool, rt.Limit, v, dash(rt.Target), rt.Status)
+	}
+	p("")
+
+	p("DELIVERY  (send_response -> the asker's waiting wait_for_reply returns; one sample at a time)")
+	p("setting\tsamples\tp50 ms\tp99 ms\tafter-ack p50\tafter-ack p99\ttarget p99\tresult")
+	for _, d := range res.Delivery {
+		if d.Skipped {
+			p("%s\t-\t-\t-\t-\t-\t<= %.0f ms\tskipped: %s", d.Setting, d.TargetP99, d.Note)
+			continue
+		}
+		p("%s\t%d\t%s\t%s\t%.3f\t%.3f\t<= %.0f ms\t%s", d.Setting, d.Samples, ms(d.P50MS), ms(d.P99MS), d.AckP50MS, d.AckP99MS, d.TargetP99, pass(d.Samples > 0 && d.P99MS <= d.TargetP99))
+	}
+	if len(res.Delivery) == 0 {
+		p("(phase not run)")
+	}
+	p("")
+
+	if sc := res.Scale; sc != nil {
+		p("SCALE  (org history of %s vs %s stored questions; the measured user has %d pending and %d recent replies throughout)", count(sc.SmallRows), count(sc.BigRows), sc.Pending, sc.RecentReplies)
+		if sc.Skipped {
+			p("skipped: %s", sc.Note)
+		} else {
+			p("operation\tkind\tcalls\tp50 ms @%s\tp99 ms @%s\tp50 ms @%s\tp99 ms @%s\tp50 ratio\ttarget", count(sc.SmallRows), count(sc.SmallRows), count(sc.BigRows), count(sc.BigRows))
+			for _, op := range sc.Ops {
+				target := "-"
+				if op.Op == "check_inbox" {
+					target = "<= 1.50x " + pass(op.Ratio > 0 && op.Ratio <= 1.5)
+				}
+				p("%s\t%s\t%d+%d\t%s\t%s\t%s\t%s\t%.2fx\t%s", op.Op, op.Kind, op.Small.Calls, op.Big.Calls, ms(op.Small.P50MS), ms(op.Small.P99MS), ms(op.Big.P50MS), ms(op.Big.P99MS), op.Ratio, target)
+			}
+			p("seeding took %.1f s. %s", sc.SeedSeconds, sc.Note)
+		}
+		p("")
+	}
+
+	if m := res.Memory; m != nil {
+		p("MEMORY  (%d agents blocked in wait_for_inbox at once)", m.Waiters)
+		if m.Skipped {
+			p("skipped: %s", m.Note)
+		} else {
+			p("measured:\t%s", m.Mode)
+			p("RSS:\t%.1f MB idle, %.1f MB with %d waiting (+%.1f MB, %.1f KB per agent), %.1f MB after they left", m.RSSBaselineMB, m.RSSWaitingMB, m.Waiters, m.RSSWaitingMB-m.RSSBaselineMB, m.PerWaiterKB, m.RSSAfterMB)
+			p("goroutines:\t%d idle, %d with %d waiting, %d after they left (back to baseline: %v)", m.GoroutinesBaseline, m.GoroutinesWaiting, m.Waiters, m.GoroutinesAfter, m.BackToBaseline)
+			if m.ReturnedEarly > 0 {
+				p("early returns:\t%d waits returned before the agents hung up; first error: %s", m.ReturnedEarly, m.FirstError)
+			}
+			p("how:\t%s", m.Note)
+		}
+		p("")
+	}
+
+	met, missed, skipped := 0, 0, 0
+	p("TARGETS")
+	for _, t := range res.Targets {
+		mark := "[ ok ]"
+		switch t.Status {
+		case statusMet:
+			met++
+		case statusMissed:
+			mark = "[MISS]"
+			missed++
+		default:
+			mark = "[ -- ]"
+			skipped++
+		}
+		line := fmt.Sprintf("%s\t%s\tgot %s\t%s", mark, t.Name, dash(t.Got), t.Status)
+		if t.Note != "" {
+			line += ": " + t.Note
+		}
+		p("%s", line)
+	}
+	p("%d met, %d MISSED, %d not judged. A missed target is a finding, not a failure of the run.", met, missed, skipped)
+	if len(res.Notes) > 0 {
+		p("")
+		p("NOTES")
+		for _, n := range res.Notes {
+			p("- %s", n)
+		}
+	}
+	return tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

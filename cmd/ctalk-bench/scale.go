@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctalk/ctalk/db"
+)
+
+// Scale compares inbox reads over a small and a big org history.
+type Scale struct {
+	SmallRows     int       `json:"small_rows"`
+	BigRows       int       `json:"big_rows"`
+	Pending       int       `json:"pending_in_measured_inbox"`
+	RecentReplies int       `json:"recent_replies_of_measured_user"`
+	SeedSeconds   float64   `json:"seed_seconds"`
+	Ops           []ScaleOp `json:"ops"`
+	Skipped       bool      `json:"skipped,omitempty"`
+	Note          string    `json:"note,omitempty"`
+}
+
+// ScaleOp is one operation measured at both sizes.
+type ScaleOp struct {
+	Op    string  `json:"op"`
+	Kind  string  `json:"kind"`
+	Small OpStats `json:"small"`
+	Big   OpStats `json:"big"`
+	// Ratio is the p50 latency at the big size over the p50 at the small.
+	Ratio float64 `json:"p50_ratio"`
+}
+
+// The measured user's constant part of the scale org.
+const (
+	scalePending = 3
+	scaleReplies = 5
+	seedChunk    = 100000
+)
+
+// phaseScale seeds an org's history with bulk SQL, answered questions spread
+// over every pair of its users, and times check_inbox and check_replies of
+// one user whose pending inbox (3 questions) and recent replies (5) stay the
+// same, first over the small history, then over the big one. The statements
+// behind them are timed too, to show which part grows.
+func (r *runner) phaseScale(ctx context.Context) error {
+	sc := &Scale{SmallRows: r.cfg.ScaleSmall, BigRows: r.cfg.ScaleRows, Pending: scalePending, RecentReplies: scaleReplies}
+	r.res.Scale = sc
+	if r.db == nil {
+		sc.Skipped, sc.Note = true, "seeding needs the target's database (-database-url)"
+		return nil
+	}
+	o, err := r.newOrg(ctx, r.url, "scale", r.cfg.Users, false)
+	if err != nil {
+		return err
+	}
+	me, err := r.cl.connect(ctx, r.url, o.tokens[0])
+	if err != nil {
+		return err
+	}
+	defer me.Close()
+	now := r.db.Now()
+	cutoff := now.Add(-10 * time.Minute)
+	if err := seedMeasuredUser(ctx, r.db, o, now, cutoff); err != nil {
+		return fmt.Errorf("seed the measured user: %w", err)
+	}
+	// History ends an hour before the cutoff and runs back one second per row.
+	historyEnd := cutoff.Add(-time.Hour)
+
+	started := time.Now()
+	if err := r.seedHistory(ctx, o, 1, sc.SmallRows, historyEnd); err != nil {
+		return err
+	}
+	seeding := time.Since(started)
+	small, err := r.scaleOps(ctx, o, me, cutoff)
+	if err != nil {
+		return err
+	}
+	started = time.Now()
+	if err := r.seedHistory(ctx, o, sc.SmallRows+1, sc.BigRows, historyEnd); err != nil {
+		return err
+	}
+	if r.engine == db.Postgres {
+		// Autovacuum would analyze a table that grew this much; do it now
+		// rather than measure plans made for the small table.
+		if _, err := r.db.ExecContext(ctx, `ANALYZE questions`); err != nil {
+			return fmt.Errorf("analyze: %w", err)
+		}
+		sc.Note = "Postgres: ANALYZE ran after seeding, as autovacuum would. "
+	} else {
+		sc.Note = "SQLite: no ANALYZE (ctalk never runs it), so plans are SQLite's defaults. "
+	}
+	sc.SeedSeconds = (seeding + time.Since(started)).Seconds()
+	big, err := r.scaleOps(ctx, o, me, cutoff)
+	if err != nil {
+		return err
+	}
+	sc.Note += "Seeded rows are short answered questions between every ordered pair of users, handed over; latencies are of sequential calls."
+	for i := range small {
+		op := ScaleOp{Op: small[i].Op, Kind: small[i].Kind, Small: small[i], Big: big[i]}
+		if small[i].P50MS > 0 {
+			op.Ratio = big[i].P50MS / small[i].P50MS
+		}
+		sc.Ops = append(sc.Ops, op)
+		r.logf("  %-26s p50 %8.3f ms at %d, %8.3f ms at %d: x%.2f", op.Op, op.Small.P50MS, sc.SmallRows, op.Big.P50MS, sc.BigRows, op.Ratio)
+	}
+	return nil
+}
+
+// seedMeasuredUser gives u0 three pending questions from u1, u2 and u3, and
+// five questions of its own answered after cutoff.
+func seedMeasuredUser(ctx context.Context, d *db.DB, o *org, now, cutoff time.Time) error {
+	const insert = `INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, created_at, resolved_at, resolution, recipient_handed_at, asker_handed_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`
+	n := len(o.users)
+	for i := range scalePending {
+		at := now.Add(-time.Minute + time.Duration(i)*time.Second)
+		if _, err := d.ExecContext(ctx, insert, o.id, fmt.Sprintf("qp_%d", i), o.users[1+i], o.users[0], questionText, "pending", at, nil, nil, nil, nil); err != nil {
+			return err
+		}
+	}
+	for i := range scaleReplies {
+		asked := cutoff.Add(time.Minute + time.Duration(i)*time.Second)
+		answered := asked.Add(time.Minute)
+		if _, err := d.ExecContext(ctx, insert, o.id, fmt.Sprintf("qr_%d", i), o.users[0], o.users[1+i%(n-1)], questionText, "answered", asked, answered, answerText, answered, answered); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// History rows: row n is asked by u(n mod N) of u((n mod N + 1 + (n div N)
+// mod (N-1)) mod N), which visits every ordered pair evenly; it was asked n
+// seconds before the end of the history and answered 30 s later.
+const (
+	seedPostgres = `INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, created_at, resolved_at, resolution, recipient_handed_at, asker_handed_at)
+		SELECT $1, 'qh_' || g.n, 'u' || (g.n % $2), 'u' || ((g.n % $2 + 1 + (g.n / $2) % ($2 - 1)) % $2),
+		       'seeded question ' || g.n, 'answered',
+		       $3::timestamptz - g.n * interval '1 second',
+		       $3::timestamptz - (g.n - 30) * interval '1 second',
+		       'seeded answer ' || g.n,
+		       $3::timestamptz - (g.n - 30) * interval '1 second',
+		       $3::timestamptz - (g.n - 30) * interval '1 second'
+		FROM generate_series($4::bigint, $5::bigint) AS g(n)`
+	// SQLite stores times as text in the driver's layout; strftime writes
+	// whole seconds in that same layout, so comparisons and scans agree.
+	seedSQLite = `INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, created_at, resolved_at, resolution, recipient_handed_at, asker_handed_at)
+		WITH RECURSIVE seq(n) AS (SELECT $4 UNION ALL SELECT n + 1 FROM seq WHERE n < $5)
+		SELECT $1, 'qh_' || n, 'u' || (n % $2), 'u' || ((n % $2 + 1 + (n / $2) % ($2 - 1)) % $2),
+		       'seeded question ' || n, 'answered',
+		       strftime('%Y-%m-%d %H:%M:%S+00:00', $3, '-' || n || ' seconds'),
+		       strftime('%Y-%m-%d %H:%M:%S+00:00', $3, '-' || n || ' seconds', '+30 seconds'),
+		       'seeded answer ' || n,
+		       strftime('%Y-%m-%d %H:%M:%S+00:00', $3, '-' || n || ' seconds', '+30 seconds'),
+		       strftime('%Y-%m-%d %H:%M:%S+00:00', $3, '-' || n || ' seconds', '+30 seconds')
+		FROM seq`
+)
+
+// seedHistory inserts history rows from..to in chunks.
+func (r *runner) seedHistory(ctx context.Context, o *org, from, to int, end time.Time) error {
+	n := int64(len(o.users))
+	for lo := from; lo <= to; lo += seedChunk {
+		hi := min(lo+seedChunk-1, to)
+		var err error
+		if r.engine == db.Postgres {
+			_, err = r.db.ExecContext(ctx, seedPostgres, o.id, n, end, int64(lo), int64(hi))
+		} else {
+			_, err = r.db.ExecContext(ctx, seedSQLite, o.id, n, end.UTC().Truncate(time.Second).Format("2006-01-02 15:04:05"), int64(lo), int64(hi))
+		}
+		if err != nil {
+			return fmt.Errorf("seed history rows %d to %d: %w", lo, hi, err)
+		}
+		if to-from > seedChunk {
+			r.logf("  seeded %d of %d history rows", hi, to)
+		}
+	}
+	return nil
+}
+
+// scaleOps times the tools and their statements once, in a fixed order.
+func (r *runner) scaleOps(ctx context.Context, o *org, me *mcp.ClientSession, cutoff time.Time) ([]OpStats, error) {
+	// Check once that the measured user's view is what it should be.
+	m, err := callTool(ctx, me, "check_inbox", nil)
+	if err != nil {
+		return nil, err
+	}
+	if got := len(anySlice(m["questions"])); got != scalePending {
+		return nil, fmt.Errorf("check_inbox of the measured user returned %d questions, want %d", got, scalePending)
+	}
+	since := cutoff.Format(time.RFC3339Nano)
+	if m, err = callTool(ctx, me, "check_replies", map[string]any{"since": since}); err != nil {
+		return nil, err
+	}
+	if got := len(anySlice(m["replies"])); got != scaleReplies {
+		return nil, fmt.Errorf("check_replies of the measured user returned %d replies, want %d", got, scaleReplies)
+	}
+	n, d := r.cfg.ScaleSamples, r.cfg.Duration
+	me0, sender := o.users[0], o.users[1]
+	ops := []struct {
+		op, kind string
+		fn       func(ctx context.Context) error
+	}{
+		{"check_inbox", "tool", func(ctx context.Context) error { _, err := callTool(ctx, me, "check_inbox", nil); return err }},
+		{"check_replies", "tool", func(ctx context.Context) error {
+			_, err := callTool(ctx, me, "check_replies", map[string]any{"since": since})
+			return err
+		}},
+		{"SQL inbox select", "sql", func(ctx context.Context) error { return selectInboxPage(ctx, r.db, o.id, me0) }},
+		{"SQL sender history count", "sql", func(ctx context.Context) error { return selectInteraction(ctx, r.db, o.id, me0, sender) }},
+		{"SQL recent exchanges", "sql", func(ctx context.Context) error { return selectRecentExchanges(ctx, r.db, o.id, me0, sender) }},
+		{"SQL replies select", "sql", func(ctx context.Context) error { return selectRepliesPage(ctx, r.db, o.id, me0, cutoff) }},
+	}
+	out := make([]OpStats, 0, len(ops))
+	for _, op := range ops {
+		out = append(out, sequential(ctx, "scale", op.kind, op.op, n, d, op.fn))
+	}
+	return out, nil
+}

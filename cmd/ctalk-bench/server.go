@@ -1,0 +1,348 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ctalk/ctalk/api"
+	"github.com/ctalk/ctalk/audit"
+	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/orgs"
+)
+
+// Settings of every server the harness starts. A low bcrypt cost keeps the
+// set-up of hundreds of logins short; it touches no measured call. The ask
+// limits are raised so that the ask phases measure throughput rather than
+// the limiter; the loop breaker stays on (its COUNT is part of every ask).
+const (
+	benchBcryptCost   = 4
+	benchAsksPerMin   = 100000
+	benchLoopMax      = 100000
+	benchMetricsToken = "ctalk-bench-metrics-token-0123456789"
+	auditRetention    = 90 * 24 * time.Hour
+)
+
+// serverConfig says how to wire one ctalk server.
+type serverConfig struct {
+	DB           db.Config
+	MetricsToken string
+	BcryptCost   int
+	AsksPerMin   int
+	LoopMax      int
+	Log          *slog.Logger
+	// Label marks the server's goroutines in CPU profiles.
+	Label bool
+}
+
+// server is a ctalk server running in this process.
+type server struct {
+	URL    string
+	DB     *db.DB
+	Broker *inbox.Broker
+	Inbox  *inbox.Service
+	app    *api.Server
+	srv    *http.Server
+	audit  *audit.Log
+	cancel context.CancelFunc
+}
+
+// startServer wires a server exactly as serve in cmd/ctalk/main.go does, with
+// the settings above, and serves it on 127.0.0.1:0. Keep it in step.
+func startServer(ctx context.Context, sc serverConfig) (*server, error) {
+	d, err := db.Open(ctx, sc.DB)
+	if err != nil {
+		return nil, err
+	}
+	acfg := auth.DefaultConfig()
+	acfg.BcryptCost = sc.BcryptCost
+	authSvc, err := auth.NewService(d, acfg)
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	icfg := inbox.DefaultConfig()
+	icfg.AsksPerMinute, icfg.LoopMax = sc.AsksPerMin, sc.LoopMax
+	broker := inbox.NewBroker()
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	if d.Engine == db.Postgres {
+		// Wake-ups from other replicas arrive through LISTEN/NOTIFY.
+		go broker.Listen(sctx, sc.DB.URL, sc.Log)
+	}
+	auditLog := audit.NewLog(d, sc.Log)
+	go auditLog.PruneEvery(sctx, time.Hour, auditRetention)
+	inboxSvc := inbox.NewService(d, icfg, broker)
+	app := api.New(api.Config{
+		Version:        "bench",
+		Logger:         sc.Log,
+		AllowOrgSignup: true,
+		MetricsToken:   sc.MetricsToken,
+		Audit:          auditLog,
+	}, d, authSvc, orgs.NewService(d, authSvc), inboxSvc)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		cancel()
+		auditLog.Close()
+		d.Close()
+		return nil, fmt.Errorf("listen on 127.0.0.1:0: %w", err)
+	}
+	var h http.Handler = app.Handler()
+	if sc.Label {
+		h = labelled(h)
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return sctx },
+	}
+	go srv.Serve(ln)
+	return &server{URL: "http://" + ln.Addr().String(), DB: d, Broker: broker, Inbox: inboxSvc,
+		app: app, srv: srv, audit: auditLog, cancel: cancel}, nil
+}
+
+// Close drains and stops the server as cmd/ctalk does on SIGTERM.
+func (s *server) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	s.app.Close(ctx)
+	s.srv.Shutdown(ctx)
+	s.cancel()
+	s.audit.Close()
+	s.DB.Close()
+}
+
+// labelled marks every request's goroutine side=server, so that a CPU
+// profile of the harness can be narrowed to the server.
+func labelled(h http.Handler) http.Handler {
+	labels := pprof.Labels("side", "server")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pprof.Do(r.Context(), labels, func(ctx context.Context) {
+			h.ServeHTTP(w, r.WithContext(ctx))
+		})
+	})
+}
+
+// childEnv makes this binary serve instead of measuring: the memory phase
+// runs the server in its own process so that its RSS is the server's alone.
+const childEnv = "CTALK_BENCH_SERVER"
+
+// serveChild is the child process: a server wired by startServer, configured
+// from the same environment variables as cmd/ctalk, announced on stderr with
+// the same "ctalk listening" log line, stopped by SIGTERM.
+func serveChild() int {
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	num := func(name string, def int) int {
+		if n, err := strconv.Atoi(os.Getenv(name)); err == nil {
+			return n
+		}
+		return def
+	}
+	sc := serverConfig{
+		DB:           db.Config{URL: os.Getenv("DATABASE_URL"), Path: os.Getenv("RELAY_DB_PATH")},
+		MetricsToken: os.Getenv("METRICS_TOKEN"),
+		BcryptCost:   num("BCRYPT_COST", 12),
+		AsksPerMin:   num("ASKS_PER_MINUTE", 30),
+		LoopMax:      num("LOOP_MAX_QUESTIONS", 20),
+		Log:          log,
+	}
+	s, err := startServer(ctx, sc)
+	if err != nil {
+		log.Error("start", "error", err)
+		return 1
+	}
+	log.Info("ctalk listening", "addr", strings.TrimPrefix(s.URL, "http://"))
+	<-ctx.Done()
+	s.Close()
+	return 0
+}
+
+// child is a ctalk server in its own process.
+type child struct {
+	URL  string
+	Pid  int
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// childServerEnv is the environment of a child server, understood by both
+// cmd/ctalk and serveChild.
+func childServerEnv(dbc db.Config) []string {
+	env := []string{
+		"PORT=0", "HOST=127.0.0.1",
+		"BCRYPT_COST=" + strconv.Itoa(benchBcryptCost),
+		"ASKS_PER_MINUTE=" + strconv.Itoa(benchAsksPerMin),
+		"LOOP_MAX_QUESTIONS=" + strconv.Itoa(benchLoopMax),
+		"METRICS_TOKEN=" + benchMetricsToken,
+		"LOG_LEVEL=info",
+		"DATABASE_URL=" + dbc.URL,
+		"RELAY_DB_PATH=" + dbc.Path,
+	}
+	for _, kv := range os.Environ() {
+		// The child inherits the Go runtime settings and the path, nothing
+		// that could configure ctalk differently.
+		if strings.HasPrefix(kv, "GO") || strings.HasPrefix(kv, "PATH=") || strings.HasPrefix(kv, "HOME=") || strings.HasPrefix(kv, "TMPDIR=") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// startChild runs bin (or this binary as serveChild when bin is empty) and
+// waits for its "ctalk listening" line. Its log goes to logPath.
+func startChild(ctx context.Context, bin string, env []string, logPath string) (*child, error) {
+	var cmd *exec.Cmd
+	if bin == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("find this binary to re-execute: %w", err)
+		}
+		cmd = exec.Command(self)
+		env = append(env, childEnv+"=1")
+	} else {
+		cmd = exec.Command(bin, "serve")
+	}
+	cmd.Env = env
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		logFile.Close()
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("start the server process: %w", err)
+	}
+	c := &child{Pid: cmd.Process.Pid, cmd: cmd, done: make(chan error, 1)}
+	addr := make(chan string, 1)
+	go func() {
+		defer logFile.Close()
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			logFile.Write(append(sc.Bytes(), '\n'))
+			var line struct{ Msg, Addr string }
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "ctalk listening" {
+				select {
+				case addr <- line.Addr:
+				default:
+				}
+			}
+		}
+		io.Copy(logFile, stderr)
+	}()
+	go func() { c.done <- cmd.Wait() }()
+	select {
+	case a := <-addr:
+		c.URL = "http://" + a
+		return c, nil
+	case err := <-c.done:
+		return nil, fmt.Errorf("the server process exited before listening (%v); its log is %s", err, logPath)
+	case <-time.After(60 * time.Second):
+	case <-ctx.Done():
+	}
+	cmd.Process.Kill()
+	<-c.done
+	return nil, fmt.Errorf("the server process did not announce its address; its log is %s", logPath)
+}
+
+// Stop sends SIGTERM and waits for the process, killing it after 30 s.
+func (c *child) Stop() {
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.done:
+	case <-time.After(30 * time.Second):
+		c.cmd.Process.Kill()
+		<-c.done
+	}
+}
+
+// rssBytes reads the resident set size of a process from /proc.
+func rssBytes(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 2 && f[1] == "kB" {
+				n, err := strconv.ParseInt(f[0], 10, 64)
+				return n * 1024, err
+			}
+		}
+	}
+	return 0, errors.New("no VmRSS in /proc status")
+}
+
+// scratchSchema creates an empty schema on the Postgres server of base and
+// returns a URL whose search_path points at it, and a function that drops it.
+func scratchSchema(ctx context.Context, base string) (string, func(), error) {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return "", nil, fmt.Errorf("-database-url is not a postgres:// URL")
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	schema := "ctalk_bench_" + hex.EncodeToString(b[:])
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		return "", nil, err
+	}
+	defer admin.Close()
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		return "", nil, fmt.Errorf("create a scratch schema: %w", err)
+	}
+	drop := func() {
+		admin, err := sql.Open("pgx", base)
+		if err != nil {
+			return
+		}
+		defer admin.Close()
+		admin.Exec("DROP SCHEMA " + schema + " CASCADE")
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), drop, nil
+}
+
+// loopback reports whether s is an http URL on a loopback address.
+func loopback(s string) bool {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "http" {
+		return false
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
