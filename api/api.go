@@ -174,12 +174,22 @@ func (s *Server) requestContext(next echo.HandlerFunc) echo.HandlerFunc {
 		s.log.LogAttrs(ctx, level, "http request",
 			slog.String("request_id", id),
 			slog.String("method", req.Method),
-			slog.String("path", req.URL.Path),
+			slog.String("path", logPath(c)),
 			slog.Int("status", status),
 			slog.Duration("duration", time.Since(start)),
 		)
 		return nil
 	}
+}
+
+// logPath is the route a request matched, such as /approve/:token, so that
+// secrets in paths (approval tokens) never reach the log; unmatched requests
+// log their path, shortened.
+func logPath(c echo.Context) string {
+	if p := c.Path(); p != "" && p != "/*" {
+		return p
+	}
+	return truncate(c.Request().URL.Path, 100)
 }
 
 // recoverPanics turns a panic in a handler into a logged 500 instead of a

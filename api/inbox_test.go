@@ -185,6 +185,12 @@ func TestHumanApproval(t *testing.T) {
 			t.Fatalf("reject: %d", status)
 		}
 		fail(t, bob, "send_response", map[string]any{"message_id": id2, "final_text": "v2"}, "not approved yet")
+		// Approval tokens are secrets: the request log shows the route only.
+		for _, link := range []string{link1, link2, link3, link4} {
+			if tok := approvalLink.FindStringSubmatch(link)[1]; strings.Contains(e.logs.String(), tok) {
+				t.Fatalf("the log contains approval token %s", tok)
+			}
+		}
 		// A forged link names nothing.
 		if status, _ := decide(t, e.URL+"/approve/ctalk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "approve"); status != http.StatusNotFound {
 			t.Fatalf("forged link: status %d, want 404", status)
