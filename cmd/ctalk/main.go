@@ -32,6 +32,7 @@ Usage:
   ctalk migrate up           apply pending database migrations
   ctalk migrate down N       revert the last N migrations
   ctalk migrate version      print the applied schema version
+  ctalk stdio --url URL      local stdio MCP server forwarding to a hosted ctalk (see --help)
   ctalk version              print version, commit and build time
 
 Configuration comes from the environment; see README.md.
@@ -61,6 +62,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "help", "--help", "-h":
 		fmt.Fprint(stdout, usage)
 		return nil
+	case "stdio":
+		return stdio(ctx, args, getenv, os.Stdin, stdout, stderr)
 	case "serve", "migrate":
 	default:
 		return fmt.Errorf("unknown command %q\n\n%s", cmd, usage)
