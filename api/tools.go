@@ -156,8 +156,10 @@ func (e *argError) Error() string { return e.err.Error() }
 
 func jsonKind(v string) string {
 	switch v {
-	case "number", "bool", "string", "array", "object":
+	case "number", "bool", "string":
 		return "a " + v
+	case "array", "object":
+		return "an " + v
 	}
 	return v
 }
