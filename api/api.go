@@ -101,7 +101,8 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.httpError
 	e.IPExtractor = echo.ExtractIPFromXFFHeader()
-	e.Use(s.requestContext, middleware.BodyLimit("1M"), s.recoverPanics)
+	// A bare number is bytes; "1M" would be 1,000,000, not MaxBodyBytes.
+	e.Use(s.requestContext, middleware.BodyLimit(fmt.Sprint(MaxBodyBytes)), s.recoverPanics)
 	e.GET("/health", s.health)
 	e.GET("/ready", s.ready)
 	e.GET("/metrics", s.metricsHandler())
