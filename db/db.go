@@ -7,8 +7,10 @@ package db
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"path/filepath"
@@ -230,7 +232,12 @@ func Translate(err error) error {
 		}
 		return err
 	}
-	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) || isConnError(err) {
+	// A connection that died mid-call (the server crashed or restarted)
+	// reads as an unexpected EOF or a closed connection, and is not safe to
+	// retry blindly: the caller retries, with its idempotency key.
+	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) || isConnError(err) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, pgconn.ErrConnClosed) ||
+		errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) {
 		return &wrapped{ctalk.Errorf(ctalk.EUnavailable, "the database is unavailable; retry in a few seconds"), err}
 	}
 	return err
