@@ -144,6 +144,8 @@ const (
 	clientIPKey
 	callKey
 	publicURLKey
+	// authErrKey carries why a bearer token could not be checked.
+	authErrKey
 )
 
 // requestContext gives every request an id, records the client address and
@@ -229,6 +231,14 @@ func (s *Server) bearer(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			if ctalk.ErrorCode(err) == ctalk.EUnauthorized {
 				return s.unauthorized(c, ctalk.ErrorMessage(err))
+			}
+			if ctalk.ErrorCode(err) == ctalk.EUnavailable {
+				// The token cannot be checked while the database is down. Let
+				// the request through with the reason: a tool call then gets it
+				// as a retryable tool error, where an HTTP 503 would reach the
+				// agent without its message.
+				c.SetRequest(c.Request().WithContext(context.WithValue(ctx, authErrKey, err)))
+				return next(c)
 			}
 			return err
 		}

@@ -233,6 +233,9 @@ func (s *Server) logCall(ctx context.Context, c *call, err error, d time.Duratio
 //
 // Returns EUnauthorized when there is neither or the token is not valid.
 func (s *Server) identify(ctx context.Context, in hasToken) (*auth.Session, error) {
+	if err, _ := ctx.Value(authErrKey).(error); err != nil {
+		return nil, err
+	}
 	sess, _ := ctx.Value(sessionKey).(*auth.Session)
 	if sess == nil && in.token() != "" {
 		var err error
@@ -257,7 +260,7 @@ func setCaller(ctx context.Context, sess *auth.Session) {
 // optionalSession returns the header session, or the auth_token one, or nil
 // when the caller sent neither.
 func (s *Server) optionalSession(ctx context.Context, in hasToken) (*auth.Session, error) {
-	if ctx.Value(sessionKey) == nil && in.token() == "" {
+	if ctx.Value(sessionKey) == nil && ctx.Value(authErrKey) == nil && in.token() == "" {
 		return nil, nil
 	}
 	return s.identify(ctx, in)
