@@ -147,7 +147,7 @@ func (s *Service) AddUser(ctx context.Context, orgID string, in NewUser) (*User,
 		u.Role = auth.RoleMember
 	}
 	if u.Role != auth.RoleMember && u.Role != auth.RoleAdmin {
-		return nil, ctalk.Errorf(ctalk.EInvalid, "role %q is not valid; use \"member\" or \"admin\"", in.Role)
+		return nil, ctalk.Errorf(ctalk.EInvalid, "role %.40q is not valid; use \"member\" or \"admin\"", in.Role)
 	}
 	if u.Ownership, err = cleanOwnership(in.Ownership); err != nil {
 		return nil, err
