@@ -185,6 +185,12 @@ func TestAddUser(t *testing.T) {
 				wantCode(t, err, ctalk.EInvalid, tc.want)
 			})
 		}
+		// Errors quote input, but never much of it.
+		_, err = f.orgs.AddUser(ctx, "a", orgs.NewUser{ID: "x", Name: "X", Password: userPW, Role: strings.Repeat("r", 100<<10)})
+		wantCode(t, err, ctalk.EInvalid, "is not valid; use \"member\" or \"admin\"")
+		if n := len(ctalk.ErrorMessage(err)); n > 200 {
+			t.Errorf("the role error is %d bytes long: it echoes the input", n)
+		}
 		if _, err := f.orgs.User(ctx, "a", "x"); ctalk.ErrorCode(err) != ctalk.ENotFound {
 			t.Errorf("a refused user was stored: %v", err)
 		}
