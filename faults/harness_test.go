@@ -162,6 +162,10 @@ func startServer(t *testing.T, name string, d database, extra ...string) *server
 		if t.Failed() {
 			t.Logf("log of server %s (last 60 lines):\n%s", s.name, s.log.tail(60))
 		}
+		if dir := os.Getenv("CTALK_FAULTS_LOGDIR"); dir != "" {
+			name := strings.NewReplacer("/", "_").Replace(t.Name()) + "-" + s.name + ".log"
+			os.WriteFile(filepath.Join(dir, name), []byte(s.log.String()), 0o644)
+		}
 	})
 	started := time.Now()
 	select {
@@ -412,18 +416,21 @@ func setupOrg(t *testing.T, base string, n int) *org {
 	anon := mustConnect(t, base, "", nil)
 	o := &org{id: "acme"}
 	callOK(t, anon, "register_organization", map[string]any{"org_id": o.id, "name": "Acme", "admin_password": adminPassword})
-	login := func(user string) string {
-		callOK(t, anon, "register_user", map[string]any{"org_id": o.id, "admin_password": adminPassword,
-			"user_id": user, "name": user, "password": "password-of-" + user, "ownership": "faults"})
-		return callOK(t, anon, "login", map[string]any{"org_id": o.id, "user_id": user, "password": "password-of-" + user})["auth_token"].(string)
-	}
-	o.bossToken = login("boss")
+	o.bossToken = o.addUser(t, anon, "boss")
 	for i := range n {
 		u := fmt.Sprintf("a%d", i)
 		o.askers = append(o.askers, u)
-		o.tokens = append(o.tokens, login(u))
+		o.tokens = append(o.tokens, o.addUser(t, anon, u))
 	}
 	return o
+}
+
+// addUser registers a user in the org and returns a token of theirs.
+func (o *org) addUser(t *testing.T, anon *mcp.ClientSession, user string) string {
+	t.Helper()
+	callOK(t, anon, "register_user", map[string]any{"org_id": o.id, "admin_password": adminPassword,
+		"user_id": user, "name": user, "password": "password-of-" + user, "ownership": "faults"})
+	return callOK(t, anon, "login", map[string]any{"org_id": o.id, "user_id": user, "password": "password-of-" + user})["auth_token"].(string)
 }
 
 // askText is the question asked under key: a retry must send the same text.
@@ -477,6 +484,9 @@ func askLoop(ctx context.Context, cs *mcp.ClientSession, i int, l *ledger, timeo
 		key := fmt.Sprintf("a%d-%04d", i, n)
 		l.attempt(key, i)
 		o := call(ctx, cs, timeout, "ask_person", askArgs(key))
+		if ctx.Err() != nil && !o.ok() {
+			return // the driver stopped; the ask stays attempted, unacknowledged
+		}
 		l.record(key, o)
 		if stop(o) {
 			return
@@ -490,14 +500,15 @@ func askLoop(ctx context.Context, cs *mcp.ClientSession, i int, l *ledger, timeo
 	}
 }
 
-// storedRow is one question as stored.
+// storedRow is one question to boss, as stored. Questions to others are
+// not the driver's.
 type storedRow struct {
 	id, asker, key string
 }
 
 func storedQuestions(t *testing.T, conn *db.DB, orgID string) []storedRow {
 	t.Helper()
-	rows, err := conn.Query(`SELECT id, asker_id, COALESCE(idempotency_key, '') FROM questions WHERE org_id = $1`, orgID)
+	rows, err := conn.Query(`SELECT id, asker_id, COALESCE(idempotency_key, '') FROM questions WHERE org_id = $1 AND recipient_id = 'boss'`, orgID)
 	if err != nil {
 		t.Fatalf("read questions: %v", err)
 	}
