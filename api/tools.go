@@ -123,7 +123,10 @@ func decodeArgs(raw any, dst any, required []string) error {
 		if te.Field == "" {
 			return ctalk.Errorf(ctalk.EInvalid, "the arguments must be a JSON object, not %s", jsonKind(te.Value))
 		}
-		return ctalk.Errorf(ctalk.EInvalid, "argument %q must be %s, not %s", te.Field, goKind(te.Type.Kind().String()), jsonKind(te.Value))
+		// The path names embedded Go structs ("tokenArg.auth_token"); the
+		// caller knows the argument by its last part.
+		name := te.Field[strings.LastIndex(te.Field, ".")+1:]
+		return ctalk.Errorf(ctalk.EInvalid, "argument %q must be %s, not %s", name, goKind(te.Type.Kind().String()), jsonKind(te.Value))
 	}
 	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 		return ctalk.Errorf(ctalk.EInvalid, "unknown argument %s; see the tool's input schema for the arguments it takes", name)
