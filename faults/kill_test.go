@@ -18,8 +18,10 @@ func TestKill9DuringAsks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts server processes")
 	}
+	t.Parallel()
 	for _, e := range dbtest.Engines {
 		t.Run(string(e), func(t *testing.T) {
+			t.Parallel()
 			testKill9(t, e)
 		})
 	}
@@ -56,7 +58,7 @@ func testKill9(t *testing.T, e db.Engine) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		_, acked := l.counts()
-		if acked >= 200 || time.Now().After(deadline) {
+		if acked >= 100 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)

@@ -21,8 +21,10 @@ func TestSIGTERMUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts server processes")
 	}
+	t.Parallel()
 	for _, e := range dbtest.Engines {
 		t.Run(string(e), func(t *testing.T) {
+			t.Parallel()
 			testSIGTERM(t, e)
 		})
 	}
@@ -92,7 +94,7 @@ func testSIGTERM(t *testing.T, e db.Engine) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		_, acked := l.counts()
-		if acked >= 150 || time.Now().After(deadline) {
+		if acked >= 100 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
