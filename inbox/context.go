@@ -197,8 +197,9 @@ func decodeCursor(s string) (pageCursor, error) {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	var c pageCursor
 	// An offset can carry a time outside years 1 to 9999 once in UTC, where
-	// no question is stamped and encodeCursor cannot write it back.
-	if err != nil || json.Unmarshal(b, &c) != nil || c.At.IsZero() || c.At.UTC().Year() < 1 || c.At.UTC().Year() > 9999 {
+	// no question is stamped and encodeCursor cannot write it back; no id
+	// holds a NUL, which Postgres cannot compare.
+	if err != nil || json.Unmarshal(b, &c) != nil || c.At.IsZero() || c.At.UTC().Year() < 1 || c.At.UTC().Year() > 9999 || strings.ContainsRune(c.ID, 0) {
 		return c, ctalk.Errorf(ctalk.EInvalid, "cursor is not one this server issued; pass the next_cursor of the previous check_inbox result, or omit it to start from the oldest question")
 	}
 	c.At = c.At.UTC()
