@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"sort"
 	"strings"
 	"testing"
 
@@ -34,10 +35,11 @@ var fuzzArgTypes = map[string]func() any{
 	"get_audit_log":             func() any { return new(auditArgs) },
 }
 
-// fuzzTool is one registered tool: its name, required arguments and a
-// maker of its argument struct.
+// fuzzTool is one registered tool: its name, arguments, required arguments
+// and a maker of its argument struct.
 type fuzzTool struct {
 	name     string
+	args     []string
 	required []string
 	newArgs  func() any
 }
@@ -54,7 +56,12 @@ func registeredTools(tb testing.TB) []fuzzTool {
 		if !ok {
 			tb.Fatalf("tool %s has no argument struct in fuzzArgTypes; add it", name)
 		}
-		tools = append(tools, fuzzTool{name: name, required: st.Tool.InputSchema.Required, newArgs: newArgs})
+		var args []string
+		for arg := range st.Tool.InputSchema.Properties {
+			args = append(args, arg)
+		}
+		sort.Strings(args)
+		tools = append(tools, fuzzTool{name: name, args: args, required: st.Tool.InputSchema.Required, newArgs: newArgs})
 	}
 	return tools
 }
