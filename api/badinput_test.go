@@ -441,3 +441,48 @@ func TestIDRules(t *testing.T) {
 		checkLogs(t, e.logs.String())
 	})
 }
+
+// TestNULCharacters sends NUL, which Postgres cannot store in text, in every
+// account argument: each is refused as invalid or handled, never an internal
+// error.
+func TestNULCharacters(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, e *env, era string) {
+		a := e.org(t, era, "a")
+		anon := e.connect(t, era, "")
+		user := func(k string, v any) map[string]any {
+			m := map[string]any{"org_id": "a", "admin_password": adminPW, "user_id": "z", "name": "Z", "password": userPW, "ownership": "x"}
+			m[k] = v
+			return m
+		}
+		for _, c := range []struct {
+			cs   *mcp.ClientSession
+			tool string
+			args map[string]any
+			want string
+		}{
+			{anon, "register_organization", map[string]any{"org_id": "x\x00", "name": "X", "admin_password": adminPW}, "has the character"},
+			{anon, "register_organization", map[string]any{"org_id": "x", "name": "X\x00", "admin_password": adminPW}, "NUL"},
+			{anon, "register_user", user("user_id", "z\x00"), "has the character"},
+			{anon, "register_user", user("name", "Z\x00Z"), "NUL"},
+			{anon, "register_user", user("notes", "\x00"), "NUL"},
+			{anon, "register_user", user("role", "admin\x00"), "is not valid"},
+			{anon, "register_user", user("admin_password", adminPW+"\x00"), "wrong"},
+			{anon, "login", map[string]any{"org_id": "a", "user_id": "bob\x00", "password": userPW}, "has the character"},
+			{anon, "login", map[string]any{"org_id": "a", "user_id": "bob", "password": userPW + "\x00"}, "login failed"},
+			{anon, "whoami", map[string]any{"auth_token": "ctalk_\x00"}, "not a ctalk token"},
+			{a["bob"], "update_my_notes", map[string]any{"notes": "a\x00b"}, "NUL"},
+			{a["bob"], "get_user_profile", map[string]any{"user_id": "\x00"}, "has the character"},
+			{a["alice"], "update_user_profile_notes", map[string]any{"org_id": "a", "user_id": "bob", "profile_notes": "\x00"}, "NUL"},
+		} {
+			failShort(t, c.cs, c.tool, c.args, c.want)
+		}
+		// Ownership is stored as JSON and passwords only as bcrypt hashes, so
+		// a NUL in them is harmless.
+		ok(t, anon, "register_user", user("ownership", []string{"a\x00b"}))
+		ok(t, anon, "register_user", map[string]any{"org_id": "a", "admin_password": adminPW, "user_id": "nul", "name": "N", "password": "pass\x00word", "ownership": "x"})
+		ok(t, anon, "login", map[string]any{"org_id": "a", "user_id": "nul", "password": "pass\x00word"})
+		fail(t, anon, "login", map[string]any{"org_id": "a", "user_id": "nul", "password": "pass"}, "login failed")
+		checkLogs(t, e.logs.String())
+	})
+}
