@@ -20,16 +20,8 @@ func ParseID(field, s string) (string, error) {
 	}
 	for _, r := range id {
 		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return "", Errorf(EInvalid, "%s %q has the character %q; use only a-z, 0-9, '-' or '_' (1 to %d characters)", field, truncate(s, 80), r, MaxIDLen)
+			return "", Errorf(EInvalid, "%s %q has the character %q; use only a-z, 0-9, '-' or '_' (1 to %d characters)", field, Shorten(s, 80), r, MaxIDLen)
 		}
 	}
 	return id, nil
-}
-
-// truncate shortens s for quoting in error messages.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }

@@ -192,7 +192,7 @@ func logPath(c echo.Context) string {
 	if p := c.Path(); p != "" && p != "/*" {
 		return p
 	}
-	return truncate(c.Request().URL.Path, 100)
+	return ctalk.Shorten(c.Request().URL.Path, 100)
 }
 
 // recoverPanics turns a panic in a handler into a logged 500 instead of a

@@ -416,10 +416,3 @@ func (s *Server) waitOptions(ctx context.Context, timeout time.Duration) inbox.W
 	}
 	return opts
 }
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
-}

@@ -117,7 +117,7 @@ func (s *Service) Ask(ctx context.Context, orgID, askerID string, in Ask) (*Ques
 	if to == askerID {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "you cannot ask yourself; pick a coworker from list_users")
 	}
-	text, err := requireText("question", in.Text, MaxQuestionLen)
+	text, err := ctalk.Text("question", in.Text, MaxQuestionLen, true)
 	if err != nil {
 		return nil, err
 	}
@@ -288,9 +288,7 @@ func question(ctx context.Context, q querier, orgID, userID, id string) (*Questi
 }
 
 func notFoundQuestion(id string) error {
-	if len(id) > 80 {
-		id = id[:80] + "..."
-	}
+	id = ctalk.Shorten(id, 80)
 	return ctalk.Errorf(ctalk.ENotFound, "message %q not found among your questions; check_inbox and check_replies show your message ids", id)
 }
 
@@ -326,7 +324,7 @@ type Draft struct {
 //
 // Returns EInvalid, ENotFound, EForbidden (not the recipient), EConflict (not pending).
 func (s *Service) Propose(ctx context.Context, orgID, userID, msgID, text string) (d *Draft, mode, approvalToken string, err error) {
-	text, err = requireText("draft_text", text, MaxAnswerLen)
+	text, err = ctalk.Text("draft_text", text, MaxAnswerLen, true)
 	if err != nil {
 		return nil, "", "", err
 	}
@@ -445,7 +443,7 @@ func (s *Service) Send(ctx context.Context, orgID, userID, msgID, finalText stri
 //
 // Returns EInvalid, ENotFound, EForbidden, EConflict.
 func (s *Service) Decline(ctx context.Context, orgID, userID, msgID, reason string) (*Question, error) {
-	reason, err := requireText("reason", reason, MaxReasonLen)
+	reason, err := ctalk.Text("reason", reason, MaxReasonLen, true)
 	if err != nil {
 		return nil, err
 	}
@@ -581,18 +579,4 @@ func newID(prefix string) string {
 	var b [12]byte
 	rand.Read(b[:])
 	return prefix + hex.EncodeToString(b[:])
-}
-
-func requireText(field, s string, max int) (string, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return "", ctalk.Errorf(ctalk.EInvalid, "%s is required and may not be empty", field)
-	}
-	if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
-		return "", ctalk.Errorf(ctalk.EInvalid, "%s must be valid UTF-8 text without NUL characters", field)
-	}
-	if n := utf8.RuneCountInString(s); n > max {
-		return "", ctalk.Errorf(ctalk.EInvalid, "%s is %d characters; at most %d are allowed, so shorten it", field, n, max)
-	}
-	return s, nil
 }

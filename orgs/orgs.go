@@ -80,7 +80,7 @@ func (s *Service) Register(ctx context.Context, in NewOrg) (*Org, error) {
 	if err != nil {
 		return nil, err
 	}
-	name, err := requireText("name", in.Name, MaxNameLen)
+	name, err := ctalk.Text("name", in.Name, MaxNameLen, true)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func (s *Service) AddUser(ctx context.Context, orgID string, in NewUser) (*User,
 		return nil, err
 	}
 	u := &User{OrgID: orgID, ID: id, Role: in.Role}
-	if u.Name, err = requireText("name", in.Name, MaxNameLen); err != nil {
+	if u.Name, err = ctalk.Text("name", in.Name, MaxNameLen, true); err != nil {
 		return nil, err
 	}
 	if u.Role == "" {
@@ -152,7 +152,7 @@ func (s *Service) AddUser(ctx context.Context, orgID string, in NewUser) (*User,
 	if u.Ownership, err = cleanOwnership(in.Ownership); err != nil {
 		return nil, err
 	}
-	if u.Notes, err = optionalText("notes", in.Notes, MaxNotesLen); err != nil {
+	if u.Notes, err = ctalk.Text("notes", in.Notes, MaxNotesLen, false); err != nil {
 		return nil, err
 	}
 	hash, err := s.auth.HashPassword("password", in.Password, auth.MinUserPasswordLen)
@@ -244,7 +244,7 @@ func (s *Service) setText(ctx context.Context, orgID, userID, column, text strin
 	if err != nil {
 		return nil, err
 	}
-	if text, err = optionalText(column, text, MaxNotesLen); err != nil {
+	if text, err = ctalk.Text(column, text, MaxNotesLen, false); err != nil {
 		return nil, err
 	}
 	var u *User
@@ -307,26 +307,4 @@ func cleanOwnership(in []string) ([]string, error) {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "ownership has %d entries; at most %d are allowed", len(out), MaxOwnership)
 	}
 	return out, nil
-}
-
-func requireText(field, s string, max int) (string, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return "", ctalk.Errorf(ctalk.EInvalid, "%s is required", field)
-	}
-	return optionalText(field, s, max)
-}
-
-func optionalText(field, s string, max int) (string, error) {
-	s = strings.TrimSpace(s)
-	if !utf8.ValidString(s) {
-		return "", ctalk.Errorf(ctalk.EInvalid, "%s is not valid UTF-8 text", field)
-	}
-	if n := utf8.RuneCountInString(s); n > max {
-		return "", ctalk.Errorf(ctalk.EInvalid, "%s is %d characters; at most %d are allowed, so shorten it", field, n, max)
-	}
-	if strings.ContainsRune(s, 0) {
-		return "", ctalk.Errorf(ctalk.EInvalid, "%s contains a NUL character; remove it", field)
-	}
-	return s, nil
 }
