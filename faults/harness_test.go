@@ -121,6 +121,7 @@ func startServer(t *testing.T, name string, d database, extra ...string) *server
 		"PORT=0", "HOST=127.0.0.1", "BCRYPT_COST=4", "PUBLIC_URL=",
 		// Agents here ask far faster than people do; the limits are tested elsewhere.
 		"ASKS_PER_MINUTE=100000", "LOOP_MAX_QUESTIONS=100000",
+		"METRICS_TOKEN="+metricsToken,
 	)
 	env = append(env, d.env()...)
 	env = append(env, extra...)
@@ -201,6 +202,28 @@ func (s *server) wait(d time.Duration) error {
 		s.t.Fatalf("server %s did not exit within %s", s.name, d)
 		return nil
 	}
+}
+
+const metricsToken = "faults-metrics-token-not-secret"
+
+// waiting returns how many agents wait in the server, from /metrics.
+func (s *server) waiting() (int, error) {
+	req, _ := http.NewRequest(http.MethodGet, s.base+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+metricsToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "ctalk_waiting_agents "); ok {
+			var n float64
+			_, err := fmt.Sscan(v, &n)
+			return int(n), err
+		}
+	}
+	return 0, fmt.Errorf("/metrics answered %s without ctalk_waiting_agents", resp.Status)
 }
 
 // ready returns the status of GET /ready.
@@ -296,24 +319,46 @@ func (tr transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// connect opens an MCP session (protocol 2025-11-25, with a session id) as the
+// The two protocol eras that clients speak: with sessions, and stateless.
+const (
+	eraSessions  = "2025-11-25"
+	eraStateless = "2026-07-28"
+)
+
+// eraOf spreads agents over both eras.
+func eraOf(i int) string {
+	if i%2 == 0 {
+		return eraSessions
+	}
+	return eraStateless
+}
+
+// connect opens an MCP client session in the given protocol era as the
 // holder of token. The client does not retry: a test wants to see each
 // failure as it happened.
-func connect(ctx context.Context, base, token string, status *statusLog) (*mcp.ClientSession, error) {
+func connect(ctx context.Context, base, token, era string, status *statusLog) (*mcp.ClientSession, error) {
 	c := mcp.NewClient(&mcp.Implementation{Name: "ctalk-faults", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	return c.Connect(ctx, &mcp.StreamableClientTransport{
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{
 		Endpoint:             base + "/mcp",
 		HTTPClient:           &http.Client{Transport: transport{token: token, status: status}},
 		DisableStandaloneSSE: true,
 		MaxRetries:           -1,
-	}, nil)
+	}, &mcp.ClientSessionOptions{ProtocolVersion: era})
+	if err != nil {
+		return nil, err
+	}
+	if got := cs.InitializeResult().ProtocolVersion; got != era {
+		cs.Close()
+		return nil, fmt.Errorf("asked for protocol %s, got %s", era, got)
+	}
+	return cs, nil
 }
 
-func mustConnect(t *testing.T, base, token string, status *statusLog) *mcp.ClientSession {
+func mustConnect(t *testing.T, base, token, era string, status *statusLog) *mcp.ClientSession {
 	t.Helper()
-	cs, err := connect(context.Background(), base, token, status)
+	cs, err := connect(context.Background(), base, token, era, status)
 	if err != nil {
 		t.Fatalf("connect to %s: %v", base, err)
 	}
@@ -413,7 +458,7 @@ func setupOrg(t *testing.T, base string, n int) *org {
 	defer func() {
 		t.Logf("registered the org and %d users in %s", n+1, time.Since(start).Round(time.Millisecond))
 	}()
-	anon := mustConnect(t, base, "", nil)
+	anon := mustConnect(t, base, "", eraSessions, nil)
 	o := &org{id: "acme"}
 	callOK(t, anon, "register_organization", map[string]any{"org_id": o.id, "name": "Acme", "admin_password": adminPassword})
 	o.bossToken = o.addUser(t, anon, "boss")
@@ -589,7 +634,7 @@ func checkNothingLost(t *testing.T, d database, s *server, o *org, l *ledger) {
 	sort.Strings(keys)
 	sessions := make([]*mcp.ClientSession, len(o.tokens))
 	for i, tok := range o.tokens {
-		sessions[i] = mustConnect(t, s.base, tok, nil)
+		sessions[i] = mustConnect(t, s.base, tok, eraOf(i), nil)
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex

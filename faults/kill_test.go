@@ -39,7 +39,7 @@ func testKill9(t *testing.T, e db.Engine) {
 	var wg sync.WaitGroup
 	cut := make(chan struct{}, askers) // one per asker whose call failed
 	for i := range askers {
-		cs := mustConnect(t, s.base, o.tokens[i], nil)
+		cs := mustConnect(t, s.base, o.tokens[i], eraOf(i), nil)
 		wg.Go(func() {
 			askLoop(ctx, cs, i, l, 10*time.Second, 0, func(r outcome) bool {
 				if r.ok() {

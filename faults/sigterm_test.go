@@ -13,10 +13,11 @@ import (
 )
 
 // TestSIGTERMUnderLoad sends SIGTERM while agents ask, read the inbox and
-// wait, and checks that every call ends promptly with a tool result or a
-// connection error (never a hang, never a tool error), that every wait
-// returns telling its agent to call again, that the process exits 0, and
-// that every acknowledged ask is stored exactly once.
+// wait, and checks that every call ends promptly with a tool result or, once
+// the server stops taking requests, a plain connection error (refused, reset
+// or closed): never a hang, a tool error or an HTTP error. Every wait that
+// was waiting returns a result telling its agent to call again, the process
+// exits 0, and every acknowledged ask is stored exactly once.
 func TestSIGTERMUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts server processes")
@@ -52,11 +53,11 @@ func testSIGTERM(t *testing.T, e db.Engine) {
 	// Once the server has gone, any call fails at once: stop there.
 	gone := func(r outcome) bool { return r.err != nil }
 	for i := range askers {
-		cs := mustConnect(t, s.base, o.tokens[i], nil)
+		cs := mustConnect(t, s.base, o.tokens[i], eraOf(i), nil)
 		wg.Go(func() { askLoop(ctx, cs, i, l, 30*time.Second, 0, gone) })
 	}
-	loop := func(tool string, args map[string]any) {
-		cs := mustConnect(t, s.base, o.bossToken, nil)
+	loop := func(era, tool string, args map[string]any) {
+		cs := mustConnect(t, s.base, o.bossToken, era, nil)
 		wg.Go(func() {
 			for ctx.Err() == nil {
 				r := call(ctx, cs, 30*time.Second, tool, args)
@@ -69,17 +70,17 @@ func testSIGTERM(t *testing.T, e db.Engine) {
 			}
 		})
 	}
-	for range readers {
-		loop("check_inbox", map[string]any{"limit": 5})
+	for i := range readers {
+		loop(eraOf(i), "check_inbox", map[string]any{"limit": 5})
 	}
 	// The recipient's own waiter returns each time a question arrives.
-	loop("wait_for_inbox", map[string]any{"timeout_s": 60})
+	loop(eraStateless, "wait_for_inbox", map[string]any{"timeout_s": 20})
 
 	// The askers' waits for replies never end by themselves: nobody answers.
 	var waiting sync.WaitGroup
 	for i := range waiters {
 		waiting.Add(1)
-		cs := mustConnect(t, s.base, o.tokens[i%askers], nil)
+		cs := mustConnect(t, s.base, o.tokens[i%askers], eraOf(i), nil)
 		wg.Go(func() {
 			waiting.Done()
 			r := call(ctx, cs, 60*time.Second, "wait_for_reply", map[string]any{"timeout_s": 110})
@@ -89,6 +90,17 @@ func testSIGTERM(t *testing.T, e db.Engine) {
 		})
 	}
 	waiting.Wait()
+	// SIGTERM must find every wait subscribed in the server.
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		n, err := s.waiting()
+		if err == nil && n >= waiters {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of %d waits reached the server within 15 s (%v)", n, waiters, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 
 	// Let the load build up, then signal.
 	deadline := time.Now().Add(10 * time.Second)
@@ -120,6 +132,7 @@ func testSIGTERM(t *testing.T, e db.Engine) {
 	// its listener, a connection error. A tool error is a fault.
 	all := append(append(others, waitsEnd...), l.outcomes...)
 	var ok, refused, inFlight int
+	refusals := map[string]int{}
 	for _, r := range all {
 		switch {
 		case r.toolError():
@@ -131,6 +144,11 @@ func testSIGTERM(t *testing.T, e db.Engine) {
 			}
 		default:
 			refused++
+			kind := refusal(r.err)
+			refusals[kind]++
+			if strings.HasPrefix(kind, "other") {
+				t.Errorf("a %s call ended with %v; want a tool result or a plain connection error", r.tool, r)
+			}
 		}
 	}
 	if inFlight == 0 {
@@ -148,9 +166,24 @@ func testSIGTERM(t *testing.T, e db.Engine) {
 			t.Errorf("a wait ended by shutdown says %q; it should tell the agent to call again", next)
 		}
 	}
+	t.Logf("refusals after SIGTERM: %v", refusals)
 	t.Logf("SIGTERM with %d asks acknowledged and %d waits waiting: %d calls finished across the signal, %d later calls were refused; all calls ended %s and the process exited 0 %s after the signal",
 		len(l.acked), waiters, inFlight, refused, ended.Round(time.Millisecond), exited.Round(time.Millisecond))
 
 	s2 := startServer(t, "restarted", d)
 	checkNothingLost(t, d, s2, o, l)
+}
+
+// refusal names the kind of a connection error, without addresses.
+func refusal(err error) string {
+	switch msg := err.Error(); {
+	case strings.Contains(msg, "connection refused"):
+		return "connection refused"
+	case strings.Contains(msg, "EOF"):
+		return "connection closed (EOF)"
+	case strings.Contains(msg, "connection reset"):
+		return "connection reset"
+	default:
+		return "other: " + truncate(msg, 120)
+	}
 }
