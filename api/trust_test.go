@@ -462,12 +462,20 @@ func TestClientAddressLimit(t *testing.T) {
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e := start(t, engine, options{auth: func(c *auth.Config) { c.IPRate, c.IPBurst = 0.001, 3 }})
-			e.org(t, eraStateless, "a") // three logins: the loopback address's whole burst
 			anon := e.connect(t, eraStateless, "")
+			ok(t, anon, "register_organization", map[string]any{"org_id": "a", "name": "A", "admin_password": adminPW})
+			for _, u := range []string{"bob", "carol"} {
+				ok(t, anon, "register_user", map[string]any{"org_id": "a", "admin_password": adminPW, "user_id": u, "name": u, "password": userPW, "ownership": "x"})
+			}
 			right := map[string]any{"org_id": "a", "user_id": "bob", "password": userPW}
-			fail(t, anon, "login", right, "too many attempts from this address, retry after ")
-
 			// Behind a proxy, the forwarded address is the client's own.
+			near := connectAs(t, e, map[string]string{"X-Forwarded-For": "198.51.100.7"})
+			for i := 0; i < 3; i++ {
+				ok(t, near, "login", right)
+			}
+			fail(t, near, "login", right, "too many attempts from this address, retry after ")
+			fail(t, near, "login", map[string]any{"org_id": "a", "user_id": "carol", "password": userPW}, "too many attempts from this address")
+			// Another address has its own budget.
 			far := connectAs(t, e, map[string]string{"X-Forwarded-For": "203.0.113.9"})
 			for i := 0; i < 3; i++ {
 				ok(t, far, "login", right)
