@@ -81,6 +81,7 @@ type Config struct {
 	CPUProfile      string
 	JSON            bool
 	Quiet           bool
+	Keep            bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (Config, error) {
@@ -107,6 +108,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of this process to the file; server goroutines carry the label side=server (go tool pprof -tagfocus side=server)")
 	fs.BoolVar(&c.JSON, "json", false, "print the report as JSON instead of a table")
 	fs.BoolVar(&c.Quiet, "q", false, "no progress lines on stderr")
+	fs.BoolVar(&c.Keep, "keep", false, "keep the temporary directory (server logs, SQLite files) and the Postgres scratch schema, and print where they are")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

@@ -164,7 +164,11 @@ func (r *runner) start(ctx context.Context) error {
 		return err
 	}
 	r.tmp = tmp
-	r.closers = append(r.closers, func() { os.RemoveAll(tmp) })
+	if r.cfg.Keep {
+		r.note("Kept: the temporary directory %s (server logs, SQLite files).", tmp)
+	} else {
+		r.closers = append(r.closers, func() { os.RemoveAll(tmp) })
+	}
 	var b [3]byte
 	rand.Read(b[:])
 	r.prefix = "bench-" + hex.EncodeToString(b[:])
@@ -187,7 +191,11 @@ func (r *runner) start(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		r.closers = append(r.closers, drop)
+		if r.cfg.Keep {
+			r.note("Kept: the Postgres scratch schema, at %s.", db.RedactURL(u))
+		} else {
+			r.closers = append(r.closers, drop)
+		}
 		r.dbcfg = db.Config{URL: u}
 	} else {
 		r.dbcfg = db.Config{Path: filepath.Join(tmp, "ctalk.db")}
@@ -203,9 +211,9 @@ func (r *runner) start(ctx context.Context) error {
 	st.BcryptCost = fmt.Sprintf("%d (harness setting, for fast set-up; production default 12; no measured call hashes a password)", benchBcryptCost)
 	st.AskLimits = fmt.Sprintf("ASKS_PER_MINUTE=%d, LOOP_MAX_QUESTIONS=%d (raised so the ask phases measure throughput; both limit COUNTs still run on every ask)", benchAsksPerMin, benchLoopMax)
 	if s.DB.Engine == db.Postgres {
-		r.note("Postgres: a scratch schema was created on -database-url for this run and dropped at the end.")
+		r.note("Postgres: a scratch schema was created on -database-url for this run (dropped at the end unless -keep).")
 	} else {
-		r.note("SQLite: a fresh file in a temporary directory, removed at the end.")
+		r.note("SQLite: a fresh file in a temporary directory (removed at the end unless -keep).")
 	}
 	return nil
 }
