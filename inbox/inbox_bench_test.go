@@ -1,0 +1,136 @@
+package inbox_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/inbox"
+)
+
+// benchUsers is the size of the benchmark org.
+const benchUsers = 20
+
+const benchQuestion = "What is the retry logic in alpha-repo when the upstream returns 503, and is the backoff capped? I need it for the incident review this afternoon."
+
+// BenchmarkAsk measures inbox.Service.Ask with the production limits, at the
+// steady state of a user asking at nearly the highest rate they allow: one
+// question every 2.1 s (by the database clock) to each of 19 coworkers in
+// turn, so that the rate-limit count sees about 28 earlier questions and
+// the loop-breaker count about 7, and no ask is refused.
+//
+//	go test ./inbox -run '^$' -bench 'Ask|Inbox' -count 10 > old.txt
+func BenchmarkAsk(b *testing.B) {
+	for _, e := range dbtest.Engines {
+		b.Run(string(e), func(b *testing.B) {
+			d := dbtest.Open(b, e)
+			benchOrg(b, d)
+			now := d.Now()
+			d.Now = func() time.Time { return now }
+			s := inbox.NewService(d, inbox.DefaultConfig(), inbox.NewBroker())
+			ctx := context.Background()
+			i := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				now = now.Add(2100 * time.Millisecond)
+				to := "u" + strconv.Itoa(1+i%(benchUsers-1))
+				i++
+				if _, err := s.Ask(ctx, "acme", "u0", inbox.Ask{To: to, Text: benchQuestion}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkInbox measures inbox.Service.Inbox (check_inbox) for a user with
+// three pending questions from three coworkers, over an org history of 100
+// and of 10,000 answered questions spread evenly over every pair of users:
+// the pending page is the same, only the history differs.
+func BenchmarkInbox(b *testing.B) {
+	for _, e := range dbtest.Engines {
+		b.Run(string(e), func(b *testing.B) {
+			d := dbtest.Open(b, e)
+			benchOrg(b, d)
+			s := inbox.NewService(d, inbox.DefaultConfig(), inbox.NewBroker())
+			ctx := context.Background()
+			for i := 1; i <= 3; i++ {
+				if _, err := s.Ask(ctx, "acme", "u"+strconv.Itoa(i), inbox.Ask{To: "u0", Text: benchQuestion}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			seeded := 0
+			for _, history := range []int{100, 10000} {
+				benchHistory(b, d, seeded, history)
+				seeded = history
+				b.Run(fmt.Sprintf("history=%d", history), func(b *testing.B) {
+					b.ReportAllocs()
+					for b.Loop() {
+						items, _, err := s.Inbox(ctx, "acme", "u0", 10, "")
+						if err != nil {
+							b.Fatal(err)
+						}
+						if len(items) != 3 {
+							b.Fatalf("%d questions in the inbox, want 3", len(items))
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+// benchOrg creates org acme with users u0 to u19.
+func benchOrg(b *testing.B, d *db.DB) {
+	b.Helper()
+	now := d.Now()
+	err := d.Tx(context.Background(), func(tx *sql.Tx) error {
+		if _, err := tx.Exec(`INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ('acme', 'Acme', 'x', $1)`, now); err != nil {
+			return err
+		}
+		for i := range benchUsers {
+			if _, err := tx.Exec(`INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ('acme', $1, $2, 'x', 'member', $3, $3)`,
+				"u"+strconv.Itoa(i), "User "+strconv.Itoa(i), now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// benchHistory adds answered, handed-over questions from+1..to, row n asked
+// by u(n mod 20) of another user chosen so that every ordered pair gets as
+// many, n seconds before the pending questions.
+func benchHistory(b *testing.B, d *db.DB, from, to int) {
+	b.Helper()
+	end := d.Now().Add(-time.Hour)
+	err := d.Tx(context.Background(), func(tx *sql.Tx) error {
+		stmt, err := tx.Prepare(`INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, created_at, resolved_at, resolution, recipient_handed_at, asker_handed_at)
+			VALUES ('acme', $1, $2, $3, $4, 'answered', $5, $6, $7, $6, $6)`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for n := from + 1; n <= to; n++ {
+			asker := n % benchUsers
+			recipient := (asker + 1 + (n/benchUsers)%(benchUsers-1)) % benchUsers
+			asked := end.Add(-time.Duration(n) * time.Second)
+			if _, err := stmt.Exec("qh_"+strconv.Itoa(n), "u"+strconv.Itoa(asker), "u"+strconv.Itoa(recipient),
+				"seeded question "+strconv.Itoa(n), asked, asked.Add(30*time.Second), "seeded answer "+strconv.Itoa(n)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
