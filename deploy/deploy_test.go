@@ -1100,14 +1100,11 @@ func TestChecksCatchMistakes(t *testing.T) {
 // ---------------------------------------------------------------------------
 // The README must stay true of the code: these tests fail, saying what to
 // write, when a variable, command, route or account tool changes. They run
-// when CTALK_CHECK_README=1; .ci/run runs them and reports drift without
-// failing, so that a code change does not wait for its documentation.
+// with the rest of the suite: documentation that no longer matches the code
+// is a failure like any other.
 
 func checkReadme(t *testing.T) {
 	t.Helper()
-	if os.Getenv("CTALK_CHECK_README") != "1" {
-		t.Skip("README drift checks run with CTALK_CHECK_README=1")
-	}
 }
 
 // readmeSection returns the text of README.md from the heading that starts
@@ -1185,37 +1182,43 @@ func TestReadmeEndpoints(t *testing.T) {
 	}
 }
 
-func TestReadmeAccountTools(t *testing.T) {
+func TestReadmeTools(t *testing.T) {
 	checkReadme(t)
-	src := readRepo(t, "api/account_tools.go")
-	section := readmeSection(t, readRepo(t, "README.md"), "### Accounts")
-	// Each tool's options run from its NewTool to the next one.
-	starts := regexp.MustCompile(`mcp\.NewTool\("([a-z_]+)"`).FindAllStringSubmatchIndex(src, -1)
-	if len(starts) == 0 {
-		t.Fatal("found no tools in api/account_tools.go")
+	section := readmeSection(t, readRepo(t, "README.md"), "## Tool reference")
+	files, err := filepath.Glob(filepath.Join("..", "api", "*_tools.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("found no api/*_tools.go files (%v)", err)
 	}
 	tools := map[string]bool{}
-	for i, st := range starts {
-		name := src[st[2]:st[3]]
-		tools[name] = true
-		end := len(src)
-		if i+1 < len(starts) {
-			end = starts[i+1][0]
-		}
-		doc := readmeSection(t, section, "#### `"+name+"`")
-		args := regexp.MustCompile(`mcp\.With(?:String|Number|Boolean|Any|Array|Object)\("([a-z_]+)"`).FindAllStringSubmatch(src[st[0]:end], -1)
-		if strings.Contains(src[st[0]:end], "authTokenParam") {
-			args = append(args, []string{"", "auth_token"})
-		}
-		for _, a := range args {
-			if !strings.Contains(doc, "`"+a[1]+"`") {
-				t.Errorf("tool %s takes argument %s, but its README.md entry does not mention it", name, a[1])
+	for _, f := range files {
+		src := readRepo(t, filepath.Join("api", filepath.Base(f)))
+		// Each tool's options run from its NewTool to the next one.
+		starts := regexp.MustCompile(`mcp\.NewTool\("([a-z_]+)"`).FindAllStringSubmatchIndex(src, -1)
+		for i, st := range starts {
+			name := src[st[2]:st[3]]
+			tools[name] = true
+			end := len(src)
+			if i+1 < len(starts) {
+				end = starts[i+1][0]
+			}
+			doc := readmeSection(t, section, "#### `"+name+"`")
+			opts := src[st[0]:end]
+			args := regexp.MustCompile(`mcp\.With(?:String|Number|Boolean|Any|Array|Object)\("([a-z_]+)"`).FindAllStringSubmatch(opts, -1)
+			for param, arg := range map[string]string{"authTokenParam": "auth_token", "messageIDParam": "message_id"} {
+				if strings.Contains(opts, param) {
+					args = append(args, []string{"", arg})
+				}
+			}
+			for _, a := range args {
+				if !strings.Contains(doc, "`"+a[1]+"`") {
+					t.Errorf("tool %s takes argument %s, but its README.md entry does not mention it", name, a[1])
+				}
 			}
 		}
 	}
 	for _, m := range regexp.MustCompile("(?m)^#### `([a-z_]+)`").FindAllStringSubmatch(section, -1) {
 		if !tools[m[1]] {
-			t.Errorf("README.md describes the account tool %s, which api/account_tools.go does not register", m[1])
+			t.Errorf("README.md describes the tool %s, which no api/*_tools.go file registers", m[1])
 		}
 	}
 }
