@@ -322,9 +322,6 @@ func fuzzBodies(tools []fuzzTool) []string {
 		// Each argument in turn carries a NUL, which Postgres cannot store
 		// or compare, with plausible values in the others.
 		for _, name := range tool.args {
-			if openNULBugs[name] {
-				continue
-			}
 			args := map[string]any{}
 			for _, other := range tool.args {
 				args[other] = plausibleArg(other)
@@ -336,12 +333,6 @@ func fuzzBodies(tools []fuzzTool) []string {
 	}
 	return bodies
 }
-
-// openNULBugs names the arguments whose NUL still reaches Postgres and comes
-// back as an internal error: message ids (the inbox's question lookup, whose
-// error wait_for_reply returns untranslated) and idempotency keys. Remove
-// each once it is refused or translated as invalid.
-var openNULBugs = map[string]bool{"message_id": true, "idempotency_key": true}
 
 // plausibleArg is a value for the argument name that gets past its first
 // check, so that later ones are reached.

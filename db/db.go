@@ -211,6 +211,9 @@ func Translate(err error) error {
 		switch {
 		case pe.Code == "23505":
 			return &wrapped{ctalk.Errorf(ctalk.EConflict, "that already exists"), err}
+		case pe.Code == "22021" || pe.Code == "22P05":
+			// Text Postgres cannot store, such as a NUL character.
+			return &wrapped{ctalk.Errorf(ctalk.EInvalid, "the text contains a character that cannot be stored, such as NUL; remove it"), err}
 		case pe.Code == "23503":
 			return &wrapped{ctalk.Errorf(ctalk.ENotFound, "a referenced record does not exist"), err}
 		case pe.Code == "40001" || pe.Code == "40P01":

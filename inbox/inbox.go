@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/auth"
@@ -121,9 +120,9 @@ func (s *Service) Ask(ctx context.Context, orgID, askerID string, in Ask) (*Ques
 	if err != nil {
 		return nil, err
 	}
-	key := strings.TrimSpace(in.IdempotencyKey)
-	if utf8.RuneCountInString(key) > MaxKeyLen {
-		return nil, ctalk.Errorf(ctalk.EInvalid, "idempotency_key may be at most %d characters", MaxKeyLen)
+	key, err := ctalk.Text("idempotency_key", in.IdempotencyKey, MaxKeyLen, false)
+	if err != nil {
+		return nil, err
 	}
 	q := &Question{From: askerID, To: to, Text: text, Status: StatusPending}
 	if key != "" {
@@ -147,7 +146,7 @@ func (s *Service) Ask(ctx context.Context, orgID, askerID string, in Ask) (*Ques
 		if err := s.checkAskLimits(ctx, tx, orgID, askerID, to, now); err != nil {
 			return err
 		}
-		q.ID, q.CreatedAt = newID("q_"), now
+		q.ID, q.CreatedAt = newID(messageIDPrefix), now
 		res, err := tx.ExecContext(ctx, `
 			INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, idempotency_key, created_at)
 			VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7)
@@ -280,11 +279,31 @@ func question(ctx context.Context, q querier, orgID, userID, id string) (*Questi
 	if id == "" {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "message_id is required; check_inbox and check_replies show message ids")
 	}
+	if !validMessageID(id) {
+		return nil, notFoundQuestion(id)
+	}
 	qq, err := scanQuestion(q.QueryRowContext(ctx, `SELECT `+questionColumns+` FROM questions WHERE org_id = $1 AND id = $2 AND (asker_id = $3 OR recipient_id = $3)`, orgID, id, userID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFoundQuestion(id)
 	}
-	return qq, err
+	return qq, db.Translate(err)
+}
+
+// messageIDPrefix starts every message id; newID adds 24 hex digits.
+const messageIDPrefix = "q_"
+
+// validMessageID reports whether id has the shape of a message id, so that
+// no other string reaches a query.
+func validMessageID(id string) bool {
+	if len(id) != len(messageIDPrefix)+24 || !strings.HasPrefix(id, messageIDPrefix) {
+		return false
+	}
+	for _, r := range id[len(messageIDPrefix):] {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func notFoundQuestion(id string) error {
