@@ -181,8 +181,10 @@ func refusal(err error) string {
 		return "connection refused"
 	case strings.Contains(msg, "EOF"):
 		return "connection closed (EOF)"
-	case strings.Contains(msg, "connection reset"):
+	case strings.Contains(msg, "connection reset"), strings.Contains(msg, "broken pipe"):
 		return "connection reset"
+	case strings.Contains(msg, "server closed idle connection"):
+		return "idle connection closed by the server"
 	default:
 		return "other: " + truncate(msg, 120)
 	}
