@@ -59,7 +59,8 @@ func TestPostgresRestart(t *testing.T) {
 	wakeBefore := wakeRounds(t, a, b, o, sleeperToken, 2)
 	t.Logf("before the fault, asks through B woke waiters on A in %v", wakeBefore)
 
-	// The load: askers on both replicas, an inbox reader and a waiter on A.
+	// The load: askers on both replicas; on A, an inbox reader, two waiters,
+	// whoami, and new clients connecting.
 	l := newLedger()
 	ctx, stopLoad := context.WithCancel(context.Background())
 	defer stopLoad()
@@ -324,7 +325,7 @@ func (c cluster) ctl(t *testing.T, action string, opts ...string) {
 
 // ensureStarted starts the cluster if it is down.
 func (c cluster) ensureStarted(t *testing.T) {
-	if exec.Command("pg_ctlcluster", c.version, c.name, "status").Run() == nil {
+	if exec.Command("pg_ctlcluster", "--skip-systemctl-redirect", c.version, c.name, "status").Run() == nil {
 		return
 	}
 	t.Logf("starting Postgres %s %s again", c.version, c.name)

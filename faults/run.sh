@@ -23,7 +23,7 @@ read -r pg_version pg_cluster <<<"$CTALK_FAULTS_PG_CLUSTER"
 
 # Whatever happens to the test, leave Postgres up for the steps after this one.
 restore() {
-	if ! pg_ctlcluster "$pg_version" "$pg_cluster" status >/dev/null 2>&1; then
+	if ! pg_ctlcluster --skip-systemctl-redirect "$pg_version" "$pg_cluster" status >/dev/null 2>&1; then
 		echo "faults: Postgres $pg_version $pg_cluster is down; starting it again"
 		pg_ctlcluster --skip-systemctl-redirect "$pg_version" "$pg_cluster" start || true
 	fi
