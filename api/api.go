@@ -20,6 +20,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/ctalk/ctalk"
@@ -273,8 +274,27 @@ func (s *Server) jsonRPCBody(next echo.HandlerFunc) echo.HandlerFunc {
 				"error": map[string]any{"code": -32600, "message": msg},
 			})
 		}
+		if statelessCancel(req.Header, b) {
+			return c.NoContent(http.StatusAccepted)
+		}
 		return next(c)
 	}
+}
+
+// statelessCancel reports whether a message is a notifications/cancelled of
+// the stateless protocol era. There a call is cancelled by closing its HTTP
+// request, which already ends the tool call, so the notice needs no handling;
+// and some clients send it without the _meta that mcp-go requires, which
+// would answer 400 and make those clients drop their whole session.
+func statelessCancel(h http.Header, b []byte) bool {
+	if !mcp.IsModernProtocol(h.Get(mcp.HeaderProtocolVersion)) {
+		return false
+	}
+	var m struct {
+		ID     any    `json:"id"`
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(b, &m) == nil && m.ID == nil && m.Method == "notifications/cancelled"
 }
 
 // checkJSONRPC says what is wrong with the envelope of a JSON-RPC message, or

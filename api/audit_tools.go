@@ -55,7 +55,7 @@ func (s *Server) registerAuditTools() {
 		mcp.WithString("admin_password", mcp.Description("The org's admin password; may be omitted when you are logged in as an org admin.")),
 		mcp.WithString("user_id", mcp.Description("Only calls by this user.")),
 		mcp.WithString("tool", mcp.Description("Only calls of this tool.")),
-		mcp.WithString("outcome", mcp.Description("Only this outcome: ok, invalid, unauthorized, forbidden, not_found, conflict, rate_limited, unavailable or internal.")),
+		mcp.WithString("outcome", mcp.Description("Only this outcome: ok, cancelled, invalid, unauthorized, forbidden, not_found, conflict, rate_limited, unavailable or internal.")),
 		mcp.WithString("since", mcp.Description("Only calls at or after this RFC 3339 time.")),
 		mcp.WithString("until", mcp.Description("Only calls before this RFC 3339 time.")),
 		mcp.WithNumber("limit", mcp.Description("Events per page, 1 to 200 (default 50).")),
@@ -82,7 +82,7 @@ func (s *Server) registerAuditTools() {
 			}
 		}
 		if f.Outcome != "" && !audit.ValidOutcome(f.Outcome) {
-			return nil, ctalk.Errorf(ctalk.EInvalid, "outcome %q is not one of ok, invalid, unauthorized, forbidden, not_found, conflict, rate_limited, unavailable, internal", ctalk.Shorten(f.Outcome, 40))
+			return nil, ctalk.Errorf(ctalk.EInvalid, "outcome %q is not one of ok, cancelled, invalid, unauthorized, forbidden, not_found, conflict, rate_limited, unavailable, internal", ctalk.Shorten(f.Outcome, 40))
 		}
 		if f.Since, err = timeArg("since", in.Since); err != nil {
 			return nil, err

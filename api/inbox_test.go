@@ -317,11 +317,11 @@ func TestWaiting(t *testing.T) {
 	})
 }
 
-// waitForWaiters waits until n agents wait on e's server.
+// waitForWaiters waits until exactly n agents wait on e's server.
 func waitForWaiters(t *testing.T, e *env, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for e.Broker.Waiting() < n {
+	for e.Broker.Waiting() != n {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d agents waiting, want %d", e.Broker.Waiting(), n)
 		}

@@ -145,6 +145,10 @@ func (s *Server) registerInboxTools() {
 			return nil, err
 		}
 		q, err := s.inbox.Ask(ctx, sess.OrgID, sess.UserID, inbox.Ask{To: in.ToUserID, Text: in.Question, IdempotencyKey: in.IdempotencyKey})
+		if ctalk.ErrorCode(err) == ctalk.EUnavailable {
+			// The question may have been stored before the connection broke.
+			return nil, ctalk.Errorf(ctalk.EUnavailable, "%s; the question may already be stored, so retry with the same idempotency_key (a retry without one could ask twice)", ctalk.ErrorMessage(err))
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -189,24 +189,33 @@ func goKind(k string) string {
 func (s *Server) toolError(ctx context.Context, err error) *mcp.CallToolResult {
 	code := ctalk.ErrorCode(err)
 	msg := ctalk.ErrorMessage(err)
-	switch code {
-	case ctalk.EInternal:
+	switch {
+	case cancelled(err):
+		msg = "the call was cancelled or timed out before it finished; retry it"
+	case code == ctalk.EInternal:
 		s.log.Error("tool call failed", "request_id", requestID(ctx), "error", err)
 		msg = fmt.Sprintf("internal error (request id %s); retry, and report it if it persists", requestID(ctx))
-	case "":
-		msg = "internal error"
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		msg = "the call was cancelled or timed out before it finished; retry it"
 	}
 	return mcp.NewToolResultError(strings.ReplaceAll(string(code), "_", " ") + ": " + msg)
+}
+
+// outcomeCancelled is the outcome of a call whose caller cancelled it or
+// disconnected before it finished.
+const outcomeCancelled = "cancelled"
+
+func cancelled(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // logCall writes one line per tool call: who, which tool, the outcome and
 // how long it took. Arguments are never logged.
 func (s *Server) logCall(ctx context.Context, c *call, err error, d time.Duration) {
 	outcome := "ok"
-	if err != nil {
+	switch {
+	case cancelled(err):
+		// The caller went away; nothing failed on this side.
+		outcome = outcomeCancelled
+	case err != nil:
 		outcome = string(ctalk.ErrorCode(err))
 	}
 	s.metrics.observe(c.tool, outcome, d.Seconds())

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ctalk/ctalk"
@@ -24,7 +25,7 @@ type Event struct {
 	OrgID      string    `json:"org_id"`
 	UserID     string    `json:"user_id"`
 	Tool       string    `json:"tool"`
-	Outcome    string    `json:"outcome" jsonschema:"ok, invalid, unauthorized, forbidden, not_found, conflict, rate_limited, unavailable or internal"`
+	Outcome    string    `json:"outcome" jsonschema:"ok, cancelled (by the caller), invalid, unauthorized, forbidden, not_found, conflict, rate_limited, unavailable or internal"`
 	DurationMS float64   `json:"duration_ms"`
 	IDs        []string  `json:"ids" jsonschema:"message and user ids the call touched"`
 	RequestID  string    `json:"request_id"`
@@ -39,6 +40,10 @@ type Log struct {
 	done    chan struct{}
 	closeMu sync.RWMutex
 	closed  bool
+	// dropped counts events lost because the queue was full: the database
+	// was unreachable for longer than the queue lasts.
+	dropped  atomic.Int64
+	lastWarn atomic.Int64
 }
 
 // batchSize bounds one insert transaction.
@@ -51,8 +56,10 @@ func NewLog(d *db.DB, log *slog.Logger) *Log {
 	return l
 }
 
-// Record queues an event. When the queue is full it waits for room rather
-// than dropping the event. After Close it writes the event directly.
+// Record queues an event without waiting. While the database is down the
+// queue holds events for later; should it fill, further events are counted
+// and dropped rather than holding up tool calls. After Close it writes the
+// event directly.
 func (l *Log) Record(e Event) {
 	l.closeMu.RLock()
 	defer l.closeMu.RUnlock()
@@ -62,8 +69,19 @@ func (l *Log) Record(e Event) {
 		}
 		return
 	}
-	l.events <- e
+	select {
+	case l.events <- e:
+	default:
+		n := l.dropped.Add(1)
+		if now := time.Now().Unix(); now-l.lastWarn.Load() >= 60 {
+			l.lastWarn.Store(now)
+			l.log.Warn("audit queue full: events dropped while the database is unreachable", "dropped_total", n)
+		}
+	}
 }
+
+// Dropped returns how many events were dropped because the queue was full.
+func (l *Log) Dropped() int64 { return l.dropped.Load() }
 
 // Close writes every queued event and stops the writer.
 func (l *Log) Close() {
@@ -79,6 +97,7 @@ func (l *Log) Close() {
 func (l *Log) write() {
 	defer close(l.done)
 	batch := make([]Event, 0, batchSize)
+	giveUp := false
 	for e := range l.events {
 		batch = append(batch[:0], e)
 	drain:
@@ -93,20 +112,36 @@ func (l *Log) write() {
 				break drain
 			}
 		}
-		// A failed batch is retried a few times: the database may be
-		// restarting. Only then are its events given up, and logged.
+		// A failed batch is retried until the database is back, while new
+		// events wait in the queue. Only once the log is closing does it give
+		// up, after a few more attempts, and say so.
+		backoff := 100 * time.Millisecond
 		for attempt := 0; ; attempt++ {
 			err := l.insert(context.Background(), batch)
 			if err == nil {
+				giveUp = false
 				break
 			}
-			if attempt == 4 {
-				l.log.Error("audit events lost after retries", "count", len(batch), "error", err)
+			if giveUp || attempt >= 5 && l.isClosed() {
+				// Once one batch is given up at shutdown, the rest get one
+				// attempt each, so that Close does not wait out every batch.
+				giveUp = true
+				l.log.Error("audit events lost: the database stayed unreachable through shutdown", "count", len(batch), "error", err)
 				break
 			}
-			time.Sleep(time.Duration(attempt+1) * 500 * time.Millisecond)
+			if attempt == 0 {
+				l.log.Warn("audit write failed; retrying until the database answers", "error", err)
+			}
+			time.Sleep(backoff)
+			backoff = min(backoff*2, 5*time.Second)
 		}
 	}
+}
+
+func (l *Log) isClosed() bool {
+	l.closeMu.RLock()
+	defer l.closeMu.RUnlock()
+	return l.closed
 }
 
 func (l *Log) insert(ctx context.Context, batch []Event) error {
@@ -244,5 +279,5 @@ func ValidOutcome(s string) bool {
 	case ctalk.EInvalid, ctalk.EUnauthorized, ctalk.EForbidden, ctalk.ENotFound, ctalk.EConflict, ctalk.ERateLimited, ctalk.EUnavailable, ctalk.EInternal:
 		return true
 	}
-	return s == "ok"
+	return s == "ok" || s == "cancelled"
 }

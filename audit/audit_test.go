@@ -47,3 +47,31 @@ func TestCloseFlushesAndPruneDeletesOldEvents(t *testing.T) {
 		}
 	})
 }
+
+func TestRecordNeverBlocksWhileTheDatabaseIsDown(t *testing.T) {
+	d := dbtest.Open(t, db.SQLite)
+	l := audit.NewLog(d, slog.Default())
+	d.Close() // every write now fails, as during an outage
+	done := make(chan struct{})
+	go func() {
+		for range 20000 {
+			l.Record(audit.Event{At: time.Now(), OrgID: "acme", Tool: "t", Outcome: "ok"})
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Record blocked while the database was down")
+	}
+	if l.Dropped() == 0 {
+		t.Fatal("20000 events fit a queue that should have filled")
+	}
+	closed := make(chan struct{})
+	go func() { l.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close did not give up on an unreachable database")
+	}
+}
