@@ -74,9 +74,9 @@ func insertQuestion(ctx context.Context, d *db.DB, org, asker, to string) error 
 }
 
 // askTransaction is the whole transaction of ask_person without a key: the
-// recipient check, the two limit counts, the INSERT and, on Postgres, the
-// wake-up notification.
-func askTransaction(ctx context.Context, d *db.DB, org, asker, to string) error {
+// recipient check, the two limit counts, the INSERT and, on Postgres when
+// notify is set, the wake-up notification.
+func askTransaction(ctx context.Context, d *db.DB, org, asker, to string, notify bool) error {
 	return d.Tx(ctx, func(tx *sql.Tx) error {
 		now := d.Now()
 		var n int
@@ -93,7 +93,7 @@ func askTransaction(ctx context.Context, d *db.DB, org, asker, to string) error 
 		if _, err := tx.ExecContext(ctx, sqlAskInsert, org, newQuestionID(), asker, to, questionText, sql.NullString{}, now); err != nil {
 			return err
 		}
-		if d.Engine == db.Postgres {
+		if notify && d.Engine == db.Postgres {
 			_, err := tx.ExecContext(ctx, sqlNotify, notifyChannel, org+"/"+to)
 			return err
 		}
@@ -132,6 +132,13 @@ func scanQuestions(rows *sql.Rows, err error) error {
 		}
 	}
 	return rows.Err()
+}
+
+// selectLoopCount is the loop-breaker count of ask_person.
+func selectLoopCount(ctx context.Context, d *db.DB, org, asker, to string) error {
+	var n int
+	var oldest db.NullTime
+	return d.QueryRowContext(ctx, sqlAskLoop, org, asker, to, d.Now().Add(-loopWindow)).Scan(&n, &oldest)
 }
 
 // selectInteraction is the history count check_inbox runs per sender.

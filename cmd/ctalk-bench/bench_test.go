@@ -106,7 +106,7 @@ func TestSmoke(t *testing.T) {
 			}
 
 			sc := res.Scale
-			if sc == nil || sc.Skipped || len(sc.Ops) != 6 {
+			if sc == nil || sc.Skipped || len(sc.Ops) != 8 {
 				t.Fatalf("scale: %+v", sc)
 			}
 			for _, op := range sc.Ops {

@@ -114,8 +114,8 @@ func str(m map[string]any, key string) string {
 	return s
 }
 
-// get fetches path from base and discards the body; a status other than 200
-// is an error.
+// get fetches url and discards the body; a status other than 200 is an
+// error.
 func (c *client) get(ctx context.Context, url, token string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {

@@ -2,19 +2,23 @@
 // it: the HTTP stack (GET /health on the same server) and the database (the
 // SQL behind ask_person and check_inbox, run directly through database/sql).
 // It also measures delivery latency to a waiting agent, how inbox reads
-// scale with an org's history, and the memory of thousands of waiting agents.
+// scale with an org's history, and the memory of thousands of waiting agents,
+// and prints each figure next to its target.
 //
 // It talks to loopback only, every phase is bounded in time and count, and
 // it stops by itself. By default it starts ctalk in this process on
 // 127.0.0.1:0, wired as cmd/ctalk wires it; with -url it measures a running
 // server instead.
 //
-//	ctalk-bench                                  # SQLite in a temp dir
+//	ctalk-bench                                   # SQLite in a temporary directory
 //	ctalk-bench -engine postgres -database-url postgres://...
 //	ctalk-bench -url http://127.0.0.1:8080 -database-url postgres://... -metrics-token ...
+//	ctalk-bench -phases whoami -cpuprofile cpu.out   # then: go tool pprof -tagfocus side=server cpu.out
+//	ctalk-bench -phases memory -memprofile heap.out
 //
-// The exit status is 0 when the measurement ran, whether or not the targets
-// were met: misses are marked in the report.
+// Machines shared with other work make absolute figures noise: compare the
+// ratios of one run. The exit status is 0 when the measurement ran, whether
+// or not the targets were met: misses are marked in the report.
 package main
 
 import (
@@ -79,6 +83,7 @@ type Config struct {
 	Waiters         int
 	Phases          map[string]bool
 	CPUProfile      string
+	MemProfile      string
 	JSON            bool
 	Quiet           bool
 	Keep            bool
@@ -106,6 +111,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.IntVar(&c.Waiters, "waiters", 2000, "concurrent waiting agents in the memory phase")
 	phases := fs.String("phases", "all", "comma-separated phases to run: "+strings.Join(allPhases, ","))
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of this process to the file; server goroutines carry the label side=server (go tool pprof -tagfocus side=server)")
+	fs.StringVar(&c.MemProfile, "memprofile", "", "memory phase: write the child server's heap profile, with every agent waiting, to the file, and its goroutine profile to the file + \".goroutine\" (not with -server-bin or -url)")
 	fs.BoolVar(&c.JSON, "json", false, "print the report as JSON instead of a table")
 	fs.BoolVar(&c.Quiet, "q", false, "no progress lines on stderr")
 	fs.BoolVar(&c.Keep, "keep", false, "keep the temporary directory (server logs, SQLite files) and the Postgres scratch schema, and print where they are")

@@ -15,12 +15,18 @@ import (
 
 // Memory is the footprint of many waiting agents on one server.
 type Memory struct {
-	Mode               string  `json:"mode"`
-	Waiters            int     `json:"waiters"`
-	RSSBaselineMB      float64 `json:"rss_baseline_mb"`
-	RSSWaitingMB       float64 `json:"rss_waiting_mb"`
-	RSSAfterMB         float64 `json:"rss_after_mb"`
-	PerWaiterKB        float64 `json:"rss_per_waiter_kb"`
+	Mode          string  `json:"mode"`
+	Waiters       int     `json:"waiters"`
+	RSSBaselineMB float64 `json:"rss_baseline_mb"`
+	RSSWaitingMB  float64 `json:"rss_waiting_mb"`
+	RSSAfterMB    float64 `json:"rss_after_mb"`
+	PerWaiterKB   float64 `json:"rss_per_waiter_kb"`
+	// HeapMB and StackMB split the Go runtime's memory in use, idle and
+	// with every agent waiting, from the server's /metrics.
+	HeapIdleMB         float64 `json:"heap_inuse_idle_mb"`
+	HeapWaitingMB      float64 `json:"heap_inuse_waiting_mb"`
+	StackIdleMB        float64 `json:"stack_inuse_idle_mb"`
+	StackWaitingMB     float64 `json:"stack_inuse_waiting_mb"`
 	GoroutinesBaseline int     `json:"goroutines_baseline"`
 	GoroutinesWaiting  int     `json:"goroutines_waiting"`
 	GoroutinesAfter    int     `json:"goroutines_after"`
@@ -49,6 +55,8 @@ func (r *runner) phaseMemory(ctx context.Context) error {
 	var (
 		base, token string
 		rss         func() (int64, error)
+		ch          *child
+		profile     func() error
 	)
 	switch {
 	case r.primary != nil:
@@ -56,8 +64,23 @@ func (r *runner) phaseMemory(ctx context.Context) error {
 		if r.engine == db.SQLite {
 			dbc.Path = filepath.Join(r.tmp, "memory.db")
 		}
-		ch, err := startChild(ctx, r.cfg.ServerBin, childServerEnv(dbc), filepath.Join(r.tmp, "memory-server.log"))
-		if err != nil {
+		env := childServerEnv(dbc)
+		if r.cfg.MemProfile != "" && r.cfg.ServerBin == "" {
+			path, err := filepath.Abs(r.cfg.MemProfile)
+			if err != nil {
+				return err
+			}
+			env = append(env, heapProfileEnv+"="+path)
+			profile = func() error {
+				if err := ch.profile(path); err != nil {
+					return err
+				}
+				r.note("Heap profile of the memory phase's server with %d agents waiting: %s (goroutines: %s.goroutine).", r.cfg.Waiters, path, path)
+				return nil
+			}
+		}
+		var err error
+		if ch, err = startChild(ctx, r.cfg.ServerBin, env, filepath.Join(r.tmp, "memory-server.log")); err != nil {
 			return err
 		}
 		defer ch.Stop()
@@ -83,6 +106,10 @@ func (r *runner) phaseMemory(ctx context.Context) error {
 		m, err := r.cl.metrics(ctx, base, token, "go_goroutines")
 		return int(m["go_goroutines"]), err
 	}
+	runtimeMem := func() (heap, stack float64, err error) {
+		m, err := r.cl.metrics(ctx, base, token, "go_memstats_heap_inuse_bytes", "go_memstats_stack_inuse_bytes")
+		return m["go_memstats_heap_inuse_bytes"] / (1 << 20), m["go_memstats_stack_inuse_bytes"] / (1 << 20), err
+	}
 	waiting := func() (int, error) {
 		m, err := r.cl.metrics(ctx, base, token, "ctalk_waiting_agents")
 		return int(m["ctalk_waiting_agents"]), err
@@ -97,6 +124,9 @@ func (r *runner) phaseMemory(ctx context.Context) error {
 		return err
 	}
 	mem.RSSBaselineMB, mem.GoroutinesBaseline = mb(baseRSS), baseG
+	if mem.HeapIdleMB, mem.StackIdleMB, err = runtimeMem(); err != nil {
+		return err
+	}
 
 	r.logf("  connecting %d agents", r.cfg.Waiters)
 	sessions := make([]*mcp.ClientSession, r.cfg.Waiters)
@@ -155,6 +185,14 @@ func (r *runner) phaseMemory(ctx context.Context) error {
 	mem.PerWaiterKB = float64(peak-baseRSS) / 1024 / float64(r.cfg.Waiters)
 	if mem.GoroutinesWaiting, err = goroutines(); err != nil {
 		return err
+	}
+	if mem.HeapWaitingMB, mem.StackWaitingMB, err = runtimeMem(); err != nil {
+		return err
+	}
+	if profile != nil {
+		if err := profile(); err != nil {
+			return err
+		}
 	}
 
 	// The agents hang up, as killed or restarted agents do; every server

@@ -71,10 +71,12 @@ func (r *runner) evaluate() {
 	add(ratio("ask", "ask_person", "ask", "SQL ask transaction", 0))
 	add(ratio("ask", "ask_person", "ask", "inbox.Service.Ask", 0))
 	add(ratio("ask", "inbox.Service.Ask", "ask", "SQL ask transaction", 0))
+	if res.op("ask", opAskNoNotify) != nil {
+		add(ratio("ask", "SQL ask transaction", "ask", opAskNoNotify, 0))
+	}
 	add(ratio("inbox", "check_inbox", "inbox", "SQL inbox select", 0))
 	add(ratio("inbox", "check_inbox", "inbox", "inbox.Service.Inbox", 0))
 	add(ratio("inbox", "inbox.Service.Inbox", "inbox", "SQL inbox select", 0))
-	add(ratio("whoami", "whoami", "inbox", "SQL inbox select", 0))
 
 	ratioTarget := func(name string, rt Ratio, ok bool, why string) {
 		t := Target{Name: name, Want: rt.Target + " (throughput ratio)", Status: statusSkipped, Note: why}
@@ -255,6 +257,7 @@ func (res *Result) WriteText(w io.Writer) error {
 		} else {
 			p("measured:\t%s", m.Mode)
 			p("RSS:\t%.1f MB idle, %.1f MB with %d waiting (+%.1f MB, %.1f KB per agent), %.1f MB after they left", m.RSSBaselineMB, m.RSSWaitingMB, m.Waiters, m.RSSWaitingMB-m.RSSBaselineMB, m.PerWaiterKB, m.RSSAfterMB)
+			p("Go runtime:\theap in use %.1f MB idle, %.1f MB waiting; goroutine stacks %.1f MB idle, %.1f MB waiting (%.1f KB per goroutine)", m.HeapIdleMB, m.HeapWaitingMB, m.StackIdleMB, m.StackWaitingMB, perGoroutineKB(m))
 			p("goroutines:\t%d idle, %d with %d waiting, %d after they left (back to baseline: %v)", m.GoroutinesBaseline, m.GoroutinesWaiting, m.Waiters, m.GoroutinesAfter, m.BackToBaseline)
 			if m.ReturnedEarly > 0 {
 				p("early returns:\t%d waits returned before the agents hung up; first error: %s", m.ReturnedEarly, m.FirstError)
@@ -293,6 +296,13 @@ func (res *Result) WriteText(w io.Writer) error {
 		}
 	}
 	return tw.Flush()
+}
+
+func perGoroutineKB(m *Memory) float64 {
+	if d := m.GoroutinesWaiting - m.GoroutinesBaseline; d > 0 {
+		return (m.StackWaitingMB - m.StackIdleMB) * 1024 / float64(d)
+	}
+	return 0
 }
 
 func dash(s string) string {

@@ -43,7 +43,8 @@ const (
 // over every pair of its users, and times check_inbox and check_replies of
 // one user whose pending inbox (3 questions) and recent replies (5) stay the
 // same, first over the small history, then over the big one. The statements
-// behind them are timed too, to show which part grows.
+// behind them are timed too, to show which part grows, and so is ask_person
+// between two other users, whose loop-breaker count reads the pair's history.
 func (r *runner) phaseScale(ctx context.Context) error {
 	sc := &Scale{SmallRows: r.cfg.ScaleSmall, BigRows: r.cfg.ScaleRows, Pending: scalePending, RecentReplies: scaleReplies}
 	r.res.Scale = sc
@@ -60,6 +61,13 @@ func (r *runner) phaseScale(ctx context.Context) error {
 		return err
 	}
 	defer me.Close()
+	// The asker of the ask_person samples is another user, so that the
+	// measured user's inbox and replies stay as seeded.
+	asker, err := r.cl.connect(ctx, r.url, o.tokens[len(o.tokens)-1])
+	if err != nil {
+		return err
+	}
+	defer asker.Close()
 	now := r.db.Now()
 	cutoff := now.Add(-10 * time.Minute)
 	if err := seedMeasuredUser(ctx, r.db, o, now, cutoff); err != nil {
@@ -73,7 +81,7 @@ func (r *runner) phaseScale(ctx context.Context) error {
 		return err
 	}
 	seeding := time.Since(started)
-	small, err := r.scaleOps(ctx, o, me, cutoff)
+	small, err := r.scaleOps(ctx, o, me, asker, cutoff)
 	if err != nil {
 		return err
 	}
@@ -92,7 +100,7 @@ func (r *runner) phaseScale(ctx context.Context) error {
 		sc.Note = "SQLite: no ANALYZE (ctalk never runs it), so plans are SQLite's defaults. "
 	}
 	sc.SeedSeconds = (seeding + time.Since(started)).Seconds()
-	big, err := r.scaleOps(ctx, o, me, cutoff)
+	big, err := r.scaleOps(ctx, o, me, asker, cutoff)
 	if err != nil {
 		return err
 	}
@@ -179,7 +187,7 @@ func (r *runner) seedHistory(ctx context.Context, o *org, from, to int, end time
 }
 
 // scaleOps times the tools and their statements once, in a fixed order.
-func (r *runner) scaleOps(ctx context.Context, o *org, me *mcp.ClientSession, cutoff time.Time) ([]OpStats, error) {
+func (r *runner) scaleOps(ctx context.Context, o *org, me, asker *mcp.ClientSession, cutoff time.Time) ([]OpStats, error) {
 	// Check once that the measured user's view is what it should be.
 	m, err := callTool(ctx, me, "check_inbox", nil)
 	if err != nil {
@@ -197,6 +205,7 @@ func (r *runner) scaleOps(ctx context.Context, o *org, me *mcp.ClientSession, cu
 	}
 	n, d := r.cfg.ScaleSamples, r.cfg.Duration
 	me0, sender := o.users[0], o.users[1]
+	askerID, askee := o.users[len(o.users)-1], o.users[len(o.users)-2]
 	ops := []struct {
 		op, kind string
 		fn       func(ctx context.Context) error
@@ -210,6 +219,11 @@ func (r *runner) scaleOps(ctx context.Context, o *org, me *mcp.ClientSession, cu
 		{"SQL sender history count", "sql", func(ctx context.Context) error { return selectInteraction(ctx, r.db, o.id, me0, sender) }},
 		{"SQL recent exchanges", "sql", func(ctx context.Context) error { return selectRecentExchanges(ctx, r.db, o.id, me0, sender) }},
 		{"SQL replies select", "sql", func(ctx context.Context) error { return selectRepliesPage(ctx, r.db, o.id, me0, cutoff) }},
+		{"ask_person", "tool", func(ctx context.Context) error {
+			_, err := callTool(ctx, asker, "ask_person", map[string]any{"to_user_id": askee, "question": questionText})
+			return err
+		}},
+		{"SQL ask loop count", "sql", func(ctx context.Context) error { return selectLoopCount(ctx, r.db, o.id, askerID, askee) }},
 	}
 	out := make([]OpStats, 0, len(ops))
 	for _, op := range ops {

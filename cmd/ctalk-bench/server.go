@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -40,7 +41,10 @@ const (
 	benchAsksPerMin   = 100000
 	benchLoopMax      = 100000
 	benchMetricsToken = "ctalk-bench-metrics-token-0123456789"
-	auditRetention    = 90 * 24 * time.Hour
+	// benchLoginRate lifts the per-address login limit: every agent of the
+	// harness logs in from 127.0.0.1.
+	benchLoginRate = 1e6
+	auditRetention = 90 * 24 * time.Hour
 )
 
 // serverConfig says how to wire one ctalk server.
@@ -50,7 +54,9 @@ type serverConfig struct {
 	BcryptCost   int
 	AsksPerMin   int
 	LoopMax      int
-	Log          *slog.Logger
+	// LoginRate, when set, replaces the per-address login rate and burst.
+	LoginRate float64
+	Log       *slog.Logger
 	// Label marks the server's goroutines in CPU profiles.
 	Label bool
 }
@@ -76,6 +82,9 @@ func startServer(ctx context.Context, sc serverConfig) (*server, error) {
 	}
 	acfg := auth.DefaultConfig()
 	acfg.BcryptCost = sc.BcryptCost
+	if sc.LoginRate > 0 {
+		acfg.IPRate, acfg.IPBurst = sc.LoginRate, int(sc.LoginRate)
+	}
 	authSvc, err := auth.NewService(d, acfg)
 	if err != nil {
 		d.Close()
@@ -167,6 +176,7 @@ func serveChild() int {
 		BcryptCost:   num("BCRYPT_COST", 12),
 		AsksPerMin:   num("ASKS_PER_MINUTE", 30),
 		LoopMax:      num("LOOP_MAX_QUESTIONS", 20),
+		LoginRate:    float64(num(loginRateEnv, 0)),
 		Log:          log,
 	}
 	s, err := startServer(ctx, sc)
@@ -174,11 +184,53 @@ func serveChild() int {
 		log.Error("start", "error", err)
 		return 1
 	}
+	if path := os.Getenv(heapProfileEnv); path != "" {
+		go profileOnSignal(ctx, path, log)
+	}
 	log.Info("ctalk listening", "addr", strings.TrimPrefix(s.URL, "http://"))
 	<-ctx.Done()
 	s.Close()
 	return 0
 }
+
+// heapProfileEnv names the file a child server writes its heap profile to
+// when it receives SIGUSR1; its goroutine profile goes beside it.
+const heapProfileEnv = "CTALK_BENCH_HEAPPROFILE"
+
+func profileOnSignal(ctx context.Context, path string, log *slog.Logger) {
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	defer signal.Stop(usr1)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-usr1:
+		}
+		runtime.GC()
+		for _, p := range []struct{ name, path string }{{"goroutine", path + ".goroutine"}, {"heap", path}} {
+			// The heap profile is written last: its appearance says both are done.
+			tmp := p.path + ".tmp"
+			f, err := os.Create(tmp)
+			if err == nil {
+				err = pprof.Lookup(p.name).WriteTo(f, 0)
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+			}
+			if err == nil {
+				err = os.Rename(tmp, p.path)
+			}
+			if err != nil {
+				log.Error("write profile", "profile", p.name, "error", err)
+			}
+		}
+	}
+}
+
+// loginRateEnv lifts the login limit of a child server of this binary;
+// cmd/ctalk has no such setting, so with -server-bin logins are retried.
+const loginRateEnv = "CTALK_BENCH_LOGIN_RATE"
 
 // child is a ctalk server in its own process.
 type child struct {
@@ -197,6 +249,7 @@ func childServerEnv(dbc db.Config) []string {
 		"ASKS_PER_MINUTE=" + strconv.Itoa(benchAsksPerMin),
 		"LOOP_MAX_QUESTIONS=" + strconv.Itoa(benchLoopMax),
 		"METRICS_TOKEN=" + benchMetricsToken,
+		loginRateEnv + "=" + strconv.Itoa(benchLoginRate),
 		"LOG_LEVEL=info",
 		"DATABASE_URL=" + dbc.URL,
 		"RELAY_DB_PATH=" + dbc.Path,
@@ -270,6 +323,23 @@ func startChild(ctx context.Context, bin string, env []string, logPath string) (
 	cmd.Process.Kill()
 	<-c.done
 	return nil, fmt.Errorf("the server process did not announce its address; its log is %s", logPath)
+}
+
+// profile asks a child started with heapProfileEnv for its profiles and
+// waits for them.
+func (c *child) profile(path string) error {
+	os.Remove(path)
+	if err := c.cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(path); err == nil {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("the server process wrote no heap profile to %s within 30 s", path)
 }
 
 // Stop sends SIGTERM and waits for the process, killing it after 30 s.
