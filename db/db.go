@@ -69,6 +69,14 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		d.Close()
 		return nil, err
 	}
+	if d.Engine == SQLite {
+		// Gather the statistics the query planner wants, as SQLite
+		// recommends for every long-lived connection pool.
+		if _, err := d.ExecContext(ctx, "PRAGMA optimize=0x10002"); err != nil {
+			d.Close()
+			return nil, fmt.Errorf("sqlite optimize: %w", err)
+		}
+	}
 	return d, nil
 }
 

@@ -28,28 +28,36 @@ func (s *Service) Interaction(ctx context.Context, orgID, me, other string) (*In
 }
 
 func interaction(ctx context.Context, q querier, orgID, me, other string) (*Interaction, error) {
-	var (
-		in               Interaction
-		lastAsk, lastRes db.NullTime
-	)
-	err := q.QueryRowContext(ctx, `
-		SELECT
-			COUNT(CASE WHEN asker_id = $2 THEN 1 END),
-			COUNT(CASE WHEN asker_id = $3 THEN 1 END),
-			MAX(created_at), MAX(resolved_at)
-		FROM questions
-		WHERE org_id = $1 AND ((asker_id = $2 AND recipient_id = $3) OR (asker_id = $3 AND recipient_id = $2))`,
-		orgID, me, other).Scan(&in.YouAsked, &in.TheyAsked, &lastAsk, &lastRes)
+	// Two primary-key lookups: the counts are kept up to date by Ask and
+	// resolve, so this costs the same for a pair with ten questions or ten
+	// thousand.
+	var in Interaction
+	rows, err := q.QueryContext(ctx, `SELECT asker_id, asked, last_at FROM interactions
+		WHERE org_id = $1 AND asker_id = $2 AND recipient_id = $3
+		UNION ALL
+		SELECT asker_id, asked, last_at FROM interactions
+		WHERE org_id = $1 AND asker_id = $3 AND recipient_id = $2`, orgID, me, other)
 	if err != nil {
 		return nil, db.Translate(err)
 	}
-	for _, t := range []db.NullTime{lastAsk, lastRes} {
-		if t.Valid && (in.Last == nil || t.Time.After(*in.Last)) {
-			tt := t.Time
-			in.Last = &tt
+	defer rows.Close()
+	for rows.Next() {
+		var asker string
+		var asked int
+		var last time.Time
+		if err := rows.Scan(&asker, &asked, &last); err != nil {
+			return nil, db.Translate(err)
+		}
+		if asker == me {
+			in.YouAsked = asked
+		} else {
+			in.TheyAsked = asked
+		}
+		if last = last.UTC(); in.Last == nil || last.After(*in.Last) {
+			in.Last = &last
 		}
 	}
-	return &in, nil
+	return &in, db.Translate(rows.Err())
 }
 
 // Sender is who asked a question, as the answering agent needs to know them.
@@ -158,9 +166,18 @@ func (s *Service) fillSender(ctx context.Context, tx *sql.Tx, orgID, userID stri
 		return err
 	}
 	it.History.Interaction = inter
-	rows, err := tx.QueryContext(ctx, `SELECT id, asker_id, body, resolution, resolved_at FROM questions
-		WHERE org_id = $1 AND status = 'answered'
-		  AND ((asker_id = $2 AND recipient_id = $3) OR (asker_id = $3 AND recipient_id = $2))
+	// One ordered, limited range per direction, merged: an OR of the two
+	// directions would read the pair's whole history.
+	rows, err := tx.QueryContext(ctx, `
+		SELECT id, asker_id, body, resolution, resolved_at FROM (
+			SELECT id, asker_id, body, resolution, resolved_at FROM questions
+			WHERE org_id = $1 AND asker_id = $2 AND recipient_id = $3 AND status = 'answered'
+			ORDER BY resolved_at DESC LIMIT $4) mine
+		UNION ALL
+		SELECT id, asker_id, body, resolution, resolved_at FROM (
+			SELECT id, asker_id, body, resolution, resolved_at FROM questions
+			WHERE org_id = $1 AND asker_id = $3 AND recipient_id = $2 AND status = 'answered'
+			ORDER BY resolved_at DESC LIMIT $4) theirs
 		ORDER BY resolved_at DESC LIMIT $4`, orgID, userID, it.From, recentExchanges)
 	if err != nil {
 		return err

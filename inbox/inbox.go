@@ -160,6 +160,12 @@ func (s *Service) Ask(ctx context.Context, orgID, askerID string, in Ask) (*Ques
 			existing, err = byKey(ctx, tx, orgID, askerID, key)
 			return err
 		}
+		if _, err := tx.ExecContext(ctx, `
+			INSERT INTO interactions (org_id, asker_id, recipient_id, asked, last_at) VALUES ($1, $2, $3, 1, $4)
+			ON CONFLICT (org_id, asker_id, recipient_id) DO UPDATE SET asked = interactions.asked + 1, last_at = excluded.last_at`,
+			orgID, askerID, to, now); err != nil {
+			return err
+		}
 		return s.notify(ctx, tx, orgID, to)
 	})
 	if err != nil {
@@ -192,10 +198,13 @@ func (s *Service) checkAskLimits(ctx context.Context, tx *sql.Tx, orgID, askerID
 	if s.cfg.LoopMax <= 0 {
 		return nil
 	}
+	// One index range per direction: an OR of the two directions would read
+	// the pair's whole history.
 	if err := tx.QueryRowContext(ctx, `
-		SELECT COUNT(*), MIN(created_at) FROM questions
-		WHERE org_id = $1 AND created_at > $4
-		  AND ((recipient_id = $2 AND asker_id = $3) OR (recipient_id = $3 AND asker_id = $2))`,
+		SELECT COUNT(*), MIN(created_at) FROM (
+			SELECT created_at FROM questions WHERE org_id = $1 AND recipient_id = $2 AND asker_id = $3 AND created_at > $4
+			UNION ALL
+			SELECT created_at FROM questions WHERE org_id = $1 AND recipient_id = $3 AND asker_id = $2 AND created_at > $4) pair`,
 		orgID, askerID, to, now.Add(-s.cfg.LoopWindow)).Scan(&n, &oldest); err != nil {
 		return err
 	}
@@ -530,6 +539,9 @@ func (s *Service) resolve(ctx context.Context, tx *sql.Tx, orgID string, q *Ques
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return ctalk.Errorf(ctalk.EConflict, "message %s was resolved by another call just now; check_replies or check_inbox shows its state", q.ID)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE interactions SET last_at = $1 WHERE org_id = $2 AND asker_id = $3 AND recipient_id = $4`, now, orgID, q.From, q.To); err != nil {
+		return err
 	}
 	if status == StatusWithdrawn {
 		// A recipient never shown the question needs no notice of its withdrawal.
