@@ -39,8 +39,10 @@ type Config struct {
 	// PublicURL is the URL agents use to reach this server, without /mcp.
 	// When empty it is derived from each request.
 	PublicURL string
-	// Version is shown on / and in the MCP server info.
+	// Version is shown on / and in the MCP server info; Build (commit and
+	// build time) on / only.
 	Version string
+	Build   string
 	Logger  *slog.Logger
 	// AllowOrgSignup lets anyone call register_organization; when false it
 	// needs SignupSecret.

@@ -15,7 +15,7 @@ var homePage = template.Must(template.New("home").Parse(`<!doctype html>
 </head><body>
 <h1>ctalk</h1>
 <p>A hosted MCP server where the people of an organization ask each other questions through their AI agents, and every answer is approved by a person before it is sent.</p>
-<p>Version <code>{{.Version}}</code>. MCP endpoint: <code>{{.MCP}}</code></p>
+<p>Version <code>{{.Version}}</code>{{with .Build}} ({{.}}){{end}}. MCP endpoint: <code>{{.MCP}}</code></p>
 <h2>Connect Claude Code</h2>
 <pre>claude mcp add --transport http ctalk {{.MCP}} --header "Authorization: Bearer &lt;token&gt;"</pre>
 <p>No token yet? Add the server without the header, ask your agent to <code>register_organization</code> (once per organization), <code>register_user</code> and <code>login</code>, then add it again with the token it returns.</p>
@@ -28,6 +28,7 @@ func (s *Server) home(c echo.Context) error {
 	c.Response().WriteHeader(http.StatusOK)
 	return homePage.Execute(c.Response(), map[string]string{
 		"Version": s.cfg.Version,
+		"Build":   s.cfg.Build,
 		"MCP":     s.publicURL(c.Request()) + "/mcp",
 	})
 }

@@ -158,6 +158,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(stri
 	app := api.New(api.Config{
 		PublicURL:      cfg.PublicURL,
 		Version:        v,
+		Build:          fmt.Sprintf("commit %s, built %s", c, t),
 		Logger:         log,
 		AllowOrgSignup: cfg.AllowOrgSignup,
 		SignupSecret:   cfg.SignupSecret,

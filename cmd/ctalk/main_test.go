@@ -209,6 +209,9 @@ func TestServeAndShutDown(t *testing.T) {
 	if status != http.StatusOK || !strings.Contains(home, want) {
 		t.Errorf("/ = %d, without the line\n%s\nin\n%s", status, want, home)
 	}
+	if v, c, b := buildInfo(); !strings.Contains(home, v) || !strings.Contains(home, "commit "+c) || !strings.Contains(home, "built "+b) {
+		t.Errorf("/ does not show version %s, commit %s and build time %s:\n%s", v, c, b, home)
+	}
 
 	// A whole account flow through the program's own wiring.
 	anon := mcpClient(t, p.URL, "")
