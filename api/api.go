@@ -270,62 +270,56 @@ func (s *Server) jsonRPCBody(next echo.HandlerFunc) echo.HandlerFunc {
 			return echo.NewHTTPError(http.StatusBadRequest, "the request body could not be read")
 		}
 		req.Body = io.NopCloser(bytes.NewReader(b))
-		if msg := checkJSONRPC(b); msg != "" {
+		msg, method, isNotice := checkJSONRPC(b)
+		if msg != "" {
 			return c.JSON(http.StatusBadRequest, map[string]any{
 				"jsonrpc": "2.0", "id": nil,
 				"error": map[string]any{"code": -32600, "message": msg},
 			})
 		}
-		if statelessCancel(req.Header, b) {
+		if isNotice && method == "notifications/cancelled" && mcp.IsModernProtocol(req.Header.Get(mcp.HeaderProtocolVersion)) {
+			// In the stateless era a call is cancelled by closing its HTTP
+			// request, which already ends the tool call, so the notice needs
+			// no handling; and some clients send it without the _meta that
+			// mcp-go requires, which would answer 400 and make those clients
+			// drop their whole session.
 			return c.NoContent(http.StatusAccepted)
 		}
 		return next(c)
 	}
 }
 
-// statelessCancel reports whether a message is a notifications/cancelled of
-// the stateless protocol era. There a call is cancelled by closing its HTTP
-// request, which already ends the tool call, so the notice needs no handling;
-// and some clients send it without the _meta that mcp-go requires, which
-// would answer 400 and make those clients drop their whole session.
-func statelessCancel(h http.Header, b []byte) bool {
-	if !mcp.IsModernProtocol(h.Get(mcp.HeaderProtocolVersion)) {
-		return false
-	}
-	var m struct {
-		ID     any    `json:"id"`
-		Method string `json:"method"`
-	}
-	return json.Unmarshal(b, &m) == nil && m.ID == nil && m.Method == "notifications/cancelled"
-}
-
 // checkJSONRPC says what is wrong with the envelope of a JSON-RPC message, or
-// returns "". Text that is not JSON is left to mcp-go's parse error.
-func checkJSONRPC(b []byte) string {
+// returns "" with the message's method and whether it is a notification (a
+// method without an id). Text that is not JSON is left to mcp-go's parse
+// error.
+func checkJSONRPC(b []byte) (problem, method string, notification bool) {
 	var v any
 	if json.Unmarshal(b, &v) != nil {
-		return ""
+		return "", "", false
 	}
 	if _, ok := v.([]any); ok {
-		return "batches are not supported: send one JSON-RPC 2.0 message, a JSON object, per request"
+		return "batches are not supported: send one JSON-RPC 2.0 message, a JSON object, per request", "", false
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return "the body must be one JSON-RPC 2.0 message, a JSON object"
+		return "the body must be one JSON-RPC 2.0 message, a JSON object", "", false
 	}
 	if m["jsonrpc"] != "2.0" {
-		return `the message must have "jsonrpc": "2.0"`
+		return `the message must have "jsonrpc": "2.0"`, "", false
 	}
-	method, hasMethod := m["method"]
-	if _, isString := method.(string); hasMethod && !isString {
-		return `"method" must be a string`
+	rawMethod, hasMethod := m["method"]
+	method, isString := rawMethod.(string)
+	if hasMethod && !isString {
+		return `"method" must be a string`, "", false
 	}
 	_, hasResult := m["result"]
 	_, hasError := m["error"]
 	if !hasMethod && !hasResult && !hasError {
-		return `the message has no "method": name the method to call, such as "tools/call"`
+		return `the message has no "method": name the method to call, such as "tools/call"`, "", false
 	}
-	return ""
+	_, hasID := m["id"]
+	return "", method, hasMethod && !hasID
 }
 
 func (s *Server) unauthorized(c echo.Context, msg string) error {
