@@ -17,9 +17,13 @@ const (
 	sqlUserExists = `SELECT COUNT(*) FROM users WHERE org_id = $1 AND id = $2`
 	sqlAskRate    = `SELECT COUNT(*), MIN(created_at) FROM questions WHERE org_id = $1 AND asker_id = $2 AND created_at > $3`
 	sqlAskLoop    = `
-		SELECT COUNT(*), MIN(created_at) FROM questions
-		WHERE org_id = $1 AND created_at > $4
-		  AND ((recipient_id = $2 AND asker_id = $3) OR (recipient_id = $3 AND asker_id = $2))`
+		SELECT COUNT(*), MIN(created_at) FROM (
+			SELECT created_at FROM questions WHERE org_id = $1 AND recipient_id = $2 AND asker_id = $3 AND created_at > $4
+			UNION ALL
+			SELECT created_at FROM questions WHERE org_id = $1 AND recipient_id = $3 AND asker_id = $2 AND created_at > $4) pair`
+	sqlAskPairStats = `
+			INSERT INTO interactions (org_id, asker_id, recipient_id, asked, last_at) VALUES ($1, $2, $3, 1, $4)
+			ON CONFLICT (org_id, asker_id, recipient_id) DO UPDATE SET asked = interactions.asked + 1, last_at = excluded.last_at`
 	sqlAskInsert = `
 			INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, idempotency_key, created_at)
 			VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7)
@@ -31,16 +35,21 @@ const (
 			WHERE org_id = $1 AND recipient_id = $2 AND status = 'pending'
 			  AND (created_at > $3 OR (created_at = $3 AND id > $4))
 			ORDER BY created_at, id LIMIT $5`
-	sqlInteraction = `
-		SELECT
-			COUNT(CASE WHEN asker_id = $2 THEN 1 END),
-			COUNT(CASE WHEN asker_id = $3 THEN 1 END),
-			MAX(created_at), MAX(resolved_at)
-		FROM questions
-		WHERE org_id = $1 AND ((asker_id = $2 AND recipient_id = $3) OR (asker_id = $3 AND recipient_id = $2))`
-	sqlRecentExchanges = `SELECT id, asker_id, body, resolution, resolved_at FROM questions
-		WHERE org_id = $1 AND status = 'answered'
-		  AND ((asker_id = $2 AND recipient_id = $3) OR (asker_id = $3 AND recipient_id = $2))
+	sqlInteraction = `SELECT asker_id, asked, last_at FROM interactions
+		WHERE org_id = $1 AND asker_id = $2 AND recipient_id = $3
+		UNION ALL
+		SELECT asker_id, asked, last_at FROM interactions
+		WHERE org_id = $1 AND asker_id = $3 AND recipient_id = $2`
+	sqlRecentExchanges = `
+		SELECT id, asker_id, body, resolution, resolved_at FROM (
+			SELECT id, asker_id, body, resolution, resolved_at FROM questions
+			WHERE org_id = $1 AND asker_id = $2 AND recipient_id = $3 AND status = 'answered'
+			ORDER BY resolved_at DESC LIMIT $4) mine
+		UNION ALL
+		SELECT id, asker_id, body, resolution, resolved_at FROM (
+			SELECT id, asker_id, body, resolution, resolved_at FROM questions
+			WHERE org_id = $1 AND asker_id = $3 AND recipient_id = $2 AND status = 'answered'
+			ORDER BY resolved_at DESC LIMIT $4) theirs
 		ORDER BY resolved_at DESC LIMIT $4`
 	sqlRepliesPage = `SELECT ` + questionColumns + ` FROM questions
 			WHERE org_id = $1 AND asker_id = $2 AND status <> 'pending' AND resolved_at > $3
@@ -93,6 +102,9 @@ func askTransaction(ctx context.Context, d *db.DB, org, asker, to string, notify
 		if _, err := tx.ExecContext(ctx, sqlAskInsert, org, newQuestionID(), asker, to, questionText, sql.NullString{}, now); err != nil {
 			return err
 		}
+		if _, err := tx.ExecContext(ctx, sqlAskPairStats, org, asker, to, now); err != nil {
+			return err
+		}
 		if notify && d.Engine == db.Postgres {
 			_, err := tx.ExecContext(ctx, sqlNotify, notifyChannel, org+"/"+to)
 			return err
@@ -143,9 +155,20 @@ func selectLoopCount(ctx context.Context, d *db.DB, org, asker, to string) error
 
 // selectInteraction is the history count check_inbox runs per sender.
 func selectInteraction(ctx context.Context, d *db.DB, org, me, other string) error {
-	var a, b int
-	var lastAsk, lastRes db.NullTime
-	return d.QueryRowContext(ctx, sqlInteraction, org, me, other).Scan(&a, &b, &lastAsk, &lastRes)
+	rows, err := d.QueryContext(ctx, sqlInteraction, org, me, other)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var asker string
+		var asked int
+		var last time.Time
+		if err := rows.Scan(&asker, &asked, &last); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 // selectRecentExchanges is the recent-answers query check_inbox runs per sender.
