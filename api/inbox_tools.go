@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/orgs"
 )
@@ -132,18 +133,14 @@ const (
 var messageIDParam = mcp.WithString("message_id", mcp.Required(), mcp.Description("The message id, from check_inbox, wait_for_inbox or ask_person."))
 
 func (s *Server) registerInboxTools() {
-	addTool(s, mcp.NewTool("ask_person",
+	addIdentifiedTool(s, mcp.NewTool("ask_person",
 		mcp.WithDescription("Ask a coworker a question. Their agent drafts an answer, they approve it, and it comes back to you: wait for it with wait_for_reply, or look later with check_replies."),
 		mcp.WithString("to_user_id", mcp.Required(), mcp.Description("Who to ask: a user id from list_users.")),
 		mcp.WithString("question", mcp.Required(), mcp.Description("The question, 1 to 20,000 characters. Give the context they need to answer.")),
 		mcp.WithString("idempotency_key", mcp.Description("Optional: a key of yours; retrying with the same key returns the original question instead of asking twice.")),
 		authTokenParam,
 		annotations(false, false, false),
-	), func(ctx context.Context, in *askArgs) (*askResult, error) {
-		sess, err := s.identify(ctx, in)
-		if err != nil {
-			return nil, err
-		}
+	), func(ctx context.Context, sess *auth.Session, in *askArgs) (*askResult, error) {
 		q, err := s.inbox.Ask(ctx, sess.OrgID, sess.UserID, inbox.Ask{To: in.ToUserID, Text: in.Question, IdempotencyKey: in.IdempotencyKey})
 		if ctalk.ErrorCode(err) == ctalk.EUnavailable {
 			// The question may have been stored before the connection broke.
@@ -157,17 +154,13 @@ func (s *Server) registerInboxTools() {
 			NextStep: fmt.Sprintf("call wait_for_reply with message_id %s to wait for the answer, or check_replies later", q.ID)}, nil
 	})
 
-	addTool(s, mcp.NewTool("check_inbox",
+	addIdentifiedTool(s, mcp.NewTool("check_inbox",
 		mcp.WithDescription("List the questions waiting for your answer, oldest first, each with who is asking (name, ownership, notes) and your history with them. To answer: propose_response, get your person's approval, then send_response."+dataNote),
 		mcp.WithNumber("limit", mcp.Description("Questions per page, 1 to 50 (default 10).")),
 		mcp.WithString("cursor", mcp.Description("next_cursor from the previous page; omit for the first page.")),
 		authTokenParam,
 		annotations(false, false, true),
-	), func(ctx context.Context, in *inboxArgs) (*inboxResult, error) {
-		sess, err := s.identify(ctx, in)
-		if err != nil {
-			return nil, err
-		}
+	), func(ctx context.Context, sess *auth.Session, in *inboxArgs) (*inboxResult, error) {
 		limit, err := intArg("limit", in.Limit, defaultInboxLimit, 1, maxInboxLimit)
 		if err != nil {
 			return nil, err
@@ -186,17 +179,13 @@ func (s *Server) registerInboxTools() {
 		return res, nil
 	})
 
-	addTool(s, mcp.NewTool("propose_response",
+	addIdentifiedTool(s, mcp.NewTool("propose_response",
 		mcp.WithDescription("Save a draft answer to a question sent to you (each call is a new version; earlier ones are kept). Then show the draft to your person: send_response only accepts the exact latest draft, and only after your person approved it."),
 		messageIDParam,
 		mcp.WithString("draft_text", mcp.Required(), mcp.Description("The proposed answer, 1 to 20,000 characters.")),
 		authTokenParam,
 		annotations(false, false, false),
-	), func(ctx context.Context, in *proposeArgs) (*proposeResult, error) {
-		sess, err := s.identify(ctx, in)
-		if err != nil {
-			return nil, err
-		}
+	), func(ctx context.Context, sess *auth.Session, in *proposeArgs) (*proposeResult, error) {
 		touch(ctx, in.MessageID)
 		d, mode, token, err := s.inbox.Propose(ctx, sess.OrgID, sess.UserID, in.MessageID, in.DraftText)
 		if err != nil {
@@ -211,17 +200,13 @@ func (s *Server) registerInboxTools() {
 		return res, nil
 	})
 
-	addTool(s, mcp.NewTool("send_response",
+	addIdentifiedTool(s, mcp.NewTool("send_response",
 		mcp.WithDescription("Send the answer to a question sent to you. Only with your person's explicit approval of this exact text: it must equal the latest draft from propose_response (and, in human approval mode, that draft must be approved through its link)."),
 		messageIDParam,
 		mcp.WithString("final_text", mcp.Required(), mcp.Description("Exactly the latest proposed draft that your person approved.")),
 		authTokenParam,
 		annotations(false, false, false),
-	), func(ctx context.Context, in *sendArgs) (*questionResult, error) {
-		sess, err := s.identify(ctx, in)
-		if err != nil {
-			return nil, err
-		}
+	), func(ctx context.Context, sess *auth.Session, in *sendArgs) (*questionResult, error) {
 		touch(ctx, in.MessageID)
 		q, err := s.inbox.Send(ctx, sess.OrgID, sess.UserID, in.MessageID, in.FinalText)
 		if err != nil {
@@ -230,16 +215,12 @@ func (s *Server) registerInboxTools() {
 		return &questionResult{Question: q, NextStep: "sent: " + q.From + "'s agent receives the answer"}, nil
 	})
 
-	addTool(s, mcp.NewTool("check_replies",
+	addIdentifiedTool(s, mcp.NewTool("check_replies",
 		mcp.WithDescription("List the questions you asked that were answered, declined or withdrawn after a time, oldest first, with the answer and who gave it."+dataNote),
 		mcp.WithString("since", mcp.DefaultString("1970-01-01T00:00:00+00:00"), mcp.Description("RFC 3339 time, any offset (default 1970-01-01T00:00:00+00:00: everything).")),
 		authTokenParam,
 		annotations(false, false, true),
-	), func(ctx context.Context, in *repliesArgs) (*repliesResult, error) {
-		sess, err := s.identify(ctx, in)
-		if err != nil {
-			return nil, err
-		}
+	), func(ctx context.Context, sess *auth.Session, in *repliesArgs) (*repliesResult, error) {
 		since, err := timeArg("since", in.Since)
 		if err != nil {
 			return nil, err
@@ -255,17 +236,13 @@ func (s *Server) registerInboxTools() {
 		return res, nil
 	})
 
-	addTool(s, mcp.NewTool("decline_question",
+	addIdentifiedTool(s, mcp.NewTool("decline_question",
 		mcp.WithDescription("Decline a question sent to you, with a reason the asker's agent receives. Use it when your person does not want to, or cannot, answer."),
 		messageIDParam,
 		mcp.WithString("reason", mcp.Required(), mcp.Description("Why, 1 to 2,000 characters; the asker sees it.")),
 		authTokenParam,
 		annotations(false, true, false),
-	), func(ctx context.Context, in *declineArgs) (*questionResult, error) {
-		sess, err := s.identify(ctx, in)
-		if err != nil {
-			return nil, err
-		}
+	), func(ctx context.Context, sess *auth.Session, in *declineArgs) (*questionResult, error) {
 		touch(ctx, in.MessageID)
 		q, err := s.inbox.Decline(ctx, sess.OrgID, sess.UserID, in.MessageID, in.Reason)
 		if err != nil {
@@ -274,16 +251,12 @@ func (s *Server) registerInboxTools() {
 		return &questionResult{Question: q}, nil
 	})
 
-	addTool(s, mcp.NewTool("withdraw_question",
+	addIdentifiedTool(s, mcp.NewTool("withdraw_question",
 		mcp.WithDescription("Withdraw a question you asked that is still pending; the recipient's agent is told."),
 		messageIDParam,
 		authTokenParam,
 		annotations(false, true, false),
-	), func(ctx context.Context, in *withdrawArgs) (*questionResult, error) {
-		sess, err := s.identify(ctx, in)
-		if err != nil {
-			return nil, err
-		}
+	), func(ctx context.Context, sess *auth.Session, in *withdrawArgs) (*questionResult, error) {
 		touch(ctx, in.MessageID)
 		q, err := s.inbox.Withdraw(ctx, sess.OrgID, sess.UserID, in.MessageID)
 		if err != nil {
@@ -292,16 +265,12 @@ func (s *Server) registerInboxTools() {
 		return &questionResult{Question: q}, nil
 	})
 
-	addTool(s, mcp.NewTool("wait_for_inbox",
+	addIdentifiedTool(s, mcp.NewTool("wait_for_inbox",
 		mcp.WithDescription("Wait for questions sent to you: returns at once with questions not yet handed to you (by this tool or check_inbox), or as soon as one arrives, or an empty list at the timeout. Also reports questions withdrawn after you saw them."+dataNote),
 		mcp.WithNumber("timeout_s", mcp.DefaultNumber(30.0), mcp.Description("Seconds to wait, 0 to 120 (default 30).")),
 		authTokenParam,
 		annotations(false, false, false),
-	), func(ctx context.Context, in *waitInboxArgs) (*waitInboxResult, error) {
-		sess, err := s.identify(ctx, in)
-		if err != nil {
-			return nil, err
-		}
+	), func(ctx context.Context, sess *auth.Session, in *waitInboxArgs) (*waitInboxResult, error) {
 		timeout, err := waitArg(in.TimeoutS)
 		if err != nil {
 			return nil, err
@@ -322,17 +291,13 @@ func (s *Server) registerInboxTools() {
 		return res, nil
 	})
 
-	addTool(s, mcp.NewTool("wait_for_reply",
+	addIdentifiedTool(s, mcp.NewTool("wait_for_reply",
 		mcp.WithDescription("Wait for the answer to a question you asked (or to any of your questions): returns at once with answers, declines and withdrawals not yet handed to you, or as soon as one arrives, or an empty list at the timeout."+dataNote),
 		mcp.WithString("message_id", mcp.Description("The question to wait for; omit to wait for any of yours.")),
 		mcp.WithNumber("timeout_s", mcp.DefaultNumber(30.0), mcp.Description("Seconds to wait, 0 to 120 (default 30).")),
 		authTokenParam,
 		annotations(false, false, false),
-	), func(ctx context.Context, in *waitReplyArgs) (*waitReplyResult, error) {
-		sess, err := s.identify(ctx, in)
-		if err != nil {
-			return nil, err
-		}
+	), func(ctx context.Context, sess *auth.Session, in *waitReplyArgs) (*waitReplyResult, error) {
 		timeout, err := waitArg(in.TimeoutS)
 		if err != nil {
 			return nil, err

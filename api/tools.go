@@ -94,6 +94,18 @@ func addTool[In, Out any](s *Server, t mcp.Tool, fn func(ctx context.Context, in
 	})
 }
 
+// addIdentifiedTool registers a tool that needs the caller's identity: its
+// handler runs only for an identified caller, whose session it receives.
+func addIdentifiedTool[In hasToken, Out any](s *Server, t mcp.Tool, fn func(ctx context.Context, sess *auth.Session, in *In) (*Out, error)) {
+	addTool(s, t, func(ctx context.Context, in *In) (*Out, error) {
+		sess, err := s.identify(ctx, *in)
+		if err != nil {
+			return nil, err
+		}
+		return fn(ctx, sess, in)
+	})
+}
+
 // decodeArgs decodes tool arguments strictly: unknown arguments, wrong types
 // and missing or null required arguments are refused with the argument's name.
 func decodeArgs(raw any, dst any, required []string) error {
