@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ctalk/ctalk/db"
 )
 
 // MaxWait caps how long one waiting call may block: platform proxies cut
@@ -150,17 +152,17 @@ func (s *Service) claimInbox(ctx context.Context, orgID, userID string) (*Delive
 }
 
 func (s *Service) claimReplies(ctx context.Context, orgID, userID, msgID string) ([]*Question, error) {
-	var out []*Question
-	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
-		var err error
-		out, err = queryQuestions(ctx, tx, `UPDATE questions SET asker_handed_at = $1
-			WHERE org_id = $2 AND asker_id = $3 AND status <> 'pending' AND asker_handed_at IS NULL
-			  AND ($4 = '' OR id = $4)
-			RETURNING `+questionColumns, s.db.Now(), orgID, userID, msgID)
-		return err
-	})
+	// One statement, so one round trip: this sits on the path from an
+	// answer's commit to the waiting agent.
+	out, err := queryQuestions(ctx, s.db, `UPDATE questions SET asker_handed_at = $1
+		WHERE org_id = $2 AND asker_id = $3 AND status <> 'pending' AND asker_handed_at IS NULL
+		  AND ($4 = '' OR id = $4)
+		RETURNING `+questionColumns, s.db.Now(), orgID, userID, msgID)
+	if err != nil {
+		return nil, db.Translate(err)
+	}
 	sortQuestions(out, resolvedAt)
-	return out, err
+	return out, nil
 }
 
 func resolvedAt(q *Question) time.Time {
