@@ -202,7 +202,7 @@ func (s *Server) toolError(ctx context.Context, err error) *mcp.CallToolResult {
 	code := ctalk.ErrorCode(err)
 	msg := ctalk.ErrorMessage(err)
 	switch {
-	case cancelled(err):
+	case cancelled(ctx, err):
 		msg = "the call was cancelled or timed out before it finished; retry it"
 	case code == ctalk.EInternal:
 		s.log.Error("tool call failed", "request_id", requestID(ctx), "error", err)
@@ -215,8 +215,11 @@ func (s *Server) toolError(ctx context.Context, err error) *mcp.CallToolResult {
 // disconnected before it finished.
 const outcomeCancelled = "cancelled"
 
-func cancelled(err error) bool {
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+// cancelled reports whether a call failed because its caller went away. The
+// driver's error does not always say so (SQLite reports an interrupted
+// statement), so the call's own context decides too.
+func cancelled(ctx context.Context, err error) bool {
+	return err != nil && (ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
 }
 
 // logCall writes one line per tool call: who, which tool, the outcome and
@@ -224,7 +227,7 @@ func cancelled(err error) bool {
 func (s *Server) logCall(ctx context.Context, c *call, err error, d time.Duration) {
 	outcome := "ok"
 	switch {
-	case cancelled(err):
+	case cancelled(ctx, err):
 		// The caller went away; nothing failed on this side.
 		outcome = outcomeCancelled
 	case err != nil:
