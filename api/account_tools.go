@@ -169,15 +169,10 @@ func (s *Server) registerAccountTools() {
 		authTokenParam,
 		annotations(false, false, false),
 	), func(ctx context.Context, in *registerUserArgs) (*orgs.User, error) {
-		sess, err := s.optionalSession(ctx, in)
+		orgID, err := s.authorizeAdmin(ctx, in, in.OrgID, in.AdminPassword)
 		if err != nil {
 			return nil, err
 		}
-		orgID, err := s.orgs.AuthorizeAdmin(ctx, sess, in.OrgID, in.AdminPassword)
-		if err != nil {
-			return nil, err
-		}
-		s.adminCaller(ctx, sess, orgID)
 		touch(ctx, in.UserID)
 		return s.orgs.AddUser(ctx, orgID, orgs.NewUser{
 			ID: in.UserID, Name: in.Name, Password: in.Password, Role: in.Role,
@@ -280,15 +275,10 @@ func (s *Server) registerAccountTools() {
 		authTokenParam,
 		annotations(false, true, true),
 	), func(ctx context.Context, in *profileNotesArgs) (*orgs.User, error) {
-		sess, err := s.optionalSession(ctx, in)
+		orgID, err := s.authorizeAdmin(ctx, in, in.OrgID, in.AdminPassword)
 		if err != nil {
 			return nil, err
 		}
-		orgID, err := s.orgs.AuthorizeAdmin(ctx, sess, in.OrgID, in.AdminPassword)
-		if err != nil {
-			return nil, err
-		}
-		s.adminCaller(ctx, sess, orgID)
 		touch(ctx, in.UserID)
 		return s.orgs.SetProfileNotes(ctx, orgID, in.UserID, in.ProfileNotes)
 	})

@@ -17,6 +17,23 @@ import (
 // admin password rather than a token.
 const adminPasswordCaller = "admin-password"
 
+// authorizeAdmin lets a call administer orgID when the caller is an admin of
+// that org by token, or gives its admin password, and records the org for
+// the call's audit event. It returns the normalized org id.
+//
+// Returns ENotFound, EUnauthorized, EForbidden or ERateLimited.
+func (s *Server) authorizeAdmin(ctx context.Context, in hasToken, orgID, adminPassword string) (string, error) {
+	sess, err := s.optionalSession(ctx, in)
+	if err != nil {
+		return "", err
+	}
+	if orgID, err = s.orgs.AuthorizeAdmin(ctx, sess, orgID, adminPassword); err != nil {
+		return "", err
+	}
+	s.adminCaller(ctx, sess, orgID)
+	return orgID, nil
+}
+
 // adminCaller records the org an admin call acted on, so that the org's
 // admins see it in their audit log.
 func (s *Server) adminCaller(ctx context.Context, sess *auth.Session, orgID string) {
@@ -66,15 +83,10 @@ func (s *Server) registerAuditTools() {
 		if s.cfg.Audit == nil {
 			return nil, ctalk.Errorf(ctalk.EUnavailable, "the audit log is not enabled on this server")
 		}
-		sess, err := s.optionalSession(ctx, in)
+		orgID, err := s.authorizeAdmin(ctx, in, in.OrgID, in.AdminPassword)
 		if err != nil {
 			return nil, err
 		}
-		orgID, err := s.orgs.AuthorizeAdmin(ctx, sess, in.OrgID, in.AdminPassword)
-		if err != nil {
-			return nil, err
-		}
-		s.adminCaller(ctx, sess, orgID)
 		f := audit.Filter{Tool: strings.TrimSpace(in.Tool), Outcome: strings.TrimSpace(in.Outcome)}
 		if in.UserID != "" {
 			if f.UserID, err = ctalk.ParseID("user_id", in.UserID); err != nil {

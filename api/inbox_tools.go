@@ -326,15 +326,10 @@ func (s *Server) registerInboxTools() {
 		authTokenParam,
 		annotations(false, false, true),
 	), func(ctx context.Context, in *orgSettingsArgs) (*orgs.Org, error) {
-		sess, err := s.optionalSession(ctx, in)
+		orgID, err := s.authorizeAdmin(ctx, in, in.OrgID, in.AdminPassword)
 		if err != nil {
 			return nil, err
 		}
-		orgID, err := s.orgs.AuthorizeAdmin(ctx, sess, in.OrgID, in.AdminPassword)
-		if err != nil {
-			return nil, err
-		}
-		s.adminCaller(ctx, sess, orgID)
 		return s.orgs.SetApprovalMode(ctx, orgID, in.ApprovalMode)
 	})
 }
