@@ -84,7 +84,6 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 // without migrating.
 func Connect(ctx context.Context, cfg Config) (*DB, error) {
 	d := &DB{Now: func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }}
-	var err error
 	if cfg.URL != "" {
 		d.Engine, d.URL = Postgres, cfg.URL
 		pc, perr := pgconnConfig(cfg.URL)
@@ -101,10 +100,11 @@ func Connect(ctx context.Context, cfg Config) (*DB, error) {
 		d.SetConnMaxIdleTime(5 * time.Minute)
 	} else {
 		d.Engine, d.path = SQLite, cfg.Path
-		d.DB, err = sql.Open("sqlite", sqliteDSN(cfg.Path))
+		connector, err := newStmtCacheConnector(sqliteDSN(cfg.Path))
 		if err != nil {
 			return nil, fmt.Errorf("open sqlite %s: %w", cfg.Path, err)
 		}
+		d.DB = sql.OpenDB(connector)
 		// SQLite serializes writers; a handful of connections lets readers
 		// proceed in WAL mode while busy_timeout queues the writers.
 		n := cfg.MaxOpenConns

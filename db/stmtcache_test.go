@@ -1,0 +1,146 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"testing"
+)
+
+// oneConn opens a SQLite database with a single pooled connection, so that
+// every statement runs on the same cache.
+func oneConn(t *testing.T) (*DB, *sql.Conn) {
+	t.Helper()
+	ctx := context.Background()
+	d, err := Connect(ctx, Config{Path: filepath.Join(t.TempDir(), "cache.db"), MaxOpenConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	if _, err := d.ExecContext(ctx, `CREATE TABLE n (v INTEGER PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		if _, err := d.ExecContext(ctx, `INSERT INTO n (v) VALUES ($1)`, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn, err := d.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return d, conn
+}
+
+// cached returns the cached statement texts of conn's driver connection.
+func cached(t *testing.T, conn *sql.Conn) map[string]*cachedStmt {
+	t.Helper()
+	var stmts map[string]*cachedStmt
+	err := conn.Raw(func(dc any) error {
+		cc, ok := dc.(*cachingConn)
+		if !ok {
+			return fmt.Errorf("driver connection is %T, want *cachingConn", dc)
+		}
+		stmts = cc.stmts
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stmts
+}
+
+func TestStmtCacheReusesPreparedStatements(t *testing.T) {
+	_, conn := oneConn(t)
+	ctx := context.Background()
+	const q = `SELECT v FROM n WHERE v = $1`
+	for i := 1; i <= 3; i++ {
+		var got int
+		if err := conn.QueryRowContext(ctx, q, i).Scan(&got); err != nil || got != i {
+			t.Fatalf("query %d: got %d, err %v", i, got, err)
+		}
+	}
+	s := cached(t, conn)[q]
+	if s == nil {
+		t.Fatalf("%q is not cached; cache holds %d statements", q, len(cached(t, conn)))
+	}
+	first := s.Stmt
+	var got int
+	if err := conn.QueryRowContext(ctx, q, 2).Scan(&got); err != nil || got != 2 {
+		t.Fatalf("got %d, err %v", got, err)
+	}
+	if again := cached(t, conn)[q]; again != s || again.Stmt != first || again.busy {
+		t.Fatalf("statement after reuse: %+v, want the same idle statement %p", again, first)
+	}
+}
+
+// TestStmtCacheNestedUseOfOneText runs a query while the rows of the same
+// text are still open on the same connection: the second use must get a
+// statement of its own, or it would reset the first one's cursor.
+func TestStmtCacheNestedUseOfOneText(t *testing.T) {
+	_, conn := oneConn(t)
+	ctx := context.Background()
+	const q = `SELECT v FROM n WHERE v >= $1 ORDER BY v`
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, q, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outer, inner []int
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		outer = append(outer, v)
+		var w int
+		if err := tx.QueryRowContext(ctx, q, v).Scan(&w); err != nil {
+			t.Fatal(err)
+		}
+		inner = append(inner, w)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	rows.Close()
+	if fmt.Sprint(outer) != "[1 2 3]" || fmt.Sprint(inner) != "[1 2 3]" {
+		t.Fatalf("outer %v, inner %v; want [1 2 3] both", outer, inner)
+	}
+}
+
+func TestStmtCacheIsBounded(t *testing.T) {
+	_, conn := oneConn(t)
+	ctx := context.Background()
+	for i := range maxCachedStmts + 10 {
+		var got int
+		if err := conn.QueryRowContext(ctx, fmt.Sprintf(`SELECT %d`, i)).Scan(&got); err != nil || got != i {
+			t.Fatalf("query %d: got %d, err %v", i, got, err)
+		}
+	}
+	if n := len(cached(t, conn)); n > maxCachedStmts {
+		t.Fatalf("cache holds %d statements, want at most %d", n, maxCachedStmts)
+	}
+}
+
+// TestStmtCacheFailedStatementIsReusable checks that a statement whose
+// execution failed is released and still works.
+func TestStmtCacheFailedStatementIsReusable(t *testing.T) {
+	_, conn := oneConn(t)
+	ctx := context.Background()
+	const q = `INSERT INTO n (v) VALUES ($1)`
+	if _, err := conn.ExecContext(ctx, q, 1); err == nil {
+		t.Fatal("duplicate key inserted")
+	}
+	if _, err := conn.ExecContext(ctx, q, 4); err != nil {
+		t.Fatalf("insert after a failed one: %v", err)
+	}
+	if s := cached(t, conn)[q]; s == nil || s.busy {
+		t.Fatalf("statement after use: %+v, want cached and idle", s)
+	}
+}
