@@ -198,8 +198,12 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Session, error
 	// Refreshing last use at most once a minute keeps idle expiry accurate to
 	// a minute without a write on every call.
 	if now.Sub(lastUsed) > time.Minute {
-		if _, err := s.db.ExecContext(ctx, `UPDATE tokens SET last_used_at = $1 WHERE hash = $2`, now, hash); err != nil {
-			return nil, db.Translate(err)
+		err := s.db.Write(ctx, func() error {
+			_, err := s.db.ExecContext(ctx, `UPDATE tokens SET last_used_at = $1 WHERE hash = $2`, now, hash)
+			return err
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return &sess, nil
@@ -207,8 +211,10 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Session, error
 
 // Logout revokes the token of sess.
 func (s *Service) Logout(ctx context.Context, sess *Session) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE tokens SET revoked_at = $1 WHERE hash = $2 AND revoked_at IS NULL`, s.db.Now(), sess.TokenHash)
-	return db.Translate(err)
+	return s.db.Write(ctx, func() error {
+		_, err := s.db.ExecContext(ctx, `UPDATE tokens SET revoked_at = $1 WHERE hash = $2 AND revoked_at IS NULL`, s.db.Now(), sess.TokenHash)
+		return err
+	})
 }
 
 // checkThrottle refuses an account that has failed MaxFailures times within

@@ -46,6 +46,8 @@ type DB struct {
 	// Now returns the current time; tests may replace it. Callers take it
 	// once per transaction.
 	Now func() time.Time
+	// writer, on SQLite, admits one writer at a time (see Write).
+	writer chan struct{}
 }
 
 // Config says which database to open.
@@ -113,6 +115,7 @@ func Connect(ctx context.Context, cfg Config) (*DB, error) {
 		}
 		d.SetMaxOpenConns(n)
 		d.SetMaxIdleConns(n)
+		d.writer = make(chan struct{}, 1)
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -186,6 +189,11 @@ func sqliteDSN(path string) string {
 // Tx runs fn in a transaction and commits when fn returns nil. Driver errors
 // are translated into ctalk error codes.
 func (d *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	release, err := d.admitWriter(ctx)
+	if err != nil {
+		return Translate(fmt.Errorf("begin: %w", err))
+	}
+	defer release()
 	tx, err := d.BeginTx(ctx, nil)
 	if err != nil {
 		return Translate(fmt.Errorf("begin: %w", err))
@@ -198,6 +206,37 @@ func (d *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return Translate(fmt.Errorf("commit: %w", err))
 	}
 	return nil
+}
+
+// Write runs fn, which writes through d outside a transaction (a single
+// autocommit statement), as the one writer of a SQLite database; on Postgres
+// it just runs fn. Errors are translated like Tx's.
+//
+// SQLite has a single writer, and a connection that finds the write lock
+// taken polls for it, sleeping 1, 2, 5, ... up to 100 ms between tries (the
+// driver's busy handler), so under concurrent writes the lock sits free while
+// writers sleep. Every Tx is a write (BEGIN IMMEDIATE), so Tx and Write queue
+// for the lock in Go instead, and it passes to the next writer at once.
+// busy_timeout still covers another process writing to the same file.
+func (d *DB) Write(ctx context.Context, fn func() error) error {
+	release, err := d.admitWriter(ctx)
+	if err != nil {
+		return Translate(err)
+	}
+	defer release()
+	return Translate(fn())
+}
+
+func (d *DB) admitWriter(ctx context.Context) (release func(), err error) {
+	if d.writer == nil {
+		return func() {}, nil
+	}
+	select {
+	case d.writer <- struct{}{}:
+		return func() { <-d.writer }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // Translate maps driver errors to ctalk codes by SQLSTATE or SQLite result

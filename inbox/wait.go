@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/ctalk/ctalk/db"
 )
 
 // MaxWait caps how long one waiting call may block: platform proxies cut
@@ -154,12 +152,16 @@ func (s *Service) claimInbox(ctx context.Context, orgID, userID string) (*Delive
 func (s *Service) claimReplies(ctx context.Context, orgID, userID, msgID string) ([]*Question, error) {
 	// One statement, so one round trip: this sits on the path from an
 	// answer's commit to the waiting agent.
-	out, err := queryQuestions(ctx, s.db, `UPDATE questions SET asker_handed_at = $1
-		WHERE org_id = $2 AND asker_id = $3 AND status <> 'pending' AND asker_handed_at IS NULL
-		  AND ($4 = '' OR id = $4)
-		RETURNING `+questionColumns, s.db.Now(), orgID, userID, msgID)
+	var out []*Question
+	err := s.db.Write(ctx, func() (err error) {
+		out, err = queryQuestions(ctx, s.db, `UPDATE questions SET asker_handed_at = $1
+			WHERE org_id = $2 AND asker_id = $3 AND status <> 'pending' AND asker_handed_at IS NULL
+			  AND ($4 = '' OR id = $4)
+			RETURNING `+questionColumns, s.db.Now(), orgID, userID, msgID)
+		return err
+	})
 	if err != nil {
-		return nil, db.Translate(err)
+		return nil, err
 	}
 	sortQuestions(out, resolvedAt)
 	return out, nil

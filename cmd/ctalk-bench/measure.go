@@ -132,7 +132,7 @@ func (r *runner) throughputPhases() int {
 	for _, p := range []struct {
 		name       string
 		plain, sql int
-	}{{"health", 1, 0}, {"whoami", 1, 0}, {"ask", 1, 3}, {"inbox", 1, 2}, {"cycle", 1, 0}} {
+	}{{"health", 1, 0}, {"whoami", 2, 0}, {"ask", 2, 3}, {"inbox", 2, 2}, {"cycle", 1, 0}} {
 		if r.cfg.Phases[p.name] {
 			n += p.plain
 			if withDB {
@@ -289,6 +289,8 @@ type org struct {
 	users    []string
 	tokens   []string
 	sessions []*mcp.ClientSession
+	// wire continues each session without the MCP client (see wireSession).
+	wire []*wireSession
 }
 
 // newOrg registers an org with n users on base, logs each in and, when
@@ -332,6 +334,9 @@ func (r *runner) newOrg(ctx context.Context, base, purpose string, n int, connec
 	if connect {
 		if o.sessions, err = r.connectAll(ctx, base, o.tokens); err != nil {
 			return nil, err
+		}
+		for i, cs := range o.sessions {
+			o.wire = append(o.wire, r.cl.wire(base, o.tokens[i], cs))
 		}
 	}
 	return o, nil
@@ -443,6 +448,14 @@ func (r *runner) phaseWhoami(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	r.addOps(runPhase(ctx, r.spec("whoami", "wire"), func(ctx context.Context, w int, rec *recorder) error {
+		ws := o.wire[rec.pick(len(o.wire))]
+		return rec.do(wireOp("whoami"), func() error {
+			c, cancel := callCtx(ctx)
+			defer cancel()
+			return ws.call(c, "whoami", nil)
+		})
+	}))
 	r.addOps(runPhase(ctx, r.spec("whoami", "tool"), func(ctx context.Context, w int, rec *recorder) error {
 		cs := o.sessions[rec.pick(len(o.sessions))]
 		return rec.do("whoami", func() error {
@@ -454,6 +467,9 @@ func (r *runner) phaseWhoami(ctx context.Context) error {
 	}))
 	return nil
 }
+
+// wireOp names the wire-client row of a tool.
+func wireOp(tool string) string { return tool + " (wire)" }
 
 // phaseAsk measures the INSERT of ask_person, its whole transaction and the
 // service call, then the tool. Each runs in a fresh org of its own: the two
@@ -496,11 +512,22 @@ func (r *runner) phaseAsk(ctx context.Context) error {
 			}))
 		}
 	}
-	o, err := r.newOrg(ctx, r.url, "ask", r.cfg.Users, true)
+	o, err := r.newOrg(ctx, r.url, "ask-wire", r.cfg.Users, true)
 	if err != nil {
 		return err
 	}
 	n := len(o.users)
+	r.addOps(runPhase(ctx, r.spec("ask", "wire"), func(ctx context.Context, w int, rec *recorder) error {
+		a, b := rec.pair(n)
+		return rec.do(wireOp("ask_person"), func() error {
+			c, cancel := callCtx(ctx)
+			defer cancel()
+			return o.wire[a].call(c, "ask_person", map[string]any{"to_user_id": o.users[b], "question": questionText})
+		})
+	}))
+	if o, err = r.newOrg(ctx, r.url, "ask", r.cfg.Users, true); err != nil {
+		return err
+	}
 	r.addOps(runPhase(ctx, r.spec("ask", "tool"), func(ctx context.Context, w int, rec *recorder) error {
 		a, b := rec.pair(n)
 		return rec.do("ask_person", func() error {
@@ -534,6 +561,14 @@ func (r *runner) phaseInbox(ctx context.Context) error {
 			})
 		}))
 	}
+	r.addOps(runPhase(ctx, r.spec("inbox", "wire"), func(ctx context.Context, w int, rec *recorder) error {
+		ws := o.wire[rec.pick(n)]
+		return rec.do(wireOp("check_inbox"), func() error {
+			c, cancel := callCtx(ctx)
+			defer cancel()
+			return ws.call(c, "check_inbox", nil)
+		})
+	}))
 	r.addOps(runPhase(ctx, r.spec("inbox", "tool"), func(ctx context.Context, w int, rec *recorder) error {
 		cs := o.sessions[rec.pick(n)]
 		return rec.do("check_inbox", func() error {

@@ -3,9 +3,11 @@ package db
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // oneConn opens a SQLite database with a single pooled connection, so that
@@ -142,5 +144,73 @@ func TestStmtCacheFailedStatementIsReusable(t *testing.T) {
 	}
 	if s := cached(t, conn)[q]; s == nil || s.busy {
 		t.Fatalf("statement after use: %+v, want cached and idle", s)
+	}
+}
+
+// TestWriterQueue checks the SQLite writer queue: a writer waits for the one
+// before it, a queued writer whose context ends gives up with the context's
+// error, and the queue is free again afterwards.
+func TestWriterQueue(t *testing.T) {
+	ctx := context.Background()
+	d, err := Connect(ctx, Config{Path: filepath.Join(t.TempDir(), "writers.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if _, err := d.ExecContext(ctx, `CREATE TABLE n (v INTEGER PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	inFirst, releaseFirst := make(chan struct{}), make(chan struct{})
+	firstDone := make(chan error)
+	go func() {
+		firstDone <- d.Tx(ctx, func(tx *sql.Tx) error {
+			close(inFirst)
+			<-releaseFirst
+			_, err := tx.ExecContext(ctx, `INSERT INTO n (v) VALUES (1)`)
+			return err
+		})
+	}()
+	<-inFirst
+
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	ran := false
+	err = d.Write(short, func() error { ran = true; return nil })
+	if !errors.Is(err, context.DeadlineExceeded) || ran {
+		t.Fatalf("queued Write with an ended context: ran %v, err %v; want not run, deadline exceeded", ran, err)
+	}
+	err = d.Tx(short, func(*sql.Tx) error { ran = true; return nil })
+	if !errors.Is(err, context.DeadlineExceeded) || ran {
+		t.Fatalf("queued Tx with an ended context: ran %v, err %v; want not run, deadline exceeded", ran, err)
+	}
+
+	second := make(chan error)
+	go func() {
+		second <- d.Write(ctx, func() error {
+			_, err := d.ExecContext(ctx, `INSERT INTO n (v) SELECT v + 1 FROM n`)
+			return err
+		})
+	}()
+	close(releaseFirst)
+	if err := <-firstDone; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	// The second writer ran after the first committed: it saw row 1.
+	var got []int
+	rows, err := d.QueryContext(ctx, `SELECT v FROM n ORDER BY v`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v int
+		rows.Scan(&v)
+		got = append(got, v)
+	}
+	if fmt.Sprint(got) != "[1 2]" {
+		t.Fatalf("rows = %v, want [1 2]", got)
 	}
 }

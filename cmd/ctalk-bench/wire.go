@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// wireSession sends tool calls as the JSON-RPC requests an MCP client puts
+// on the wire, through the run's one net/http client, without an MCP
+// client's own machinery. GET /health goes through the same net/http client,
+// so a tool's "wire" row and the health row differ only in what the server
+// does: on this machine the client shares the two cores with the server, and
+// the go-sdk client's own work (its JSON-RPC layer, typed decoding) would
+// otherwise count against the server.
+type wireSession struct {
+	cl        *client
+	endpoint  string
+	token     string
+	sessionID string // empty in the stateless era
+	era       string
+	meta      json.RawMessage // params._meta in the stateless era
+	nextID    atomic.Int64
+}
+
+// wire returns a wire session that continues cs: the same endpoint, token,
+// protocol version and, in the 2025-11-25 era, the same MCP session.
+func (c *client) wire(base, token string, cs *mcp.ClientSession) *wireSession {
+	w := &wireSession{cl: c, endpoint: base + "/mcp", token: token, era: c.era}
+	if c.era == eraSessions {
+		w.sessionID = cs.ID()
+	} else {
+		// The keys the go-sdk client puts in every request's _meta.
+		w.meta, _ = json.Marshal(map[string]any{
+			mcp.MetaKeyProtocolVersion:    c.era,
+			mcp.MetaKeyClientInfo:         map[string]string{"name": "ctalk-bench", "version": "1"},
+			mcp.MetaKeyClientCapabilities: map[string]any{},
+		})
+	}
+	return w
+}
+
+// call calls tool with args and reports a JSON-RPC error or a tool error as
+// an error, as callTool does.
+func (w *wireSession) call(ctx context.Context, tool string, args map[string]any) error {
+	params := map[string]any{"name": tool, "arguments": args}
+	if w.meta != nil {
+		params["_meta"] = w.meta
+	}
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": w.nextID.Add(1), "method": "tools/call", "params": params})
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", w.era)
+	req.Header.Set("Authorization", "Bearer "+w.token)
+	if w.sessionID != "" {
+		req.Header.Set("Mcp-Session-Id", w.sessionID)
+	}
+	resp, err := w.cl.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: HTTP %s: %s", tool, resp.Status, bytes.TrimSpace(data))
+	}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		// The response is the last data line of the stream; notifications
+		// before it are skipped.
+		var last []byte
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		sc.Buffer(nil, len(data)+1)
+		for sc.Scan() {
+			if line, ok := bytes.CutPrefix(sc.Bytes(), []byte("data:")); ok {
+				last = bytes.TrimSpace(line)
+			}
+		}
+		data = last
+	}
+	var msg struct {
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+		Result *struct {
+			IsError bool `json:"isError"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(data, &msg); err != nil {
+		return fmt.Errorf("%s: the response is not JSON-RPC: %w", tool, err)
+	}
+	switch {
+	case msg.Error != nil:
+		return fmt.Errorf("%s: %s", tool, msg.Error.Message)
+	case msg.Result == nil:
+		return fmt.Errorf("%s: the response has no result", tool)
+	case msg.Result.IsError:
+		var parts []string
+		for _, c := range msg.Result.Content {
+			parts = append(parts, c.Text)
+		}
+		return &toolError{tool + ": " + strings.Join(parts, " ")}
+	}
+	return nil
+}
