@@ -15,12 +15,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctalk/ctalk/api"
-	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
-	"github.com/ctalk/ctalk/orgs"
 )
 
 // The two protocol eras current clients speak.
@@ -88,14 +86,9 @@ func start(t testing.TB, e db.Engine, opts ...options) *env {
 	if o.auth != nil {
 		o.auth(&acfg)
 	}
-	a, err := auth.NewService(d, acfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	logs := &syncBuffer{}
 	cfg := api.Config{Version: "test", Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), AllowOrgSignup: true,
 		MetricsToken: testMetricsToken}
-	cfg.Audit = audit.NewLog(d, cfg.Logger)
 	if o.api != nil {
 		o.api(&cfg)
 	}
@@ -103,22 +96,18 @@ func start(t testing.TB, e db.Engine, opts ...options) *env {
 	if o.inbox != nil {
 		o.inbox(&icfg)
 	}
-	broker := inbox.NewBroker()
-	listenCtx, stopListen := context.WithCancel(context.Background())
-	if d.Engine == db.Postgres {
-		go broker.Listen(listenCtx, d.URL, cfg.Logger)
+	app, err := api.Assemble(d, api.Wiring{API: cfg, Auth: acfg, Inbox: icfg})
+	if err != nil {
+		t.Fatal(err)
 	}
-	app := api.New(cfg, d, a, orgs.NewService(d, a), inbox.NewService(d, icfg, broker))
 	srv := httptest.NewServer(app.Handler())
 	t.Cleanup(func() {
-		stopListen()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		app.Close(ctx)
 		srv.Close()
-		cfg.Audit.Close()
 	})
-	return &env{URL: srv.URL, DB: d, Auth: a, App: app, Broker: broker, logs: logs}
+	return &env{URL: srv.URL, DB: d, Auth: app.Auth, App: app.Server, Broker: app.Broker, logs: logs}
 }
 
 // each runs fn on both engines and in both protocol eras.

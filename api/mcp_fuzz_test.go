@@ -17,7 +17,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
@@ -75,16 +74,13 @@ func newFuzzApp(f *testing.F, engine db.Engine) *fuzzApp {
 	acfg.BcryptCost = 4
 	// Fuzzed logins fail often; the harness must still be able to log in.
 	acfg.MaxFailures = 1 << 30
-	a, err := auth.NewService(d, acfg)
+	logs := &fuzzLogs{}
+	logger := slog.New(slog.NewJSONHandler(logs, nil))
+	app, err := Assemble(d, Wiring{API: Config{Version: "fuzz", Logger: logger, AllowOrgSignup: true}, Auth: acfg, Inbox: inbox.DefaultConfig()})
 	if err != nil {
 		f.Fatal(err)
 	}
-	logs := &fuzzLogs{}
-	logger := slog.New(slog.NewJSONHandler(logs, nil))
-	cfg := Config{Version: "fuzz", Logger: logger, AllowOrgSignup: true, Audit: audit.NewLog(d, logger)}
-	o := orgs.NewService(d, a)
-	in := inbox.NewService(d, inbox.DefaultConfig(), inbox.NewBroker())
-	app := New(cfg, d, a, o, in)
+	o := app.orgs
 	// Waits return at once once draining, so a fuzzed wait_for_inbox or
 	// wait_for_reply costs no time.
 	app.Drain()
@@ -92,7 +88,6 @@ func newFuzzApp(f *testing.F, engine db.Engine) *fuzzApp {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		app.Close(ctx)
-		cfg.Audit.Close()
 	})
 
 	if _, err := o.Register(ctx, orgs.NewOrg{ID: "acme", Name: "Acme", AdminPassword: "acme-admin-password"}); err != nil {
@@ -111,12 +106,12 @@ func newFuzzApp(f *testing.F, engine db.Engine) *fuzzApp {
 		{"ann", "bob", "Is the build green?"},
 		{"bob", "ann", "When is the next invoice run?"},
 	} {
-		if _, err := in.Ask(ctx, "acme", q.from, inbox.Ask{To: q.to, Text: q.text}); err != nil {
+		if _, err := app.Inbox.Ask(ctx, "acme", q.from, inbox.Ask{To: q.to, Text: q.text}); err != nil {
 			f.Fatal(err)
 		}
 	}
 
-	fa := &fuzzApp{engine: engine, app: app, auth: a, logs: logs}
+	fa := &fuzzApp{engine: engine, app: app.Server, auth: app.Auth, logs: logs}
 	fa.login(f)
 	fa.sessions = map[bool]string{false: fa.initialize(f, ""), true: fa.initialize(f, fa.token)}
 	logs.take()

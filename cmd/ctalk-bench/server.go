@@ -25,11 +25,9 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/api"
-	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
-	"github.com/ctalk/ctalk/orgs"
 )
 
 // Settings of every server the harness starts. A low bcrypt cost keeps the
@@ -67,14 +65,12 @@ type server struct {
 	DB     *db.DB
 	Broker *inbox.Broker
 	Inbox  *inbox.Service
-	app    *api.Server
+	app    *api.Assembly
 	srv    *http.Server
-	audit  *audit.Log
-	cancel context.CancelFunc
 }
 
-// startServer wires a server exactly as serve in cmd/ctalk/main.go does, with
-// the settings above, and serves it on 127.0.0.1:0. Keep it in step.
+// startServer wires a server with api.Assemble, as cmd/ctalk does, with the
+// settings above, and serves it on 127.0.0.1:0.
 func startServer(ctx context.Context, sc serverConfig) (*server, error) {
 	d, err := db.Open(ctx, sc.DB)
 	if err != nil {
@@ -85,34 +81,26 @@ func startServer(ctx context.Context, sc serverConfig) (*server, error) {
 	if sc.LoginRate > 0 {
 		acfg.IPRate, acfg.IPBurst = sc.LoginRate, int(sc.LoginRate)
 	}
-	authSvc, err := auth.NewService(d, acfg)
+	icfg := inbox.DefaultConfig()
+	icfg.AsksPerMinute, icfg.LoopMax = sc.AsksPerMin, sc.LoopMax
+	app, err := api.Assemble(d, api.Wiring{
+		API: api.Config{
+			Version:        "bench",
+			Logger:         sc.Log,
+			AllowOrgSignup: true,
+			MetricsToken:   sc.MetricsToken,
+		},
+		Auth:           acfg,
+		Inbox:          icfg,
+		AuditRetention: auditRetention,
+	})
 	if err != nil {
 		d.Close()
 		return nil, err
 	}
-	icfg := inbox.DefaultConfig()
-	icfg.AsksPerMinute, icfg.LoopMax = sc.AsksPerMin, sc.LoopMax
-	broker := inbox.NewBroker()
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	if d.Engine == db.Postgres {
-		// Wake-ups from other replicas arrive through LISTEN/NOTIFY.
-		go broker.Listen(sctx, sc.DB.URL, sc.Log)
-	}
-	auditLog := audit.NewLog(d, sc.Log)
-	go auditLog.PruneEvery(sctx, time.Hour, auditRetention)
-	inboxSvc := inbox.NewService(d, icfg, broker)
-	app := api.New(api.Config{
-		Version:        "bench",
-		Logger:         sc.Log,
-		AllowOrgSignup: true,
-		MetricsToken:   sc.MetricsToken,
-		Audit:          auditLog,
-	}, d, authSvc, orgs.NewService(d, authSvc), inboxSvc)
-
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		cancel()
-		auditLog.Close()
+		app.Close(ctx)
 		d.Close()
 		return nil, fmt.Errorf("listen on 127.0.0.1:0: %w", err)
 	}
@@ -124,11 +112,10 @@ func startServer(ctx context.Context, sc serverConfig) (*server, error) {
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return sctx },
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	go srv.Serve(ln)
-	return &server{URL: "http://" + ln.Addr().String(), DB: d, Broker: broker, Inbox: inboxSvc,
-		app: app, srv: srv, audit: auditLog, cancel: cancel}, nil
+	return &server{URL: "http://" + ln.Addr().String(), DB: d, Broker: app.Broker, Inbox: app.Inbox, app: app, srv: srv}, nil
 }
 
 // Close drains and stops the server as cmd/ctalk does on SIGTERM.
@@ -137,8 +124,6 @@ func (s *server) Close() {
 	defer cancel()
 	s.app.Close(ctx)
 	s.srv.Shutdown(ctx)
-	s.cancel()
-	s.audit.Close()
 	s.DB.Close()
 }
 

@@ -17,11 +17,9 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/api"
-	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
-	"github.com/ctalk/ctalk/orgs"
 )
 
 const usage = `ctalk: people and their AI agents ask each other questions, over MCP.
@@ -141,33 +139,29 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(stri
 
 	acfg := auth.DefaultConfig()
 	acfg.BcryptCost, acfg.TokenTTL, acfg.IdleTTL = cfg.BcryptCost, cfg.TokenTTL, cfg.TokenIdleTTL
-	authSvc, err := auth.NewService(d, acfg)
+	icfg := inbox.DefaultConfig()
+	icfg.AsksPerMinute, icfg.LoopMax, icfg.LoopWindow, icfg.ApprovalTTL = cfg.AsksPerMinute, cfg.LoopMaxQuestions, cfg.LoopWindow, cfg.ApprovalLinkTTL
+	app, err := api.Assemble(d, api.Wiring{
+		API: api.Config{
+			PublicURL:      cfg.PublicURL,
+			Version:        v,
+			Build:          fmt.Sprintf("commit %s, built %s", c, t),
+			Logger:         log,
+			AllowOrgSignup: cfg.AllowOrgSignup,
+			SignupSecret:   cfg.SignupSecret,
+			MetricsToken:   cfg.MetricsToken,
+		},
+		Auth:           acfg,
+		Inbox:          icfg,
+		AuditRetention: time.Duration(cfg.AuditRetentionDays) * 24 * time.Hour,
+	})
 	if err != nil {
 		return err
 	}
-	icfg := inbox.DefaultConfig()
-	icfg.AsksPerMinute, icfg.LoopMax, icfg.LoopWindow, icfg.ApprovalTTL = cfg.AsksPerMinute, cfg.LoopMaxQuestions, cfg.LoopWindow, cfg.ApprovalLinkTTL
-	broker := inbox.NewBroker()
-	if d.Engine == db.Postgres {
-		// Wake-ups from other replicas arrive through LISTEN/NOTIFY.
-		go broker.Listen(ctx, cfg.DatabaseURL, log)
-	}
-	auditLog := audit.NewLog(d, log)
-	defer auditLog.Close()
-	go auditLog.PruneEvery(ctx, time.Hour, time.Duration(cfg.AuditRetentionDays)*24*time.Hour)
-	app := api.New(api.Config{
-		PublicURL:      cfg.PublicURL,
-		Version:        v,
-		Build:          fmt.Sprintf("commit %s, built %s", c, t),
-		Logger:         log,
-		AllowOrgSignup: cfg.AllowOrgSignup,
-		SignupSecret:   cfg.SignupSecret,
-		MetricsToken:   cfg.MetricsToken,
-		Audit:          auditLog,
-	}, d, authSvc, orgs.NewService(d, authSvc), inbox.NewService(d, icfg, broker))
 
 	ln, err := net.Listen("tcp", cfg.Addr())
 	if err != nil {
+		app.Close(ctx)
 		return fmt.Errorf("listen on %s (HOST, PORT): %w", cfg.Addr(), err)
 	}
 	srv := &http.Server{
@@ -187,6 +181,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(stri
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
+		app.Close(context.Background())
 		return err
 	case <-ctx.Done():
 	}

@@ -1,0 +1,70 @@
+package api
+
+import (
+	"context"
+	"time"
+
+	"github.com/ctalk/ctalk/audit"
+	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/orgs"
+)
+
+// Wiring configures Assemble.
+type Wiring struct {
+	API   Config
+	Auth  auth.Config
+	Inbox inbox.Config
+	// AuditRetention is how long audit events are kept; zero keeps them
+	// and runs no pruner.
+	AuditRetention time.Duration
+}
+
+// Assembly is a ctalk server and the parts behind it.
+type Assembly struct {
+	*Server
+	Auth   *auth.Service
+	Inbox  *inbox.Service
+	Broker *inbox.Broker
+	Audit  *audit.Log
+	cancel context.CancelFunc
+}
+
+// Assemble wires a ctalk server over d, as every ctalk process does (the
+// ctalk command, the load harness, the tests): the auth, org and inbox
+// services, the wake-up broker with, on Postgres, its listener for other
+// replicas' wake-ups, and the audit log with its pruner. w.API.Audit is
+// replaced by the assembled log. The background work runs until Close; d
+// stays the caller's to close.
+func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
+	a, err := auth.NewService(d, w.Auth)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	broker := inbox.NewBroker()
+	if d.Engine == db.Postgres {
+		go broker.Listen(ctx, d.URL, w.API.Logger)
+	}
+	w.API.Audit = audit.NewLog(d, w.API.Logger)
+	if w.AuditRetention > 0 {
+		go w.API.Audit.PruneEvery(ctx, time.Hour, w.AuditRetention)
+	}
+	in := inbox.NewService(d, w.Inbox, broker)
+	return &Assembly{
+		Server: New(w.API, d, a, orgs.NewService(d, a), in),
+		Auth:   a, Inbox: in, Broker: broker, Audit: w.API.Audit,
+		cancel: cancel,
+	}, nil
+}
+
+// Close drains the server (ending every wait), stops its background work and
+// writes the audit events still queued; calls still finishing afterwards are
+// recorded directly. Call it before shutting down the HTTP server in front,
+// whose shutdown would otherwise wait for the waits to end.
+func (a *Assembly) Close(ctx context.Context) {
+	a.Server.Close(ctx)
+	a.cancel()
+	a.Audit.Close()
+}
