@@ -216,11 +216,7 @@ func (s *Server) registerAccountTools() {
 		authTokenParam,
 		annotations(true, false, true),
 	), func(ctx context.Context, sess *auth.Session, in *noArgs) (*whoamiResult, error) {
-		u, err := s.orgs.User(ctx, sess.OrgID, sess.UserID)
-		if err != nil {
-			return nil, err
-		}
-		org, err := s.orgs.Org(ctx, sess.OrgID)
+		u, org, err := s.orgs.Member(ctx, sess.OrgID, sess.UserID)
 		if err != nil {
 			return nil, err
 		}

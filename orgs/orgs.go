@@ -205,6 +205,23 @@ func (s *Service) User(ctx context.Context, orgID, userID string) (*User, error)
 	return u, db.Translate(err)
 }
 
+var memberQuery = `SELECT u.` + strings.ReplaceAll(userColumns, ", ", ", u.") + `, o.id, o.name, o.approval_mode, o.created_at
+	FROM users u JOIN orgs o ON o.id = u.org_id WHERE u.org_id = $1 AND u.id = $2`
+
+// Member returns a user of orgID and the org, in one query: whoami's
+// answer. It returns ENotFound when either is gone.
+func (s *Service) Member(ctx context.Context, orgID, userID string) (*User, *Org, error) {
+	o := &Org{}
+	u, err := scanUser(s.db.QueryRowContext(ctx, memberQuery, orgID, userID), &o.ID, &o.Name, &o.ApprovalMode, &o.CreatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, NotFoundUser(userID)
+	}
+	if err != nil {
+		return nil, nil, db.Translate(err)
+	}
+	return u, o, nil
+}
+
 // Users lists the users of orgID by id.
 func (s *Service) Users(ctx context.Context, orgID string) ([]*User, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = $1 ORDER BY id`, orgID)
@@ -264,10 +281,11 @@ func (s *Service) setText(ctx context.Context, orgID, userID, column, text strin
 
 type scanner interface{ Scan(...any) error }
 
-func scanUser(r scanner) (*User, error) {
+// scanUser scans userColumns, then into extra the columns that follow them.
+func scanUser(r scanner, extra ...any) (*User, error) {
 	u := &User{}
 	var own string
-	if err := r.Scan(&u.OrgID, &u.ID, &u.Name, &u.Role, &own, &u.Notes, &u.ProfileNotes, &u.CreatedAt); err != nil {
+	if err := r.Scan(append([]any{&u.OrgID, &u.ID, &u.Name, &u.Role, &own, &u.Notes, &u.ProfileNotes, &u.CreatedAt}, extra...)...); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(own), &u.Ownership); err != nil || u.Ownership == nil {

@@ -269,6 +269,14 @@ func TestUsersAreScopedToTheirOrg(t *testing.T) {
 		_, err = f.orgs.User(ctx, "a", "dave/../x")
 		wantCode(t, err, ctalk.EInvalid, idRule)
 
+		// Member reads the user and the org together, within the org only.
+		m, org, err := f.orgs.Member(ctx, "b", "alice")
+		if err != nil || m.OrgID != "b" || m.ID != "alice" || m.Name != "Alice of b" || org.ID != "b" || org.Name == "" {
+			t.Errorf("Member(b, alice) = %+v, %+v, %v", m, org, err)
+		}
+		_, _, err = f.orgs.Member(ctx, "a", "dave")
+		wantCode(t, err, ctalk.ENotFound, `user "dave" not found in your organization`)
+
 		_, err = f.orgs.SetNotes(ctx, "a", "dave", "overwritten")
 		wantCode(t, err, ctalk.ENotFound, "not found")
 		_, err = f.orgs.SetProfileNotes(ctx, "a", "dave", "overwritten")
