@@ -34,7 +34,7 @@ type Assembly struct {
 // Assemble wires a ctalk server over d, as every ctalk process does (the
 // ctalk command, the load harness, the tests): the auth, org and inbox
 // services, the wake-up broker with, on Postgres, its listener for other
-// replicas' wake-ups, and the audit log with its pruner. w.API.Audit is
+// replicas' wake-ups and its publisher of this one's, and the audit log with its pruner. w.API.Audit is
 // replaced by the assembled log. The background work runs until Close; d
 // stays the caller's to close.
 func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
@@ -46,6 +46,7 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	broker := inbox.NewBroker()
 	if d.Engine == db.Postgres {
 		go broker.Listen(ctx, d.URL, w.API.Logger)
+		go broker.Publish(ctx, d.DB, w.API.Logger)
 	}
 	w.API.Audit = audit.NewLog(d, w.API.Logger)
 	if w.AuditRetention > 0 {

@@ -2,10 +2,14 @@ package inbox
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -18,11 +22,14 @@ type Broker struct {
 	mu      sync.Mutex
 	waiters map[string]map[chan struct{}]struct{}
 	count   int
+	// remote queues the wake-ups for other replicas while Publish runs.
+	remote     chan string
+	publishing atomic.Bool
 }
 
 // NewBroker returns an empty broker.
 func NewBroker() *Broker {
-	return &Broker{waiters: map[string]map[chan struct{}]struct{}{}}
+	return &Broker{waiters: map[string]map[chan struct{}]struct{}{}, remote: make(chan string, 4096)}
 }
 
 func userKey(orgID, userID string) string { return orgID + "\x00" + userID }
@@ -54,8 +61,22 @@ func (b *Broker) Subscribe(orgID, userID string) (<-chan struct{}, func()) {
 	}
 }
 
-// Wake wakes every local waiter of the user. It never blocks.
+// Wake wakes every waiter of the user: those of this process at once and,
+// while Publish runs, those of other replicas through Postgres. Call it once
+// the change it announces has committed. It never blocks.
 func (b *Broker) Wake(orgID, userID string) {
+	b.wakeLocal(orgID, userID)
+	if b.publishing.Load() {
+		select {
+		case b.remote <- notifyPayload(orgID, userID):
+		default:
+			// The queue is full only while Postgres does not take the
+			// notifications; the other replicas' re-check covers for it.
+		}
+	}
+}
+
+func (b *Broker) wakeLocal(orgID, userID string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for ch := range b.waiters[userKey(orgID, userID)] {
@@ -137,6 +158,55 @@ func (b *Broker) listenOnce(ctx context.Context, databaseURL string, connected f
 		if !ok {
 			continue
 		}
-		b.Wake(org, user)
+		b.wakeLocal(org, user)
+	}
+}
+
+// publishSQL sends a batch of wake-ups ($2) on the wake-up channel ($1) as
+// one statement. Its transaction commits without waiting for the WAL flush:
+// it carries no data, and Postgres commits every transaction that notifies
+// one at a time, holding a global lock through the commit. Notifying inside
+// the writing transactions, as ctalk first did, held that lock through their
+// flush and halved ask_person's throughput.
+const publishSQL = `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, p) FROM unnest($2::text[]) AS p`
+
+// Publish sends the wake-ups of Wake to the other replicas' listeners until
+// ctx ends, in batches: whatever queued while the last batch was being
+// sent goes out in the next. A wake-up that cannot be sent costs the waiters
+// elsewhere latency only: they re-check on their own.
+func (b *Broker) Publish(ctx context.Context, d *sql.DB, log *slog.Logger) {
+	b.publishing.Store(true)
+	defer b.publishing.Store(false)
+	pending := map[string]struct{}{}
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case p := <-b.remote:
+			pending[p] = struct{}{}
+		}
+	gather:
+		for len(pending) < 1000 {
+			select {
+			case p := <-b.remote:
+				pending[p] = struct{}{}
+			default:
+				break gather
+			}
+		}
+		batch := slices.Collect(maps.Keys(pending))
+		clear(pending)
+		sendCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := d.ExecContext(sendCtx, publishSQL, notifyChannel, batch)
+		cancel()
+		switch {
+		case err != nil && ctx.Err() == nil && !failing:
+			failing = true
+			log.Warn("wake-ups to other replicas are failing; their agents see changes at their next re-check", "error", err)
+		case err == nil && failing:
+			failing = false
+			log.Info("wake-ups to other replicas are sent again")
+		}
 	}
 }

@@ -129,47 +129,23 @@ func (s *Service) Ask(ctx context.Context, orgID, askerID string, in Ask) (*Ques
 		q.idempotency = sql.NullString{String: key, Valid: true}
 	}
 	var existing *Question
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
-		now := s.db.Now()
-		if key != "" {
-			if existing, err = byKey(ctx, tx, orgID, askerID, key); existing != nil || err != nil {
-				return err
+	if key != "" {
+		if existing, err = byKey(ctx, s.db, orgID, askerID, key); err != nil {
+			return nil, db.Translate(err)
+		}
+	}
+	if existing == nil {
+		q.ID, q.CreatedAt = newID(messageIDPrefix), s.db.Now()
+		inserted, err := s.insertQuestion(ctx, orgID, q)
+		if err != nil {
+			return nil, err
+		}
+		if !inserted {
+			// A concurrent retry with the same key was stored first.
+			if existing, err = byKey(ctx, s.db, orgID, askerID, key); err != nil {
+				return nil, db.Translate(err)
 			}
 		}
-		var exists int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM users WHERE org_id = $1 AND id = $2`, orgID, to).Scan(&exists); err != nil {
-			return err
-		}
-		if exists == 0 {
-			return ctalk.Errorf(ctalk.ENotFound, "user %q not found in your organization; list_users shows who is there", to)
-		}
-		if err := s.checkAskLimits(ctx, tx, orgID, askerID, to, now); err != nil {
-			return err
-		}
-		q.ID, q.CreatedAt = newID(messageIDPrefix), now
-		res, err := tx.ExecContext(ctx, `
-			INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, idempotency_key, created_at)
-			VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7)
-			ON CONFLICT (org_id, asker_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`,
-			orgID, q.ID, askerID, to, text, q.idempotency, now)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			// A concurrent retry with the same key committed first.
-			existing, err = byKey(ctx, tx, orgID, askerID, key)
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `
-			INSERT INTO interactions (org_id, asker_id, recipient_id, asked, last_at) VALUES ($1, $2, $3, 1, $4)
-			ON CONFLICT (org_id, asker_id, recipient_id) DO UPDATE SET asked = interactions.asked + 1, last_at = excluded.last_at`,
-			orgID, askerID, to, now); err != nil {
-			return err
-		}
-		return s.notify(ctx, tx, orgID, to)
-	})
-	if err != nil {
-		return nil, err
 	}
 	if existing != nil {
 		if existing.Text != text || existing.To != to {
@@ -181,49 +157,118 @@ func (s *Service) Ask(ctx context.Context, orgID, askerID string, in Ask) (*Ques
 	return q, nil
 }
 
-// checkAskLimits enforces the per-user ask rate and the loop breaker. Both
-// count rows in the database, so they hold across replicas.
-func (s *Service) checkAskLimits(ctx context.Context, tx *sql.Tx, orgID, askerID, to string, now time.Time) error {
-	var n int
-	var oldest db.NullTime
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*), MIN(created_at) FROM questions WHERE org_id = $1 AND asker_id = $2 AND created_at > $3`,
-		orgID, askerID, now.Add(-time.Minute)).Scan(&n, &oldest); err != nil {
-		return err
-	}
-	if s.cfg.AsksPerMinute > 0 && n >= s.cfg.AsksPerMinute {
-		wait := oldest.Time.Add(time.Minute).Sub(now)
-		return &ctalk.Error{Code: ctalk.ERateLimited, RetryAfter: wait,
-			Message: fmt.Sprintf("you asked %d questions in the last minute, the limit; retry after %s (in %s)", n, now.Add(wait).Format(time.RFC3339), wait.Round(time.Second))}
-	}
-	if s.cfg.LoopMax <= 0 {
-		return nil
-	}
-	// One index range per direction: an OR of the two directions would read
-	// the pair's whole history.
-	if err := tx.QueryRowContext(ctx, `
-		SELECT COUNT(*), MIN(created_at) FROM (
-			SELECT created_at FROM questions WHERE org_id = $1 AND recipient_id = $2 AND asker_id = $3 AND created_at > $4
-			UNION ALL
-			SELECT created_at FROM questions WHERE org_id = $1 AND recipient_id = $3 AND asker_id = $2 AND created_at > $4) pair`,
-		orgID, askerID, to, now.Add(-s.cfg.LoopWindow)).Scan(&n, &oldest); err != nil {
-		return err
-	}
-	if n >= s.cfg.LoopMax {
-		wait := oldest.Time.Add(s.cfg.LoopWindow).Sub(now)
-		return &ctalk.Error{Code: ctalk.ERateLimited, RetryAfter: wait,
-			Message: fmt.Sprintf("paused: you and %s exchanged %d questions in %s, which looks like two agents asking each other in a loop; check with your person before asking again, and retry after %s", to, n, s.cfg.LoopWindow, now.Add(wait).Format(time.RFC3339))}
-	}
-	return nil
+// AskChecksSQL and AskPostgresSQL are exported for the load harness, whose
+// database baseline runs them directly.
+//
+// AskChecksSQL reads what an ask must pass, in one statement: whether the
+// recipient ($3) is in the org ($1), and how many questions the asker ($2)
+// asked since $4 (the rate) and the pair exchanged, either way, since $5 (the
+// loop breaker), each with the oldest of them. The pair is read as one index
+// range per direction: an OR of the two would read the pair's whole history.
+const AskChecksSQL = `
+	SELECT (SELECT COUNT(*) FROM users WHERE org_id = $1 AND id = $3), r.n, r.oldest, l.n, l.oldest
+	FROM (SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM questions
+	      WHERE org_id = $1 AND asker_id = $2 AND created_at > $4) r,
+	     (SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM (
+	          SELECT created_at FROM questions WHERE org_id = $1 AND recipient_id = $2 AND asker_id = $3 AND created_at > $5
+	          UNION ALL
+	          SELECT created_at FROM questions WHERE org_id = $1 AND recipient_id = $3 AND asker_id = $2 AND created_at > $5) pair) l`
+
+// AskPostgresSQL is a whole ask on Postgres as one statement, so one round
+// trip and no BEGIN or COMMIT: the checks of AskChecksSQL, then, when they
+// pass ($10 and $11 are the limits, zero for none), the insert and the pair's
+// statistics. It returns the checks and whether the question was inserted
+// (not when a concurrent retry with the same key won).
+const AskPostgresSQL = `
+	WITH checks (recipient, rate_n, rate_oldest, loop_n, loop_oldest) AS (` + AskChecksSQL + `),
+	ins AS (
+		INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, idempotency_key, created_at)
+		SELECT $1, $6, $2, $3, $7, 'pending', $8, $9 FROM checks
+		WHERE recipient > 0 AND ($10 <= 0 OR rate_n < $10) AND ($11 <= 0 OR loop_n < $11)
+		ON CONFLICT (org_id, asker_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+		RETURNING id),
+	pair AS (
+		INSERT INTO interactions (org_id, asker_id, recipient_id, asked, last_at) SELECT $1, $2, $3, 1, $9 FROM ins
+		ON CONFLICT (org_id, asker_id, recipient_id) DO UPDATE SET asked = interactions.asked + 1, last_at = excluded.last_at)
+	SELECT recipient, rate_n, rate_oldest, loop_n, loop_oldest, (SELECT COUNT(*) FROM ins) FROM checks`
+
+// askChecks is what AskChecksSQL reads.
+type askChecks struct {
+	recipient, rateN, loopN int
+	rateOldest, loopOldest  db.NullTime
 }
 
-// notify sends a Postgres notification naming the user to wake. Postgres
-// delivers it when the transaction commits, and never if it rolls back.
-func (s *Service) notify(ctx context.Context, tx *sql.Tx, orgID, userID string) error {
-	if s.db.Engine != db.Postgres {
-		return nil
+// insertQuestion stores q, asked by q.From of q.To at q.CreatedAt, when the
+// recipient is in the org and neither the asker's rate nor the pair's loop
+// breaker refuses it, and counts q in the pair's statistics. Both limits count
+// rows in the database, so they hold across replicas. It reports false when
+// an ask with the same idempotency key was stored first. Errors: ENotFound,
+// ERateLimited.
+func (s *Service) insertQuestion(ctx context.Context, orgID string, q *Question) (inserted bool, err error) {
+	var (
+		c        askChecks
+		now      = q.CreatedAt
+		rateFrom = now.Add(-time.Minute)
+		loopFrom = now.Add(-s.cfg.LoopWindow)
+	)
+	if s.db.Engine == db.Postgres {
+		var n int
+		err := s.db.QueryRowContext(ctx, AskPostgresSQL, orgID, q.From, q.To, rateFrom, loopFrom,
+			q.ID, q.Text, q.idempotency, now, s.cfg.AsksPerMinute, s.cfg.LoopMax).
+			Scan(&c.recipient, &c.rateN, &c.rateOldest, &c.loopN, &c.loopOldest, &n)
+		if err != nil {
+			return false, db.Translate(err)
+		}
+		return n == 1, s.refuseAsk(c, q.To, now)
 	}
-	_, err := tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, notifyPayload(orgID, userID))
-	return err
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, AskChecksSQL, orgID, q.From, q.To, rateFrom, loopFrom).
+			Scan(&c.recipient, &c.rateN, &c.rateOldest, &c.loopN, &c.loopOldest)
+		if err != nil {
+			return err
+		}
+		if err := s.refuseAsk(c, q.To, now); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `
+			INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, idempotency_key, created_at)
+			VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7)
+			ON CONFLICT (org_id, asker_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`,
+			orgID, q.ID, q.From, q.To, q.Text, q.idempotency, now)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		inserted = true
+		_, err = tx.ExecContext(ctx, `
+			INSERT INTO interactions (org_id, asker_id, recipient_id, asked, last_at) VALUES ($1, $2, $3, 1, $4)
+			ON CONFLICT (org_id, asker_id, recipient_id) DO UPDATE SET asked = interactions.asked + 1, last_at = excluded.last_at`,
+			orgID, q.From, q.To, now)
+		return err
+	})
+	return inserted, err
+}
+
+// refuseAsk returns the error for an ask that c says must not be stored:
+// ENotFound for a recipient outside the org, ERateLimited for the asker's
+// rate or the pair's loop breaker; nil otherwise.
+func (s *Service) refuseAsk(c askChecks, to string, now time.Time) error {
+	if c.recipient == 0 {
+		return ctalk.Errorf(ctalk.ENotFound, "user %q not found in your organization; list_users shows who is there", to)
+	}
+	if s.cfg.AsksPerMinute > 0 && c.rateN >= s.cfg.AsksPerMinute {
+		wait := c.rateOldest.Time.Add(time.Minute).Sub(now)
+		return &ctalk.Error{Code: ctalk.ERateLimited, RetryAfter: wait,
+			Message: fmt.Sprintf("you asked %d questions in the last minute, the limit; retry after %s (in %s)", c.rateN, now.Add(wait).Format(time.RFC3339), wait.Round(time.Second))}
+	}
+	if s.cfg.LoopMax > 0 && c.loopN >= s.cfg.LoopMax {
+		wait := c.loopOldest.Time.Add(s.cfg.LoopWindow).Sub(now)
+		return &ctalk.Error{Code: ctalk.ERateLimited, RetryAfter: wait,
+			Message: fmt.Sprintf("paused: you and %s exchanged %d questions in %s, which looks like two agents asking each other in a loop; check with your person before asking again, and retry after %s", to, c.loopN, s.cfg.LoopWindow, now.Add(wait).Format(time.RFC3339))}
+	}
+	return nil
 }
 
 const questionColumns = `id, asker_id, recipient_id, body, status, created_at, resolved_at, resolution, idempotency_key`
@@ -273,12 +318,12 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-func byKey(ctx context.Context, tx *sql.Tx, orgID, askerID, key string) (*Question, error) {
-	q, err := scanQuestion(tx.QueryRowContext(ctx, `SELECT `+questionColumns+` FROM questions WHERE org_id = $1 AND asker_id = $2 AND idempotency_key = $3`, orgID, askerID, key))
+func byKey(ctx context.Context, q querier, orgID, askerID, key string) (*Question, error) {
+	qq, err := scanQuestion(q.QueryRowContext(ctx, `SELECT `+questionColumns+` FROM questions WHERE org_id = $1 AND asker_id = $2 AND idempotency_key = $3`, orgID, askerID, key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
-	return q, err
+	return qq, err
 }
 
 // question loads a question that userID takes part in. Anyone else, in this
@@ -558,10 +603,7 @@ func (s *Service) resolve(ctx context.Context, tx *sql.Tx, orgID string, q *Ques
 	case StatusWithdrawn:
 		q.ResolvedBy = q.From
 	}
-	if err := s.notify(ctx, tx, orgID, q.From); err != nil {
-		return err
-	}
-	return s.notify(ctx, tx, orgID, q.To)
+	return nil
 }
 
 // Replies returns the questions userID asked that were resolved after since,

@@ -8,19 +8,14 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/inbox"
 )
 
-// The SQL behind ask_person and check_inbox, copied from inbox/inbox.go
-// (Ask, checkAskLimits, notify) and inbox/context.go (Inbox, interaction,
-// fillSender). The database baselines run it directly; keep it in step.
+// The SQL behind ask_person and check_inbox that inbox does not export,
+// copied from inbox/inbox.go (insertQuestion) and inbox/context.go (Inbox,
+// interaction, fillSender). The database baselines run it directly; keep it
+// in step.
 const (
-	sqlUserExists = `SELECT COUNT(*) FROM users WHERE org_id = $1 AND id = $2`
-	sqlAskRate    = `SELECT COUNT(*), MIN(created_at) FROM questions WHERE org_id = $1 AND asker_id = $2 AND created_at > $3`
-	sqlAskLoop    = `
-		SELECT COUNT(*), MIN(created_at) FROM (
-			SELECT created_at FROM questions WHERE org_id = $1 AND recipient_id = $2 AND asker_id = $3 AND created_at > $4
-			UNION ALL
-			SELECT created_at FROM questions WHERE org_id = $1 AND recipient_id = $3 AND asker_id = $2 AND created_at > $4) pair`
 	sqlAskPairStats = `
 			INSERT INTO interactions (org_id, asker_id, recipient_id, asked, last_at) VALUES ($1, $2, $3, 1, $4)
 			ON CONFLICT (org_id, asker_id, recipient_id) DO UPDATE SET asked = interactions.asked + 1, last_at = excluded.last_at`
@@ -28,7 +23,6 @@ const (
 			INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, idempotency_key, created_at)
 			VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7)
 			ON CONFLICT (org_id, asker_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`
-	sqlNotify = `SELECT pg_notify($1, $2)`
 
 	questionColumns = `id, asker_id, recipient_id, body, status, created_at, resolved_at, resolution, idempotency_key`
 	sqlInboxPage    = `SELECT ` + questionColumns + ` FROM questions
@@ -58,7 +52,6 @@ const (
 
 // Values the product uses with that SQL.
 const (
-	notifyChannel    = "ctalk_wake"
 	loopWindow       = 5 * time.Minute
 	inboxPageLimit   = 10
 	repliesPageLimit = 50
@@ -86,34 +79,32 @@ func insertQuestion(ctx context.Context, d *db.DB, org, asker, to string) error 
 	})
 }
 
-// askTransaction is the whole transaction of ask_person without a key: the
-// recipient check, the two limit counts, the INSERT and, on Postgres when
-// notify is set, the wake-up notification.
-func askTransaction(ctx context.Context, d *db.DB, org, asker, to string, notify bool) error {
-	return d.Tx(ctx, func(tx *sql.Tx) error {
-		now := d.Now()
+// askTransaction is the whole of ask_person's stored work without a key: on
+// Postgres its one statement (the checks, the INSERT, the pair's
+// statistics), on SQLite its transaction. The wake-up for other replicas is
+// sent after it, in batches, and is not part of it.
+func askTransaction(ctx context.Context, d *db.DB, org, asker, to string) error {
+	now := d.Now()
+	var (
+		recipient, rateN, loopN int
+		rateOldest, loopOldest  db.NullTime
+	)
+	c := []any{&recipient, &rateN, &rateOldest, &loopN, &loopOldest}
+	if d.Engine == db.Postgres {
 		var n int
-		if err := tx.QueryRowContext(ctx, sqlUserExists, org, to).Scan(&n); err != nil {
-			return err
-		}
-		var oldest db.NullTime
-		if err := tx.QueryRowContext(ctx, sqlAskRate, org, asker, now.Add(-time.Minute)).Scan(&n, &oldest); err != nil {
-			return err
-		}
-		if err := tx.QueryRowContext(ctx, sqlAskLoop, org, asker, to, now.Add(-loopWindow)).Scan(&n, &oldest); err != nil {
+		return d.QueryRowContext(ctx, inbox.AskPostgresSQL, org, asker, to, now.Add(-time.Minute), now.Add(-loopWindow),
+			newQuestionID(), questionText, sql.NullString{}, now, benchAsksPerMin, benchLoopMax).
+			Scan(append(c, &n)...)
+	}
+	return d.Tx(ctx, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, inbox.AskChecksSQL, org, asker, to, now.Add(-time.Minute), now.Add(-loopWindow)).Scan(c...); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, sqlAskInsert, org, newQuestionID(), asker, to, questionText, sql.NullString{}, now); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, sqlAskPairStats, org, asker, to, now); err != nil {
-			return err
-		}
-		if notify && d.Engine == db.Postgres {
-			_, err := tx.ExecContext(ctx, sqlNotify, notifyChannel, org+"/"+to)
-			return err
-		}
-		return nil
+		_, err := tx.ExecContext(ctx, sqlAskPairStats, org, asker, to, now)
+		return err
 	})
 }
 
@@ -150,11 +141,14 @@ func scanQuestions(rows *sql.Rows, err error) error {
 	return rows.Err()
 }
 
-// selectLoopCount is the loop-breaker count of ask_person.
-func selectLoopCount(ctx context.Context, d *db.DB, org, asker, to string) error {
-	var n int
-	var oldest db.NullTime
-	return d.QueryRowContext(ctx, sqlAskLoop, org, asker, to, d.Now().Add(-loopWindow)).Scan(&n, &oldest)
+// selectAskChecks is the check statement of ask_person: the recipient, the
+// asker's rate and the pair's loop-breaker count.
+func selectAskChecks(ctx context.Context, d *db.DB, org, asker, to string) error {
+	var recipient, rateN, loopN int
+	var rateOldest, loopOldest db.NullTime
+	now := d.Now()
+	return d.QueryRowContext(ctx, inbox.AskChecksSQL, org, asker, to, now.Add(-time.Minute), now.Add(-loopWindow)).
+		Scan(&recipient, &rateN, &rateOldest, &loopN, &loopOldest)
 }
 
 // selectInteraction is the history count check_inbox runs per sender.

@@ -140,9 +140,6 @@ func (r *runner) throughputPhases() int {
 			}
 		}
 	}
-	if withDB && r.engine == db.Postgres && r.cfg.Phases["ask"] {
-		n++
-	}
 	return n
 }
 
@@ -486,15 +483,8 @@ func (r *runner) phaseAsk(ctx context.Context) error {
 				return insertQuestion(ctx, r.db, org, asker, to)
 			}},
 			{"SQL ask transaction", "sql", func(ctx context.Context, org, asker, to string) error {
-				return askTransaction(ctx, r.db, org, asker, to, true)
+				return askTransaction(ctx, r.db, org, asker, to)
 			}},
-		}
-		if r.engine == db.Postgres {
-			// The same transaction without its pg_notify shows what the
-			// notification costs.
-			runs = append(runs, askRun{opAskNoNotify, "sql", func(ctx context.Context, org, asker, to string) error {
-				return askTransaction(ctx, r.db, org, asker, to, false)
-			}})
 		}
 		runs = append(runs, askRun{"inbox.Service.Ask", "service", func(ctx context.Context, org, asker, to string) error {
 			_, err := r.inbox.Ask(ctx, org, asker, inbox.Ask{To: to, Text: questionText})
@@ -580,9 +570,6 @@ func (r *runner) phaseInbox(ctx context.Context) error {
 	}))
 	return nil
 }
-
-// opAskNoNotify names the ask transaction without its notification.
-const opAskNoNotify = "SQL ask tx without NOTIFY"
 
 // cycleOp names the whole cycle in the statistics.
 const cycleOp = "full cycle (7 calls)"

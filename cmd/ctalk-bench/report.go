@@ -75,9 +75,6 @@ func (r *runner) evaluate() {
 	add(ratio("ask", "ask_person", "ask", "SQL ask transaction", 0))
 	add(ratio("ask", "ask_person", "ask", "inbox.Service.Ask", 0))
 	add(ratio("ask", "inbox.Service.Ask", "ask", "SQL ask transaction", 0))
-	if res.op("ask", opAskNoNotify) != nil {
-		add(ratio("ask", "SQL ask transaction", "ask", opAskNoNotify, 0))
-	}
 	add(ratio("inbox", wireOp("check_inbox"), "inbox", "SQL inbox select", 0))
 	add(ratio("inbox", "check_inbox", "inbox", "SQL inbox select", 0))
 	add(ratio("inbox", "check_inbox", "inbox", "inbox.Service.Inbox", 0))

@@ -247,7 +247,7 @@ func (r *runner) scaleOps(ctx context.Context, o *org, me, asker *mcp.ClientSess
 			_, err := callTool(ctx, asker, "ask_person", map[string]any{"to_user_id": askee, "question": questionText})
 			return err
 		}},
-		{"SQL ask loop count", "sql", func(ctx context.Context) error { return selectLoopCount(ctx, r.db, o.id, askerID, askee) }},
+		{"SQL ask checks", "sql", func(ctx context.Context) error { return selectAskChecks(ctx, r.db, o.id, askerID, askee) }},
 	}
 	out := make([]OpStats, 0, len(ops))
 	for _, op := range ops {
