@@ -89,7 +89,7 @@ func addTool[In, Out any](s *Server, t mcp.Tool, fn func(ctx context.Context, in
 		if out, err = fn(ctx, in); err != nil {
 			return s.toolError(ctx, err), nil
 		}
-		text, _ := json.MarshalIndent(out, "", "  ")
+		text, _ := json.Marshal(out)
 		return mcp.NewToolResultStructured(out, string(text)), nil
 	})
 }
