@@ -192,7 +192,7 @@ func (res *Result) WriteText(w io.Writer) error {
 	p("CTALK-BENCH  %s", s.Started.Format("2006-01-02 15:04 UTC"))
 	p("server:       %s at %s", s.Mode, s.URL)
 	p("engine:       %s", s.Engine)
-	p("clients:      MCP streamable HTTP, era %s, official Go SDK; one shared keep-alive transport", s.Era)
+	p("clients:      MCP streamable HTTP, era %s: the official Go SDK (tool rows), and the same requests sent bare through net/http, as GET /health is (wire rows); one shared keep-alive transport", s.Era)
 	p("load:         %d users per org, concurrency %d, %.1fs per phase, at most %s requests (%s per phase)", s.Users, s.Concurrency, s.PhaseSeconds, count(s.MaxRequests), count(int(s.PhaseCap)))
 	p("bcrypt cost:  %s", s.BcryptCost)
 	p("ask limits:   %s", s.AskLimits)

@@ -25,7 +25,6 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
-	"github.com/ctalk/ctalk/orgs"
 )
 
 // The two protocol eras MCP clients speak.
@@ -58,18 +57,22 @@ func startHostedWith(t *testing.T, d *db.DB, addr string, forgetful bool) *hoste
 	t.Helper()
 	acfg := auth.DefaultConfig()
 	acfg.BcryptCost = 4
-	a, err := auth.NewService(d, acfg)
+	app, err := api.Assemble(d, api.Wiring{
+		API: api.Config{
+			Version:        "test",
+			Logger:         slog.New(slog.DiscardHandler),
+			AllowOrgSignup: true,
+			ProgressEvery:  50 * time.Millisecond,
+		},
+		Auth:  acfg,
+		Inbox: inbox.DefaultConfig(),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	app := api.New(api.Config{
-		Version:        "test",
-		Logger:         slog.New(slog.DiscardHandler),
-		AllowOrgSignup: true,
-		ProgressEvery:  50 * time.Millisecond,
-	}, d, a, orgs.NewService(d, a), inbox.NewService(d, inbox.DefaultConfig(), inbox.NewBroker()))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
+		app.Close(context.Background())
 		t.Fatal(err)
 	}
 	handler := app.Handler()
