@@ -132,7 +132,7 @@ func (r *runner) throughputPhases() int {
 	for _, p := range []struct {
 		name       string
 		plain, sql int
-	}{{"health", 1, 0}, {"whoami", 2, 0}, {"ask", 2, 3}, {"inbox", 2, 2}, {"cycle", 1, 0}} {
+	}{{"health", 1, 0}, {"whoami", 4, 0}, {"ask", 2, 3}, {"inbox", 2, 2}, {"cycle", 1, 0}} {
 		if r.cfg.Phases[p.name] {
 			n += p.plain
 			if withDB {
@@ -445,6 +445,22 @@ func (r *runner) phaseWhoami(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Two MCP pings bound whoami from below: what any request costs the
+	// server, and any request with a token to check.
+	for _, withToken := range []bool{false, true} {
+		op := opPing
+		if withToken {
+			op = opPingToken
+		}
+		r.addOps(runPhase(ctx, r.spec("whoami", "wire"), func(ctx context.Context, w int, rec *recorder) error {
+			ws := o.wire[rec.pick(len(o.wire))]
+			return rec.do(op, func() error {
+				c, cancel := callCtx(ctx)
+				defer cancel()
+				return ws.ping(c, withToken)
+			})
+		}))
+	}
 	r.addOps(runPhase(ctx, r.spec("whoami", "wire"), func(ctx context.Context, w int, rec *recorder) error {
 		ws := o.wire[rec.pick(len(o.wire))]
 		return rec.do(wireOp("whoami"), func() error {
@@ -464,6 +480,12 @@ func (r *runner) phaseWhoami(ctx context.Context) error {
 	}))
 	return nil
 }
+
+// The rows of the two MCP pings.
+const (
+	opPing      = "MCP ping (wire)"
+	opPingToken = "MCP ping + token (wire)"
+)
 
 // wireOp names the wire-client row of a tool.
 func wireOp(tool string) string { return tool + " (wire)" }

@@ -51,11 +51,23 @@ func (c *client) wire(base, token string, cs *mcp.ClientSession) *wireSession {
 // call calls tool with args and reports a JSON-RPC error or a tool error as
 // an error, as callTool does.
 func (w *wireSession) call(ctx context.Context, tool string, args map[string]any) error {
-	params := map[string]any{"name": tool, "arguments": args}
+	return w.send(ctx, "tools/call", map[string]any{"name": tool, "arguments": args}, tool, true)
+}
+
+// ping sends an MCP ping, with or without the session's token: the least
+// work any MCP request costs the server, and with the token, any
+// authenticated one.
+func (w *wireSession) ping(ctx context.Context, withToken bool) error {
+	return w.send(ctx, "ping", map[string]any{}, "ping", withToken)
+}
+
+// send posts one JSON-RPC request; what names it in errors.
+func (w *wireSession) send(ctx context.Context, method string, params map[string]any, what string, withToken bool) error {
+	tool := what
 	if w.meta != nil {
 		params["_meta"] = w.meta
 	}
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": w.nextID.Add(1), "method": "tools/call", "params": params})
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": w.nextID.Add(1), "method": method, "params": params})
 	if err != nil {
 		return err
 	}
@@ -66,7 +78,9 @@ func (w *wireSession) call(ctx context.Context, tool string, args map[string]any
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", w.era)
-	req.Header.Set("Authorization", "Bearer "+w.token)
+	if withToken {
+		req.Header.Set("Authorization", "Bearer "+w.token)
+	}
 	if w.sessionID != "" {
 		req.Header.Set("Mcp-Session-Id", w.sessionID)
 	}
