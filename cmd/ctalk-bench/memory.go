@@ -25,6 +25,7 @@ type Memory struct {
 	// with every agent waiting, from the server's /metrics.
 	HeapIdleMB         float64 `json:"heap_inuse_idle_mb"`
 	HeapWaitingMB      float64 `json:"heap_inuse_waiting_mb"`
+	HeapAfterMB        float64 `json:"heap_inuse_after_mb"`
 	StackIdleMB        float64 `json:"stack_inuse_idle_mb"`
 	StackWaitingMB     float64 `json:"stack_inuse_waiting_mb"`
 	GoroutinesBaseline int     `json:"goroutines_baseline"`
@@ -215,6 +216,12 @@ func (r *runner) phaseMemory(ctx context.Context) error {
 	}
 	mem.RSSAfterMB, mem.GoroutinesAfter = mb(after), afterG
 	mem.BackToBaseline = afterG <= baseG+goroutineSlack
+	// RSS after the agents leave includes memory the Go runtime has freed
+	// but not yet returned to the system; the heap in use tells retained
+	// memory apart.
+	if mem.HeapAfterMB, _, err = runtimeMem(); err != nil {
+		return err
+	}
 	mem.Note = fmt.Sprintf("each agent has its own MCP session (%s) and waits with timeout_s 120; after the peak reading the agents hang up (their requests are cancelled) and the harness closes its idle connections", r.cfg.Era)
 	r.logf("  RSS %.1f MB idle, %.1f MB with %d waiting; goroutines %d, %d, %d after", mem.RSSBaselineMB, mem.RSSWaitingMB, r.cfg.Waiters, baseG, mem.GoroutinesWaiting, afterG)
 	return nil

@@ -262,7 +262,7 @@ func (res *Result) WriteText(w io.Writer) error {
 		} else {
 			p("measured:\t%s", m.Mode)
 			p("RSS:\t%.1f MB idle, %.1f MB with %d waiting (+%.1f MB, %.1f KB per agent), %.1f MB after they left", m.RSSBaselineMB, m.RSSWaitingMB, m.Waiters, m.RSSWaitingMB-m.RSSBaselineMB, m.PerWaiterKB, m.RSSAfterMB)
-			p("Go runtime:\theap in use %.1f MB idle, %.1f MB waiting; goroutine stacks %.1f MB idle, %.1f MB waiting (%.1f KB per goroutine)", m.HeapIdleMB, m.HeapWaitingMB, m.StackIdleMB, m.StackWaitingMB, perGoroutineKB(m))
+			p("Go runtime:\theap in use %.1f MB idle, %.1f MB waiting, %.1f MB after they left; goroutine stacks %.1f MB idle, %.1f MB waiting (%.1f KB per goroutine)", m.HeapIdleMB, m.HeapWaitingMB, m.HeapAfterMB, m.StackIdleMB, m.StackWaitingMB, perGoroutineKB(m))
 			p("goroutines:\t%d idle, %d with %d waiting, %d after they left (back to baseline: %v)", m.GoroutinesBaseline, m.GoroutinesWaiting, m.Waiters, m.GoroutinesAfter, m.BackToBaseline)
 			if m.ReturnedEarly > 0 {
 				p("early returns:\t%d waits returned before the agents hung up; first error: %s", m.ReturnedEarly, m.FirstError)
