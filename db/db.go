@@ -48,6 +48,9 @@ type DB struct {
 	Now func() time.Time
 	// writer, on SQLite, admits one writer at a time (see Write).
 	writer chan struct{}
+	// stopCheckpoints ends the SQLite checkpointer (see checkpoints).
+	stopCheckpoints context.CancelFunc
+	checkpointsDone chan struct{}
 }
 
 // Config says which database to open.
@@ -123,7 +126,46 @@ func Connect(ctx context.Context, cfg Config) (*DB, error) {
 		d.DB.Close()
 		return nil, fmt.Errorf("cannot reach the %s database (%s): %w", d.Engine, d.Describe(cfg), err)
 	}
+	if d.Engine == SQLite {
+		cctx, stop := context.WithCancel(context.Background())
+		d.stopCheckpoints, d.checkpointsDone = stop, make(chan struct{})
+		go d.checkpoints(cctx, checkpointEvery)
+	}
 	return d, nil
+}
+
+// checkpointEvery is how often the SQLite checkpointer runs.
+const checkpointEvery = 250 * time.Millisecond
+
+// checkpoints copies the SQLite write-ahead log into the database file now
+// and then, until ctx ends. SQLite would otherwise checkpoint inside the
+// commit that fills the log past 1,000 pages, and that commit's writer holds
+// the writer queue (see Write) while the checkpoint copies pages and syncs
+// the file: every writer queued behind it waits milliseconds. A passive
+// checkpoint here runs beside the writers instead of in front of them.
+func (d *DB) checkpoints(ctx context.Context, every time.Duration) {
+	defer close(d.checkpointsDone)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			// A failed checkpoint is retried at the next tick; the log
+			// only grows meanwhile.
+			d.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+		}
+	}
+}
+
+// Close stops the SQLite checkpointer, then closes the pool.
+func (d *DB) Close() error {
+	if d.stopCheckpoints != nil {
+		d.stopCheckpoints()
+		<-d.checkpointsDone
+	}
+	return d.DB.Close()
 }
 
 // openSibling opens a second pool on the same database.
@@ -181,6 +223,8 @@ func sqliteDSN(path string) string {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	// The checkpointer of Connect copies the log back; see checkpoints.
+	q.Add("_pragma", "wal_autocheckpoint(0)")
 	q.Set("_txlock", "immediate")
 	q.Set("_time_format", "sqlite")
 	return "file:" + path + "?" + q.Encode()

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -212,5 +213,44 @@ func TestWriterQueue(t *testing.T) {
 	}
 	if fmt.Sprint(got) != "[1 2]" {
 		t.Fatalf("rows = %v, want [1 2]", got)
+	}
+}
+
+// TestCheckpointerKeepsTheLogSmall writes in bursts further apart than the
+// checkpointer's interval: SQLite's own checkpoint is off, so without the
+// checkpointer the write-ahead log would hold every burst.
+func TestCheckpointerKeepsTheLogSmall(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "log.db")
+	d, err := Connect(ctx, Config{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if _, err := d.ExecContext(ctx, `CREATE TABLE blobs (b BLOB)`); err != nil {
+		t.Fatal(err)
+	}
+	const bursts, perBurst, size = 10, 50, 4096
+	for range bursts {
+		err := d.Tx(ctx, func(tx *sql.Tx) error {
+			for range perBurst {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO blobs (b) VALUES (randomblob($1))`, size); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(checkpointEvery * 3 / 2)
+	}
+	fi, err := os.Stat(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One burst is about 50 pages of 4 KiB; all of them would be 2 MB.
+	if all := int64(bursts * perBurst * size); fi.Size() > all/3 {
+		t.Fatalf("the write-ahead log is %d bytes after %d bursts of %d bytes; the checkpointer does not keep up", fi.Size(), bursts, perBurst*size)
 	}
 }
