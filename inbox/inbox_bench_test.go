@@ -158,4 +158,14 @@ func benchHistory(b *testing.B, d *db.DB, from, to int) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// Postgres plans a prepared statement once for all parameters after a few
+	// runs, and keeps that plan until the table's statistics change. Without
+	// this ANALYZE (which autovacuum runs in production as a table grows),
+	// the plans made at 100 rows served 10,000, and check_inbox's UPDATE by
+	// primary key took 3 to 5 ms instead of microseconds.
+	if d.Engine == db.Postgres {
+		if _, err := d.Exec(`ANALYZE`); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
