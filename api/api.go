@@ -270,14 +270,22 @@ func (s *Server) jsonRPCBody(next echo.HandlerFunc) echo.HandlerFunc {
 			return echo.NewHTTPError(http.StatusBadRequest, "the request body could not be read")
 		}
 		req.Body = io.NopCloser(bytes.NewReader(b))
-		msg, method, isNotice := checkJSONRPC(b)
+		msg, kind, method := checkJSONRPC(b)
 		if msg != "" {
 			return c.JSON(http.StatusBadRequest, map[string]any{
 				"jsonrpc": "2.0", "id": nil,
 				"error": map[string]any{"code": -32600, "message": msg},
 			})
 		}
-		if isNotice && method == "notifications/cancelled" && mcp.IsModernProtocol(req.Header.Get(mcp.HeaderProtocolVersion)) {
+		if kind == rpcResponse {
+			// ctalk sends clients no requests, so a response answers
+			// nothing. It is accepted and dropped, as the transport allows:
+			// mcp-go would log it as a failed sampling response, and an
+			// error status makes some clients drop their session.
+			s.log.DebugContext(req.Context(), "JSON-RPC response from a client dropped: ctalk sends no requests to clients")
+			return c.NoContent(http.StatusAccepted)
+		}
+		if kind == rpcNotification && method == "notifications/cancelled" && mcp.IsModernProtocol(req.Header.Get(mcp.HeaderProtocolVersion)) {
 			// In the stateless era a call is cancelled by closing its HTTP
 			// request, which already ends the tool call, so the notice needs
 			// no handling; and some clients send it without the _meta that
@@ -289,37 +297,48 @@ func (s *Server) jsonRPCBody(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// The kinds of JSON-RPC message.
+const (
+	rpcRequest = iota
+	rpcNotification
+	rpcResponse
+)
+
 // checkJSONRPC says what is wrong with the envelope of a JSON-RPC message, or
-// returns "" with the message's method and whether it is a notification (a
-// method without an id). Text that is not JSON is left to mcp-go's parse
-// error.
-func checkJSONRPC(b []byte) (problem, method string, notification bool) {
-	var v any
-	if json.Unmarshal(b, &v) != nil {
-		return "", "", false
+// returns "" with the message's kind and method. Text that is not JSON is
+// left to mcp-go's parse error. Only the envelope is decoded; params stay raw.
+func checkJSONRPC(b []byte) (problem string, kind int, method string) {
+	var m struct {
+		JSONRPC, Method, ID, Result, Error json.RawMessage
 	}
-	if _, ok := v.([]any); ok {
-		return "batches are not supported: send one JSON-RPC 2.0 message, a JSON object, per request", "", false
+	if !json.Valid(b) {
+		return "", rpcRequest, ""
 	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return "the body must be one JSON-RPC 2.0 message, a JSON object", "", false
+	switch t := bytes.TrimLeft(b, " \t\r\n"); {
+	case t[0] == '[':
+		return "batches are not supported: send one JSON-RPC 2.0 message, a JSON object, per request", rpcRequest, ""
+	case t[0] != '{':
+		return "the body must be one JSON-RPC 2.0 message, a JSON object", rpcRequest, ""
 	}
-	if m["jsonrpc"] != "2.0" {
-		return `the message must have "jsonrpc": "2.0"`, "", false
+	if err := json.Unmarshal(b, &m); err != nil {
+		return "the body must be one JSON-RPC 2.0 message, a JSON object", rpcRequest, ""
 	}
-	rawMethod, hasMethod := m["method"]
-	method, isString := rawMethod.(string)
-	if hasMethod && !isString {
-		return `"method" must be a string`, "", false
+	if version := ""; json.Unmarshal(m.JSONRPC, &version) != nil || version != "2.0" {
+		return `the message must have "jsonrpc": "2.0"`, rpcRequest, ""
 	}
-	_, hasResult := m["result"]
-	_, hasError := m["error"]
-	if !hasMethod && !hasResult && !hasError {
-		return `the message has no "method": name the method to call, such as "tools/call"`, "", false
+	if m.Method == nil {
+		if m.Result == nil && m.Error == nil {
+			return `the message has no "method": name the method to call, such as "tools/call"`, rpcRequest, ""
+		}
+		return "", rpcResponse, ""
 	}
-	_, hasID := m["id"]
-	return "", method, hasMethod && !hasID
+	if json.Unmarshal(m.Method, &method) != nil || string(m.Method) == "null" {
+		return `"method" must be a string`, rpcRequest, ""
+	}
+	if m.ID == nil {
+		return "", rpcNotification, method
+	}
+	return "", rpcRequest, method
 }
 
 func (s *Server) unauthorized(c echo.Context, msg string) error {

@@ -285,6 +285,21 @@ func TestMalformedJSONRPC(t *testing.T) {
 					}
 				})
 			}
+			t.Run("responses answer nothing", func(t *testing.T) {
+				// ctalk sends clients no requests: a response is accepted and
+				// dropped, without an error in the log.
+				sid := rawSession(t, e)
+				for _, body := range []string{
+					`{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`,
+					`{"jsonrpc":"2.0","id":8,"error":{"code":-32601,"message":"no such method"}}`,
+					`{"jsonrpc":"2.0","id":9,"result":{}}`,
+				} {
+					if status, _, reply := rawPost(t, e.URL, strings.NewReader(body), sessionHeaders(sid)); status != http.StatusAccepted || reply != "" {
+						t.Errorf("%s: status %d %q, want 202 and no body", body, status, reply)
+					}
+				}
+				checkLogs(t, e.logs.String())
+			})
 			t.Run("wrong content type", func(t *testing.T) {
 				status, _, body := rawPost(t, e.URL, strings.NewReader(initializeBody), map[string]string{"Content-Type": "text/plain"})
 				if status != http.StatusBadRequest || !strings.Contains(body, "application/json") {
