@@ -145,6 +145,9 @@ func (s *Service) Ask(ctx context.Context, orgID, askerID string, in Ask) (*Ques
 			if existing, err = byKey(ctx, s.db, orgID, askerID, key); err != nil {
 				return nil, db.Translate(err)
 			}
+			if existing == nil {
+				return nil, ctalk.Errorf(ctalk.EConflict, "idempotency_key %q was taken by a concurrent ask that is not visible yet; retry the call", key)
+			}
 		}
 	}
 	if existing != nil {
