@@ -28,15 +28,8 @@ func (s *Service) Interaction(ctx context.Context, orgID, me, other string) (*In
 }
 
 func interaction(ctx context.Context, q querier, orgID, me, other string) (*Interaction, error) {
-	// Two primary-key lookups: the counts are kept up to date by Ask and
-	// resolve, so this costs the same for a pair with ten questions or ten
-	// thousand.
 	var in Interaction
-	rows, err := q.QueryContext(ctx, `SELECT asker_id, asked, last_at FROM interactions
-		WHERE org_id = $1 AND asker_id = $2 AND recipient_id = $3
-		UNION ALL
-		SELECT asker_id, asked, last_at FROM interactions
-		WHERE org_id = $1 AND asker_id = $3 AND recipient_id = $2`, orgID, me, other)
+	rows, err := q.QueryContext(ctx, InteractionSQL, orgID, me, other)
 	if err != nil {
 		return nil, db.Translate(err)
 	}
@@ -93,8 +86,8 @@ type InboxItem struct {
 	LatestDraft *Draft  `json:"latest_draft,omitempty"`
 }
 
-// recentExchanges is how many answered exchanges an inbox item carries.
-const recentExchanges = 3
+// RecentExchanges is how many answered exchanges an inbox item carries.
+const RecentExchanges = 3
 
 // Inbox returns the caller's pending questions, oldest first, a page at a
 // time, and marks them handed to the caller. cursor is the NextCursor of the
@@ -107,10 +100,7 @@ func (s *Service) Inbox(ctx context.Context, orgID, userID string, limit int, cu
 		return nil, "", err
 	}
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
-		qs, err := queryQuestions(ctx, tx, `SELECT `+questionColumns+` FROM questions
-			WHERE org_id = $1 AND recipient_id = $2 AND status = 'pending'
-			  AND (created_at > $3 OR (created_at = $3 AND id > $4))
-			ORDER BY created_at, id LIMIT $5`, orgID, userID, after.At, after.ID, limit+1)
+		qs, err := queryQuestions(ctx, tx, InboxPageSQL, orgID, userID, after.At, after.ID, limit+1)
 		if err != nil {
 			return err
 		}
@@ -166,19 +156,7 @@ func (s *Service) fillSender(ctx context.Context, tx *sql.Tx, orgID, userID stri
 		return err
 	}
 	it.History.Interaction = inter
-	// One ordered, limited range per direction, merged: an OR of the two
-	// directions would read the pair's whole history.
-	rows, err := tx.QueryContext(ctx, `
-		SELECT id, asker_id, body, resolution, resolved_at FROM (
-			SELECT id, asker_id, body, resolution, resolved_at FROM questions
-			WHERE org_id = $1 AND asker_id = $2 AND recipient_id = $3 AND status = 'answered'
-			ORDER BY resolved_at DESC LIMIT $4) mine
-		UNION ALL
-		SELECT id, asker_id, body, resolution, resolved_at FROM (
-			SELECT id, asker_id, body, resolution, resolved_at FROM questions
-			WHERE org_id = $1 AND asker_id = $3 AND recipient_id = $2 AND status = 'answered'
-			ORDER BY resolved_at DESC LIMIT $4) theirs
-		ORDER BY resolved_at DESC LIMIT $4`, orgID, userID, it.From, recentExchanges)
+	rows, err := tx.QueryContext(ctx, RecentExchangesSQL, orgID, userID, it.From, RecentExchanges)
 	if err != nil {
 		return err
 	}

@@ -160,41 +160,6 @@ func (s *Service) Ask(ctx context.Context, orgID, askerID string, in Ask) (*Ques
 	return q, nil
 }
 
-// AskChecksSQL and AskPostgresSQL are exported for the load harness, whose
-// database baseline runs them directly.
-//
-// AskChecksSQL reads what an ask must pass, in one statement: whether the
-// recipient ($3) is in the org ($1), and how many questions the asker ($2)
-// asked since $4 (the rate) and the pair exchanged, either way, since $5 (the
-// loop breaker), each with the oldest of them. The pair is read as one index
-// range per direction: an OR of the two would read the pair's whole history.
-const AskChecksSQL = `
-	SELECT (SELECT COUNT(*) FROM users WHERE org_id = $1 AND id = $3), r.n, r.oldest, l.n, l.oldest
-	FROM (SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM questions
-	      WHERE org_id = $1 AND asker_id = $2 AND created_at > $4) r,
-	     (SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM (
-	          SELECT created_at FROM questions WHERE org_id = $1 AND recipient_id = $2 AND asker_id = $3 AND created_at > $5
-	          UNION ALL
-	          SELECT created_at FROM questions WHERE org_id = $1 AND recipient_id = $3 AND asker_id = $2 AND created_at > $5) pair) l`
-
-// AskPostgresSQL is a whole ask on Postgres as one statement, so one round
-// trip and no BEGIN or COMMIT: the checks of AskChecksSQL, then, when they
-// pass ($10 and $11 are the limits, zero for none), the insert and the pair's
-// statistics. It returns the checks and whether the question was inserted
-// (not when a concurrent retry with the same key won).
-const AskPostgresSQL = `
-	WITH checks (recipient, rate_n, rate_oldest, loop_n, loop_oldest) AS (` + AskChecksSQL + `),
-	ins AS (
-		INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, idempotency_key, created_at)
-		SELECT $1, $6, $2, $3, $7, 'pending', $8, $9 FROM checks
-		WHERE recipient > 0 AND ($10 <= 0 OR rate_n < $10) AND ($11 <= 0 OR loop_n < $11)
-		ON CONFLICT (org_id, asker_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-		RETURNING id),
-	pair AS (
-		INSERT INTO interactions (org_id, asker_id, recipient_id, asked, last_at) SELECT $1, $2, $3, 1, $9 FROM ins
-		ON CONFLICT (org_id, asker_id, recipient_id) DO UPDATE SET asked = interactions.asked + 1, last_at = excluded.last_at)
-	SELECT recipient, rate_n, rate_oldest, loop_n, loop_oldest, (SELECT COUNT(*) FROM ins) FROM checks`
-
 // askChecks is what AskChecksSQL reads.
 type askChecks struct {
 	recipient, rateN, loopN int
@@ -233,11 +198,7 @@ func (s *Service) insertQuestion(ctx context.Context, orgID string, q *Question)
 		if err := s.refuseAsk(c, q.To, now); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `
-			INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, idempotency_key, created_at)
-			VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7)
-			ON CONFLICT (org_id, asker_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`,
-			orgID, q.ID, q.From, q.To, q.Text, q.idempotency, now)
+		res, err := tx.ExecContext(ctx, AskInsertSQL, orgID, q.ID, q.From, q.To, q.Text, q.idempotency, now)
 		if err != nil {
 			return err
 		}
@@ -245,10 +206,7 @@ func (s *Service) insertQuestion(ctx context.Context, orgID string, q *Question)
 			return nil
 		}
 		inserted = true
-		_, err = tx.ExecContext(ctx, `
-			INSERT INTO interactions (org_id, asker_id, recipient_id, asked, last_at) VALUES ($1, $2, $3, 1, $4)
-			ON CONFLICT (org_id, asker_id, recipient_id) DO UPDATE SET asked = interactions.asked + 1, last_at = excluded.last_at`,
-			orgID, q.From, q.To, now)
+		_, err = tx.ExecContext(ctx, AskPairStatsSQL, orgID, q.From, q.To, now)
 		return err
 	})
 	return inserted, err
@@ -273,8 +231,6 @@ func (s *Service) refuseAsk(c askChecks, to string, now time.Time) error {
 	}
 	return nil
 }
-
-const questionColumns = `id, asker_id, recipient_id, body, status, created_at, resolved_at, resolution, idempotency_key`
 
 func scanQuestion(r interface{ Scan(...any) error }) (*Question, error) {
 	q := &Question{}
@@ -615,9 +571,7 @@ func (s *Service) Replies(ctx context.Context, orgID, userID string, since time.
 	var out []*Question
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		var err error
-		out, err = queryQuestions(ctx, tx, `SELECT `+questionColumns+` FROM questions
-			WHERE org_id = $1 AND asker_id = $2 AND status <> 'pending' AND resolved_at > $3
-			ORDER BY resolved_at, id LIMIT $4`, orgID, userID, since.UTC(), limit+1)
+		out, err = queryQuestions(ctx, tx, RepliesPageSQL, orgID, userID, since.UTC(), limit+1)
 		if err != nil {
 			return err
 		}

@@ -11,51 +11,14 @@ import (
 	"github.com/ctalk/ctalk/inbox"
 )
 
-// The SQL behind ask_person and check_inbox that inbox does not export,
-// copied from inbox/inbox.go (insertQuestion) and inbox/context.go (Inbox,
-// interaction, fillSender). The database baselines run it directly; keep it
-// in step.
-const (
-	sqlAskPairStats = `
-			INSERT INTO interactions (org_id, asker_id, recipient_id, asked, last_at) VALUES ($1, $2, $3, 1, $4)
-			ON CONFLICT (org_id, asker_id, recipient_id) DO UPDATE SET asked = interactions.asked + 1, last_at = excluded.last_at`
-	sqlAskInsert = `
-			INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, idempotency_key, created_at)
-			VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7)
-			ON CONFLICT (org_id, asker_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`
+// Values the product uses with inbox's SQL: the loop window of the default
+// configuration, and the page sizes of check_inbox (its default) and
+// check_replies.
+var loopWindow = inbox.DefaultConfig().LoopWindow
 
-	questionColumns = `id, asker_id, recipient_id, body, status, created_at, resolved_at, resolution, idempotency_key`
-	sqlInboxPage    = `SELECT ` + questionColumns + ` FROM questions
-			WHERE org_id = $1 AND recipient_id = $2 AND status = 'pending'
-			  AND (created_at > $3 OR (created_at = $3 AND id > $4))
-			ORDER BY created_at, id LIMIT $5`
-	sqlInteraction = `SELECT asker_id, asked, last_at FROM interactions
-		WHERE org_id = $1 AND asker_id = $2 AND recipient_id = $3
-		UNION ALL
-		SELECT asker_id, asked, last_at FROM interactions
-		WHERE org_id = $1 AND asker_id = $3 AND recipient_id = $2`
-	sqlRecentExchanges = `
-		SELECT id, asker_id, body, resolution, resolved_at FROM (
-			SELECT id, asker_id, body, resolution, resolved_at FROM questions
-			WHERE org_id = $1 AND asker_id = $2 AND recipient_id = $3 AND status = 'answered'
-			ORDER BY resolved_at DESC LIMIT $4) mine
-		UNION ALL
-		SELECT id, asker_id, body, resolution, resolved_at FROM (
-			SELECT id, asker_id, body, resolution, resolved_at FROM questions
-			WHERE org_id = $1 AND asker_id = $3 AND recipient_id = $2 AND status = 'answered'
-			ORDER BY resolved_at DESC LIMIT $4) theirs
-		ORDER BY resolved_at DESC LIMIT $4`
-	sqlRepliesPage = `SELECT ` + questionColumns + ` FROM questions
-			WHERE org_id = $1 AND asker_id = $2 AND status <> 'pending' AND resolved_at > $3
-			ORDER BY resolved_at, id LIMIT $4`
-)
-
-// Values the product uses with that SQL.
 const (
-	loopWindow       = 5 * time.Minute
 	inboxPageLimit   = 10
 	repliesPageLimit = 50
-	recentExchanges  = 3
 )
 
 // questionText is the question every ask of the harness sends: one of
@@ -74,7 +37,7 @@ func insertQuestion(ctx context.Context, d *db.DB, org, asker, to string) error 
 	// Through the same writer queue as ctalk's own writes on SQLite, so the
 	// baseline is the engine's best, not its busy-wait.
 	return d.Write(ctx, func() error {
-		_, err := d.ExecContext(ctx, sqlAskInsert, org, newQuestionID(), asker, to, questionText, sql.NullString{}, d.Now())
+		_, err := d.ExecContext(ctx, inbox.AskInsertSQL, org, newQuestionID(), asker, to, questionText, sql.NullString{}, d.Now())
 		return err
 	})
 }
@@ -100,10 +63,10 @@ func askTransaction(ctx context.Context, d *db.DB, org, asker, to string) error 
 		if err := tx.QueryRowContext(ctx, inbox.AskChecksSQL, org, asker, to, now.Add(-time.Minute), now.Add(-loopWindow)).Scan(c...); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, sqlAskInsert, org, newQuestionID(), asker, to, questionText, sql.NullString{}, now); err != nil {
+		if _, err := tx.ExecContext(ctx, inbox.AskInsertSQL, org, newQuestionID(), asker, to, questionText, sql.NullString{}, now); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, sqlAskPairStats, org, asker, to, now)
+		_, err := tx.ExecContext(ctx, inbox.AskPairStatsSQL, org, asker, to, now)
 		return err
 	})
 }
@@ -114,12 +77,12 @@ var epoch = time.Unix(0, 0).UTC()
 // selectInboxPage is the SELECT of check_inbox's first page, rows read as
 // the product reads them.
 func selectInboxPage(ctx context.Context, d *db.DB, org, user string) error {
-	return scanQuestions(d.QueryContext(ctx, sqlInboxPage, org, user, epoch, "", inboxPageLimit+1))
+	return scanQuestions(d.QueryContext(ctx, inbox.InboxPageSQL, org, user, epoch, "", inboxPageLimit+1))
 }
 
 // selectRepliesPage is the SELECT of check_replies.
 func selectRepliesPage(ctx context.Context, d *db.DB, org, user string, since time.Time) error {
-	return scanQuestions(d.QueryContext(ctx, sqlRepliesPage, org, user, since, repliesPageLimit+1))
+	return scanQuestions(d.QueryContext(ctx, inbox.RepliesPageSQL, org, user, since, repliesPageLimit+1))
 }
 
 func scanQuestions(rows *sql.Rows, err error) error {
@@ -153,7 +116,7 @@ func selectAskChecks(ctx context.Context, d *db.DB, org, asker, to string) error
 
 // selectInteraction is the history count check_inbox runs per sender.
 func selectInteraction(ctx context.Context, d *db.DB, org, me, other string) error {
-	rows, err := d.QueryContext(ctx, sqlInteraction, org, me, other)
+	rows, err := d.QueryContext(ctx, inbox.InteractionSQL, org, me, other)
 	if err != nil {
 		return err
 	}
@@ -171,7 +134,7 @@ func selectInteraction(ctx context.Context, d *db.DB, org, me, other string) err
 
 // selectRecentExchanges is the recent-answers query check_inbox runs per sender.
 func selectRecentExchanges(ctx context.Context, d *db.DB, org, me, other string) error {
-	rows, err := d.QueryContext(ctx, sqlRecentExchanges, org, me, other, recentExchanges)
+	rows, err := d.QueryContext(ctx, inbox.RecentExchangesSQL, org, me, other, inbox.RecentExchanges)
 	if err != nil {
 		return err
 	}
