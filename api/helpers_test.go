@@ -1,14 +1,12 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +17,7 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/internal/syncbuf"
 )
 
 // The two protocol eras current clients speak.
@@ -37,24 +36,7 @@ type env struct {
 	App  *api.Server
 	// Broker wakes this server's waiting agents.
 	Broker *inbox.Broker
-	logs   *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	logs   *syncbuf.Buffer
 }
 
 // testMetricsToken guards /metrics on test servers.
@@ -86,7 +68,7 @@ func start(t testing.TB, e db.Engine, opts ...options) *env {
 	if o.auth != nil {
 		o.auth(&acfg)
 	}
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	cfg := api.Config{Version: "test", Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), AllowOrgSignup: true,
 		MetricsToken: testMetricsToken}
 	if o.api != nil {

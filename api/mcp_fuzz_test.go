@@ -2,7 +2,6 @@ package api
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +19,7 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/internal/syncbuf"
 	"github.com/ctalk/ctalk/orgs"
 )
 
@@ -30,28 +29,6 @@ const (
 	fuzzEraStateless = "2026-07-28"
 )
 
-// fuzzLogs is the server log of the current input, safe for the background
-// writers that also log.
-type fuzzLogs struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *fuzzLogs) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// take returns the log so far and empties it.
-func (l *fuzzLogs) take() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s := l.b.String()
-	l.b.Reset()
-	return s
-}
-
 // fuzzApp is one ctalk application over a fresh database, with an org of
 // two people who have asked each other questions, and a live token for one
 // of them.
@@ -59,7 +36,7 @@ type fuzzApp struct {
 	engine db.Engine
 	app    *Server
 	auth   *auth.Service
-	logs   *fuzzLogs
+	logs   *syncbuf.Buffer
 	token  string
 	// sessions holds the Mcp-Session-Id of the 2025-11-25 era, without and
 	// with the token.
@@ -74,7 +51,7 @@ func newFuzzApp(f *testing.F, engine db.Engine) *fuzzApp {
 	acfg.BcryptCost = 4
 	// Fuzzed logins fail often; the harness must still be able to log in.
 	acfg.MaxFailures = 1 << 30
-	logs := &fuzzLogs{}
+	logs := &syncbuf.Buffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, nil))
 	app, err := Assemble(d, Wiring{API: Config{Version: "fuzz", Logger: logger, AllowOrgSignup: true}, Auth: acfg, Inbox: inbox.DefaultConfig()})
 	if err != nil {
@@ -114,7 +91,7 @@ func newFuzzApp(f *testing.F, engine db.Engine) *fuzzApp {
 	fa := &fuzzApp{engine: engine, app: app.Server, auth: app.Auth, logs: logs}
 	fa.login(f)
 	fa.sessions = map[bool]string{false: fa.initialize(f, ""), true: fa.initialize(f, fa.token)}
-	logs.take()
+	logs.Take()
 	return fa
 }
 
@@ -393,9 +370,9 @@ func (fa *fuzzApp) check(t *testing.T, body string) {
 			requests = append(requests, struct{ era, body, session string }{fuzzEraStateless, b, ""})
 		}
 		for _, r := range requests {
-			fa.logs.take()
+			fa.logs.Take()
 			rec := fa.post(r.body, r.era, token, r.session)
-			logs := fa.logs.take()
+			logs := fa.logs.Take()
 			who := "anonymous"
 			if withToken {
 				who = "with a token"

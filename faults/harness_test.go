@@ -29,6 +29,7 @@ import (
 
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/internal/syncbuf"
 )
 
 var (
@@ -108,7 +109,7 @@ type server struct {
 	name string
 	cmd  *exec.Cmd
 	base string // http://127.0.0.1:port
-	log  *syncBuffer
+	log  *syncbuf.Buffer
 	done chan struct{} // closed when the process has exited
 	err  error         // its exit status, once done is closed
 }
@@ -125,7 +126,7 @@ func startServer(t *testing.T, name string, d database, extra ...string) *server
 	)
 	env = append(env, d.env()...)
 	env = append(env, extra...)
-	s := &server{t: t, name: name, log: &syncBuffer{}, done: make(chan struct{})}
+	s := &server{t: t, name: name, log: &syncbuf.Buffer{}, done: make(chan struct{})}
 	s.cmd = exec.Command(serverBinary(t))
 	s.cmd.Env = env
 	s.cmd.Stdout = s.log
@@ -161,7 +162,7 @@ func startServer(t *testing.T, name string, d database, extra ...string) *server
 			<-s.done
 		}
 		if t.Failed() {
-			t.Logf("log of server %s (last 60 lines):\n%s", s.name, s.log.tail(60))
+			t.Logf("log of server %s (last 60 lines):\n%s", s.name, tail(s.log, 60))
 		}
 		if dir := os.Getenv("CTALK_FAULTS_LOGDIR"); dir != "" {
 			name := strings.NewReplacer("/", "_").Replace(t.Name()) + "-" + s.name + ".log"
@@ -174,9 +175,9 @@ func startServer(t *testing.T, name string, d database, extra ...string) *server
 		s.base = "http://" + a
 		t.Logf("server %s listening after %s", name, time.Since(started).Round(time.Millisecond))
 	case <-s.done:
-		t.Fatalf("server %s exited before listening: %v\n%s", name, s.err, s.log.tail(40))
+		t.Fatalf("server %s exited before listening: %v\n%s", name, s.err, tail(s.log, 40))
 	case <-time.After(30 * time.Second):
-		t.Fatalf("server %s did not listen within 30 s\n%s", name, s.log.tail(40))
+		t.Fatalf("server %s did not listen within 30 s\n%s", name, tail(s.log, 40))
 	}
 	return s
 }
@@ -241,24 +242,8 @@ func (s *server) ready(ctx context.Context) (int, string, error) {
 	return resp.StatusCode, strings.TrimSpace(b.String()), nil
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
-func (b *syncBuffer) tail(n int) string {
+// tail returns the last n lines of the log.
+func tail(b *syncbuf.Buffer, n int) string {
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]

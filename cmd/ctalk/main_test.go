@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/internal/syncbuf"
 )
 
 // environ is a test environment for run: only the variables it names are set.
@@ -41,28 +41,10 @@ func testEnviron(t *testing.T) environ {
 	}
 }
 
-// lockedBuffer collects the program's output from several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // program is a running "ctalk serve".
 type program struct {
 	URL    string
-	stderr *lockedBuffer
+	stderr *syncbuf.Buffer
 	cancel context.CancelFunc
 	exited chan struct{} // closed when run has returned err
 	err    error
@@ -73,7 +55,7 @@ type program struct {
 func serveProgram(t *testing.T, env environ) *program {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &program{stderr: &lockedBuffer{}, cancel: cancel, exited: make(chan struct{})}
+	p := &program{stderr: &syncbuf.Buffer{}, cancel: cancel, exited: make(chan struct{})}
 	addr := make(chan string, 1)
 	go func() {
 		defer close(p.exited)

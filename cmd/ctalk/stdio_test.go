@@ -25,6 +25,7 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/internal/syncbuf"
 )
 
 // The two protocol eras MCP clients speak.
@@ -152,27 +153,10 @@ func (h *hostedServer) direct(t *testing.T, era, token string) *mcp.ClientSessio
 // connected to its standard input and output.
 type bridgeRun struct {
 	cs     *mcp.ClientSession
-	stdout *bridgeOutput // every byte the bridge wrote to standard output
-	stderr *bridgeOutput
+	stdout *syncbuf.Buffer // every byte the bridge wrote to standard output
+	stderr *syncbuf.Buffer
 	stdin  *io.PipeWriter
 	done   chan error
-}
-
-type bridgeOutput struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *bridgeOutput) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *bridgeOutput) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // startBridge runs "ctalk stdio" with args and CTALK_TOKEN=token, speaking
@@ -191,7 +175,7 @@ func startBridge(t *testing.T, era, token string, args []string, copts *mcp.Clie
 	cfg.protocolVersion = era
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	r := &bridgeRun{stdout: &bridgeOutput{}, stderr: &bridgeOutput{}, stdin: inW, done: make(chan error, 1)}
+	r := &bridgeRun{stdout: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}, stdin: inW, done: make(chan error, 1)}
 	go func() {
 		r.done <- runBridge(t.Context(), cfg, inR, io.MultiWriter(outW, r.stdout), r.stderr)
 		outW.Close()
@@ -654,10 +638,10 @@ func TestStdioProcess(t *testing.T) {
 	}
 	token := res.StructuredContent.(map[string]any)["auth_token"].(string)
 
-	child := func(token string) (*exec.Cmd, *bridgeOutput) {
+	child := func(token string) (*exec.Cmd, *syncbuf.Buffer) {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestStdioChild$")
 		cmd.Env = append(os.Environ(), "CTALK_STDIO_CHILD=1", "CTALK_STDIO_URL="+h.URL, "CTALK_TOKEN="+token)
-		stderr := &bridgeOutput{}
+		stderr := &syncbuf.Buffer{}
 		cmd.Stderr = stderr
 		return cmd, stderr
 	}
