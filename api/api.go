@@ -311,16 +311,14 @@ func checkJSONRPC(b []byte) (problem string, kind int, method string) {
 	var m struct {
 		JSONRPC, Method, ID, Result, Error json.RawMessage
 	}
-	if !json.Valid(b) {
+	err := json.Unmarshal(b, &m)
+	if _, notJSON := errors.AsType[*json.SyntaxError](err); notJSON {
 		return "", rpcRequest, ""
 	}
 	switch t := bytes.TrimLeft(b, " \t\r\n"); {
 	case t[0] == '[':
 		return "batches are not supported: send one JSON-RPC 2.0 message, a JSON object, per request", rpcRequest, ""
-	case t[0] != '{':
-		return "the body must be one JSON-RPC 2.0 message, a JSON object", rpcRequest, ""
-	}
-	if err := json.Unmarshal(b, &m); err != nil {
+	case t[0] != '{' || err != nil:
 		return "the body must be one JSON-RPC 2.0 message, a JSON object", rpcRequest, ""
 	}
 	if version := ""; json.Unmarshal(m.JSONRPC, &version) != nil || version != "2.0" {

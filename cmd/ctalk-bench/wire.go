@@ -61,9 +61,8 @@ func (w *wireSession) ping(ctx context.Context, withToken bool) error {
 	return w.send(ctx, "ping", map[string]any{}, "ping", withToken)
 }
 
-// send posts one JSON-RPC request; what names it in errors.
-func (w *wireSession) send(ctx context.Context, method string, params map[string]any, what string, withToken bool) error {
-	tool := what
+// send posts one JSON-RPC request; tool names it in errors.
+func (w *wireSession) send(ctx context.Context, method string, params map[string]any, tool string, withToken bool) error {
 	if w.meta != nil {
 		params["_meta"] = w.meta
 	}
