@@ -1,16 +1,19 @@
 // Package deploy holds ctalk's container image, platform notes and the
-// scale-out recipe. Its tests check the deployment files offline: the
-// platform configurations decode strictly into the fields the platforms
-// document, and they agree with the Dockerfile and with the server's code.
+// scale-out recipe. Its tests check offline the mistakes that would break a
+// deploy: a start command that does not start the server, a health path or
+// port the server does not serve, a variable the server does not read, a
+// shutdown window shorter than a waiting call, an image built unlike the
+// binary CI tests. They read the platform files loosely, for those fields
+// only: the platforms own their schemas, and this test does not re-model them.
 package deploy
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -25,473 +28,147 @@ import (
 const longestWait = 120
 
 // ---------------------------------------------------------------------------
-// Railway: railway.json, config as code.
-// https://docs.railway.com/config-as-code/reference
+// Facts read from the rest of the repository.
 
-type railwayConfig struct {
-	Schema       string                     `json:"$schema"`
-	Build        *railwayBuild              `json:"build"`
-	Deploy       *railwayDeploy             `json:"deploy"`
-	Environments map[string]railwayOverride `json:"environments"`
+type repoFacts struct {
+	dockerfile  string          // path of the Dockerfile, from the repository root
+	image       *dockerImage    // what it builds
+	ciBuild     string          // the static build command of .ci/run
+	getRoutes   map[string]bool // paths the server answers to GET
+	envNames    map[string]bool // environment variables the server reads
+	defaultPort int
 }
 
-type railwayOverride struct {
-	Build  *railwayBuild  `json:"build"`
-	Deploy *railwayDeploy `json:"deploy"`
+func readRepo(t *testing.T, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", rel))
+	if err != nil {
+		t.Fatalf("read %s: %v", rel, err)
+	}
+	return string(b)
 }
 
-type railwayBuild struct {
-	Builder            string          `json:"builder"`
-	WatchPatterns      []string        `json:"watchPatterns"`
-	BuildCommand       *string         `json:"buildCommand"`
-	DockerfilePath     *string         `json:"dockerfilePath"`
-	RailpackVersion    *string         `json:"railpackVersion"`
-	NixpacksConfigPath *string         `json:"nixpacksConfigPath"`
-	NixpacksPlan       json.RawMessage `json:"nixpacksPlan"`
-	NixpacksVersion    *string         `json:"nixpacksVersion"`
-}
+var (
+	reRoute   = regexp.MustCompile(`\.(GET|POST|PUT|DELETE|PATCH|Any)\("(/[^"]*)"`)
+	reEnvName = regexp.MustCompile(`\(\s*"([A-Z][A-Z0-9_]*)"`)
+	rePort    = regexp.MustCompile(`\bPort:\s+(\d+),`)
+	reCIBuild = regexp.MustCompile(`(?m)^CGO_ENABLED=0 go build [^\n]*`)
+)
 
-type railwayDeploy struct {
-	StartCommand            *string                   `json:"startCommand"`
-	PreDeployCommand        []string                  `json:"preDeployCommand"`
-	MultiRegionConfig       map[string]railwayReplica `json:"multiRegionConfig"`
-	HealthcheckPath         *string                   `json:"healthcheckPath"`
-	HealthcheckTimeout      *int                      `json:"healthcheckTimeout"`
-	RestartPolicyType       string                    `json:"restartPolicyType"`
-	RestartPolicyMaxRetries *int                      `json:"restartPolicyMaxRetries"`
-	CronSchedule            *string                   `json:"cronSchedule"`
-	// The reference shows overlapSeconds and drainingSeconds as strings, but
-	// Railway's parser refuses strings ("Expected number, received string"),
-	// so they decode as numbers here.
-	OverlapSeconds  *int `json:"overlapSeconds"`
-	DrainingSeconds *int `json:"drainingSeconds"`
-}
-
-type railwayReplica struct {
-	NumReplicas int `json:"numReplicas"`
-}
-
-func decodeRailway(b []byte) (*railwayConfig, error) {
-	var c railwayConfig
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("railway.json: %w", err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("railway.json: more than one JSON value")
-	}
-	// encoding/json matches field names without regard to case, so
-	// "healthCheckPath" would pass for "healthcheckPath"; Railway's parser
-	// is not so lenient.
-	var raw any
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return nil, fmt.Errorf("railway.json: %w", err)
-	}
-	if err := exactKeys(raw, reflect.TypeOf(c), "railway.json"); err != nil {
-		return nil, err
-	}
-	return &c, nil
-}
-
-// exactKeys reports the first object key in v that is not spelt exactly as
-// a json tag of the struct type t that it decodes into.
-func exactKeys(v any, t reflect.Type, path string) error {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t == reflect.TypeOf(json.RawMessage{}) {
-		return nil
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		obj, _ := v.(map[string]any)
-		fields := map[string]reflect.Type{}
-		for i := range t.NumField() {
-			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-			fields[name] = t.Field(i).Type
-		}
-		for k, sub := range obj {
-			ft, ok := fields[k]
-			if !ok {
-				return fmt.Errorf("%s: unknown field %q (field names are case-sensitive)", path, k)
-			}
-			if err := exactKeys(sub, ft, path+"."+k); err != nil {
-				return err
-			}
-		}
-	case reflect.Map:
-		obj, _ := v.(map[string]any)
-		for k, sub := range obj {
-			if err := exactKeys(sub, t.Elem(), path+"."+k); err != nil {
-				return err
-			}
-		}
-	case reflect.Slice:
-		arr, _ := v.([]any)
-		for i, sub := range arr {
-			if err := exactKeys(sub, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// checkRailway returns every way c disagrees with the platform's rules or
-// with this repository.
-func checkRailway(c *railwayConfig, r *repoFacts) []string {
-	var errs []string
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
-
-	if c.Schema != "https://railway.com/railway.schema.json" {
-		bad("$schema is %q, want https://railway.com/railway.schema.json", c.Schema)
-	}
-	if c.Build == nil || c.Deploy == nil {
-		bad("both build and deploy sections are needed")
-		return errs
-	}
-	if c.Build.Builder != "DOCKERFILE" {
-		bad("build.builder is %q; ctalk deploys from its Dockerfile, so it must be DOCKERFILE", c.Build.Builder)
-	}
-	if c.Build.DockerfilePath == nil || filepath.Clean(*c.Build.DockerfilePath) != r.dockerfile {
-		bad("build.dockerfilePath must be %q", r.dockerfile)
-	}
-
-	d := c.Deploy
-	if d.StartCommand == nil {
-		bad("deploy.startCommand is missing")
-	} else {
-		// Railway runs a Dockerfile service's start command in exec form,
-		// replacing the image's ENTRYPOINT: no shell, no variable expansion.
-		if strings.ContainsAny(*d.StartCommand, "$&|;<>`'\"") {
-			bad("deploy.startCommand %q needs a shell, but Railway runs it in exec form", *d.StartCommand)
-		}
-		errs = append(errs, checkCommand("deploy.startCommand", strings.Fields(*d.StartCommand), r)...)
-	}
-	if d.HealthcheckPath == nil || !r.getRoutes[*d.HealthcheckPath] {
-		bad("deploy.healthcheckPath must be a GET route the server registers (%s)", routeList(r.getRoutes))
-	}
-	if d.HealthcheckTimeout == nil || *d.HealthcheckTimeout < 10 {
-		bad("deploy.healthcheckTimeout must be set, at least 10 s (migrations run at start)")
-	}
-	if !slices.Contains([]string{"ON_FAILURE", "ALWAYS", "NEVER"}, d.RestartPolicyType) {
-		bad("deploy.restartPolicyType %q is not ON_FAILURE, ALWAYS or NEVER", d.RestartPolicyType)
-	} else if d.RestartPolicyType == "NEVER" {
-		bad("deploy.restartPolicyType NEVER leaves a crashed server down")
-	}
-	if d.RestartPolicyType == "ON_FAILURE" && (d.RestartPolicyMaxRetries == nil || *d.RestartPolicyMaxRetries < 1) {
-		bad("deploy.restartPolicyMaxRetries must be at least 1 with ON_FAILURE")
-	}
-	if d.DrainingSeconds == nil || *d.DrainingSeconds <= longestWait {
-		bad("deploy.drainingSeconds must exceed the longest tool wait (%d s), so that SIGKILL does not cut waiting calls", longestWait)
-	}
-	if d.CronSchedule != nil {
-		bad("deploy.cronSchedule would make the server a cron job")
-	}
-	return errs
-}
-
-// ---------------------------------------------------------------------------
-// Render: render.yaml, a Blueprint.
-// https://render.com/docs/blueprint-spec
-
-type renderBlueprint struct {
-	Services     []renderService  `yaml:"services"`
-	Databases    []renderDatabase `yaml:"databases"`
-	EnvVarGroups []renderEnvGroup `yaml:"envVarGroups"`
-	Previews     *renderPreviews  `yaml:"previews"`
-	// Projects and ungrouped resources are not used by ctalk's Blueprint;
-	// they are accepted but not checked.
-	Projects  []yaml.Node `yaml:"projects"`
-	Ungrouped *yaml.Node  `yaml:"ungrouped"`
-}
-
-type renderPreviews struct {
-	Generation      string `yaml:"generation"`
-	ExpireAfterDays int    `yaml:"expireAfterDays"`
-	NumInstances    *int   `yaml:"numInstances"`
-	Plan            string `yaml:"plan"`
-}
-
-type renderService struct {
-	Name                    string              `yaml:"name"`
-	Type                    string              `yaml:"type"`
-	Runtime                 string              `yaml:"runtime"`
-	Env                     string              `yaml:"env"`
-	Plan                    string              `yaml:"plan"`
-	Previews                *renderPreviews     `yaml:"previews"`
-	BuildCommand            string              `yaml:"buildCommand"`
-	StartCommand            string              `yaml:"startCommand"`
-	Schedule                string              `yaml:"schedule"`
-	PreDeployCommand        string              `yaml:"preDeployCommand"`
-	Region                  string              `yaml:"region"`
-	Repo                    string              `yaml:"repo"`
-	Branch                  string              `yaml:"branch"`
-	AutoDeploy              *bool               `yaml:"autoDeploy"`
-	AutoDeployTrigger       string              `yaml:"autoDeployTrigger"`
-	Domains                 []string            `yaml:"domains"`
-	HealthCheckPath         string              `yaml:"healthCheckPath"`
-	MaxShutdownDelaySeconds *int                `yaml:"maxShutdownDelaySeconds"`
-	DockerCommand           string              `yaml:"dockerCommand"`
-	DockerfilePath          string              `yaml:"dockerfilePath"`
-	DockerContext           string              `yaml:"dockerContext"`
-	RegistryCredential      *renderRegistryCred `yaml:"registryCredential"`
-	Image                   *renderImage        `yaml:"image"`
-	NumInstances            *int                `yaml:"numInstances"`
-	Scaling                 *renderScaling      `yaml:"scaling"`
-	BuildFilter             *renderBuildFilter  `yaml:"buildFilter"`
-	RootDir                 string              `yaml:"rootDir"`
-	Disk                    *renderDisk         `yaml:"disk"`
-	EnvVars                 []renderEnvVar      `yaml:"envVars"`
-	StaticPublishPath       string              `yaml:"staticPublishPath"`
-	Headers                 []yaml.Node         `yaml:"headers"`
-	Routes                  []yaml.Node         `yaml:"routes"`
-	IPAllowList             *[]renderIPAllow    `yaml:"ipAllowList"`
-	MaxmemoryPolicy         string              `yaml:"maxmemoryPolicy"`
-	PreviewPlan             string              `yaml:"previewPlan"`
-}
-
-type renderRegistryCred struct {
-	FromRegistryCreds struct {
-		Name string `yaml:"name"`
-	} `yaml:"fromRegistryCreds"`
-}
-
-type renderImage struct {
-	URL   string              `yaml:"url"`
-	Creds *renderRegistryCred `yaml:"creds"`
-}
-
-type renderScaling struct {
-	MinInstances        int `yaml:"minInstances"`
-	MaxInstances        int `yaml:"maxInstances"`
-	TargetMemoryPercent int `yaml:"targetMemoryPercent"`
-	TargetCPUPercent    int `yaml:"targetCPUPercent"`
-}
-
-type renderBuildFilter struct {
-	Paths        []string `yaml:"paths"`
-	IgnoredPaths []string `yaml:"ignoredPaths"`
-}
-
-type renderDisk struct {
-	Name      string `yaml:"name"`
-	MountPath string `yaml:"mountPath"`
-	SizeGB    int    `yaml:"sizeGB"`
-}
-
-type renderEnvVar struct {
-	Key           string          `yaml:"key"`
-	Value         *string         `yaml:"value"`
-	GenerateValue *bool           `yaml:"generateValue"`
-	Sync          *bool           `yaml:"sync"`
-	FromDatabase  *renderFromDB   `yaml:"fromDatabase"`
-	FromService   *renderFromServ `yaml:"fromService"`
-	FromGroup     string          `yaml:"fromGroup"`
-}
-
-type renderFromDB struct {
-	Name     string `yaml:"name"`
-	Property string `yaml:"property"`
-}
-
-type renderFromServ struct {
-	Name      string `yaml:"name"`
-	Type      string `yaml:"type"`
-	Property  string `yaml:"property"`
-	EnvVarKey string `yaml:"envVarKey"`
-}
-
-type renderEnvGroup struct {
-	Name    string         `yaml:"name"`
-	EnvVars []renderEnvVar `yaml:"envVars"`
-}
-
-type renderDatabase struct {
-	Name                 string           `yaml:"name"`
-	Plan                 string           `yaml:"plan"`
-	PreviewPlan          string           `yaml:"previewPlan"`
-	DiskSizeGB           *int             `yaml:"diskSizeGB"`
-	PreviewDiskSizeGB    *int             `yaml:"previewDiskSizeGB"`
-	Region               string           `yaml:"region"`
-	IPAllowList          *[]renderIPAllow `yaml:"ipAllowList"`
-	PostgresMajorVersion *yamlString      `yaml:"postgresMajorVersion"`
-	DatabaseName         string           `yaml:"databaseName"`
-	User                 string           `yaml:"user"`
-	ReadReplicas         []struct {
-		Name string `yaml:"name"`
-	} `yaml:"readReplicas"`
-	HighAvailability *struct {
-		Enabled bool `yaml:"enabled"`
-	} `yaml:"highAvailability"`
-}
-
-type renderIPAllow struct {
-	Source      string `yaml:"source"`
-	Description string `yaml:"description"`
-}
-
-// yamlString accepts only a YAML string, not a number that would become
-// one: Render documents postgresMajorVersion "as a string".
-type yamlString string
-
-func (s *yamlString) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
-		return fmt.Errorf("line %d: %q must be a quoted string", n.Line, n.Value)
-	}
-	*s = yamlString(n.Value)
-	return nil
-}
-
-func decodeRender(b []byte) (*renderBlueprint, error) {
-	var bp renderBlueprint
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&bp); err != nil {
-		return nil, fmt.Errorf("render.yaml: %w", err)
-	}
-	return &bp, nil
-}
-
-// Documented values of a database reference's property.
-var renderDBProperties = []string{"connectionString", "connectionPoolString", "host", "port", "user", "password", "database"}
-
-// checkRender returns every way bp disagrees with the platform's rules or
-// with this repository.
-func checkRender(bp *renderBlueprint, r *repoFacts) []string {
-	var errs []string
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
-
-	databases := map[string]*renderDatabase{}
-	for i := range bp.Databases {
-		db := &bp.Databases[i]
-		if db.Name == "" {
-			bad("databases[%d] has no name", i)
-			continue
-		}
-		if databases[db.Name] != nil {
-			bad("database %q is declared twice", db.Name)
-		}
-		databases[db.Name] = db
-		if slices.Contains([]string{"starter", "standard", "pro", "pro plus"}, db.Plan) {
-			bad("database %q uses the legacy plan %q, which new databases cannot use", db.Name, db.Plan)
-		}
-		if db.PostgresMajorVersion != nil {
-			if v, err := strconv.Atoi(string(*db.PostgresMajorVersion)); err != nil || v < 13 {
-				bad("database %q: postgresMajorVersion %q is not a PostgreSQL major version of 13 or later", db.Name, *db.PostgresMajorVersion)
-			}
-		}
-		if db.IPAllowList == nil {
-			bad("database %q has no ipAllowList, so anyone with its credentials may connect from anywhere; use [] for private network only", db.Name)
-		}
-	}
-
-	var web []*renderService
-	for i := range bp.Services {
-		if bp.Services[i].Type == "web" {
-			web = append(web, &bp.Services[i])
-		}
-	}
-	if len(web) != 1 {
-		bad("want exactly one web service, found %d", len(web))
-		return errs
-	}
-	s := web[0]
-	if s.Runtime != "docker" {
-		bad("service %q: runtime is %q, want docker (built from %s)", s.Name, s.Runtime, r.dockerfile)
-	}
-	if filepath.Clean(s.DockerfilePath) != r.dockerfile {
-		bad("service %q: dockerfilePath %q is not %q", s.Name, s.DockerfilePath, r.dockerfile)
-	}
-	if filepath.Clean(s.DockerContext) != "." {
-		bad("service %q: dockerContext %q must be the repository root, which the Dockerfile copies", s.Name, s.DockerContext)
-	}
-	if s.StartCommand != "" || s.BuildCommand != "" {
-		bad("service %q: startCommand and buildCommand are for native runtimes; a docker service uses dockerCommand", s.Name)
-	}
-	// Without dockerCommand Render runs the image's own command.
-	cmd := r.image.command()
-	if s.DockerCommand != "" {
-		cmd = strings.Fields(s.DockerCommand)
-	}
-	errs = append(errs, checkCommand("the service's command", cmd, r)...)
-	if !r.getRoutes[s.HealthCheckPath] {
-		bad("service %q: healthCheckPath %q is not a GET route the server registers (%s)", s.Name, s.HealthCheckPath, routeList(r.getRoutes))
-	}
-	if d := s.MaxShutdownDelaySeconds; d == nil || *d < 1 || *d > 300 {
-		bad("service %q: maxShutdownDelaySeconds must be set, from 1 to 300", s.Name)
-	} else if *d <= longestWait {
-		bad("service %q: maxShutdownDelaySeconds %d must exceed the longest tool wait (%d s)", s.Name, *d, longestWait)
-	}
-	// Reported of Render's validator, though not in the Blueprint reference:
-	// the free instance type refuses maxShutdownDelaySeconds.
-	if s.Plan == "free" && s.MaxShutdownDelaySeconds != nil {
-		bad("service %q: the free plan does not accept maxShutdownDelaySeconds", s.Name)
-	}
-	if s.Disk != nil {
-		bad("service %q: a disk would stop zero-downtime deploys and scaling; ctalk keeps its data in Postgres", s.Name)
-	}
-
-	env := map[string]*renderEnvVar{}
-	for i := range s.EnvVars {
-		v := &s.EnvVars[i]
-		if v.FromGroup != "" {
-			if v.Key != "" {
-				bad("service %q: an envVars entry with fromGroup takes no key", s.Name)
-			}
-			continue
-		}
-		if !r.envNames[v.Key] {
-			bad("service %q: environment variable %q is not one that ctalk reads (%s)", s.Name, v.Key, strings.Join(sortedKeys(r.envNames), ", "))
-		}
-		if env[v.Key] != nil {
-			bad("service %q: environment variable %q is set twice", s.Name, v.Key)
-		}
-		env[v.Key] = v
-		sources := 0
-		for _, set := range []bool{v.Value != nil, v.GenerateValue != nil && *v.GenerateValue, v.Sync != nil && !*v.Sync, v.FromDatabase != nil, v.FromService != nil} {
-			if set {
-				sources++
-			}
-		}
-		if sources != 1 {
-			bad("service %q: environment variable %q needs exactly one of value, generateValue, sync: false, fromDatabase, fromService", s.Name, v.Key)
-		}
-		if f := v.FromDatabase; f != nil {
-			db := databases[f.Name]
-			if db == nil {
-				bad("service %q: %s refers to database %q, which is not declared under databases", s.Name, v.Key, f.Name)
-			} else if regionOf(db.Region) != regionOf(s.Region) {
-				bad("service %q and database %q are in different regions; the private network needs one", s.Name, f.Name)
-			}
-			if !slices.Contains(renderDBProperties, f.Property) {
-				bad("service %q: %s uses property %q; want one of %s", s.Name, v.Key, f.Property, strings.Join(renderDBProperties, ", "))
-			}
-		}
-	}
-	if u := env["DATABASE_URL"]; u == nil || u.FromDatabase == nil || u.FromDatabase.Property != "connectionString" {
-		bad("service %q: DATABASE_URL must come from a declared database's connectionString, or ctalk runs on a throwaway SQLite file", s.Name)
-	}
-	if a := env["ALLOW_ORG_SIGNUP"]; a != nil && a.Value != nil {
-		open, err := strconv.ParseBool(*a.Value)
+// routes returns every method and path registered on an echo router in the
+// server's code (files that import echo, outside tests and the harness).
+func routes(t *testing.T) [][2]string {
+	t.Helper()
+	var out [][2]string
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
-			bad("service %q: ALLOW_ORG_SIGNUP %q is not true or false", s.Name, *a.Value)
-		} else if !open && env["SIGNUP_SECRET"] == nil {
-			bad("service %q: sign-up is closed and no SIGNUP_SECRET is set, so no organization could ever be created", s.Name)
+			return err
 		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != ".." || d.Name() == "ctalk-bench" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil || !strings.Contains(string(b), `"github.com/labstack/echo/v4"`) {
+			return err
+		}
+		for _, m := range reRoute.FindAllStringSubmatch(string(b), -1) {
+			out = append(out, [2]string{m[1], m[2]})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if sec := env["SIGNUP_SECRET"]; sec != nil && sec.Value != nil {
-		bad("service %q: SIGNUP_SECRET is a secret; generate it (generateValue: true) instead of writing it in the file", s.Name)
+	if len(out) == 0 {
+		t.Fatal("found no echo routes in the server's code")
 	}
-	return errs
+	return out
 }
 
-func regionOf(r string) string {
-	if r == "" {
-		return "oregon"
+func loadRepo(t *testing.T) *repoFacts {
+	t.Helper()
+	r := &repoFacts{dockerfile: filepath.Join("deploy", "Dockerfile"), getRoutes: map[string]bool{}, envNames: map[string]bool{}}
+
+	img, err := parseDockerfile(readRepo(t, r.dockerfile))
+	if err != nil {
+		t.Fatalf("%s: %v", r.dockerfile, err)
 	}
+	r.image = img
+	if r.ciBuild = reCIBuild.FindString(readRepo(t, ".ci/run")); r.ciBuild == "" {
+		t.Fatal(".ci/run has no line starting \"CGO_ENABLED=0 go build\"; update this test to find CI's static build")
+	}
+	for _, rt := range routes(t) {
+		if rt[0] == "GET" || rt[0] == "Any" {
+			r.getRoutes[rt[1]] = true
+		}
+	}
+
+	// Every variable is read with a call such as str("HOST", ...) or
+	// getenv("LOG_LEVEL") in config.go.
+	config := readRepo(t, "cmd/ctalk/config.go")
+	for _, m := range reEnvName.FindAllStringSubmatch(config, -1) {
+		r.envNames[m[1]] = true
+	}
+	if !r.envNames["DATABASE_URL"] || !r.envNames["PORT"] {
+		t.Fatalf("found no environment variable names in cmd/ctalk/config.go (got %v)", sortedKeys(r.envNames))
+	}
+	m := rePort.FindStringSubmatch(config)
+	if m == nil {
+		t.Fatal("found no default Port in cmd/ctalk/config.go")
+	}
+	r.defaultPort, _ = strconv.Atoi(m[1])
 	return r
+}
+
+func sortedKeys(m map[string]bool) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// problems collects what a check finds.
+type problems []string
+
+func (p *problems) add(format string, args ...any) { *p = append(*p, fmt.Sprintf(format, args...)) }
+
+func report(t *testing.T, errs problems) {
+	t.Helper()
+	for _, e := range errs {
+		t.Error(e)
+	}
+}
+
+// checkCommand checks that argv starts the ctalk server as the image holds it:
+// "ctalk" alone serves, and so does "ctalk serve".
+func checkCommand(p *problems, what string, argv []string, r *repoFacts) {
+	if len(argv) == 0 {
+		p.add("%s is empty", what)
+		return
+	}
+	if argv[0] != r.image.binary {
+		p.add("%s runs %q, but the image puts ctalk at %q", what, argv[0], r.image.binary)
+	}
+	if len(argv) > 2 || len(argv) == 2 && argv[1] != "serve" {
+		p.add("%s %q does not start the server: use %q or %q", what, strings.Join(argv, " "), r.image.binary, r.image.binary+" serve")
+	}
+}
+
+func checkHealthPath(p *problems, what, path string, r *repoFacts) {
+	if !r.getRoutes[path] {
+		p.add("%s %q is not a GET route the server registers (%s)", what, path, strings.Join(sortedKeys(r.getRoutes), ", "))
+	}
+}
+
+func checkEnvName(p *problems, what, name string, r *repoFacts) {
+	if !r.envNames[name] {
+		p.add("%s: environment variable %q is not one that ctalk reads (%s)", what, name, strings.Join(sortedKeys(r.envNames), ", "))
+	}
 }
 
 // ---------------------------------------------------------------------------
@@ -499,55 +176,33 @@ func regionOf(r string) string {
 
 // dockerImage is what the Dockerfile says about the image it builds.
 type dockerImage struct {
-	buildOutput   string   // the -o of the go build of ./cmd/ctalk
-	buildFlags    string   // the whole go build command
-	binary        string   // where the final stage puts that output
-	entrypoint    []string // exec form
-	cmd           []string // exec form
-	user          string
-	expose        []string
-	finalBase     string
-	copiedFromOut bool
+	build      string   // the RUN that builds ./cmd/ctalk
+	output     string   // its -o
+	binary     string   // where the final stage copies that output
+	entrypoint []string // exec form
+	cmd        []string // exec form
+	user       string
+	expose     []string
 }
 
-func (img *dockerImage) command() []string {
-	return append(slices.Clone(img.entrypoint), img.cmd...)
-}
-
-var (
-	reGoBuild = regexp.MustCompile(`go build\b[^\n]*`)
-	reOutput  = regexp.MustCompile(`\s-o\s+(\S+)`)
-)
+var reOutput = regexp.MustCompile(`\s-o\s+(\S+)`)
 
 // parseDockerfile reads the instructions it needs, joining continued lines.
+// Only the final stage's ENTRYPOINT, CMD, USER, EXPOSE and COPY count.
 func parseDockerfile(src string) (*dockerImage, error) {
-	src = strings.ReplaceAll(src, "\\\n", " ")
 	img := &dockerImage{}
-	var stages []string // base of each stage
-	var stageNames []string
-	var copies [][]string // COPY --from lines of the last stage
-	for _, line := range strings.Split(src, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		instr, rest, _ := strings.Cut(line, " ")
+	var copies [][]string
+	for _, line := range strings.Split(strings.ReplaceAll(src, "\\\n", " "), "\n") {
+		instr, rest, _ := strings.Cut(strings.TrimSpace(line), " ")
 		rest = strings.TrimSpace(rest)
 		switch strings.ToUpper(instr) {
 		case "FROM":
-			f := strings.Fields(rest)
-			stages = append(stages, f[0])
-			name := ""
-			if len(f) == 3 && strings.EqualFold(f[1], "AS") {
-				name = f[2]
-			}
-			stageNames = append(stageNames, name)
 			copies, img.entrypoint, img.cmd, img.user, img.expose = nil, nil, nil, "", nil
 		case "RUN":
-			if m := reGoBuild.FindString(rest); m != "" && strings.Contains(m, "./cmd/ctalk") {
-				img.buildFlags = rest
-				if o := reOutput.FindStringSubmatch(m); o != nil {
-					img.buildOutput = o[1]
+			if strings.Contains(rest, "go build") && strings.Contains(rest, "./cmd/ctalk") {
+				img.build = rest
+				if o := reOutput.FindStringSubmatch(rest); o != nil {
+					img.output = o[1]
 				}
 			}
 		case "COPY":
@@ -570,124 +225,188 @@ func parseDockerfile(src string) (*dockerImage, error) {
 			img.expose = strings.Fields(rest)
 		}
 	}
-	if len(stages) < 2 {
-		return nil, fmt.Errorf("want a multi-stage build, found %d stage(s)", len(stages))
-	}
-	img.finalBase = stages[len(stages)-1]
 	for _, c := range copies {
-		var args []string
-		for _, a := range c {
-			if !strings.HasPrefix(a, "--") {
-				args = append(args, a)
-			}
-		}
-		if len(args) == 2 && args[0] == img.buildOutput && img.buildOutput != "" {
-			img.binary = args[1]
-			img.copiedFromOut = slices.Contains(stageNames[:len(stageNames)-1], fromStage(c))
+		if n := len(c); n >= 2 && c[n-2] == img.output && img.output != "" {
+			img.binary = c[n-1]
 		}
 	}
 	return img, nil
 }
 
-func fromStage(copyArgs []string) string {
-	for _, a := range copyArgs {
-		if v, ok := strings.CutPrefix(a, "--from="); ok {
-			return v
+// checkImage returns every way the image disagrees with what CI builds and
+// tests, and with what the platforms need.
+func checkImage(img *dockerImage, r *repoFacts) problems {
+	var p problems
+	if img.build == "" {
+		p.add("no RUN go build ... ./cmd/ctalk in the Dockerfile")
+	}
+	// The image must build the binary CI tested: static, and with the same
+	// flags that change what is compiled.
+	for _, flag := range strings.Fields(r.ciBuild) {
+		if flag == "CGO_ENABLED=0" || flag == "-trimpath" || strings.HasPrefix(flag, "-tags") {
+			if !strings.Contains(img.build, flag) {
+				p.add("the image's go build lacks %q, which CI's static build uses", flag)
+			}
 		}
 	}
-	return ""
-}
-
-// checkImage returns every way the image disagrees with what the platforms
-// and the server need.
-func checkImage(img *dockerImage, r *repoFacts) []string {
-	var errs []string
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
-
-	if img.buildOutput == "" {
-		bad("no RUN go build ... -o PATH ./cmd/ctalk in the Dockerfile")
+	if img.binary == "" {
+		p.add("the final stage does not COPY --from=<build stage> %s", img.output)
 	}
-	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", "-s -w", "-X main.version=", "-X main.commit=", "-X main.buildTime="} {
-		if !strings.Contains(img.buildFlags, want) {
-			bad("the go build lacks %q", want)
-		}
-	}
-	if img.binary == "" || !img.copiedFromOut {
-		bad("the final stage does not COPY --from=<build stage> %s", img.buildOutput)
-	}
-	if len(img.entrypoint) == 0 || img.entrypoint[0] != img.binary {
-		bad("ENTRYPOINT %q does not run the binary at %q", img.entrypoint, img.binary)
-	}
-	errs = append(errs, checkCommand("the image's ENTRYPOINT and CMD", img.command(), r)...)
+	checkCommand(&p, "the image's ENTRYPOINT and CMD", append(slices.Clone(img.entrypoint), img.cmd...), r)
 	if img.user == "" || img.user == "root" || strings.HasPrefix(img.user, "0") || strings.HasPrefix(img.user, "root:") {
-		bad("the final stage runs as %q; it must name a non-root USER", img.user)
-	}
-	if !strings.HasPrefix(img.finalBase, "gcr.io/distroless/static") && img.finalBase != "scratch" {
-		bad("the final stage is based on %q; want distroless static or scratch", img.finalBase)
+		p.add("the final stage runs as %q; it must name a non-root USER", img.user)
 	}
 	if !slices.Contains(img.expose, strconv.Itoa(r.defaultPort)) {
-		bad("EXPOSE %v does not include the server's default port %d", img.expose, r.defaultPort)
+		p.add("EXPOSE %v does not include the server's default port %d", img.expose, r.defaultPort)
 	}
-	return errs
-}
-
-// checkCommand checks that argv starts the ctalk server as the image holds it.
-func checkCommand(what string, argv []string, r *repoFacts) []string {
-	if len(argv) == 0 {
-		return []string{what + " is empty"}
-	}
-	var errs []string
-	if argv[0] != r.image.binary {
-		errs = append(errs, fmt.Sprintf("%s runs %q, but the image puts ctalk at %q", what, argv[0], r.image.binary))
-	}
-	// "ctalk" alone serves; so does "ctalk serve". Anything else is not a server.
-	if len(argv) > 2 || len(argv) == 2 && (argv[1] != "serve" || !r.serveCommand) {
-		errs = append(errs, fmt.Sprintf("%s %q does not start the server: use %q or %q", what, strings.Join(argv, " "), r.image.binary, r.image.binary+" serve"))
-	}
-	return errs
+	return p
 }
 
 // ---------------------------------------------------------------------------
-// The scale-out recipe.
+// Railway: railway.json (https://docs.railway.com/config-as-code/reference).
 
-func checkNginx(conf string) []string {
+type railwayConfig struct {
+	Build struct {
+		Builder        string `json:"builder"`
+		DockerfilePath string `json:"dockerfilePath"`
+	} `json:"build"`
+	Deploy struct {
+		StartCommand    string `json:"startCommand"`
+		HealthcheckPath string `json:"healthcheckPath"`
+		// Railway's parser refuses these as strings ("Expected number,
+		// received string"); decoding into an int refuses them too.
+		DrainingSeconds int `json:"drainingSeconds"`
+	} `json:"deploy"`
+}
+
+func checkRailway(src string, r *repoFacts) problems {
+	var c railwayConfig
+	if err := json.Unmarshal([]byte(src), &c); err != nil {
+		return problems{"railway.json: " + err.Error()}
+	}
+	var p problems
+	if c.Build.Builder != "DOCKERFILE" || filepath.Clean(c.Build.DockerfilePath) != r.dockerfile {
+		p.add("railway.json: build must use the DOCKERFILE builder with dockerfilePath %q", r.dockerfile)
+	}
+	// Railway runs a Dockerfile service's start command in exec form,
+	// replacing the image's ENTRYPOINT: no shell, no variable expansion.
+	if strings.ContainsAny(c.Deploy.StartCommand, "$&|;<>`'\"") {
+		p.add("railway.json: deploy.startCommand %q needs a shell, but Railway runs it in exec form", c.Deploy.StartCommand)
+	}
+	checkCommand(&p, "railway.json: deploy.startCommand", strings.Fields(c.Deploy.StartCommand), r)
+	checkHealthPath(&p, "railway.json: deploy.healthcheckPath", c.Deploy.HealthcheckPath, r)
+	if c.Deploy.DrainingSeconds <= longestWait {
+		p.add("railway.json: deploy.drainingSeconds must exceed the longest tool wait (%d s), so that SIGKILL does not cut waiting calls", longestWait)
+	}
+	return p
+}
+
+// ---------------------------------------------------------------------------
+// Render: render.yaml, a Blueprint (https://render.com/docs/blueprint-spec).
+
+type renderBlueprint struct {
+	Services []struct {
+		Name                    string `yaml:"name"`
+		Type                    string `yaml:"type"`
+		DockerfilePath          string `yaml:"dockerfilePath"`
+		DockerCommand           string `yaml:"dockerCommand"`
+		HealthCheckPath         string `yaml:"healthCheckPath"`
+		MaxShutdownDelaySeconds int    `yaml:"maxShutdownDelaySeconds"`
+		EnvVars                 []struct {
+			Key           string `yaml:"key"`
+			Value         string `yaml:"value"`
+			GenerateValue bool   `yaml:"generateValue"`
+			FromDatabase  *struct {
+				Name     string `yaml:"name"`
+				Property string `yaml:"property"`
+			} `yaml:"fromDatabase"`
+		} `yaml:"envVars"`
+	} `yaml:"services"`
+	Databases []renderDatabase `yaml:"databases"`
+}
+
+type renderDatabase struct {
+	Name string `yaml:"name"`
+}
+
+func checkRender(src string, r *repoFacts) problems {
+	var bp renderBlueprint
+	if err := yaml.Unmarshal([]byte(src), &bp); err != nil {
+		return problems{"render.yaml: " + err.Error()}
+	}
+	var p problems
+	var web int
+	for _, s := range bp.Services {
+		if s.Type != "web" {
+			continue
+		}
+		web++
+		what := fmt.Sprintf("render.yaml: service %q", s.Name)
+		if filepath.Clean(s.DockerfilePath) != r.dockerfile {
+			p.add("%s: dockerfilePath %q is not %q", what, s.DockerfilePath, r.dockerfile)
+		}
+		if s.DockerCommand != "" {
+			checkCommand(&p, what+": dockerCommand", strings.Fields(s.DockerCommand), r)
+		}
+		checkHealthPath(&p, what+": healthCheckPath", s.HealthCheckPath, r)
+		if d := s.MaxShutdownDelaySeconds; d <= longestWait || d > 300 {
+			p.add("%s: maxShutdownDelaySeconds %d must exceed the longest tool wait (%d s) and be at most Render's 300", what, d, longestWait)
+		}
+		env := map[string]string{}
+		var dbURL, secretGenerated bool
+		for _, v := range s.EnvVars {
+			checkEnvName(&p, what, v.Key, r)
+			env[v.Key] = v.Value
+			switch {
+			case v.Key == "DATABASE_URL" && v.FromDatabase != nil:
+				declared := slices.Contains(bp.Databases, renderDatabase{Name: v.FromDatabase.Name})
+				dbURL = declared && v.FromDatabase.Property == "connectionString"
+			case v.Key == "SIGNUP_SECRET":
+				secretGenerated = v.GenerateValue && v.Value == ""
+			}
+		}
+		if !dbURL {
+			p.add("%s: DATABASE_URL must come from a declared database's connectionString, or ctalk runs on a throwaway SQLite file", what)
+		}
+		if env["ALLOW_ORG_SIGNUP"] == "false" && !secretGenerated {
+			p.add("%s: sign-up is closed, so SIGNUP_SECRET must be generated (generateValue: true), never written in the file", what)
+		}
+	}
+	if web != 1 {
+		p.add("render.yaml: want exactly one web service, found %d", web)
+	}
+	return p
+}
+
+// ---------------------------------------------------------------------------
+// The scale-out recipe: nginx in front of replicas, started by compose.
+
+func checkNginx(conf string) problems {
 	conf = regexp.MustCompile(`#[^\n]*`).ReplaceAllString(conf, "")
-	var errs []string
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+	var p problems
 	for _, d := range []string{"proxy_read_timeout", "proxy_send_timeout", "send_timeout"} {
 		m := regexp.MustCompile(`(?m)^\s*` + d + `\s+(\d+)s;`).FindStringSubmatch(conf)
 		if m == nil {
-			bad("nginx.conf: %s is not set in seconds", d)
-			continue
-		}
-		if n, _ := strconv.Atoi(m[1]); n <= longestWait {
-			bad("nginx.conf: %s %ss does not exceed the longest tool wait (%d s)", d, m[1], longestWait)
+			p.add("nginx.conf: %s is not set in seconds", d)
+		} else if n, _ := strconv.Atoi(m[1]); n <= longestWait {
+			p.add("nginx.conf: %s %ss does not exceed the longest tool wait (%d s)", d, m[1], longestWait)
 		}
 	}
 	mcp := regexp.MustCompile(`(?s)location /mcp \{(.*?)\}`).FindStringSubmatch(conf)
 	if mcp == nil {
-		bad("nginx.conf: no location /mcp block")
-		return errs
+		p.add("nginx.conf: no location /mcp block")
+		return p
 	}
-	for _, want := range []string{"proxy_buffering off;", "gzip off;", "proxy_pass http://ctalk;"} {
+	for _, want := range []string{"proxy_buffering off;", "gzip off;"} {
 		if !strings.Contains(mcp[1], want) {
-			bad("nginx.conf: location /mcp lacks %q; event streams must not be buffered or compressed", want)
+			p.add("nginx.conf: location /mcp lacks %q; event streams must not be buffered or compressed", want)
 		}
 	}
-	for _, sticky := range []string{"ip_hash", "sticky", "hash $"} {
-		if strings.Contains(conf, sticky) {
-			bad("nginx.conf: %q pins clients to replicas; ctalk needs no sticky sessions", sticky)
-		}
-	}
-	return errs
+	return p
 }
 
 type composeFile struct {
 	Services map[string]struct {
-		Build *struct {
-			Context    string `yaml:"context"`
-			Dockerfile string `yaml:"dockerfile"`
-		} `yaml:"build"`
 		Deploy *struct {
 			Replicas int `yaml:"replicas"`
 		} `yaml:"deploy"`
@@ -696,126 +415,26 @@ type composeFile struct {
 	} `yaml:"services"`
 }
 
-func checkCompose(c *composeFile, r *repoFacts) []string {
-	var errs []string
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+func checkCompose(src string, r *repoFacts) problems {
+	var c composeFile
+	if err := yaml.Unmarshal([]byte(src), &c); err != nil {
+		return problems{"compose.yaml: " + err.Error()}
+	}
 	svc, ok := c.Services["ctalk"]
 	if !ok {
-		return []string{"compose.yaml: no ctalk service"}
+		return problems{"compose.yaml: no ctalk service"}
 	}
-	// compose.yaml lives in deploy/; its build paths are relative to it.
-	if svc.Build == nil || filepath.Join("deploy", svc.Build.Context) != "." ||
-		filepath.Join("deploy", svc.Build.Context, svc.Build.Dockerfile) != r.dockerfile {
-		bad("compose.yaml: the ctalk service must build %s with the repository root as context", r.dockerfile)
-	}
+	var p problems
 	if svc.Deploy == nil || svc.Deploy.Replicas < 2 {
-		bad("compose.yaml: the ctalk service must run at least two replicas")
+		p.add("compose.yaml: the ctalk service must run at least two replicas")
 	}
-	if !strings.HasPrefix(svc.Environment["DATABASE_URL"], "postgres://") {
-		bad("compose.yaml: replicas must share one Postgres DATABASE_URL")
+	for _, k := range slices.Sorted(maps.Keys(svc.Environment)) {
+		checkEnvName(&p, "compose.yaml", k, r)
 	}
-	for k := range svc.Environment {
-		if !r.envNames[k] {
-			bad("compose.yaml: environment variable %q is not one that ctalk reads", k)
-		}
+	if g, err := strconv.Atoi(strings.TrimSuffix(svc.StopGracePeriod, "s")); err != nil || g <= longestWait {
+		p.add("compose.yaml: stop_grace_period %q must be seconds (such as 150s) exceeding the longest tool wait (%d s)", svc.StopGracePeriod, longestWait)
 	}
-	if g, err := parseSeconds(svc.StopGracePeriod); err != nil || g <= longestWait {
-		bad("compose.yaml: stop_grace_period %q must exceed the longest tool wait (%d s)", svc.StopGracePeriod, longestWait)
-	}
-	if _, ok := c.Services["nginx"]; !ok {
-		bad("compose.yaml: no nginx service in front of the replicas")
-	}
-	return errs
-}
-
-func parseSeconds(s string) (int, error) {
-	n, err := strconv.Atoi(strings.TrimSuffix(s, "s"))
-	if err != nil || !strings.HasSuffix(s, "s") {
-		return 0, fmt.Errorf("%q is not a number of seconds such as 150s", s)
-	}
-	return n, nil
-}
-
-// ---------------------------------------------------------------------------
-// Facts read from the rest of the repository.
-
-type repoFacts struct {
-	dockerfile   string          // path of the Dockerfile, from the repository root
-	image        *dockerImage    // what it builds
-	getRoutes    map[string]bool // paths the server answers to GET
-	envNames     map[string]bool // environment variables the server reads
-	defaultPort  int
-	serveCommand bool // "ctalk serve" is a command
-}
-
-func readRepo(t *testing.T, rel string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", rel))
-	if err != nil {
-		t.Fatalf("read %s: %v", rel, err)
-	}
-	return string(b)
-}
-
-var (
-	reGET      = regexp.MustCompile(`\be\.(?:GET|Any)\("([^"]+)"`)
-	reEnvName  = regexp.MustCompile(`\(\s*"([A-Z][A-Z0-9_]*)"`)
-	rePort     = regexp.MustCompile(`\bPort:\s+(\d+),`)
-	reServeCmd = regexp.MustCompile(`case [^:\n]*"serve"`)
-)
-
-func loadRepo(t *testing.T) *repoFacts {
-	t.Helper()
-	r := &repoFacts{dockerfile: filepath.Join("deploy", "Dockerfile"), getRoutes: map[string]bool{}, envNames: map[string]bool{}}
-
-	img, err := parseDockerfile(readRepo(t, r.dockerfile))
-	if err != nil {
-		t.Fatalf("%s: %v", r.dockerfile, err)
-	}
-	r.image = img
-
-	for _, m := range reGET.FindAllStringSubmatch(readRepo(t, "api/api.go"), -1) {
-		r.getRoutes[m[1]] = true
-	}
-	if len(r.getRoutes) == 0 {
-		t.Fatal("found no GET routes in api/api.go")
-	}
-
-	// Every variable is read with a call such as str("HOST", ...) or
-	// getenv("LOG_LEVEL") in config.go.
-	config := readRepo(t, "cmd/ctalk/config.go")
-	for _, m := range reEnvName.FindAllStringSubmatch(config, -1) {
-		r.envNames[m[1]] = true
-	}
-	if !r.envNames["DATABASE_URL"] || !r.envNames["PORT"] {
-		t.Fatalf("found no environment variable names in cmd/ctalk/config.go (got %v)", sortedKeys(r.envNames))
-	}
-	m := rePort.FindStringSubmatch(config)
-	if m == nil {
-		t.Fatal("found no default Port in cmd/ctalk/config.go")
-	}
-	r.defaultPort, _ = strconv.Atoi(m[1])
-
-	r.serveCommand = reServeCmd.MatchString(readRepo(t, "cmd/ctalk/main.go"))
-	return r
-}
-
-func sortedKeys(m map[string]bool) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
-}
-
-func routeList(m map[string]bool) string { return strings.Join(sortedKeys(m), ", ") }
-
-func report(t *testing.T, errs []string) {
-	t.Helper()
-	for _, e := range errs {
-		t.Error(e)
-	}
+	return p
 }
 
 // ---------------------------------------------------------------------------
@@ -833,86 +452,13 @@ func TestLongestWait(t *testing.T) {
 	}
 }
 
-func TestDockerfile(t *testing.T) {
+func TestDeployFiles(t *testing.T) {
 	r := loadRepo(t)
-	report(t, checkImage(r.image, r))
-}
-
-func TestRailway(t *testing.T) {
-	r := loadRepo(t)
-	c, err := decodeRailway([]byte(readRepo(t, "railway.json")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	report(t, checkRailway(c, r))
-}
-
-func TestRender(t *testing.T) {
-	r := loadRepo(t)
-	bp, err := decodeRender([]byte(readRepo(t, "render.yaml")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	report(t, checkRender(bp, r))
-}
-
-func TestScaleOutRecipe(t *testing.T) {
-	r := loadRepo(t)
-	report(t, checkNginx(readRepo(t, "deploy/nginx.conf")))
-	var c composeFile
-	if err := yaml.Unmarshal([]byte(readRepo(t, "deploy/compose.yaml")), &c); err != nil {
-		t.Fatalf("compose.yaml: %v", err)
-	}
-	report(t, checkCompose(&c, r))
-}
-
-// TestStrictDecoding shows that a misspelt or undocumented field is refused,
-// not silently ignored as the platforms' own loaders might.
-func TestStrictDecoding(t *testing.T) {
-	railway := readRepo(t, "railway.json")
-	render := readRepo(t, "render.yaml")
-	tests := []struct {
-		name string
-		err  func() error
-	}{
-		{"railway: Render's spelling healthCheckPath", func() error {
-			_, err := decodeRailway([]byte(strings.Replace(railway, `"healthcheckPath"`, `"healthCheckPath"`, 1)))
-			return err
-		}},
-		{"railway: drainingSeconds as a string", func() error {
-			_, err := decodeRailway([]byte(regexp.MustCompile(`"drainingSeconds": (\d+)`).ReplaceAllString(railway, `"drainingSeconds": "$1"`)))
-			return err
-		}},
-		{"railway: wrong case deep inside", func() error {
-			_, err := decodeRailway([]byte(strings.Replace(railway, `"deploy": {`, `"deploy": {"multiRegionConfig": {"us-west2": {"NumReplicas": 2}},`, 1)))
-			return err
-		}},
-		{"railway: trailing second object", func() error {
-			_, err := decodeRailway([]byte(railway + "{}"))
-			return err
-		}},
-		{"render: Railway's spelling healthcheckPath", func() error {
-			_, err := decodeRender([]byte(strings.Replace(render, "healthCheckPath:", "healthcheckPath:", 1)))
-			return err
-		}},
-		{"render: unknown root field", func() error {
-			_, err := decodeRender([]byte(render + "\nservice: []\n"))
-			return err
-		}},
-		{"render: postgresMajorVersion as a number", func() error {
-			_, err := decodeRender([]byte(regexp.MustCompile(`postgresMajorVersion: "(\d+)"`).ReplaceAllString(render, "postgresMajorVersion: $1")))
-			return err
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := tt.err()
-			if err == nil {
-				t.Fatal("decoded without error")
-			}
-			t.Log(err)
-		})
-	}
+	t.Run("Dockerfile", func(t *testing.T) { report(t, checkImage(r.image, r)) })
+	t.Run("railway.json", func(t *testing.T) { report(t, checkRailway(readRepo(t, "railway.json"), r)) })
+	t.Run("render.yaml", func(t *testing.T) { report(t, checkRender(readRepo(t, "render.yaml"), r)) })
+	t.Run("nginx.conf", func(t *testing.T) { report(t, checkNginx(readRepo(t, "deploy/nginx.conf"))) })
+	t.Run("compose.yaml", func(t *testing.T) { report(t, checkCompose(readRepo(t, "deploy/compose.yaml"), r)) })
 }
 
 // TestChecksCatchMistakes breaks the real files one way at a time and
@@ -926,163 +472,116 @@ func TestChecksCatchMistakes(t *testing.T) {
 	nginx := readRepo(t, "deploy/nginx.conf")
 	compose := readRepo(t, "deploy/compose.yaml")
 
-	mustReplace := func(t *testing.T, s, old, new string) string {
+	edit := func(t *testing.T, s, pattern, repl string) string {
 		t.Helper()
-		if !strings.Contains(s, old) {
-			t.Fatalf("the file no longer contains %q; update this test", old)
+		re := regexp.MustCompile(pattern)
+		if !re.MatchString(s) {
+			t.Fatalf("the file no longer matches %q; update this test", pattern)
 		}
-		return strings.Replace(s, old, new, 1)
+		return re.ReplaceAllString(s, repl)
 	}
-	railwayErrs := func(t *testing.T, src string) []string {
-		c, err := decodeRailway([]byte(src))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return checkRailway(c, r)
-	}
-	renderErrs := func(t *testing.T, src string) []string {
-		bp, err := decodeRender([]byte(src))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return checkRender(bp, r)
-	}
-	imageErrs := func(t *testing.T, src string) []string {
+	image := func(src string) problems {
 		img, err := parseDockerfile(src)
 		if err != nil {
-			return []string{err.Error()}
+			return problems{err.Error()}
 		}
 		rr := *r
 		rr.image = img
 		return checkImage(img, &rr)
 	}
-	composeErrs := func(t *testing.T, src string) []string {
-		var c composeFile
-		if err := yaml.Unmarshal([]byte(src), &c); err != nil {
-			t.Fatal(err)
-		}
-		return checkCompose(&c, r)
-	}
-	noRoutes := *r
-	noRoutes.getRoutes = map[string]bool{"/": true}
 
 	tests := []struct {
 		name string
-		errs func(t *testing.T) []string
-		want string // a word the error must contain
+		errs func(t *testing.T) problems
+		want string // words the error must contain
 	}{
-		{"railway: schema", func(t *testing.T) []string {
-			return railwayErrs(t, mustReplace(t, railway, "https://railway.com/railway.schema.json", "https://example.com/schema.json"))
-		}, "$schema"},
-		{"railway: builder", func(t *testing.T) []string {
-			return railwayErrs(t, mustReplace(t, railway, `"DOCKERFILE"`, `"RAILPACK"`))
-		}, "builder"},
-		{"railway: dockerfile path", func(t *testing.T) []string {
-			return railwayErrs(t, mustReplace(t, railway, `"deploy/Dockerfile"`, `"Dockerfile"`))
-		}, "dockerfilePath"},
-		{"railway: start command binary", func(t *testing.T) []string {
-			return railwayErrs(t, mustReplace(t, railway, `"/ctalk serve"`, `"/app/ctalk serve"`))
+		{"railway: builder", func(t *testing.T) problems {
+			return checkRailway(edit(t, railway, `"DOCKERFILE"`, `"RAILPACK"`), r)
+		}, "DOCKERFILE builder"},
+		{"railway: start command binary", func(t *testing.T) problems {
+			return checkRailway(edit(t, railway, `"/ctalk serve"`, `"/app/ctalk serve"`), r)
 		}, "image puts ctalk"},
-		{"railway: start command subcommand", func(t *testing.T) []string {
-			return railwayErrs(t, mustReplace(t, railway, `"/ctalk serve"`, `"/ctalk migrate up"`))
+		{"railway: start command subcommand", func(t *testing.T) problems {
+			return checkRailway(edit(t, railway, `"/ctalk serve"`, `"/ctalk migrate up"`), r)
 		}, "does not start the server"},
-		{"railway: start command needs a shell", func(t *testing.T) []string {
-			return railwayErrs(t, mustReplace(t, railway, `"/ctalk serve"`, `"/ctalk serve --port $PORT"`))
+		{"railway: start command needs a shell", func(t *testing.T) problems {
+			return checkRailway(edit(t, railway, `"/ctalk serve"`, `"/ctalk serve --port $$PORT"`), r)
 		}, "exec form"},
-		{"railway: health path not served", func(t *testing.T) []string {
-			return railwayErrs(t, mustReplace(t, railway, `"/health"`, `"/healthz"`))
+		{"railway: health path not served", func(t *testing.T) problems {
+			return checkRailway(edit(t, railway, `"/health"`, `"/healthz"`), r)
 		}, "healthcheckPath"},
-		{"railway: health path when the route is gone", func(t *testing.T) []string {
-			c, err := decodeRailway([]byte(railway))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return checkRailway(c, &noRoutes)
-		}, "healthcheckPath"},
-		{"railway: restart policy", func(t *testing.T) []string {
-			return railwayErrs(t, mustReplace(t, railway, `"ON_FAILURE"`, `"SOMETIMES"`))
-		}, "restartPolicyType"},
-		{"railway: draining shorter than a wait", func(t *testing.T) []string {
-			return railwayErrs(t, regexp.MustCompile(`"drainingSeconds": \d+`).ReplaceAllString(railway, `"drainingSeconds": 30`))
+		{"railway: draining shorter than a wait", func(t *testing.T) problems {
+			return checkRailway(edit(t, railway, `"drainingSeconds": \d+`, `"drainingSeconds": 30`), r)
+		}, "drainingSeconds"},
+		{"railway: draining as a string", func(t *testing.T) problems {
+			return checkRailway(edit(t, railway, `"drainingSeconds": (\d+)`, `"drainingSeconds": "$1"`), r)
 		}, "drainingSeconds"},
 
-		{"render: dockerfile path", func(t *testing.T) []string {
-			return renderErrs(t, mustReplace(t, render, "dockerfilePath: ./deploy/Dockerfile", "dockerfilePath: ./Dockerfile"))
+		{"render: dockerfile path", func(t *testing.T) problems {
+			return checkRender(edit(t, render, `dockerfilePath: ./deploy/Dockerfile`, "dockerfilePath: ./Dockerfile"), r)
 		}, "dockerfilePath"},
-		{"render: docker command binary", func(t *testing.T) []string {
-			return renderErrs(t, mustReplace(t, render, "    healthCheckPath:", "    dockerCommand: ctalk serve\n    healthCheckPath:"))
+		{"render: docker command binary", func(t *testing.T) problems {
+			return checkRender(edit(t, render, `(?m)^    healthCheckPath:`, "    dockerCommand: ctalk serve\n    healthCheckPath:"), r)
 		}, "image puts ctalk"},
-		{"render: health path", func(t *testing.T) []string {
-			return renderErrs(t, mustReplace(t, render, "healthCheckPath: /health", "healthCheckPath: /status"))
+		{"render: health path", func(t *testing.T) problems {
+			return checkRender(edit(t, render, `healthCheckPath: /health`, "healthCheckPath: /status"), r)
 		}, "healthCheckPath"},
-		{"render: shutdown delay shorter than a wait", func(t *testing.T) []string {
-			return renderErrs(t, regexp.MustCompile(`maxShutdownDelaySeconds: \d+`).ReplaceAllString(render, "maxShutdownDelaySeconds: 60"))
+		{"render: shutdown delay shorter than a wait", func(t *testing.T) problems {
+			return checkRender(edit(t, render, `maxShutdownDelaySeconds: \d+`, "maxShutdownDelaySeconds: 60"), r)
 		}, "maxShutdownDelaySeconds"},
-		{"render: shutdown delay above Render's limit", func(t *testing.T) []string {
-			return renderErrs(t, regexp.MustCompile(`maxShutdownDelaySeconds: \d+`).ReplaceAllString(render, "maxShutdownDelaySeconds: 301"))
-		}, "from 1 to 300"},
-		{"render: free plan", func(t *testing.T) []string {
-			return renderErrs(t, mustReplace(t, render, "plan: starter", "plan: free"))
-		}, "free plan"},
-		{"render: undeclared database", func(t *testing.T) []string {
-			return renderErrs(t, mustReplace(t, render, "  - name: ctalk-db", "  - name: other-db"))
-		}, "not declared"},
-		{"render: database property", func(t *testing.T) []string {
-			return renderErrs(t, mustReplace(t, render, "property: connectionString", "property: url"))
-		}, "property"},
-		{"render: legacy database plan", func(t *testing.T) []string {
-			return renderErrs(t, mustReplace(t, render, "plan: basic-256mb", "plan: starter"))
-		}, "legacy"},
-		{"render: database open to the internet", func(t *testing.T) []string {
-			return renderErrs(t, mustReplace(t, render, "    ipAllowList: []\n", ""))
-		}, "ipAllowList"},
-		{"render: unknown environment variable", func(t *testing.T) []string {
-			return renderErrs(t, mustReplace(t, render, "key: LOG_LEVEL", "key: LOGLEVEL"))
+		{"render: shutdown delay above Render's limit", func(t *testing.T) problems {
+			return checkRender(edit(t, render, `maxShutdownDelaySeconds: \d+`, "maxShutdownDelaySeconds: 301"), r)
+		}, "300"},
+		{"render: undeclared database", func(t *testing.T) problems {
+			return checkRender(edit(t, render, `(?m)^  - name: ctalk-db`, "  - name: other-db"), r)
+		}, "DATABASE_URL"},
+		{"render: database property", func(t *testing.T) problems {
+			return checkRender(edit(t, render, `property: connectionString`, "property: host"), r)
+		}, "connectionString"},
+		{"render: unknown environment variable", func(t *testing.T) problems {
+			return checkRender(edit(t, render, `key: LOG_LEVEL`, "key: LOGLEVEL"), r)
 		}, "not one that ctalk reads"},
-		{"render: closed sign-up without a secret", func(t *testing.T) []string {
-			return renderErrs(t, regexp.MustCompile(`(?m)^\s+- key: SIGNUP_SECRET\n\s+generateValue: true\n`).ReplaceAllString(render, ""))
-		}, "SIGNUP_SECRET"},
-		{"render: secret written in the file", func(t *testing.T) []string {
-			return renderErrs(t, regexp.MustCompile(`(key: SIGNUP_SECRET\n\s+)generateValue: true`).ReplaceAllString(render, "${1}value: hunter2"))
+		{"render: closed sign-up with a written secret", func(t *testing.T) problems {
+			return checkRender(edit(t, render, `(key: SIGNUP_SECRET\n\s+)generateValue: true`, "${1}value: hunter2"), r)
 		}, "SIGNUP_SECRET"},
 
-		{"image: binary elsewhere", func(t *testing.T) []string {
-			return imageErrs(t, mustReplace(t, dockerfile, `ENTRYPOINT ["/ctalk"]`, `ENTRYPOINT ["/bin/ctalk"]`))
-		}, "ENTRYPOINT"},
-		{"image: shell form", func(t *testing.T) []string {
-			return imageErrs(t, mustReplace(t, dockerfile, `ENTRYPOINT ["/ctalk"]`, `ENTRYPOINT /ctalk`))
+		{"image: binary elsewhere", func(t *testing.T) problems {
+			return image(edit(t, dockerfile, `ENTRYPOINT \["/ctalk"\]`, `ENTRYPOINT ["/bin/ctalk"]`))
+		}, "image puts ctalk"},
+		{"image: shell form", func(t *testing.T) problems {
+			return image(edit(t, dockerfile, `ENTRYPOINT \["/ctalk"\]`, `ENTRYPOINT /ctalk`))
 		}, "exec"},
-		{"image: builds another package", func(t *testing.T) []string {
-			return imageErrs(t, mustReplace(t, dockerfile, "./cmd/ctalk", "./cmd/other"))
+		{"image: builds another package", func(t *testing.T) problems {
+			return image(edit(t, dockerfile, `\./cmd/ctalk`, "./cmd/other"))
 		}, "go build"},
-		{"image: cgo", func(t *testing.T) []string {
-			return imageErrs(t, mustReplace(t, dockerfile, "CGO_ENABLED=0", "CGO_ENABLED=1"))
+		{"image: cgo", func(t *testing.T) problems {
+			return image(edit(t, dockerfile, `CGO_ENABLED=0`, "CGO_ENABLED=1"))
 		}, "CGO_ENABLED=0"},
-		{"image: root", func(t *testing.T) []string {
-			return imageErrs(t, mustReplace(t, dockerfile, "USER nonroot:nonroot", "USER root"))
+		{"image: untrimmed", func(t *testing.T) problems {
+			return image(edit(t, dockerfile, ` -trimpath`, ""))
+		}, "-trimpath"},
+		{"image: root", func(t *testing.T) problems {
+			return image(edit(t, dockerfile, `USER nonroot:nonroot`, "USER root"))
 		}, "non-root"},
-		{"image: base with a shell", func(t *testing.T) []string {
-			return imageErrs(t, mustReplace(t, dockerfile, "FROM gcr.io/distroless/static-debian12:nonroot", "FROM debian:bookworm-slim"))
-		}, "distroless"},
-		{"image: port", func(t *testing.T) []string {
-			return imageErrs(t, mustReplace(t, dockerfile, "EXPOSE 8080", "EXPOSE 3000"))
+		{"image: port", func(t *testing.T) problems {
+			return image(edit(t, dockerfile, `EXPOSE 8080`, "EXPOSE 3000"))
 		}, "EXPOSE"},
 
-		{"nginx: short read timeout", func(t *testing.T) []string {
-			return checkNginx(regexp.MustCompile(`proxy_read_timeout \d+s;`).ReplaceAllString(nginx, "proxy_read_timeout 60s;"))
+		{"nginx: short read timeout", func(t *testing.T) problems {
+			return checkNginx(edit(t, nginx, `proxy_read_timeout \d+s;`, "proxy_read_timeout 60s;"))
 		}, "proxy_read_timeout"},
-		{"nginx: buffering", func(t *testing.T) []string {
-			return checkNginx(mustReplace(t, nginx, "proxy_buffering off;", "proxy_buffering on;"))
+		{"nginx: buffering", func(t *testing.T) problems {
+			return checkNginx(edit(t, nginx, `proxy_buffering off;`, "proxy_buffering on;"))
 		}, "buffered"},
-		{"nginx: sticky", func(t *testing.T) []string {
-			return checkNginx(mustReplace(t, nginx, "zone ctalk 64k;", "zone ctalk 64k;\n        ip_hash;"))
-		}, "sticky"},
-		{"compose: one replica", func(t *testing.T) []string {
-			return composeErrs(t, mustReplace(t, compose, "replicas: 2", "replicas: 1"))
+		{"compose: one replica", func(t *testing.T) problems {
+			return checkCompose(edit(t, compose, `replicas: 2`, "replicas: 1"), r)
 		}, "two replicas"},
-		{"compose: short grace period", func(t *testing.T) []string {
-			return composeErrs(t, regexp.MustCompile(`stop_grace_period: \d+s`).ReplaceAllString(compose, "stop_grace_period: 10s"))
+		{"compose: short grace period", func(t *testing.T) problems {
+			return checkCompose(edit(t, compose, `stop_grace_period: \d+s`, "stop_grace_period: 10s"), r)
 		}, "stop_grace_period"},
+		{"compose: unknown environment variable", func(t *testing.T) problems {
+			return checkCompose(edit(t, compose, `LOG_LEVEL: `, "LOGLEVEL: "), r)
+		}, "not one that ctalk reads"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -1102,10 +601,6 @@ func TestChecksCatchMistakes(t *testing.T) {
 // write, when a variable, command, route or account tool changes. They run
 // with the rest of the suite: documentation that no longer matches the code
 // is a failure like any other.
-
-func checkReadme(t *testing.T) {
-	t.Helper()
-}
 
 // readmeSection returns the text of README.md from the heading that starts
 // with start up to the next heading of the same or a higher level.
@@ -1128,7 +623,6 @@ func readmeSection(t *testing.T, readme, start string) string {
 }
 
 func TestReadmeConfiguration(t *testing.T) {
-	checkReadme(t)
 	r := loadRepo(t)
 	table := readmeSection(t, readRepo(t, "README.md"), "## Configuration")
 	rows := map[string]bool{}
@@ -1148,7 +642,6 @@ func TestReadmeConfiguration(t *testing.T) {
 }
 
 func TestReadmeCommands(t *testing.T) {
-	checkReadme(t)
 	main := readRepo(t, "cmd/ctalk/main.go")
 	usage := regexp.MustCompile("(?s)const usage = `(.*?)`").FindStringSubmatch(main)
 	if usage == nil {
@@ -1168,22 +661,16 @@ func TestReadmeCommands(t *testing.T) {
 }
 
 func TestReadmeEndpoints(t *testing.T) {
-	checkReadme(t)
 	table := readmeSection(t, readRepo(t, "README.md"), "## HTTP endpoints")
-	routes := regexp.MustCompile(`\be\.(?:GET|POST|PUT|DELETE|PATCH|Any)\("([^"]+)"`).FindAllStringSubmatch(readRepo(t, "api/api.go"), -1)
-	if len(routes) == 0 {
-		t.Fatal("found no routes in api/api.go")
-	}
-	for _, m := range routes {
-		path := regexp.MustCompile(`:([a-z_]+)`).ReplaceAllString(m[1], "{$1}")
+	for _, rt := range routes(t) {
+		path := regexp.MustCompile(`:([a-z_]+)`).ReplaceAllString(rt[1], "{$1}")
 		if !strings.Contains(table, "| `"+path+"` |") {
-			t.Errorf("api/api.go serves %s, but README.md's HTTP endpoints table has no row for it", path)
+			t.Errorf("the server serves %s, but README.md's HTTP endpoints table has no row for it", path)
 		}
 	}
 }
 
 func TestReadmeTools(t *testing.T) {
-	checkReadme(t)
 	section := readmeSection(t, readRepo(t, "README.md"), "## Tool reference")
 	files, err := filepath.Glob(filepath.Join("..", "api", "*_tools.go"))
 	if err != nil || len(files) == 0 {
