@@ -239,3 +239,14 @@ func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// countRows runs a COUNT query; an error fails the test rather than reading
+// as zero.
+func countRows(t testing.TB, d *db.DB, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := d.QueryRow(query, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
