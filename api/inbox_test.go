@@ -319,13 +319,21 @@ func TestWaiting(t *testing.T) {
 	}, options{inbox: func(c *inbox.Config) { c.Recheck = time.Hour }})
 }
 
-// waitForWaiters waits until exactly n agents wait on e's server.
-func waitForWaiters(t *testing.T, e *env, n int) {
+// waitForWaiters waits until exactly n agents wait on e's server and the
+// servers of more together, and fails the test when they do not within 10 s.
+func waitForWaiters(t *testing.T, e *env, n int, more ...*env) {
 	t.Helper()
+	waiting := func() int {
+		w := e.Broker.Waiting()
+		for _, m := range more {
+			w += m.Broker.Waiting()
+		}
+		return w
+	}
 	deadline := time.Now().Add(10 * time.Second)
-	for e.Broker.Waiting() != n {
+	for waiting() != n {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d agents waiting, want %d", e.Broker.Waiting(), n)
+			t.Fatalf("%d agents waiting, want %d", waiting(), n)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
