@@ -165,12 +165,14 @@ func TestHugeStrings(t *testing.T) {
 		} {
 			failShort(t, c.cs, c.tool, c.args, c.want)
 		}
-		var n int
-		e.DB.QueryRow(`SELECT COUNT(*) FROM users WHERE id = 'z'`).Scan(&n)
-		if n != 0 {
+		if n := countRows(t, e.DB, `SELECT COUNT(*) FROM users WHERE id = 'z'`); n != 0 {
 			t.Error("a refused user was stored")
 		}
-		// Bob's password still works: the huge attempt was one failure, no more.
+		// The huge password was one failure, no more, and bob's password
+		// still works.
+		if n := countRows(t, e.DB, `SELECT COUNT(*) FROM login_failures WHERE org_id = 'a' AND user_id = 'bob'`); n != 1 {
+			t.Errorf("bob has %d login failures, want 1 for the huge password", n)
+		}
 		e.login(t, anon, "a", "bob")
 		checkLogs(t, e.logs.String())
 	})
@@ -187,11 +189,19 @@ func TestUnknownArgumentsAndTools(t *testing.T) {
 		failShort(t, anon, "register_organization", map[string]any{"org_id": "x", "name": "X", "admin_password": adminPW, "approval_mode": "none"}, `unknown argument "approval_mode"`)
 		// mcp-go answers an unknown tool with a JSON-RPC error naming it (in
 		// full: it echoes a huge name). In the stateless era, a name that does
-		// not match its Mcp-Name header is refused before that, with a 400.
+		// not match its Mcp-Name header ("" sends none, "login " sends "login")
+		// is refused before that, with a 400.
 		for _, name := range []string{"nope", "", "login ", strings.Repeat("t", big)} {
+			want, not := "tool '"+name+"' not found", "header mismatch"
+			if era == eraStateless && (name == "" || strings.TrimSpace(name) != name) {
+				want, not = "header mismatch: Mcp-Name", "not found"
+			}
 			_, err := anon.CallTool(t.Context(), &mcp.CallToolParams{Name: name})
-			if err == nil || !strings.Contains(err.Error(), "not found") && !strings.Contains(err.Error(), "Bad Request") {
-				t.Errorf("tool %.20q: %.300v; want a tool not found error", name, err)
+			if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), not) {
+				t.Errorf("tool %.20q: %.300v; want an error with %.40q and without %q", name, err, want, not)
+			}
+			if bad := strings.Contains(fmt.Sprint(err), "Bad Request"); bad != (era == eraStateless) {
+				t.Errorf("tool %.20q: %.300v; a 400 in era %s is %v, want %v", name, err, era, bad, !bad)
 			}
 		}
 		checkLogs(t, e.logs.String())

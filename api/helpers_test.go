@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -92,13 +93,14 @@ func start(t testing.TB, e db.Engine, opts ...options) *env {
 	return &env{URL: srv.URL, DB: d, Auth: app.Auth, App: app.Server, Broker: app.Broker, logs: logs}
 }
 
-// each runs fn on both engines and in both protocol eras.
-func each(t *testing.T, fn func(t *testing.T, e *env, era string)) {
+// each runs fn on both engines and in both protocol eras, on servers
+// started with opts.
+func each(t *testing.T, fn func(t *testing.T, e *env, era string), opts ...options) {
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			for _, era := range eras {
 				t.Run(era, func(t *testing.T) {
-					fn(t, start(t, engine), era)
+					fn(t, start(t, engine, opts...), era)
 				})
 			}
 		})
@@ -168,6 +170,9 @@ func ok(t testing.TB, cs *mcp.ClientSession, tool string, args map[string]any) m
 	if err := json.Unmarshal([]byte(text(res)), &fromText); err != nil {
 		t.Fatalf("%s: text content is not the JSON copy of the result: %v", tool, err)
 	}
+	if !reflect.DeepEqual(fromText, m) {
+		t.Fatalf("%s: text content %s is not the JSON copy of the structured result %s", tool, text(res), b)
+	}
 	return m
 }
 
@@ -233,4 +238,15 @@ func (e *env) login(t testing.TB, cs *mcp.ClientSession, orgID, userID string) s
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// countRows runs a COUNT query; an error fails the test rather than reading
+// as zero.
+func countRows(t testing.TB, d *db.DB, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := d.QueryRow(query, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
 }

@@ -282,11 +282,13 @@ func TestWaiting(t *testing.T) {
 			t.Fatalf("question handed twice: %v", qs)
 		}
 
-		// Already there: returns at once. check_inbox hands questions over too.
+		// Already there: returns at once. A wait that blocked before looking
+		// would return at the next wake-up, re-check (an hour away here) or
+		// its timeout (120 s), each after call's 30 s deadline has failed it.
+		// check_inbox hands questions over too.
 		id2 := ok(t, bob, "ask_person", map[string]any{"to_user_id": "alice", "question": "second"})["message_id"].(string)
-		start := time.Now()
-		w = ok(t, alice, "wait_for_inbox", map[string]any{"timeout_s": 60})
-		if qs := w["questions"].([]any); len(qs) != 1 || qs[0].(map[string]any)["message_id"] != id2 || time.Since(start) > 30*time.Second {
+		w = ok(t, alice, "wait_for_inbox", map[string]any{"timeout_s": 120})
+		if qs := w["questions"].([]any); len(qs) != 1 || qs[0].(map[string]any)["message_id"] != id2 || w["timed_out"] != false {
 			t.Fatalf("wait with a question already there = %v", w)
 		}
 		id3 := ok(t, bob, "ask_person", map[string]any{"to_user_id": "alice", "question": "third"})["message_id"].(string)
@@ -314,16 +316,24 @@ func TestWaiting(t *testing.T) {
 		}
 		fail(t, alice, "wait_for_reply", map[string]any{"message_id": id, "timeout_s": 0.1}, "not found")
 		fail(t, alice, "wait_for_inbox", map[string]any{"timeout_s": -1}, "timeout_s")
-	})
+	}, options{inbox: func(c *inbox.Config) { c.Recheck = time.Hour }})
 }
 
-// waitForWaiters waits until exactly n agents wait on e's server.
-func waitForWaiters(t *testing.T, e *env, n int) {
+// waitForWaiters waits until exactly n agents wait on e's server and the
+// servers of more together, and fails the test when they do not within 10 s.
+func waitForWaiters(t *testing.T, e *env, n int, more ...*env) {
 	t.Helper()
+	waiting := func() int {
+		w := e.Broker.Waiting()
+		for _, m := range more {
+			w += m.Broker.Waiting()
+		}
+		return w
+	}
 	deadline := time.Now().Add(10 * time.Second)
-	for e.Broker.Waiting() != n {
+	for waiting() != n {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d agents waiting, want %d", e.Broker.Waiting(), n)
+			t.Fatalf("%d agents waiting, want %d", waiting(), n)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -385,21 +395,40 @@ func TestAskLimits(t *testing.T) {
 		t.Run(string(engine), func(t *testing.T) {
 			e := start(t, engine, options{inbox: func(c *inbox.Config) { c.AsksPerMinute = 3; c.LoopMax = 100 }})
 			u := e.org(t, eraStateless, "acme")
-			for i := range 3 {
+			first := ok(t, u["bob"], "ask_person", map[string]any{"to_user_id": "alice", "question": "q0", "idempotency_key": "k0"})
+			for i := 1; i < 3; i++ {
 				ok(t, u["bob"], "ask_person", map[string]any{"to_user_id": "alice", "question": fmt.Sprint("q", i)})
 			}
 			fail(t, u["bob"], "ask_person", map[string]any{"to_user_id": "carol", "question": "one more"}, "retry after")
-			// A retry of an already stored question is not a new ask.
-			ok(t, u["carol"], "ask_person", map[string]any{"to_user_id": "alice", "question": "c", "idempotency_key": "x"})
+			// A retry of an already stored question is not a new ask: the
+			// exhausted rate does not refuse it, and it gets the stored question.
+			retryReturnsStored(t, u["bob"], first, "alice", "q0", "k0")
+			fail(t, u["bob"], "ask_person", map[string]any{"to_user_id": "alice", "question": "q-new", "idempotency_key": "k-new"}, "retry after")
 
 			e2 := start(t, engine, options{inbox: func(c *inbox.Config) { c.AsksPerMinute = 100; c.LoopMax = 4 }})
 			u2 := e2.org(t, eraStateless, "acme")
+			var firstOfPair map[string]any
 			for i := range 2 {
-				ok(t, u2["bob"], "ask_person", map[string]any{"to_user_id": "alice", "question": fmt.Sprint("b", i)})
+				q := ok(t, u2["bob"], "ask_person", map[string]any{"to_user_id": "alice", "question": fmt.Sprint("b", i), "idempotency_key": fmt.Sprint("kb", i)})
+				if i == 0 {
+					firstOfPair = q
+				}
 				ok(t, u2["alice"], "ask_person", map[string]any{"to_user_id": "bob", "question": fmt.Sprint("a", i)})
 			}
 			fail(t, u2["bob"], "ask_person", map[string]any{"to_user_id": "alice", "question": "again"}, "loop")
+			// Nor does the exhausted loop breaker refuse a retry.
+			retryReturnsStored(t, u2["bob"], firstOfPair, "alice", "b0", "kb0")
 			ok(t, u2["bob"], "ask_person", map[string]any{"to_user_id": "carol", "question": "someone else"})
 		})
+	}
+}
+
+// retryReturnsStored retries an ask with the same key and question and
+// checks that it gets the stored question back, unchanged.
+func retryReturnsStored(t *testing.T, cs *mcp.ClientSession, stored map[string]any, to, question, key string) {
+	t.Helper()
+	got := ok(t, cs, "ask_person", map[string]any{"to_user_id": to, "question": question, "idempotency_key": key})
+	if mustJSON(got) != mustJSON(stored) {
+		t.Fatalf("retry of %s = %v, want the stored question %v", key, got, stored)
 	}
 }

@@ -59,9 +59,7 @@ func TestWholeFlowThroughALoadBalancerOverTwoReplicas(t *testing.T) {
 			// lands on either; the wake-up crosses replicas when it must.
 			got := make(chan map[string]any, 1)
 			go func() { got <- ok(t, alice, "wait_for_inbox", map[string]any{"timeout_s": 60}) }()
-			for one.Broker.Waiting()+two.Broker.Waiting() == 0 {
-				time.Sleep(5 * time.Millisecond)
-			}
+			waitForWaiters(t, one, 1, two)
 			id := ok(t, bob, "ask_person", map[string]any{"to_user_id": "alice", "question": "through the balancer?"})["message_id"].(string)
 			select {
 			case w := <-got:
@@ -74,9 +72,7 @@ func TestWholeFlowThroughALoadBalancerOverTwoReplicas(t *testing.T) {
 			ok(t, alice, "propose_response", map[string]any{"message_id": id, "draft_text": "yes"})
 			replies := make(chan map[string]any, 1)
 			go func() { replies <- ok(t, bob, "wait_for_reply", map[string]any{"message_id": id, "timeout_s": 60}) }()
-			for one.Broker.Waiting()+two.Broker.Waiting() == 0 {
-				time.Sleep(5 * time.Millisecond)
-			}
+			waitForWaiters(t, one, 1, two)
 			ok(t, alice, "send_response", map[string]any{"message_id": id, "final_text": "yes"})
 			select {
 			case r := <-replies:

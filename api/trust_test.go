@@ -32,6 +32,16 @@ func sha256Hex(s string) string {
 // a test can prove a secret is stored nowhere.
 func allRows(t *testing.T, d *db.DB) string {
 	t.Helper()
+	var b strings.Builder
+	for _, table := range tables(t, d) {
+		b.WriteString(tableRows(t, d, table))
+	}
+	return b.String()
+}
+
+// tables returns the names of the database's tables.
+func tables(t *testing.T, d *db.DB) []string {
+	t.Helper()
 	q := `SELECT name FROM sqlite_master WHERE type = 'table'`
 	if d.Engine == db.Postgres {
 		q = `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`
@@ -40,44 +50,58 @@ func allRows(t *testing.T, d *db.DB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tables []string
+	defer rows.Close()
+	var names []string
 	for rows.Next() {
 		var name string
 		if err := rows.Scan(&name); err != nil {
 			t.Fatal(err)
 		}
-		tables = append(tables, name)
+		names = append(names, name)
 	}
-	rows.Close()
-	if len(tables) < 4 {
-		t.Fatalf("found only the tables %v", tables)
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(names) < 4 {
+		t.Fatalf("found only the tables %v", names)
+	}
+	return names
+}
+
+// tableRows returns every column of every row of a table as text, one line
+// a row, so that a column added later is read too.
+func tableRows(t *testing.T, d *db.DB, table string) string {
+	t.Helper()
+	rows, err := d.Query(`SELECT * FROM ` + table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatal(err)
 	}
 	var b strings.Builder
-	for _, table := range tables {
-		rows, err := d.Query(`SELECT * FROM ` + table)
-		if err != nil {
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
 			t.Fatal(err)
 		}
-		cols, _ := rows.Columns()
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
+		fmt.Fprint(&b, table, ":")
+		for _, v := range vals {
+			if bs, ok := v.([]byte); ok {
+				v = string(bs)
 			}
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			fmt.Fprint(&b, table, ":")
-			for _, v := range vals {
-				if bs, ok := v.([]byte); ok {
-					v = string(bs)
-				}
-				fmt.Fprint(&b, " ", v)
-			}
-			b.WriteString("\n")
+			fmt.Fprint(&b, " ", v)
 		}
-		rows.Close()
+		b.WriteString("\n")
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return b.String()
 }
@@ -196,7 +220,9 @@ func TestSecretsAreStoredHashed(t *testing.T) {
 		}
 		for rows.Next() {
 			var id, h string
-			rows.Scan(&id, &h)
+			if err := rows.Scan(&id, &h); err != nil {
+				t.Fatal(err)
+			}
 			if !strings.HasPrefix(h, "$2") {
 				t.Errorf("password of %s stored as %q, want bcrypt", id, h)
 			}
@@ -482,9 +508,7 @@ func TestClientAddressLimit(t *testing.T) {
 			}
 			fail(t, far, "login", right, "too many attempts from this address")
 			// Attempts the address limit refused count against no account.
-			var n int
-			e.DB.QueryRow(`SELECT COUNT(*) FROM login_failures`).Scan(&n)
-			if n != 0 {
+			if n := countRows(t, e.DB, `SELECT COUNT(*) FROM login_failures`); n != 0 {
 				t.Errorf("%d account failures recorded for address-limited attempts, want 0", n)
 			}
 		})
@@ -550,9 +574,10 @@ func TestOrgIsolation(t *testing.T) {
 		}
 
 		var notes, profile string
-		var users int
-		e.DB.QueryRow(`SELECT notes, profile_notes FROM users WHERE org_id = 'b' AND id = 'dave'`).Scan(&notes, &profile)
-		e.DB.QueryRow(`SELECT COUNT(*) FROM users WHERE id = 'mole'`).Scan(&users)
+		if err := e.DB.QueryRow(`SELECT notes, profile_notes FROM users WHERE org_id = 'b' AND id = 'dave'`).Scan(&notes, &profile); err != nil {
+			t.Fatal(err)
+		}
+		users := countRows(t, e.DB, `SELECT COUNT(*) FROM users WHERE id = 'mole'`)
 		if notes != "dave's notes" || profile != "" || users != 0 {
 			t.Errorf("org b was changed from org a: dave notes %q, profile notes %q, moles %d", notes, profile, users)
 		}

@@ -29,21 +29,21 @@ func TestCloseFlushesAndPruneDeletesOldEvents(t *testing.T) {
 		if len(events) != 600 || more {
 			t.Fatalf("after Close: %d events (more %v), want all 600 written", len(events), more)
 		}
-		if other, _, _ := l.Events(ctx, "other", audit.Filter{Limit: 10}); len(other) != 0 {
-			t.Fatalf("org other sees %d of acme's events", len(other))
+		if other, _, err := l.Events(ctx, "other", audit.Filter{Limit: 10}); err != nil || len(other) != 0 {
+			t.Fatalf("org other sees %d of acme's events (err %v)", len(other), err)
 		}
 		n, err := l.Prune(ctx, now.Add(-72*time.Hour))
 		if err != nil || n != 200 {
 			t.Fatalf("pruned %d (err %v), want the 200 events four days old", n, err)
 		}
-		recent, _, _ := l.Events(ctx, "acme", audit.Filter{Limit: 1000, Since: now.Add(-time.Hour)})
-		if len(recent) != 200 {
-			t.Fatalf("events of the last hour: %d, want 200", len(recent))
+		recent, _, err := l.Events(ctx, "acme", audit.Filter{Limit: 1000, Since: now.Add(-time.Hour)})
+		if err != nil || len(recent) != 200 {
+			t.Fatalf("events of the last hour: %d (err %v), want 200", len(recent), err)
 		}
 		// Recording after Close still writes, directly.
 		l.Record(audit.Event{At: now, OrgID: "acme", Tool: "late", Outcome: "ok"})
-		if late, _, _ := l.Events(ctx, "acme", audit.Filter{Tool: "late", Limit: 1}); len(late) != 1 {
-			t.Fatal("an event recorded after Close was lost")
+		if late, _, err := l.Events(ctx, "acme", audit.Filter{Tool: "late", Limit: 1}); err != nil || len(late) != 1 {
+			t.Fatalf("an event recorded after Close was lost (err %v)", err)
 		}
 	})
 }

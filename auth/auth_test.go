@@ -498,7 +498,9 @@ func TestClientAddressLimit(t *testing.T) {
 		}
 		// The address limit counts no account failure.
 		var n int
-		d.QueryRow(`SELECT COUNT(*) FROM login_failures`).Scan(&n)
+		if err := d.QueryRow(`SELECT COUNT(*) FROM login_failures`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
 		if n != 0 {
 			t.Errorf("%d login failures recorded for refused attempts, want 0", n)
 		}

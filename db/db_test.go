@@ -21,14 +21,14 @@ func TestMigrateDownAndUp(t *testing.T) {
 		if err := d.MigrateDown(int(v)); err != nil {
 			t.Fatal(err)
 		}
-		if v, _, _ := d.MigrationVersion(); v != 0 {
-			t.Fatalf("after down: version %d, want 0", v)
+		if v, dirty, err := d.MigrationVersion(); err != nil || dirty || v != 0 {
+			t.Fatalf("after down: version %d, dirty %v, err %v; want a clean version 0", v, dirty, err)
 		}
 		if err := d.MigrateUp(); err != nil {
 			t.Fatal(err)
 		}
-		if got, _, _ := d.MigrationVersion(); got != v {
-			t.Fatalf("after up: version %d, want %d", got, v)
+		if got, dirty, err := d.MigrationVersion(); err != nil || dirty || got != v {
+			t.Fatalf("after up: version %d, dirty %v, err %v; want a clean version %d", got, dirty, err, v)
 		}
 	})
 }

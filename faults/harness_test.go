@@ -29,6 +29,7 @@ import (
 
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/internal/scrape"
 	"github.com/ctalk/ctalk/internal/syncbuf"
 )
 
@@ -209,22 +210,23 @@ const metricsToken = "faults-metrics-token-not-secret"
 
 // waiting returns how many agents wait in the server, from /metrics.
 func (s *server) waiting() (int, error) {
-	req, _ := http.NewRequest(http.MethodGet, s.base+"/metrics", nil)
-	req.Header.Set("Authorization", "Bearer "+metricsToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "ctalk_waiting_agents "); ok {
-			var n float64
-			_, err := fmt.Sscan(v, &n)
-			return int(n), err
+	return scrape.WaitingAgents(s.base, metricsToken)
+}
+
+// waitForWaiting waits until at least n agents wait in the server, as its
+// /metrics reports, and fails the test when they do not within d.
+func (s *server) waitForWaiting(n int, d time.Duration) {
+	s.t.Helper()
+	for deadline := time.Now().Add(d); ; {
+		got, err := s.waiting()
+		if err == nil && got >= n {
+			return
 		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("only %d of %d waits reached server %s within %s (%v)", got, n, s.name, d, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	return 0, fmt.Errorf("/metrics answered %s without ctalk_waiting_agents", resp.Status)
 }
 
 // ready returns the status of GET /ready.

@@ -386,7 +386,10 @@ func wakeRounds(t *testing.T, a, b *server, o *org, sleeperToken string, n int) 
 		go func() {
 			res <- call(context.Background(), waiter, 20*time.Second, "wait_for_inbox", map[string]any{"timeout_s": 15})
 		}()
-		time.Sleep(300 * time.Millisecond) // let the wait subscribe
+		// No load runs during these rounds, so the one agent waiting on A
+		// is the sleeper: ask only once it has subscribed, or an ask that
+		// landed first would pass without LISTEN.
+		a.waitForWaiting(1, 10*time.Second)
 		key := fmt.Sprintf("wake-%d-%d", time.Now().UnixNano(), round)
 		asked := time.Now()
 		callOK(t, asker, "ask_person", map[string]any{"to_user_id": "sleeper", "question": "wake " + key, "idempotency_key": key})

@@ -91,16 +91,7 @@ func testSIGTERM(t *testing.T, e db.Engine) {
 	}
 	waiting.Wait()
 	// SIGTERM must find every wait subscribed in the server.
-	for deadline := time.Now().Add(15 * time.Second); ; {
-		n, err := s.waiting()
-		if err == nil && n >= waiters {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d of %d waits reached the server within 15 s (%v)", n, waiters, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	s.waitForWaiting(waiters, 15*time.Second)
 
 	// Let the load build up, then signal.
 	deadline := time.Now().Add(10 * time.Second)

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctalk/ctalk/internal/scrape"
 )
 
 // TestServeChild is not a test: it is the server process that
@@ -35,7 +37,7 @@ func TestSIGTERMWithWaitingAgents(t *testing.T) {
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestServeChild$")
 	cmd.Env = append(os.Environ(), "CTALK_SERVE_CHILD=1", "PORT=0", "HOST=127.0.0.1", "BCRYPT_COST=4",
-		"DATABASE_URL=", "RELAY_DB_PATH="+t.TempDir()+"/ctalk.db")
+		"DATABASE_URL=", "RELAY_DB_PATH="+t.TempDir()+"/ctalk.db", "METRICS_TOKEN="+childMetricsToken)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +90,17 @@ func TestSIGTERMWithWaitingAgents(t *testing.T) {
 		}()
 	}
 	started.Wait()
-	time.Sleep(500 * time.Millisecond) // let the last calls reach the server
+	// SIGTERM must find every agent waiting in the server.
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		n, err := scrape.WaitingAgents(base, childMetricsToken)
+		if err == nil && n == agents {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d agents wait in the server 30 s after they called (%v)", n, agents, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 
 	signalled := time.Now()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -117,6 +129,8 @@ func TestSIGTERMWithWaitingAgents(t *testing.T) {
 	}
 	t.Logf("%d waiting agents returned and the process exited %v after SIGTERM", agents, time.Since(signalled).Round(time.Millisecond))
 }
+
+const childMetricsToken = "sigterm-metrics-token-not-secret"
 
 type bearer string
 
