@@ -36,6 +36,10 @@ type Config struct {
 	MetricsToken string
 	// AuditRetentionDays is how long audit events are kept.
 	AuditRetentionDays int
+
+	// DatabaseURLUnpooled is a direct URL of the same database for the
+	// wake-up listener and migrations, when DatabaseURL is pooled.
+	DatabaseURLUnpooled string
 }
 
 // Addr is the address the server listens on.
@@ -98,6 +102,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	integer("PORT", &c.Port, 0, 65535)
 	str("HOST", &c.Host)
 	str("DATABASE_URL", &c.DatabaseURL)
+	str("DATABASE_URL_UNPOOLED", &c.DatabaseURLUnpooled)
 	str("RELAY_DB_PATH", &c.DBPath)
 	str("PUBLIC_URL", &c.PublicURL)
 	integer("BCRYPT_COST", &c.BcryptCost, bcrypt.MinCost, bcrypt.MaxCost)
@@ -126,11 +131,17 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 		c.AllowOrgSignup = b
 	}
-	if c.DatabaseURL != "" {
-		u, err := url.Parse(c.DatabaseURL)
-		if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-			bad("DATABASE_URL", "must be a postgres:// or postgresql:// URL")
+	for _, v := range []struct{ name, url string }{{"DATABASE_URL", c.DatabaseURL}, {"DATABASE_URL_UNPOOLED", c.DatabaseURLUnpooled}} {
+		if v.url == "" {
+			continue
 		}
+		u, err := url.Parse(v.url)
+		if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+			bad(v.name, "must be a postgres:// or postgresql:// URL")
+		}
+	}
+	if c.DatabaseURLUnpooled != "" && c.DatabaseURL == "" {
+		bad("DATABASE_URL_UNPOOLED", "is set without DATABASE_URL; set DATABASE_URL to the (pooled) URL requests use")
 	}
 	if c.PublicURL != "" {
 		u, err := url.Parse(c.PublicURL)
