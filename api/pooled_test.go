@@ -132,12 +132,17 @@ func TestPooledDatabaseURL(t *testing.T) {
 			ok(t, alice, "whoami", nil)
 
 			got := make(chan map[string]any, 1)
-			go func() { got <- ok(t, alice, "wait_for_inbox", map[string]any{"timeout_s": 30}) }()
+			go func() { got <- ok(t, alice, "wait_for_inbox", map[string]any{"timeout_s": 20}) }()
 			for two.Broker.Waiting() == 0 {
 				time.Sleep(5 * time.Millisecond)
 			}
 			id := ok(t, bob, "ask_person", map[string]any{"to_user_id": "alice", "question": "through the pooler?"})["message_id"].(string)
-			w := <-got
+			var w map[string]any
+			select {
+			case w = <-got:
+			case <-time.After(40 * time.Second):
+				t.Fatal("wait_for_inbox did not return within 40 s")
+			}
 			if qs, _ := w["questions"].([]any); len(qs) != 1 || qs[0].(map[string]any)["message_id"] != id {
 				t.Fatalf("wait_for_inbox on the other replica = %v; want the question, woken by a notification through the direct URL", w)
 			}
