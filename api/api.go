@@ -37,8 +37,12 @@ const MaxBodyBytes = 1 << 20
 // Config holds what the HTTP layer needs to know about its deployment.
 type Config struct {
 	// PublicURL is the URL agents use to reach this server, without /mcp.
-	// When empty it is derived from each request.
+	// When empty it is derived from each request. Its host is the name
+	// /mcp answers to (see hostPolicy).
 	PublicURL string
+	// AllowedOrigins are further origins, such as https://app.example.com,
+	// whose host names /mcp accepts in Host and Origin.
+	AllowedOrigins []string
 	// Version is shown on / and in the MCP server info; Build (commit and
 	// build time) on / only.
 	Version string
@@ -72,6 +76,7 @@ type Server struct {
 	stop     chan struct{}
 	stopOnce sync.Once
 	metrics  *metrics
+	hosts    hostPolicy
 }
 
 // New builds the application over the given services.
@@ -82,7 +87,7 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	if cfg.ProgressEvery <= 0 {
 		cfg.ProgressEvery = 10 * time.Second
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, db: d, auth: a, orgs: o, inbox: i, stop: make(chan struct{})}
+	s := &Server{cfg: cfg, log: cfg.Logger, db: d, auth: a, orgs: o, inbox: i, stop: make(chan struct{}), hosts: newHostPolicy(cfg)}
 
 	s.mcp = server.NewMCPServer("ctalk", cfg.Version,
 		server.WithToolCapabilities(false),
@@ -92,10 +97,9 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	s.metrics = s.newMetrics()
 	s.registerTools()
 	s.http = server.NewStreamableHTTPServer(s.mcp,
-		// ctalk is a hosted, authenticated service that usually sits behind a
-		// proxy forwarding its own Host header, so the DNS-rebinding guard for
-		// local servers (loopback peer + foreign Host = 403) would refuse real
-		// traffic; every tool that touches data needs a token or a password.
+		// checkHost guards against DNS rebinding with the names this
+		// server is configured with; mcp-go's guard knows only loopback
+		// names and would refuse a proxy on the same host.
 		server.WithDisableLocalhostProtection(true),
 		server.WithStreamableHTTPLogger(s.log),
 	)
@@ -112,7 +116,7 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	e.GET("/", s.home)
 	e.GET("/approve/:token", s.approvalPage)
 	e.POST("/approve/:token", s.approvalDecision)
-	e.Any("/mcp", echo.WrapHandler(s.http), s.bearer, s.jsonRPCBody)
+	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, s.bearer, s.jsonRPCBody)
 	s.echo = e
 	return s
 }

@@ -40,6 +40,9 @@ type Config struct {
 	// DatabaseURLUnpooled is a direct URL of the same database for the
 	// wake-up listener and migrations, when DatabaseURL is pooled.
 	DatabaseURLUnpooled string
+	// AllowedOrigins are origins, besides PUBLIC_URL's and loopback ones,
+	// whose host names /mcp accepts in Host and Origin.
+	AllowedOrigins []string
 }
 
 // Addr is the address the server listens on.
@@ -150,6 +153,17 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		} else {
 			c.PublicURL = strings.TrimSuffix(strings.TrimRight(c.PublicURL, "/"), "/mcp")
 		}
+	}
+	for _, o := range strings.Split(getenv("ALLOWED_ORIGINS"), ",") {
+		if o = strings.TrimSpace(o); o == "" {
+			continue
+		}
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || strings.Trim(u.Path, "/") != "" || u.RawQuery != "" {
+			bad("ALLOWED_ORIGINS", "%q is not an origin such as https://app.example.com (scheme and host, no path)", o)
+			continue
+		}
+		c.AllowedOrigins = append(c.AllowedOrigins, o)
 	}
 	if len(errs) > 0 {
 		return c, errors.New("invalid configuration: " + strings.Join(errs, "; "))

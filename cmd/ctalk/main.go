@@ -144,6 +144,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(stri
 	app, err := api.Assemble(d, api.Wiring{
 		API: api.Config{
 			PublicURL:      cfg.PublicURL,
+			AllowedOrigins: cfg.AllowedOrigins,
 			Version:        v,
 			Build:          fmt.Sprintf("commit %s, built %s", c, t),
 			Logger:         log,
