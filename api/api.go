@@ -55,6 +55,9 @@ type Config struct {
 	// ProgressEvery is how often a waiting tool sends a progress
 	// notification when the client asked for them; zero means 10 s.
 	ProgressEvery time.Duration
+	// ReadTimeout bounds the time a client may take to send a request
+	// body (see readDeadline); zero means no bound.
+	ReadTimeout time.Duration
 	// MetricsToken guards /metrics; when empty, /metrics is off.
 	MetricsToken string
 	// Audit records every tool call; nil records nothing.
@@ -101,6 +104,8 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 		// server is configured with; mcp-go's guard knows only loopback
 		// names and would refuse a proxy on the same host.
 		server.WithDisableLocalhostProtection(true),
+		// noStandaloneStream answers GET /mcp first; this keeps it so.
+		server.WithDisableStreaming(true),
 		server.WithStreamableHTTPLogger(s.log),
 	)
 
@@ -109,14 +114,14 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	e.HTTPErrorHandler = s.httpError
 	e.IPExtractor = echo.ExtractIPFromXFFHeader()
 	// A bare number is bytes; "1M" would be 1,000,000, not MaxBodyBytes.
-	e.Use(s.requestContext, middleware.BodyLimit(fmt.Sprint(MaxBodyBytes)), s.recoverPanics)
+	e.Use(s.requestContext, s.readDeadline, middleware.BodyLimit(fmt.Sprint(MaxBodyBytes)), s.recoverPanics)
 	e.GET("/health", s.health)
 	e.GET("/ready", s.ready)
 	e.GET("/metrics", s.metricsHandler())
 	e.GET("/", s.home)
 	e.GET("/approve/:token", s.approvalPage)
 	e.POST("/approve/:token", s.approvalDecision)
-	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, s.bearer, s.jsonRPCBody)
+	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, s.noStandaloneStream, s.bearer, s.jsonRPCBody)
 	s.echo = e
 	return s
 }
@@ -270,6 +275,10 @@ func (s *Server) jsonRPCBody(next echo.HandlerFunc) echo.HandlerFunc {
 			var he *echo.HTTPError
 			if errors.As(err, &he) {
 				return he
+			}
+			if isTimeout(err) {
+				c.Response().Header().Set(echo.HeaderConnection, "close")
+				return echo.NewHTTPError(http.StatusRequestTimeout, fmt.Sprintf("the request body did not arrive within %s; send it whole, at once", s.cfg.ReadTimeout))
 			}
 			return echo.NewHTTPError(http.StatusBadRequest, "the request body could not be read")
 		}

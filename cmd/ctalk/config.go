@@ -43,6 +43,9 @@ type Config struct {
 	// AllowedOrigins are origins, besides PUBLIC_URL's and loopback ones,
 	// whose host names /mcp accepts in Host and Origin.
 	AllowedOrigins []string
+	// ReadTimeout bounds the time a client may take to send a request's
+	// headers, and then its body.
+	ReadTimeout time.Duration
 }
 
 // Addr is the address the server listens on.
@@ -67,6 +70,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		ApprovalLinkTTL:  24 * time.Hour,
 
 		AuditRetentionDays: 90,
+		ReadTimeout:        10 * time.Second,
 	}
 	var errs []string
 	bad := func(name, format string, args ...any) {
@@ -116,6 +120,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	integer("LOOP_MAX_QUESTIONS", &c.LoopMaxQuestions, 2, 100000)
 	duration("LOOP_WINDOW", &c.LoopWindow)
 	duration("APPROVAL_LINK_TTL", &c.ApprovalLinkTTL)
+	duration("READ_TIMEOUT", &c.ReadTimeout)
 	str("METRICS_TOKEN", &c.MetricsToken)
 	integer("AUDIT_RETENTION_DAYS", &c.AuditRetentionDays, 1, 36500)
 	if c.MetricsToken != "" && len(c.MetricsToken) < 16 {

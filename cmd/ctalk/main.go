@@ -151,6 +151,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(stri
 			AllowOrgSignup: cfg.AllowOrgSignup,
 			SignupSecret:   cfg.SignupSecret,
 			MetricsToken:   cfg.MetricsToken,
+			ReadTimeout:    cfg.ReadTimeout,
 		},
 		Auth:           acfg,
 		Inbox:          icfg,
@@ -165,9 +166,11 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(stri
 		app.Close(ctx)
 		return fmt.Errorf("listen on %s (HOST, PORT): %w", cfg.Addr(), err)
 	}
+	// The api bounds the read of a request's body itself, and answers 408
+	// saying so, where ReadTimeout would drop the connection unanswered.
 	srv := &http.Server{
 		Handler:           app.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: cfg.ReadTimeout,
 		IdleTimeout:       120 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
