@@ -285,10 +285,7 @@ func (s *Server) jsonRPCBody(next echo.HandlerFunc) echo.HandlerFunc {
 		req.Body = io.NopCloser(bytes.NewReader(b))
 		msg, kind, method := checkJSONRPC(b)
 		if msg != "" {
-			return c.JSON(http.StatusBadRequest, map[string]any{
-				"jsonrpc": "2.0", "id": nil,
-				"error": map[string]any{"code": -32600, "message": msg},
-			})
+			return invalidRequest(c, http.StatusBadRequest, msg)
 		}
 		if kind == rpcResponse {
 			// ctalk sends clients no requests, so a response answers
@@ -308,6 +305,15 @@ func (s *Server) jsonRPCBody(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+// invalidRequest answers a request to /mcp that is refused before it reaches
+// mcp-go with status and a JSON-RPC "invalid request" error saying why.
+func invalidRequest(c echo.Context, status int, why string) error {
+	return c.JSON(status, map[string]any{
+		"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": -32600, "message": why},
+	})
 }
 
 // The kinds of JSON-RPC message.

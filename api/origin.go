@@ -101,10 +101,7 @@ func (s *Server) checkHost(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if why := s.hosts.refusal(c.Request()); why != "" {
 			s.log.WarnContext(c.Request().Context(), "request refused by the Host and Origin check", "request_id", requestID(c.Request().Context()))
-			return c.JSON(http.StatusForbidden, map[string]any{
-				"jsonrpc": "2.0", "id": nil,
-				"error": map[string]any{"code": -32600, "message": why},
-			})
+			return invalidRequest(c, http.StatusForbidden, why)
 		}
 		return next(c)
 	}

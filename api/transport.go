@@ -47,9 +47,6 @@ func (s *Server) noStandaloneStream(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		c.Response().Header().Set(echo.HeaderAllow, "POST, DELETE")
-		return c.JSON(http.StatusMethodNotAllowed, map[string]any{
-			"jsonrpc": "2.0", "id": nil,
-			"error": map[string]any{"code": -32600, "message": "ctalk offers no standalone event stream (GET /mcp): it sends nothing unasked; results and progress arrive on the response to each POST"},
-		})
+		return invalidRequest(c, http.StatusMethodNotAllowed, "ctalk offers no standalone event stream (GET /mcp): it sends nothing unasked; results and progress arrive on the response to each POST")
 	}
 }
