@@ -37,8 +37,12 @@ const MaxBodyBytes = 1 << 20
 // Config holds what the HTTP layer needs to know about its deployment.
 type Config struct {
 	// PublicURL is the URL agents use to reach this server, without /mcp.
-	// When empty it is derived from each request.
+	// When empty it is derived from each request. Its host is the name
+	// /mcp answers to (see hostPolicy).
 	PublicURL string
+	// AllowedOrigins are further origins, such as https://app.example.com,
+	// whose host names /mcp accepts in Host and Origin.
+	AllowedOrigins []string
 	// Version is shown on / and in the MCP server info; Build (commit and
 	// build time) on / only.
 	Version string
@@ -51,6 +55,9 @@ type Config struct {
 	// ProgressEvery is how often a waiting tool sends a progress
 	// notification when the client asked for them; zero means 10 s.
 	ProgressEvery time.Duration
+	// ReadTimeout bounds the time a client may take to send a request
+	// body (see readDeadline); zero means no bound.
+	ReadTimeout time.Duration
 	// MetricsToken guards /metrics; when empty, /metrics is off.
 	MetricsToken string
 	// Audit records every tool call; nil records nothing.
@@ -72,6 +79,7 @@ type Server struct {
 	stop     chan struct{}
 	stopOnce sync.Once
 	metrics  *metrics
+	hosts    hostPolicy
 }
 
 // New builds the application over the given services.
@@ -82,7 +90,7 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	if cfg.ProgressEvery <= 0 {
 		cfg.ProgressEvery = 10 * time.Second
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, db: d, auth: a, orgs: o, inbox: i, stop: make(chan struct{})}
+	s := &Server{cfg: cfg, log: cfg.Logger, db: d, auth: a, orgs: o, inbox: i, stop: make(chan struct{}), hosts: newHostPolicy(cfg)}
 
 	s.mcp = server.NewMCPServer("ctalk", cfg.Version,
 		server.WithToolCapabilities(false),
@@ -92,11 +100,12 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	s.metrics = s.newMetrics()
 	s.registerTools()
 	s.http = server.NewStreamableHTTPServer(s.mcp,
-		// ctalk is a hosted, authenticated service that usually sits behind a
-		// proxy forwarding its own Host header, so the DNS-rebinding guard for
-		// local servers (loopback peer + foreign Host = 403) would refuse real
-		// traffic; every tool that touches data needs a token or a password.
+		// checkHost guards against DNS rebinding with the names this
+		// server is configured with; mcp-go's guard knows only loopback
+		// names and would refuse a proxy on the same host.
 		server.WithDisableLocalhostProtection(true),
+		// noStandaloneStream answers GET /mcp first; this keeps it so.
+		server.WithDisableStreaming(true),
 		server.WithStreamableHTTPLogger(s.log),
 	)
 
@@ -105,14 +114,14 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	e.HTTPErrorHandler = s.httpError
 	e.IPExtractor = echo.ExtractIPFromXFFHeader()
 	// A bare number is bytes; "1M" would be 1,000,000, not MaxBodyBytes.
-	e.Use(s.requestContext, middleware.BodyLimit(fmt.Sprint(MaxBodyBytes)), s.recoverPanics)
+	e.Use(s.requestContext, s.readDeadline, middleware.BodyLimit(fmt.Sprint(MaxBodyBytes)), s.recoverPanics)
 	e.GET("/health", s.health)
 	e.GET("/ready", s.ready)
 	e.GET("/metrics", s.metricsHandler())
 	e.GET("/", s.home)
 	e.GET("/approve/:token", s.approvalPage)
 	e.POST("/approve/:token", s.approvalDecision)
-	e.Any("/mcp", echo.WrapHandler(s.http), s.bearer, s.jsonRPCBody)
+	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, s.noStandaloneStream, s.bearer, s.jsonRPCBody)
 	s.echo = e
 	return s
 }
@@ -267,15 +276,16 @@ func (s *Server) jsonRPCBody(next echo.HandlerFunc) echo.HandlerFunc {
 			if errors.As(err, &he) {
 				return he
 			}
+			if isTimeout(err) {
+				c.Response().Header().Set(echo.HeaderConnection, "close")
+				return echo.NewHTTPError(http.StatusRequestTimeout, fmt.Sprintf("the request body did not arrive within %s; send it whole, at once", s.cfg.ReadTimeout))
+			}
 			return echo.NewHTTPError(http.StatusBadRequest, "the request body could not be read")
 		}
 		req.Body = io.NopCloser(bytes.NewReader(b))
 		msg, kind, method := checkJSONRPC(b)
 		if msg != "" {
-			return c.JSON(http.StatusBadRequest, map[string]any{
-				"jsonrpc": "2.0", "id": nil,
-				"error": map[string]any{"code": -32600, "message": msg},
-			})
+			return invalidRequest(c, http.StatusBadRequest, msg)
 		}
 		if kind == rpcResponse {
 			// ctalk sends clients no requests, so a response answers
@@ -295,6 +305,15 @@ func (s *Server) jsonRPCBody(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+// invalidRequest answers a request to /mcp that is refused before it reaches
+// mcp-go with status and a JSON-RPC "invalid request" error saying why.
+func invalidRequest(c echo.Context, status int, why string) error {
+	return c.JSON(status, map[string]any{
+		"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": -32600, "message": why},
+	})
 }
 
 // The kinds of JSON-RPC message.

@@ -45,8 +45,8 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	broker := inbox.NewBroker()
 	if d.Engine == db.Postgres {
-		go broker.Listen(ctx, d.URL, w.API.Logger)
-		go broker.Publish(ctx, d.DB, w.API.Logger)
+		go broker.Listen(ctx, d, w.API.Logger)
+		go broker.Publish(ctx, d, w.API.Logger)
 	}
 	w.API.Audit = audit.NewLog(d, w.API.Logger)
 	if w.AuditRetention > 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ctalk/ctalk/api"
 	"github.com/ctalk/ctalk/db"
 )
 
@@ -43,8 +44,11 @@ func roundRobin(t *testing.T, replicas ...*env) (*httptest.Server, *[]atomic.Int
 func TestWholeFlowThroughALoadBalancerOverTwoReplicas(t *testing.T) {
 	for _, era := range eras {
 		t.Run(era, func(t *testing.T) {
-			one := start(t, db.Postgres)
-			two := start(t, db.Postgres, options{sharedWith: one})
+			// The balancer reaches the replicas on loopback with the public
+			// name in Host, so they must be told that name (see hostPolicy).
+			public := func(c *api.Config) { c.PublicURL = "https://ctalk.example.com" }
+			one := start(t, db.Postgres, options{api: public})
+			two := start(t, db.Postgres, options{sharedWith: one, api: public})
 			lb, hits := roundRobin(t, one, two)
 			e := &env{URL: lb.URL, DB: one.DB}
 

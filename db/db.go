@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/url"
 	"path/filepath"
@@ -39,8 +40,13 @@ const (
 type DB struct {
 	*sql.DB
 	Engine Engine
-	// URL is the Postgres connection string; empty on SQLite.
+	// URL is the Postgres connection string of the request pool; empty on
+	// SQLite.
 	URL string
+	// DirectURL is the Postgres connection string for what a
+	// transaction-mode pooler breaks: LISTEN (see Listen) and the session
+	// advisory lock of migrations. It is Config.DirectURL, or URL.
+	DirectURL string
 	// path is the SQLite file; empty on Postgres.
 	path string
 	// Now returns the current time; tests may replace it. Callers take it
@@ -55,12 +61,23 @@ type DB struct {
 
 // Config says which database to open.
 type Config struct {
-	// URL is a Postgres connection string. When empty, SQLite is used.
+	// URL is a Postgres connection string. When empty, SQLite is used. It
+	// may go through a pooler in transaction mode (PgBouncer, Supabase's
+	// pooler, Neon's pooled URL): every query of the request path works
+	// through one.
 	URL string
+	// DirectURL is a direct, unpooled connection string to the same
+	// database, for the wake-up listener and migrations; empty means URL is
+	// direct. When it is set and differs from URL, URL is taken to be
+	// pooled (see pooledExecMode).
+	DirectURL string
 	// Path is the SQLite database file, used when URL is empty.
 	Path string
 	// MaxOpenConns bounds the pool; zero picks a default per engine.
 	MaxOpenConns int
+	// Logger receives the warning that a URL is pooled where it must not
+	// be; nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // Open connects to the configured database, checks that it answers and
@@ -90,10 +107,19 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 func Connect(ctx context.Context, cfg Config) (*DB, error) {
 	d := &DB{Now: func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }}
 	if cfg.URL != "" {
-		d.Engine, d.URL = Postgres, cfg.URL
+		d.Engine, d.URL, d.DirectURL = Postgres, cfg.URL, cfg.URL
+		if cfg.DirectURL != "" {
+			d.DirectURL = cfg.DirectURL
+		}
+		if _, err := pgconnConfig(d.DirectURL); err != nil {
+			return nil, fmt.Errorf("the direct database URL: %w", err)
+		}
 		pc, perr := pgconnConfig(cfg.URL)
 		if perr != nil {
 			return nil, perr
+		}
+		if d.DirectURL != d.URL {
+			pooledExecMode(pc, cfg.URL)
 		}
 		d.DB = stdlib.OpenDB(*pc)
 		n := cfg.MaxOpenConns
@@ -125,6 +151,12 @@ func Connect(ctx context.Context, cfg Config) (*DB, error) {
 	if err := d.PingContext(pingCtx); err != nil {
 		d.DB.Close()
 		return nil, fmt.Errorf("cannot reach the %s database (%s): %w", d.Engine, d.Describe(cfg), err)
+	}
+	if d.Engine == Postgres {
+		if err := d.checkDirect(ctx, cfg); err != nil {
+			d.DB.Close()
+			return nil, err
+		}
 	}
 	if d.Engine == SQLite {
 		cctx, stop := context.WithCancel(context.Background())
@@ -173,11 +205,66 @@ func (d *DB) openSibling() (*sql.DB, error) {
 	if d.Engine == SQLite {
 		return sql.Open("sqlite", sqliteDSN(d.path))
 	}
-	pc, err := pgconnConfig(d.URL)
+	pc, err := pgconnConfig(d.DirectURL)
 	if err != nil {
 		return nil, err
 	}
 	return stdlib.OpenDB(*pc), nil
+}
+
+// checkDirect finds out whether the direct URL really is direct (see
+// notifyProbe), and says so in the log when it is not. When no direct URL
+// was given, DATABASE_URL then goes through a transaction-mode pooler, and
+// the request pool is reopened in pooledExecMode so that at least every
+// request works; wake-ups across replicas and the migration lock need
+// DATABASE_URL_UNPOOLED.
+func (d *DB) checkDirect(ctx context.Context, cfg Config) error {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	direct, err := notifyProbe(ctx, d.DirectURL)
+	switch {
+	case err != nil:
+		log.Warn("could not check that the database URL is direct (LISTEN/NOTIFY); wake-ups across replicas may not work", "error", err)
+		return nil
+	case direct:
+		return nil
+	case d.DirectURL != d.URL:
+		log.Error("DATABASE_URL_UNPOOLED does not deliver notifications: a LISTEN on it did not receive its own NOTIFY, as through a pooler in transaction mode. Set it to the direct (unpooled) URL of the database: without it agents on other replicas see changes only at their next re-check (seconds late), and replicas that migrate together may both run a migration",
+			"database_url_unpooled", RedactURL(d.DirectURL))
+		return nil
+	}
+	log.Error("DATABASE_URL looks pooled: a LISTEN on it did not receive its own NOTIFY, as through a pooler in transaction mode (PgBouncer, Supabase's pooler, Neon's pooled URL). Requests still work, but agents on other replicas see changes only at their next re-check (seconds late), and replicas that migrate together may both run a migration. Set DATABASE_URL_UNPOOLED to the database's direct URL",
+		"database_url", RedactURL(d.URL))
+	pc, err := pgconnConfig(d.URL)
+	if err != nil {
+		return err
+	}
+	pooledExecMode(pc, d.URL)
+	max := d.Stats().MaxOpenConnections
+	d.DB.Close()
+	d.DB = stdlib.OpenDB(*pc)
+	d.SetMaxOpenConns(max)
+	d.SetMaxIdleConns(max)
+	d.SetConnMaxIdleTime(5 * time.Minute)
+	return nil
+}
+
+// pooledExecMode makes pgx run queries without named prepared statements,
+// which a transaction-mode pooler cannot keep: the statement is prepared on
+// one server connection and executed on another. pgx's cache_describe mode
+// caches each query's parameter and result types per client connection and
+// sends every query as one unnamed parse, bind and execute, in one round
+// trip. The server then plans every query anew, which on the direct path
+// cost about twice the time of a short indexed SELECT on a loaded test
+// machine; so the direct path keeps pgx's default, cache_statement. A
+// default_query_exec_mode in the URL wins.
+func pooledExecMode(pc *pgx.ConnConfig, rawURL string) {
+	if u, err := url.Parse(rawURL); err == nil && u.Query().Has("default_query_exec_mode") {
+		return
+	}
+	pc.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
 }
 
 // Describe names the database for logs without revealing a password.
@@ -189,7 +276,10 @@ func (d *DB) Describe(cfg Config) string {
 		}
 		return p
 	}
-	return RedactURL(cfg.URL)
+	if d.DirectURL != d.URL {
+		return RedactURL(d.URL) + " (direct: " + RedactURL(d.DirectURL) + ")"
+	}
+	return RedactURL(d.URL)
 }
 
 // RedactURL returns a Postgres URL with its password replaced.

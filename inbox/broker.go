@@ -2,8 +2,6 @@ package inbox
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"log/slog"
 	"maps"
 	"slices"
@@ -12,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/ctalk/ctalk/db"
 )
 
 // Broker wakes the agents of this process that wait for a user. A wake-up
@@ -114,67 +112,23 @@ const notifyChannel = "ctalk_wake"
 // notifyPayload names the user to wake: ids only, never message text.
 func notifyPayload(orgID, userID string) string { return orgID + "/" + userID }
 
-// Listen relays Postgres notifications to the broker until ctx ends, so that
-// a commit on one replica wakes waiters on every other. It reconnects by
-// itself, and after each reconnect wakes every local waiter, because
-// notifications sent while it was away are lost.
-func (b *Broker) Listen(ctx context.Context, databaseURL string, log *slog.Logger) {
-	backoff := 100 * time.Millisecond
-	for ctx.Err() == nil {
-		err := b.listenOnce(ctx, databaseURL, func() { backoff = 100 * time.Millisecond })
-		if ctx.Err() != nil {
-			return
+// Listen relays the wake-ups of other replicas to this one's waiters until
+// ctx ends, so that a commit on one replica wakes waiters on every other.
+// After each (re)connect it wakes every local waiter, because wake-ups sent
+// while it was away are lost. It returns at once on SQLite.
+func (b *Broker) Listen(ctx context.Context, d *db.DB, log *slog.Logger) {
+	d.Listen(ctx, notifyChannel, b.WakeAll, func(payload string) {
+		if org, user, ok := strings.Cut(payload, "/"); ok {
+			b.wakeLocal(org, user)
 		}
-		log.Warn("wake-up listener lost its connection; reconnecting", "error", err, "retry_in", backoff)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(backoff*2, 5*time.Second)
-	}
+	}, log)
 }
-
-func (b *Broker) listenOnce(ctx context.Context, databaseURL string, connected func()) error {
-	conn, err := pgx.Connect(ctx, databaseURL)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
-		return err
-	}
-	connected()
-	b.WakeAll()
-	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			if errors.Is(err, context.Canceled) {
-				return nil
-			}
-			return err
-		}
-		org, user, ok := strings.Cut(n.Payload, "/")
-		if !ok {
-			continue
-		}
-		b.wakeLocal(org, user)
-	}
-}
-
-// publishSQL sends a batch of wake-ups ($2) on the wake-up channel ($1) as
-// one statement. Its transaction commits without waiting for the WAL flush:
-// it carries no data, and Postgres commits every transaction that notifies
-// one at a time, holding a global lock through the commit. Notifying inside
-// the writing transactions, as ctalk first did, held that lock through their
-// flush and halved ask_person's throughput.
-const publishSQL = `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, p) FROM unnest($2::text[]) AS p`
 
 // Publish sends the wake-ups of Wake to the other replicas' listeners until
 // ctx ends, in batches: whatever queued while the last batch was being
 // sent goes out in the next. A wake-up that cannot be sent costs the waiters
 // elsewhere latency only: they re-check on their own.
-func (b *Broker) Publish(ctx context.Context, d *sql.DB, log *slog.Logger) {
+func (b *Broker) Publish(ctx context.Context, d *db.DB, log *slog.Logger) {
 	b.publishing.Store(true)
 	defer b.publishing.Store(false)
 	pending := map[string]struct{}{}
@@ -198,7 +152,7 @@ func (b *Broker) Publish(ctx context.Context, d *sql.DB, log *slog.Logger) {
 		batch := slices.Collect(maps.Keys(pending))
 		clear(pending)
 		sendCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := d.ExecContext(sendCtx, publishSQL, notifyChannel, batch)
+		err := d.Notify(sendCtx, notifyChannel, batch)
 		cancel()
 		switch {
 		case err != nil && ctx.Err() == nil && !failing:

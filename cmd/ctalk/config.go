@@ -36,6 +36,16 @@ type Config struct {
 	MetricsToken string
 	// AuditRetentionDays is how long audit events are kept.
 	AuditRetentionDays int
+
+	// DatabaseURLUnpooled is a direct URL of the same database for the
+	// wake-up listener and migrations, when DatabaseURL is pooled.
+	DatabaseURLUnpooled string
+	// AllowedOrigins are origins, besides PUBLIC_URL's and loopback ones,
+	// whose host names /mcp accepts in Host and Origin.
+	AllowedOrigins []string
+	// ReadTimeout bounds the time a client may take to send a request's
+	// headers, and then its body.
+	ReadTimeout time.Duration
 }
 
 // Addr is the address the server listens on.
@@ -60,6 +70,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		ApprovalLinkTTL:  24 * time.Hour,
 
 		AuditRetentionDays: 90,
+		ReadTimeout:        10 * time.Second,
 	}
 	var errs []string
 	bad := func(name, format string, args ...any) {
@@ -98,6 +109,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	integer("PORT", &c.Port, 0, 65535)
 	str("HOST", &c.Host)
 	str("DATABASE_URL", &c.DatabaseURL)
+	str("DATABASE_URL_UNPOOLED", &c.DatabaseURLUnpooled)
 	str("RELAY_DB_PATH", &c.DBPath)
 	str("PUBLIC_URL", &c.PublicURL)
 	integer("BCRYPT_COST", &c.BcryptCost, bcrypt.MinCost, bcrypt.MaxCost)
@@ -108,6 +120,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	integer("LOOP_MAX_QUESTIONS", &c.LoopMaxQuestions, 2, 100000)
 	duration("LOOP_WINDOW", &c.LoopWindow)
 	duration("APPROVAL_LINK_TTL", &c.ApprovalLinkTTL)
+	duration("READ_TIMEOUT", &c.ReadTimeout)
 	str("METRICS_TOKEN", &c.MetricsToken)
 	integer("AUDIT_RETENTION_DAYS", &c.AuditRetentionDays, 1, 36500)
 	if c.MetricsToken != "" && len(c.MetricsToken) < 16 {
@@ -126,11 +139,17 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 		c.AllowOrgSignup = b
 	}
-	if c.DatabaseURL != "" {
-		u, err := url.Parse(c.DatabaseURL)
-		if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-			bad("DATABASE_URL", "must be a postgres:// or postgresql:// URL")
+	for _, v := range []struct{ name, url string }{{"DATABASE_URL", c.DatabaseURL}, {"DATABASE_URL_UNPOOLED", c.DatabaseURLUnpooled}} {
+		if v.url == "" {
+			continue
 		}
+		u, err := url.Parse(v.url)
+		if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+			bad(v.name, "must be a postgres:// or postgresql:// URL")
+		}
+	}
+	if c.DatabaseURLUnpooled != "" && c.DatabaseURL == "" {
+		bad("DATABASE_URL_UNPOOLED", "is set without DATABASE_URL; set DATABASE_URL to the (pooled) URL requests use")
 	}
 	if c.PublicURL != "" {
 		u, err := url.Parse(c.PublicURL)
@@ -139,6 +158,17 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		} else {
 			c.PublicURL = strings.TrimSuffix(strings.TrimRight(c.PublicURL, "/"), "/mcp")
 		}
+	}
+	for _, o := range strings.Split(getenv("ALLOWED_ORIGINS"), ",") {
+		if o = strings.TrimSpace(o); o == "" {
+			continue
+		}
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || strings.Trim(u.Path, "/") != "" || u.RawQuery != "" {
+			bad("ALLOWED_ORIGINS", "%q is not an origin such as https://app.example.com (scheme and host, no path)", o)
+			continue
+		}
+		c.AllowedOrigins = append(c.AllowedOrigins, o)
 	}
 	if len(errs) > 0 {
 		return c, errors.New("invalid configuration: " + strings.Join(errs, "; "))

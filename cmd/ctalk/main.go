@@ -73,20 +73,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	if cmd == "migrate" {
-		return migrate(ctx, cfg, args, stdout)
+		return migrate(ctx, cfg, log, args, stdout)
 	}
 	return serve(ctx, cfg, log, onListen)
 }
 
-func dbConfig(cfg Config) db.Config {
-	return db.Config{URL: cfg.DatabaseURL, Path: cfg.DBPath}
+func dbConfig(cfg Config, log *slog.Logger) db.Config {
+	return db.Config{URL: cfg.DatabaseURL, DirectURL: cfg.DatabaseURLUnpooled, Path: cfg.DBPath, Logger: log}
 }
 
-func migrate(ctx context.Context, cfg Config, args []string, stdout io.Writer) error {
+func migrate(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout io.Writer) error {
 	if len(args) == 0 {
 		return errors.New("migrate needs one of: up, down N, version")
 	}
-	d, err := db.Connect(ctx, dbConfig(cfg))
+	d, err := db.Connect(ctx, dbConfig(cfg, log))
 	if err != nil {
 		return err
 	}
@@ -130,7 +130,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(stri
 	if cfg.BcryptCost < 10 {
 		log.Warn("BCRYPT_COST is below 10: passwords are cheap to brute-force; use this only for tests", "bcrypt_cost", cfg.BcryptCost)
 	}
-	dcfg := dbConfig(cfg)
+	dcfg := dbConfig(cfg, log)
 	d, err := db.Open(ctx, dcfg)
 	if err != nil {
 		return err
@@ -144,12 +144,14 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(stri
 	app, err := api.Assemble(d, api.Wiring{
 		API: api.Config{
 			PublicURL:      cfg.PublicURL,
+			AllowedOrigins: cfg.AllowedOrigins,
 			Version:        v,
 			Build:          fmt.Sprintf("commit %s, built %s", c, t),
 			Logger:         log,
 			AllowOrgSignup: cfg.AllowOrgSignup,
 			SignupSecret:   cfg.SignupSecret,
 			MetricsToken:   cfg.MetricsToken,
+			ReadTimeout:    cfg.ReadTimeout,
 		},
 		Auth:           acfg,
 		Inbox:          icfg,
@@ -164,9 +166,11 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(stri
 		app.Close(ctx)
 		return fmt.Errorf("listen on %s (HOST, PORT): %w", cfg.Addr(), err)
 	}
+	// The api bounds the read of a request's body itself, and answers 408
+	// saying so, where ReadTimeout would drop the connection unanswered.
 	srv := &http.Server{
 		Handler:           app.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: cfg.ReadTimeout,
 		IdleTimeout:       120 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
