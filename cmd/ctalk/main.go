@@ -150,6 +150,8 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(stri
 			AllowOrgSignup: cfg.AllowOrgSignup,
 			SignupSecret:   cfg.SignupSecret,
 			MetricsToken:   cfg.MetricsToken,
+			TrustedProxies: cfg.TrustedProxies,
+			ClientIPHeader: cfg.ClientIPHeader,
 		},
 		Auth:           acfg,
 		Inbox:          icfg,
