@@ -193,6 +193,9 @@ func (s *Server) requestContext(next echo.HandlerFunc) echo.HandlerFunc {
 			slog.String("request_id", id),
 			slog.String("method", req.Method),
 			slog.String("path", logPath(c)),
+			// The address the per-address limits count, so an operator can
+			// check that TRUSTED_PROXIES names the proxy in front.
+			slog.String("client", ip),
 			slog.Int("status", status),
 			slog.Duration("duration", time.Since(start)),
 		)
