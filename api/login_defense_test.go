@@ -93,7 +93,7 @@ func TestClientAddressComesOnlyFromTrustedProxies(t *testing.T) {
 		trusted bool
 	}{
 		{"X-Forwarded-For from an untrusted peer", nil, "", xff, false},
-		{"X-Forwarded-For from a private-network proxy not configured", []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}, "", xff, false},
+		{"X-Forwarded-For from a loopback peer when only another network is trusted", []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}, "", xff, false},
 		{"X-Forwarded-For from a trusted proxy", loopback, "", xff, true},
 		{"X-Real-IP from an untrusted peer", nil, "X-Real-IP", realIP, false},
 		{"X-Real-IP from a trusted proxy", loopback, "X-Real-IP", realIP, true},
