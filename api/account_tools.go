@@ -146,6 +146,9 @@ func (s *Server) registerAccountTools() {
 		mcp.WithString("signup_secret", mcp.Description("Only on servers with closed sign-up: the secret their operator gave you.")),
 		annotations(false, false, false),
 	), func(ctx context.Context, in *registerOrgArgs) (*orgResult, error) {
+		if err := s.auth.AllowSignup(ctx); err != nil {
+			return nil, err
+		}
 		if err := s.checkSignup(in.SignupSecret); err != nil {
 			return nil, err
 		}
@@ -189,6 +192,7 @@ func (s *Server) registerAccountTools() {
 	), func(ctx context.Context, in *loginArgs) (*loginResult, error) {
 		token, sess, err := s.auth.Login(ctx, in.OrgID, in.UserID, in.Password, clientIP(ctx))
 		if err != nil {
+			s.recordAttempt(ctx, in.OrgID, in.UserID, err)
 			return nil, err
 		}
 		setCaller(ctx, sess)

@@ -13,7 +13,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -62,6 +64,14 @@ type Config struct {
 	MetricsToken string
 	// Audit records every tool call; nil records nothing.
 	Audit *audit.Log
+	// TrustedProxies are the networks of the proxies in front of ctalk.
+	// Only a request whose peer is in one of them has its client address
+	// taken from ClientIPHeader; every other request's client is its peer.
+	TrustedProxies []netip.Prefix
+	// ClientIPHeader names the header trusted proxies report the client in:
+	// X-Forwarded-For (the default; its last entry that is not a trusted
+	// proxy) or X-Real-IP.
+	ClientIPHeader string
 }
 
 // Server is the ctalk HTTP application.
@@ -112,7 +122,7 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.httpError
-	e.IPExtractor = echo.ExtractIPFromXFFHeader()
+	e.IPExtractor = clientIPExtractor(cfg.TrustedProxies, cfg.ClientIPHeader)
 	// A bare number is bytes; "1M" would be 1,000,000, not MaxBodyBytes.
 	e.Use(s.requestContext, s.readDeadline, middleware.BodyLimit(fmt.Sprint(MaxBodyBytes)), s.recoverPanics)
 	e.GET("/health", s.health)
@@ -173,7 +183,9 @@ func (s *Server) requestContext(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		c.Response().Header().Set(echo.HeaderXRequestID, id)
 		ctx := context.WithValue(req.Context(), requestIDKey, id)
-		ctx = context.WithValue(ctx, clientIPKey, c.RealIP())
+		ip := c.RealIP()
+		ctx = context.WithValue(ctx, clientIPKey, ip)
+		ctx = auth.WithClientAddr(ctx, ip)
 		ctx = context.WithValue(ctx, publicURLKey, s.publicURL(req))
 		c.SetRequest(req.WithContext(ctx))
 
@@ -190,6 +202,9 @@ func (s *Server) requestContext(next echo.HandlerFunc) echo.HandlerFunc {
 			slog.String("request_id", id),
 			slog.String("method", req.Method),
 			slog.String("path", logPath(c)),
+			// The address the per-address limits count, so an operator can
+			// check that TRUSTED_PROXIES names the proxy in front.
+			slog.String("client", ip),
 			slog.Int("status", status),
 			slog.Duration("duration", time.Since(start)),
 		)
@@ -205,6 +220,22 @@ func logPath(c echo.Context) string {
 		return p
 	}
 	return ctalk.Shorten(c.Request().URL.Path, 100)
+}
+
+// clientIPExtractor returns how echo finds a request's client address: from
+// header only when the peer is one of the trusted proxies, else the peer
+// itself. Echo's extractors trust loopback, link-local and private peers
+// unless told not to, which would let any such client pick its own address.
+func clientIPExtractor(trusted []netip.Prefix, header string) echo.IPExtractor {
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, p := range trusted {
+		p = p.Masked()
+		opts = append(opts, echo.TrustIPRange(&net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}))
+	}
+	if strings.EqualFold(header, echo.HeaderXRealIP) {
+		return echo.ExtractIPFromRealIPHeader(opts...)
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
 }
 
 // recoverPanics turns a panic in a handler into a logged 500 instead of a

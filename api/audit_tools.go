@@ -27,9 +27,14 @@ func (s *Server) authorizeAdmin(ctx context.Context, in hasToken, orgID, adminPa
 	if err != nil {
 		return "", err
 	}
-	if orgID, err = s.orgs.AuthorizeAdmin(ctx, sess, orgID, adminPassword); err != nil {
+	id, err := s.orgs.AuthorizeAdmin(ctx, sess, orgID, adminPassword)
+	if err != nil {
+		if sess == nil && adminPassword != "" {
+			s.recordAttempt(ctx, orgID, adminPasswordCaller, err)
+		}
 		return "", err
 	}
+	orgID = id
 	s.adminCaller(ctx, sess, orgID)
 	return orgID, nil
 }

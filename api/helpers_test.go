@@ -66,6 +66,8 @@ func start(t testing.TB, e db.Engine, opts ...options) *env {
 	}
 	acfg := auth.DefaultConfig()
 	acfg.BcryptCost = 4
+	// Tests create many organizations from one address.
+	acfg.SignupBurst = 1000
 	if o.auth != nil {
 		o.auth(&acfg)
 	}

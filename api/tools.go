@@ -258,12 +258,18 @@ func (s *Server) logCall(ctx context.Context, c *call, err error, d time.Duratio
 // one was sent (already checked by the bearer middleware), else from the
 // auth_token argument.
 //
-// Returns EUnauthorized when there is neither or the token is not valid.
+// Returns EUnauthorized when there is neither or the token is not valid,
+// EInvalid when the header and the argument carry different tokens.
 func (s *Server) identify(ctx context.Context, in hasToken) (*auth.Session, error) {
 	if err, _ := ctx.Value(authErrKey).(error); err != nil {
 		return nil, err
 	}
 	sess, _ := ctx.Value(sessionKey).(*auth.Session)
+	if sess != nil && in.token() != "" && auth.HashToken(strings.TrimSpace(in.token())) != sess.TokenHash {
+		// Acting as either one would be a guess about which person the
+		// caller means.
+		return nil, ctalk.Errorf(ctalk.EInvalid, "this call carries two different tokens, one in the Authorization header and another as auth_token; drop the auth_token argument to act as the header's user (preferred), or drop the header to act as the argument's")
+	}
 	if sess == nil && in.token() != "" {
 		var err error
 		if sess, err = s.auth.Authenticate(ctx, strings.TrimSpace(in.token())); err != nil {
@@ -296,4 +302,31 @@ func (s *Server) optionalSession(ctx context.Context, in hasToken) (*auth.Sessio
 func clientIP(ctx context.Context) string {
 	ip, _ := ctx.Value(clientIPKey).(string)
 	return ip
+}
+
+// recordAttempt files a refused password check under the org and account it
+// was aimed at, so that the org's admins see failed logins and lockouts in
+// their audit log. Only well-formed ids of an existing org are recorded;
+// the password never is.
+func (s *Server) recordAttempt(ctx context.Context, orgID, userID string, err error) {
+	if code := ctalk.ErrorCode(err); code != ctalk.EUnauthorized && code != ctalk.ERateLimited {
+		return
+	}
+	c, ok := ctx.Value(callKey).(*call)
+	if !ok {
+		return
+	}
+	orgID, perr := ctalk.ParseID("org_id", orgID)
+	if perr != nil {
+		return
+	}
+	if userID != adminPasswordCaller {
+		if userID, perr = ctalk.ParseID("user_id", userID); perr != nil {
+			return
+		}
+	}
+	if _, err := s.orgs.Org(ctx, orgID); err != nil {
+		return
+	}
+	c.orgID, c.userID = orgID, userID
 }

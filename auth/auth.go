@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -28,25 +29,39 @@ type Config struct {
 	// TokenTTL is a token's absolute lifetime; IdleTTL ends it early when unused.
 	TokenTTL time.Duration
 	IdleTTL  time.Duration
-	// MaxFailures within FailureWindow locks an account's logins until the
-	// oldest failure leaves the window.
-	MaxFailures   int
-	FailureWindow time.Duration
-	// IPRate and IPBurst bound login attempts per client address on this replica.
+	// MaxFailures within FailureWindow from one client address hold back
+	// that address's password checks on that account (a user's login or an
+	// org's admin password) until the oldest failure leaves the window.
+	// AccountMaxFailures, from all addresses together, hold back the
+	// account; it is much higher, so that a stranger who guesses from one
+	// address cannot lock its owner out.
+	MaxFailures        int
+	AccountMaxFailures int
+	FailureWindow      time.Duration
+	// IPRate and IPBurst bound password checks per client address on this
+	// replica: logins and admin passwords each have a budget of their own.
 	IPRate  float64
 	IPBurst int
+	// SignupRate and SignupBurst bound register_organization calls per
+	// client address on this replica (each hashes a password, and a closed
+	// server's calls guess its sign-up secret).
+	SignupRate  float64
+	SignupBurst int
 }
 
 // DefaultConfig returns the production defaults.
 func DefaultConfig() Config {
 	return Config{
-		BcryptCost:    12,
-		TokenTTL:      720 * time.Hour,
-		IdleTTL:       168 * time.Hour,
-		MaxFailures:   10,
-		FailureWindow: 15 * time.Minute,
-		IPRate:        1,
-		IPBurst:       30,
+		BcryptCost:         12,
+		TokenTTL:           720 * time.Hour,
+		IdleTTL:            168 * time.Hour,
+		MaxFailures:        10,
+		AccountMaxFailures: 100,
+		FailureWindow:      15 * time.Minute,
+		IPRate:             1,
+		IPBurst:            30,
+		SignupRate:         10.0 / 3600,
+		SignupBurst:        10,
 	}
 }
 
@@ -68,6 +83,10 @@ type Service struct {
 	cfg       Config
 	dummyHash []byte
 	ips       *ipLimiter
+	signups   *ipLimiter
+	// nextPrune is when attempts that left the window are next deleted
+	// across all accounts, as Unix nanoseconds.
+	nextPrune atomic.Int64
 }
 
 // NewService returns a Service over d.
@@ -76,7 +95,10 @@ func NewService(d *db.DB, cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bcrypt cost %d: %w", cfg.BcryptCost, err)
 	}
-	return &Service{db: d, cfg: cfg, dummyHash: dummy, ips: newIPLimiter(cfg.IPRate, cfg.IPBurst)}, nil
+	return &Service{db: d, cfg: cfg, dummyHash: dummy,
+		ips:     newIPLimiter(cfg.IPRate, cfg.IPBurst),
+		signups: newIPLimiter(cfg.SignupRate, cfg.SignupBurst),
+	}, nil
 }
 
 // badLogin is the one message for an unknown org, an unknown user and a
@@ -87,12 +109,14 @@ const badLogin = "login failed: the org id, user id or password is wrong; check 
 const adminAccount = "*admin"
 
 // Login checks a user's password and issues a new token. clientIP is used for
-// the per-address limit.
+// the per-address limits.
 //
-// Returns EUnauthorized for bad credentials, ERateLimited when the account or
-// the address has failed too often, EInvalid for malformed ids.
+// Returns EUnauthorized for bad credentials, ERateLimited when the account has
+// failed too often from this address or from all addresses, or this address
+// has tried too often, EInvalid for malformed ids.
 func (s *Service) Login(ctx context.Context, orgID, userID, password, clientIP string) (token string, sess *Session, err error) {
-	if err := s.ips.allow(clientIP); err != nil {
+	addr := addressKey(clientIP)
+	if err := s.ips.allow("login", addr); err != nil {
 		return "", nil, err
 	}
 	if orgID, err = ctalk.ParseID("org_id", orgID); err != nil {
@@ -101,7 +125,7 @@ func (s *Service) Login(ctx context.Context, orgID, userID, password, clientIP s
 	if userID, err = ctalk.ParseID("user_id", userID); err != nil {
 		return "", nil, err
 	}
-	if err := s.checkThrottle(ctx, orgID, userID); err != nil {
+	if err := s.reserveAttempt(ctx, orgID, userID, addr); err != nil {
 		return "", nil, err
 	}
 	var hash, role string
@@ -110,9 +134,7 @@ func (s *Service) Login(ctx context.Context, orgID, userID, password, clientIP s
 		return "", nil, db.Translate(err)
 	}
 	if !s.checkPassword(hash, password) {
-		if err := s.recordFailure(ctx, orgID, userID); err != nil {
-			return "", nil, err
-		}
+		// The attempt was counted before the check and stays counted.
 		return "", nil, ctalk.Errorf(ctalk.EUnauthorized, badLogin)
 	}
 
@@ -121,7 +143,7 @@ func (s *Service) Login(ctx context.Context, orgID, userID, password, clientIP s
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		now := s.db.Now()
 		sess.ExpiresAt = now.Add(s.cfg.TokenTTL)
-		if _, err := tx.ExecContext(ctx, `DELETE FROM login_failures WHERE org_id = $1 AND user_id = $2`, orgID, userID); err != nil {
+		if err := clearAttempts(ctx, tx, orgID, userID, addr); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO tokens (hash, org_id, user_id, kind, created_at, last_used_at, expires_at) VALUES ($1, $2, $3, 'login', $4, $4, $5)`,
@@ -135,12 +157,16 @@ func (s *Service) Login(ctx context.Context, orgID, userID, password, clientIP s
 }
 
 // VerifyAdminPassword checks an org's admin password, with the same
-// throttling as logins.
+// throttling as logins, per the client address in ctx (see WithClientAddr).
 //
 // Returns ENotFound for an unknown org, EUnauthorized for a wrong password,
-// ERateLimited after too many failures.
+// ERateLimited after too many failures or attempts.
 func (s *Service) VerifyAdminPassword(ctx context.Context, orgID, password string) error {
-	if err := s.checkThrottle(ctx, orgID, adminAccount); err != nil {
+	addr := addressKey(ClientAddr(ctx))
+	if err := s.ips.allow("admin", addr); err != nil {
+		return err
+	}
+	if err := s.reserveAttempt(ctx, orgID, adminAccount, addr); err != nil {
 		return err
 	}
 	var hash string
@@ -153,12 +179,9 @@ func (s *Service) VerifyAdminPassword(ctx context.Context, orgID, password strin
 		return db.Translate(err)
 	}
 	if !s.checkPassword(hash, password) {
-		if err := s.recordFailure(ctx, orgID, adminAccount); err != nil {
-			return err
-		}
 		return ctalk.Errorf(ctalk.EUnauthorized, "the admin password of organization %q is wrong", orgID)
 	}
-	return nil
+	return s.db.Tx(ctx, func(tx *sql.Tx) error { return clearAttempts(ctx, tx, orgID, adminAccount, addr) })
 }
 
 // Authenticate returns the session of a token. Expiry and revocation take
@@ -213,44 +236,6 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Session, error
 func (s *Service) Logout(ctx context.Context, sess *Session) error {
 	return s.db.Write(ctx, func() error {
 		_, err := s.db.ExecContext(ctx, `UPDATE tokens SET revoked_at = $1 WHERE hash = $2 AND revoked_at IS NULL`, s.db.Now(), sess.TokenHash)
-		return err
-	})
-}
-
-// checkThrottle refuses an account that has failed MaxFailures times within
-// FailureWindow. Failures are counted in the database so the lock holds
-// across replicas.
-func (s *Service) checkThrottle(ctx context.Context, orgID, account string) error {
-	now := s.db.Now()
-	var (
-		n      int
-		oldest sql.NullTime
-	)
-	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*), MIN(failed_at) FROM login_failures WHERE org_id = $1 AND user_id = $2 AND failed_at > $3`,
-		orgID, account, now.Add(-s.cfg.FailureWindow)).Scan(&n, (*db.NullTime)(&oldest))
-	if err != nil {
-		return db.Translate(err)
-	}
-	if n < s.cfg.MaxFailures {
-		return nil
-	}
-	retry := oldest.Time.Add(s.cfg.FailureWindow)
-	wait := retry.Sub(now).Round(time.Second)
-	return &ctalk.Error{
-		Code:       ctalk.ERateLimited,
-		Message:    fmt.Sprintf("too many attempts, retry after %s (in %s)", retry.UTC().Format(time.RFC3339), wait),
-		RetryAfter: wait,
-	}
-}
-
-// recordFailure counts a failed attempt and forgets those outside the window.
-func (s *Service) recordFailure(ctx context.Context, orgID, account string) error {
-	return s.db.Tx(ctx, func(tx *sql.Tx) error {
-		now := s.db.Now()
-		if _, err := tx.ExecContext(ctx, `DELETE FROM login_failures WHERE org_id = $1 AND user_id = $2 AND failed_at <= $3`, orgID, account, now.Add(-s.cfg.FailureWindow)); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO login_failures (org_id, user_id, failed_at) VALUES ($1, $2, $3)`, orgID, account, now)
 		return err
 	})
 }

@@ -10,9 +10,9 @@ import (
 	"github.com/ctalk/ctalk"
 )
 
-// ipLimiter bounds login attempts per client address. It lives in memory, so
-// each replica limits on its own; the per-account limit in the database is
-// the one that holds across replicas.
+// ipLimiter bounds costly calls per client address, with one budget per kind
+// of call. It lives in memory, so each replica limits on its own; the
+// per-account limits in the database are the ones that hold across replicas.
 type ipLimiter struct {
 	mu      sync.Mutex
 	r       rate.Limit
@@ -30,13 +30,14 @@ func newIPLimiter(perSecond float64, burst int) *ipLimiter {
 	return &ipLimiter{r: rate.Limit(perSecond), burst: burst, clients: map[string]*ipEntry{}}
 }
 
-// allow takes one attempt from ip's budget.
+// allow takes one attempt from ip's budget for calls of this kind.
 //
 // Returns ERateLimited when the budget is spent.
-func (l *ipLimiter) allow(ip string) error {
+func (l *ipLimiter) allow(kind, ip string) error {
 	if l == nil || l.r <= 0 || ip == "" {
 		return nil
 	}
+	key := kind + " " + ip
 	now := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -49,10 +50,10 @@ func (l *ipLimiter) allow(ip string) error {
 		}
 		l.sweep = now
 	}
-	e, ok := l.clients[ip]
+	e, ok := l.clients[key]
 	if !ok {
 		e = &ipEntry{lim: rate.NewLimiter(l.r, l.burst)}
-		l.clients[ip] = e
+		l.clients[key] = e
 	}
 	e.seen = now
 	r := e.lim.ReserveN(now, 1)

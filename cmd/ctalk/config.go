@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -46,6 +47,70 @@ type Config struct {
 	// ReadTimeout bounds the time a client may take to send a request's
 	// headers, and then its body.
 	ReadTimeout time.Duration
+	// TrustedProxies are the peers whose ClientIPHeader names a request's
+	// client, for the per-address limits; see TRUSTED_PROXIES.
+	TrustedProxies []netip.Prefix
+	ClientIPHeader string
+}
+
+// proxyPresets are the proxies in front of ctalk on the platforms it ships
+// recipes for, and the header they name the client in. deploy/README.md says
+// where each comes from.
+var proxyPresets = map[string]struct {
+	header string
+	nets   []string
+}{
+	// Railway's edge connects from its internal 100.64.0.0/10 network and
+	// sets X-Real-IP to the client, replacing any the client sent; its
+	// X-Forwarded-For may name a CDN or the edge itself instead.
+	"railway": {"X-Real-IP", []string{"100.64.0.0/10"}},
+	// Render's proxy connects from 10.0.0.0/8 behind Cloudflare, which
+	// appends the client to X-Forwarded-For; Cloudflare's published ranges
+	// are skipped as proxies.
+	"render": {"X-Forwarded-For", []string{"10.0.0.0/8",
+		"173.245.48.0/20", "103.21.244.0/22", "103.22.200.0/22", "103.31.4.0/22", "141.101.64.0/18",
+		"108.162.192.0/18", "190.93.240.0/20", "188.114.96.0/20", "197.234.240.0/22", "198.41.128.0/17",
+		"162.158.0.0/15", "104.16.0.0/13", "104.24.0.0/14", "172.64.0.0/13", "131.0.72.0/22",
+		"2400:cb00::/32", "2606:4700::/32", "2803:f800::/32", "2405:b500::/32", "2405:8100::/32",
+		"2a06:98c0::/29", "2c0f:f248::/32"}},
+}
+
+// parseTrustedProxies reads TRUSTED_PROXIES: a comma-separated list of
+// networks (CIDR) and addresses, platform names from proxyPresets, or
+// "none". It returns the networks and the header their client is named in.
+func parseTrustedProxies(v string) ([]netip.Prefix, string, error) {
+	var (
+		nets   []netip.Prefix
+		header string
+	)
+	for _, item := range strings.Split(v, ",") {
+		item = strings.TrimSpace(item)
+		if p, ok := proxyPresets[strings.ToLower(item)]; ok {
+			if header != "" && header != p.header {
+				return nil, "", fmt.Errorf("%q names its client in %s, another entry in %s; list one platform's proxies", item, p.header, header)
+			}
+			header = p.header
+			for _, n := range p.nets {
+				nets = append(nets, netip.MustParsePrefix(n))
+			}
+			continue
+		}
+		switch p, err := netip.ParsePrefix(item); {
+		case strings.EqualFold(item, "none") || item == "":
+		case err == nil:
+			nets = append(nets, p.Masked())
+		default:
+			a, err := netip.ParseAddr(item)
+			if err != nil {
+				return nil, "", fmt.Errorf("%q is not a network such as 10.0.0.0/8, an address, railway, render or none", item)
+			}
+			nets = append(nets, netip.PrefixFrom(a, a.BitLen()))
+		}
+	}
+	if header == "" {
+		header = "X-Forwarded-For"
+	}
+	return nets, header, nil
 }
 
 // Addr is the address the server listens on.
@@ -123,6 +188,20 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	duration("READ_TIMEOUT", &c.ReadTimeout)
 	str("METRICS_TOKEN", &c.MetricsToken)
 	integer("AUDIT_RETENTION_DAYS", &c.AuditRetentionDays, 1, 36500)
+	// Unset, the platform's own variables choose its proxies: Railway sets
+	// RAILWAY_PROJECT_ID and Render sets RENDER in every service.
+	proxies := strings.TrimSpace(getenv("TRUSTED_PROXIES"))
+	switch {
+	case proxies != "":
+	case getenv("RAILWAY_PROJECT_ID") != "":
+		proxies = "railway"
+	case getenv("RENDER") != "":
+		proxies = "render"
+	}
+	var err error
+	if c.TrustedProxies, c.ClientIPHeader, err = parseTrustedProxies(proxies); err != nil {
+		bad("TRUSTED_PROXIES", "%v", err)
+	}
 	if c.MetricsToken != "" && len(c.MetricsToken) < 16 {
 		bad("METRICS_TOKEN", "is %d characters; use at least 16 random characters", len(c.MetricsToken))
 	}

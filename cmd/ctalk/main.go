@@ -152,6 +152,8 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(stri
 			SignupSecret:   cfg.SignupSecret,
 			MetricsToken:   cfg.MetricsToken,
 			ReadTimeout:    cfg.ReadTimeout,
+			TrustedProxies: cfg.TrustedProxies,
+			ClientIPHeader: cfg.ClientIPHeader,
 		},
 		Auth:           acfg,
 		Inbox:          icfg,
@@ -176,7 +178,8 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(stri
 	}
 	log.Info("ctalk listening",
 		"addr", ln.Addr().String(), "version", v, "commit", c, "built", t,
-		"database", string(d.Engine), "database_at", d.Describe(dcfg), "public_url", cfg.PublicURL)
+		"database", string(d.Engine), "database_at", d.Describe(dcfg), "public_url", cfg.PublicURL,
+		"trusted_proxy_networks", len(cfg.TrustedProxies), "client_ip_header", cfg.ClientIPHeader)
 	if onListen != nil {
 		onListen(ln.Addr().String())
 	}

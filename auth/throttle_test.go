@@ -1,0 +1,171 @@
+package auth_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
+)
+
+// outcomes runs n attempts at once, attempt i from addr(i), and counts
+// their error codes ("" for success).
+func outcomes(t *testing.T, n int, attempt func(i int) error) map[ctalk.Code]int {
+	t.Helper()
+	var (
+		mu    sync.Mutex
+		got   = map[ctalk.Code]int{}
+		wg    sync.WaitGroup
+		start = make(chan struct{})
+	)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			err := attempt(i)
+			var code ctalk.Code
+			if err != nil {
+				code = ctalk.ErrorCode(err)
+			}
+			mu.Lock()
+			got[code]++
+			mu.Unlock()
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return got
+}
+
+// TestConcurrentWrongLoginsAreCountedBeforeTheCheck sends 30 wrong passwords
+// for one account at once: only as many reach the password check (and
+// answer "login failed") as the limits allow; the rest are refused as too
+// many attempts.
+func TestConcurrentWrongLoginsAreCountedBeforeTheCheck(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		f := setup(t, d, func(c *auth.Config) {
+			c.MaxFailures, c.AccountMaxFailures = 10, 15
+			c.IPBurst = 1000
+		})
+		ctx := context.Background()
+		for _, tc := range []struct {
+			name    string
+			user    string
+			addr    func(i int) string
+			checked int
+		}{
+			{"from one address", "bob", func(int) string { return "198.51.100.1" }, 10},
+			{"from 30 addresses", "alice", func(i int) string { return fmt.Sprintf("203.0.113.%d", i+1) }, 15},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				got := outcomes(t, 30, func(i int) error {
+					_, _, err := f.auth.Login(ctx, "acme", tc.user, "wrong-password", tc.addr(i))
+					return err
+				})
+				if got[ctalk.EUnauthorized] != tc.checked || got[ctalk.ERateLimited] != 30-tc.checked {
+					t.Errorf("outcomes %v: want %d checked (unauthorized) and %d refused (rate_limited)", got, tc.checked, 30-tc.checked)
+				}
+			})
+		}
+	})
+}
+
+// TestStrangerCannotLockTheOwnerOut: an address that spends its failures on
+// an account holds back only itself; the owner logs in from elsewhere. Only
+// failures from many addresses, past the much higher account-wide ceiling,
+// hold the account, which still bounds a distributed guesser.
+func TestStrangerCannotLockTheOwnerOut(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		f := setup(t, d, func(c *auth.Config) { c.MaxFailures, c.AccountMaxFailures = 10, 25 })
+		ctx := context.Background()
+		const attacker, owner = "198.51.100.66", "203.0.113.5"
+		for range 10 {
+			_, _, err := f.auth.Login(ctx, "acme", "bob", "guess", attacker)
+			wantCode(t, err, ctalk.EUnauthorized, "login failed")
+		}
+		_, _, err := f.auth.Login(ctx, "acme", "bob", userPW, attacker)
+		wantCode(t, err, ctalk.ERateLimited, "from your address")
+		if _, _, err := f.auth.Login(ctx, "acme", "bob", userPW, owner); err != nil {
+			t.Fatalf("the owner is locked out by a stranger's failures: %v", err)
+		}
+		// The owner's success does not reset the stranger's count.
+		_, _, err = f.auth.Login(ctx, "acme", "bob", userPW, attacker)
+		wantCode(t, err, ctalk.ERateLimited, "from your address")
+
+		// The same for the org's admin password.
+		actx := auth.WithClientAddr(ctx, attacker)
+		for range 10 {
+			wantCode(t, f.auth.VerifyAdminPassword(actx, "acme", "guess guess guess"), ctalk.EUnauthorized, "wrong")
+		}
+		wantCode(t, f.auth.VerifyAdminPassword(actx, "acme", adminPW), ctalk.ERateLimited, "from your address")
+		if err := f.auth.VerifyAdminPassword(auth.WithClientAddr(ctx, owner), "acme", adminPW); err != nil {
+			t.Fatalf("the admin is locked out by a stranger's failures: %v", err)
+		}
+
+		// A guesser spread over addresses meets the account-wide ceiling:
+		// 10 failures above plus 15 more, 3 from each of 5 addresses.
+		for i := range 15 {
+			_, _, err := f.auth.Login(ctx, "acme", "bob", "guess", fmt.Sprintf("192.0.2.%d", i/3+1))
+			wantCode(t, err, ctalk.EUnauthorized, "login failed")
+		}
+		for _, addr := range []string{"192.0.2.200", owner} {
+			_, _, err := f.auth.Login(ctx, "acme", "bob", userPW, addr)
+			wantCode(t, err, ctalk.ERateLimited, "from many addresses")
+		}
+		// Other accounts of the org are not held.
+		if _, _, err := f.auth.Login(ctx, "acme", "alice", userPW, "192.0.2.200"); err != nil {
+			t.Errorf("alice is held by failures on bob: %v", err)
+		}
+	})
+}
+
+// TestAdminPasswordChecksAreBounded: admin-password checks, each a bcrypt
+// compare, are bounded per client address even on org ids that do not
+// exist, and per org and address in the database.
+func TestAdminPasswordChecksAreBounded(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		f := setup(t, d, func(c *auth.Config) { c.IPRate, c.IPBurst = 0.001, 5 })
+		ctx := auth.WithClientAddr(context.Background(), "198.51.100.9")
+		for i := range 5 {
+			wantCode(t, f.auth.VerifyAdminPassword(ctx, fmt.Sprintf("nosuch%d", i), adminPW), ctalk.ENotFound, "not found")
+		}
+		wantCode(t, f.auth.VerifyAdminPassword(ctx, "acme", adminPW), ctalk.ERateLimited, "too many attempts from this address")
+		// Logins have a budget of their own, and so has another address.
+		if _, _, err := f.auth.Login(ctx, "acme", "bob", userPW, "198.51.100.9"); err != nil {
+			t.Errorf("login from an address whose admin-password budget is spent: %v", err)
+		}
+		if err := f.auth.VerifyAdminPassword(auth.WithClientAddr(ctx, "198.51.100.10"), "acme", adminPW); err != nil {
+			t.Errorf("another address: %v", err)
+		}
+	})
+}
+
+// TestIPv6NetworksShareABudget: the addresses of one IPv6 /64 are one client
+// for the per-address limits.
+func TestIPv6NetworksShareABudget(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		f := setup(t, d, func(c *auth.Config) { c.IPRate, c.IPBurst = 0.001, 2 })
+		ctx := context.Background()
+		for _, addr := range []string{"2001:db8:1:2::1", "2001:db8:1:2::ffff"} {
+			if _, _, err := f.auth.Login(ctx, "acme", "bob", userPW, addr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, _, err := f.auth.Login(ctx, "acme", "bob", userPW, "2001:db8:1:2:aaaa::7")
+		wantCode(t, err, ctalk.ERateLimited, "from this address")
+		if _, _, err := f.auth.Login(ctx, "acme", "bob", userPW, "2001:db8:1:3::1"); err != nil {
+			t.Errorf("another /64: %v", err)
+		}
+		// An IPv4 address mapped into IPv6 is the IPv4 address.
+		for range 2 {
+			f.auth.Login(ctx, "acme", "bob", userPW, "192.0.2.44")
+		}
+		_, _, err = f.auth.Login(ctx, "acme", "bob", userPW, "::ffff:192.0.2.44")
+		wantCode(t, err, ctalk.ERateLimited, "from this address")
+	})
+}

@@ -1,0 +1,2 @@
+DROP INDEX IF EXISTS login_failures_at;
+ALTER TABLE login_failures DROP COLUMN client_addr;
