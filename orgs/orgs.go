@@ -7,9 +7,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/auth"
@@ -313,18 +313,21 @@ func SplitOwnership(s string) []string {
 //
 // Returns EInvalid.
 func cleanOwnership(in []string) ([]string, error) {
-	if len(in) > MaxOwnership {
-		return nil, ctalk.Errorf(ctalk.EInvalid, "ownership has %d entries; at most %d are allowed, so list only the main areas", len(in), MaxOwnership)
-	}
 	out := []string{}
 	for i, o := range in {
-		o, err := ctalk.Text(fmt.Sprintf("ownership entry %d", i+1), o, MaxOwnershipLen, false)
-		if err != nil {
-			return nil, err
+		o = strings.TrimSpace(o)
+		if n := utf8.RuneCountInString(o); n > MaxOwnershipLen {
+			return nil, ctalk.Errorf(ctalk.EInvalid, "each ownership entry may be at most %d characters; entry %d has %d", MaxOwnershipLen, i+1, n)
 		}
 		if o != "" {
 			out = append(out, o)
 		}
+	}
+	switch {
+	case len(out) > MaxOwnership:
+		return nil, ctalk.Errorf(ctalk.EInvalid, "ownership has %d entries; at most %d are allowed, so list only the main areas", len(out), MaxOwnership)
+	case len(in) > MaxOwnership:
+		return nil, ctalk.Errorf(ctalk.EInvalid, "ownership has %d entries, %d of them empty; at most %d are allowed, empty or not, so drop the empty ones", len(in), len(in)-len(out), MaxOwnership)
 	}
 	return out, nil
 }

@@ -24,11 +24,9 @@ func TestOwnershipJunk(t *testing.T) {
 			own  []string
 			want string
 		}{
-			{"10,000 empty entries", make([]string, 10000), "ownership has 10000 entries; at most 50"},
-			{"51 blank entries", strings.Split(strings.Repeat(" ,", 50), ","), "ownership has 51 entries; at most 50"},
-			{"an entry of 201 characters after trimming", []string{"  " + strings.Repeat("o", 201) + "  "}, "ownership entry 1 is 201 characters; at most 200"},
-			{"an entry with a NUL", []string{"alpha", "be\x00ta"}, "ownership entry 2 contains a NUL"},
-			{"an entry that is not UTF-8", []string{"\xff"}, "ownership entry 1 is not valid UTF-8"},
+			{"10,000 empty entries", make([]string, 10000), "ownership has 10000 entries, 10000 of them empty; at most 50"},
+			{"51 blank entries", strings.Split(strings.Repeat(" ,", 50), ","), "ownership has 51 entries, 51 of them empty; at most 50"},
+			{"an entry of 201 characters after trimming", []string{"alpha", "  " + strings.Repeat("o", 201) + "  "}, "at most 200 characters; entry 2 has 201"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				_, err := add(tc.own)
