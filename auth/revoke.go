@@ -84,17 +84,18 @@ func (s *Service) ChangePassword(ctx context.Context, sess *Session, current, ne
 		return 0, ctalk.Errorf(ctalk.EUnauthorized, "current_password is wrong; your password is unchanged and your token still works")
 	}
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		now := s.db.Now()
 		// Only over the hash just checked: a concurrent change wins, and this
 		// one must be retried with the password it set.
 		res, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1, updated_at = $2 WHERE org_id = $3 AND id = $4 AND password_hash = $5 AND removed_at IS NULL`,
-			hash, s.db.Now(), sess.OrgID, sess.UserID, old)
+			hash, now, sess.OrgID, sess.UserID, old)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return ctalk.Errorf(ctalk.EConflict, "your password was changed by another call meanwhile; retry with the current password")
 		}
-		revoked, err = RevokeTokens(ctx, tx, sess.OrgID, sess.UserID, sess.TokenHash, s.db.Now())
+		revoked, err = RevokeTokens(ctx, tx, sess.OrgID, sess.UserID, sess.TokenHash, now)
 		return err
 	})
 	return revoked, err
