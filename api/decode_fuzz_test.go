@@ -33,6 +33,11 @@ var fuzzArgTypes = map[string]func() any{
 	"wait_for_reply":            func() any { return new(waitReplyArgs) },
 	"update_org_settings":       func() any { return new(orgSettingsArgs) },
 	"get_audit_log":             func() any { return new(auditArgs) },
+	"remove_user":               func() any { return new(memberArgs) },
+	"revoke_user_tokens":        func() any { return new(memberArgs) },
+	"change_password":           func() any { return new(changePasswordArgs) },
+	"reset_user_password":       func() any { return new(resetPasswordArgs) },
+	"change_admin_password":     func() any { return new(changeAdminPasswordArgs) },
 }
 
 // fuzzTool is one registered tool: its name, arguments, required arguments

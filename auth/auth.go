@@ -202,7 +202,7 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Session, error
 	err := s.db.QueryRowContext(ctx, `
 		SELECT t.org_id, t.user_id, u.role, t.last_used_at, t.expires_at, t.revoked_at
 		FROM tokens t JOIN users u ON u.org_id = t.org_id AND u.id = t.user_id
-		WHERE t.hash = $1`, hash).Scan(&sess.OrgID, &sess.UserID, &sess.Role, &lastUsed, &expires, &revoked)
+		WHERE t.hash = $1 AND u.removed_at IS NULL`, hash).Scan(&sess.OrgID, &sess.UserID, &sess.Role, &lastUsed, &expires, &revoked)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the auth token is not valid; log in again with login")
 	}

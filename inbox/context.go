@@ -61,6 +61,8 @@ type Sender struct {
 	Ownership    []string `json:"ownership"`
 	Notes        string   `json:"notes"`
 	ProfileNotes string   `json:"profile_notes"`
+	// FormerMember marks an asker who has since been removed from the org.
+	FormerMember bool `json:"former_member,omitempty" jsonschema:"true when the asker was removed from the organization: they can no longer read an answer"`
 }
 
 // Exchange is one earlier answered question between two users.
@@ -144,8 +146,8 @@ func (s *Service) withContext(ctx context.Context, tx *sql.Tx, orgID, userID str
 func (s *Service) fillSender(ctx context.Context, tx *sql.Tx, orgID, userID string, it *InboxItem) error {
 	var own string
 	snd := &it.Sender
-	if err := tx.QueryRowContext(ctx, `SELECT id, name, ownership, notes, profile_notes FROM users WHERE org_id = $1 AND id = $2`, orgID, it.From).
-		Scan(&snd.UserID, &snd.Name, &own, &snd.Notes, &snd.ProfileNotes); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT id, name, ownership, notes, profile_notes, removed_at IS NOT NULL FROM users WHERE org_id = $1 AND id = $2`, orgID, it.From).
+		Scan(&snd.UserID, &snd.Name, &own, &snd.Notes, &snd.ProfileNotes, &snd.FormerMember); err != nil {
 		return err
 	}
 	if json.Unmarshal([]byte(own), &snd.Ownership) != nil || snd.Ownership == nil {

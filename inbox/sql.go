@@ -10,7 +10,7 @@ package inbox
 // loop breaker), each with the oldest of them. The pair is read as one index
 // range per direction: an OR of the two would read the pair's whole history.
 const AskChecksSQL = `
-	SELECT (SELECT COUNT(*) FROM users WHERE org_id = $1 AND id = $3), r.n, r.oldest, l.n, l.oldest
+	SELECT (SELECT COUNT(*) FROM users WHERE org_id = $1 AND id = $3 AND removed_at IS NULL), r.n, r.oldest, l.n, l.oldest
 	FROM (SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM questions
 	      WHERE org_id = $1 AND asker_id = $2 AND created_at > $4) r,
 	     (SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM (

@@ -133,7 +133,8 @@ func (s *Service) AuthorizeAdmin(ctx context.Context, sess *auth.Session, orgID,
 // authorized for orgID.
 //
 // Returns EInvalid for bad input, ENotFound for an unknown org, EConflict
-// when the user id is taken.
+// when the user id is taken, also by a former (removed) member: ids are not
+// reused.
 func (s *Service) AddUser(ctx context.Context, orgID string, in NewUser) (*User, error) {
 	id, err := ctalk.ParseID("user_id", in.ID)
 	if err != nil {
@@ -168,6 +169,9 @@ func (s *Service) AddUser(ctx context.Context, orgID string, in NewUser) (*User,
 	})
 	switch ctalk.ErrorCode(err) {
 	case ctalk.EConflict:
+		if s.removed(ctx, orgID, id) {
+			return nil, ctalk.Errorf(ctalk.EConflict, "user id %q belonged to a former member of organization %q, and ids are never reused so that their past questions stay theirs; choose another user_id", id, orgID)
+		}
 		return nil, ctalk.Errorf(ctalk.EConflict, "user id %q is taken in organization %q; choose another user_id", id, orgID)
 	case ctalk.ENotFound:
 		return nil, notFoundOrg(orgID)
@@ -190,31 +194,31 @@ func (s *Service) Org(ctx context.Context, orgID string) (*Org, error) {
 
 const userColumns = `org_id, id, name, role, ownership, notes, profile_notes, created_at`
 
-// User returns a user of orgID.
+// User returns a current member of orgID.
 //
-// Returns EInvalid for a malformed id, ENotFound.
+// Returns EInvalid for a malformed id, ENotFound, also for a removed member.
 func (s *Service) User(ctx context.Context, orgID, userID string) (*User, error) {
 	userID, err := ctalk.ParseID("user_id", userID)
 	if err != nil {
 		return nil, err
 	}
-	u, err := scanUser(s.db.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = $1 AND id = $2`, orgID, userID))
+	u, err := scanUser(s.db.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = $1 AND id = $2 AND removed_at IS NULL`, orgID, userID))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, NotFoundUser(userID)
+		return nil, auth.NotFoundUser(userID)
 	}
 	return u, db.Translate(err)
 }
 
 var memberQuery = `SELECT u.` + strings.ReplaceAll(userColumns, ", ", ", u.") + `, o.id, o.name, o.approval_mode, o.created_at
-	FROM users u JOIN orgs o ON o.id = u.org_id WHERE u.org_id = $1 AND u.id = $2`
+	FROM users u JOIN orgs o ON o.id = u.org_id WHERE u.org_id = $1 AND u.id = $2 AND u.removed_at IS NULL`
 
 // Member returns a user of orgID and the org, in one query: whoami's
-// answer. It returns ENotFound when either is gone.
+// answer. It returns ENotFound when either is gone or the user was removed.
 func (s *Service) Member(ctx context.Context, orgID, userID string) (*User, *Org, error) {
 	o := &Org{}
 	u, err := scanUser(s.db.QueryRowContext(ctx, memberQuery, orgID, userID), &o.ID, &o.Name, &o.ApprovalMode, &o.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil, NotFoundUser(userID)
+		return nil, nil, auth.NotFoundUser(userID)
 	}
 	if err != nil {
 		return nil, nil, db.Translate(err)
@@ -222,9 +226,9 @@ func (s *Service) Member(ctx context.Context, orgID, userID string) (*User, *Org
 	return u, o, nil
 }
 
-// Users lists the users of orgID by id.
+// Users lists the current members of orgID by id.
 func (s *Service) Users(ctx context.Context, orgID string) ([]*User, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = $1 ORDER BY id`, orgID)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = $1 AND removed_at IS NULL ORDER BY id`, orgID)
 	if err != nil {
 		return nil, db.Translate(err)
 	}
@@ -266,12 +270,12 @@ func (s *Service) setText(ctx context.Context, orgID, userID, column, text strin
 	}
 	var u *User
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE users SET `+column+` = $1, updated_at = $2 WHERE org_id = $3 AND id = $4`, text, s.db.Now(), orgID, userID)
+		res, err := tx.ExecContext(ctx, `UPDATE users SET `+column+` = $1, updated_at = $2 WHERE org_id = $3 AND id = $4 AND removed_at IS NULL`, text, s.db.Now(), orgID, userID)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return NotFoundUser(userID)
+			return auth.NotFoundUser(userID)
 		}
 		u, err = scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = $1 AND id = $2`, orgID, userID))
 		return err
@@ -294,12 +298,6 @@ func scanUser(r scanner, extra ...any) (*User, error) {
 	return u, nil
 }
 
-// NotFoundUser is the error for a user id that does not exist in the
-// caller's org, whether or not it exists elsewhere.
-func NotFoundUser(userID string) error {
-	return ctalk.Errorf(ctalk.ENotFound, "user %q not found in your organization; list_users shows who is there", userID)
-}
-
 func notFoundOrg(orgID string) error {
 	return ctalk.Errorf(ctalk.ENotFound, "organization %q not found; check org_id, or create it with register_organization", orgID)
 }
@@ -309,20 +307,27 @@ func SplitOwnership(s string) []string {
 	return strings.Split(s, ",")
 }
 
+// cleanOwnership trims the entries of an ownership list and drops the empty
+// ones. A list of more than MaxOwnership entries, empty or not, is refused:
+// it is junk, not a person's areas.
+//
+// Returns EInvalid.
 func cleanOwnership(in []string) ([]string, error) {
 	out := []string{}
-	for _, o := range in {
+	for i, o := range in {
 		o = strings.TrimSpace(o)
-		if o == "" {
-			continue
+		if n := utf8.RuneCountInString(o); n > MaxOwnershipLen {
+			return nil, ctalk.Errorf(ctalk.EInvalid, "each ownership entry may be at most %d characters; entry %d has %d", MaxOwnershipLen, i+1, n)
 		}
-		if utf8.RuneCountInString(o) > MaxOwnershipLen {
-			return nil, ctalk.Errorf(ctalk.EInvalid, "each ownership entry may be at most %d characters", MaxOwnershipLen)
+		if o != "" {
+			out = append(out, o)
 		}
-		out = append(out, o)
 	}
-	if len(out) > MaxOwnership {
-		return nil, ctalk.Errorf(ctalk.EInvalid, "ownership has %d entries; at most %d are allowed", len(out), MaxOwnership)
+	switch {
+	case len(out) > MaxOwnership:
+		return nil, ctalk.Errorf(ctalk.EInvalid, "ownership has %d entries; at most %d are allowed, so list only the main areas", len(out), MaxOwnership)
+	case len(in) > MaxOwnership:
+		return nil, ctalk.Errorf(ctalk.EInvalid, "ownership has %d entries, %d of them empty; at most %d are allowed, empty or not, so drop the empty ones", len(in), len(in)-len(out), MaxOwnership)
 	}
 	return out, nil
 }

@@ -1,0 +1,161 @@
+package auth
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/db"
+)
+
+// RevokeTokens revokes, inside tx, every live token of userID in orgID except
+// the one whose hash is keep (none when keep is empty), and returns how many
+// it revoked. Every call authenticates afresh, so they stop working on the
+// very next call. It is for services that revoke as part of a larger change,
+// such as removing a member.
+func RevokeTokens(ctx context.Context, tx *sql.Tx, orgID, userID, keep string, now time.Time) (int, error) {
+	res, err := tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = $1 WHERE org_id = $2 AND user_id = $3 AND revoked_at IS NULL AND hash <> $4`,
+		now, orgID, userID, keep)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// RevokeUserTokens revokes every token of a current member of orgID, and
+// returns how many were live. The caller must have been authorized as an
+// admin of orgID.
+//
+// Returns EInvalid for a malformed id, ENotFound when userID is not a
+// current member of orgID.
+func (s *Service) RevokeUserTokens(ctx context.Context, orgID, userID string) (int, error) {
+	userID, err := ctalk.ParseID("user_id", userID)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		var one int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM users WHERE org_id = $1 AND id = $2 AND removed_at IS NULL`, orgID, userID).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return NotFoundUser(userID)
+		}
+		if err != nil {
+			return err
+		}
+		n, err = RevokeTokens(ctx, tx, orgID, userID, "", s.db.Now())
+		return err
+	})
+	return n, err
+}
+
+// ChangePassword replaces the password of sess's user after checking the
+// current one, and revokes every other token of that user; the token of sess
+// keeps working. Wrong current passwords count as failed logins of the
+// account, so guessing through this call is throttled like login.
+//
+// Returns EInvalid for a new password that breaks the length rules,
+// EUnauthorized for a wrong current password, ERateLimited after too many
+// failures, EConflict when the password changed meanwhile, ENotFound when the
+// user was removed.
+func (s *Service) ChangePassword(ctx context.Context, sess *Session, current, next string) (revoked int, err error) {
+	hash, err := s.HashPassword("new_password", next, MinUserPasswordLen)
+	if err != nil {
+		return 0, err
+	}
+	addr := addressKey(ClientAddr(ctx))
+	if err := s.reserveAttempt(ctx, sess.OrgID, sess.UserID, addr); err != nil {
+		return 0, err
+	}
+	var old string
+	err = s.db.QueryRowContext(ctx, `SELECT password_hash FROM users WHERE org_id = $1 AND id = $2 AND removed_at IS NULL`, sess.OrgID, sess.UserID).Scan(&old)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, NotFoundUser(sess.UserID)
+	}
+	if err != nil {
+		return 0, db.Translate(err)
+	}
+	if !s.checkPassword(old, current) {
+		// The attempt was counted before the check and stays counted.
+		return 0, ctalk.Errorf(ctalk.EUnauthorized, "current_password is wrong; your password is unchanged and your token still works")
+	}
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		now := s.db.Now()
+		// Only over the hash just checked: a concurrent change wins, and this
+		// one must be retried with the password it set.
+		res, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1, updated_at = $2 WHERE org_id = $3 AND id = $4 AND password_hash = $5 AND removed_at IS NULL`,
+			hash, now, sess.OrgID, sess.UserID, old)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ctalk.Errorf(ctalk.EConflict, "your password was changed by another call meanwhile; retry with the current password")
+		}
+		if err := clearAttempts(ctx, tx, sess.OrgID, sess.UserID, addr); err != nil {
+			return err
+		}
+		revoked, err = RevokeTokens(ctx, tx, sess.OrgID, sess.UserID, sess.TokenHash, now)
+		return err
+	})
+	return revoked, err
+}
+
+// ResetPassword sets a new password for a current member of orgID and
+// revokes all of their tokens. The caller must have been authorized as an
+// admin of orgID.
+//
+// Returns EInvalid, ENotFound when userID is not a current member of orgID.
+func (s *Service) ResetPassword(ctx context.Context, orgID, userID, next string) (revoked int, err error) {
+	if userID, err = ctalk.ParseID("user_id", userID); err != nil {
+		return 0, err
+	}
+	hash, err := s.HashPassword("new_password", next, MinUserPasswordLen)
+	if err != nil {
+		return 0, err
+	}
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		now := s.db.Now()
+		res, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1, updated_at = $2 WHERE org_id = $3 AND id = $4 AND removed_at IS NULL`,
+			hash, now, orgID, userID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return NotFoundUser(userID)
+		}
+		revoked, err = RevokeTokens(ctx, tx, orgID, userID, "", now)
+		return err
+	})
+	return revoked, err
+}
+
+// ChangeAdminPassword replaces the admin password of orgID. The caller must
+// have been authorized as an admin of orgID.
+//
+// Returns EInvalid for a password that breaks the length rules, ENotFound.
+func (s *Service) ChangeAdminPassword(ctx context.Context, orgID, next string) error {
+	hash, err := s.HashPassword("new_admin_password", next, MinAdminPasswordLen)
+	if err != nil {
+		return err
+	}
+	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE orgs SET admin_password_hash = $1 WHERE id = $2`, hash, orgID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ctalk.Errorf(ctalk.ENotFound, "organization %q not found; check org_id", orgID)
+		}
+		return nil
+	})
+}
+
+// NotFoundUser is the error for a user id that is not a current member of
+// the caller's org, whether it never existed, was removed, or exists in
+// another org.
+func NotFoundUser(userID string) error {
+	return ctalk.Errorf(ctalk.ENotFound, "user %q not found in your organization; list_users shows who is there", userID)
+}

@@ -1,0 +1,87 @@
+package orgs
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/db"
+)
+
+// Removal is the outcome of RemoveUser.
+type Removal struct {
+	UserID        string    `json:"user_id"`
+	RemovedAt     time.Time `json:"removed_at"`
+	TokensRevoked int       `json:"tokens_revoked"`
+}
+
+// RemoveUser removes a member from orgID: their tokens are revoked in the
+// same transaction, so they are refused on the very next call; they can no
+// longer log in, be listed or be asked, and every new action names them "not
+// found". Their row stays, marked removed, so that questions they asked stay
+// readable as from a former member, and their id is never given to someone
+// else. The last admin of an org cannot be removed. The caller must have been
+// authorized as an admin of orgID.
+//
+// Returns EInvalid for a malformed id, ENotFound when userID is not a current
+// member, EConflict for the last admin.
+func (s *Service) RemoveUser(ctx context.Context, orgID, userID string) (*Removal, error) {
+	userID, err := ctalk.ParseID("user_id", userID)
+	if err != nil {
+		return nil, err
+	}
+	r := &Removal{UserID: userID}
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		// Removals in one org take turns on the org's row, so that two admins
+		// removing each other cannot both see the other as the one who stays.
+		// SQLite transactions hold the database's write lock already.
+		lock := `SELECT id FROM orgs WHERE id = $1`
+		if s.db.Engine == db.Postgres {
+			lock += ` FOR UPDATE`
+		}
+		var id string
+		if err := tx.QueryRowContext(ctx, lock, orgID).Scan(&id); errors.Is(err, sql.ErrNoRows) {
+			return notFoundOrg(orgID)
+		} else if err != nil {
+			return err
+		}
+		var role string
+		var otherAdmins int
+		err := tx.QueryRowContext(ctx, `
+			SELECT role, (SELECT COUNT(*) FROM users a WHERE a.org_id = $1 AND a.id <> $2 AND a.role = 'admin' AND a.removed_at IS NULL)
+			FROM users WHERE org_id = $1 AND id = $2 AND removed_at IS NULL`, orgID, userID).Scan(&role, &otherAdmins)
+		if errors.Is(err, sql.ErrNoRows) {
+			return auth.NotFoundUser(userID)
+		}
+		if err != nil {
+			return err
+		}
+		if role == auth.RoleAdmin && otherAdmins == 0 {
+			return ctalk.Errorf(ctalk.EConflict, "user %q is the last admin of organization %q and cannot be removed; add another admin first (register_user with role admin)", userID, orgID)
+		}
+		r.RemovedAt = s.db.Now()
+		// The password hash goes too: a former member has no password, and
+		// login then fails for them exactly as for an unknown user.
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET removed_at = $1, updated_at = $1, password_hash = '' WHERE org_id = $2 AND id = $3`,
+			r.RemovedAt, orgID, userID); err != nil {
+			return err
+		}
+		r.TokensRevoked, err = auth.RevokeTokens(ctx, tx, orgID, userID, "", r.RemovedAt)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// removed reports whether userID belonged to a member who was removed from
+// orgID.
+func (s *Service) removed(ctx context.Context, orgID, userID string) bool {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM users WHERE org_id = $1 AND id = $2 AND removed_at IS NOT NULL`, orgID, userID).Scan(&n)
+	return err == nil && n > 0
+}
