@@ -160,6 +160,15 @@ func (s *Service) Ask(ctx context.Context, orgID, askerID string, in Ask) (*Ques
 	return q, nil
 }
 
+// AskLocks returns the advisory locks an ask from asker to recipient holds
+// on Postgres: the asker's, for the rate, then the pair's, either way, for
+// the loop breaker. Every ask takes its asker's lock first and no other
+// asker's, so two asks never wait for each other in a cycle.
+func AskLocks(orgID, asker, recipient string) []int64 {
+	a, b := min(asker, recipient), max(asker, recipient)
+	return []int64{db.LockID("ask rate", orgID, asker), db.LockID("ask pair", orgID, a, b)}
+}
+
 // askChecks is what AskChecksSQL reads.
 type askChecks struct {
 	recipient, rateN, loopN int
@@ -172,6 +181,13 @@ type askChecks struct {
 // rows in the database, so they hold across replicas. It reports false when
 // an ask with the same idempotency key was stored first. Errors: ENotFound,
 // ERateLimited.
+//
+// On SQLite the checks and the insert are one transaction, and SQLite has
+// one writer at a time, so concurrent asks see each other. On Postgres they
+// are one statement, whose snapshot would not see a concurrent ask that has
+// not committed yet: the statement runs under the advisory locks of
+// AskLocks, so asks that count toward the same limit take turns, also
+// across replicas.
 func (s *Service) insertQuestion(ctx context.Context, orgID string, q *Question) (inserted bool, err error) {
 	var (
 		c        askChecks
@@ -181,9 +197,9 @@ func (s *Service) insertQuestion(ctx context.Context, orgID string, q *Question)
 	)
 	if s.db.Engine == db.Postgres {
 		var n int
-		err := s.db.QueryRowContext(ctx, AskPostgresSQL, orgID, q.From, q.To, rateFrom, loopFrom,
-			q.ID, q.Text, q.idempotency, now, s.cfg.AsksPerMinute, s.cfg.LoopMax).
-			Scan(&c.recipient, &c.rateN, &c.rateOldest, &c.loopN, &c.loopOldest, &n)
+		err := s.db.QueryRowLocked(ctx, AskLocks(orgID, q.From, q.To), AskPostgresSQL,
+			[]any{orgID, q.From, q.To, rateFrom, loopFrom, q.ID, q.Text, q.idempotency, now, s.cfg.AsksPerMinute, s.cfg.LoopMax},
+			&c.recipient, &c.rateN, &c.rateOldest, &c.loopN, &c.loopOldest, &n)
 		if err != nil {
 			return false, db.Translate(err)
 		}
@@ -288,6 +304,23 @@ func byKey(ctx context.Context, q querier, orgID, askerID, key string) (*Questio
 // question loads a question that userID takes part in. Anyone else, in this
 // org or another, gets "not found".
 func question(ctx context.Context, q querier, orgID, userID, id string) (*Question, error) {
+	return loadQuestion(ctx, q, orgID, userID, id, "")
+}
+
+// questionForUpdate is question inside a transaction that then writes for
+// the question: on Postgres it locks the question's row until commit, so
+// that such transactions on one question take turns, and each reads, after
+// the lock, what the one before it committed (the versions of its drafts).
+// SQLite has one writer at a time anyway and no FOR UPDATE.
+func (s *Service) questionForUpdate(ctx context.Context, tx *sql.Tx, orgID, userID, id string) (*Question, error) {
+	lock := ""
+	if s.db.Engine == db.Postgres {
+		lock = " FOR UPDATE"
+	}
+	return loadQuestion(ctx, tx, orgID, userID, id, lock)
+}
+
+func loadQuestion(ctx context.Context, q querier, orgID, userID, id, lock string) (*Question, error) {
 	id = strings.TrimSpace(id)
 	if id == "" {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "message_id is required; check_inbox and check_replies show message ids")
@@ -295,7 +328,7 @@ func question(ctx context.Context, q querier, orgID, userID, id string) (*Questi
 	if !validMessageID(id) {
 		return nil, notFoundQuestion(id)
 	}
-	qq, err := scanQuestion(q.QueryRowContext(ctx, `SELECT `+questionColumns+` FROM questions WHERE org_id = $1 AND id = $2 AND (asker_id = $3 OR recipient_id = $3)`, orgID, id, userID))
+	qq, err := scanQuestion(q.QueryRowContext(ctx, `SELECT `+questionColumns+` FROM questions WHERE org_id = $1 AND id = $2 AND (asker_id = $3 OR recipient_id = $3)`+lock, orgID, id, userID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFoundQuestion(id)
 	}
@@ -361,7 +394,8 @@ func (s *Service) Propose(ctx context.Context, orgID, userID, msgID, text string
 		return nil, "", "", err
 	}
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
-		q, err := question(ctx, tx, orgID, userID, msgID)
+		// Locked, so that concurrent proposals number their versions in turn.
+		q, err := s.questionForUpdate(ctx, tx, orgID, userID, msgID)
 		if err != nil {
 			return err
 		}
@@ -436,7 +470,9 @@ func (s *Service) Send(ctx context.Context, orgID, userID, msgID, finalText stri
 	var q *Question
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		var err error
-		if q, err = question(ctx, tx, orgID, userID, msgID); err != nil {
+		// Locked, so that a draft proposed meanwhile is the latest one
+		// this call compares final_text with.
+		if q, err = s.questionForUpdate(ctx, tx, orgID, userID, msgID); err != nil {
 			return err
 		}
 		if err := requireRecipient(q, userID, "answer"); err != nil {
