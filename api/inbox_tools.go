@@ -345,15 +345,20 @@ func intArg(name string, v *float64, def, lo, hi int) (int, error) {
 	return int(*v), nil
 }
 
-// waitArg validates timeout_s; values above the cap are lowered to it.
+// waitArg validates timeout_s; values above the cap, +Inf included, are
+// lowered to it. The cap applies in seconds, before the conversion to a
+// Duration, which would overflow past 292 years and come out negative.
 func waitArg(v *float64) (time.Duration, error) {
 	if v == nil {
 		return defaultWait, nil
 	}
 	if math.IsNaN(*v) || *v < 0 {
-		return 0, ctalk.Errorf(ctalk.EInvalid, "timeout_s must be from 0 to %d seconds", int(inbox.MaxWait.Seconds()))
+		return 0, ctalk.Errorf(ctalk.EInvalid, "timeout_s must be a number of seconds from 0 to %d (larger values are lowered to %d)", int(inbox.MaxWait.Seconds()), int(inbox.MaxWait.Seconds()))
 	}
-	return min(time.Duration(*v*float64(time.Second)), inbox.MaxWait), nil
+	if *v >= inbox.MaxWait.Seconds() {
+		return inbox.MaxWait, nil
+	}
+	return time.Duration(*v * float64(time.Second)), nil
 }
 
 // waitOptions ends waits at shutdown and sends progress notifications when
