@@ -73,13 +73,15 @@ type questionResult struct {
 
 type repliesArgs struct {
 	tokenArg
-	Since string `json:"since"`
+	Since  string `json:"since"`
+	Cursor string `json:"cursor"`
 }
 
 type repliesResult struct {
-	Replies   []*inbox.Question `json:"replies"`
-	HasMore   bool              `json:"has_more"`
-	NextSince string            `json:"next_since,omitempty" jsonschema:"when has_more: pass as since for the next page"`
+	Replies    []*inbox.Question `json:"replies"`
+	HasMore    bool              `json:"has_more"`
+	NextCursor string            `json:"next_cursor,omitempty" jsonschema:"when has_more: pass as cursor for the next page"`
+	NextSince  string            `json:"next_since,omitempty" jsonschema:"when has_more: the resolved_at of the page's last reply; prefer next_cursor, which never skips replies resolved in the same instant"`
 }
 
 type declineArgs struct {
@@ -218,6 +220,7 @@ func (s *Server) registerInboxTools() {
 	addIdentifiedTool(s, mcp.NewTool("check_replies",
 		mcp.WithDescription("List the questions you asked that were answered, declined or withdrawn after a time, oldest first, with the answer and who gave it."+dataNote),
 		mcp.WithString("since", mcp.DefaultString("1970-01-01T00:00:00+00:00"), mcp.Description("RFC 3339 time, any offset (default 1970-01-01T00:00:00+00:00: everything).")),
+		mcp.WithString("cursor", mcp.Description("next_cursor from the previous page, to continue where it ended; since is then ignored. Omit for the first page.")),
 		authTokenParam,
 		annotations(false, false, true),
 	), func(ctx context.Context, sess *auth.Session, in *repliesArgs) (*repliesResult, error) {
@@ -225,12 +228,12 @@ func (s *Server) registerInboxTools() {
 		if err != nil {
 			return nil, err
 		}
-		replies, more, err := s.inbox.Replies(ctx, sess.OrgID, sess.UserID, since, maxReplies)
+		replies, next, err := s.inbox.Replies(ctx, sess.OrgID, sess.UserID, since, in.Cursor, maxReplies)
 		if err != nil {
 			return nil, err
 		}
-		res := &repliesResult{Replies: replies, HasMore: more}
-		if more {
+		res := &repliesResult{Replies: replies, HasMore: next != "", NextCursor: next}
+		if next != "" {
 			res.NextSince = replies[len(replies)-1].ResolvedAt.Format(time.RFC3339Nano)
 		}
 		return res, nil

@@ -601,25 +601,36 @@ func (s *Service) resolve(ctx context.Context, tx *sql.Tx, orgID string, q *Ques
 	return nil
 }
 
-// Replies returns the questions userID asked that were resolved after since,
-// oldest first, at most limit, and marks them handed to the asker.
-func (s *Service) Replies(ctx context.Context, orgID, userID string, since time.Time, limit int) ([]*Question, bool, error) {
-	var out []*Question
-	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+// Replies returns the questions userID asked that were resolved after
+// since, or, when cursor is set, after the position it stands for (the
+// NextCursor of the previous page); oldest first, at most limit; and marks
+// them handed to the asker. next is empty on the last page.
+//
+// Returns EInvalid for a cursor this server did not issue.
+func (s *Service) Replies(ctx context.Context, orgID, userID string, since time.Time, cursor string, limit int) (out []*Question, next string, err error) {
+	after := pageCursor{At: since.UTC()}
+	if strings.TrimSpace(cursor) != "" {
+		if after, err = decodeCursor(cursor); err != nil {
+			return nil, "", err
+		}
+	}
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		var err error
-		out, err = queryQuestions(ctx, tx, RepliesPageSQL, orgID, userID, since.UTC(), limit+1)
+		out, err = queryQuestions(ctx, tx, RepliesPageSQL, orgID, userID, after.At, after.ID, limit+1)
 		if err != nil {
 			return err
 		}
 		if len(out) > limit {
 			out = out[:limit]
+			last := out[len(out)-1]
+			next = encodeCursor(pageCursor{At: *last.ResolvedAt, ID: last.ID})
 		}
 		return markHanded(ctx, tx, orgID, "asker_handed_at", ids(out), s.db.Now())
 	})
 	if err != nil {
-		return nil, false, err
+		return nil, "", err
 	}
-	return out, len(out) == limit, nil
+	return out, next, nil
 }
 
 func ids(qs []*Question) []string {

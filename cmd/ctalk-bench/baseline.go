@@ -81,9 +81,9 @@ func selectInboxPage(ctx context.Context, d *db.DB, org, user string) error {
 	return scanQuestions(d.QueryContext(ctx, inbox.InboxPageSQL, org, user, epoch, "", inboxPageLimit+1))
 }
 
-// selectRepliesPage is the SELECT of check_replies.
+// selectRepliesPage is the SELECT of check_replies' first page after since.
 func selectRepliesPage(ctx context.Context, d *db.DB, org, user string, since time.Time) error {
-	return scanQuestions(d.QueryContext(ctx, inbox.RepliesPageSQL, org, user, since, repliesPageLimit+1))
+	return scanQuestions(d.QueryContext(ctx, inbox.RepliesPageSQL, org, user, since, "", repliesPageLimit+1))
 }
 
 func scanQuestions(rows *sql.Rows, err error) error {
