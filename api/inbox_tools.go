@@ -188,7 +188,7 @@ func (s *Server) registerInboxTools() {
 		authTokenParam,
 		annotations(false, false, false),
 	), func(ctx context.Context, sess *auth.Session, in *proposeArgs) (*proposeResult, error) {
-		touch(ctx, in.MessageID)
+		touchMessage(ctx, in.MessageID)
 		d, mode, token, err := s.inbox.Propose(ctx, sess.OrgID, sess.UserID, in.MessageID, in.DraftText)
 		if err != nil {
 			return nil, err
@@ -209,7 +209,7 @@ func (s *Server) registerInboxTools() {
 		authTokenParam,
 		annotations(false, false, false),
 	), func(ctx context.Context, sess *auth.Session, in *sendArgs) (*questionResult, error) {
-		touch(ctx, in.MessageID)
+		touchMessage(ctx, in.MessageID)
 		q, err := s.inbox.Send(ctx, sess.OrgID, sess.UserID, in.MessageID, in.FinalText)
 		if err != nil {
 			return nil, err
@@ -246,7 +246,7 @@ func (s *Server) registerInboxTools() {
 		authTokenParam,
 		annotations(false, true, false),
 	), func(ctx context.Context, sess *auth.Session, in *declineArgs) (*questionResult, error) {
-		touch(ctx, in.MessageID)
+		touchMessage(ctx, in.MessageID)
 		q, err := s.inbox.Decline(ctx, sess.OrgID, sess.UserID, in.MessageID, in.Reason)
 		if err != nil {
 			return nil, err
@@ -260,7 +260,7 @@ func (s *Server) registerInboxTools() {
 		authTokenParam,
 		annotations(false, true, false),
 	), func(ctx context.Context, sess *auth.Session, in *withdrawArgs) (*questionResult, error) {
-		touch(ctx, in.MessageID)
+		touchMessage(ctx, in.MessageID)
 		q, err := s.inbox.Withdraw(ctx, sess.OrgID, sess.UserID, in.MessageID)
 		if err != nil {
 			return nil, err
@@ -305,6 +305,7 @@ func (s *Server) registerInboxTools() {
 		if err != nil {
 			return nil, err
 		}
+		touchMessage(ctx, in.MessageID)
 		replies, err := s.inbox.WaitReply(ctx, sess.OrgID, sess.UserID, strings.TrimSpace(in.MessageID), s.waitOptions(ctx, timeout))
 		if err != nil {
 			return nil, err
@@ -335,6 +336,15 @@ func (s *Server) registerInboxTools() {
 		}
 		return s.orgs.SetApprovalMode(ctx, orgID, in.ApprovalMode)
 	})
+}
+
+// touchMessage records a message_id argument for the audit log when it has
+// the shape of a message id; any other string may be a secret given in the
+// wrong argument, and one shaped like a user id would pass touch's check.
+func touchMessage(ctx context.Context, id string) {
+	if id = strings.TrimSpace(id); inbox.IsMessageID(id) {
+		touch(ctx, id)
+	}
 }
 
 // intArg validates an optional whole-number argument.

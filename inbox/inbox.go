@@ -146,13 +146,13 @@ func (s *Service) Ask(ctx context.Context, orgID, askerID string, in Ask) (*Ques
 				return nil, db.Translate(err)
 			}
 			if existing == nil {
-				return nil, ctalk.Errorf(ctalk.EConflict, "idempotency_key %q was taken by a concurrent ask that is not visible yet; retry the call", key)
+				return nil, ctalk.Errorf(ctalk.EConflict, "this idempotency_key was taken by a concurrent ask that is not visible yet; retry the call")
 			}
 		}
 	}
 	if existing != nil {
 		if existing.Text != text || existing.To != to {
-			return nil, ctalk.Errorf(ctalk.EConflict, "idempotency_key %q was already used for a different question (%s); use a new key for a new question", key, existing.ID)
+			return nil, ctalk.Errorf(ctalk.EConflict, "this idempotency_key was already used for a different question (%s); use a new key for a new question", existing.ID)
 		}
 		return existing, nil
 	}
@@ -325,7 +325,7 @@ func loadQuestion(ctx context.Context, q querier, orgID, userID, id, lock string
 	if id == "" {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "message_id is required; check_inbox and check_replies show message ids")
 	}
-	if !validMessageID(id) {
+	if !IsMessageID(id) {
 		return nil, notFoundQuestion(id)
 	}
 	qq, err := scanQuestion(q.QueryRowContext(ctx, `SELECT `+questionColumns+` FROM questions WHERE org_id = $1 AND id = $2 AND (asker_id = $3 OR recipient_id = $3)`+lock, orgID, id, userID))
@@ -338,9 +338,9 @@ func loadQuestion(ctx context.Context, q querier, orgID, userID, id, lock string
 // messageIDPrefix starts every message id; newID adds 24 hex digits.
 const messageIDPrefix = "q_"
 
-// validMessageID reports whether id has the shape of a message id, so that
-// no other string reaches a query.
-func validMessageID(id string) bool {
+// IsMessageID reports whether id has the shape of a message id, so that no
+// other string reaches a query, an error message or the audit log.
+func IsMessageID(id string) bool {
 	if len(id) != len(messageIDPrefix)+24 || !strings.HasPrefix(id, messageIDPrefix) {
 		return false
 	}
@@ -352,8 +352,12 @@ func validMessageID(id string) bool {
 	return true
 }
 
+// notFoundQuestion quotes id only when it has the shape of a message id:
+// anything else may be a secret given in the wrong argument.
 func notFoundQuestion(id string) error {
-	id = ctalk.Shorten(id, 80)
+	if !IsMessageID(id) {
+		return ctalk.Errorf(ctalk.ENotFound, "message_id is not one of your message ids (they look like q_ and 24 hex digits); check_inbox and check_replies show them")
+	}
 	return ctalk.Errorf(ctalk.ENotFound, "message %q not found among your questions; check_inbox and check_replies show your message ids", id)
 }
 
