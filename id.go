@@ -5,9 +5,16 @@ import "strings"
 // MaxIDLen is the longest organization or user id.
 const MaxIDLen = 64
 
+// tokenPrefix starts every ctalk token (auth.TokenPrefix); no id may start
+// with it, so that a token passed by mistake as an id is refused, and never
+// echoed or recorded as one.
+const tokenPrefix = "ctalk_"
+
 // ParseID normalizes an organization or user id: it trims surrounding space
-// and lower-cases the rest, then requires 1 to 64 of a-z, 0-9, '-' and '_'.
-// field names the argument in the error message.
+// and lower-cases the rest, then requires 1 to 64 of a-z, 0-9, '-' and '_',
+// not starting with "ctalk_" (the prefix of tokens). field names the
+// argument in the error message, which never repeats a value that breaks
+// the rule: it may be a password or a token given in the wrong argument.
 //
 // Returns EInvalid when the id breaks the rule.
 func ParseID(field, s string) (string, error) {
@@ -20,8 +27,19 @@ func ParseID(field, s string) (string, error) {
 	}
 	for _, r := range id {
 		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return "", Errorf(EInvalid, "%s %q has the character %q; use only a-z, 0-9, '-' or '_' (1 to %d characters)", field, Shorten(s, 80), r, MaxIDLen)
+			return "", Errorf(EInvalid, "%s has the character %q; use only a-z, 0-9, '-' or '_' (1 to %d characters)", field, r, MaxIDLen)
 		}
 	}
+	if strings.HasPrefix(id, tokenPrefix) {
+		return "", Errorf(EInvalid, "%s starts with %q, as ctalk tokens do, and no id does; send a token only in the Authorization header or as auth_token", field, tokenPrefix)
+	}
 	return id, nil
+}
+
+// IsID reports whether s is an organization or user id exactly as ParseID
+// returns one, so that it may be recorded or quoted without revealing
+// anything else a caller mistyped into an id argument.
+func IsID(s string) bool {
+	id, err := ParseID("id", s)
+	return err == nil && id == s
 }

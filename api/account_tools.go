@@ -176,11 +176,15 @@ func (s *Server) registerAccountTools() {
 		if err != nil {
 			return nil, err
 		}
-		touch(ctx, in.UserID)
-		return s.orgs.AddUser(ctx, orgID, orgs.NewUser{
+		u, err := s.orgs.AddUser(ctx, orgID, orgs.NewUser{
 			ID: in.UserID, Name: in.Name, Password: in.Password, Role: in.Role,
 			Ownership: in.Ownership, Notes: in.Notes,
 		})
+		if err != nil {
+			return nil, err
+		}
+		touch(ctx, u.ID)
+		return u, nil
 	})
 
 	addTool(s, mcp.NewTool("login",
@@ -245,11 +249,13 @@ func (s *Server) registerAccountTools() {
 		authTokenParam,
 		annotations(true, false, true),
 	), func(ctx context.Context, sess *auth.Session, in *profileArgs) (*profileResult, error) {
-		touch(ctx, in.UserID)
 		u, err := s.orgs.User(ctx, sess.OrgID, in.UserID)
 		if err != nil {
 			return nil, err
 		}
+		// Recorded only once found: a password given as user_id by
+		// mistake can still look like an id.
+		touch(ctx, u.ID)
 		inter, err := s.inbox.Interaction(ctx, sess.OrgID, sess.UserID, u.ID)
 		if err != nil {
 			return nil, err
@@ -279,7 +285,11 @@ func (s *Server) registerAccountTools() {
 		if err != nil {
 			return nil, err
 		}
-		touch(ctx, in.UserID)
-		return s.orgs.SetProfileNotes(ctx, orgID, in.UserID, in.ProfileNotes)
+		u, err := s.orgs.SetProfileNotes(ctx, orgID, in.UserID, in.ProfileNotes)
+		if err != nil {
+			return nil, err
+		}
+		touch(ctx, u.ID)
+		return u, nil
 	})
 }

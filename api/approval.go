@@ -19,15 +19,17 @@ var approvalTmpl = template.Must(template.New("approval").Parse(`<!doctype html>
 <meta name="referrer" content="no-referrer">
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:46rem;margin:3rem auto;padding:0 1rem;color:#222}
 blockquote{white-space:pre-wrap;background:#f4f4f4;border-left:4px solid #999;margin:0 0 1rem;padding:.8rem}
-button{font-size:1rem;padding:.5rem 1.2rem;margin-right:.5rem}.note{color:#555}</style>
+button{font-size:1rem;padding:.5rem 1.2rem;margin-right:.5rem}.note{color:#555}
+.hidden{background:#fff3cd;border:1px solid #c90;padding:.6rem .8rem}</style>
 </head><body>
 <h1>{{.Title}}</h1>
 {{if .Message}}<p>{{.Message}}</p>{{end}}
 {{with .A}}
-<p><strong>{{.AskerName}}</strong> ({{.AskerID}}) asked:</p>
-<blockquote>{{.Question}}</blockquote>
+{{if $.Hidden}}<p class="hidden"><strong>Hidden characters shown.</strong> The text below contains {{$.Hidden}} character(s) that cannot be seen, or that change how the text around them reads (such as a right-to-left override). Each is shown as a marker with its code, such as ⟦U+202E⟧. The text your agent sends keeps them as they are: approve only if you mean to send it so.</p>{{end}}
+<p><strong>{{$.AskerName}}</strong> ({{.AskerID}}) asked:</p>
+<blockquote>{{$.Question}}</blockquote>
 <p>Your agent proposes to answer (draft version {{.Version}}):</p>
-<blockquote>{{.Draft}}</blockquote>
+<blockquote>{{$.Draft}}</blockquote>
 {{if .Usable}}
 <form method="post">
 <button name="decision" value="approve" type="submit">Approve and allow sending</button>
@@ -43,6 +45,25 @@ type approvalView struct {
 	Title   string
 	Message string
 	A       *inbox.Approval
+	// The words of A as a person must read them to approve them (see
+	// ctalk.Visible), and how many hidden characters they showed.
+	AskerName, Question, Draft string
+	Hidden                     int
+}
+
+// reveal fills the view's words from its approval, with every hidden
+// character made visible.
+func (v approvalView) reveal() approvalView {
+	if v.A == nil {
+		return v
+	}
+	var n int
+	v.AskerName, v.Hidden = ctalk.Visible(v.A.AskerName)
+	v.Question, n = ctalk.Visible(v.A.Question)
+	v.Hidden += n
+	v.Draft, n = ctalk.Visible(v.A.Draft)
+	v.Hidden += n
+	return v
 }
 
 func (s *Server) approvalPage(c echo.Context) error {
@@ -91,5 +112,5 @@ func (s *Server) render(c echo.Context, status int, v approvalView) error {
 	h.Set("Cache-Control", "no-store")
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
 	c.Response().WriteHeader(status)
-	return approvalTmpl.Execute(c.Response(), v)
+	return approvalTmpl.Execute(c.Response(), v.reveal())
 }

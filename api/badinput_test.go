@@ -460,7 +460,7 @@ func TestIDRules(t *testing.T) {
 		if u := ok(t, bob, "get_user_profile", map[string]any{"user_id": "  bOb "})["user"].(map[string]any); u["user_id"] != "bob" {
 			t.Errorf("get_user_profile of \"  bOb \" = %v", u)
 		}
-		fail(t, anon, "register_user", map[string]any{"org_id": "acme", "admin_password": adminPW, "user_id": "bob smith", "name": "B", "password": userPW, "ownership": "x"}, "user_id \"bob smith\" has the character ' '; "+rule)
+		fail(t, anon, "register_user", map[string]any{"org_id": "acme", "admin_password": adminPW, "user_id": "bob smith", "name": "B", "password": userPW, "ownership": "x"}, "user_id has the character ' '; "+rule)
 		fail(t, anon, "login", map[string]any{"org_id": "acme", "user_id": "bob/..", "password": userPW}, rule)
 		fail(t, bob, "get_user_profile", map[string]any{"user_id": "bob@acme"}, rule)
 		checkLogs(t, e.logs.String())

@@ -73,13 +73,15 @@ type questionResult struct {
 
 type repliesArgs struct {
 	tokenArg
-	Since string `json:"since"`
+	Since  string `json:"since"`
+	Cursor string `json:"cursor"`
 }
 
 type repliesResult struct {
-	Replies   []*inbox.Question `json:"replies"`
-	HasMore   bool              `json:"has_more"`
-	NextSince string            `json:"next_since,omitempty" jsonschema:"when has_more: pass as since for the next page"`
+	Replies    []*inbox.Question `json:"replies"`
+	HasMore    bool              `json:"has_more"`
+	NextCursor string            `json:"next_cursor,omitempty" jsonschema:"when has_more: pass as cursor for the next page"`
+	NextSince  string            `json:"next_since,omitempty" jsonschema:"when has_more: the resolved_at of the page's last reply; prefer next_cursor, which never skips replies resolved in the same instant"`
 }
 
 type declineArgs struct {
@@ -186,7 +188,7 @@ func (s *Server) registerInboxTools() {
 		authTokenParam,
 		annotations(false, false, false),
 	), func(ctx context.Context, sess *auth.Session, in *proposeArgs) (*proposeResult, error) {
-		touch(ctx, in.MessageID)
+		touchMessage(ctx, in.MessageID)
 		d, mode, token, err := s.inbox.Propose(ctx, sess.OrgID, sess.UserID, in.MessageID, in.DraftText)
 		if err != nil {
 			return nil, err
@@ -207,7 +209,7 @@ func (s *Server) registerInboxTools() {
 		authTokenParam,
 		annotations(false, false, false),
 	), func(ctx context.Context, sess *auth.Session, in *sendArgs) (*questionResult, error) {
-		touch(ctx, in.MessageID)
+		touchMessage(ctx, in.MessageID)
 		q, err := s.inbox.Send(ctx, sess.OrgID, sess.UserID, in.MessageID, in.FinalText)
 		if err != nil {
 			return nil, err
@@ -218,6 +220,7 @@ func (s *Server) registerInboxTools() {
 	addIdentifiedTool(s, mcp.NewTool("check_replies",
 		mcp.WithDescription("List the questions you asked that were answered, declined or withdrawn after a time, oldest first, with the answer and who gave it."+dataNote),
 		mcp.WithString("since", mcp.DefaultString("1970-01-01T00:00:00+00:00"), mcp.Description("RFC 3339 time, any offset (default 1970-01-01T00:00:00+00:00: everything).")),
+		mcp.WithString("cursor", mcp.Description("next_cursor from the previous page, to continue where it ended; since is then ignored. Omit for the first page.")),
 		authTokenParam,
 		annotations(false, false, true),
 	), func(ctx context.Context, sess *auth.Session, in *repliesArgs) (*repliesResult, error) {
@@ -225,12 +228,12 @@ func (s *Server) registerInboxTools() {
 		if err != nil {
 			return nil, err
 		}
-		replies, more, err := s.inbox.Replies(ctx, sess.OrgID, sess.UserID, since, maxReplies)
+		replies, next, err := s.inbox.Replies(ctx, sess.OrgID, sess.UserID, since, in.Cursor, maxReplies)
 		if err != nil {
 			return nil, err
 		}
-		res := &repliesResult{Replies: replies, HasMore: more}
-		if more {
+		res := &repliesResult{Replies: replies, HasMore: next != "", NextCursor: next}
+		if next != "" {
 			res.NextSince = replies[len(replies)-1].ResolvedAt.Format(time.RFC3339Nano)
 		}
 		return res, nil
@@ -243,7 +246,7 @@ func (s *Server) registerInboxTools() {
 		authTokenParam,
 		annotations(false, true, false),
 	), func(ctx context.Context, sess *auth.Session, in *declineArgs) (*questionResult, error) {
-		touch(ctx, in.MessageID)
+		touchMessage(ctx, in.MessageID)
 		q, err := s.inbox.Decline(ctx, sess.OrgID, sess.UserID, in.MessageID, in.Reason)
 		if err != nil {
 			return nil, err
@@ -257,7 +260,7 @@ func (s *Server) registerInboxTools() {
 		authTokenParam,
 		annotations(false, true, false),
 	), func(ctx context.Context, sess *auth.Session, in *withdrawArgs) (*questionResult, error) {
-		touch(ctx, in.MessageID)
+		touchMessage(ctx, in.MessageID)
 		q, err := s.inbox.Withdraw(ctx, sess.OrgID, sess.UserID, in.MessageID)
 		if err != nil {
 			return nil, err
@@ -302,6 +305,7 @@ func (s *Server) registerInboxTools() {
 		if err != nil {
 			return nil, err
 		}
+		touchMessage(ctx, in.MessageID)
 		replies, err := s.inbox.WaitReply(ctx, sess.OrgID, sess.UserID, strings.TrimSpace(in.MessageID), s.waitOptions(ctx, timeout))
 		if err != nil {
 			return nil, err
@@ -334,6 +338,15 @@ func (s *Server) registerInboxTools() {
 	})
 }
 
+// touchMessage records a message_id argument for the audit log when it has
+// the shape of a message id; any other string may be a secret given in the
+// wrong argument, and one shaped like a user id would pass touch's check.
+func touchMessage(ctx context.Context, id string) {
+	if id = strings.TrimSpace(id); inbox.IsMessageID(id) {
+		touch(ctx, id)
+	}
+}
+
 // intArg validates an optional whole-number argument.
 func intArg(name string, v *float64, def, lo, hi int) (int, error) {
 	if v == nil {
@@ -345,15 +358,20 @@ func intArg(name string, v *float64, def, lo, hi int) (int, error) {
 	return int(*v), nil
 }
 
-// waitArg validates timeout_s; values above the cap are lowered to it.
+// waitArg validates timeout_s; values above the cap, +Inf included, are
+// lowered to it. The cap applies in seconds, before the conversion to a
+// Duration, which would overflow past 292 years and come out negative.
 func waitArg(v *float64) (time.Duration, error) {
 	if v == nil {
 		return defaultWait, nil
 	}
 	if math.IsNaN(*v) || *v < 0 {
-		return 0, ctalk.Errorf(ctalk.EInvalid, "timeout_s must be from 0 to %d seconds", int(inbox.MaxWait.Seconds()))
+		return 0, ctalk.Errorf(ctalk.EInvalid, "timeout_s must be a number of seconds from 0 to %d (larger values are lowered to %d)", int(inbox.MaxWait.Seconds()), int(inbox.MaxWait.Seconds()))
 	}
-	return min(time.Duration(*v*float64(time.Second)), inbox.MaxWait), nil
+	if *v >= inbox.MaxWait.Seconds() {
+		return inbox.MaxWait, nil
+	}
+	return time.Duration(*v * float64(time.Second)), nil
 }
 
 // waitOptions ends waits at shutdown and sends progress notifications when

@@ -15,6 +15,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/inbox"
 )
 
 // call is what one tool call learns about itself, for its log line.
@@ -27,11 +28,15 @@ type call struct {
 	ids []string
 }
 
-// touch records ids a tool call touched, for the audit log.
+// touch records ids a tool call touched, for the audit log. Callers pass
+// ids the call resolved (a user found, a question stored), not arguments as
+// given: a password given as user_id can look like an id. As a last guard,
+// only well-formed message, user or org ids are kept, so that a token never
+// is.
 func touch(ctx context.Context, ids ...string) {
 	if c, ok := ctx.Value(callKey).(*call); ok {
 		for _, id := range ids {
-			if id != "" && len(id) <= 100 {
+			if inbox.IsMessageID(id) || ctalk.IsID(id) {
 				c.ids = append(c.ids, id)
 			}
 		}

@@ -197,7 +197,7 @@ func decodeCursor(s string) (pageCursor, error) {
 	// no question is stamped and encodeCursor cannot write it back; no id
 	// holds a NUL, which Postgres cannot compare.
 	if err != nil || json.Unmarshal(b, &c) != nil || c.At.IsZero() || c.At.UTC().Year() < 1 || c.At.UTC().Year() > 9999 || strings.ContainsRune(c.ID, 0) {
-		return c, ctalk.Errorf(ctalk.EInvalid, "cursor is not one this server issued; pass the next_cursor of the previous check_inbox result, or omit it to start from the oldest question")
+		return c, ctalk.Errorf(ctalk.EInvalid, "cursor is not one this server issued; pass the next_cursor of the previous result of the same tool, or omit it to start from the oldest")
 	}
 	c.At = c.At.UTC()
 	return c, nil

@@ -146,18 +146,27 @@ func (s *Service) Ask(ctx context.Context, orgID, askerID string, in Ask) (*Ques
 				return nil, db.Translate(err)
 			}
 			if existing == nil {
-				return nil, ctalk.Errorf(ctalk.EConflict, "idempotency_key %q was taken by a concurrent ask that is not visible yet; retry the call", key)
+				return nil, ctalk.Errorf(ctalk.EConflict, "this idempotency_key was taken by a concurrent ask that is not visible yet; retry the call")
 			}
 		}
 	}
 	if existing != nil {
 		if existing.Text != text || existing.To != to {
-			return nil, ctalk.Errorf(ctalk.EConflict, "idempotency_key %q was already used for a different question (%s); use a new key for a new question", key, existing.ID)
+			return nil, ctalk.Errorf(ctalk.EConflict, "this idempotency_key was already used for a different question (%s); use a new key for a new question", existing.ID)
 		}
 		return existing, nil
 	}
 	s.broker.Wake(orgID, to)
 	return q, nil
+}
+
+// AskLocks returns the advisory locks an ask from asker to recipient holds
+// on Postgres: the asker's, for the rate, then the pair's, either way, for
+// the loop breaker. Every ask takes its asker's lock first and no other
+// asker's, so two asks never wait for each other in a cycle.
+func AskLocks(orgID, asker, recipient string) []int64 {
+	a, b := min(asker, recipient), max(asker, recipient)
+	return []int64{db.LockID("ask rate", orgID, asker), db.LockID("ask pair", orgID, a, b)}
 }
 
 // askChecks is what AskChecksSQL reads.
@@ -172,6 +181,13 @@ type askChecks struct {
 // rows in the database, so they hold across replicas. It reports false when
 // an ask with the same idempotency key was stored first. Errors: ENotFound,
 // ERateLimited.
+//
+// On SQLite the checks and the insert are one transaction, and SQLite has
+// one writer at a time, so concurrent asks see each other. On Postgres they
+// are one statement, whose snapshot would not see a concurrent ask that has
+// not committed yet: the statement runs under the advisory locks of
+// AskLocks, so asks that count toward the same limit take turns, also
+// across replicas.
 func (s *Service) insertQuestion(ctx context.Context, orgID string, q *Question) (inserted bool, err error) {
 	var (
 		c        askChecks
@@ -181,9 +197,9 @@ func (s *Service) insertQuestion(ctx context.Context, orgID string, q *Question)
 	)
 	if s.db.Engine == db.Postgres {
 		var n int
-		err := s.db.QueryRowContext(ctx, AskPostgresSQL, orgID, q.From, q.To, rateFrom, loopFrom,
-			q.ID, q.Text, q.idempotency, now, s.cfg.AsksPerMinute, s.cfg.LoopMax).
-			Scan(&c.recipient, &c.rateN, &c.rateOldest, &c.loopN, &c.loopOldest, &n)
+		err := s.db.QueryRowLocked(ctx, AskLocks(orgID, q.From, q.To), AskPostgresSQL,
+			[]any{orgID, q.From, q.To, rateFrom, loopFrom, q.ID, q.Text, q.idempotency, now, s.cfg.AsksPerMinute, s.cfg.LoopMax},
+			&c.recipient, &c.rateN, &c.rateOldest, &c.loopN, &c.loopOldest, &n)
 		if err != nil {
 			return false, db.Translate(err)
 		}
@@ -288,14 +304,31 @@ func byKey(ctx context.Context, q querier, orgID, askerID, key string) (*Questio
 // question loads a question that userID takes part in. Anyone else, in this
 // org or another, gets "not found".
 func question(ctx context.Context, q querier, orgID, userID, id string) (*Question, error) {
+	return loadQuestion(ctx, q, orgID, userID, id, "")
+}
+
+// questionForUpdate is question inside a transaction that then writes for
+// the question: on Postgres it locks the question's row until commit, so
+// that such transactions on one question take turns, and each reads, after
+// the lock, what the one before it committed (the versions of its drafts).
+// SQLite has one writer at a time anyway and no FOR UPDATE.
+func (s *Service) questionForUpdate(ctx context.Context, tx *sql.Tx, orgID, userID, id string) (*Question, error) {
+	lock := ""
+	if s.db.Engine == db.Postgres {
+		lock = " FOR UPDATE"
+	}
+	return loadQuestion(ctx, tx, orgID, userID, id, lock)
+}
+
+func loadQuestion(ctx context.Context, q querier, orgID, userID, id, lock string) (*Question, error) {
 	id = strings.TrimSpace(id)
 	if id == "" {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "message_id is required; check_inbox and check_replies show message ids")
 	}
-	if !validMessageID(id) {
+	if !IsMessageID(id) {
 		return nil, notFoundQuestion(id)
 	}
-	qq, err := scanQuestion(q.QueryRowContext(ctx, `SELECT `+questionColumns+` FROM questions WHERE org_id = $1 AND id = $2 AND (asker_id = $3 OR recipient_id = $3)`, orgID, id, userID))
+	qq, err := scanQuestion(q.QueryRowContext(ctx, `SELECT `+questionColumns+` FROM questions WHERE org_id = $1 AND id = $2 AND (asker_id = $3 OR recipient_id = $3)`+lock, orgID, id, userID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFoundQuestion(id)
 	}
@@ -305,9 +338,9 @@ func question(ctx context.Context, q querier, orgID, userID, id string) (*Questi
 // messageIDPrefix starts every message id; newID adds 24 hex digits.
 const messageIDPrefix = "q_"
 
-// validMessageID reports whether id has the shape of a message id, so that
-// no other string reaches a query.
-func validMessageID(id string) bool {
+// IsMessageID reports whether id has the shape of a message id, so that no
+// other string reaches a query, an error message or the audit log.
+func IsMessageID(id string) bool {
 	if len(id) != len(messageIDPrefix)+24 || !strings.HasPrefix(id, messageIDPrefix) {
 		return false
 	}
@@ -319,8 +352,12 @@ func validMessageID(id string) bool {
 	return true
 }
 
+// notFoundQuestion quotes id only when it has the shape of a message id:
+// anything else may be a secret given in the wrong argument.
 func notFoundQuestion(id string) error {
-	id = ctalk.Shorten(id, 80)
+	if !IsMessageID(id) {
+		return ctalk.Errorf(ctalk.ENotFound, "message_id is not one of your message ids (they look like q_ and 24 hex digits); check_inbox and check_replies show them")
+	}
 	return ctalk.Errorf(ctalk.ENotFound, "message %q not found among your questions; check_inbox and check_replies show your message ids", id)
 }
 
@@ -361,7 +398,8 @@ func (s *Service) Propose(ctx context.Context, orgID, userID, msgID, text string
 		return nil, "", "", err
 	}
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
-		q, err := question(ctx, tx, orgID, userID, msgID)
+		// Locked, so that concurrent proposals number their versions in turn.
+		q, err := s.questionForUpdate(ctx, tx, orgID, userID, msgID)
 		if err != nil {
 			return err
 		}
@@ -436,7 +474,9 @@ func (s *Service) Send(ctx context.Context, orgID, userID, msgID, finalText stri
 	var q *Question
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		var err error
-		if q, err = question(ctx, tx, orgID, userID, msgID); err != nil {
+		// Locked, so that a draft proposed meanwhile is the latest one
+		// this call compares final_text with.
+		if q, err = s.questionForUpdate(ctx, tx, orgID, userID, msgID); err != nil {
 			return err
 		}
 		if err := requireRecipient(q, userID, "answer"); err != nil {
@@ -565,25 +605,36 @@ func (s *Service) resolve(ctx context.Context, tx *sql.Tx, orgID string, q *Ques
 	return nil
 }
 
-// Replies returns the questions userID asked that were resolved after since,
-// oldest first, at most limit, and marks them handed to the asker.
-func (s *Service) Replies(ctx context.Context, orgID, userID string, since time.Time, limit int) ([]*Question, bool, error) {
-	var out []*Question
-	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+// Replies returns the questions userID asked that were resolved after
+// since, or, when cursor is set, after the position it stands for (the
+// NextCursor of the previous page); oldest first, at most limit; and marks
+// them handed to the asker. next is empty on the last page.
+//
+// Returns EInvalid for a cursor this server did not issue.
+func (s *Service) Replies(ctx context.Context, orgID, userID string, since time.Time, cursor string, limit int) (out []*Question, next string, err error) {
+	after := pageCursor{At: since.UTC()}
+	if strings.TrimSpace(cursor) != "" {
+		if after, err = decodeCursor(cursor); err != nil {
+			return nil, "", err
+		}
+	}
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		var err error
-		out, err = queryQuestions(ctx, tx, RepliesPageSQL, orgID, userID, since.UTC(), limit+1)
+		out, err = queryQuestions(ctx, tx, RepliesPageSQL, orgID, userID, after.At, after.ID, limit+1)
 		if err != nil {
 			return err
 		}
 		if len(out) > limit {
 			out = out[:limit]
+			last := out[len(out)-1]
+			next = encodeCursor(pageCursor{At: *last.ResolvedAt, ID: last.ID})
 		}
 		return markHanded(ctx, tx, orgID, "asker_handed_at", ids(out), s.db.Now())
 	})
 	if err != nil {
-		return nil, false, err
+		return nil, "", err
 	}
-	return out, len(out) == limit, nil
+	return out, next, nil
 }
 
 func ids(qs []*Question) []string {

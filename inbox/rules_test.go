@@ -121,7 +121,7 @@ func TestSendOnlyTheExactLatestDraft(t *testing.T) {
 		if sent.Status != inbox.StatusAnswered || sent.Answer != "v2" || sent.ResolvedBy != "answerer" {
 			t.Fatalf("sent = %+v", sent)
 		}
-		replies, _, err := s.Replies(ctx, "acme", "asker", time.Time{}, 10)
+		replies, _, err := s.Replies(ctx, "acme", "asker", time.Time{}, "", 10)
 		if err != nil || len(replies) != 1 || replies[0].Answer != "v2" {
 			t.Fatalf("the asker's replies = %v (err %v), want the answer v2", replies, err)
 		}

@@ -83,7 +83,11 @@ const RecentExchangesSQL = `
 	ORDER BY resolved_at DESC LIMIT $4`
 
 // RepliesPageSQL reads a page of the questions a user asked that were
-// resolved after a time.
+// resolved after a position (resolved_at, id): after the time $3 alone when
+// the id $4 is empty (check_replies' since), else after the pair (its
+// cursor), so that questions resolved in one instant are neither skipped
+// nor repeated at a page boundary. resolved_at >= $3 bounds the index range.
 const RepliesPageSQL = `SELECT ` + questionColumns + ` FROM questions
-	WHERE org_id = $1 AND asker_id = $2 AND status <> 'pending' AND resolved_at > $3
-	ORDER BY resolved_at, id LIMIT $4`
+	WHERE org_id = $1 AND asker_id = $2 AND status <> 'pending' AND resolved_at >= $3
+	  AND (resolved_at > $3 OR ($4 <> '' AND id > $4))
+	ORDER BY resolved_at, id LIMIT $5`

@@ -13,7 +13,7 @@ import (
 // Returns EInvalid, ENotFound.
 func (s *Service) SetApprovalMode(ctx context.Context, orgID, mode string) (*Org, error) {
 	if mode != "agent" && mode != "human" {
-		return nil, ctalk.Errorf(ctalk.EInvalid, "approval_mode %q is not valid; use \"agent\" or \"human\"", mode)
+		return nil, ctalk.Errorf(ctalk.EInvalid, "approval_mode is not valid; use \"agent\" or \"human\"")
 	}
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE orgs SET approval_mode = $1 WHERE id = $2`, mode, orgID)

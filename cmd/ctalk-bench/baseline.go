@@ -43,8 +43,9 @@ func insertQuestion(ctx context.Context, d *db.DB, org, asker, to string) error 
 }
 
 // askTransaction is the whole of ask_person's stored work without a key: on
-// Postgres its one statement (the checks, the INSERT, the pair's
-// statistics), on SQLite its transaction. The wake-up for other replicas is
+// Postgres its one round trip (the advisory locks of the asker and the pair,
+// then one statement: the checks, the INSERT, the pair's statistics), on
+// SQLite its transaction. The wake-up for other replicas is
 // sent after it, in batches, and is not part of it.
 func askTransaction(ctx context.Context, d *db.DB, org, asker, to string) error {
 	now := d.Now()
@@ -55,9 +56,9 @@ func askTransaction(ctx context.Context, d *db.DB, org, asker, to string) error 
 	c := []any{&recipient, &rateN, &rateOldest, &loopN, &loopOldest}
 	if d.Engine == db.Postgres {
 		var n int
-		return d.QueryRowContext(ctx, inbox.AskPostgresSQL, org, asker, to, now.Add(-time.Minute), now.Add(-loopWindow),
-			newQuestionID(), questionText, sql.NullString{}, now, benchAsksPerMin, benchLoopMax).
-			Scan(append(c, &n)...)
+		return d.QueryRowLocked(ctx, inbox.AskLocks(org, asker, to), inbox.AskPostgresSQL,
+			[]any{org, asker, to, now.Add(-time.Minute), now.Add(-loopWindow), newQuestionID(), questionText, sql.NullString{}, now, benchAsksPerMin, benchLoopMax},
+			append(c, &n)...)
 	}
 	return d.Tx(ctx, func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, inbox.AskChecksSQL, org, asker, to, now.Add(-time.Minute), now.Add(-loopWindow)).Scan(c...); err != nil {
@@ -80,9 +81,9 @@ func selectInboxPage(ctx context.Context, d *db.DB, org, user string) error {
 	return scanQuestions(d.QueryContext(ctx, inbox.InboxPageSQL, org, user, epoch, "", inboxPageLimit+1))
 }
 
-// selectRepliesPage is the SELECT of check_replies.
+// selectRepliesPage is the SELECT of check_replies' first page after since.
 func selectRepliesPage(ctx context.Context, d *db.DB, org, user string, since time.Time) error {
-	return scanQuestions(d.QueryContext(ctx, inbox.RepliesPageSQL, org, user, since, repliesPageLimit+1))
+	return scanQuestions(d.QueryContext(ctx, inbox.RepliesPageSQL, org, user, since, "", repliesPageLimit+1))
 }
 
 func scanQuestions(rows *sql.Rows, err error) error {
