@@ -66,9 +66,6 @@ func (s *Service) ChangePassword(ctx context.Context, sess *Session, current, ne
 	if err != nil {
 		return 0, err
 	}
-	if err := s.checkThrottle(ctx, sess.OrgID, sess.UserID); err != nil {
-		return 0, err
-	}
 	var old string
 	err = s.db.QueryRowContext(ctx, `SELECT password_hash FROM users WHERE org_id = $1 AND id = $2 AND removed_at IS NULL`, sess.OrgID, sess.UserID).Scan(&old)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -77,11 +74,8 @@ func (s *Service) ChangePassword(ctx context.Context, sess *Session, current, ne
 	if err != nil {
 		return 0, db.Translate(err)
 	}
-	if !s.checkPassword(old, current) {
-		if err := s.recordFailure(ctx, sess.OrgID, sess.UserID); err != nil {
-			return 0, err
-		}
-		return 0, ctalk.Errorf(ctalk.EUnauthorized, "current_password is wrong; your password is unchanged and your token still works")
+	if err := s.verifyCurrentPassword(ctx, sess.OrgID, sess.UserID, old, current); err != nil {
+		return 0, err
 	}
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		now := s.db.Now()
@@ -99,6 +93,23 @@ func (s *Service) ChangePassword(ctx context.Context, sess *Session, current, ne
 		return err
 	})
 	return revoked, err
+}
+
+// verifyCurrentPassword checks pw against hash, the password of userID,
+// counting the attempt in the account's login throttle as Login does.
+//
+// Returns EUnauthorized for a wrong password, ERateLimited after too many.
+func (s *Service) verifyCurrentPassword(ctx context.Context, orgID, userID, hash, pw string) error {
+	if err := s.checkThrottle(ctx, orgID, userID); err != nil {
+		return err
+	}
+	if s.checkPassword(hash, pw) {
+		return nil
+	}
+	if err := s.recordFailure(ctx, orgID, userID); err != nil {
+		return err
+	}
+	return ctalk.Errorf(ctalk.EUnauthorized, "current_password is wrong; your password is unchanged and your token still works")
 }
 
 // ResetPassword sets a new password for a current member of orgID and
