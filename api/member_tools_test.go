@@ -200,10 +200,16 @@ func TestPasswordToolsOverMCP(t *testing.T) {
 		if len(events) != 1 || mustJSON(events[0]["ids"]) != `["bob"]` || events[0]["user_id"] != "alice" {
 			t.Fatalf("reset_user_password events = %v", events)
 		}
-		// The too short and the two accepted changes; a wrong admin password
-		// names no org, so it is not in acme's log.
-		if ev := auditEvents(t, alice, "acme", map[string]any{"tool": "change_admin_password"}, 3); len(ev) != 3 {
-			t.Fatalf("change_admin_password events = %v", ev)
+		// The wrong, the too short and the two accepted changes: a wrong
+		// admin password is filed in the attacked org's log, as the caller
+		// admin-password.
+		ev := auditEvents(t, alice, "acme", map[string]any{"tool": "change_admin_password"}, 4)
+		var outcomes []string
+		for _, e := range ev {
+			outcomes = append(outcomes, fmt.Sprint(e["outcome"], "/", e["user_id"]))
+		}
+		if got, want := strings.Join(outcomes, " "), "ok/alice ok/admin-password invalid/admin-password unauthorized/admin-password"; got != want {
+			t.Fatalf("change_admin_password events, newest first = %s, want %s", got, want)
 		}
 		var dump strings.Builder
 		rows, err := e.DB.Query(`SELECT tool, ids FROM audit_events`)
