@@ -57,6 +57,9 @@ type Session struct {
 	Role      string
 	TokenHash string
 	ExpiresAt time.Time
+	// GrantID is set when the token is an OAuth access token: the grant
+	// that logout revokes.
+	GrantID string
 }
 
 // IsAdmin reports whether the session's user administers its org.
@@ -92,32 +95,12 @@ const adminAccount = "*admin"
 // Returns EUnauthorized for bad credentials, ERateLimited when the account or
 // the address has failed too often, EInvalid for malformed ids.
 func (s *Service) Login(ctx context.Context, orgID, userID, password, clientIP string) (token string, sess *Session, err error) {
-	if err := s.ips.allow(clientIP); err != nil {
+	if sess, err = s.CheckPassword(ctx, orgID, userID, password, clientIP); err != nil {
 		return "", nil, err
 	}
-	if orgID, err = ctalk.ParseID("org_id", orgID); err != nil {
-		return "", nil, err
-	}
-	if userID, err = ctalk.ParseID("user_id", userID); err != nil {
-		return "", nil, err
-	}
-	if err := s.checkThrottle(ctx, orgID, userID); err != nil {
-		return "", nil, err
-	}
-	var hash, role string
-	err = s.db.QueryRowContext(ctx, `SELECT password_hash, role FROM users WHERE org_id = $1 AND id = $2`, orgID, userID).Scan(&hash, &role)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return "", nil, db.Translate(err)
-	}
-	if !s.checkPassword(hash, password) {
-		if err := s.recordFailure(ctx, orgID, userID); err != nil {
-			return "", nil, err
-		}
-		return "", nil, ctalk.Errorf(ctalk.EUnauthorized, badLogin)
-	}
-
+	orgID, userID = sess.OrgID, sess.UserID
 	raw, tokenHash := NewToken()
-	sess = &Session{OrgID: orgID, UserID: userID, Role: role, TokenHash: tokenHash}
+	sess.TokenHash = tokenHash
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		now := s.db.Now()
 		sess.ExpiresAt = now.Add(s.cfg.TokenTTL)
@@ -132,6 +115,41 @@ func (s *Service) Login(ctx context.Context, orgID, userID, password, clientIP s
 		return "", nil, err
 	}
 	return raw, sess, nil
+}
+
+// CheckPassword checks a user's password under the rules of Login (the
+// per-address limit, the account lockout, the same time for unknown users)
+// without issuing a token, and returns whom they identify, with no token
+// hash or expiry. The sign-in page uses it before starting a browser session.
+//
+// Returns EUnauthorized for bad credentials, ERateLimited when the account or
+// the address has failed too often, EInvalid for malformed ids.
+func (s *Service) CheckPassword(ctx context.Context, orgID, userID, password, clientIP string) (*Session, error) {
+	if err := s.ips.allow(clientIP); err != nil {
+		return nil, err
+	}
+	orgID, err := ctalk.ParseID("org_id", orgID)
+	if err != nil {
+		return nil, err
+	}
+	if userID, err = ctalk.ParseID("user_id", userID); err != nil {
+		return nil, err
+	}
+	if err := s.checkThrottle(ctx, orgID, userID); err != nil {
+		return nil, err
+	}
+	var hash, role string
+	err = s.db.QueryRowContext(ctx, `SELECT password_hash, role FROM users WHERE org_id = $1 AND id = $2`, orgID, userID).Scan(&hash, &role)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, db.Translate(err)
+	}
+	if !s.checkPassword(hash, password) {
+		if err := s.recordFailure(ctx, orgID, userID); err != nil {
+			return nil, err
+		}
+		return nil, ctalk.Errorf(ctalk.EUnauthorized, badLogin)
+	}
+	return &Session{OrgID: orgID, UserID: userID, Role: role}, nil
 }
 
 // VerifyAdminPassword checks an org's admin password, with the same
