@@ -97,6 +97,9 @@ func addTool[In, Out any](s *Server, t mcp.Tool, fn func(ctx context.Context, in
 // addIdentifiedTool registers a tool that needs the caller's identity: its
 // handler runs only for an identified caller, whose session it receives.
 func addIdentifiedTool[In hasToken, Out any](s *Server, t mcp.Tool, fn func(ctx context.Context, sess *auth.Session, in *In) (*Out, error)) {
+	if s.identified == nil {
+		s.identified = map[string]bool{}
+	}
 	s.identified[t.Name] = true
 	addTool(s, t, func(ctx context.Context, in *In) (*Out, error) {
 		sess, err := s.identify(ctx, *in)
