@@ -74,12 +74,14 @@ func New(cfg Config, a *auth.Service, o *orgs.Service, oa *oauth.Service) *Pages
 func (p *Pages) Mount(e *echo.Echo) {
 	static, _ := fs.Sub(staticFS, "static")
 	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", http.FileServer(http.FS(static)))), p.headers)
-	g := e.Group("", p.headers, p.csrf())
-	g.GET(oauth.AuthorizePath, p.authorize)
-	g.POST(oauth.AuthorizePath, p.authorizeForm)
-	g.GET("/signup", p.signupPage)
-	g.POST("/signup", p.signup)
-	g.POST("/signout", p.signout)
+	// Per route, not an echo Group: a group's middleware would also run on
+	// every path no route matches, answering them with CSRF refusals.
+	mw := []echo.MiddlewareFunc{p.headers, p.csrf()}
+	e.GET(oauth.AuthorizePath, p.authorize, mw...)
+	e.POST(oauth.AuthorizePath, p.authorizeForm, mw...)
+	e.GET("/signup", p.signupPage, mw...)
+	e.POST("/signup", p.signup, mw...)
+	e.POST("/signout", p.signout, mw...)
 }
 
 // headers sets the security headers of every page: no script at all, no
