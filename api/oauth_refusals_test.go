@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/oauth"
 )
@@ -264,6 +265,27 @@ func TestOAuthRefusals(t *testing.T) {
 					t.Errorf("token at another resource: %d %s, want 401", resp.StatusCode, b)
 				}
 			})
+			t.Run("revocation endpoint", func(t *testing.T) {
+				v, _ := pkce("revoke")
+				_, tok := exchange(code(t, "revoke"), v)
+				if status, body := postForm(t, e.URL+oauth.RevokePath, url.Values{"token": {tok["refresh_token"].(string)}}); status != http.StatusOK {
+					t.Fatalf("revoke: %d %s", status, body)
+				}
+				if status, _ := mcpStatus(t, e.URL, tok["access_token"].(string)); status != http.StatusUnauthorized {
+					t.Errorf("access token after its refresh token was revoked: %d, want 401", status)
+				}
+			})
+			t.Run("unused registration expires", func(t *testing.T) {
+				_, m := register(t, e.URL, claudeCodeRegistration)
+				clk.advance(oauth.DefaultConfig().RegistrationTTL + time.Second)
+				_, ch := pkce("old")
+				loc, page := signIn(t, browser(t), authorizeURL(e.URL, m["client_id"].(string), redirect, ch, nil), "acme", "alice", userPW)
+				if loc != nil || !strings.Contains(page, "expired") {
+					t.Errorf("expired registration: sent to %v, page %.200q", loc, page)
+				}
+				// A registration that was used to sign in does not expire.
+				code(t, "still")
+			})
 			t.Run("metadata document on a private address", func(t *testing.T) {
 				doc := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					w.Write([]byte(`{}`))
@@ -277,6 +299,22 @@ func TestOAuthRefusals(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestOAuthRegistrationLimit checks that registrations from one address are
+// rate-limited, with a JSON answer that says when to retry.
+func TestOAuthRegistrationLimit(t *testing.T) {
+	e, _ := startOAuth(t, db.SQLite, func(c *oauth.Config) { c.RegisterRate, c.RegisterBurst = 0.001, 2 })
+	for i := range 3 {
+		status, m := register(t, e.URL, claudeCodeRegistration)
+		if want := http.StatusCreated; i == 2 {
+			if status != http.StatusTooManyRequests || m["error"] != "too_many_requests" {
+				t.Errorf("registration past the limit: %d %v", status, m)
+			}
+		} else if status != want {
+			t.Fatalf("registration %d: %d %v", i, status, m)
+		}
 	}
 }
 
