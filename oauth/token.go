@@ -134,6 +134,11 @@ func pkceMatches(verifier, challenge string) bool {
 
 // issue stores a new access and refresh token of g.
 func (s *Service) issue(ctx context.Context, tx *sql.Tx, g grant, now time.Time) (*TokenResponse, error) {
+	// The grant's expired tokens go as new ones come, so a grant keeps only
+	// what may still be presented.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM oauth_tokens WHERE grant_id = $1 AND expires_at < $2`, g.id, now); err != nil {
+		return nil, err
+	}
 	access, accessHash := newSecret(accessPrefix)
 	refresh, refreshHash := newSecret(refreshPrefix)
 	if _, err := tx.ExecContext(ctx, `
