@@ -105,8 +105,13 @@ func (s *Service) exchangeCode(ctx context.Context, form url.Values, site Site) 
 		}
 		g.id, _ = newSecret("")
 		g.id = g.id[:22]
-		if _, err := tx.ExecContext(ctx, `UPDATE oauth_codes SET used_at = $1, grant_id = $2 WHERE hash = $3`, now, g.id, auth.HashToken(code)); err != nil {
-			return err
+		// The condition makes the code's use a compare-and-set: of two
+		// exchanges at once, the second finds it used and fails.
+		if ok, err := changedOne(tx.ExecContext(ctx, `UPDATE oauth_codes SET used_at = $1, grant_id = $2 WHERE hash = $3 AND used_at IS NULL`, now, g.id, auth.HashToken(code))); err != nil || !ok {
+			if err != nil {
+				return err
+			}
+			return invalidGrant("the authorization code was already used; start the sign-in again")
 		}
 		if _, err := tx.ExecContext(ctx, `
 			INSERT INTO oauth_grants (id, org_id, user_id, client_id, client_name, scope, resource, created_at, last_used_at)
@@ -159,6 +164,29 @@ func (s *Service) refresh(ctx context.Context, form url.Values) (*TokenResponse,
 	if raw == "" {
 		return nil, invalidRequest("refresh_token is missing")
 	}
+	for range 5 {
+		out, err := s.refreshOnce(ctx, raw, form.Get("client_id"))
+		if !errors.Is(err, errRefreshRace) {
+			return out, err
+		}
+	}
+	return nil, oauthErr(http.StatusServiceUnavailable, "temporarily_unavailable", "the refresh token is being refreshed by other requests at the same time; retry")
+}
+
+// errRefreshRace is a refresh that lost a race with another refresh of the
+// same token.
+var errRefreshRace = errors.New("refresh token rotated concurrently")
+
+// changedOne reports whether an UPDATE changed exactly one row.
+func changedOne(res sql.Result, err error) (bool, error) {
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+func (s *Service) refreshOnce(ctx context.Context, raw, clientID string) (*TokenResponse, error) {
 	var out *TokenResponse
 	var leaked string
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
@@ -187,7 +215,7 @@ func (s *Service) refresh(ctx context.Context, form url.Values) (*TokenResponse,
 			return invalidGrant("this connection was revoked; sign in again")
 		case !now.Before(expires):
 			return invalidGrant("the refresh token expired; sign in again")
-		case form.Get("client_id") != "" && form.Get("client_id") != g.clientID:
+		case clientID != "" && clientID != g.clientID:
 			return invalidGrant("the refresh token was issued to another client")
 		case rotated.Valid && now.After(rotated.Time.Add(s.cfg.RefreshGrace)) && successorRotated.Valid:
 			leaked = g.id
@@ -203,9 +231,15 @@ func (s *Service) refresh(ctx context.Context, form url.Values) (*TokenResponse,
 		if out, err = s.issue(ctx, tx, g, now); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE oauth_tokens SET rotated_at = $1, replaced_by = $2 WHERE hash = $3`,
-			now, auth.HashToken(out.RefreshToken), auth.HashToken(raw)); err != nil {
-			return err
+		// A compare-and-set on the successor that was read: a refresh of
+		// the same token that committed meanwhile makes this one start over,
+		// so a token never has two live successors.
+		if ok, err := changedOne(tx.ExecContext(ctx, `UPDATE oauth_tokens SET rotated_at = $1, replaced_by = $2 WHERE hash = $3 AND COALESCE(replaced_by, '') = $4`,
+			now, auth.HashToken(out.RefreshToken), auth.HashToken(raw), successor.String)); err != nil || !ok {
+			if err != nil {
+				return err
+			}
+			return errRefreshRace
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE oauth_grants SET last_used_at = $1 WHERE id = $2`, now, g.id)
 		return err
