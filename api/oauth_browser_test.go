@@ -55,6 +55,11 @@ func callbackServer(t *testing.T) (string, <-chan url.Values) {
 	t.Helper()
 	got := make(chan url.Values, 4)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/callback" {
+			// The browser's own requests, such as /favicon.ico.
+			http.NotFound(w, r)
+			return
+		}
 		got <- r.URL.Query()
 		w.Write([]byte("signed in; you may close this window"))
 	}))
@@ -80,9 +85,13 @@ func waitCallback(t *testing.T, got <-chan url.Values) url.Values {
 // lets the form's redirect through); a second client asks consent, given
 // with the keyboard too.
 func TestSignInInBrowser(t *testing.T) {
+	// One browser for both engines, with a browser context of its own (its
+	// own cookies) for each: starting Chromium is the slow part.
+	browserCtx := chromium(t)
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
-			ctx := chromium(t)
+			ctx, cancel := chromedp.NewContext(browserCtx, chromedp.WithNewBrowserContext())
+			defer cancel()
 			e := start(t, engine)
 			e.person(t, "acme", "alice")
 			redirect, got := callbackServer(t)
