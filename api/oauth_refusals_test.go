@@ -320,7 +320,8 @@ func TestOAuthRegistrationLimit(t *testing.T) {
 
 // TestOAuthMetadataDocumentClient checks Client ID Metadata Documents: a
 // document whose client_id is its own URL is used, with its loopback
-// redirect matching on any port; one naming another client_id is refused.
+// redirect matching on any port; one naming another client_id, or over the
+// size cap, is refused.
 // The server fetches without the address guard here, since the test's
 // document server is on loopback.
 func TestOAuthMetadataDocumentClient(t *testing.T) {
@@ -329,6 +330,10 @@ func TestOAuthMetadataDocumentClient(t *testing.T) {
 			var docURL string
 			doc := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				id := docURL + "/good.json"
+				if r.URL.Path == "/big.json" {
+					w.Write([]byte(`{"client_name":"` + strings.Repeat("x", 70<<10) + `"}`))
+					return
+				}
 				if r.URL.Path == "/bad.json" {
 					id = "https://claude.ai/oauth/claude-code-client-metadata"
 				}
@@ -344,6 +349,11 @@ func TestOAuthMetadataDocumentClient(t *testing.T) {
 			loc, page := signIn(t, browser(t), authorizeURL(e.URL, doc.URL+"/bad.json", "http://localhost:5000/callback", ch, nil), "acme", "alice", userPW)
 			if loc != nil || !strings.Contains(page, "not its own URL") {
 				t.Errorf("document with another client_id: sent to %v, page %.300q", loc, page)
+			}
+
+			loc, page = signIn(t, browser(t), authorizeURL(e.URL, doc.URL+"/big.json", "http://localhost:5000/callback", ch, nil), "acme", "alice", userPW)
+			if loc != nil || !strings.Contains(page, "is over 65536 bytes") {
+				t.Errorf("oversized document: sent to %v, page %.300q", loc, page)
 			}
 
 			id := doc.URL + "/good.json"
