@@ -216,6 +216,9 @@ func (s *Server) registerAccountTools() {
 		if err := s.auth.Logout(ctx, sess); err != nil {
 			return nil, err
 		}
+		if err := s.revokeOAuthGrant(ctx, sess); err != nil {
+			return nil, err
+		}
 		return &logoutResult{LoggedOut: true, Message: "the token is revoked; log in again to get a new one"}, nil
 	})
 

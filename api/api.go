@@ -30,7 +30,9 @@ import (
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/orgs"
+	"github.com/ctalk/ctalk/web"
 )
 
 // MaxBodyBytes is the largest request body accepted; larger ones get 413.
@@ -72,6 +74,9 @@ type Config struct {
 	// X-Forwarded-For (the default; its last entry that is not a trusted
 	// proxy) or X-Real-IP.
 	ClientIPHeader string
+	// OAuth configures the authorization server; the zero value means
+	// oauth.DefaultConfig.
+	OAuth *oauth.Config
 }
 
 // Server is the ctalk HTTP application.
@@ -90,6 +95,11 @@ type Server struct {
 	stopOnce sync.Once
 	metrics  *metrics
 	hosts    hostPolicy
+	// oauth is the authorization server; web its sign-in pages.
+	oauth *oauth.Service
+	web   *web.Pages
+	// identified names the tools that need the caller's identity.
+	identified map[string]bool
 }
 
 // New builds the application over the given services.
@@ -100,7 +110,12 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	if cfg.ProgressEvery <= 0 {
 		cfg.ProgressEvery = 10 * time.Second
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, db: d, auth: a, orgs: o, inbox: i, stop: make(chan struct{}), hosts: newHostPolicy(cfg)}
+	s := &Server{cfg: cfg, log: cfg.Logger, db: d, auth: a, orgs: o, inbox: i, stop: make(chan struct{}), identified: map[string]bool{}, hosts: newHostPolicy(cfg)}
+	ocfg := oauth.DefaultConfig()
+	if cfg.OAuth != nil {
+		ocfg = *cfg.OAuth
+	}
+	s.oauth = oauth.NewService(d, ocfg)
 
 	s.mcp = server.NewMCPServer("ctalk", cfg.Version,
 		server.WithToolCapabilities(false),
@@ -131,7 +146,8 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	e.GET("/", s.home)
 	e.GET("/approve/:token", s.approvalPage)
 	e.POST("/approve/:token", s.approvalDecision)
-	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, s.noStandaloneStream, s.bearer, s.jsonRPCBody)
+	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, s.noStandaloneStream, s.bearer, s.jsonRPCBody, s.challengeAnonymous)
+	s.mountOAuth(e)
 	s.echo = e
 	return s
 }
@@ -270,7 +286,7 @@ func (s *Server) bearer(next echo.HandlerFunc) echo.HandlerFunc {
 			return s.unauthorized(c, "the Authorization header must be \"Bearer <token>\"; get a token with the login tool")
 		}
 		ctx := c.Request().Context()
-		sess, err := s.auth.Authenticate(ctx, raw)
+		sess, err := s.authenticate(ctx, raw)
 		if err != nil {
 			if ctalk.ErrorCode(err) == ctalk.EUnauthorized {
 				return s.unauthorized(c, ctalk.ErrorMessage(err))
@@ -390,7 +406,7 @@ func checkJSONRPC(b []byte) (problem string, kind int, method string) {
 }
 
 func (s *Server) unauthorized(c echo.Context, msg string) error {
-	c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="ctalk", error="invalid_token", error_description="`+strings.ReplaceAll(msg, `"`, `'`)+`"`)
+	c.Response().Header().Set(echo.HeaderWWWAuthenticate, s.challenge(c.Request().Context(), "invalid_token", msg))
 	return c.JSON(http.StatusUnauthorized, map[string]string{"error": "unauthorized", "message": msg})
 }
 

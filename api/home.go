@@ -17,8 +17,10 @@ var homePage = template.Must(template.New("home").Parse(`<!doctype html>
 <p>A hosted MCP server where the people of an organization ask each other questions through their AI agents, and every answer is approved by a person before it is sent.</p>
 <p>Version <code>{{.Version}}</code>{{with .Build}} ({{.}}){{end}}. MCP endpoint: <code>{{.MCP}}</code></p>
 <h2>Connect Claude Code</h2>
+<pre>claude mcp add --transport http ctalk {{.MCP}}</pre>
+<p>The first time your agent needs to know who you are, run <code>/mcp</code> in Claude Code and sign in in your browser (or create your organization there). Cursor, VS Code and other clients with MCP authorization sign in the same way.</p>
+<p>Clients without OAuth: ask your agent to <code>login</code>, then add the server with the token it returns:</p>
 <pre>claude mcp add --transport http ctalk {{.MCP}} --header "Authorization: Bearer &lt;token&gt;"</pre>
-<p>No token yet? Add the server without the header, ask your agent to <code>register_organization</code> (once per organization), <code>register_user</code> and <code>login</code>, then add it again with the token it returns.</p>
 <p>Health: <a href="/health">/health</a> · Readiness: <a href="/ready">/ready</a></p>
 </body></html>
 `))

@@ -102,6 +102,10 @@ func addTool[In, Out any](s *Server, t mcp.Tool, fn func(ctx context.Context, in
 // addIdentifiedTool registers a tool that needs the caller's identity: its
 // handler runs only for an identified caller, whose session it receives.
 func addIdentifiedTool[In hasToken, Out any](s *Server, t mcp.Tool, fn func(ctx context.Context, sess *auth.Session, in *In) (*Out, error)) {
+	if s.identified == nil {
+		s.identified = map[string]bool{}
+	}
+	s.identified[t.Name] = true
 	addTool(s, t, func(ctx context.Context, in *In) (*Out, error) {
 		sess, err := s.identify(ctx, *in)
 		if err != nil {
@@ -277,7 +281,7 @@ func (s *Server) identify(ctx context.Context, in hasToken) (*auth.Session, erro
 	}
 	if sess == nil && in.token() != "" {
 		var err error
-		if sess, err = s.auth.Authenticate(ctx, strings.TrimSpace(in.token())); err != nil {
+		if sess, err = s.authenticate(ctx, strings.TrimSpace(in.token())); err != nil {
 			return nil, err
 		}
 	}

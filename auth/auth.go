@@ -72,6 +72,9 @@ type Session struct {
 	Role      string
 	TokenHash string
 	ExpiresAt time.Time
+	// GrantID is set when the token is an OAuth access token: the grant
+	// that logout revokes.
+	GrantID string
 }
 
 // IsAdmin reports whether the session's user administers its org.
@@ -115,45 +118,82 @@ const adminAccount = "*admin"
 // failed too often from this address or from all addresses, or this address
 // has tried too often, EInvalid for malformed ids.
 func (s *Service) Login(ctx context.Context, orgID, userID, password, clientIP string) (token string, sess *Session, err error) {
-	addr := addressKey(clientIP)
-	if err := s.ips.allow("login", addr); err != nil {
+	sess, addr, hash, err := s.verifyPassword(ctx, orgID, userID, password, clientIP)
+	if err != nil {
 		return "", nil, err
 	}
-	if orgID, err = ctalk.ParseID("org_id", orgID); err != nil {
-		return "", nil, err
-	}
-	if userID, err = ctalk.ParseID("user_id", userID); err != nil {
-		return "", nil, err
-	}
-	if err := s.reserveAttempt(ctx, orgID, userID, addr); err != nil {
-		return "", nil, err
-	}
-	var hash, role string
-	err = s.db.QueryRowContext(ctx, `SELECT password_hash, role FROM users WHERE org_id = $1 AND id = $2`, orgID, userID).Scan(&hash, &role)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return "", nil, db.Translate(err)
-	}
-	if !s.checkPassword(hash, password) {
-		// The attempt was counted before the check and stays counted.
-		return "", nil, ctalk.Errorf(ctalk.EUnauthorized, badLogin)
-	}
-
 	raw, tokenHash := NewToken()
-	sess = &Session{OrgID: orgID, UserID: userID, Role: role, TokenHash: tokenHash}
+	sess.TokenHash = tokenHash
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		now := s.db.Now()
 		sess.ExpiresAt = now.Add(s.cfg.TokenTTL)
-		if err := clearAttempts(ctx, tx, orgID, userID, addr); err != nil {
+		if err := clearAttempts(ctx, tx, sess.OrgID, sess.UserID, addr); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO tokens (hash, org_id, user_id, kind, created_at, last_used_at, expires_at) VALUES ($1, $2, $3, 'login', $4, $4, $5)`,
-			tokenHash, orgID, userID, now, sess.ExpiresAt)
-		return err
+		// Only while the password just checked is still the user's: a
+		// password change, reset or removal that committed after the check
+		// must not be outlived by a token issued on the old password.
+		res, err := tx.ExecContext(ctx, `INSERT INTO tokens (hash, org_id, user_id, kind, created_at, last_used_at, expires_at)
+			SELECT $1, $2, $3, 'login', $4, $4, $5 FROM users WHERE org_id = $2 AND id = $3 AND password_hash = $6 AND removed_at IS NULL`,
+			tokenHash, sess.OrgID, sess.UserID, now, sess.ExpiresAt, hash)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return ctalk.Errorf(ctalk.EUnauthorized, badLogin)
+		}
+		return nil
 	})
 	if err != nil {
 		return "", nil, err
 	}
 	return raw, sess, nil
+}
+
+// CheckPassword checks a user's password under the rules of Login (the
+// per-address limits, the account lockout, the same time for unknown users)
+// without issuing a token, and returns whom they identify, with no token
+// hash or expiry. The sign-in page uses it before starting a browser session.
+//
+// Returns the errors of Login.
+func (s *Service) CheckPassword(ctx context.Context, orgID, userID, password, clientIP string) (*Session, error) {
+	sess, addr, _, err := s.verifyPassword(ctx, orgID, userID, password, clientIP)
+	if err != nil {
+		return nil, err
+	}
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error { return clearAttempts(ctx, tx, sess.OrgID, sess.UserID, addr) })
+	return sess, err
+}
+
+// verifyPassword runs Login's checks up to and including the password
+// compare: the per-address limit, the ids, the attempt counted before the
+// compare (see reserveAttempt). It returns the session it identifies, the
+// client's address key whose attempts a success clears, and the password
+// hash that matched.
+func (s *Service) verifyPassword(ctx context.Context, orgID, userID, password, clientIP string) (sess *Session, addr, hash string, err error) {
+	addr = addressKey(clientIP)
+	if err := s.ips.allow("login", addr); err != nil {
+		return nil, "", "", err
+	}
+	if orgID, err = ctalk.ParseID("org_id", orgID); err != nil {
+		return nil, "", "", err
+	}
+	if userID, err = ctalk.ParseID("user_id", userID); err != nil {
+		return nil, "", "", err
+	}
+	if err := s.reserveAttempt(ctx, orgID, userID, addr); err != nil {
+		return nil, "", "", err
+	}
+	var role string
+	err = s.db.QueryRowContext(ctx, `SELECT password_hash, role FROM users WHERE org_id = $1 AND id = $2`, orgID, userID).Scan(&hash, &role)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, "", "", db.Translate(err)
+	}
+	if !s.checkPassword(hash, password) {
+		// The attempt was counted before the check and stays counted.
+		return nil, "", "", ctalk.Errorf(ctalk.EUnauthorized, badLogin)
+	}
+	return &Session{OrgID: orgID, UserID: userID, Role: role}, addr, hash, nil
 }
 
 // VerifyAdminPassword checks an org's admin password, with the same

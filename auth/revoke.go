@@ -10,19 +10,34 @@ import (
 	"github.com/ctalk/ctalk/db"
 )
 
-// RevokeTokens revokes, inside tx, every live token of userID in orgID except
-// the one whose hash is keep (none when keep is empty), and returns how many
-// it revoked. Every call authenticates afresh, so they stop working on the
-// very next call. It is for services that revoke as part of a larger change,
-// such as removing a member.
-func RevokeTokens(ctx context.Context, tx *sql.Tx, orgID, userID, keep string, now time.Time) (int, error) {
-	res, err := tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = $1 WHERE org_id = $2 AND user_id = $3 AND revoked_at IS NULL AND hash <> $4`,
-		now, orgID, userID, keep)
-	if err != nil {
-		return 0, err
+// RevokeTokens revokes, inside tx, every live credential of userID in orgID
+// (login and personal tokens, OAuth grants with their access and refresh
+// tokens, browser sessions) except the one keep was authenticated with (none
+// when keep is nil), and returns how many it revoked. Every call
+// authenticates afresh, so they stop working on the very next call. It is for
+// services that revoke as part of a larger change, such as removing a member.
+func RevokeTokens(ctx context.Context, tx *sql.Tx, orgID, userID string, keep *Session, now time.Time) (int, error) {
+	var keepHash, keepGrant string
+	if keep != nil {
+		keepHash, keepGrant = keep.TokenHash, keep.GrantID
 	}
-	n, err := res.RowsAffected()
-	return int(n), err
+	total := 0
+	for _, q := range []struct{ sql, keep string }{
+		{`UPDATE tokens SET revoked_at = $1 WHERE org_id = $2 AND user_id = $3 AND revoked_at IS NULL AND hash <> $4`, keepHash},
+		{`UPDATE oauth_grants SET revoked_at = $1 WHERE org_id = $2 AND user_id = $3 AND revoked_at IS NULL AND id <> $4`, keepGrant},
+		{`UPDATE web_sessions SET revoked_at = $1 WHERE org_id = $2 AND user_id = $3 AND revoked_at IS NULL AND hash <> $4`, keepHash},
+	} {
+		res, err := tx.ExecContext(ctx, q.sql, now, orgID, userID, q.keep)
+		if err != nil {
+			return 0, err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return 0, err
+		}
+		total += int(n)
+	}
+	return total, nil
 }
 
 // RevokeUserTokens revokes every token of a current member of orgID, and
@@ -46,7 +61,7 @@ func (s *Service) RevokeUserTokens(ctx context.Context, orgID, userID string) (i
 		if err != nil {
 			return err
 		}
-		n, err = RevokeTokens(ctx, tx, orgID, userID, "", s.db.Now())
+		n, err = RevokeTokens(ctx, tx, orgID, userID, nil, s.db.Now())
 		return err
 	})
 	return n, err
@@ -97,7 +112,7 @@ func (s *Service) ChangePassword(ctx context.Context, sess *Session, current, ne
 		if err := clearAttempts(ctx, tx, sess.OrgID, sess.UserID, addr); err != nil {
 			return err
 		}
-		revoked, err = RevokeTokens(ctx, tx, sess.OrgID, sess.UserID, sess.TokenHash, now)
+		revoked, err = RevokeTokens(ctx, tx, sess.OrgID, sess.UserID, sess, now)
 		return err
 	})
 	return revoked, err
@@ -126,7 +141,7 @@ func (s *Service) ResetPassword(ctx context.Context, orgID, userID, next string)
 		if n, _ := res.RowsAffected(); n == 0 {
 			return NotFoundUser(userID)
 		}
-		revoked, err = RevokeTokens(ctx, tx, orgID, userID, "", now)
+		revoked, err = RevokeTokens(ctx, tx, orgID, userID, nil, now)
 		return err
 	})
 	return revoked, err

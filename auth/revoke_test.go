@@ -246,3 +246,41 @@ func TestRemovedUserTokenRefused(t *testing.T) {
 		}
 	})
 }
+
+// TestRevokeEndsBrowserSessions: revoking a member's tokens, resetting their
+// password and changing one's own password end browser sessions as they end
+// tokens, except the session the change was made in.
+func TestRevokeEndsBrowserSessions(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		f := setup(t, d)
+		ctx := context.Background()
+		session := func(t *testing.T) (string, *auth.Session) {
+			t.Helper()
+			raw, sess, err := f.auth.SignIn(ctx, "acme", "bob", userPW, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return raw, sess
+		}
+		live := func(t *testing.T, raw string, want bool) {
+			t.Helper()
+			_, err := f.auth.WebSession(ctx, raw)
+			if want && err != nil || !want && ctalk.ErrorCode(err) != ctalk.EUnauthorized {
+				t.Errorf("web session: %v, want live %v", err, want)
+			}
+		}
+		first, _ := session(t)
+		if _, err := f.auth.RevokeUserTokens(ctx, "acme", "bob"); err != nil {
+			t.Fatal(err)
+		}
+		live(t, first, false)
+
+		kept, sess := session(t)
+		other, _ := session(t)
+		if _, err := f.auth.ChangePassword(ctx, sess, userPW, userPW+"-new"); err != nil {
+			t.Fatal(err)
+		}
+		live(t, kept, true)
+		live(t, other, false)
+	})
+}

@@ -3,6 +3,7 @@ package db_test
 import (
 	"context"
 	"database/sql"
+	"io/fs"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/migrations"
 )
 
 func TestMigrateDownAndUp(t *testing.T) {
@@ -18,7 +20,10 @@ func TestMigrateDownAndUp(t *testing.T) {
 		if err != nil || dirty || v == 0 {
 			t.Fatalf("version = %d, dirty %v, err %v; want a clean applied version", v, dirty, err)
 		}
-		if err := d.MigrateDown(int(v)); err != nil {
+		// Versions may have gaps (each change takes its own number), so
+		// the steps down are counted from the files.
+		ups, _ := fs.Glob(migrations.FS, string(d.Engine)+"/*.up.sql")
+		if err := d.MigrateDown(len(ups)); err != nil {
 			t.Fatal(err)
 		}
 		if v, dirty, err := d.MigrationVersion(); err != nil || dirty || v != 0 {

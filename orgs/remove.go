@@ -69,7 +69,7 @@ func (s *Service) RemoveUser(ctx context.Context, orgID, userID string) (*Remova
 			r.RemovedAt, orgID, userID); err != nil {
 			return err
 		}
-		r.TokensRevoked, err = auth.RevokeTokens(ctx, tx, orgID, userID, "", r.RemovedAt)
+		r.TokensRevoked, err = auth.RevokeTokens(ctx, tx, orgID, userID, nil, r.RemovedAt)
 		return err
 	})
 	if err != nil {

@@ -448,7 +448,7 @@ func (b *bridge) forward(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	case errors.As(err, &f):
-		msg := f.toolError(b.cfg.Endpoint)
+		msg := f.toolError(b.cfg.Endpoint, b.cfg.Token != "")
 		b.log.Warn("ctalk stdio: tool call not forwarded", "tool", req.Params.Name, "error", msg)
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}, nil
 	}
@@ -547,8 +547,14 @@ func (f *remoteFailure) reason() string {
 }
 
 // toolError is the text of the tool error a local client gets for a call the
-// hosted server at endpoint did not answer.
-func (f *remoteFailure) toolError(endpoint string) string {
+// hosted server at endpoint did not answer; hasToken says whether the bridge
+// sends a token.
+func (f *remoteFailure) toolError(endpoint string, hasToken bool) string {
+	if r := f.tokenRefused(); r != nil && !hasToken {
+		// The server asks for identity (401 with an OAuth challenge), which
+		// this bridge cannot give without a token.
+		return "ctalk stdio: this tool needs you to be logged in, and this bridge has no token: call the login tool, put the auth_token it returns in CTALK_TOKEN in this MCP client's configuration, and restart the client (or pass it as auth_token)."
+	}
 	if r := f.tokenRefused(); r != nil {
 		return fmt.Sprintf("ctalk stdio: the hosted ctalk server refused this bridge's token (%s). The token may have expired or been revoked: get a new one with the login tool, put it in CTALK_TOKEN in this MCP client's configuration, and restart the client.", r)
 	}

@@ -1,0 +1,105 @@
+package auth
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/db"
+)
+
+// Lifetimes of a browser session: absolute, and idle.
+const (
+	WebSessionTTL     = 12 * time.Hour
+	WebSessionIdleTTL = 2 * time.Hour
+)
+
+// webSessionPrefix starts a browser session's cookie value, so that it can
+// never pass for an agent's token.
+const webSessionPrefix = "ctalkweb_"
+
+// SignIn checks a person's password under the rules of Login and starts a
+// browser session, returned once as raw (the cookie value) and stored only as
+// its hash.
+//
+// Returns the errors of CheckPassword.
+func (s *Service) SignIn(ctx context.Context, orgID, userID, password, clientIP string) (raw string, sess *Session, err error) {
+	if sess, err = s.CheckPassword(ctx, orgID, userID, password, clientIP); err != nil {
+		return "", nil, err
+	}
+	if raw, err = s.StartWebSession(ctx, sess); err != nil {
+		return "", nil, err
+	}
+	return raw, sess, nil
+}
+
+// StartWebSession starts a browser session for a person whose identity was
+// just proven (by password, or by creating their organization), filling in
+// sess's hash and expiry.
+func (s *Service) StartWebSession(ctx context.Context, sess *Session) (string, error) {
+	raw, _ := NewToken()
+	raw = webSessionPrefix + raw[len(TokenPrefix):]
+	sess.TokenHash = HashToken(raw)
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		now := s.db.Now()
+		sess.ExpiresAt = now.Add(WebSessionTTL)
+		_, err := tx.ExecContext(ctx, `INSERT INTO web_sessions (hash, org_id, user_id, created_at, last_used_at, expires_at) VALUES ($1, $2, $3, $4, $4, $5)`,
+			sess.TokenHash, sess.OrgID, sess.UserID, now, sess.ExpiresAt)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return raw, nil
+}
+
+// WebSession returns the person a browser session cookie stands for.
+//
+// Returns EUnauthorized for an unknown, expired, idle or ended session.
+func (s *Service) WebSession(ctx context.Context, raw string) (*Session, error) {
+	const signInAgain = "your browser session has ended; sign in again"
+	if len(raw) != tokenLen-len(TokenPrefix)+len(webSessionPrefix) || raw[:len(webSessionPrefix)] != webSessionPrefix {
+		return nil, ctalk.Errorf(ctalk.EUnauthorized, signInAgain)
+	}
+	hash := HashToken(raw)
+	now := s.db.Now()
+	var (
+		sess              = Session{TokenHash: hash}
+		lastUsed, expires time.Time
+		revoked           sql.NullTime
+	)
+	err := s.db.QueryRowContext(ctx, `
+		SELECT w.org_id, w.user_id, u.role, w.last_used_at, w.expires_at, w.revoked_at
+		FROM web_sessions w JOIN users u ON u.org_id = w.org_id AND u.id = w.user_id AND u.removed_at IS NULL
+		WHERE w.hash = $1`, hash).Scan(&sess.OrgID, &sess.UserID, &sess.Role, &lastUsed, &expires, &revoked)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ctalk.Errorf(ctalk.EUnauthorized, signInAgain)
+	}
+	if err != nil {
+		return nil, db.Translate(err)
+	}
+	if revoked.Valid || !now.Before(expires) || !now.Before(lastUsed.Add(WebSessionIdleTTL)) {
+		return nil, ctalk.Errorf(ctalk.EUnauthorized, signInAgain)
+	}
+	sess.ExpiresAt = expires
+	if now.Sub(lastUsed) > time.Minute {
+		err := s.db.Write(ctx, func() error {
+			_, err := s.db.ExecContext(ctx, `UPDATE web_sessions SET last_used_at = $1 WHERE hash = $2`, now, hash)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return &sess, nil
+}
+
+// EndWebSession signs a browser session out.
+func (s *Service) EndWebSession(ctx context.Context, sess *Session) error {
+	return s.db.Write(ctx, func() error {
+		_, err := s.db.ExecContext(ctx, `UPDATE web_sessions SET revoked_at = $1 WHERE hash = $2 AND revoked_at IS NULL`, s.db.Now(), sess.TokenHash)
+		return err
+	})
+}

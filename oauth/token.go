@@ -1,0 +1,368 @@
+package oauth
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/db"
+)
+
+// TokenResponse is the token endpoint's answer (RFC 6749 section 5.1).
+type TokenResponse struct {
+	AccessToken  string `json:"access_token"`
+	TokenType    string `json:"token_type"`
+	ExpiresIn    int64  `json:"expires_in"`
+	RefreshToken string `json:"refresh_token"`
+	Scope        string `json:"scope"`
+}
+
+// Token answers a token request: an authorization code with its PKCE
+// verifier, or a refresh token.
+//
+// Returns *Error for every refusal the client can act on.
+func (s *Service) Token(ctx context.Context, form url.Values, site Site) (*TokenResponse, error) {
+	if r := form.Get("resource"); r != "" && !oauthex.MatchesResource([]string{r}, site.Resource) {
+		return nil, oauthErr(http.StatusBadRequest, "invalid_target", "resource %q is not served here; this server's resource is %s", ctalk.Shorten(r, 200), site.Resource)
+	}
+	switch form.Get("grant_type") {
+	case "authorization_code":
+		return s.exchangeCode(ctx, form, site)
+	case "refresh_token":
+		return s.refresh(ctx, form)
+	case "":
+		return nil, invalidRequest("grant_type is missing: use authorization_code or refresh_token")
+	}
+	return nil, oauthErr(http.StatusBadRequest, "unsupported_grant_type", "grant_type %q is not supported: use authorization_code or refresh_token", ctalk.Shorten(form.Get("grant_type"), 40))
+}
+
+// grant is one client connected as one person.
+type grant struct {
+	id, orgID, userID, clientID, scope, resource string
+}
+
+func (s *Service) exchangeCode(ctx context.Context, form url.Values, site Site) (*TokenResponse, error) {
+	code, verifier := form.Get("code"), form.Get("code_verifier")
+	switch {
+	case code == "":
+		return nil, invalidRequest("code is missing")
+	case verifier == "":
+		return nil, invalidRequest("code_verifier is missing: PKCE is required")
+	case form.Get("resource") == "":
+		return nil, oauthErr(http.StatusBadRequest, "invalid_target", "resource is required (RFC 8707): send resource=%s", site.Resource)
+	}
+	var out *TokenResponse
+	var reused string
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		now := s.db.Now()
+		var (
+			g                               grant
+			redirect, challenge, clientName string
+			expires                         time.Time
+			used                            sql.NullTime
+			grantID                         sql.NullString
+		)
+		err := tx.QueryRowContext(ctx, `
+			SELECT c.client_id, c.org_id, c.user_id, c.redirect_uri, c.code_challenge, c.scope, c.resource, c.expires_at, c.used_at, c.grant_id, COALESCE(k.name, '')
+			FROM oauth_codes c LEFT JOIN oauth_clients k ON k.id = c.client_id
+			WHERE c.hash = $1`, auth.HashToken(code)).
+			Scan(&g.clientID, &g.orgID, &g.userID, &redirect, &challenge, &g.scope, &g.resource, &expires, &used, &grantID, &clientName)
+		if errors.Is(err, sql.ErrNoRows) {
+			return invalidGrant("the authorization code is not valid; start the sign-in again")
+		}
+		if err != nil {
+			return err
+		}
+		switch {
+		case used.Valid:
+			// A code presented twice was intercepted or replayed: the
+			// tokens issued for it are revoked (RFC 6749 section 4.1.2).
+			reused = grantID.String
+			return invalidGrant("the authorization code was already used; start the sign-in again")
+		case !now.Before(expires):
+			return invalidGrant("the authorization code expired; start the sign-in again")
+		case form.Get("client_id") != "" && form.Get("client_id") != g.clientID:
+			return invalidGrant("the authorization code was issued to another client")
+		case form.Get("redirect_uri") != redirect:
+			return invalidGrant("redirect_uri does not match the one of the authorization request")
+		case !oauthex.MatchesResource([]string{form.Get("resource")}, g.resource):
+			return oauthErr(http.StatusBadRequest, "invalid_target", "resource does not match the one of the authorization request")
+		case !pkceMatches(verifier, challenge):
+			return invalidGrant("code_verifier does not match the code_challenge of the authorization request")
+		}
+		if clientName == "" {
+			clientName = unnamedClient
+		}
+		g.id, _ = newSecret("")
+		g.id = g.id[:22]
+		// The condition makes the code's use a compare-and-set: of two
+		// exchanges at once, the second finds it used and fails.
+		if ok, err := changedOne(tx.ExecContext(ctx, `UPDATE oauth_codes SET used_at = $1, grant_id = $2 WHERE hash = $3 AND used_at IS NULL`, now, g.id, auth.HashToken(code))); err != nil || !ok {
+			if err != nil {
+				return err
+			}
+			return invalidGrant("the authorization code was already used; start the sign-in again")
+		}
+		if _, err := tx.ExecContext(ctx, `
+			INSERT INTO oauth_grants (id, org_id, user_id, client_id, client_name, scope, resource, created_at, last_used_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`, g.id, g.orgID, g.userID, g.clientID, clientName, g.scope, g.resource, now); err != nil {
+			return err
+		}
+		out, err = s.issue(ctx, tx, g, now)
+		return err
+	})
+	if reused != "" {
+		if rerr := s.revokeGrant(ctx, reused); rerr != nil {
+			return nil, rerr
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func pkceMatches(verifier, challenge string) bool {
+	sum := sha256.Sum256([]byte(verifier))
+	return subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(challenge)) == 1
+}
+
+// issue stores a new access and refresh token of g.
+func (s *Service) issue(ctx context.Context, tx *sql.Tx, g grant, now time.Time) (*TokenResponse, error) {
+	// The grant's expired tokens go as new ones come, so a grant keeps only
+	// what may still be presented.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM oauth_tokens WHERE grant_id = $1 AND expires_at < $2`, g.id, now); err != nil {
+		return nil, err
+	}
+	access, accessHash := newSecret(accessPrefix)
+	refresh, refreshHash := newSecret(refreshPrefix)
+	if _, err := tx.ExecContext(ctx, `
+		INSERT INTO oauth_tokens (hash, grant_id, kind, created_at, expires_at) VALUES ($1, $2, 'access', $3, $4), ($5, $2, 'refresh', $3, $6)`,
+		accessHash, g.id, now, now.Add(s.cfg.AccessTTL), refreshHash, now.Add(s.cfg.RefreshTTL)); err != nil {
+		return nil, err
+	}
+	return &TokenResponse{AccessToken: access, TokenType: "Bearer", ExpiresIn: int64(s.cfg.AccessTTL / time.Second),
+		RefreshToken: refresh, Scope: g.scope}, nil
+}
+
+// refresh rotates a refresh token. The previous token keeps working for
+// RefreshGrace after its rotation, and for as long as its successor was
+// never used, because a client that lost the answer retries with it; any
+// other reuse means the token leaked, and ends the grant.
+func (s *Service) refresh(ctx context.Context, form url.Values) (*TokenResponse, error) {
+	raw := form.Get("refresh_token")
+	if raw == "" {
+		return nil, invalidRequest("refresh_token is missing")
+	}
+	for range 5 {
+		out, err := s.refreshOnce(ctx, raw, form.Get("client_id"))
+		if !errors.Is(err, errRefreshRace) {
+			return out, err
+		}
+	}
+	return nil, oauthErr(http.StatusServiceUnavailable, "temporarily_unavailable", "the refresh token is being refreshed by other requests at the same time; retry")
+}
+
+// errRefreshRace is a refresh that lost a race with another refresh of the
+// same token.
+var errRefreshRace = errors.New("refresh token rotated concurrently")
+
+// changedOne reports whether an UPDATE changed exactly one row.
+func changedOne(res sql.Result, err error) (bool, error) {
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+func (s *Service) refreshOnce(ctx context.Context, raw, clientID string) (*TokenResponse, error) {
+	var out *TokenResponse
+	var leaked string
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		now := s.db.Now()
+		var (
+			g                grant
+			expires          time.Time
+			rotated, revoked sql.NullTime
+			successor        sql.NullString
+			successorRotated sql.NullTime
+		)
+		err := tx.QueryRowContext(ctx, `
+			SELECT g.id, g.org_id, g.user_id, g.client_id, g.scope, g.resource, g.revoked_at, t.expires_at, t.rotated_at, t.replaced_by,
+				(SELECT n.rotated_at FROM oauth_tokens n WHERE n.hash = t.replaced_by)
+			FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id
+			WHERE t.hash = $1 AND t.kind = 'refresh'`, auth.HashToken(raw)).
+			Scan(&g.id, &g.orgID, &g.userID, &g.clientID, &g.scope, &g.resource, &revoked, &expires, &rotated, &successor, (*db.NullTime)(&successorRotated))
+		if errors.Is(err, sql.ErrNoRows) {
+			return invalidGrant("the refresh token is not valid; sign in again")
+		}
+		if err != nil {
+			return err
+		}
+		switch {
+		case revoked.Valid:
+			return invalidGrant("this connection was revoked; sign in again")
+		case !now.Before(expires):
+			return invalidGrant("the refresh token expired; sign in again")
+		case clientID != "" && clientID != g.clientID:
+			return invalidGrant("the refresh token was issued to another client")
+		case rotated.Valid && now.After(rotated.Time.Add(s.cfg.RefreshGrace)) && successorRotated.Valid:
+			leaked = g.id
+			return invalidGrant("the refresh token was already used and replaced; this connection is revoked for safety; sign in again")
+		}
+		if rotated.Valid && successor.Valid {
+			// A retry within the grace: the successor it never received is
+			// dropped, with its access token's sibling left to expire.
+			if _, err := tx.ExecContext(ctx, `DELETE FROM oauth_tokens WHERE hash = $1`, successor.String); err != nil {
+				return err
+			}
+		}
+		if out, err = s.issue(ctx, tx, g, now); err != nil {
+			return err
+		}
+		// A compare-and-set on the successor that was read: a refresh of
+		// the same token that committed meanwhile makes this one start over,
+		// so a token never has two live successors.
+		if ok, err := changedOne(tx.ExecContext(ctx, `UPDATE oauth_tokens SET rotated_at = $1, replaced_by = $2 WHERE hash = $3 AND COALESCE(replaced_by, '') = $4`,
+			now, auth.HashToken(out.RefreshToken), auth.HashToken(raw), successor.String)); err != nil || !ok {
+			if err != nil {
+				return err
+			}
+			return errRefreshRace
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE oauth_grants SET last_used_at = $1 WHERE id = $2`, now, g.id)
+		return err
+	})
+	if leaked != "" {
+		if rerr := s.revokeGrant(ctx, leaked); rerr != nil {
+			return nil, rerr
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Authenticate returns the session of an OAuth access token presented to
+// resource. Expiry, revocation and the audience are checked on every call.
+//
+// Returns EUnauthorized for an unknown, expired or revoked token, or one
+// issued for another resource.
+func (s *Service) Authenticate(ctx context.Context, raw, resource string) (*auth.Session, error) {
+	const again = "; your client should sign in again (in Claude Code: /mcp)"
+	if !IsAccessToken(raw) {
+		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the access token is malformed"+again)
+	}
+	hash := auth.HashToken(raw)
+	var (
+		sess     = auth.Session{TokenHash: hash}
+		aud      string
+		lastUsed time.Time
+		revoked  sql.NullTime
+	)
+	err := s.db.QueryRowContext(ctx, `
+		SELECT g.id, g.org_id, g.user_id, u.role, g.resource, g.revoked_at, g.last_used_at, t.expires_at
+		FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id
+		JOIN users u ON u.org_id = g.org_id AND u.id = g.user_id AND u.removed_at IS NULL
+		WHERE t.hash = $1 AND t.kind = 'access'`, hash).
+		Scan(&sess.GrantID, &sess.OrgID, &sess.UserID, &sess.Role, &aud, &revoked, &lastUsed, &sess.ExpiresAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the access token is not valid"+again)
+	}
+	if err != nil {
+		return nil, db.Translate(err)
+	}
+	now := s.db.Now()
+	switch {
+	case revoked.Valid:
+		return nil, ctalk.Errorf(ctalk.EUnauthorized, "this connection was revoked (logged out)"+again)
+	case !now.Before(sess.ExpiresAt):
+		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the access token expired; your client should refresh it")
+	case !oauthex.MatchesResource([]string{aud}, resource):
+		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the access token was issued for %s, not for %s"+again, aud, resource)
+	}
+	if now.Sub(lastUsed) > time.Minute {
+		err := s.db.Write(ctx, func() error {
+			_, err := s.db.ExecContext(ctx, `UPDATE oauth_grants SET last_used_at = $1 WHERE id = $2`, now, sess.GrantID)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return &sess, nil
+}
+
+// RevokeGrant ends a connection of the person orgID/userID: its access and
+// refresh tokens stop working at once. Revoking an unknown or another
+// person's grant does nothing.
+func (s *Service) RevokeGrant(ctx context.Context, orgID, userID, grantID string) error {
+	return s.db.Write(ctx, func() error {
+		_, err := s.db.ExecContext(ctx, `UPDATE oauth_grants SET revoked_at = $1 WHERE org_id = $2 AND user_id = $3 AND id = $4 AND revoked_at IS NULL`,
+			s.db.Now(), orgID, userID, grantID)
+		return err
+	})
+}
+
+func (s *Service) revokeGrant(ctx context.Context, grantID string) error {
+	return s.db.Write(ctx, func() error {
+		_, err := s.db.ExecContext(ctx, `UPDATE oauth_grants SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL`, s.db.Now(), grantID)
+		return err
+	})
+}
+
+// Revoke ends the grant of an access or refresh token (RFC 7009). Unknown
+// tokens are not an error, as the RFC asks.
+func (s *Service) Revoke(ctx context.Context, raw string) error {
+	var grantID string
+	err := s.db.QueryRowContext(ctx, `SELECT grant_id FROM oauth_tokens WHERE hash = $1`, auth.HashToken(raw)).Scan(&grantID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return db.Translate(err)
+	}
+	return s.revokeGrant(ctx, grantID)
+}
+
+// Grant is a client connected as a person, for the page that lists them.
+type Grant struct {
+	ID         string
+	ClientID   string
+	ClientName string
+	CreatedAt  time.Time
+	LastUsedAt time.Time
+}
+
+// Grants lists the connections of a person that are not revoked, newest
+// first.
+func (s *Service) Grants(ctx context.Context, orgID, userID string) ([]Grant, error) {
+	rows, err := s.db.QueryContext(ctx, `
+		SELECT id, client_id, client_name, created_at, last_used_at FROM oauth_grants
+		WHERE org_id = $1 AND user_id = $2 AND revoked_at IS NULL ORDER BY created_at DESC`, orgID, userID)
+	if err != nil {
+		return nil, db.Translate(err)
+	}
+	defer rows.Close()
+	var out []Grant
+	for rows.Next() {
+		var g Grant
+		if err := rows.Scan(&g.ID, &g.ClientID, &g.ClientName, &g.CreatedAt, &g.LastUsedAt); err != nil {
+			return nil, db.Translate(err)
+		}
+		out = append(out, g)
+	}
+	return out, db.Translate(rows.Err())
+}

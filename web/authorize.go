@@ -1,0 +1,129 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/oauth"
+)
+
+// authorize is the OAuth authorization endpoint: it checks the request,
+// then signs the person in, asks their consent, or, when they gave it to
+// this client before, sends the browser back with a code at once.
+func (p *Pages) authorize(c echo.Context) error {
+	return p.handleAuthorize(c, c.QueryParams(), "")
+}
+
+// authorizeForm takes the sign-in and consent forms of the authorization
+// page; their hidden fields carry the authorization request.
+func (p *Pages) authorizeForm(c echo.Context) error {
+	form, err := c.FormParams()
+	if err != nil {
+		return p.message(c, http.StatusBadRequest, "Sign-in failed", ctalk.Errorf(ctalk.EInvalid, "the form could not be read; go back and try again"))
+	}
+	return p.handleAuthorize(c, form, form.Get("action"))
+}
+
+func (p *Pages) handleAuthorize(c echo.Context, q url.Values, action string) error {
+	ctx := c.Request().Context()
+	site := oauth.SiteOf(p.cfg.PublicURL(c.Request()))
+	req, err := p.oauth.ParseAuthorize(ctx, q, site)
+	if req == nil {
+		// The client or its redirect URI cannot be trusted: say so here,
+		// never redirect.
+		return p.message(c, http.StatusBadRequest, "This sign-in link cannot be used", err)
+	}
+	// The browser may go back to the client's redirect URI after a form.
+	c.Response().Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'; form-action 'self' "+formTarget(req.RedirectURI))
+	if err != nil {
+		return c.Redirect(http.StatusFound, req.ErrorRedirect(err, site.Issuer))
+	}
+	if action == "deny" {
+		return c.Redirect(http.StatusFound, req.Denied(site.Issuer))
+	}
+
+	sess := p.Session(c)
+	if action == "signin" {
+		raw, s, err := p.auth.SignIn(ctx, c.FormValue("org_id"), c.FormValue("user_id"), c.FormValue("password"), c.RealIP())
+		if err != nil {
+			return p.signinPage(c, req, ctalk.ErrorMessage(err), statusOf(err))
+		}
+		p.setSession(c, raw)
+		// Signing in on this page, which names the client and where it
+		// returns, is the person's consent.
+		return p.approve(c, req, s, site)
+	}
+	if sess == nil {
+		return p.signinPage(c, req, "", http.StatusOK)
+	}
+	if action == "allow" {
+		return p.approve(c, req, sess, site)
+	}
+	ok, err := p.oauth.Consented(ctx, sess, req.Client.ID)
+	if err != nil {
+		return p.message(c, http.StatusServiceUnavailable, "Sign-in failed", err)
+	}
+	if ok {
+		return p.approve(c, req, sess, site)
+	}
+	return p.render(c, http.StatusOK, "consent", &page{Title: "Allow " + req.Client.Name + "?", Action: oauth.AuthorizePath,
+		Hidden: hidden(req), Request: req, Session: sess, Next: oauth.AuthorizePath + "?" + req.Query().Encode()})
+}
+
+func (p *Pages) approve(c echo.Context, req *oauth.AuthRequest, sess *auth.Session, site oauth.Site) error {
+	to, err := p.oauth.Approve(c.Request().Context(), req, sess, site.Issuer)
+	if err != nil {
+		return p.message(c, statusOf(err), "Sign-in failed", err)
+	}
+	return c.Redirect(http.StatusFound, to)
+}
+
+func (p *Pages) signinPage(c echo.Context, req *oauth.AuthRequest, msg string, status int) error {
+	next := oauth.AuthorizePath + "?" + req.Query().Encode()
+	return p.render(c, status, "signin", &page{Title: "Sign in to ctalk", Error: msg, Action: oauth.AuthorizePath,
+		Hidden: hidden(req), Request: req, OrgID: c.FormValue("org_id"), UserID: c.FormValue("user_id"),
+		SignupURL: "/signup?" + url.Values{"next": {next}}.Encode()})
+}
+
+// hidden is the authorization request as the hidden fields of a form.
+func hidden(req *oauth.AuthRequest) url.Values {
+	return req.Query()
+}
+
+// formTarget is the CSP source of a redirect URI: its origin, or its scheme
+// for a custom scheme.
+func formTarget(redirect string) string {
+	u, err := url.Parse(redirect)
+	if err != nil {
+		return ""
+	}
+	if u.Host == "" {
+		return u.Scheme + ":"
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// statusOf is the HTTP status of a page that shows err.
+func statusOf(err error) int {
+	switch ctalk.ErrorCode(err) {
+	case ctalk.EInvalid:
+		return http.StatusBadRequest
+	case ctalk.EUnauthorized:
+		return http.StatusUnauthorized
+	case ctalk.EForbidden:
+		return http.StatusForbidden
+	case ctalk.ENotFound:
+		return http.StatusNotFound
+	case ctalk.EConflict:
+		return http.StatusConflict
+	case ctalk.ERateLimited:
+		return http.StatusTooManyRequests
+	case ctalk.EUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}

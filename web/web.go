@@ -1,0 +1,214 @@
+// Package web holds ctalk's pages for people: the sign-in that ends an
+// OAuth authorization, its consent step, and the sign-up of an organization,
+// with the browser session, layout, stylesheet, CSRF protection and security
+// headers that the web app for people shares. Pages are rendered on the
+// server from embedded templates, and every form works without JavaScript.
+package web
+
+import (
+	"embed"
+	"errors"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/oauth"
+	"github.com/ctalk/ctalk/orgs"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// SessionCookie is the name of the browser session cookie.
+const SessionCookie = "ctalk_session"
+
+// csrfCookie holds the CSRF token that every form repeats.
+const csrfCookie = "ctalk_csrf"
+
+// Config is what the pages need from the server around them.
+type Config struct {
+	Logger *slog.Logger
+	// PublicURL returns the URL a request reached this server at.
+	PublicURL func(*http.Request) string
+	// CheckSignup enforces the sign-up rules of register_organization; it
+	// is given the sign-up secret the person typed.
+	CheckSignup func(secret string) error
+	// SecureCookies marks the CSRF cookie Secure: set it when PUBLIC_URL
+	// is https. The session cookie follows each request's public URL.
+	SecureCookies bool
+	// SignupNeedsSecret says whether the sign-up form asks for the secret.
+	SignupNeedsSecret bool
+}
+
+// Pages serves the pages.
+type Pages struct {
+	cfg   Config
+	auth  *auth.Service
+	orgs  *orgs.Service
+	oauth *oauth.Service
+	pages map[string]*template.Template
+}
+
+// New returns the pages over the given services.
+func New(cfg Config, a *auth.Service, o *orgs.Service, oa *oauth.Service) *Pages {
+	p := &Pages{cfg: cfg, auth: a, orgs: o, oauth: oa, pages: map[string]*template.Template{}}
+	for _, name := range []string{"signin", "consent", "signup", "message"} {
+		p.pages[name] = template.Must(template.ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
+	}
+	return p
+}
+
+// Mount adds the pages' routes to e. Every page gets the security headers;
+// every form is CSRF-protected.
+func (p *Pages) Mount(e *echo.Echo) {
+	static, _ := fs.Sub(staticFS, "static")
+	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", http.FileServer(http.FS(static)))), p.headers)
+	// Per route, not an echo Group: a group's middleware would also run on
+	// every path no route matches, answering them with CSRF refusals.
+	mw := []echo.MiddlewareFunc{p.headers, p.csrf()}
+	e.GET(oauth.AuthorizePath, p.authorize, mw...)
+	e.POST(oauth.AuthorizePath, p.authorizeForm, mw...)
+	e.GET("/signup", p.signupPage, mw...)
+	e.POST("/signup", p.signup, mw...)
+	e.POST("/signout", p.signout, mw...)
+}
+
+// headers sets the security headers of every page: no script at all, no
+// framing, no referrer to other sites, no caching of pages that show who
+// is signed in.
+func (p *Pages) headers(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("Cache-Control", "no-store")
+		if p.secure(c.Request()) {
+			h.Set("Strict-Transport-Security", "max-age=31536000")
+		}
+		return next(c)
+	}
+}
+
+func (p *Pages) secure(r *http.Request) bool {
+	return strings.HasPrefix(p.cfg.PublicURL(r), "https://")
+}
+
+// csrf is echo's CSRF protection: browsers that send Sec-Fetch-Site are
+// checked by it, others by a token in a cookie that each form repeats.
+func (p *Pages) csrf() echo.MiddlewareFunc {
+	return middleware.CSRFWithConfig(middleware.CSRFConfig{
+		TokenLookup:    "form:csrf",
+		CookieName:     csrfCookie,
+		CookiePath:     "/",
+		CookieHTTPOnly: true,
+		CookieSameSite: http.SameSiteLaxMode,
+		CookieMaxAge:   int(auth.WebSessionTTL.Seconds()),
+		CookieSecure:   p.cfg.SecureCookies,
+		ErrorHandler: func(err error, c echo.Context) error {
+			return p.render(c, http.StatusForbidden, "message", &page{Title: "Form expired",
+				Message: "This form expired or did not come from this site. Go back, reload the page and try again."})
+		},
+	})
+}
+
+// page is what every template receives.
+type page struct {
+	Title   string
+	CSRF    string
+	Error   string
+	Message string
+	Next    string
+	Back    string
+	// Sign-in and consent.
+	Action    string
+	Hidden    url.Values
+	Request   *oauth.AuthRequest
+	Session   *auth.Session
+	OrgID     string
+	UserID    string
+	SignupURL string
+	// Sign-up.
+	Form       signupForm
+	NeedSecret bool
+}
+
+func (p *Pages) render(c echo.Context, status int, name string, data *page) error {
+	if t, _ := c.Get("csrf").(string); t != "" {
+		data.CSRF = t
+	}
+	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	c.Response().WriteHeader(status)
+	return p.pages[name].ExecuteTemplate(c.Response(), "layout", data)
+}
+
+// Session returns the person signed in on this browser, or nil.
+func (p *Pages) Session(c echo.Context) *auth.Session {
+	ck, err := c.Cookie(SessionCookie)
+	if err != nil || ck.Value == "" {
+		return nil
+	}
+	sess, err := p.auth.WebSession(c.Request().Context(), ck.Value)
+	if err != nil {
+		if ctalk.ErrorCode(err) != ctalk.EUnauthorized {
+			p.cfg.Logger.Warn("web session check failed", "error", err)
+		}
+		return nil
+	}
+	return sess
+}
+
+func (p *Pages) setSession(c echo.Context, raw string) {
+	c.SetCookie(&http.Cookie{Name: SessionCookie, Value: raw, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
+		Secure: p.secure(c.Request()), MaxAge: int(auth.WebSessionTTL.Seconds())})
+}
+
+func (p *Pages) clearSession(c echo.Context) {
+	c.SetCookie(&http.Cookie{Name: SessionCookie, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
+		Secure: p.secure(c.Request()), MaxAge: -1})
+}
+
+// signout ends the browser session and returns to next.
+func (p *Pages) signout(c echo.Context) error {
+	if sess := p.Session(c); sess != nil {
+		if err := p.auth.EndWebSession(c.Request().Context(), sess); err != nil {
+			return err
+		}
+	}
+	p.clearSession(c)
+	return c.Redirect(http.StatusSeeOther, localPath(c.FormValue("next"), "/"))
+}
+
+// localPath returns next when it is a path on this site, else fallback, so
+// that no form can send the browser elsewhere.
+func localPath(next, fallback string) string {
+	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.ContainsAny(next, "\r\n") {
+		return fallback
+	}
+	return next
+}
+
+// message renders a page that says what went wrong, in words.
+func (p *Pages) message(c echo.Context, status int, title string, err error) error {
+	msg := ctalk.ErrorMessage(err)
+	var oe *oauth.Error
+	if errors.As(err, &oe) {
+		msg = oe.Description
+	} else if ctalk.ErrorCode(err) == ctalk.EInternal {
+		p.cfg.Logger.Error("page failed", "path", c.Path(), "error", err)
+		msg = "Something went wrong on our side. Try again in a moment."
+	}
+	return p.render(c, status, "message", &page{Title: title, Message: msg})
+}
