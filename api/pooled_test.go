@@ -15,6 +15,7 @@ import (
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/syncbuf"
+	"github.com/ctalk/ctalk/internal/testkit"
 )
 
 // withAppName names the connections of a URL, so that pg_stat_activity
@@ -133,9 +134,9 @@ func TestPooledDatabaseURL(t *testing.T) {
 
 			got := make(chan map[string]any, 1)
 			go func() { got <- ok(t, alice, "wait_for_inbox", map[string]any{"timeout_s": 20}) }()
-			for two.Broker.Waiting() == 0 {
-				time.Sleep(5 * time.Millisecond)
-			}
+			testkit.WaitFor(t, 10*time.Second, "alice waiting on the second server", func() (bool, error) {
+				return two.Broker.Waiting() > 0, nil
+			})
 			id := ok(t, bob, "ask_person", map[string]any{"to_user_id": "alice", "question": "through the pooler?"})["message_id"].(string)
 			var w map[string]any
 			select {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/internal/testkit"
 )
 
 // outage is how long Postgres stays down: long enough for many calls and
@@ -170,8 +171,8 @@ func TestPostgresRestart(t *testing.T) {
 
 	for _, s := range []*server{a, b} {
 		select {
-		case <-s.done:
-			t.Fatalf("server %s exited during the outage: %v", s.name, s.err)
+		case <-s.Done():
+			t.Fatalf("server %s exited during the outage: %v", s.name, s.Err())
 		default:
 		}
 	}
@@ -381,7 +382,7 @@ func wakeRounds(t *testing.T, a, b *server, o *org, sleeperToken string, n int) 
 	var out []time.Duration
 	for round := range n {
 		// Hand over anything already there, so that the wait starts empty.
-		callOK(t, waiter, "check_inbox", map[string]any{"limit": 50})
+		testkit.OK(t, waiter, "check_inbox", map[string]any{"limit": 50})
 		res := make(chan outcome, 1)
 		go func() {
 			res <- call(context.Background(), waiter, 20*time.Second, "wait_for_inbox", map[string]any{"timeout_s": 15})
@@ -392,7 +393,7 @@ func wakeRounds(t *testing.T, a, b *server, o *org, sleeperToken string, n int) 
 		a.waitForWaiting(1, 10*time.Second)
 		key := fmt.Sprintf("wake-%d-%d", time.Now().UnixNano(), round)
 		asked := time.Now()
-		callOK(t, asker, "ask_person", map[string]any{"to_user_id": "sleeper", "question": "wake " + key, "idempotency_key": key})
+		testkit.OK(t, asker, "ask_person", map[string]any{"to_user_id": "sleeper", "question": "wake " + key, "idempotency_key": key})
 		r := <-res
 		took := r.end.Sub(asked)
 		if !r.ok() {

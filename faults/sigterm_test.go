@@ -103,7 +103,7 @@ func testSIGTERM(t *testing.T, e db.Engine) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	signalled := time.Now()
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := s.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})
