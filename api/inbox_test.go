@@ -329,7 +329,10 @@ func waitForWaiters(t *testing.T, e *env, n int, more ...*env) {
 		for _, m := range more {
 			w += m.Broker.Waiting()
 		}
-		return w == n, fmt.Errorf("%d agents waiting, want %d", w, n)
+		if w != n {
+			return false, fmt.Errorf("%d agents waiting, want %d", w, n)
+		}
+		return true, nil
 	})
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/internal/testkit"
 )
 
 // Result is everything one run measured.
@@ -345,8 +346,8 @@ func login(ctx context.Context, cs *mcp.ClientSession, org, user string) (map[st
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
 		m, err := callTool(ctx, cs, "login", map[string]any{"org_id": org, "user_id": user, "password": userPassword})
-		var te *toolError
-		if err == nil || !errors.As(err, &te) || !strings.Contains(te.msg, "rate limited") || time.Now().After(deadline) {
+		var te *testkit.ToolError
+		if err == nil || !errors.As(err, &te) || !strings.Contains(te.Text, "rate limited") || time.Now().After(deadline) {
 			return m, err
 		}
 		select {
@@ -434,7 +435,7 @@ func (r *runner) phaseHealth(ctx context.Context) error {
 		return rec.do("GET /health", func() error {
 			c, cancel := callCtx(ctx)
 			defer cancel()
-			return r.cl.get(c, url, "")
+			return r.cl.get(c, url)
 		})
 	}))
 	return nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/internal/testkit"
 )
 
 // Memory is the footprint of many waiting agents on one server.
@@ -56,7 +58,7 @@ func (r *runner) phaseMemory(ctx context.Context) error {
 	var (
 		base, token string
 		rss         func() (int64, error)
-		ch          *child
+		ch          *testkit.Process
 		profile     func() error
 	)
 	switch {
@@ -73,7 +75,7 @@ func (r *runner) phaseMemory(ctx context.Context) error {
 			}
 			env = append(env, heapProfileEnv+"="+path)
 			profile = func() error {
-				if err := ch.profile(path); err != nil {
+				if err := writeProfiles(ch, path); err != nil {
 					return err
 				}
 				r.note("Heap profile of the memory phase's server with %d agents waiting: %s (goroutines: %s.goroutine).", r.cfg.Waiters, path, path)
@@ -84,14 +86,14 @@ func (r *runner) phaseMemory(ctx context.Context) error {
 		if ch, err = startChild(ctx, r.cfg.ServerBin, env, filepath.Join(r.tmp, "memory-server.log")); err != nil {
 			return err
 		}
-		defer ch.Stop()
+		defer ch.Stop(30 * time.Second)
 		base, token = ch.URL, benchMetricsToken
-		rss = func() (int64, error) { return rssBytes(ch.Pid) }
+		rss = func() (int64, error) { return rssBytes(ch.Cmd.Process.Pid) }
 		what := "this binary re-executed as a server wired like cmd/ctalk"
 		if r.cfg.ServerBin != "" {
 			what = r.cfg.ServerBin
 		}
-		mem.Mode = fmt.Sprintf("child process (%s, pid %d, %s); RSS from /proc, goroutines from its /metrics", what, ch.Pid, r.engine)
+		mem.Mode = fmt.Sprintf("child process (%s, pid %d, %s); RSS from /proc, goroutines from its /metrics", what, ch.Cmd.Process.Pid, r.engine)
 	case r.cfg.MetricsToken != "":
 		base, token = r.url, r.cfg.MetricsToken
 		rss = func() (int64, error) {
@@ -159,22 +161,20 @@ func (r *runner) phaseMemory(ctx context.Context) error {
 			}
 		})
 	}
-	deadline := time.Now().Add(60*time.Second + time.Duration(r.cfg.Waiters)*10*time.Millisecond)
-	for {
-		n, err := waiting()
-		if err != nil {
-			return err
+	limit := 60*time.Second + time.Duration(r.cfg.Waiters)*10*time.Millisecond
+	n := 0
+	err = testkit.Poll(ctx, limit, 20*time.Millisecond, func() (bool, error) {
+		var err error
+		if n, err = waiting(); err != nil || early.Load() > 0 {
+			return true, err
 		}
-		if n >= r.cfg.Waiters {
-			break
-		}
-		if time.Now().After(deadline) || early.Load() > 0 {
-			hangUp()
-			wg.Wait()
-			msg, _ := firstErr.Load().(string)
-			return fmt.Errorf("only %d of %d agents were waiting (%d calls returned early: %s)", n, r.cfg.Waiters, early.Load(), msg)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return n >= r.cfg.Waiters, nil
+	})
+	if err != nil || n < r.cfg.Waiters {
+		hangUp()
+		wg.Wait()
+		msg, _ := firstErr.Load().(string)
+		return errors.Join(err, fmt.Errorf("only %d of %d agents were waiting (%d calls returned early: %s)", n, r.cfg.Waiters, early.Load(), msg))
 	}
 	r.logf("  %d agents waiting", r.cfg.Waiters)
 	time.Sleep(500 * time.Millisecond)
@@ -203,16 +203,19 @@ func (r *runner) phaseMemory(ctx context.Context) error {
 	mem.ReturnedEarly = int(early.Load())
 	mem.FirstError, _ = firstErr.Load().(string)
 	closeAll(sessions)
-	after, afterG, err := r.settled(rss, goroutines)
-	if err != nil {
-		return err
-	}
-	deadline = time.Now().Add(15 * time.Second)
-	for afterG > baseG+goroutineSlack && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-		if after, afterG, err = r.settled(rss, goroutines); err != nil {
-			return err
-		}
+	// The goroutines may take a moment to end; not ending within 15 s is
+	// the finding, not an error of the run.
+	var (
+		after      int64
+		afterG     int
+		settledErr error
+	)
+	testkit.Poll(ctx, 15*time.Second, 100*time.Millisecond, func() (bool, error) {
+		after, afterG, settledErr = r.settled(rss, goroutines)
+		return settledErr != nil || afterG <= baseG+goroutineSlack, nil
+	})
+	if settledErr != nil {
+		return settledErr
 	}
 	mem.RSSAfterMB, mem.GoroutinesAfter = mb(after), afterG
 	mem.BackToBaseline = afterG <= baseG+goroutineSlack

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctalk/ctalk/internal/testkit"
 )
 
 // wireSession sends tool calls as the JSON-RPC requests an MCP client puts
@@ -35,7 +37,7 @@ type wireSession struct {
 // protocol version and, in the 2025-11-25 era, the same MCP session.
 func (c *client) wire(base, token string, cs *mcp.ClientSession) *wireSession {
 	w := &wireSession{cl: c, endpoint: base + "/mcp", token: token, era: c.era}
-	if c.era == eraSessions {
+	if c.era == testkit.EraSessions {
 		w.sessionID = cs.ID()
 	} else {
 		// The keys the go-sdk client puts in every request's _meta.
@@ -132,7 +134,7 @@ func (w *wireSession) send(ctx context.Context, method string, params map[string
 		for _, c := range msg.Result.Content {
 			parts = append(parts, c.Text)
 		}
-		return &toolError{tool + ": " + strings.Join(parts, " ")}
+		return &testkit.ToolError{Tool: tool, Text: strings.Join(parts, "\n")}
 	}
 	return nil
 }

@@ -12,16 +12,17 @@ import (
 	"time"
 )
 
-// Poll calls cond every interval until it reports true, and fails when it
-// has not within d or ctx ends. It waits for state the server reports, such
-// as its waiting agents, instead of sleeping for a guessed time. The error
-// is cond's last one, or says how long it waited.
+// Poll calls cond every interval until it reports done, and returns the
+// error cond returned with it; when cond is not done within d or ctx ends,
+// it returns cond's last error, or one that says how long it waited. It
+// waits for state the server reports, such as its waiting agents, instead
+// of sleeping for a guessed time.
 func Poll(ctx context.Context, d, interval time.Duration, cond func() (bool, error)) error {
 	deadline := time.Now().Add(d)
 	for {
 		done, err := cond()
 		if done {
-			return nil
+			return err
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			if err == nil {
