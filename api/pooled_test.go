@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"log/slog"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -18,21 +17,6 @@ import (
 	"github.com/ctalk/ctalk/internal/testkit"
 )
 
-// withAppName names the connections of a URL, so that pg_stat_activity
-// tells which URL a server connection came from: PgBouncer passes the name
-// on to the connections it opens.
-func withAppName(t *testing.T, raw, name string) string {
-	t.Helper()
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("application_name", name)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
 // TestPooledDatabaseURL runs ctalk with DATABASE_URL through a PgBouncer in
 // transaction mode and DATABASE_URL_UNPOOLED straight to Postgres, as hosted
 // Postgres is often set up: migrations take their lock on the direct URL,
@@ -41,8 +25,8 @@ func withAppName(t *testing.T, raw, name string) string {
 func TestPooledDatabaseURL(t *testing.T) {
 	p := dbtest.PgBouncer(t)
 	cfg := db.Config{
-		URL:       withAppName(t, p.URL, "ctalk-pooled"),
-		DirectURL: withAppName(t, p.DirectURL, "ctalk-direct"),
+		URL:       testkit.WithAppName(t, p.URL, "ctalk-pooled"),
+		DirectURL: testkit.WithAppName(t, p.DirectURL, "ctalk-direct"),
 		Logger:    slog.New(slog.NewJSONHandler(&syncbuf.Buffer{}, nil)),
 	}
 	ctx := context.Background()

@@ -71,6 +71,21 @@ func serverBinary(t *testing.T) string {
 	return binPath
 }
 
+// eachEngine runs fn on every engine, in parallel with each other and with
+// the other tests: each starts its own servers on its own database.
+func eachEngine(t *testing.T, fn func(t *testing.T, e db.Engine)) {
+	if testing.Short() {
+		t.Skip("starts server processes")
+	}
+	t.Parallel()
+	for _, e := range dbtest.Engines {
+		t.Run(string(e), func(t *testing.T) {
+			t.Parallel()
+			fn(t, e)
+		})
+	}
+}
+
 // database is where a test's servers keep their data: one engine, one fresh
 // SQLite file or Postgres schema, shared by every server the test starts.
 type database struct {

@@ -3,7 +3,6 @@ package faults_test
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"sort"
@@ -51,8 +50,8 @@ func TestPostgresRestart(t *testing.T) {
 
 	const askers = 6
 	d := newDatabase(t, db.Postgres)
-	a := startServer(t, "A", d, "DATABASE_URL="+withAppName(t, d.cfg.URL, "ctalk-faults-a"))
-	b := startServer(t, "B", d, "DATABASE_URL="+withAppName(t, d.cfg.URL, "ctalk-faults-b"))
+	a := startServer(t, "A", d, "DATABASE_URL="+testkit.WithAppName(t, d.cfg.URL, "ctalk-faults-a"))
+	b := startServer(t, "B", d, "DATABASE_URL="+testkit.WithAppName(t, d.cfg.URL, "ctalk-faults-b"))
 	o := setupOrg(t, a.base, askers)
 	sleeperToken := o.addUser(t, mustConnect(t, a.base, "", eraSessions, nil), "sleeper")
 
@@ -334,20 +333,6 @@ func (c cluster) ensureStarted(t *testing.T) {
 	if err != nil {
 		t.Errorf("could not start Postgres %s %s again: %v\n%s", c.version, c.name, err, out)
 	}
-}
-
-// withAppName names a server's Postgres connections, so that the test can
-// find its LISTEN connection in pg_stat_activity.
-func withAppName(t *testing.T, s, name string) string {
-	t.Helper()
-	u, err := url.Parse(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("application_name", name)
-	u.RawQuery = q.Encode()
-	return u.String()
 }
 
 // waitForListener waits until the server named app has a connection in

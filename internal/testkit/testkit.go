@@ -8,6 +8,7 @@ package testkit
 import (
 	"net"
 	"net/http"
+	"net/url"
 	"testing"
 )
 
@@ -68,4 +69,19 @@ func FreePort(t testing.TB) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// WithAppName returns the Postgres URL raw with its connections named name,
+// so that pg_stat_activity tells which server or URL a connection came
+// from; PgBouncer passes the name on to the connections it opens.
+func WithAppName(t testing.TB, raw, name string) string {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("application_name", name)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
