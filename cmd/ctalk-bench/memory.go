@@ -44,6 +44,56 @@ type Memory struct {
 // back to it: the runtime and the database pool come and go.
 const goroutineSlack = 5
 
+// memoryTarget says which server the memory phase measures and how: a child
+// server process it starts (stopped by stop), or the -url target through its
+// /metrics; with neither, it marks the phase skipped.
+func (r *runner) memoryTarget(ctx context.Context, mem *Memory) (base, token string, rss func() (int64, error), profile func() error, stop func(), err error) {
+	if r.primary == nil {
+		if r.cfg.MetricsToken == "" {
+			mem.Skipped, mem.Note = true, "with -url, the target's memory is read from /metrics; pass -metrics-token"
+			return
+		}
+		base, token = r.url, r.cfg.MetricsToken
+		rss = func() (int64, error) {
+			m, err := r.cl.metrics(ctx, base, token, "process_resident_memory_bytes")
+			return int64(m["process_resident_memory_bytes"]), err
+		}
+		mem.Mode = "the target's process, through its /metrics (the baseline includes whatever it already held)"
+		return base, token, rss, nil, func() {}, nil
+	}
+	dbc := r.dbcfg
+	if r.engine == db.SQLite {
+		dbc.Path = filepath.Join(r.tmp, "memory.db")
+	}
+	env := childServerEnv(dbc)
+	var ch *testkit.Process
+	if r.cfg.MemProfile != "" && r.cfg.ServerBin == "" {
+		path, err := filepath.Abs(r.cfg.MemProfile)
+		if err != nil {
+			return "", "", nil, nil, nil, err
+		}
+		env = append(env, heapProfileEnv+"="+path)
+		profile = func() error {
+			if err := writeProfiles(ch, path); err != nil {
+				return err
+			}
+			r.note("Heap profile of the memory phase's server with %d agents waiting: %s (goroutines: %s.goroutine).", r.cfg.Waiters, path, path)
+			return nil
+		}
+	}
+	if ch, err = startChild(ctx, r.cfg.ServerBin, env, filepath.Join(r.tmp, "memory-server.log")); err != nil {
+		return "", "", nil, nil, nil, err
+	}
+	pid := ch.Cmd.Process.Pid
+	what := "this binary re-executed as a server wired like cmd/ctalk"
+	if r.cfg.ServerBin != "" {
+		what = r.cfg.ServerBin
+	}
+	mem.Mode = fmt.Sprintf("child process (%s, pid %d, %s); RSS from /proc, goroutines from its /metrics", what, pid, r.engine)
+	rss = func() (int64, error) { return rssBytes(pid) }
+	return ch.URL, benchMetricsToken, rss, profile, func() { ch.Stop(30 * time.Second) }, nil
+}
+
 // phaseMemory measures a server with many agents blocked in wait_for_inbox.
 //
 // The in-process server cannot be measured alone: this process also holds
@@ -55,56 +105,11 @@ const goroutineSlack = 5
 func (r *runner) phaseMemory(ctx context.Context) error {
 	mem := &Memory{Waiters: r.cfg.Waiters}
 	r.res.Memory = mem
-	var (
-		base, token string
-		rss         func() (int64, error)
-		ch          *testkit.Process
-		profile     func() error
-	)
-	switch {
-	case r.primary != nil:
-		dbc := r.dbcfg
-		if r.engine == db.SQLite {
-			dbc.Path = filepath.Join(r.tmp, "memory.db")
-		}
-		env := childServerEnv(dbc)
-		if r.cfg.MemProfile != "" && r.cfg.ServerBin == "" {
-			path, err := filepath.Abs(r.cfg.MemProfile)
-			if err != nil {
-				return err
-			}
-			env = append(env, heapProfileEnv+"="+path)
-			profile = func() error {
-				if err := writeProfiles(ch, path); err != nil {
-					return err
-				}
-				r.note("Heap profile of the memory phase's server with %d agents waiting: %s (goroutines: %s.goroutine).", r.cfg.Waiters, path, path)
-				return nil
-			}
-		}
-		var err error
-		if ch, err = startChild(ctx, r.cfg.ServerBin, env, filepath.Join(r.tmp, "memory-server.log")); err != nil {
-			return err
-		}
-		defer ch.Stop(30 * time.Second)
-		base, token = ch.URL, benchMetricsToken
-		rss = func() (int64, error) { return rssBytes(ch.Cmd.Process.Pid) }
-		what := "this binary re-executed as a server wired like cmd/ctalk"
-		if r.cfg.ServerBin != "" {
-			what = r.cfg.ServerBin
-		}
-		mem.Mode = fmt.Sprintf("child process (%s, pid %d, %s); RSS from /proc, goroutines from its /metrics", what, ch.Cmd.Process.Pid, r.engine)
-	case r.cfg.MetricsToken != "":
-		base, token = r.url, r.cfg.MetricsToken
-		rss = func() (int64, error) {
-			m, err := r.cl.metrics(ctx, base, token, "process_resident_memory_bytes")
-			return int64(m["process_resident_memory_bytes"]), err
-		}
-		mem.Mode = "the target's process, through its /metrics (the baseline includes whatever it already held)"
-	default:
-		mem.Skipped, mem.Note = true, "with -url, the target's memory is read from /metrics; pass -metrics-token"
-		return nil
+	base, token, rss, profile, stop, err := r.memoryTarget(ctx, mem)
+	if err != nil || mem.Skipped {
+		return err
 	}
+	defer stop()
 	goroutines := func() (int, error) {
 		m, err := r.cl.metrics(ctx, base, token, "go_goroutines")
 		return int(m["go_goroutines"]), err

@@ -56,6 +56,11 @@ func (w *wireSession) call(ctx context.Context, tool string, args map[string]any
 	return w.send(ctx, "tools/call", map[string]any{"name": tool, "arguments": args}, tool, true)
 }
 
+// toolCall is call as a timed operation.
+func (w *wireSession) toolCall(tool string, args map[string]any) call {
+	return func(ctx context.Context) error { return w.call(ctx, tool, args) }
+}
+
 // ping sends an MCP ping, with or without the session's token: the least
 // work any MCP request costs the server, and with the token, any
 // authenticated one.
