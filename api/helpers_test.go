@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -19,15 +17,25 @@ import (
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/syncbuf"
+	"github.com/ctalk/ctalk/internal/testkit"
 )
 
 // The two protocol eras current clients speak.
 const (
-	eraSessions  = "2025-11-25"
-	eraStateless = "2026-07-28"
+	eraSessions  = testkit.EraSessions
+	eraStateless = testkit.EraStateless
 )
 
-var eras = []string{eraSessions, eraStateless}
+var eras = testkit.Eras
+
+// The tool-call helpers of the test kit, under the short names every test
+// here uses.
+var (
+	call = testkit.Call
+	ok   = testkit.OK
+	fail = testkit.Fail
+	text = testkit.Text
+)
 
 // env is one ctalk server on a real port over a fresh database.
 type env struct {
@@ -109,98 +117,11 @@ func each(t *testing.T, fn func(t *testing.T, e *env, era string), opts ...optio
 	}
 }
 
-// bearerTransport adds an Authorization header to every request.
-type bearerTransport struct{ token string }
-
-func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if b.token != "" {
-		r = r.Clone(r.Context())
-		r.Header.Set("Authorization", "Bearer "+b.token)
-	}
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 // connect opens an official-SDK client session in the given era, sending
 // token as a bearer header when it is not empty.
 func (e *env) connect(t testing.TB, era, token string) *mcp.ClientSession {
 	t.Helper()
-	c := mcp.NewClient(&mcp.Implementation{Name: "ctalk-test", Version: "1"}, nil)
-	tr := &mcp.StreamableClientTransport{
-		Endpoint:             e.URL + "/mcp",
-		HTTPClient:           &http.Client{Transport: bearerTransport{token}},
-		DisableStandaloneSSE: true,
-		MaxRetries:           -1,
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cs, err := c.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: era})
-	if err != nil {
-		t.Fatalf("connect (%s): %v", era, err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	if got := cs.InitializeResult().ProtocolVersion; got != era {
-		t.Fatalf("negotiated protocol %s, want %s", got, era)
-	}
-	return cs
-}
-
-// call calls a tool and returns its result; a protocol error fails the test.
-func call(t testing.TB, cs *mcp.ClientSession, tool string, args map[string]any) *mcp.CallToolResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s: protocol error: %v", tool, err)
-	}
-	return res
-}
-
-// ok calls a tool that must succeed and decodes its structured result.
-func ok(t testing.TB, cs *mcp.ClientSession, tool string, args map[string]any) map[string]any {
-	t.Helper()
-	res := call(t, cs, tool, args)
-	if res.IsError {
-		t.Fatalf("%s: tool error: %s", tool, text(res))
-	}
-	b, _ := json.Marshal(res.StructuredContent)
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil || m == nil {
-		t.Fatalf("%s: structured content %s is not an object", tool, b)
-	}
-	var fromText map[string]any
-	if err := json.Unmarshal([]byte(text(res)), &fromText); err != nil {
-		t.Fatalf("%s: text content is not the JSON copy of the result: %v", tool, err)
-	}
-	if !reflect.DeepEqual(fromText, m) {
-		t.Fatalf("%s: text content %s is not the JSON copy of the structured result %s", tool, text(res), b)
-	}
-	return m
-}
-
-// fail calls a tool that must fail with a tool error whose text contains
-// want, and returns the text.
-func fail(t testing.TB, cs *mcp.ClientSession, tool string, args map[string]any, want string) string {
-	t.Helper()
-	res := call(t, cs, tool, args)
-	got := text(res)
-	if !res.IsError {
-		t.Fatalf("%s: succeeded with %s; want an error containing %q", tool, got, want)
-	}
-	if !strings.Contains(got, want) {
-		t.Fatalf("%s: error %q does not contain %q", tool, got, want)
-	}
-	return got
-}
-
-func text(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
+	return testkit.Connect(t, e.URL, era, token)
 }
 
 // Fixture passwords.

@@ -17,6 +17,7 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/internal/testkit"
 )
 
 func TestQuestionAndAnswerFlow(t *testing.T) {
@@ -323,20 +324,16 @@ func TestWaiting(t *testing.T) {
 // servers of more together, and fails the test when they do not within 10 s.
 func waitForWaiters(t *testing.T, e *env, n int, more ...*env) {
 	t.Helper()
-	waiting := func() int {
+	testkit.WaitFor(t, 10*time.Second, fmt.Sprintf("%d agents waiting", n), func() (bool, error) {
 		w := e.Broker.Waiting()
 		for _, m := range more {
 			w += m.Broker.Waiting()
 		}
-		return w
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for waiting() != n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d agents waiting, want %d", waiting(), n)
+		if w != n {
+			return false, fmt.Errorf("%d agents waiting, want %d", w, n)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return true, nil
+	})
 }
 
 func TestWakeAcrossReplicas(t *testing.T) {

@@ -20,13 +20,8 @@ import (
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/syncbuf"
+	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/orgs"
-)
-
-// The protocol eras the fuzzed requests are sent in.
-const (
-	fuzzEraSessions  = "2025-11-25"
-	fuzzEraStateless = "2026-07-28"
 )
 
 // fuzzApp is one ctalk application over a fresh database, with an org of
@@ -108,13 +103,13 @@ func (fa *fuzzApp) login(tb testing.TB) {
 // initialize opens a 2025-11-25 session and returns its id.
 func (fa *fuzzApp) initialize(tb testing.TB, token string) string {
 	tb.Helper()
-	body := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + fuzzEraSessions + `","capabilities":{},"clientInfo":{"name":"fuzz","version":"1"}}}`
-	rec := fa.post(body, fuzzEraSessions, token, "")
+	body := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + testkit.EraSessions + `","capabilities":{},"clientInfo":{"name":"fuzz","version":"1"}}}`
+	rec := fa.post(body, testkit.EraSessions, token, "")
 	id := rec.Header().Get(mcp.HeaderSessionID)
 	if rec.Code != http.StatusOK || id == "" {
 		tb.Fatalf("initialize: status %d, session %q, body %s", rec.Code, id, rec.Body)
 	}
-	if rec := fa.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, fuzzEraSessions, token, id); rec.Code >= 300 {
+	if rec := fa.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, testkit.EraSessions, token, id); rec.Code >= 300 {
 		tb.Fatalf("notifications/initialized: status %d, body %s", rec.Code, rec.Body)
 	}
 	return id
@@ -133,7 +128,7 @@ func (fa *fuzzApp) post(body, era, token, session string) *httptest.ResponseReco
 	if session != "" {
 		req.Header.Set(mcp.HeaderSessionID, session)
 	}
-	if era == fuzzEraStateless {
+	if era == testkit.EraStateless {
 		method, name := fuzzRouting(body)
 		if method != "" {
 			req.Header.Set(mcp.HeaderMethod, method)
@@ -186,7 +181,7 @@ func withStatelessMeta(body string) string {
 	}
 	added := false
 	for key, v := range map[string]string{
-		mcp.MetaKeyProtocolVersion:    `"` + fuzzEraStateless + `"`,
+		mcp.MetaKeyProtocolVersion:    `"` + testkit.EraStateless + `"`,
 		mcp.MetaKeyClientInfo:         `{"name":"fuzz","version":"1"}`,
 		mcp.MetaKeyClientCapabilities: `{}`,
 	} {
@@ -366,11 +361,11 @@ func (fa *fuzzApp) check(t *testing.T, body string) {
 			token = fa.token
 		}
 		requests := []struct{ era, body, session string }{
-			{fuzzEraSessions, body, fa.sessions[withToken]},
-			{fuzzEraStateless, body, ""},
+			{testkit.EraSessions, body, fa.sessions[withToken]},
+			{testkit.EraStateless, body, ""},
 		}
 		if b := withStatelessMeta(body); b != body {
-			requests = append(requests, struct{ era, body, session string }{fuzzEraStateless, b, ""})
+			requests = append(requests, struct{ era, body, session string }{testkit.EraStateless, b, ""})
 		}
 		for _, r := range requests {
 			fa.logs.Take()

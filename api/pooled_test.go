@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"log/slog"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -15,22 +14,8 @@ import (
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/syncbuf"
+	"github.com/ctalk/ctalk/internal/testkit"
 )
-
-// withAppName names the connections of a URL, so that pg_stat_activity
-// tells which URL a server connection came from: PgBouncer passes the name
-// on to the connections it opens.
-func withAppName(t *testing.T, raw, name string) string {
-	t.Helper()
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("application_name", name)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
 
 // TestPooledDatabaseURL runs ctalk with DATABASE_URL through a PgBouncer in
 // transaction mode and DATABASE_URL_UNPOOLED straight to Postgres, as hosted
@@ -40,8 +25,8 @@ func withAppName(t *testing.T, raw, name string) string {
 func TestPooledDatabaseURL(t *testing.T) {
 	p := dbtest.PgBouncer(t)
 	cfg := db.Config{
-		URL:       withAppName(t, p.URL, "ctalk-pooled"),
-		DirectURL: withAppName(t, p.DirectURL, "ctalk-direct"),
+		URL:       testkit.WithAppName(t, p.URL, "ctalk-pooled"),
+		DirectURL: testkit.WithAppName(t, p.DirectURL, "ctalk-direct"),
 		Logger:    slog.New(slog.NewJSONHandler(&syncbuf.Buffer{}, nil)),
 	}
 	ctx := context.Background()
@@ -133,9 +118,9 @@ func TestPooledDatabaseURL(t *testing.T) {
 
 			got := make(chan map[string]any, 1)
 			go func() { got <- ok(t, alice, "wait_for_inbox", map[string]any{"timeout_s": 20}) }()
-			for two.Broker.Waiting() == 0 {
-				time.Sleep(5 * time.Millisecond)
-			}
+			testkit.WaitFor(t, 10*time.Second, "alice waiting on the second server", func() (bool, error) {
+				return two.Broker.Waiting() > 0, nil
+			})
 			id := ok(t, bob, "ask_person", map[string]any{"to_user_id": "alice", "question": "through the pooler?"})["message_id"].(string)
 			var w map[string]any
 			select {

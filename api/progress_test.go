@@ -11,6 +11,7 @@ import (
 
 	"github.com/ctalk/ctalk/api"
 	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/internal/testkit"
 )
 
 func TestWaitSendsProgressWhenAsked(t *testing.T) {
@@ -37,7 +38,7 @@ func TestWaitSendsProgressWhenAsked(t *testing.T) {
 				})
 				cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{
 					Endpoint:             e.URL + "/mcp",
-					HTTPClient:           &http.Client{Transport: bearerTransport{token}},
+					HTTPClient:           &http.Client{Transport: testkit.Bearer(token)},
 					DisableStandaloneSSE: true,
 				}, &mcp.ClientSessionOptions{ProtocolVersion: era})
 				if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/internal/testkit"
 )
 
 // The trust promises of the account tools, tested over real HTTP with the
@@ -458,33 +459,10 @@ func TestLockoutHoldsAcrossServers(t *testing.T) {
 	}
 }
 
-// headerTransport adds fixed headers to every request.
-type headerTransport map[string]string
-
-func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range h {
-		r.Header.Set(k, v)
-	}
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 // connectAs opens a stateless-era session whose requests carry hdr.
 func connectAs(t *testing.T, e *env, hdr map[string]string) *mcp.ClientSession {
 	t.Helper()
-	c := mcp.NewClient(&mcp.Implementation{Name: "ctalk-test", Version: "1"}, nil)
-	tr := &mcp.StreamableClientTransport{
-		Endpoint:             e.URL + "/mcp",
-		HTTPClient:           &http.Client{Transport: headerTransport(hdr)},
-		DisableStandaloneSSE: true,
-		MaxRetries:           -1,
-	}
-	cs, err := c.Connect(t.Context(), tr, &mcp.ClientSessionOptions{ProtocolVersion: eraStateless})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return testkit.ConnectWith(t, e.URL, eraStateless, testkit.Transport{Header: hdr})
 }
 
 func TestClientAddressLimit(t *testing.T) {

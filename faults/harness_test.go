@@ -9,10 +9,8 @@
 package faults_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -29,8 +27,8 @@ import (
 
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
-	"github.com/ctalk/ctalk/internal/scrape"
 	"github.com/ctalk/ctalk/internal/syncbuf"
+	"github.com/ctalk/ctalk/internal/testkit"
 )
 
 var (
@@ -73,6 +71,21 @@ func serverBinary(t *testing.T) string {
 	return binPath
 }
 
+// eachEngine runs fn on every engine, in parallel with each other and with
+// the other tests: each starts its own servers on its own database.
+func eachEngine(t *testing.T, fn func(t *testing.T, e db.Engine)) {
+	if testing.Short() {
+		t.Skip("starts server processes")
+	}
+	t.Parallel()
+	for _, e := range dbtest.Engines {
+		t.Run(string(e), func(t *testing.T) {
+			t.Parallel()
+			fn(t, e)
+		})
+	}
+}
+
 // database is where a test's servers keep their data: one engine, one fresh
 // SQLite file or Postgres schema, shared by every server the test starts.
 type database struct {
@@ -106,13 +119,11 @@ func (d database) open(t *testing.T) *db.DB {
 
 // server is one ctalk process.
 type server struct {
+	*testkit.Process
 	t    *testing.T
 	name string
-	cmd  *exec.Cmd
 	base string // http://127.0.0.1:port
 	log  *syncbuf.Buffer
-	done chan struct{} // closed when the process has exited
-	err  error         // its exit status, once done is closed
 }
 
 // startServer starts ctalk on an ephemeral loopback port with the given
@@ -127,41 +138,21 @@ func startServer(t *testing.T, name string, d database, extra ...string) *server
 	)
 	env = append(env, d.env()...)
 	env = append(env, extra...)
-	s := &server{t: t, name: name, log: &syncbuf.Buffer{}, done: make(chan struct{})}
-	s.cmd = exec.Command(serverBinary(t))
-	s.cmd.Env = env
-	s.cmd.Stdout = s.log
-	stderr, err := s.cmd.StderrPipe()
+	s := &server{t: t, name: name, log: &syncbuf.Buffer{}}
+	cmd := exec.Command(serverBinary(t))
+	cmd.Env = env
+	cmd.Stdout = s.log
+	started := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := testkit.StartProcess(ctx, cmd, s.log)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("server %s: %v\n%s", name, err, tail(s.log, 40))
 	}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			s.log.Write(append(sc.Bytes(), '\n'))
-			var line struct{ Msg, Addr string }
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "ctalk listening" {
-				select {
-				case addr <- line.Addr:
-				default:
-				}
-			}
-		}
-		s.err = s.cmd.Wait()
-		close(s.done)
-	}()
+	s.Process, s.base = p, p.URL
+	t.Logf("server %s listening after %s", name, time.Since(started).Round(time.Millisecond))
 	t.Cleanup(func() {
-		select {
-		case <-s.done:
-		default:
-			s.cmd.Process.Kill()
-			<-s.done
-		}
+		p.Kill()
 		if t.Failed() {
 			t.Logf("log of server %s (last 60 lines):\n%s", s.name, tail(s.log, 60))
 		}
@@ -170,23 +161,13 @@ func startServer(t *testing.T, name string, d database, extra ...string) *server
 			os.WriteFile(filepath.Join(dir, name), []byte(s.log.String()), 0o644)
 		}
 	})
-	started := time.Now()
-	select {
-	case a := <-addr:
-		s.base = "http://" + a
-		t.Logf("server %s listening after %s", name, time.Since(started).Round(time.Millisecond))
-	case <-s.done:
-		t.Fatalf("server %s exited before listening: %v\n%s", name, s.err, tail(s.log, 40))
-	case <-time.After(30 * time.Second):
-		t.Fatalf("server %s did not listen within 30 s\n%s", name, tail(s.log, 40))
-	}
 	return s
 }
 
 // kill sends SIGKILL and waits for the process to be gone.
 func (s *server) kill() {
 	s.t.Helper()
-	if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := s.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		s.t.Fatalf("kill -9 %s: %v", s.name, err)
 	}
 	if err := s.wait(10 * time.Second); err == nil {
@@ -197,36 +178,31 @@ func (s *server) kill() {
 // wait waits up to d for the process to exit and returns its exit status.
 func (s *server) wait(d time.Duration) error {
 	s.t.Helper()
-	select {
-	case <-s.done:
-		return s.err
-	case <-time.After(d):
-		s.t.Fatalf("server %s did not exit within %s", s.name, d)
-		return nil
+	exited, err := s.Wait(d)
+	if !exited {
+		s.t.Fatalf("server %s: %v", s.name, err)
 	}
+	return err
 }
 
 const metricsToken = "faults-metrics-token-not-secret"
 
 // waiting returns how many agents wait in the server, from /metrics.
 func (s *server) waiting() (int, error) {
-	return scrape.WaitingAgents(s.base, metricsToken)
+	return testkit.WaitingAgents(s.base, metricsToken)
 }
 
 // waitForWaiting waits until at least n agents wait in the server, as its
 // /metrics reports, and fails the test when they do not within d.
 func (s *server) waitForWaiting(n int, d time.Duration) {
 	s.t.Helper()
-	for deadline := time.Now().Add(d); ; {
+	testkit.WaitFor(s.t, d, fmt.Sprintf("%d waits reaching server %s", n, s.name), func() (bool, error) {
 		got, err := s.waiting()
-		if err == nil && got >= n {
-			return
+		if err == nil && got < n {
+			err = fmt.Errorf("only %d of %d waits arrived", got, n)
 		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("only %d of %d waits reached server %s within %s (%v)", got, n, s.name, d, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil, err
+	})
 }
 
 // ready returns the status of GET /ready.
@@ -288,28 +264,10 @@ func (l *statusLog) serverErrors() map[int]int {
 	return out
 }
 
-// transport sets the bearer token and records response statuses.
-type transport struct {
-	token  string
-	status *statusLog
-}
-
-func (tr transport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if tr.token != "" {
-		r = r.Clone(r.Context())
-		r.Header.Set("Authorization", "Bearer "+tr.token)
-	}
-	resp, err := http.DefaultTransport.RoundTrip(r)
-	if err == nil {
-		tr.status.record(resp.StatusCode)
-	}
-	return resp, err
-}
-
 // The two protocol eras that clients speak: with sessions, and stateless.
 const (
-	eraSessions  = "2025-11-25"
-	eraStateless = "2026-07-28"
+	eraSessions  = testkit.EraSessions
+	eraStateless = testkit.EraStateless
 )
 
 // eraOf spreads agents over both eras.
@@ -324,23 +282,9 @@ func eraOf(i int) string {
 // holder of token. The client does not retry: a test wants to see each
 // failure as it happened.
 func connect(ctx context.Context, base, token, era string, status *statusLog) (*mcp.ClientSession, error) {
-	c := mcp.NewClient(&mcp.Implementation{Name: "ctalk-faults", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{
-		Endpoint:             base + "/mcp",
-		HTTPClient:           &http.Client{Transport: transport{token: token, status: status}},
-		DisableStandaloneSSE: true,
-		MaxRetries:           -1,
-	}, &mcp.ClientSessionOptions{ProtocolVersion: era})
-	if err != nil {
-		return nil, err
-	}
-	if got := cs.InitializeResult().ProtocolVersion; got != era {
-		cs.Close()
-		return nil, fmt.Errorf("asked for protocol %s, got %s", era, got)
-	}
-	return cs, nil
+	return testkit.Dial(ctx, base, era, testkit.Transport{Token: token, Status: status.record})
 }
 
 func mustConnect(t *testing.T, base, token, era string, status *statusLog) *mcp.ClientSession {
@@ -370,13 +314,7 @@ func (o outcome) text() string {
 	if o.err != nil {
 		return o.err.Error()
 	}
-	var b strings.Builder
-	for _, c := range o.res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
+	return testkit.Text(o.res)
 }
 
 func (o outcome) structured() map[string]any {
@@ -410,15 +348,6 @@ func call(ctx context.Context, cs *mcp.ClientSession, timeout time.Duration, too
 	return o
 }
 
-func callOK(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) map[string]any {
-	t.Helper()
-	o := call(context.Background(), cs, 30*time.Second, tool, args)
-	if !o.ok() {
-		t.Fatalf("%v", o)
-	}
-	return o.structured()
-}
-
 func truncate(s string, n int) string {
 	if len(s) > n {
 		return s[:n] + "..."
@@ -447,7 +376,7 @@ func setupOrg(t *testing.T, base string, n int) *org {
 	}()
 	anon := mustConnect(t, base, "", eraSessions, nil)
 	o := &org{id: "acme"}
-	callOK(t, anon, "register_organization", map[string]any{"org_id": o.id, "name": "Acme", "admin_password": adminPassword})
+	testkit.OK(t, anon, "register_organization", map[string]any{"org_id": o.id, "name": "Acme", "admin_password": adminPassword})
 	o.bossToken = o.addUser(t, anon, "boss")
 	for i := range n {
 		u := fmt.Sprintf("a%d", i)
@@ -460,9 +389,9 @@ func setupOrg(t *testing.T, base string, n int) *org {
 // addUser registers a user in the org and returns a token of theirs.
 func (o *org) addUser(t *testing.T, anon *mcp.ClientSession, user string) string {
 	t.Helper()
-	callOK(t, anon, "register_user", map[string]any{"org_id": o.id, "admin_password": adminPassword,
+	testkit.OK(t, anon, "register_user", map[string]any{"org_id": o.id, "admin_password": adminPassword,
 		"user_id": user, "name": user, "password": "password-of-" + user, "ownership": "faults"})
-	return callOK(t, anon, "login", map[string]any{"org_id": o.id, "user_id": user, "password": "password-of-" + user})["auth_token"].(string)
+	return testkit.OK(t, anon, "login", map[string]any{"org_id": o.id, "user_id": user, "password": "password-of-" + user})["auth_token"].(string)
 }
 
 // askText is the question asked under key: a retry must send the same text.

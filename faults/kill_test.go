@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/db"
-	"github.com/ctalk/ctalk/db/dbtest"
 )
 
 // TestKill9DuringAsks kills the server with SIGKILL while eight agents ask
@@ -15,16 +14,7 @@ import (
 // every acknowledged ask is stored exactly once and that retrying the rest
 // with their keys stores each exactly once.
 func TestKill9DuringAsks(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts server processes")
-	}
-	t.Parallel()
-	for _, e := range dbtest.Engines {
-		t.Run(string(e), func(t *testing.T) {
-			t.Parallel()
-			testKill9(t, e)
-		})
-	}
+	eachEngine(t, testKill9)
 }
 
 func testKill9(t *testing.T, e db.Engine) {

@@ -3,7 +3,6 @@ package faults_test
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"sort"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/internal/testkit"
 )
 
 // outage is how long Postgres stays down: long enough for many calls and
@@ -50,8 +50,8 @@ func TestPostgresRestart(t *testing.T) {
 
 	const askers = 6
 	d := newDatabase(t, db.Postgres)
-	a := startServer(t, "A", d, "DATABASE_URL="+withAppName(t, d.cfg.URL, "ctalk-faults-a"))
-	b := startServer(t, "B", d, "DATABASE_URL="+withAppName(t, d.cfg.URL, "ctalk-faults-b"))
+	a := startServer(t, "A", d, "DATABASE_URL="+testkit.WithAppName(t, d.cfg.URL, "ctalk-faults-a"))
+	b := startServer(t, "B", d, "DATABASE_URL="+testkit.WithAppName(t, d.cfg.URL, "ctalk-faults-b"))
 	o := setupOrg(t, a.base, askers)
 	sleeperToken := o.addUser(t, mustConnect(t, a.base, "", eraSessions, nil), "sleeper")
 
@@ -170,8 +170,8 @@ func TestPostgresRestart(t *testing.T) {
 
 	for _, s := range []*server{a, b} {
 		select {
-		case <-s.done:
-			t.Fatalf("server %s exited during the outage: %v", s.name, s.err)
+		case <-s.Done():
+			t.Fatalf("server %s exited during the outage: %v", s.name, s.Err())
 		default:
 		}
 	}
@@ -335,20 +335,6 @@ func (c cluster) ensureStarted(t *testing.T) {
 	}
 }
 
-// withAppName names a server's Postgres connections, so that the test can
-// find its LISTEN connection in pg_stat_activity.
-func withAppName(t *testing.T, s, name string) string {
-	t.Helper()
-	u, err := url.Parse(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("application_name", name)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
 // waitForListener waits until the server named app has a connection in
 // LISTEN again, opened after the crash at stopped. start is when Postgres
 // was told to start.
@@ -381,7 +367,7 @@ func wakeRounds(t *testing.T, a, b *server, o *org, sleeperToken string, n int) 
 	var out []time.Duration
 	for round := range n {
 		// Hand over anything already there, so that the wait starts empty.
-		callOK(t, waiter, "check_inbox", map[string]any{"limit": 50})
+		testkit.OK(t, waiter, "check_inbox", map[string]any{"limit": 50})
 		res := make(chan outcome, 1)
 		go func() {
 			res <- call(context.Background(), waiter, 20*time.Second, "wait_for_inbox", map[string]any{"timeout_s": 15})
@@ -392,7 +378,7 @@ func wakeRounds(t *testing.T, a, b *server, o *org, sleeperToken string, n int) 
 		a.waitForWaiting(1, 10*time.Second)
 		key := fmt.Sprintf("wake-%d-%d", time.Now().UnixNano(), round)
 		asked := time.Now()
-		callOK(t, asker, "ask_person", map[string]any{"to_user_id": "sleeper", "question": "wake " + key, "idempotency_key": key})
+		testkit.OK(t, asker, "ask_person", map[string]any{"to_user_id": "sleeper", "question": "wake " + key, "idempotency_key": key})
 		r := <-res
 		took := r.end.Sub(asked)
 		if !r.ok() {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/db"
-	"github.com/ctalk/ctalk/db/dbtest"
 )
 
 // TestSIGTERMUnderLoad sends SIGTERM while agents ask, read the inbox and
@@ -19,16 +18,7 @@ import (
 // was waiting returns a result telling its agent to call again, the process
 // exits 0, and every acknowledged ask is stored exactly once.
 func TestSIGTERMUnderLoad(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts server processes")
-	}
-	t.Parallel()
-	for _, e := range dbtest.Engines {
-		t.Run(string(e), func(t *testing.T) {
-			t.Parallel()
-			testSIGTERM(t, e)
-		})
-	}
+	eachEngine(t, testSIGTERM)
 }
 
 func testSIGTERM(t *testing.T, e db.Engine) {
@@ -103,7 +93,7 @@ func testSIGTERM(t *testing.T, e db.Engine) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	signalled := time.Now()
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := s.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/internal/testkit"
 )
 
 // Delivery is how long an answer takes to reach the agent waiting for it.
@@ -163,18 +164,14 @@ func waitUntilWaiting(ctx context.Context, waiting func(context.Context) (int, e
 		time.Sleep(50 * time.Millisecond)
 		return nil
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	err := testkit.Poll(ctx, 10*time.Second, 50*time.Microsecond, func() (bool, error) {
 		n, err := waiting(ctx)
-		if err != nil {
-			return err
-		}
-		if n > before {
-			return nil
-		}
-		time.Sleep(50 * time.Microsecond)
+		return err != nil || n > before, err
+	})
+	if err != nil && !errors.Is(err, ctx.Err()) {
+		return fmt.Errorf("the waiting agent did not subscribe: %w", err)
 	}
-	return errors.New("the waiting agent did not subscribe within 10 s")
+	return err
 }
 
 func anySlice(v any) []any {

@@ -126,7 +126,7 @@ func mergeStats(p phaseSpec, elapsed time.Duration, recs []*recorder) []OpStats 
 	var order []string
 	for _, r := range recs {
 		for _, op := range r.order {
-			if !contains(order, op) {
+			if !slices.Contains(order, op) {
 				order = append(order, op)
 			}
 		}

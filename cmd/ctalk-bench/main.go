@@ -31,9 +31,12 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ctalk/ctalk/internal/testkit"
 )
 
 func main() {
@@ -50,12 +53,6 @@ func main() {
 		os.Exit(1)
 	}
 }
-
-// Eras are the two MCP protocol versions current clients speak.
-const (
-	eraSessions  = "2025-11-25"
-	eraStateless = "2026-07-28"
-)
 
 // allPhases are the phases in the order they run. Each tool phase runs right
 // after the limit it is compared with, so that both see the same machine.
@@ -99,7 +96,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&c.MetricsToken, "metrics-token", "", "with -url: the target's METRICS_TOKEN, to read its memory and goroutines from /metrics")
 	fs.StringVar(&c.SignupSecret, "signup-secret", "", "with -url: the target's SIGNUP_SECRET, when its organization sign-up is closed")
 	fs.StringVar(&c.ServerBin, "server-bin", "", "memory phase: a ctalk binary to run as the measured child process (go build -o ctalk ./cmd/ctalk); default: this binary re-executed as a server wired like cmd/ctalk")
-	fs.StringVar(&c.Era, "era", eraSessions, "MCP protocol era of the clients: "+eraSessions+" (sessions) or "+eraStateless+" (stateless)")
+	fs.StringVar(&c.Era, "era", testkit.EraSessions, "MCP protocol era of the clients: "+testkit.EraSessions+" (sessions) or "+testkit.EraStateless+" (stateless)")
 	fs.IntVar(&c.Users, "users", 20, "users per organization (at least 4)")
 	fs.IntVar(&c.Concurrency, "c", 16, "concurrent clients in each throughput phase")
 	fs.DurationVar(&c.Duration, "d", 10*time.Second, "duration of each phase")
@@ -130,7 +127,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 			}
 			continue
 		}
-		if !contains(allPhases, p) {
+		if !slices.Contains(allPhases, p) {
 			return c, fmt.Errorf("-phases: unknown phase %q; choose from %s", p, strings.Join(allPhases, ","))
 		}
 		c.Phases[p] = true
@@ -153,8 +150,8 @@ func (c Config) validate() error {
 	} else if !loopback(c.URL) {
 		errs = append(errs, fmt.Sprintf("-url %q is not a loopback http URL (http://127.0.0.1:PORT or http://localhost:PORT): this harness only loads loopback servers", c.URL))
 	}
-	if c.Era != eraSessions && c.Era != eraStateless {
-		errs = append(errs, fmt.Sprintf("-era %q is not %s or %s", c.Era, eraSessions, eraStateless))
+	if c.Era != testkit.EraSessions && c.Era != testkit.EraStateless {
+		errs = append(errs, fmt.Sprintf("-era %q is not %s or %s", c.Era, testkit.EraSessions, testkit.EraStateless))
 	}
 	if c.Users < 4 || c.Users > 1000 {
 		errs = append(errs, "-users must be from 4 to 1000")
@@ -214,13 +211,4 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return enc.Encode(res)
 	}
 	return res.WriteText(stdout)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -13,13 +13,15 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/internal/testkit"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Result is everything one run measured.
@@ -345,8 +347,8 @@ func login(ctx context.Context, cs *mcp.ClientSession, org, user string) (map[st
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
 		m, err := callTool(ctx, cs, "login", map[string]any{"org_id": org, "user_id": user, "password": userPassword})
-		var te *toolError
-		if err == nil || !errors.As(err, &te) || !strings.Contains(te.msg, "rate limited") || time.Now().After(deadline) {
+		var te *testkit.ToolError
+		if err == nil || !errors.As(err, &te) || !strings.Contains(te.Text, "rate limited") || time.Now().After(deadline) {
 			return m, err
 		}
 		select {
@@ -378,31 +380,12 @@ func (r *runner) connectAll(ctx context.Context, base string, tokens []string) (
 // parallel runs fn(0..n-1) in at most workers goroutines and returns the
 // first error.
 func parallel(n, workers int, fn func(i int) error) error {
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-		next  = make(chan int)
-	)
-	for range min(workers, n) {
-		wg.Go(func() {
-			for i := range next {
-				if err := fn(i); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-				}
-			}
-		})
-	}
+	var g errgroup.Group
+	g.SetLimit(workers)
 	for i := range n {
-		next <- i
+		g.Go(func() error { return fn(i) })
 	}
-	close(next)
-	wg.Wait()
-	return first
+	return g.Wait()
 }
 
 // mainOrg is the org of the whoami and inbox phases: every user has the same
@@ -428,15 +411,39 @@ func (r *runner) mainOrg(ctx context.Context) (*org, error) {
 	return o, nil
 }
 
-func (r *runner) phaseHealth(ctx context.Context) error {
-	url := r.url + "/health"
-	r.addOps(runPhase(ctx, r.spec("health", "http"), func(ctx context.Context, w int, rec *recorder) error {
-		return rec.do("GET /health", func() error {
+// call is one timed operation.
+type call = func(ctx context.Context) error
+
+// throughput runs one operation as a throughput phase: prepare picks what
+// to call, untimed, and the call it returns is timed. Calls over HTTP are
+// bounded by callCtx; statements and service calls are not.
+func (r *runner) throughput(ctx context.Context, phase, kind, op string, prepare func(rec *recorder) call) {
+	r.addOps(runPhase(ctx, r.spec(phase, kind), func(ctx context.Context, w int, rec *recorder) error {
+		fn := prepare(rec)
+		return rec.do(op, func() error {
+			if kind == "sql" || kind == "service" {
+				return fn(ctx)
+			}
 			c, cancel := callCtx(ctx)
 			defer cancel()
-			return r.cl.get(c, url, "")
+			return fn(c)
 		})
 	}))
+}
+
+// toolCall calls tool through the go-sdk session cs.
+func toolCall(cs *mcp.ClientSession, tool string, args map[string]any) call {
+	return func(ctx context.Context) error {
+		_, err := callTool(ctx, cs, tool, args)
+		return err
+	}
+}
+
+func (r *runner) phaseHealth(ctx context.Context) error {
+	url := r.url + "/health"
+	r.throughput(ctx, "health", "http", "GET /health", func(*recorder) call {
+		return func(ctx context.Context) error { return r.cl.get(ctx, url) }
+	})
 	return nil
 }
 
@@ -452,32 +459,17 @@ func (r *runner) phaseWhoami(ctx context.Context) error {
 		if withToken {
 			op = opPingToken
 		}
-		r.addOps(runPhase(ctx, r.spec("whoami", "wire"), func(ctx context.Context, w int, rec *recorder) error {
+		r.throughput(ctx, "whoami", "wire", op, func(rec *recorder) call {
 			ws := o.wire[rec.pick(len(o.wire))]
-			return rec.do(op, func() error {
-				c, cancel := callCtx(ctx)
-				defer cancel()
-				return ws.ping(c, withToken)
-			})
-		}))
+			return func(ctx context.Context) error { return ws.ping(ctx, withToken) }
+		})
 	}
-	r.addOps(runPhase(ctx, r.spec("whoami", "wire"), func(ctx context.Context, w int, rec *recorder) error {
-		ws := o.wire[rec.pick(len(o.wire))]
-		return rec.do(wireOp("whoami"), func() error {
-			c, cancel := callCtx(ctx)
-			defer cancel()
-			return ws.call(c, "whoami", nil)
-		})
-	}))
-	r.addOps(runPhase(ctx, r.spec("whoami", "tool"), func(ctx context.Context, w int, rec *recorder) error {
-		cs := o.sessions[rec.pick(len(o.sessions))]
-		return rec.do("whoami", func() error {
-			c, cancel := callCtx(ctx)
-			defer cancel()
-			_, err := callTool(c, cs, "whoami", nil)
-			return err
-		})
-	}))
+	r.throughput(ctx, "whoami", "wire", wireOp("whoami"), func(rec *recorder) call {
+		return o.wire[rec.pick(len(o.wire))].toolCall("whoami", nil)
+	})
+	r.throughput(ctx, "whoami", "tool", "whoami", func(rec *recorder) call {
+		return toolCall(o.sessions[rec.pick(len(o.sessions))], "whoami", nil)
+	})
 	return nil
 }
 
@@ -495,60 +487,43 @@ func wireOp(tool string) string { return tool + " (wire)" }
 // limit counts of an ask scan the asker's questions of the last minute and
 // the pair's of the last five, so a run must not inherit another's rows.
 func (r *runner) phaseAsk(ctx context.Context) error {
+	type askRun struct {
+		op, kind string
+		ask      func(o *org, a, b int) call
+	}
+	var runs []askRun
 	if r.db != nil {
-		type askRun struct {
-			op, kind string
-			ask      func(ctx context.Context, org, asker, to string) error
-		}
-		runs := []askRun{
-			{"SQL insert only", "sql", func(ctx context.Context, org, asker, to string) error {
-				return insertQuestion(ctx, r.db, org, asker, to)
+		runs = append(runs,
+			askRun{"SQL insert only", "sql", func(o *org, a, b int) call {
+				return func(ctx context.Context) error { return insertQuestion(ctx, r.db, o.id, o.users[a], o.users[b]) }
 			}},
-			{"SQL ask transaction", "sql", func(ctx context.Context, org, asker, to string) error {
-				return askTransaction(ctx, r.db, org, asker, to)
+			askRun{"SQL ask transaction", "sql", func(o *org, a, b int) call {
+				return func(ctx context.Context) error { return askTransaction(ctx, r.db, o.id, o.users[a], o.users[b]) }
 			}},
-		}
-		runs = append(runs, askRun{"inbox.Service.Ask", "service", func(ctx context.Context, org, asker, to string) error {
-			_, err := r.inbox.Ask(ctx, org, asker, inbox.Ask{To: to, Text: questionText})
-			return err
+			askRun{"inbox.Service.Ask", "service", func(o *org, a, b int) call {
+				return func(ctx context.Context) error {
+					_, err := r.inbox.Ask(ctx, o.id, o.users[a], inbox.Ask{To: o.users[b], Text: questionText})
+					return err
+				}
+			}})
+	}
+	runs = append(runs,
+		askRun{wireOp("ask_person"), "wire", func(o *org, a, b int) call {
+			return o.wire[a].toolCall("ask_person", map[string]any{"to_user_id": o.users[b], "question": questionText})
+		}},
+		askRun{"ask_person", "tool", func(o *org, a, b int) call {
+			return toolCall(o.sessions[a], "ask_person", map[string]any{"to_user_id": o.users[b], "question": questionText})
 		}})
-		for i, run := range runs {
-			o, err := r.newOrg(ctx, r.url, "ask-"+strconv.Itoa(i), r.cfg.Users, false)
-			if err != nil {
-				return err
-			}
-			n := len(o.users)
-			r.addOps(runPhase(ctx, r.spec("ask", run.kind), func(ctx context.Context, w int, rec *recorder) error {
-				a, b := rec.pair(n)
-				return rec.do(run.op, func() error { return run.ask(ctx, o.id, o.users[a], o.users[b]) })
-			}))
-		}
-	}
-	o, err := r.newOrg(ctx, r.url, "ask-wire", r.cfg.Users, true)
-	if err != nil {
-		return err
-	}
-	n := len(o.users)
-	r.addOps(runPhase(ctx, r.spec("ask", "wire"), func(ctx context.Context, w int, rec *recorder) error {
-		a, b := rec.pair(n)
-		return rec.do(wireOp("ask_person"), func() error {
-			c, cancel := callCtx(ctx)
-			defer cancel()
-			return o.wire[a].call(c, "ask_person", map[string]any{"to_user_id": o.users[b], "question": questionText})
-		})
-	}))
-	if o, err = r.newOrg(ctx, r.url, "ask", r.cfg.Users, true); err != nil {
-		return err
-	}
-	r.addOps(runPhase(ctx, r.spec("ask", "tool"), func(ctx context.Context, w int, rec *recorder) error {
-		a, b := rec.pair(n)
-		return rec.do("ask_person", func() error {
-			c, cancel := callCtx(ctx)
-			defer cancel()
-			_, err := callTool(c, o.sessions[a], "ask_person", map[string]any{"to_user_id": o.users[b], "question": questionText})
+	for i, run := range runs {
+		o, err := r.newOrg(ctx, r.url, "ask-"+strconv.Itoa(i), r.cfg.Users, run.kind == "wire" || run.kind == "tool")
+		if err != nil {
 			return err
+		}
+		r.throughput(ctx, "ask", run.kind, run.op, func(rec *recorder) call {
+			a, b := rec.pair(len(o.users))
+			return run.ask(o, a, b)
 		})
-	}))
+	}
 	return nil
 }
 
@@ -561,35 +536,24 @@ func (r *runner) phaseInbox(ctx context.Context) error {
 	}
 	n := len(o.users)
 	if r.db != nil {
-		r.addOps(runPhase(ctx, r.spec("inbox", "sql"), func(ctx context.Context, w int, rec *recorder) error {
+		r.throughput(ctx, "inbox", "sql", "SQL inbox select", func(rec *recorder) call {
 			u := o.users[rec.pick(n)]
-			return rec.do("SQL inbox select", func() error { return selectInboxPage(ctx, r.db, o.id, u) })
-		}))
-		r.addOps(runPhase(ctx, r.spec("inbox", "service"), func(ctx context.Context, w int, rec *recorder) error {
+			return func(ctx context.Context) error { return selectInboxPage(ctx, r.db, o.id, u) }
+		})
+		r.throughput(ctx, "inbox", "service", "inbox.Service.Inbox", func(rec *recorder) call {
 			u := o.users[rec.pick(n)]
-			return rec.do("inbox.Service.Inbox", func() error {
+			return func(ctx context.Context) error {
 				_, _, err := r.inbox.Inbox(ctx, o.id, u, inboxPageLimit, "")
 				return err
-			})
-		}))
+			}
+		})
 	}
-	r.addOps(runPhase(ctx, r.spec("inbox", "wire"), func(ctx context.Context, w int, rec *recorder) error {
-		ws := o.wire[rec.pick(n)]
-		return rec.do(wireOp("check_inbox"), func() error {
-			c, cancel := callCtx(ctx)
-			defer cancel()
-			return ws.call(c, "check_inbox", nil)
-		})
-	}))
-	r.addOps(runPhase(ctx, r.spec("inbox", "tool"), func(ctx context.Context, w int, rec *recorder) error {
-		cs := o.sessions[rec.pick(n)]
-		return rec.do("check_inbox", func() error {
-			c, cancel := callCtx(ctx)
-			defer cancel()
-			_, err := callTool(c, cs, "check_inbox", nil)
-			return err
-		})
-	}))
+	r.throughput(ctx, "inbox", "wire", wireOp("check_inbox"), func(rec *recorder) call {
+		return o.wire[rec.pick(n)].toolCall("check_inbox", nil)
+	})
+	r.throughput(ctx, "inbox", "tool", "check_inbox", func(rec *recorder) call {
+		return toolCall(o.sessions[rec.pick(n)], "check_inbox", nil)
+	})
 	return nil
 }
 

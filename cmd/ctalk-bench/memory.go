@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/internal/testkit"
 )
 
 // Memory is the footprint of many waiting agents on one server.
@@ -42,6 +44,56 @@ type Memory struct {
 // back to it: the runtime and the database pool come and go.
 const goroutineSlack = 5
 
+// memoryTarget says which server the memory phase measures and how: a child
+// server process it starts (stopped by stop), or the -url target through its
+// /metrics; with neither, it marks the phase skipped.
+func (r *runner) memoryTarget(ctx context.Context, mem *Memory) (base, token string, rss func() (int64, error), profile func() error, stop func(), err error) {
+	if r.primary == nil {
+		if r.cfg.MetricsToken == "" {
+			mem.Skipped, mem.Note = true, "with -url, the target's memory is read from /metrics; pass -metrics-token"
+			return
+		}
+		base, token = r.url, r.cfg.MetricsToken
+		rss = func() (int64, error) {
+			m, err := r.cl.metrics(ctx, base, token, "process_resident_memory_bytes")
+			return int64(m["process_resident_memory_bytes"]), err
+		}
+		mem.Mode = "the target's process, through its /metrics (the baseline includes whatever it already held)"
+		return base, token, rss, nil, func() {}, nil
+	}
+	dbc := r.dbcfg
+	if r.engine == db.SQLite {
+		dbc.Path = filepath.Join(r.tmp, "memory.db")
+	}
+	env := childServerEnv(dbc)
+	var ch *testkit.Process
+	if r.cfg.MemProfile != "" && r.cfg.ServerBin == "" {
+		path, err := filepath.Abs(r.cfg.MemProfile)
+		if err != nil {
+			return "", "", nil, nil, nil, err
+		}
+		env = append(env, heapProfileEnv+"="+path)
+		profile = func() error {
+			if err := writeProfiles(ch, path); err != nil {
+				return err
+			}
+			r.note("Heap profile of the memory phase's server with %d agents waiting: %s (goroutines: %s.goroutine).", r.cfg.Waiters, path, path)
+			return nil
+		}
+	}
+	if ch, err = startChild(ctx, r.cfg.ServerBin, env, filepath.Join(r.tmp, "memory-server.log")); err != nil {
+		return "", "", nil, nil, nil, err
+	}
+	pid := ch.Cmd.Process.Pid
+	what := "this binary re-executed as a server wired like cmd/ctalk"
+	if r.cfg.ServerBin != "" {
+		what = r.cfg.ServerBin
+	}
+	mem.Mode = fmt.Sprintf("child process (%s, pid %d, %s); RSS from /proc, goroutines from its /metrics", what, pid, r.engine)
+	rss = func() (int64, error) { return rssBytes(pid) }
+	return ch.URL, benchMetricsToken, rss, profile, func() { ch.Stop(30 * time.Second) }, nil
+}
+
 // phaseMemory measures a server with many agents blocked in wait_for_inbox.
 //
 // The in-process server cannot be measured alone: this process also holds
@@ -53,56 +105,11 @@ const goroutineSlack = 5
 func (r *runner) phaseMemory(ctx context.Context) error {
 	mem := &Memory{Waiters: r.cfg.Waiters}
 	r.res.Memory = mem
-	var (
-		base, token string
-		rss         func() (int64, error)
-		ch          *child
-		profile     func() error
-	)
-	switch {
-	case r.primary != nil:
-		dbc := r.dbcfg
-		if r.engine == db.SQLite {
-			dbc.Path = filepath.Join(r.tmp, "memory.db")
-		}
-		env := childServerEnv(dbc)
-		if r.cfg.MemProfile != "" && r.cfg.ServerBin == "" {
-			path, err := filepath.Abs(r.cfg.MemProfile)
-			if err != nil {
-				return err
-			}
-			env = append(env, heapProfileEnv+"="+path)
-			profile = func() error {
-				if err := ch.profile(path); err != nil {
-					return err
-				}
-				r.note("Heap profile of the memory phase's server with %d agents waiting: %s (goroutines: %s.goroutine).", r.cfg.Waiters, path, path)
-				return nil
-			}
-		}
-		var err error
-		if ch, err = startChild(ctx, r.cfg.ServerBin, env, filepath.Join(r.tmp, "memory-server.log")); err != nil {
-			return err
-		}
-		defer ch.Stop()
-		base, token = ch.URL, benchMetricsToken
-		rss = func() (int64, error) { return rssBytes(ch.Pid) }
-		what := "this binary re-executed as a server wired like cmd/ctalk"
-		if r.cfg.ServerBin != "" {
-			what = r.cfg.ServerBin
-		}
-		mem.Mode = fmt.Sprintf("child process (%s, pid %d, %s); RSS from /proc, goroutines from its /metrics", what, ch.Pid, r.engine)
-	case r.cfg.MetricsToken != "":
-		base, token = r.url, r.cfg.MetricsToken
-		rss = func() (int64, error) {
-			m, err := r.cl.metrics(ctx, base, token, "process_resident_memory_bytes")
-			return int64(m["process_resident_memory_bytes"]), err
-		}
-		mem.Mode = "the target's process, through its /metrics (the baseline includes whatever it already held)"
-	default:
-		mem.Skipped, mem.Note = true, "with -url, the target's memory is read from /metrics; pass -metrics-token"
-		return nil
+	base, token, rss, profile, stop, err := r.memoryTarget(ctx, mem)
+	if err != nil || mem.Skipped {
+		return err
 	}
+	defer stop()
 	goroutines := func() (int, error) {
 		m, err := r.cl.metrics(ctx, base, token, "go_goroutines")
 		return int(m["go_goroutines"]), err
@@ -159,22 +166,20 @@ func (r *runner) phaseMemory(ctx context.Context) error {
 			}
 		})
 	}
-	deadline := time.Now().Add(60*time.Second + time.Duration(r.cfg.Waiters)*10*time.Millisecond)
-	for {
-		n, err := waiting()
-		if err != nil {
-			return err
+	limit := 60*time.Second + time.Duration(r.cfg.Waiters)*10*time.Millisecond
+	n := 0
+	err = testkit.Poll(ctx, limit, 20*time.Millisecond, func() (bool, error) {
+		var err error
+		if n, err = waiting(); err != nil || early.Load() > 0 {
+			return true, err
 		}
-		if n >= r.cfg.Waiters {
-			break
-		}
-		if time.Now().After(deadline) || early.Load() > 0 {
-			hangUp()
-			wg.Wait()
-			msg, _ := firstErr.Load().(string)
-			return fmt.Errorf("only %d of %d agents were waiting (%d calls returned early: %s)", n, r.cfg.Waiters, early.Load(), msg)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return n >= r.cfg.Waiters, nil
+	})
+	if err != nil || n < r.cfg.Waiters {
+		hangUp()
+		wg.Wait()
+		msg, _ := firstErr.Load().(string)
+		return errors.Join(err, fmt.Errorf("only %d of %d agents were waiting (%d calls returned early: %s)", n, r.cfg.Waiters, early.Load(), msg))
 	}
 	r.logf("  %d agents waiting", r.cfg.Waiters)
 	time.Sleep(500 * time.Millisecond)
@@ -203,16 +208,19 @@ func (r *runner) phaseMemory(ctx context.Context) error {
 	mem.ReturnedEarly = int(early.Load())
 	mem.FirstError, _ = firstErr.Load().(string)
 	closeAll(sessions)
-	after, afterG, err := r.settled(rss, goroutines)
-	if err != nil {
-		return err
-	}
-	deadline = time.Now().Add(15 * time.Second)
-	for afterG > baseG+goroutineSlack && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-		if after, afterG, err = r.settled(rss, goroutines); err != nil {
-			return err
-		}
+	// The goroutines may take a moment to end; not ending within 15 s is
+	// the finding, not an error of the run.
+	var (
+		after      int64
+		afterG     int
+		settledErr error
+	)
+	testkit.Poll(ctx, 15*time.Second, 100*time.Millisecond, func() (bool, error) {
+		after, afterG, settledErr = r.settled(rss, goroutines)
+		return settledErr != nil || afterG <= baseG+goroutineSlack, nil
+	})
+	if settledErr != nil {
+		return settledErr
 	}
 	mem.RSSAfterMB, mem.GoroutinesAfter = mb(after), afterG
 	mem.BackToBaseline = afterG <= baseG+goroutineSlack

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -28,6 +25,7 @@ import (
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/internal/testkit"
 )
 
 // Settings of every server the harness starts. A low bcrypt cost keeps the
@@ -80,6 +78,10 @@ func startServer(ctx context.Context, sc serverConfig) (*server, error) {
 	acfg.BcryptCost = sc.BcryptCost
 	if sc.LoginRate > 0 {
 		acfg.IPRate, acfg.IPBurst = sc.LoginRate, int(sc.LoginRate)
+		// Every password check counts as a failure until it succeeds, so
+		// the concurrent set-up of an org would otherwise hold its admin
+		// account back.
+		acfg.MaxFailures, acfg.AccountMaxFailures = int(sc.LoginRate), int(sc.LoginRate)
 	}
 	icfg := inbox.DefaultConfig()
 	icfg.AsksPerMinute, icfg.LoopMax = sc.AsksPerMin, sc.LoopMax
@@ -217,14 +219,6 @@ func profileOnSignal(ctx context.Context, path string, log *slog.Logger) {
 // cmd/ctalk has no such setting, so with -server-bin logins are retried.
 const loginRateEnv = "CTALK_BENCH_LOGIN_RATE"
 
-// child is a ctalk server in its own process.
-type child struct {
-	URL  string
-	Pid  int
-	cmd  *exec.Cmd
-	done chan error
-}
-
 // childServerEnv is the environment of a child server, understood by both
 // cmd/ctalk and serveChild.
 func childServerEnv(dbc db.Config) []string {
@@ -250,8 +244,8 @@ func childServerEnv(dbc db.Config) []string {
 }
 
 // startChild runs bin (or this binary as serveChild when bin is empty) and
-// waits for its "ctalk listening" line. Its log goes to logPath.
-func startChild(ctx context.Context, bin string, env []string, logPath string) (*child, error) {
+// waits for it to listen. Its log goes to logPath.
+func startChild(ctx context.Context, bin string, env []string, logPath string) (*testkit.Process, error) {
 	var cmd *exec.Cmd
 	if bin == "" {
 		self, err := os.Executable()
@@ -268,74 +262,32 @@ func startChild(ctx context.Context, bin string, env []string, logPath string) (
 	if err != nil {
 		return nil, err
 	}
-	stderr, err := cmd.StderrPipe()
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	p, err := testkit.StartProcess(ctx, cmd, logFile)
 	if err != nil {
 		logFile.Close()
-		return nil, err
+		return nil, fmt.Errorf("%w; its log is %s", err, logPath)
 	}
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("start the server process: %w", err)
-	}
-	c := &child{Pid: cmd.Process.Pid, cmd: cmd, done: make(chan error, 1)}
-	addr := make(chan string, 1)
-	go func() {
-		defer logFile.Close()
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			logFile.Write(append(sc.Bytes(), '\n'))
-			var line struct{ Msg, Addr string }
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "ctalk listening" {
-				select {
-				case addr <- line.Addr:
-				default:
-				}
-			}
-		}
-		io.Copy(logFile, stderr)
-	}()
-	go func() { c.done <- cmd.Wait() }()
-	select {
-	case a := <-addr:
-		c.URL = "http://" + a
-		return c, nil
-	case err := <-c.done:
-		return nil, fmt.Errorf("the server process exited before listening (%v); its log is %s", err, logPath)
-	case <-time.After(60 * time.Second):
-	case <-ctx.Done():
-	}
-	cmd.Process.Kill()
-	<-c.done
-	return nil, fmt.Errorf("the server process did not announce its address; its log is %s", logPath)
+	go func() { <-p.Done(); logFile.Close() }()
+	return p, nil
 }
 
 // profile asks a child started with heapProfileEnv for its profiles and
 // waits for them.
-func (c *child) profile(path string) error {
+func writeProfiles(p *testkit.Process, path string) error {
 	os.Remove(path)
-	if err := c.cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGUSR1); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if _, err := os.Stat(path); err == nil {
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
+	err := testkit.Poll(context.Background(), 30*time.Second, 50*time.Millisecond, func() (bool, error) {
+		_, err := os.Stat(path)
+		return err == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the server process wrote no heap profile to %s within 30 s", path)
 	}
-	return fmt.Errorf("the server process wrote no heap profile to %s within 30 s", path)
-}
-
-// Stop sends SIGTERM and waits for the process, killing it after 30 s.
-func (c *child) Stop() {
-	c.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-c.done:
-	case <-time.After(30 * time.Second):
-		c.cmd.Process.Kill()
-		<-c.done
-	}
+	return nil
 }
 
 // rssBytes reads the resident set size of a process from /proc.

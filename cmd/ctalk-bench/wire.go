@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctalk/ctalk/internal/testkit"
 )
 
 // wireSession sends tool calls as the JSON-RPC requests an MCP client puts
@@ -35,7 +37,7 @@ type wireSession struct {
 // protocol version and, in the 2025-11-25 era, the same MCP session.
 func (c *client) wire(base, token string, cs *mcp.ClientSession) *wireSession {
 	w := &wireSession{cl: c, endpoint: base + "/mcp", token: token, era: c.era}
-	if c.era == eraSessions {
+	if c.era == testkit.EraSessions {
 		w.sessionID = cs.ID()
 	} else {
 		// The keys the go-sdk client puts in every request's _meta.
@@ -52,6 +54,11 @@ func (c *client) wire(base, token string, cs *mcp.ClientSession) *wireSession {
 // an error, as callTool does.
 func (w *wireSession) call(ctx context.Context, tool string, args map[string]any) error {
 	return w.send(ctx, "tools/call", map[string]any{"name": tool, "arguments": args}, tool, true)
+}
+
+// toolCall is call as a timed operation.
+func (w *wireSession) toolCall(tool string, args map[string]any) call {
+	return func(ctx context.Context) error { return w.call(ctx, tool, args) }
 }
 
 // ping sends an MCP ping, with or without the session's token: the least
@@ -132,7 +139,7 @@ func (w *wireSession) send(ctx context.Context, method string, params map[string
 		for _, c := range msg.Result.Content {
 			parts = append(parts, c.Text)
 		}
-		return &toolError{tool + ": " + strings.Join(parts, " ")}
+		return &testkit.ToolError{Tool: tool, Text: strings.Join(parts, "\n")}
 	}
 	return nil
 }

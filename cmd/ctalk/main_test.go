@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,11 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/syncbuf"
+	"github.com/ctalk/ctalk/internal/testkit"
 )
 
 // environ is a test environment for run: only the variables it names are set.
@@ -106,70 +104,6 @@ func httpGet(t *testing.T, url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// authHeader sends a bearer token on every request.
-type authHeader string
-
-func (a authHeader) RoundTrip(r *http.Request) (*http.Response, error) {
-	if a != "" {
-		r = r.Clone(r.Context())
-		r.Header.Set("Authorization", "Bearer "+string(a))
-	}
-	return http.DefaultTransport.RoundTrip(r)
-}
-
-func mcpClient(t *testing.T, base, token string) *mcp.ClientSession {
-	t.Helper()
-	c := mcp.NewClient(&mcp.Implementation{Name: "ctalk-cmd-test", Version: "1"}, nil)
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{
-		Endpoint:             base + "/mcp",
-		HTTPClient:           &http.Client{Transport: authHeader(token)},
-		DisableStandaloneSSE: true,
-		MaxRetries:           -1,
-	}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
-}
-
-// tool calls a tool and returns its text and whether it failed.
-func tool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (string, bool) {
-	t.Helper()
-	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n"), res.IsError
-}
-
-func toolOK(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) map[string]any {
-	t.Helper()
-	text, failed := tool(t, cs, name, args)
-	if failed {
-		t.Fatalf("%s: %s", name, text)
-	}
-	var m map[string]any
-	if err := json.Unmarshal([]byte(text), &m); err != nil {
-		t.Fatalf("%s: result %s is not JSON", name, text)
-	}
-	return m
-}
-
-func toolErr(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any, want string) {
-	t.Helper()
-	text, failed := tool(t, cs, name, args)
-	if !failed || !strings.Contains(text, want) {
-		t.Fatalf("%s = %s (error %v); want an error containing %q", name, text, failed, want)
-	}
-}
-
 const (
 	adminPW = "correct horse battery"
 	userPW  = "hunter22-long"
@@ -196,16 +130,16 @@ func TestServeAndShutDown(t *testing.T) {
 	}
 
 	// A whole account flow through the program's own wiring.
-	anon := mcpClient(t, p.URL, "")
-	toolOK(t, anon, "register_organization", map[string]any{"org_id": "acme", "name": "Acme", "admin_password": adminPW})
-	toolOK(t, anon, "register_user", map[string]any{"org_id": "acme", "admin_password": adminPW, "user_id": "umar", "name": "Umar", "password": userPW, "ownership": "alpha"})
-	login := toolOK(t, anon, "login", map[string]any{"org_id": "acme", "user_id": "umar", "password": userPW})
+	anon := testkit.Connect(t, p.URL, "", "")
+	testkit.OK(t, anon, "register_organization", map[string]any{"org_id": "acme", "name": "Acme", "admin_password": adminPW})
+	testkit.OK(t, anon, "register_user", map[string]any{"org_id": "acme", "admin_password": adminPW, "user_id": "umar", "name": "Umar", "password": userPW, "ownership": "alpha"})
+	login := testkit.OK(t, anon, "login", map[string]any{"org_id": "acme", "user_id": "umar", "password": userPW})
 	token := login["auth_token"].(string)
 	// TOKEN_TTL reached the service.
 	if exp, err := time.Parse(time.RFC3339Nano, login["expires_at"].(string)); err != nil || time.Until(exp) > 2*time.Hour || time.Until(exp) < time.Hour {
 		t.Errorf("with TOKEN_TTL=2h, login expires at %v (%v)", login["expires_at"], err)
 	}
-	who := toolOK(t, mcpClient(t, p.URL, token), "whoami", nil)
+	who := testkit.OK(t, testkit.Connect(t, p.URL, "", token), "whoami", nil)
 	if who["user"].(map[string]any)["user_id"] != "umar" {
 		t.Errorf("whoami = %v", who)
 	}
@@ -447,13 +381,13 @@ func TestClosedSignup(t *testing.T) {
 	env["ALLOW_ORG_SIGNUP"] = "false"
 	env["SIGNUP_SECRET"] = secret
 	p := serveProgram(t, env)
-	anon := mcpClient(t, p.URL, "")
+	anon := testkit.Connect(t, p.URL, "", "")
 	org := map[string]any{"org_id": "acme", "name": "Acme", "admin_password": adminPW}
-	toolErr(t, anon, "register_organization", org, "needs the signup_secret")
+	testkit.Fail(t, anon, "register_organization", org, "needs the signup_secret")
 	org["signup_secret"] = "wrong"
-	toolErr(t, anon, "register_organization", org, "needs the signup_secret")
+	testkit.Fail(t, anon, "register_organization", org, "needs the signup_secret")
 	org["signup_secret"] = secret
-	toolOK(t, anon, "register_organization", org)
+	testkit.OK(t, anon, "register_organization", org)
 	if strings.Contains(p.stderr.String(), secret) {
 		t.Error("the log contains SIGNUP_SECRET")
 	}
@@ -462,9 +396,9 @@ func TestClosedSignup(t *testing.T) {
 		env := testEnviron(t)
 		env["ALLOW_ORG_SIGNUP"] = "false"
 		p := serveProgram(t, env)
-		anon := mcpClient(t, p.URL, "")
-		toolErr(t, anon, "register_organization", map[string]any{"org_id": "acme", "name": "Acme", "admin_password": adminPW}, "sign-up is closed")
-		toolErr(t, anon, "register_organization", map[string]any{"org_id": "acme", "name": "Acme", "admin_password": adminPW, "signup_secret": ""}, "sign-up is closed")
+		anon := testkit.Connect(t, p.URL, "", "")
+		testkit.Fail(t, anon, "register_organization", map[string]any{"org_id": "acme", "name": "Acme", "admin_password": adminPW}, "sign-up is closed")
+		testkit.Fail(t, anon, "register_organization", map[string]any{"org_id": "acme", "name": "Acme", "admin_password": adminPW, "signup_secret": ""}, "sign-up is closed")
 	})
 }
 

@@ -1,10 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"net/http"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -15,7 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ctalk/ctalk/internal/scrape"
+	"github.com/ctalk/ctalk/internal/testkit"
 )
 
 // TestServeChild is not a test: it is the server process that
@@ -38,38 +37,19 @@ func TestSIGTERMWithWaitingAgents(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestServeChild$")
 	cmd.Env = append(os.Environ(), "CTALK_SERVE_CHILD=1", "PORT=0", "HOST=127.0.0.1", "BCRYPT_COST=4",
 		"DATABASE_URL=", "RELAY_DB_PATH="+t.TempDir()+"/ctalk.db", "METRICS_TOKEN="+childMetricsToken)
-	stderr, err := cmd.StderrPipe()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	p, err := testkit.StartProcess(ctx, cmd, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
+	defer p.Kill()
+	base := p.URL
 
-	// The start-up log line names the address.
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			var line struct{ Msg, Addr string }
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "ctalk listening" {
-				addr <- line.Addr
-			}
-		}
-	}()
-	var base string
-	select {
-	case a := <-addr:
-		base = "http://" + a
-	case <-time.After(60 * time.Second):
-		t.Fatal("the server did not start")
-	}
-
-	anon := connect(t, base, "")
-	callOK(t, anon, "register_organization", map[string]any{"org_id": "acme", "name": "Acme", "admin_password": "correct horse battery"})
-	callOK(t, anon, "register_user", map[string]any{"org_id": "acme", "admin_password": "correct horse battery", "user_id": "alice", "name": "Alice", "password": "hunter22-long", "ownership": "x"})
-	token := callOK(t, anon, "login", map[string]any{"org_id": "acme", "user_id": "alice", "password": "hunter22-long"})["auth_token"].(string)
+	anon := testkit.Connect(t, base, "", "")
+	testkit.OK(t, anon, "register_organization", map[string]any{"org_id": "acme", "name": "Acme", "admin_password": "correct horse battery"})
+	testkit.OK(t, anon, "register_user", map[string]any{"org_id": "acme", "admin_password": "correct horse battery", "user_id": "alice", "name": "Alice", "password": "hunter22-long", "ownership": "x"})
+	token := testkit.OK(t, anon, "login", map[string]any{"org_id": "acme", "user_id": "alice", "password": "hunter22-long"})["auth_token"].(string)
 
 	const agents = 100
 	var started, returned sync.WaitGroup
@@ -79,7 +59,7 @@ func TestSIGTERMWithWaitingAgents(t *testing.T) {
 		returned.Add(1)
 		go func() {
 			defer returned.Done()
-			cs := connect(t, base, token)
+			cs := testkit.Connect(t, base, "", token)
 			started.Done()
 			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wait_for_inbox", Arguments: map[string]any{"timeout_s": 110}})
 			if err != nil || res.IsError {
@@ -91,16 +71,13 @@ func TestSIGTERMWithWaitingAgents(t *testing.T) {
 	}
 	started.Wait()
 	// SIGTERM must find every agent waiting in the server.
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		n, err := scrape.WaitingAgents(base, childMetricsToken)
-		if err == nil && n == agents {
-			break
+	testkit.WaitFor(t, 30*time.Second, fmt.Sprintf("all %d agents waiting in the server", agents), func() (bool, error) {
+		n, err := testkit.WaitingAgents(base, childMetricsToken)
+		if err == nil && n != agents {
+			err = fmt.Errorf("%d of %d agents wait", n, agents)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d agents wait in the server 30 s after they called (%v)", n, agents, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil, err
+	})
 
 	signalled := time.Now()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -124,42 +101,10 @@ func TestSIGTERMWithWaitingAgents(t *testing.T) {
 	if n != agents {
 		t.Fatalf("%d of %d waits returned a result", n, agents)
 	}
-	if err := cmd.Wait(); err != nil {
+	if _, err := p.Wait(30 * time.Second); err != nil {
 		t.Fatalf("the process did not exit 0 after SIGTERM: %v", err)
 	}
 	t.Logf("%d waiting agents returned and the process exited %v after SIGTERM", agents, time.Since(signalled).Round(time.Millisecond))
 }
 
 const childMetricsToken = "sigterm-metrics-token-not-secret"
-
-type bearer string
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	if b != "" {
-		r = r.Clone(r.Context())
-		r.Header.Set("Authorization", "Bearer "+string(b))
-	}
-	return http.DefaultTransport.RoundTrip(r)
-}
-
-func connect(t *testing.T, base, token string) *mcp.ClientSession {
-	c := mcp.NewClient(&mcp.Implementation{Name: "sigterm-test", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: bearer(token)}, DisableStandaloneSSE: true, MaxRetries: -1,
-	}, nil)
-	if err != nil {
-		t.Error(err)
-		return nil
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
-}
-
-func callOK(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) map[string]any {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
-	if err != nil || res.IsError {
-		t.Fatalf("%s: %v %+v", tool, err, res)
-	}
-	return res.StructuredContent.(map[string]any)
-}

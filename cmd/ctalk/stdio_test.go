@@ -26,10 +26,8 @@ import (
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/syncbuf"
+	"github.com/ctalk/ctalk/internal/testkit"
 )
-
-// The two protocol eras MCP clients speak.
-var stdioEras = []string{"2025-11-25", "2026-07-28"}
 
 const (
 	stdioAdminPW = "correct horse battery"
@@ -138,15 +136,7 @@ func (s sessionRecorder) Flush() {
 // direct connects to the hosted server without the bridge.
 func (h *hostedServer) direct(t *testing.T, era, token string) *mcp.ClientSession {
 	t.Helper()
-	c := mcp.NewClient(&mcp.Implementation{Name: "stdio-test-direct", Version: "1"}, nil)
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{
-		Endpoint: h.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer(token)}, DisableStandaloneSSE: true, MaxRetries: -1,
-	}, &mcp.ClientSessionOptions{ProtocolVersion: era})
-	if err != nil {
-		t.Fatalf("connect directly: %v", err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return testkit.Connect(t, h.URL, era, token)
 }
 
 // bridgeRun is a bridge running in-process on pipes, with an MCP client
@@ -231,7 +221,7 @@ func (r *bridgeRun) ok(t *testing.T, tool string, args map[string]any) map[strin
 	t.Helper()
 	res := r.call(t, tool, args)
 	if res.IsError {
-		t.Fatalf("%s through the bridge: tool error: %s", tool, resultText(res))
+		t.Fatalf("%s through the bridge: tool error: %s", tool, testkit.Text(res))
 	}
 	m, ok := res.StructuredContent.(map[string]any)
 	if !ok {
@@ -243,7 +233,7 @@ func (r *bridgeRun) ok(t *testing.T, tool string, args map[string]any) map[strin
 func (r *bridgeRun) fail(t *testing.T, tool string, args map[string]any, want ...string) string {
 	t.Helper()
 	res := r.call(t, tool, args)
-	got := resultText(res)
+	got := testkit.Text(res)
 	if !res.IsError {
 		t.Fatalf("%s through the bridge succeeded with %s; want a tool error", tool, got)
 	}
@@ -253,16 +243,6 @@ func (r *bridgeRun) fail(t *testing.T, tool string, args map[string]any, want ..
 		}
 	}
 	return got
-}
-
-func resultText(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
 }
 
 func toJSON(t *testing.T, v any) string {
@@ -275,7 +255,7 @@ func toJSON(t *testing.T, v any) string {
 }
 
 func TestStdioBridge(t *testing.T) {
-	for _, era := range stdioEras {
+	for _, era := range testkit.Eras {
 		t.Run(era, func(t *testing.T) {
 			h := startHosted(t, dbtest.Open(t, db.SQLite), "127.0.0.1:0")
 			direct := h.direct(t, era, "")
@@ -350,7 +330,7 @@ func TestStdioBridge(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !errBridge.IsError || !strings.Contains(resultText(errBridge), `user "nobody" not found`) {
+			if !errBridge.IsError || !strings.Contains(testkit.Text(errBridge), `user "nobody" not found`) {
 				t.Fatalf("ask_person to nobody through the bridge = %s; want the hosted server's tool error", toJSON(t, errBridge))
 			}
 			if g, w := toJSON(t, errBridge), toJSON(t, errDirect); g != w {
@@ -416,7 +396,7 @@ func TestStdioBridge(t *testing.T) {
 // and calls work again once the server is back, also when the restarted
 // server has forgotten the bridge's session.
 func TestStdioServerRestart(t *testing.T) {
-	for _, era := range stdioEras {
+	for _, era := range testkit.Eras {
 		for _, forgetful := range []bool{false, true} {
 			name := era + "/sessions_kept"
 			if forgetful {
@@ -465,7 +445,7 @@ func testServerRestart(t *testing.T, era string, forgetful bool) {
 	// Only a server that forgot the session makes the bridge open a
 	// new one (in the stateless era there is no session to forget).
 	reconnected := strings.Contains(b.stderr.String(), "reconnected")
-	if want := forgetful && era == "2025-11-25"; reconnected != want {
+	if want := forgetful && era == testkit.EraSessions; reconnected != want {
 		t.Errorf("reconnected = %v, want %v; bridge log:\n%s", reconnected, want, b.stderr)
 	}
 }
@@ -654,7 +634,7 @@ func TestStdioProcess(t *testing.T) {
 			t.Fatalf("connect to the bridge process: %v (stderr: %s)", err, stderr)
 		}
 		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "whoami"})
-		if err != nil || res.IsError || !strings.Contains(resultText(res), `"alice"`) {
+		if err != nil || res.IsError || !strings.Contains(testkit.Text(res), `"alice"`) {
 			t.Fatalf("whoami through the bridge process: %v %s", err, toJSON(t, res))
 		}
 		// Closing its standard input ends the bridge, with status 0.

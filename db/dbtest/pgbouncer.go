@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/internal/syncbuf"
+	"github.com/ctalk/ctalk/internal/testkit"
 )
 
 // Pooled is a fresh Postgres database behind a PgBouncer in transaction
@@ -76,7 +77,7 @@ func PgBouncer(t testing.TB) Pooled {
 	q.Del("search_path")
 	direct.RawQuery = q.Encode()
 
-	port := freePort(t)
+	port := testkit.FreePort(t)
 	user := u.User.Username()
 	passwordParam := ""
 	if password, ok := u.User.Password(); ok {
@@ -162,15 +163,4 @@ func portOf(u *url.URL) string {
 		return p
 	}
 	return "5432"
-}
-
-// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
