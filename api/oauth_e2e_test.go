@@ -34,7 +34,12 @@ func startOAuth(t *testing.T, engine db.Engine, fn func(*oauth.Config)) (*env, *
 	if fn != nil {
 		fn(&cfg)
 	}
-	e := start(t, engine, options{api: func(c *api.Config) { c.OAuth = &cfg }})
+	e := start(t, engine, options{api: func(c *api.Config) {
+		c.OAuth = &cfg
+		// A second name the server answers to, so that a token presented
+		// there passes the host check and meets the audience check.
+		c.AllowedOrigins = []string{"http://other-host.example"}
+	}})
 	clk := &clock{}
 	e.DB.Now = clk.now
 	return e, clk
