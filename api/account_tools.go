@@ -168,7 +168,7 @@ func (s *Server) registerAccountTools() {
 		mcp.WithString("password", mcp.Required(), mcp.Description("The person's password, 8 to 72 bytes.")),
 		mcp.WithAny("ownership", mcp.Required(), mcp.Description("Areas this person owns and can answer for: a list of strings, or one comma-separated string; at most 50 entries of up to 200 characters.")),
 		mcp.WithString("notes", mcp.Description("The person's own notes about themselves (optional).")),
-		mcp.WithString("role", mcp.Enum("member", "admin"), mcp.Description("member (default) or admin.")),
+		mcp.WithString("role", mcp.Enum(orgs.RoleMember, orgs.RoleAdmin), mcp.Description("member (default) or admin.")),
 		authTokenParam,
 		annotations(false, false, false),
 	), func(ctx context.Context, in *registerUserArgs) (*orgs.User, error) {

@@ -326,7 +326,7 @@ func (s *Server) registerInboxTools() {
 		mcp.WithDescription("Org admins only: change organization settings. approval_mode \"agent\": the agent must send exactly the latest draft; \"human\": the person must also approve each draft through a one-time link."),
 		mcp.WithString("org_id", mcp.Required(), mcp.Description("The organization.")),
 		mcp.WithString("admin_password", mcp.Description("The org's admin password; may be omitted when you are logged in as an org admin.")),
-		mcp.WithString("approval_mode", mcp.Required(), mcp.Enum(inbox.ApprovalAgent, inbox.ApprovalHuman), mcp.Description("agent or human.")),
+		mcp.WithString("approval_mode", mcp.Required(), mcp.Enum(orgs.ApprovalAgent, orgs.ApprovalHuman), mcp.Description("agent or human.")),
 		authTokenParam,
 		annotations(false, false, true),
 	), func(ctx context.Context, in *orgSettingsArgs) (*orgs.Org, error) {
