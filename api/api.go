@@ -90,6 +90,9 @@ type Server struct {
 	stopOnce sync.Once
 	metrics  *metrics
 	hosts    hostPolicy
+	// tools holds each registered tool's traits by name; it is written
+	// only while New registers the tools.
+	tools map[string]toolTraits
 }
 
 // New builds the application over the given services.
