@@ -98,8 +98,9 @@ type Server struct {
 	// oauth is the authorization server; web its sign-in pages.
 	oauth *oauth.Service
 	web   *web.Pages
-	// identified names the tools that need the caller's identity.
-	identified map[string]bool
+	// tools holds each registered tool's traits by name; it is written
+	// only while New registers the tools.
+	tools map[string]toolTraits
 }
 
 // New builds the application over the given services.
@@ -110,7 +111,7 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	if cfg.ProgressEvery <= 0 {
 		cfg.ProgressEvery = 10 * time.Second
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, db: d, auth: a, orgs: o, inbox: i, stop: make(chan struct{}), identified: map[string]bool{}, hosts: newHostPolicy(cfg)}
+	s := &Server{cfg: cfg, log: cfg.Logger, db: d, auth: a, orgs: o, inbox: i, stop: make(chan struct{}), hosts: newHostPolicy(cfg)}
 	ocfg := oauth.DefaultConfig()
 	if cfg.OAuth != nil {
 		ocfg = *cfg.OAuth

@@ -66,7 +66,7 @@ func newFuzzApp(f *testing.F, engine db.Engine) *fuzzApp {
 		f.Fatal(err)
 	}
 	for _, u := range []orgs.NewUser{
-		{ID: "ann", Name: "Ann", Password: "ann-password", Role: auth.RoleAdmin, Ownership: []string{"billing"}},
+		{ID: "ann", Name: "Ann", Password: "ann-password", Role: orgs.RoleAdmin, Ownership: []string{"billing"}},
 		{ID: "bob", Name: "Bob", Password: "bob-password", Ownership: []string{"infra"}},
 	} {
 		if _, err := o.AddUser(ctx, "acme", u); err != nil {

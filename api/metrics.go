@@ -48,11 +48,11 @@ func (s *Server) newMetrics() *metrics {
 	return m
 }
 
-// observe records one tool call.
-func (m *metrics) observe(tool, outcome string, seconds float64) {
+// observe records one tool call of a tool with the given traits.
+func (m *metrics) observe(tool, outcome string, traits toolTraits, seconds float64) {
 	m.calls.WithLabelValues(tool, outcome).Inc()
 	m.duration.WithLabelValues(tool).Observe(seconds)
-	if (outcome == "unauthorized" || outcome == "rate_limited") && (tool == "login" || tool == "register_user" || tool == "update_user_profile_notes" || tool == "update_org_settings" || tool == "get_audit_log") {
+	if (outcome == "unauthorized" || outcome == "rate_limited") && traits.checksPassword {
 		m.loginFailures.WithLabelValues(outcome).Inc()
 	}
 }

@@ -85,7 +85,7 @@ func (s *Server) challengeAnonymous(next echo.HandlerFunc) echo.HandlerFunc {
 				} `json:"arguments"`
 			} `json:"params"`
 		}
-		if json.Unmarshal(b, &msg) != nil || msg.Method != "tools/call" || !s.identified[msg.Params.Name] || msg.Params.Arguments.AuthToken != nil {
+		if json.Unmarshal(b, &msg) != nil || msg.Method != "tools/call" || !s.tools[msg.Params.Name].identified || msg.Params.Arguments.AuthToken != nil {
 			return next(c)
 		}
 		const text = "sign in first: this tool acts as you. Clients with OAuth (Claude Code: /mcp) open the sign-in page; others send \"Authorization: Bearer <token>\" from the login tool"

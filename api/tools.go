@@ -43,21 +43,6 @@ func touch(ctx context.Context, ids ...string) {
 	}
 }
 
-// tokenArg is embedded in the input of every tool that needs identity: the
-// token normally comes from the Authorization header, and only clients that
-// cannot set one pass it here.
-type tokenArg struct {
-	AuthToken string `json:"auth_token"`
-}
-
-func (t tokenArg) token() string { return t.AuthToken }
-
-type hasToken interface{ token() string }
-
-// authTokenParam documents the auth_token argument in input schemas.
-var authTokenParam = mcp.WithString("auth_token",
-	mcp.Description("Your ctalk token, only when your client cannot send the Authorization: Bearer header (preferred: it keeps the token out of the conversation)."))
-
 // annotations states truthfully what a tool does to the world.
 func annotations(readOnly, destructive, idempotent bool) mcp.ToolOption {
 	return mcp.WithToolAnnotation(mcp.ToolAnnotation{
@@ -68,10 +53,67 @@ func annotations(readOnly, destructive, idempotent bool) mcp.ToolOption {
 	})
 }
 
+// toolTraits are what the server knows of a tool beyond its schema. Each
+// tool declares them once, by the function that registers it: addTool,
+// addIdentifiedTool, addAdminTool or addPasswordTool.
+type toolTraits struct {
+	// identified tools run only for an identified caller.
+	identified bool
+	// admin tools run only for an admin of the org they name, by token or
+	// by the org's admin password.
+	admin bool
+	// checksPassword tools check a password (a login or an org's admin
+	// password): their refusals count as login failures in the metrics.
+	checksPassword bool
+}
+
 // addTool registers a tool whose arguments decode into In and whose result is
 // Out. Decoding errors, domain errors and panics all become tool errors with
 // a message that says what to do; the text content is a JSON copy of Out.
 func addTool[In, Out any](s *Server, t mcp.Tool, fn func(ctx context.Context, in *In) (*Out, error)) {
+	addToolWith(s, t, toolTraits{}, fn)
+}
+
+// addPasswordTool registers a tool, as addTool does, that checks a password
+// itself.
+func addPasswordTool[In, Out any](s *Server, t mcp.Tool, fn func(ctx context.Context, in *In) (*Out, error)) {
+	addToolWith(s, t, toolTraits{checksPassword: true}, fn)
+}
+
+// addIdentifiedTool registers a tool that needs the caller's identity: its
+// handler runs only for an identified caller, whose session it receives.
+func addIdentifiedTool[In hasToken, Out any](s *Server, t mcp.Tool, fn func(ctx context.Context, sess *auth.Session, in *In) (*Out, error)) {
+	addToolWith(s, t, toolTraits{identified: true}, func(ctx context.Context, in *In) (*Out, error) {
+		sess, err := s.identify(ctx, *in)
+		if err != nil {
+			return nil, err
+		}
+		return fn(ctx, sess, in)
+	})
+}
+
+// addAdminTool registers a tool that administers an org: its handler runs
+// only once the caller is authorized as an admin of the org its arguments
+// name (see authorizeAdmin), and receives that org's normalized id.
+func addAdminTool[In adminRequest, Out any](s *Server, t mcp.Tool, fn func(ctx context.Context, orgID string, in *In) (*Out, error)) {
+	addToolWith(s, t, toolTraits{admin: true, checksPassword: true}, func(ctx context.Context, in *In) (*Out, error) {
+		orgID, password := (*in).adminCredentials()
+		orgID, err := s.authorizeAdmin(ctx, *in, orgID, password)
+		if err != nil {
+			return nil, err
+		}
+		return fn(ctx, orgID, in)
+	})
+}
+
+// addToolWith registers a tool with its traits; the add*Tool functions
+// above are its only callers, so that a tool's traits and its handler's
+// checks cannot disagree.
+func addToolWith[In, Out any](s *Server, t mcp.Tool, traits toolTraits, fn func(ctx context.Context, in *In) (*Out, error)) {
+	if s.tools == nil {
+		s.tools = map[string]toolTraits{}
+	}
+	s.tools[t.Name] = traits
 	mcp.WithOutputSchema[Out]()(&t)
 	s.mcp.AddTool(t, func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
 		start := time.Now()
@@ -96,22 +138,6 @@ func addTool[In, Out any](s *Server, t mcp.Tool, fn func(ctx context.Context, in
 		}
 		text, _ := json.Marshal(out)
 		return mcp.NewToolResultStructured(out, string(text)), nil
-	})
-}
-
-// addIdentifiedTool registers a tool that needs the caller's identity: its
-// handler runs only for an identified caller, whose session it receives.
-func addIdentifiedTool[In hasToken, Out any](s *Server, t mcp.Tool, fn func(ctx context.Context, sess *auth.Session, in *In) (*Out, error)) {
-	if s.identified == nil {
-		s.identified = map[string]bool{}
-	}
-	s.identified[t.Name] = true
-	addTool(s, t, func(ctx context.Context, in *In) (*Out, error) {
-		sess, err := s.identify(ctx, *in)
-		if err != nil {
-			return nil, err
-		}
-		return fn(ctx, sess, in)
 	})
 }
 
@@ -242,7 +268,7 @@ func (s *Server) logCall(ctx context.Context, c *call, err error, d time.Duratio
 	case err != nil:
 		outcome = string(ctalk.ErrorCode(err))
 	}
-	s.metrics.observe(c.tool, outcome, d.Seconds())
+	s.metrics.observe(c.tool, outcome, s.tools[c.tool], d.Seconds())
 	if s.cfg.Audit != nil {
 		s.cfg.Audit.Record(audit.Event{
 			At: time.Now().UTC().Add(-d), OrgID: c.orgID, UserID: c.userID, Tool: c.tool,

@@ -73,7 +73,7 @@ func setup(t *testing.T, d *db.DB, adjust ...func(*auth.Config)) *fixture {
 		t.Fatal(err)
 	}
 	for _, u := range []orgs.NewUser{
-		{ID: "alice", Name: "Alice", Password: userPW, Role: auth.RoleAdmin},
+		{ID: "alice", Name: "Alice", Password: userPW, Role: orgs.RoleAdmin},
 		{ID: "bob", Name: "Bob", Password: userPW},
 	} {
 		if _, err := o.AddUser(ctx, "acme", u); err != nil {
@@ -167,7 +167,7 @@ func TestLoginIssuesStrongHashedToken(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sess.OrgID != "acme" || sess.UserID != "bob" || sess.Role != auth.RoleMember {
+		if sess.OrgID != "acme" || sess.UserID != "bob" || sess.Role != orgs.RoleMember {
 			t.Errorf("session = %+v", sess)
 		}
 		if !strings.HasPrefix(raw, auth.TokenPrefix) {

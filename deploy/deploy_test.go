@@ -691,7 +691,7 @@ func TestReadmeTools(t *testing.T) {
 			doc := readmeSection(t, section, "#### `"+name+"`")
 			opts := src[st[0]:end]
 			args := regexp.MustCompile(`mcp\.With(?:String|Number|Boolean|Any|Array|Object)\("([a-z_]+)"`).FindAllStringSubmatch(opts, -1)
-			for param, arg := range map[string]string{"authTokenParam": "auth_token", "messageIDParam": "message_id"} {
+			for param, arg := range map[string]string{"authTokenParam": "auth_token", "messageIDParam": "message_id", "adminPasswordParam": "admin_password"} {
 				if strings.Contains(opts, param) {
 					args = append(args, []string{"", arg})
 				}

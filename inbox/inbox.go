@@ -15,6 +15,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/orgs"
 )
 
 // Limits on text, in characters.
@@ -31,12 +32,6 @@ const (
 	StatusAnswered  = "answered"
 	StatusDeclined  = "declined"
 	StatusWithdrawn = "withdrawn"
-)
-
-// Approval modes of an organization.
-const (
-	ApprovalAgent = "agent"
-	ApprovalHuman = "human"
 )
 
 // Config holds the limits of the service.
@@ -419,7 +414,7 @@ func (s *Service) Propose(ctx context.Context, orgID, userID, msgID, text string
 		}
 		var hash sql.NullString
 		var expires *time.Time
-		if mode == ApprovalHuman {
+		if mode == orgs.ApprovalHuman {
 			raw, h := auth.NewToken()
 			approvalToken, hash = raw, sql.NullString{String: h, Valid: true}
 			t := now.Add(s.cfg.ApprovalTTL)
@@ -499,7 +494,7 @@ func (s *Service) Send(ctx context.Context, orgID, userID, msgID, finalText stri
 		if err != nil {
 			return err
 		}
-		if mode == ApprovalHuman && !d.Approved {
+		if mode == orgs.ApprovalHuman && !d.Approved {
 			return ctalk.Errorf(ctalk.EForbidden, "your organization requires a person to approve each answer: draft version %d of message %s is not approved yet; ask your person to open the approval link from propose_response and press Approve, then call send_response again", d.Version, q.ID)
 		}
 		return s.resolve(ctx, tx, orgID, q, StatusAnswered, finalText)

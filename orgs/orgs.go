@@ -88,7 +88,7 @@ func (s *Service) Register(ctx context.Context, in NewOrg) (*Org, error) {
 	if err != nil {
 		return nil, err
 	}
-	org := &Org{ID: id, Name: name, ApprovalMode: "agent"}
+	org := &Org{ID: id, Name: name, ApprovalMode: ApprovalAgent}
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		org.CreatedAt = s.db.Now()
 		_, err := tx.ExecContext(ctx, `INSERT INTO orgs (id, name, admin_password_hash, approval_mode, created_at) VALUES ($1, $2, $3, $4, $5)`,
@@ -145,9 +145,9 @@ func (s *Service) AddUser(ctx context.Context, orgID string, in NewUser) (*User,
 		return nil, err
 	}
 	if u.Role == "" {
-		u.Role = auth.RoleMember
+		u.Role = RoleMember
 	}
-	if u.Role != auth.RoleMember && u.Role != auth.RoleAdmin {
+	if u.Role != RoleMember && u.Role != RoleAdmin {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "role %.40q is not valid; use \"member\" or \"admin\"", in.Role)
 	}
 	if u.Ownership, err = cleanOwnership(in.Ownership); err != nil {

@@ -44,7 +44,7 @@ func (f *fixture) twoOrgs(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, u := range []orgs.NewUser{
-			{ID: "alice", Name: "Alice of " + o.id, Password: userPW, Role: auth.RoleAdmin},
+			{ID: "alice", Name: "Alice of " + o.id, Password: userPW, Role: orgs.RoleAdmin},
 			{ID: o.member, Name: o.member, Password: userPW, Notes: "notes of " + o.member},
 		} {
 			if _, err := f.orgs.AddUser(ctx, o.id, u); err != nil {
@@ -139,7 +139,7 @@ func TestAddUser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if u.ID != "umar" || u.Name != "Umar" || u.Role != auth.RoleMember || strings.Join(u.Ownership, "|") != "alpha|beta" || u.Notes != "backend" {
+		if u.ID != "umar" || u.Name != "Umar" || u.Role != orgs.RoleMember || strings.Join(u.Ownership, "|") != "alpha|beta" || u.Notes != "backend" {
 			t.Errorf("user = %+v", u)
 		}
 		var hash string

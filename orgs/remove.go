@@ -59,7 +59,7 @@ func (s *Service) RemoveUser(ctx context.Context, orgID, userID string) (*Remova
 		if err != nil {
 			return err
 		}
-		if role == auth.RoleAdmin && otherAdmins == 0 {
+		if role == RoleAdmin && otherAdmins == 0 {
 			return ctalk.Errorf(ctalk.EConflict, "user %q is the last admin of organization %q and cannot be removed; add another admin first (register_user with role admin)", userID, orgID)
 		}
 		r.RemovedAt = s.db.Now()

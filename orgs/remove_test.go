@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/ctalk/ctalk"
-	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
@@ -85,7 +84,7 @@ func TestRemoveLastAdmin(t *testing.T) {
 		ctx := context.Background()
 		_, err := f.orgs.RemoveUser(ctx, "a", "alice")
 		wantCode(t, err, ctalk.EConflict, "last admin")
-		if _, err := f.orgs.AddUser(ctx, "a", orgs.NewUser{ID: "ann", Name: "Ann", Password: userPW, Role: auth.RoleAdmin}); err != nil {
+		if _, err := f.orgs.AddUser(ctx, "a", orgs.NewUser{ID: "ann", Name: "Ann", Password: userPW, Role: orgs.RoleAdmin}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := f.orgs.RemoveUser(ctx, "a", "alice"); err != nil {
@@ -112,7 +111,7 @@ func TestRemoveLastTwoAdminsConcurrently(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, id := range []string{"ann", "ben"} {
-				if _, err := f.orgs.AddUser(ctx, org, orgs.NewUser{ID: id, Name: id, Password: userPW, Role: auth.RoleAdmin}); err != nil {
+				if _, err := f.orgs.AddUser(ctx, org, orgs.NewUser{ID: id, Name: id, Password: userPW, Role: orgs.RoleAdmin}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -141,7 +140,7 @@ func TestRemoveLastTwoAdminsConcurrently(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if removed != 1 || len(users) != 1 || users[0].Role != auth.RoleAdmin {
+			if removed != 1 || len(users) != 1 || users[0].Role != orgs.RoleAdmin {
 				t.Fatalf("%s: %d removals succeeded, admins left %v; want one of each", org, removed, users)
 			}
 		}

@@ -7,12 +7,23 @@ import (
 	"github.com/ctalk/ctalk"
 )
 
-// SetApprovalMode sets how answers are approved in orgID: "agent" or
-// "human". The caller must have been authorized as an admin of orgID.
+// Approval modes of an organization: how an answer is approved before it is
+// sent.
+const (
+	// ApprovalAgent lets the answering agent send exactly the latest draft
+	// its person approved in the conversation.
+	ApprovalAgent = "agent"
+	// ApprovalHuman also needs the person to approve each draft through a
+	// one-time link.
+	ApprovalHuman = "human"
+)
+
+// SetApprovalMode sets how answers are approved in orgID: ApprovalAgent or
+// ApprovalHuman. The caller must have been authorized as an admin of orgID.
 //
 // Returns EInvalid, ENotFound.
 func (s *Service) SetApprovalMode(ctx context.Context, orgID, mode string) (*Org, error) {
-	if mode != "agent" && mode != "human" {
+	if mode != ApprovalAgent && mode != ApprovalHuman {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "approval_mode is not valid; use \"agent\" or \"human\"")
 	}
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {

@@ -37,7 +37,7 @@ func (p *Pages) signup(c echo.Context) error {
 	}
 	// The person's account is checked before the organization is created,
 	// so that a mistake in it leaves nothing half made.
-	user := orgs.NewUser{ID: f.UserID, Name: f.Name, Password: c.FormValue("password"), Role: auth.RoleAdmin,
+	user := orgs.NewUser{ID: f.UserID, Name: f.Name, Password: c.FormValue("password"), Role: orgs.RoleAdmin,
 		Ownership: orgs.SplitOwnership(f.Ownership)}
 	if _, err := ctalk.ParseID("user_id", user.ID); err != nil {
 		return fail(err)

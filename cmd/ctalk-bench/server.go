@@ -151,18 +151,20 @@ func serveChild() int {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Unset, a setting keeps its package's default, as in cmd/ctalk.
 	num := func(name string, def int) int {
 		if n, err := strconv.Atoi(os.Getenv(name)); err == nil {
 			return n
 		}
 		return def
 	}
+	acfg, icfg := auth.DefaultConfig(), inbox.DefaultConfig()
 	sc := serverConfig{
 		DB:           db.Config{URL: os.Getenv("DATABASE_URL"), Path: os.Getenv("RELAY_DB_PATH")},
 		MetricsToken: os.Getenv("METRICS_TOKEN"),
-		BcryptCost:   num("BCRYPT_COST", 12),
-		AsksPerMin:   num("ASKS_PER_MINUTE", 30),
-		LoopMax:      num("LOOP_MAX_QUESTIONS", 20),
+		BcryptCost:   num("BCRYPT_COST", acfg.BcryptCost),
+		AsksPerMin:   num("ASKS_PER_MINUTE", icfg.AsksPerMinute),
+		LoopMax:      num("LOOP_MAX_QUESTIONS", icfg.LoopMax),
 		LoginRate:    float64(num(loginRateEnv, 0)),
 		Log:          log,
 	}

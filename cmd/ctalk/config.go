@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/inbox"
 )
 
 // Config is everything ctalk reads from its environment, read once at start.
@@ -22,17 +25,13 @@ type Config struct {
 	DBPath         string
 	PublicURL      string
 	LogLevel       slog.Level
-	BcryptCost     int
-	TokenTTL       time.Duration
-	TokenIdleTTL   time.Duration
 	AllowOrgSignup bool
 	SignupSecret   string
-	// Question limits: asks per user per minute, and the loop breaker that
-	// pauses a pair exchanging LoopMaxQuestions within LoopWindow.
-	AsksPerMinute    int
-	LoopMaxQuestions int
-	LoopWindow       time.Duration
-	ApprovalLinkTTL  time.Duration
+	// Auth and Inbox start from their packages' defaults; the environment
+	// sets the bcrypt cost and token lifetimes, and the question limits
+	// and approval link lifetime.
+	Auth  auth.Config
+	Inbox inbox.Config
 	// MetricsToken enables /metrics for holders of this bearer token.
 	MetricsToken string
 	// AuditRetentionDays is how long audit events are kept.
@@ -124,133 +123,166 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		Host:           "0.0.0.0",
 		DBPath:         "ctalk.db",
 		LogLevel:       slog.LevelInfo,
-		BcryptCost:     12,
-		TokenTTL:       720 * time.Hour,
-		TokenIdleTTL:   168 * time.Hour,
 		AllowOrgSignup: true,
-
-		AsksPerMinute:    30,
-		LoopMaxQuestions: 20,
-		LoopWindow:       5 * time.Minute,
-		ApprovalLinkTTL:  24 * time.Hour,
+		Auth:           auth.DefaultConfig(),
+		Inbox:          inbox.DefaultConfig(),
 
 		AuditRetentionDays: 90,
 		ReadTimeout:        10 * time.Second,
 	}
-	var errs []string
-	bad := func(name, format string, args ...any) {
-		errs = append(errs, name+": "+fmt.Sprintf(format, args...))
-	}
-	str := func(name string, dst *string) {
-		if v := strings.TrimSpace(getenv(name)); v != "" {
-			*dst = v
-		}
-	}
-	integer := func(name string, dst *int, min, max int) {
-		v := strings.TrimSpace(getenv(name))
-		if v == "" {
-			return
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < min || n > max {
-			bad(name, "%q is not a whole number from %d to %d", v, min, max)
-			return
-		}
-		*dst = n
-	}
-	duration := func(name string, dst *time.Duration) {
-		v := strings.TrimSpace(getenv(name))
-		if v == "" {
-			return
-		}
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			bad(name, "%q is not a positive duration such as 720h or 30m", v)
-			return
-		}
-		*dst = d
-	}
-
-	integer("PORT", &c.Port, 0, 65535)
-	str("HOST", &c.Host)
-	str("DATABASE_URL", &c.DatabaseURL)
-	str("DATABASE_URL_UNPOOLED", &c.DatabaseURLUnpooled)
-	str("RELAY_DB_PATH", &c.DBPath)
-	str("PUBLIC_URL", &c.PublicURL)
-	integer("BCRYPT_COST", &c.BcryptCost, bcrypt.MinCost, bcrypt.MaxCost)
-	duration("TOKEN_TTL", &c.TokenTTL)
-	duration("TOKEN_IDLE_TTL", &c.TokenIdleTTL)
-	str("SIGNUP_SECRET", &c.SignupSecret)
-	integer("ASKS_PER_MINUTE", &c.AsksPerMinute, 1, 100000)
-	integer("LOOP_MAX_QUESTIONS", &c.LoopMaxQuestions, 2, 100000)
-	duration("LOOP_WINDOW", &c.LoopWindow)
-	duration("APPROVAL_LINK_TTL", &c.ApprovalLinkTTL)
-	duration("READ_TIMEOUT", &c.ReadTimeout)
-	str("METRICS_TOKEN", &c.MetricsToken)
-	integer("AUDIT_RETENTION_DAYS", &c.AuditRetentionDays, 1, 36500)
-	// Unset, the platform's own variables choose its proxies: Railway sets
-	// RAILWAY_PROJECT_ID and Render sets RENDER in every service.
-	proxies := strings.TrimSpace(getenv("TRUSTED_PROXIES"))
-	switch {
-	case proxies != "":
-	case getenv("RAILWAY_PROJECT_ID") != "":
-		proxies = "railway"
-	case getenv("RENDER") != "":
-		proxies = "render"
-	}
+	e := &env{getenv: getenv}
+	e.integer("PORT", &c.Port, 0, 65535)
+	e.str("HOST", &c.Host)
+	e.str("DATABASE_URL", &c.DatabaseURL)
+	e.str("DATABASE_URL_UNPOOLED", &c.DatabaseURLUnpooled)
+	e.str("RELAY_DB_PATH", &c.DBPath)
+	e.str("PUBLIC_URL", &c.PublicURL)
+	e.integer("BCRYPT_COST", &c.Auth.BcryptCost, bcrypt.MinCost, bcrypt.MaxCost)
+	e.duration("TOKEN_TTL", &c.Auth.TokenTTL)
+	e.duration("TOKEN_IDLE_TTL", &c.Auth.IdleTTL)
+	e.str("SIGNUP_SECRET", &c.SignupSecret)
+	e.integer("ASKS_PER_MINUTE", &c.Inbox.AsksPerMinute, 1, 100000)
+	e.integer("LOOP_MAX_QUESTIONS", &c.Inbox.LoopMax, 2, 100000)
+	e.duration("LOOP_WINDOW", &c.Inbox.LoopWindow)
+	e.duration("APPROVAL_LINK_TTL", &c.Inbox.ApprovalTTL)
+	e.duration("READ_TIMEOUT", &c.ReadTimeout)
+	e.str("METRICS_TOKEN", &c.MetricsToken)
+	e.integer("AUDIT_RETENTION_DAYS", &c.AuditRetentionDays, 1, 36500)
 	var err error
-	if c.TrustedProxies, c.ClientIPHeader, err = parseTrustedProxies(proxies); err != nil {
-		bad("TRUSTED_PROXIES", "%v", err)
+	if c.TrustedProxies, c.ClientIPHeader, err = parseTrustedProxies(trustedProxies(getenv)); err != nil {
+		e.bad("TRUSTED_PROXIES", "%v", err)
 	}
 	if c.MetricsToken != "" && len(c.MetricsToken) < 16 {
-		bad("METRICS_TOKEN", "is %d characters; use at least 16 random characters", len(c.MetricsToken))
+		e.bad("METRICS_TOKEN", "is %d characters; use at least 16 random characters", len(c.MetricsToken))
 	}
-
 	if v := strings.TrimSpace(getenv("LOG_LEVEL")); v != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
-			bad("LOG_LEVEL", "%q is not one of debug, info, warn, error", v)
+			e.bad("LOG_LEVEL", "%q is not one of debug, info, warn, error", v)
 		}
 	}
-	if v := strings.TrimSpace(getenv("ALLOW_ORG_SIGNUP")); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			bad("ALLOW_ORG_SIGNUP", "%q is not true or false", v)
-		}
-		c.AllowOrgSignup = b
+	e.boolean("ALLOW_ORG_SIGNUP", &c.AllowOrgSignup)
+	c.checkURLs(e)
+	if c.AllowedOrigins, err = parseAllowedOrigins(getenv("ALLOWED_ORIGINS")); err != nil {
+		e.bad("ALLOWED_ORIGINS", "%v", err)
 	}
+	if len(e.errs) > 0 {
+		return c, errors.New("invalid configuration: " + strings.Join(e.errs, "; "))
+	}
+	return c, nil
+}
+
+// checkURLs validates the database and public URLs, and normalizes
+// PUBLIC_URL.
+func (c *Config) checkURLs(e *env) {
 	for _, v := range []struct{ name, url string }{{"DATABASE_URL", c.DatabaseURL}, {"DATABASE_URL_UNPOOLED", c.DatabaseURLUnpooled}} {
 		if v.url == "" {
 			continue
 		}
 		u, err := url.Parse(v.url)
 		if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-			bad(v.name, "must be a postgres:// or postgresql:// URL")
+			e.bad(v.name, "must be a postgres:// or postgresql:// URL")
 		}
 	}
 	if c.DatabaseURLUnpooled != "" && c.DatabaseURL == "" {
-		bad("DATABASE_URL_UNPOOLED", "is set without DATABASE_URL; set DATABASE_URL to the (pooled) URL requests use")
+		e.bad("DATABASE_URL_UNPOOLED", "is set without DATABASE_URL; set DATABASE_URL to the (pooled) URL requests use")
 	}
 	if c.PublicURL != "" {
 		u, err := url.Parse(c.PublicURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad("PUBLIC_URL", "%q must be an http:// or https:// URL such as https://ctalk.example.com", c.PublicURL)
+			e.bad("PUBLIC_URL", "%q must be an http:// or https:// URL such as https://ctalk.example.com", c.PublicURL)
 		} else {
 			c.PublicURL = strings.TrimSuffix(strings.TrimRight(c.PublicURL, "/"), "/mcp")
 		}
 	}
-	for _, o := range strings.Split(getenv("ALLOWED_ORIGINS"), ",") {
+}
+
+// trustedProxies returns TRUSTED_PROXIES. Unset, the platform's own
+// variables choose its proxies: Railway sets RAILWAY_PROJECT_ID and Render
+// sets RENDER in every service.
+func trustedProxies(getenv func(string) string) string {
+	switch {
+	case strings.TrimSpace(getenv("TRUSTED_PROXIES")) != "":
+		return strings.TrimSpace(getenv("TRUSTED_PROXIES"))
+	case getenv("RAILWAY_PROJECT_ID") != "":
+		return "railway"
+	case getenv("RENDER") != "":
+		return "render"
+	}
+	return ""
+}
+
+// parseAllowedOrigins reads ALLOWED_ORIGINS: a comma-separated list of
+// origins. The error names every entry that is not one.
+func parseAllowedOrigins(v string) ([]string, error) {
+	var origins, bad []string
+	for _, o := range strings.Split(v, ",") {
 		if o = strings.TrimSpace(o); o == "" {
 			continue
 		}
 		u, err := url.Parse(o)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || strings.Trim(u.Path, "/") != "" || u.RawQuery != "" {
-			bad("ALLOWED_ORIGINS", "%q is not an origin such as https://app.example.com (scheme and host, no path)", o)
+			bad = append(bad, fmt.Sprintf("%q is not an origin such as https://app.example.com (scheme and host, no path)", o))
 			continue
 		}
-		c.AllowedOrigins = append(c.AllowedOrigins, o)
+		origins = append(origins, o)
 	}
-	if len(errs) > 0 {
-		return c, errors.New("invalid configuration: " + strings.Join(errs, "; "))
+	if len(bad) > 0 {
+		return origins, errors.New(strings.Join(bad, "; ALLOWED_ORIGINS: "))
 	}
-	return c, nil
+	return origins, nil
+}
+
+// env reads variables through getenv into settings, keeping their defaults
+// when unset and collecting every bad value.
+type env struct {
+	getenv func(string) string
+	errs   []string
+}
+
+func (e *env) bad(name, format string, args ...any) {
+	e.errs = append(e.errs, name+": "+fmt.Sprintf(format, args...))
+}
+
+func (e *env) str(name string, dst *string) {
+	if v := strings.TrimSpace(e.getenv(name)); v != "" {
+		*dst = v
+	}
+}
+
+func (e *env) integer(name string, dst *int, min, max int) {
+	v := strings.TrimSpace(e.getenv(name))
+	if v == "" {
+		return
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < min || n > max {
+		e.bad(name, "%q is not a whole number from %d to %d", v, min, max)
+		return
+	}
+	*dst = n
+}
+
+func (e *env) duration(name string, dst *time.Duration) {
+	v := strings.TrimSpace(e.getenv(name))
+	if v == "" {
+		return
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		e.bad(name, "%q is not a positive duration such as 720h or 30m", v)
+		return
+	}
+	*dst = d
+}
+
+func (e *env) boolean(name string, dst *bool) {
+	v := strings.TrimSpace(e.getenv(name))
+	if v == "" {
+		return
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		e.bad(name, "%q is not true or false", v)
+	}
+	*dst = b
 }

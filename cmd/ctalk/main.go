@@ -17,9 +17,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/api"
-	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
-	"github.com/ctalk/ctalk/inbox"
 )
 
 const usage = `ctalk: people and their AI agents ask each other questions, over MCP.
@@ -123,25 +121,10 @@ func migrate(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 	return nil
 }
 
-// serve runs the HTTP server until ctx is cancelled, then drains in-flight
-// requests and returns nil.
-func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(string)) error {
+// wiring is what api.Assemble needs from the configuration.
+func wiring(cfg Config, log *slog.Logger) api.Wiring {
 	v, c, t := buildInfo()
-	if cfg.BcryptCost < 10 {
-		log.Warn("BCRYPT_COST is below 10: passwords are cheap to brute-force; use this only for tests", "bcrypt_cost", cfg.BcryptCost)
-	}
-	dcfg := dbConfig(cfg, log)
-	d, err := db.Open(ctx, dcfg)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-
-	acfg := auth.DefaultConfig()
-	acfg.BcryptCost, acfg.TokenTTL, acfg.IdleTTL = cfg.BcryptCost, cfg.TokenTTL, cfg.TokenIdleTTL
-	icfg := inbox.DefaultConfig()
-	icfg.AsksPerMinute, icfg.LoopMax, icfg.LoopWindow, icfg.ApprovalTTL = cfg.AsksPerMinute, cfg.LoopMaxQuestions, cfg.LoopWindow, cfg.ApprovalLinkTTL
-	app, err := api.Assemble(d, api.Wiring{
+	return api.Wiring{
 		API: api.Config{
 			PublicURL:      cfg.PublicURL,
 			AllowedOrigins: cfg.AllowedOrigins,
@@ -155,10 +138,27 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(stri
 			TrustedProxies: cfg.TrustedProxies,
 			ClientIPHeader: cfg.ClientIPHeader,
 		},
-		Auth:           acfg,
-		Inbox:          icfg,
+		Auth:           cfg.Auth,
+		Inbox:          cfg.Inbox,
 		AuditRetention: time.Duration(cfg.AuditRetentionDays) * 24 * time.Hour,
-	})
+	}
+}
+
+// serve runs the HTTP server until ctx is cancelled, then drains in-flight
+// requests and returns nil.
+func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(string)) error {
+	v, c, t := buildInfo()
+	if cfg.Auth.BcryptCost < 10 {
+		log.Warn("BCRYPT_COST is below 10: passwords are cheap to brute-force; use this only for tests", "bcrypt_cost", cfg.Auth.BcryptCost)
+	}
+	dcfg := dbConfig(cfg, log)
+	d, err := db.Open(ctx, dcfg)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+
+	app, err := api.Assemble(d, wiring(cfg, log))
 	if err != nil {
 		return err
 	}

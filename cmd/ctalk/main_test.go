@@ -261,9 +261,9 @@ func TestConfigDefaults(t *testing.T) {
 		{"DATABASE_URL", c.DatabaseURL, ""},
 		{"PUBLIC_URL", c.PublicURL, ""},
 		{"LOG_LEVEL", c.LogLevel, slog.LevelInfo},
-		{"BCRYPT_COST", c.BcryptCost, 12},
-		{"TOKEN_TTL", c.TokenTTL, 720 * time.Hour},
-		{"TOKEN_IDLE_TTL", c.TokenIdleTTL, 168 * time.Hour},
+		{"BCRYPT_COST", c.Auth.BcryptCost, 12},
+		{"TOKEN_TTL", c.Auth.TokenTTL, 720 * time.Hour},
+		{"TOKEN_IDLE_TTL", c.Auth.IdleTTL, 168 * time.Hour},
 		{"ALLOW_ORG_SIGNUP", c.AllowOrgSignup, true},
 		{"SIGNUP_SECRET", c.SignupSecret, ""},
 	} {
@@ -283,8 +283,8 @@ func TestConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if set.Port != 9090 || set.Host != "127.0.0.1" || set.DBPath != "/data/x.db" || set.BcryptCost != 10 ||
-		set.TokenTTL != 24*time.Hour || set.TokenIdleTTL != time.Hour || set.LogLevel != slog.LevelDebug ||
+	if set.Port != 9090 || set.Host != "127.0.0.1" || set.DBPath != "/data/x.db" || set.Auth.BcryptCost != 10 ||
+		set.Auth.TokenTTL != 24*time.Hour || set.Auth.IdleTTL != time.Hour || set.LogLevel != slog.LevelDebug ||
 		set.AllowOrgSignup || set.SignupSecret != "s" || set.DatabaseURL != "postgresql://u@h/d" || set.PublicURL != "https://x.example" {
 		t.Errorf("LoadConfig = %+v", set)
 	}
