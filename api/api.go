@@ -26,6 +26,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/orgs"
@@ -72,6 +73,9 @@ type Server struct {
 	stop     chan struct{}
 	stopOnce sync.Once
 	metrics  *metrics
+
+	// channels is set by Assemble, after New.
+	channels *channels.Service
 }
 
 // New builds the application over the given services.

@@ -5,4 +5,5 @@ func (s *Server) registerTools() {
 	s.registerAccountTools()
 	s.registerInboxTools()
 	s.registerAuditTools()
+	s.registerChannelTools()
 }
