@@ -117,6 +117,7 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	e.GET("/approve/:token", s.approvalPage)
 	e.POST("/approve/:token", s.approvalDecision)
 	e.Any("/mcp", echo.WrapHandler(s.http), s.bearer, s.jsonRPCBody)
+	s.registerREST(e)
 	s.echo = e
 	return s
 }
