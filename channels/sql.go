@@ -101,6 +101,14 @@ const unreadSQL = `SELECT ` + messageColumns + `, cm.read_seq
 	WHERE cm.org_id = $1 AND cm.user_id = $2 AND ($4 = '' OR cm.channel = $4)
 	ORDER BY m.channel, m.seq`
 
+// lockReadersPostgresSQL locks the caller's membership rows, in one order,
+// before a claim reads their cursors: concurrent claims of one user then
+// take turns instead of failing each other's check in claimReadSQL. SQLite
+// needs no lock: its write transactions run one at a time.
+const lockReadersPostgresSQL = `
+	SELECT channel FROM channel_members WHERE org_id = $1 AND user_id = $2 AND ($3 = '' OR channel = $3)
+	ORDER BY channel FOR UPDATE`
+
 // claimReadSQL moves a read cursor from $4 to $5 only if no other call moved
 // it meanwhile: two waits of one user never both hand over a message.
 const claimReadSQL = `

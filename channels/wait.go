@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/db"
 )
 
 // MaxWait caps how long one waiting call may block: platform proxies cut
@@ -67,6 +68,17 @@ func (s *Service) claim(ctx context.Context, c Caller, name string) (*Delivery, 
 	for range 10 {
 		d := &Delivery{Messages: []*Message{}}
 		err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+			if s.db.Engine == db.Postgres {
+				rows, err := tx.QueryContext(ctx, lockReadersPostgresSQL, c.OrgID, c.UserID, name)
+				if err != nil {
+					return err
+				}
+				for rows.Next() {
+				}
+				if err := rows.Err(); err != nil {
+					return err
+				}
+			}
 			byChannel, cursors, err := unread(ctx, tx, c, name)
 			if err != nil {
 				return err
