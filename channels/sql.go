@@ -88,15 +88,29 @@ const latestMessagesSQL = `SELECT ` + messageColumns + messageFrom + `
 	WHERE m.org_id = $1 AND m.channel = $2
 	ORDER BY m.seq DESC LIMIT $3`
 
-// unreadSQL reads, for each channel of the caller ($2), or only channel $4
-// when it is not empty, the first $3 messages after the caller's read
-// cursor, with that cursor. Messages of a channel are numbered without gaps,
-// so "the first $3" is the range (read_seq, read_seq + $3]: one short range
-// of the primary key per channel, however long the history.
-const unreadSQL = `SELECT ` + messageColumns + `, cm.read_seq
+// unreadSQLiteSQL reads, for each channel of the caller ($2), or only
+// channel $4 when it is not empty, the first $3 messages after the caller's
+// read cursor, with that cursor. Messages of a channel are numbered without
+// gaps, so "the first $3" is the range (read_seq, read_seq + $3]: SQLite
+// reads it as one short range of the primary key per channel, however long
+// the history.
+const unreadSQLiteSQL = `SELECT ` + messageColumns + `, cm.read_seq
 	FROM channel_members cm
 	JOIN channel_messages m ON m.org_id = cm.org_id AND m.channel = cm.channel
 	     AND m.seq > cm.read_seq AND m.seq <= cm.read_seq + $3
+	LEFT JOIN users u ON u.org_id = m.org_id AND u.id = m.author_id
+	WHERE cm.org_id = $1 AND cm.user_id = $2 AND ($4 = '' OR cm.channel = $4)
+	ORDER BY m.channel, m.seq`
+
+// unreadPostgresSQL is unreadSQLiteSQL for Postgres, whose planner would
+// rather scan every message of the org than read each channel's range: the
+// LATERAL subquery makes it read one short range of the primary key per
+// channel.
+const unreadPostgresSQL = `SELECT ` + messageColumns + `, cm.read_seq
+	FROM channel_members cm
+	CROSS JOIN LATERAL (SELECT * FROM channel_messages x
+	     WHERE x.org_id = cm.org_id AND x.channel = cm.channel AND x.seq > cm.read_seq
+	     ORDER BY x.seq LIMIT $3) m
 	LEFT JOIN users u ON u.org_id = m.org_id AND u.id = m.author_id
 	WHERE cm.org_id = $1 AND cm.user_id = $2 AND ($4 = '' OR cm.channel = $4)
 	ORDER BY m.channel, m.seq`

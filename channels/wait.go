@@ -79,7 +79,7 @@ func (s *Service) claim(ctx context.Context, c Caller, name string) (*Delivery, 
 					return err
 				}
 			}
-			byChannel, cursors, err := unread(ctx, tx, c, name)
+			byChannel, cursors, err := unread(ctx, tx, s.db.Engine, c, name)
 			if err != nil {
 				return err
 			}
@@ -116,8 +116,12 @@ func (s *Service) claim(ctx context.Context, c Caller, name string) (*Delivery, 
 // unread reads the first maxPerChannel unread messages of each of the
 // caller's channels (or of name), by channel in order, with the read
 // cursor each started from.
-func unread(ctx context.Context, q querier, c Caller, name string) (map[string][]*Message, map[string]int64, error) {
-	rows, err := q.QueryContext(ctx, unreadSQL, c.OrgID, c.UserID, maxPerChannel, name)
+func unread(ctx context.Context, q querier, engine db.Engine, c Caller, name string) (map[string][]*Message, map[string]int64, error) {
+	query := unreadSQLiteSQL
+	if engine == db.Postgres {
+		query = unreadPostgresSQL
+	}
+	rows, err := q.QueryContext(ctx, query, c.OrgID, c.UserID, maxPerChannel, name)
 	if err != nil {
 		return nil, nil, err
 	}
