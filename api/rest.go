@@ -173,7 +173,7 @@ func (s *Server) restWait(c echo.Context) error {
 func (s *Server) restEvents(c echo.Context) error {
 	ctx := c.Request().Context()
 	who := restCaller(c)
-	ch, _, err := s.channels.Get(ctx, who, c.Param("channel"))
+	ch, err := s.channels.Channel(ctx, who, c.Param("channel"))
 	if err != nil {
 		return err
 	}

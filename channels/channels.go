@@ -320,13 +320,21 @@ func (s *Service) List(ctx context.Context, c Caller, includeArchived bool) ([]*
 	return out, db.Translate(rows.Err())
 }
 
+// Channel returns a channel the caller may see.
+//
+// Returns EInvalid, ENotFound.
+func (s *Service) Channel(ctx context.Context, c Caller, name string) (*Channel, error) {
+	ch, err := channel(ctx, s.db, c, name)
+	return ch, db.Translate(err)
+}
+
 // Get returns a channel the caller may see, with its members.
 //
 // Returns EInvalid, ENotFound.
 func (s *Service) Get(ctx context.Context, c Caller, name string) (*Channel, []*Member, error) {
-	ch, err := channel(ctx, s.db, c, name)
+	ch, err := s.Channel(ctx, c, name)
 	if err != nil {
-		return nil, nil, db.Translate(err)
+		return nil, nil, err
 	}
 	rows, err := s.db.QueryContext(ctx, membersSQL, c.OrgID, ch.Name)
 	if err != nil {
