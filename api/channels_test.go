@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -164,7 +165,10 @@ func TestWaitForMessage(t *testing.T) {
 		ok(t, u["alice"], "create_channel", map[string]any{"channel": "dev", "members": []string{"bob"}})
 		got := make(chan map[string]any, 1)
 		go func() {
-			got <- ok(t, u["bob"], "wait_for_message", map[string]any{"timeout_s": 1e300})
+			// A failed call ends this goroutine through the deferred send.
+			var w map[string]any
+			defer func() { got <- w }()
+			w = ok(t, u["bob"], "wait_for_message", map[string]any{"timeout_s": 1e300})
 		}()
 		// bob's own key and #dev's.
 		waitForWaiters(t, e, 2)
@@ -197,14 +201,24 @@ func TestChannelWakeAcrossReplicas(t *testing.T) {
 			u := one.org(t, era, "acme")
 			ok(t, u["alice"], "create_channel", map[string]any{"channel": "dev", "members": []string{"bob"}})
 			bobOnTwo := two.connect(t, era, two.login(t, two.connect(t, era, ""), "acme", "bob"))
-			got := make(chan map[string]any, 1)
-			go func() {
-				got <- ok(t, bobOnTwo, "wait_for_message", map[string]any{"channel": "dev", "timeout_s": 60})
-			}()
-			waitForWaiters(t, two, 1)
-			ok(t, u["alice"], "post_message", map[string]any{"channel": "dev", "text": "across"})
-			if m := list(<-got, "messages"); len(m) != 1 || field(m[0], "text") != "across" {
-				t.Fatalf("the waiter on the other replica got %v", m)
+			// A post that lands before the waiter's first check is found by
+			// that check, not by a wake-up; over several rounds, most land
+			// while it waits.
+			for i := range 5 {
+				got := make(chan map[string]any, 1)
+				go func() {
+					// Under the client's 30 s, so that a missed wake-up ends
+					// the wait empty-handed instead of cutting the call.
+					var w map[string]any
+					defer func() { got <- w }()
+					w = ok(t, bobOnTwo, "wait_for_message", map[string]any{"channel": "dev", "after": i, "timeout_s": 20})
+				}()
+				waitForWaiters(t, two, 1)
+				text := fmt.Sprint("across ", i)
+				ok(t, u["alice"], "post_message", map[string]any{"channel": "dev", "text": text})
+				if m := list(<-got, "messages"); len(m) != 1 || field(m[0], "text") != text {
+					t.Fatalf("round %d: the waiter on the other replica got %v", i, m)
+				}
 			}
 		})
 	}
