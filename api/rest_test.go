@@ -211,3 +211,17 @@ func mustNumber(s string) float64 {
 	fmt.Sscan(s, &f)
 	return f
 }
+
+// TestEventStreamEndsOnDrain shows that a server shutting down ends its
+// event streams, so that they do not hold the shutdown up; clients
+// reconnect with Last-Event-ID.
+func TestEventStreamEndsOnDrain(t *testing.T) {
+	e := start(t, dbtest.Engines[0])
+	tok := e.tokens(t, eraStateless, "acme")
+	ok(t, e.connect(t, eraStateless, tok["alice"]), "create_channel", map[string]any{"channel": "dev"})
+	s := e.events(t, tok["alice"], "dev", "")
+	e.App.Drain()
+	if _, err := io.ReadAll(s.r); err != nil {
+		t.Fatalf("the stream ended with %v, want its end", err)
+	}
+}
