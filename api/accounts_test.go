@@ -72,7 +72,7 @@ func TestToolsListHasSchemasAndAnnotations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		readOnly := map[string]bool{"whoami": true, "list_users": true, "get_user_profile": true, "get_audit_log": true}
+		readOnly := map[string]bool{"whoami": true, "list_users": true, "get_user_profile": true, "get_audit_log": true, "list_channels": true, "get_channel": true, "search_messages": true}
 		seen := map[string]bool{}
 		for _, tool := range res.Tools {
 			seen[tool.Name] = true

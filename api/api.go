@@ -28,6 +28,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/oauth"
@@ -101,6 +102,8 @@ type Server struct {
 	// tools holds each registered tool's traits by name; it is written
 	// only while New registers the tools.
 	tools map[string]toolTraits
+	// channels is set by Assemble, after New.
+	channels *channels.Service
 }
 
 // New builds the application over the given services.
@@ -149,6 +152,7 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	e.POST("/approve/:token", s.approvalDecision)
 	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, s.noStandaloneStream, s.bearer, s.jsonRPCBody, s.challengeAnonymous)
 	s.mountOAuth(e)
+	s.registerREST(e)
 	s.echo = e
 	return s
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/orgs"
@@ -53,8 +54,11 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 		go w.API.Audit.PruneEvery(ctx, time.Hour, w.AuditRetention)
 	}
 	in := inbox.NewService(d, w.Inbox, broker)
+	srv := New(w.API, d, a, orgs.NewService(d, a), in)
+	// Channel waits wake through the inbox's broker, keyed by channel.
+	srv.channels = channels.NewService(d, channels.Config{Recheck: w.Inbox.Recheck}, broker)
 	return &Assembly{
-		Server: New(w.API, d, a, orgs.NewService(d, a), in),
+		Server: srv,
 		Auth:   a, Inbox: in, Broker: broker, Audit: w.API.Audit,
 		cancel: cancel,
 	}, nil

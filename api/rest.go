@@ -1,0 +1,227 @@
+package api
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/channels"
+)
+
+// openAPI describes the REST mirror; a test checks it against the routes.
+//
+//go:embed openapi.json
+var openAPI []byte
+
+// streamWait is how long an event stream waits before it sends a keep-alive
+// comment, which also lets proxies see that the stream is alive.
+const streamWait = 25 * time.Second
+
+// registerREST adds the REST mirror of the channel tools under /api/v1, for
+// scripts, bots and the web app, with the same bearer tokens as /mcp.
+func (s *Server) registerREST(e *echo.Echo) {
+	e.GET("/api/v1/openapi.json", s.restOpenAPI)
+	identified := []echo.MiddlewareFunc{s.bearer, s.requireSession}
+	e.GET("/api/v1/channels", s.restListChannels, identified...)
+	e.GET("/api/v1/channels/:channel/messages", s.restGetMessages, identified...)
+	e.POST("/api/v1/channels/:channel/messages", s.restPostMessage, identified...)
+	e.GET("/api/v1/wait", s.restWait, identified...)
+	e.GET("/api/v1/channels/:channel/events", s.restEvents, identified...)
+}
+
+func (s *Server) restOpenAPI(c echo.Context) error {
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, openAPI)
+}
+
+// requireSession refuses a REST call without a valid bearer token; the
+// bearer middleware has already checked one that was sent.
+func (s *Server) requireSession(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		if err, _ := ctx.Value(authErrKey).(error); err != nil {
+			return err
+		}
+		sess, _ := ctx.Value(sessionKey).(*auth.Session)
+		if sess == nil {
+			return s.unauthorized(c, "send the header \"Authorization: Bearer <token>\" with a login or personal token")
+		}
+		return next(c)
+	}
+}
+
+func restCaller(c echo.Context) channels.Caller {
+	return caller(c.Request().Context().Value(sessionKey).(*auth.Session))
+}
+
+// queryNumber reads an optional number from the query string.
+func queryNumber(c echo.Context, name string) (*float64, error) {
+	v := c.QueryParam(name)
+	if v == "" {
+		return nil, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return nil, ctalk.Errorf(ctalk.EInvalid, "%s must be a number, not %q", name, ctalk.Shorten(v, 40))
+	}
+	return &f, nil
+}
+
+// queryInt reads an optional whole number from the query string.
+func queryInt(c echo.Context, name string, def, lo, hi int) (int, error) {
+	v, err := queryNumber(c, name)
+	if err != nil {
+		return 0, err
+	}
+	return intArg(name, v, def, lo, hi)
+}
+
+func (s *Server) restListChannels(c echo.Context) error {
+	chs, err := s.channels.List(c.Request().Context(), restCaller(c), c.QueryParam("include_archived") == "true")
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, listChannelsResult{Channels: chs})
+}
+
+func (s *Server) restGetMessages(c echo.Context) error {
+	after, err := queryInt(c, "after", 0, 0, maxSeq)
+	if err != nil {
+		return err
+	}
+	latest, err := queryInt(c, "latest", 0, 1, maxMessages)
+	if err != nil {
+		return err
+	}
+	limit, err := queryInt(c, "limit", defaultMessages, 1, maxMessages)
+	if err != nil {
+		return err
+	}
+	p, err := s.channels.Messages(c.Request().Context(), restCaller(c), c.Param("channel"), channels.Read{After: int64(after), Latest: latest, Limit: limit})
+	if err != nil {
+		return err
+	}
+	res := messagesResult{Messages: p.Messages, HasMore: p.HasMore}
+	if p.HasMore {
+		res.NextAfter = p.Messages[len(p.Messages)-1].Seq
+	}
+	return c.JSON(http.StatusOK, res)
+}
+
+// restPost is the body of a post; the channel comes from the path.
+type restPost struct {
+	Text     string `json:"text"`
+	ReplyTo  string `json:"reply_to"`
+	Type     string `json:"type"`
+	Priority string `json:"priority"`
+}
+
+func (s *Server) restPostMessage(c echo.Context) error {
+	b, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, "the request body could not be read")
+	}
+	var in restPost
+	if err := decodeArgs(json.RawMessage(b), &in, []string{"text"}); err != nil {
+		return err
+	}
+	m, err := s.channels.Post(c.Request().Context(), restCaller(c), channels.Post{Channel: c.Param("channel"), Text: in.Text, ReplyTo: in.ReplyTo, Type: in.Type, Priority: in.Priority, ByAgent: true})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, m)
+}
+
+func (s *Server) restWait(c echo.Context) error {
+	v, err := queryNumber(c, "timeout_s")
+	if err != nil {
+		return err
+	}
+	timeout, err := waitArg(clampWait(v))
+	if err != nil {
+		return err
+	}
+	var after *int64
+	if c.QueryParam("after") != "" {
+		n, err := queryInt(c, "after", 0, 0, maxSeq)
+		if err != nil {
+			return err
+		}
+		a := int64(n)
+		after = &a
+	}
+	d, err := s.channels.Wait(c.Request().Context(), restCaller(c), c.QueryParam("channel"), after, channels.WaitOptions{Timeout: timeout, Stop: s.stop})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, waitMessageResult{Delivery: d, TimedOut: len(d.Messages) == 0})
+}
+
+// restEvents streams a channel's messages as Server-Sent Events, each with
+// its seq as the event id, so that a client that reconnects with
+// Last-Event-ID resumes after the last message it got. Without it (or
+// ?after=), the stream starts with the next message posted. Between
+// messages it holds no database connection.
+func (s *Server) restEvents(c echo.Context) error {
+	ctx := c.Request().Context()
+	who := restCaller(c)
+	ch, err := s.channels.Channel(ctx, who, c.Param("channel"))
+	if err != nil {
+		return err
+	}
+	if !ch.IsMember {
+		return ctalk.Errorf(ctalk.EForbidden, "you are not a member of #%s; join it first", ch.Name)
+	}
+	after := ch.LastSeq
+	for _, v := range []string{c.Request().Header.Get("Last-Event-ID"), c.QueryParam("after")} {
+		if v = strings.TrimSpace(v); v == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return ctalk.Errorf(ctalk.EInvalid, "Last-Event-ID and after must be the seq of a message, not %q", ctalk.Shorten(v, 40))
+		}
+		after = n
+		break
+	}
+	w := c.Response()
+	w.Header().Set(echo.HeaderContentType, "text/event-stream")
+	w.Header().Set(echo.HeaderCacheControl, "no-cache")
+	// nginx would otherwise buffer the stream.
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	w.Flush()
+	for !s.draining() {
+		d, err := s.channels.Wait(ctx, who, ch.Name, &after, channels.WaitOptions{Timeout: streamWait, Stop: s.stop})
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			if ctalk.ErrorCode(err) == ctalk.EInternal {
+				s.log.Error("event stream failed", "request_id", requestID(ctx), "error", err)
+			}
+			// Headers are sent: the error becomes the stream's last event.
+			b, _ := json.Marshal(map[string]string{"error": string(ctalk.ErrorCode(err)), "message": ctalk.ErrorMessage(err)})
+			fmt.Fprintf(w, "event: error\ndata: %s\n\n", b)
+			return nil
+		}
+		for _, m := range d.Messages {
+			b, _ := json.Marshal(m)
+			fmt.Fprintf(w, "id: %d\nevent: message\ndata: %s\n\n", m.Seq, b)
+			after = m.Seq
+		}
+		if len(d.Messages) == 0 {
+			fmt.Fprint(w, ": keep-alive\n\n")
+		}
+		w.Flush()
+	}
+	return nil
+}

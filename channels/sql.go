@@ -1,0 +1,166 @@
+package channels
+
+// The statements of the channels package, kept together. $1 is always the
+// org: every query on tenant data has it in its WHERE clause.
+
+// channelSelect reads channels as the caller ($2) sees them: the member
+// count, and the caller's read cursor when a member (NULL otherwise). A
+// private channel the caller is not in is left out, so it reads as "not
+// found" exactly like one that does not exist.
+const channelSelect = `
+	SELECT c.name, c.private, c.topic, c.description, c.created_by, c.created_at, c.archived_at,
+	       c.last_seq, COALESCE(c.last_message_at, c.created_at),
+	       (SELECT COUNT(*) FROM channel_members x WHERE x.org_id = c.org_id AND x.channel = c.name),
+	       m.read_seq
+	FROM channels c
+	LEFT JOIN channel_members m ON m.org_id = c.org_id AND m.channel = c.name AND m.user_id = $2
+	WHERE c.org_id = $1 AND (NOT c.private OR m.user_id IS NOT NULL)`
+
+// channelByNameSQL reads one channel ($3) as the caller sees it.
+const channelByNameSQL = channelSelect + ` AND c.name = $3`
+
+// channelListSQL reads every channel the caller may see, without the
+// archived ones unless $3.
+const channelListSQL = channelSelect + ` AND ($3 OR c.archived_at IS NULL) ORDER BY c.name`
+
+const insertChannelSQL = `
+	INSERT INTO channels (org_id, name, private, topic, description, created_by, created_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7)`
+
+// orgUsersInSQL lists which of the given users are current members of the
+// org (removed members are not); the IN list
+// is appended by inList.
+const orgUsersInSQL = `SELECT id FROM users WHERE org_id = $1 AND removed_at IS NULL AND id IN `
+
+// addMembersSQL adds users ($4...) to a channel ($2) at $3, each starting to
+// read after the channel's last message: joining does not make the history
+// unread. Existing members are left as they are.
+const addMembersSQL = `
+	INSERT INTO channel_members (org_id, channel, user_id, joined_at, read_seq)
+	SELECT $1, $2, u.id, $3, c.last_seq FROM users u
+	JOIN channels c ON c.org_id = u.org_id AND c.name = $2
+	WHERE u.org_id = $1 AND u.removed_at IS NULL AND u.id IN %s
+	ON CONFLICT (org_id, channel, user_id) DO NOTHING`
+
+const removeMemberSQL = `DELETE FROM channel_members WHERE org_id = $1 AND channel = $2 AND user_id = $3`
+
+const membersSQL = `
+	SELECT m.user_id, u.name, m.joined_at FROM channel_members m
+	JOIN users u ON u.org_id = m.org_id AND u.id = m.user_id AND u.removed_at IS NULL
+	WHERE m.org_id = $1 AND m.channel = $2 ORDER BY m.user_id`
+
+const archiveSQL = `UPDATE channels SET archived_at = $3 WHERE org_id = $1 AND name = $2 AND archived_at IS NULL`
+
+const updateChannelSQL = `UPDATE channels SET topic = $3, description = $4 WHERE org_id = $1 AND name = $2`
+
+// nextSeqSQL numbers a new message of a channel that is not archived. The
+// row it updates stays locked until the post commits, so the messages of one
+// channel commit in the order of their numbers.
+const nextSeqSQL = `
+	UPDATE channels SET last_seq = last_seq + 1, last_message_at = $3
+	WHERE org_id = $1 AND name = $2 AND archived_at IS NULL
+	RETURNING last_seq`
+
+const insertMessageSQL = `
+	INSERT INTO channel_messages (org_id, channel, seq, id, author_id, by_agent, kind, priority, body, reply_to, mentions, created_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`
+
+// readOwnPostSQL moves the author's read cursor past their own post when
+// nothing was unread before it, so that one's own posts do not read as
+// unread; with unread messages before it, the cursor stays for them.
+const readOwnPostSQL = `
+	UPDATE channel_members SET read_seq = $4
+	WHERE org_id = $1 AND channel = $2 AND user_id = $3 AND read_seq = $4 - 1`
+
+const replyTargetSQL = `SELECT seq FROM channel_messages WHERE org_id = $1 AND channel = $2 AND id = $3`
+
+const messageColumns = `m.id, m.channel, m.seq, m.author_id, COALESCE(u.name, ''), m.by_agent, m.kind, m.priority, m.body, COALESCE(m.reply_to, ''), m.mentions, m.created_at`
+
+const messageFrom = ` FROM channel_messages m LEFT JOIN users u ON u.org_id = m.org_id AND u.id = m.author_id`
+
+// messagesAfterSQL reads a page of a channel ($2) after a sequence number
+// ($3): one range of the primary key.
+const messagesAfterSQL = `SELECT ` + messageColumns + messageFrom + `
+	WHERE m.org_id = $1 AND m.channel = $2 AND m.seq > $3
+	ORDER BY m.seq LIMIT $4`
+
+// latestMessagesSQL reads a channel's last $3 messages, newest first.
+const latestMessagesSQL = `SELECT ` + messageColumns + messageFrom + `
+	WHERE m.org_id = $1 AND m.channel = $2
+	ORDER BY m.seq DESC LIMIT $3`
+
+// unreadSQLiteSQL reads, for each channel of the caller ($2), or only
+// channel $4 when it is not empty, the first $3 messages after the caller's
+// read cursor, with that cursor. Messages of a channel are numbered without
+// gaps, so "the first $3" is the range (read_seq, read_seq + $3]: SQLite
+// reads it as one short range of the primary key per channel, however long
+// the history.
+const unreadSQLiteSQL = `SELECT ` + messageColumns + `, cm.read_seq
+	FROM channel_members cm
+	JOIN channel_messages m ON m.org_id = cm.org_id AND m.channel = cm.channel
+	     AND m.seq > cm.read_seq AND m.seq <= cm.read_seq + $3
+	LEFT JOIN users u ON u.org_id = m.org_id AND u.id = m.author_id
+	WHERE cm.org_id = $1 AND cm.user_id = $2 AND ($4 = '' OR cm.channel = $4)
+	ORDER BY m.channel, m.seq`
+
+// unreadPostgresSQL is unreadSQLiteSQL for Postgres, whose planner would
+// rather scan every message of the org than read each channel's range: the
+// LATERAL subquery makes it read one short range of the primary key per
+// channel.
+const unreadPostgresSQL = `SELECT ` + messageColumns + `, cm.read_seq
+	FROM channel_members cm
+	CROSS JOIN LATERAL (SELECT * FROM channel_messages x
+	     WHERE x.org_id = cm.org_id AND x.channel = cm.channel AND x.seq > cm.read_seq
+	     ORDER BY x.seq LIMIT $3) m
+	LEFT JOIN users u ON u.org_id = m.org_id AND u.id = m.author_id
+	WHERE cm.org_id = $1 AND cm.user_id = $2 AND ($4 = '' OR cm.channel = $4)
+	ORDER BY m.channel, m.seq`
+
+// lockReadersPostgresSQL locks the caller's membership rows, in one order,
+// before a claim reads their cursors: concurrent claims of one user then
+// take turns instead of failing each other's check in claimReadSQL. SQLite
+// needs no lock: its write transactions run one at a time.
+const lockReadersPostgresSQL = `
+	SELECT channel FROM channel_members WHERE org_id = $1 AND user_id = $2 AND ($3 = '' OR channel = $3)
+	ORDER BY channel FOR UPDATE`
+
+// claimReadSQL moves a read cursor from $4 to $5 only if no other call moved
+// it meanwhile: two waits of one user never both hand over a message.
+const claimReadSQL = `
+	UPDATE channel_members SET read_seq = $5
+	WHERE org_id = $1 AND channel = $2 AND user_id = $3 AND read_seq = $4`
+
+// advanceReadSQL moves a read cursor forward to $4, never back.
+const advanceReadSQL = `
+	UPDATE channel_members SET read_seq = $4
+	WHERE org_id = $1 AND channel = $2 AND user_id = $3 AND read_seq < $4`
+
+// unreadCountSQL counts the caller's unread messages across their channels.
+const unreadCountSQL = `
+	SELECT COALESCE(SUM(c.last_seq - cm.read_seq), 0) FROM channel_members cm
+	JOIN channels c ON c.org_id = cm.org_id AND c.name = cm.channel
+	WHERE cm.org_id = $1 AND cm.user_id = $2`
+
+const myChannelsSQL = `SELECT channel FROM channel_members WHERE org_id = $1 AND user_id = $2`
+
+// searchFilters are the filters search_messages shares on both engines:
+// only channels the caller ($2) is a member of, optionally one channel ($4)
+// and one author ($5), and a time range [$6, $7).
+const searchFilters = `
+	JOIN channel_members cm ON cm.org_id = m.org_id AND cm.channel = m.channel AND cm.user_id = $2
+	LEFT JOIN users u ON u.org_id = m.org_id AND u.id = m.author_id
+	WHERE m.org_id = $1 AND ($4 = '' OR m.channel = $4) AND ($5 = '' OR m.author_id = $5)
+	  AND m.created_at >= $6 AND m.created_at < $7`
+
+// searchPostgresSQL ranks matches of the web-search query $3 by ts_rank over
+// the GIN-indexed tsvector.
+const searchPostgresSQL = `SELECT ` + messageColumns + `
+	FROM channel_messages m CROSS JOIN websearch_to_tsquery('english', $3) AS q` + searchFilters + `
+	  AND m.search @@ q
+	ORDER BY ts_rank(m.search, q) DESC, m.created_at DESC LIMIT $8`
+
+// searchSQLiteSQL ranks matches of the FTS5 query $3 by bm25, lower first.
+const searchSQLiteSQL = `SELECT ` + messageColumns + `
+	FROM channel_messages_fts f JOIN channel_messages m ON m.rowid = f.rowid` + searchFilters + `
+	  AND channel_messages_fts MATCH $3
+	ORDER BY bm25(channel_messages_fts), m.created_at DESC LIMIT $8`

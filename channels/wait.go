@@ -1,0 +1,307 @@
+package channels
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"reflect"
+	"time"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/db"
+)
+
+// MaxWait caps how long one waiting call may block: platform proxies cut
+// requests after a few minutes.
+const MaxWait = 120 * time.Second
+
+// MaxHanded is the most messages one call hands over, and maxPerChannel the
+// most of one channel; the rest wait for the next call, so that a busy
+// channel neither floods an agent's context nor starves the others.
+const (
+	MaxHanded     = 50
+	maxPerChannel = 20
+)
+
+// Delivery is what Unread and Wait hand over.
+type Delivery struct {
+	Messages []*Message `json:"messages"`
+	// UnreadLeft counts the caller's unread messages left after this call,
+	// across the channels it covered.
+	UnreadLeft int64 `json:"unread_left" jsonschema:"unread messages left after this call: call again to get them"`
+}
+
+// WaitOptions shape a waiting call.
+type WaitOptions struct {
+	Timeout time.Duration
+	// Stop ends the wait early, empty-handed: the server is shutting down.
+	Stop <-chan struct{}
+	// Tick, when set, is called every TickEvery while waiting, e.g. to send
+	// progress notifications.
+	Tick      func(waited time.Duration)
+	TickEvery time.Duration
+}
+
+// errClaimed says that another call moved a read cursor while this one was
+// claiming: the claim starts over.
+var errClaimed = errors.New("read cursor moved by a concurrent call")
+
+// Unread hands over the caller's unread messages, in every channel they are
+// a member of or only in channel name when it is not empty: oldest first in
+// each channel, at most MaxHanded in all, and moves the read cursors past
+// the messages handed over. Two concurrent calls of one user never hand over
+// the same message.
+//
+// Returns EInvalid, ENotFound, EForbidden (not a member of name).
+func (s *Service) Unread(ctx context.Context, c Caller, name string) (*Delivery, error) {
+	if name != "" {
+		ch, err := memberChannel(ctx, s.db, c, name)
+		if err != nil {
+			return nil, err
+		}
+		name = ch.Name
+	}
+	return s.claim(ctx, c, name)
+}
+
+func (s *Service) claim(ctx context.Context, c Caller, name string) (*Delivery, error) {
+	for range 10 {
+		d := &Delivery{Messages: []*Message{}}
+		err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+			if s.db.Engine == db.Postgres {
+				rows, err := tx.QueryContext(ctx, lockReadersPostgresSQL, c.OrgID, c.UserID, name)
+				if err != nil {
+					return err
+				}
+				for rows.Next() {
+				}
+				if err := rows.Err(); err != nil {
+					return err
+				}
+			}
+			byChannel, cursors, err := unread(ctx, tx, s.db.Engine, c, name)
+			if err != nil {
+				return err
+			}
+			d.Messages = merge(byChannel, MaxHanded)
+			last := map[string]int64{}
+			for _, m := range d.Messages {
+				last[m.Channel] = m.Seq
+			}
+			for ch, seq := range last {
+				res, err := tx.ExecContext(ctx, claimReadSQL, c.OrgID, ch, c.UserID, cursors[ch], seq)
+				if err != nil {
+					return err
+				}
+				if n, _ := res.RowsAffected(); n == 0 {
+					return errClaimed
+				}
+			}
+			if name != "" {
+				return tx.QueryRowContext(ctx, unreadCountSQL+` AND cm.channel = $3`, c.OrgID, c.UserID, name).Scan(&d.UnreadLeft)
+			}
+			return tx.QueryRowContext(ctx, unreadCountSQL, c.OrgID, c.UserID).Scan(&d.UnreadLeft)
+		})
+		if errors.Is(err, errClaimed) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return d, nil
+	}
+	return nil, ctalk.Errorf(ctalk.EUnavailable, "other calls of yours kept reading the same channels; retry the call")
+}
+
+// unread reads the first maxPerChannel unread messages of each of the
+// caller's channels (or of name), by channel in order, with the read
+// cursor each started from.
+func unread(ctx context.Context, q querier, engine db.Engine, c Caller, name string) (map[string][]*Message, map[string]int64, error) {
+	query := unreadSQLiteSQL
+	if engine == db.Postgres {
+		query = unreadPostgresSQL
+	}
+	rows, err := q.QueryContext(ctx, query, c.OrgID, c.UserID, maxPerChannel, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	byChannel, cursors := map[string][]*Message{}, map[string]int64{}
+	for rows.Next() {
+		var readSeq int64
+		m, err := scanMessage(rows, c.UserID, &readSeq)
+		if err != nil {
+			return nil, nil, err
+		}
+		byChannel[m.Channel] = append(byChannel[m.Channel], m)
+		cursors[m.Channel] = readSeq
+	}
+	return byChannel, cursors, rows.Err()
+}
+
+// merge takes at most n messages, oldest first, from lists that are each in
+// order: always the head of one list, so that what is taken of each channel
+// has no gap and its read cursor can move past all of it.
+func merge(lists map[string][]*Message, n int) []*Message {
+	out := []*Message{}
+	for len(out) < n {
+		var pick string
+		for ch, l := range lists {
+			if len(l) == 0 {
+				continue
+			}
+			if pick == "" || earlier(l[0], lists[pick][0]) {
+				pick = ch
+			}
+		}
+		if pick == "" {
+			break
+		}
+		out = append(out, lists[pick][0])
+		lists[pick] = lists[pick][1:]
+	}
+	return out
+}
+
+func earlier(a, b *Message) bool {
+	if !a.CreatedAt.Equal(b.CreatedAt) {
+		return a.CreatedAt.Before(b.CreatedAt)
+	}
+	return a.Channel < b.Channel
+}
+
+// Wait hands over new messages, waiting up to opts.Timeout for one to
+// arrive: in channel name, or in every channel of the caller when name is
+// empty (including channels they join or are invited to while waiting).
+// With after, it returns the messages of name after that sequence number, as
+// Messages does; without, it hands over unread messages as Unread does. It
+// moves the read cursors past what it returns, and holds no database
+// connection while it waits.
+//
+// Returns EInvalid, ENotFound, EForbidden (not a member of name).
+func (s *Service) Wait(ctx context.Context, c Caller, name string, after *int64, opts WaitOptions) (*Delivery, error) {
+	if after != nil && name == "" {
+		return nil, ctalk.Errorf(ctalk.EInvalid, "after needs a channel: give channel with it, or omit after to wait for unread messages in all your channels")
+	}
+	var keys func() ([]string, error)
+	if name != "" {
+		ch, err := memberChannel(ctx, s.db, c, name)
+		if err != nil {
+			return nil, err
+		}
+		name = ch.Name
+		keys = func() ([]string, error) { return []string{channelKey(name)}, nil }
+	} else {
+		keys = func() ([]string, error) { return s.waitKeys(ctx, c) }
+	}
+	var out *Delivery
+	err := s.wait(ctx, c.OrgID, keys, opts, func() (bool, error) {
+		if after == nil {
+			var err error
+			out, err = s.claim(ctx, c, name)
+			return err == nil && len(out.Messages) > 0, err
+		}
+		p, err := s.Messages(ctx, c, name, Read{After: *after, Limit: MaxHanded})
+		if err != nil {
+			return false, err
+		}
+		out = &Delivery{Messages: p.Messages}
+		return len(p.Messages) > 0, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// waitKeys are the wake-up keys of a wait on all of the caller's channels:
+// each channel's, and the caller's own, which wakes when their channels
+// change.
+func (s *Service) waitKeys(ctx context.Context, c Caller) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, myChannelsSQL, c.OrgID, c.UserID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	keys := []string{c.UserID}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		keys = append(keys, channelKey(name))
+	}
+	return keys, rows.Err()
+}
+
+// The fixed cases of a wait's select, before the wake-up channels.
+const (
+	caseDone = iota
+	caseStop
+	caseDeadline
+	caseRecheck
+	caseTick
+	caseWakeups
+)
+
+// wait subscribes to the wake-up keys before each check, so that nothing
+// committed between the check and the subscription can be missed, then
+// re-checks on every wake-up and every Recheck tick, and gives up at the
+// timeout. Between checks it holds no database connection.
+func (s *Service) wait(ctx context.Context, orgID string, keys func() ([]string, error), opts WaitOptions, check func() (bool, error)) error {
+	subs := map[string]<-chan struct{}{}
+	var cancels []func()
+	defer func() {
+		for _, cancel := range cancels {
+			cancel()
+		}
+	}()
+	timeout := min(max(opts.Timeout, 0), MaxWait)
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	recheck := time.NewTicker(s.cfg.Recheck)
+	defer recheck.Stop()
+	var tick <-chan time.Time
+	if opts.Tick != nil && opts.TickEvery > 0 {
+		t := time.NewTicker(opts.TickEvery)
+		defer t.Stop()
+		tick = t.C
+	}
+	start := time.Now()
+	for {
+		ks, err := keys()
+		if err != nil {
+			return err
+		}
+		for _, k := range ks {
+			if _, ok := subs[k]; !ok {
+				ch, cancel := s.waker.Subscribe(orgID, k)
+				subs[k], cancels = ch, append(cancels, cancel)
+			}
+		}
+		if found, err := check(); found || err != nil {
+			return err
+		}
+		cases := make([]reflect.SelectCase, caseWakeups, caseWakeups+len(subs))
+		for i, ch := range map[int]any{caseDone: ctx.Done(), caseStop: opts.Stop, caseDeadline: deadline.C, caseRecheck: recheck.C, caseTick: tick} {
+			cases[i] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ch)}
+		}
+		for _, ch := range subs {
+			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ch)})
+		}
+	sleep:
+		for {
+			chosen, v, _ := reflect.Select(cases)
+			switch chosen {
+			case caseDone:
+				return ctx.Err()
+			case caseStop, caseDeadline:
+				return nil
+			case caseTick:
+				opts.Tick(v.Interface().(time.Time).Sub(start))
+			default:
+				break sleep
+			}
+		}
+	}
+}
