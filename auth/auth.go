@@ -129,9 +129,9 @@ func (s *Service) Login(ctx context.Context, orgID, userID, password, clientIP s
 		return "", nil, err
 	}
 	var hash, role string
-	err = s.db.QueryRowContext(ctx, `SELECT password_hash, role FROM users WHERE org_id = $1 AND id = $2`, orgID, userID).Scan(&hash, &role)
+	err = s.db.QueryRow(ctx, `SELECT password_hash, role FROM users WHERE org_id = $1 AND id = $2`, orgID, userID).Scan(&hash, &role)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return "", nil, db.Translate(err)
+		return "", nil, err
 	}
 	if !s.checkPassword(hash, password) {
 		// The attempt was counted before the check and stays counted.
@@ -140,13 +140,13 @@ func (s *Service) Login(ctx context.Context, orgID, userID, password, clientIP s
 
 	raw, tokenHash := NewToken()
 	sess = &Session{OrgID: orgID, UserID: userID, Role: role, TokenHash: tokenHash}
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
 		sess.ExpiresAt = now.Add(s.cfg.TokenTTL)
 		if err := clearAttempts(ctx, tx, orgID, userID, addr); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO tokens (hash, org_id, user_id, kind, created_at, last_used_at, expires_at) VALUES ($1, $2, $3, 'login', $4, $4, $5)`,
+		_, err := tx.Exec(ctx, `INSERT INTO tokens (hash, org_id, user_id, kind, created_at, last_used_at, expires_at) VALUES ($1, $2, $3, 'login', $4, $4, $5)`,
 			tokenHash, orgID, userID, now, sess.ExpiresAt)
 		return err
 	})
@@ -170,18 +170,18 @@ func (s *Service) VerifyAdminPassword(ctx context.Context, orgID, password strin
 		return err
 	}
 	var hash string
-	err := s.db.QueryRowContext(ctx, `SELECT admin_password_hash FROM orgs WHERE id = $1`, orgID).Scan(&hash)
+	err := s.db.QueryRow(ctx, `SELECT admin_password_hash FROM orgs WHERE id = $1`, orgID).Scan(&hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		s.checkPassword("", password)
 		return ctalk.Errorf(ctalk.ENotFound, "organization %q not found; check org_id, or create it with register_organization", orgID)
 	}
 	if err != nil {
-		return db.Translate(err)
+		return err
 	}
 	if !s.checkPassword(hash, password) {
 		return ctalk.Errorf(ctalk.EUnauthorized, "the admin password of organization %q is wrong", orgID)
 	}
-	return s.db.Tx(ctx, func(tx *sql.Tx) error { return clearAttempts(ctx, tx, orgID, adminAccount, addr) })
+	return s.db.Tx(ctx, func(tx db.Querier) error { return clearAttempts(ctx, tx, orgID, adminAccount, addr) })
 }
 
 // Authenticate returns the session of a token. Expiry and revocation take
@@ -199,7 +199,7 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Session, error
 		lastUsed, expires time.Time
 		revoked           sql.NullTime
 	)
-	err := s.db.QueryRowContext(ctx, `
+	err := s.db.QueryRow(ctx, `
 		SELECT t.org_id, t.user_id, u.role, t.last_used_at, t.expires_at, t.revoked_at
 		FROM tokens t JOIN users u ON u.org_id = t.org_id AND u.id = t.user_id
 		WHERE t.hash = $1 AND u.removed_at IS NULL`, hash).Scan(&sess.OrgID, &sess.UserID, &sess.Role, &lastUsed, &expires, &revoked)
@@ -207,7 +207,7 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Session, error
 		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the auth token is not valid; log in again with login")
 	}
 	if err != nil {
-		return nil, db.Translate(err)
+		return nil, err
 	}
 	switch {
 	case revoked.Valid:
@@ -221,8 +221,8 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Session, error
 	// Refreshing last use at most once a minute keeps idle expiry accurate to
 	// a minute without a write on every call.
 	if now.Sub(lastUsed) > time.Minute {
-		err := s.db.Write(ctx, func() error {
-			_, err := s.db.ExecContext(ctx, `UPDATE tokens SET last_used_at = $1 WHERE hash = $2`, now, hash)
+		err := s.db.Write(ctx, func(q db.Querier) error {
+			_, err := q.Exec(ctx, `UPDATE tokens SET last_used_at = $1 WHERE hash = $2`, now, hash)
 			return err
 		})
 		if err != nil {
@@ -234,8 +234,8 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Session, error
 
 // Logout revokes the token of sess.
 func (s *Service) Logout(ctx context.Context, sess *Session) error {
-	return s.db.Write(ctx, func() error {
-		_, err := s.db.ExecContext(ctx, `UPDATE tokens SET revoked_at = $1 WHERE hash = $2 AND revoked_at IS NULL`, s.db.Now(), sess.TokenHash)
+	return s.db.Write(ctx, func(q db.Querier) error {
+		_, err := q.Exec(ctx, `UPDATE tokens SET revoked_at = $1 WHERE hash = $2 AND revoked_at IS NULL`, s.db.Now(), sess.TokenHash)
 		return err
 	})
 }

@@ -15,8 +15,8 @@ import (
 // it revoked. Every call authenticates afresh, so they stop working on the
 // very next call. It is for services that revoke as part of a larger change,
 // such as removing a member.
-func RevokeTokens(ctx context.Context, tx *sql.Tx, orgID, userID, keep string, now time.Time) (int, error) {
-	res, err := tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = $1 WHERE org_id = $2 AND user_id = $3 AND revoked_at IS NULL AND hash <> $4`,
+func RevokeTokens(ctx context.Context, tx db.Querier, orgID, userID, keep string, now time.Time) (int, error) {
+	res, err := tx.Exec(ctx, `UPDATE tokens SET revoked_at = $1 WHERE org_id = $2 AND user_id = $3 AND revoked_at IS NULL AND hash <> $4`,
 		now, orgID, userID, keep)
 	if err != nil {
 		return 0, err
@@ -37,9 +37,9 @@ func (s *Service) RevokeUserTokens(ctx context.Context, orgID, userID string) (i
 		return 0, err
 	}
 	var n int
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		var one int
-		err := tx.QueryRowContext(ctx, `SELECT 1 FROM users WHERE org_id = $1 AND id = $2 AND removed_at IS NULL`, orgID, userID).Scan(&one)
+		err := tx.QueryRow(ctx, `SELECT 1 FROM users WHERE org_id = $1 AND id = $2 AND removed_at IS NULL`, orgID, userID).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
 			return NotFoundUser(userID)
 		}
@@ -71,22 +71,22 @@ func (s *Service) ChangePassword(ctx context.Context, sess *Session, current, ne
 		return 0, err
 	}
 	var old string
-	err = s.db.QueryRowContext(ctx, `SELECT password_hash FROM users WHERE org_id = $1 AND id = $2 AND removed_at IS NULL`, sess.OrgID, sess.UserID).Scan(&old)
+	err = s.db.QueryRow(ctx, `SELECT password_hash FROM users WHERE org_id = $1 AND id = $2 AND removed_at IS NULL`, sess.OrgID, sess.UserID).Scan(&old)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, NotFoundUser(sess.UserID)
 	}
 	if err != nil {
-		return 0, db.Translate(err)
+		return 0, err
 	}
 	if !s.checkPassword(old, current) {
 		// The attempt was counted before the check and stays counted.
 		return 0, ctalk.Errorf(ctalk.EUnauthorized, "current_password is wrong; your password is unchanged and your token still works")
 	}
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
 		// Only over the hash just checked: a concurrent change wins, and this
 		// one must be retried with the password it set.
-		res, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1, updated_at = $2 WHERE org_id = $3 AND id = $4 AND password_hash = $5 AND removed_at IS NULL`,
+		res, err := tx.Exec(ctx, `UPDATE users SET password_hash = $1, updated_at = $2 WHERE org_id = $3 AND id = $4 AND password_hash = $5 AND removed_at IS NULL`,
 			hash, now, sess.OrgID, sess.UserID, old)
 		if err != nil {
 			return err
@@ -116,9 +116,9 @@ func (s *Service) ResetPassword(ctx context.Context, orgID, userID, next string)
 	if err != nil {
 		return 0, err
 	}
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
-		res, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1, updated_at = $2 WHERE org_id = $3 AND id = $4 AND removed_at IS NULL`,
+		res, err := tx.Exec(ctx, `UPDATE users SET password_hash = $1, updated_at = $2 WHERE org_id = $3 AND id = $4 AND removed_at IS NULL`,
 			hash, now, orgID, userID)
 		if err != nil {
 			return err
@@ -141,8 +141,8 @@ func (s *Service) ChangeAdminPassword(ctx context.Context, orgID, next string) e
 	if err != nil {
 		return err
 	}
-	return s.db.Tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE orgs SET admin_password_hash = $1 WHERE id = $2`, hash, orgID)
+	return s.db.Tx(ctx, func(tx db.Querier) error {
+		res, err := tx.Exec(ctx, `UPDATE orgs SET admin_password_hash = $1 WHERE id = $2`, hash, orgID)
 		if err != nil {
 			return err
 		}
