@@ -6,6 +6,7 @@ package audit
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -263,7 +264,7 @@ func (l *Log) Prune(ctx context.Context, before time.Time) (int64, error) {
 	err := l.db.Write(ctx, func(q db.Querier) error {
 		res, err := q.Exec(ctx, `DELETE FROM audit_events WHERE at < $1`, before.UTC())
 		if err != nil {
-			return err
+			return fmt.Errorf("delete from audit_events: %w", err)
 		}
 		n, err = res.RowsAffected()
 		return err

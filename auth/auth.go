@@ -131,7 +131,7 @@ func (s *Service) Login(ctx context.Context, orgID, userID, password, clientIP s
 	var hash, role string
 	err = s.db.QueryRow(ctx, `SELECT password_hash, role FROM users WHERE org_id = $1 AND id = $2`, orgID, userID).Scan(&hash, &role)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return "", nil, err
+		return "", nil, fmt.Errorf("read users: %w", err)
 	}
 	if !s.checkPassword(hash, password) {
 		// The attempt was counted before the check and stays counted.
@@ -148,7 +148,10 @@ func (s *Service) Login(ctx context.Context, orgID, userID, password, clientIP s
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO tokens (hash, org_id, user_id, kind, created_at, last_used_at, expires_at) VALUES ($1, $2, $3, 'login', $4, $4, $5)`,
 			tokenHash, orgID, userID, now, sess.ExpiresAt)
-		return err
+		if err != nil {
+			return fmt.Errorf("insert into tokens: %w", err)
+		}
+		return nil
 	})
 	if err != nil {
 		return "", nil, err
@@ -176,7 +179,7 @@ func (s *Service) VerifyAdminPassword(ctx context.Context, orgID, password strin
 		return ctalk.Errorf(ctalk.ENotFound, "organization %q not found; check org_id, or create it with register_organization", orgID)
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("read orgs: %w", err)
 	}
 	if !s.checkPassword(hash, password) {
 		return ctalk.Errorf(ctalk.EUnauthorized, "the admin password of organization %q is wrong", orgID)
@@ -207,7 +210,7 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Session, error
 		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the auth token is not valid; log in again with login")
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read tokens: %w", err)
 	}
 	switch {
 	case revoked.Valid:
@@ -223,7 +226,10 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Session, error
 	if now.Sub(lastUsed) > time.Minute {
 		err := s.db.Write(ctx, func(q db.Querier) error {
 			_, err := q.Exec(ctx, `UPDATE tokens SET last_used_at = $1 WHERE hash = $2`, now, hash)
-			return err
+			if err != nil {
+				return fmt.Errorf("update tokens: %w", err)
+			}
+			return nil
 		})
 		if err != nil {
 			return nil, err
@@ -236,6 +242,9 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Session, error
 func (s *Service) Logout(ctx context.Context, sess *Session) error {
 	return s.db.Write(ctx, func(q db.Querier) error {
 		_, err := q.Exec(ctx, `UPDATE tokens SET revoked_at = $1 WHERE hash = $2 AND revoked_at IS NULL`, s.db.Now(), sess.TokenHash)
-		return err
+		if err != nil {
+			return fmt.Errorf("update tokens: %w", err)
+		}
+		return nil
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/ctalk/ctalk"
@@ -19,7 +20,7 @@ func RevokeTokens(ctx context.Context, tx db.Querier, orgID, userID, keep string
 	res, err := tx.Exec(ctx, `UPDATE tokens SET revoked_at = $1 WHERE org_id = $2 AND user_id = $3 AND revoked_at IS NULL AND hash <> $4`,
 		now, orgID, userID, keep)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("update tokens: %w", err)
 	}
 	n, err := res.RowsAffected()
 	return int(n), err
@@ -44,7 +45,7 @@ func (s *Service) RevokeUserTokens(ctx context.Context, orgID, userID string) (i
 			return NotFoundUser(userID)
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("read users: %w", err)
 		}
 		n, err = RevokeTokens(ctx, tx, orgID, userID, "", s.db.Now())
 		return err
@@ -76,7 +77,7 @@ func (s *Service) ChangePassword(ctx context.Context, sess *Session, current, ne
 		return 0, NotFoundUser(sess.UserID)
 	}
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("read users: %w", err)
 	}
 	if !s.checkPassword(old, current) {
 		// The attempt was counted before the check and stays counted.
@@ -89,7 +90,7 @@ func (s *Service) ChangePassword(ctx context.Context, sess *Session, current, ne
 		res, err := tx.Exec(ctx, `UPDATE users SET password_hash = $1, updated_at = $2 WHERE org_id = $3 AND id = $4 AND password_hash = $5 AND removed_at IS NULL`,
 			hash, now, sess.OrgID, sess.UserID, old)
 		if err != nil {
-			return err
+			return fmt.Errorf("update users: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return ctalk.Errorf(ctalk.EConflict, "your password was changed by another call meanwhile; retry with the current password")
@@ -121,7 +122,7 @@ func (s *Service) ResetPassword(ctx context.Context, orgID, userID, next string)
 		res, err := tx.Exec(ctx, `UPDATE users SET password_hash = $1, updated_at = $2 WHERE org_id = $3 AND id = $4 AND removed_at IS NULL`,
 			hash, now, orgID, userID)
 		if err != nil {
-			return err
+			return fmt.Errorf("update users: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return NotFoundUser(userID)
@@ -144,7 +145,7 @@ func (s *Service) ChangeAdminPassword(ctx context.Context, orgID, next string) e
 	return s.db.Tx(ctx, func(tx db.Querier) error {
 		res, err := tx.Exec(ctx, `UPDATE orgs SET admin_password_hash = $1 WHERE id = $2`, hash, orgID)
 		if err != nil {
-			return err
+			return fmt.Errorf("update orgs: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return ctalk.Errorf(ctalk.ENotFound, "organization %q not found; check org_id", orgID)

@@ -74,7 +74,7 @@ func (s *Service) reserveAttempt(ctx context.Context, orgID, account, addr strin
 			h := fnv.New32a()
 			h.Write([]byte(orgID + "\x00" + account))
 			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, int32(attemptLockClass), int32(h.Sum32())); err != nil {
-				return err
+				return fmt.Errorf("take advisory lock: %w", err)
 			}
 		}
 		var (
@@ -88,7 +88,7 @@ func (s *Service) reserveAttempt(ctx context.Context, orgID, account, addr strin
 			orgID, account, now.Add(-s.cfg.FailureWindow), addr).
 			Scan(&total, (*db.NullTime)(&oldest), &fromAddr, (*db.NullTime)(&oldestFromAddr))
 		if err != nil {
-			return err
+			return fmt.Errorf("read login_failures: %w", err)
 		}
 		switch {
 		case fromAddr >= s.cfg.MaxFailures:
@@ -97,10 +97,13 @@ func (s *Service) reserveAttempt(ctx context.Context, orgID, account, addr strin
 			return s.held(now, oldest.Time, "this account failed too often from many addresses; its org admin can see the attempts in get_audit_log")
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM login_failures WHERE org_id = $1 AND user_id = $2 AND failed_at <= $3`, orgID, account, now.Add(-s.cfg.FailureWindow)); err != nil {
-			return err
+			return fmt.Errorf("delete from login_failures: %w", err)
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO login_failures (org_id, user_id, client_addr, failed_at) VALUES ($1, $2, $3, $4)`, orgID, account, addr, now)
-		return err
+		if err != nil {
+			return fmt.Errorf("insert into login_failures: %w", err)
+		}
+		return nil
 	})
 	if err != nil {
 		return err
@@ -127,7 +130,10 @@ func (s *Service) held(now, oldest time.Time, why string) error {
 // distributed guesser's count.
 func clearAttempts(ctx context.Context, tx db.Querier, orgID, account, addr string) error {
 	_, err := tx.Exec(ctx, `DELETE FROM login_failures WHERE org_id = $1 AND user_id = $2 AND client_addr = $3`, orgID, account, addr)
-	return err
+	if err != nil {
+		return fmt.Errorf("delete from login_failures: %w", err)
+	}
+	return nil
 }
 
 // pruneAttempts deletes, at most once per window on this replica, the
@@ -142,6 +148,9 @@ func (s *Service) pruneAttempts(ctx context.Context) {
 	// A failed prune is retried after the next window; the counts stay right.
 	s.db.Write(ctx, func(q db.Querier) error {
 		_, err := q.Exec(ctx, `DELETE FROM login_failures WHERE failed_at <= $1`, now.Add(-s.cfg.FailureWindow))
-		return err
+		if err != nil {
+			return fmt.Errorf("delete from login_failures: %w", err)
+		}
+		return nil
 	})
 }

@@ -94,7 +94,10 @@ func (s *Service) Register(ctx context.Context, in NewOrg) (*Org, error) {
 		org.CreatedAt = s.db.Now()
 		_, err := tx.Exec(ctx, `INSERT INTO orgs (id, name, admin_password_hash, approval_mode, created_at) VALUES ($1, $2, $3, $4, $5)`,
 			org.ID, org.Name, hash, org.ApprovalMode, org.CreatedAt)
-		return err
+		if err != nil {
+			return fmt.Errorf("insert into orgs: %w", err)
+		}
+		return nil
 	})
 	if ctalk.ErrorCode(err) == ctalk.EConflict {
 		return nil, ctalk.Errorf(ctalk.EConflict, "organization id %q is taken; choose another org_id", id)
@@ -166,7 +169,10 @@ func (s *Service) AddUser(ctx context.Context, orgID string, in NewUser) (*User,
 		u.CreatedAt = s.db.Now()
 		_, err := tx.Exec(ctx, `INSERT INTO users (org_id, id, name, password_hash, role, ownership, notes, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
 			orgID, u.ID, u.Name, hash, u.Role, string(own), u.Notes, u.CreatedAt)
-		return err
+		if err != nil {
+			return fmt.Errorf("insert into users: %w", err)
+		}
+		return nil
 	})
 	switch ctalk.ErrorCode(err) {
 	case ctalk.EConflict:
@@ -190,7 +196,10 @@ func (s *Service) Org(ctx context.Context, orgID string) (*Org, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFoundOrg(orgID)
 	}
-	return o, err
+	if err != nil {
+		return nil, fmt.Errorf("read orgs: %w", err)
+	}
+	return o, nil
 }
 
 const userColumns = `org_id, id, name, role, ownership, notes, profile_notes, created_at`
@@ -273,7 +282,7 @@ func (s *Service) setText(ctx context.Context, orgID, userID, column, text strin
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		res, err := tx.Exec(ctx, `UPDATE users SET `+column+` = $1, updated_at = $2 WHERE org_id = $3 AND id = $4 AND removed_at IS NULL`, text, s.db.Now(), orgID, userID)
 		if err != nil {
-			return err
+			return fmt.Errorf("update users: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return auth.NotFoundUser(userID)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/ctalk/ctalk"
@@ -57,7 +58,7 @@ func (s *Service) RemoveUser(ctx context.Context, orgID, userID string) (*Remova
 			return auth.NotFoundUser(userID)
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("read users: %w", err)
 		}
 		if role == auth.RoleAdmin && otherAdmins == 0 {
 			return ctalk.Errorf(ctalk.EConflict, "user %q is the last admin of organization %q and cannot be removed; add another admin first (register_user with role admin)", userID, orgID)
@@ -67,7 +68,7 @@ func (s *Service) RemoveUser(ctx context.Context, orgID, userID string) (*Remova
 		// login then fails for them exactly as for an unknown user.
 		if _, err := tx.Exec(ctx, `UPDATE users SET removed_at = $1, updated_at = $1, password_hash = '' WHERE org_id = $2 AND id = $3`,
 			r.RemovedAt, orgID, userID); err != nil {
-			return err
+			return fmt.Errorf("update users: %w", err)
 		}
 		r.TokensRevoked, err = auth.RevokeTokens(ctx, tx, orgID, userID, "", r.RemovedAt)
 		return err
