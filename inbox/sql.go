@@ -17,6 +17,9 @@ import (
 // asked since $4 (the rate) and the pair exchanged, either way, since $5 (the
 // loop breaker), each with the oldest of them. The pair is read as one index
 // range per direction: an OR of the two would read the pair's whole history.
+// users belongs to orgs; this one read of it (is the recipient a current
+// member?) stays inside the statement so that a Postgres ask remains one
+// round trip under its advisory locks.
 const askChecksSQL = `
 	SELECT (SELECT COUNT(*) FROM users WHERE org_id = $1 AND id = $3 AND removed_at IS NULL), r.n, r.oldest, l.n, l.oldest
 	FROM (SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM questions
