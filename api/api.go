@@ -468,7 +468,7 @@ func (s *Server) health(c echo.Context) error {
 func (s *Server) ready(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 	defer cancel()
-	if err := s.db.PingContext(ctx); err != nil {
+	if err := s.db.Ping(ctx); err != nil {
 		s.log.Warn("readiness check failed", "error", err)
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": "the " + string(s.db.Engine) + " database does not answer"})
 	}

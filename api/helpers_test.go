@@ -168,7 +168,7 @@ func mustJSON(v any) string {
 func countRows(t testing.TB, d *db.DB, query string, args ...any) int {
 	t.Helper()
 	var n int
-	if err := d.QueryRow(query, args...).Scan(&n); err != nil {
+	if err := d.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
 	return n

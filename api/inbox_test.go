@@ -173,7 +173,7 @@ func TestHumanApproval(t *testing.T) {
 		// An expired link does nothing.
 		id2 := ok(t, alice, "ask_person", map[string]any{"to_user_id": "bob", "question": "q2"})["message_id"].(string)
 		link3 := ok(t, bob, "propose_response", map[string]any{"message_id": id2, "draft_text": "v1"})["approval_url"].(string)
-		if _, err := e.DB.Exec(`UPDATE drafts SET approval_expires_at = $1 WHERE question_id = $2`, time.Now().UTC().Add(-time.Minute), id2); err != nil {
+		if _, err := dbtest.Exec(e.DB, `UPDATE drafts SET approval_expires_at = $1 WHERE question_id = $2`, time.Now().UTC().Add(-time.Minute), id2); err != nil {
 			t.Fatal(err)
 		}
 		if status, body := decide(t, link3, "approve"); status != http.StatusConflict || !strings.Contains(body, "expired") {
@@ -245,7 +245,7 @@ func TestAskIdempotentUnderConcurrentRetries(t *testing.T) {
 			}
 		}
 		var count int
-		if err := e.DB.QueryRow(`SELECT COUNT(*) FROM questions`).Scan(&count); err != nil || count != 1 {
+		if err := e.DB.QueryRow(context.Background(), `SELECT COUNT(*) FROM questions`).Scan(&count); err != nil || count != 1 {
 			t.Fatalf("stored %d questions (err %v), want 1", count, err)
 		}
 		fail(t, bob, "ask_person", map[string]any{"to_user_id": "alice", "question": "different", "idempotency_key": "k1"}, "different question")

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -127,7 +128,7 @@ func TestRemoveLastTwoAdminsOverMCP(t *testing.T) {
 				}
 			}
 			var left int
-			if err := e.DB.QueryRow(`SELECT COUNT(*) FROM users WHERE org_id = $1 AND role = 'admin' AND removed_at IS NULL`, org).Scan(&left); err != nil {
+			if err := e.DB.QueryRow(context.Background(), `SELECT COUNT(*) FROM users WHERE org_id = $1 AND role = 'admin' AND removed_at IS NULL`, org).Scan(&left); err != nil {
 				t.Fatal(err)
 			}
 			if removed != 1 || left != 1 {
@@ -212,7 +213,7 @@ func TestPasswordToolsOverMCP(t *testing.T) {
 			t.Fatalf("change_admin_password events, newest first = %s, want %s", got, want)
 		}
 		var dump strings.Builder
-		rows, err := e.DB.Query(`SELECT tool, ids FROM audit_events`)
+		rows, err := e.DB.Query(context.Background(), `SELECT tool, ids FROM audit_events`)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -41,7 +41,7 @@ func (s *Server) newMetrics() *metrics {
 		Help: "Agents blocked in wait_for_inbox or wait_for_reply on this replica.",
 	}, func() float64 { return float64(s.inbox.Broker().Waiting()) })
 	m.registry.MustRegister(m.calls, m.duration, m.loginFailures, waiting,
-		collectors.NewDBStatsCollector(s.db.DB, string(s.db.Engine)),
+		s.db.StatsCollector(),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

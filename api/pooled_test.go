@@ -171,7 +171,7 @@ func TestPooledDatabaseURLIsDetected(t *testing.T) {
 				go func() {
 					for i := range 25 {
 						var n int
-						if err := d.QueryRowContext(context.Background(), "SELECT count(*) FROM pg_class WHERE relpages >= $1", i).Scan(&n); err != nil {
+						if err := d.QueryRow(context.Background(), "SELECT count(*) FROM pg_class WHERE relpages >= $1", i).Scan(&n); err != nil {
 							errs <- err
 							return
 						}

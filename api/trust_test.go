@@ -49,7 +49,7 @@ func tables(t *testing.T, d *db.DB) []string {
 	if d.Engine == db.Postgres {
 		q = `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`
 	}
-	rows, err := d.Query(q)
+	rows, err := d.Query(context.Background(), q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func tables(t *testing.T, d *db.DB) []string {
 // a row, so that a column added later is read too.
 func tableRows(t *testing.T, d *db.DB, table string) string {
 	t.Helper()
-	rows, err := d.Query(`SELECT * FROM ` + table)
+	rows, err := d.Query(context.Background(), `SELECT * FROM `+table)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func refused(t *testing.T, cs *mcp.ClientSession, tool string) {
 // setToken sets a time column of the token row.
 func setToken(t *testing.T, e *env, raw, column string, at time.Time) {
 	t.Helper()
-	res, err := e.DB.Exec(`UPDATE tokens SET `+column+` = $1 WHERE hash = $2`, at, sha256Hex(raw))
+	res, err := dbtest.Exec(e.DB, `UPDATE tokens SET `+column+` = $1 WHERE hash = $2`, at, sha256Hex(raw))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,19 +205,19 @@ func TestSecretsAreStoredHashed(t *testing.T) {
 				t.Fatalf("token %q: want ctalk_ and at least 32 random bytes, got %d bytes (err %v)", raw, len(secret), err)
 			}
 			var kind string
-			if err := e.DB.QueryRow(`SELECT kind FROM tokens WHERE hash = $1`, sha256Hex(raw)).Scan(&kind); err != nil {
+			if err := e.DB.QueryRow(context.Background(), `SELECT kind FROM tokens WHERE hash = $1`, sha256Hex(raw)).Scan(&kind); err != nil {
 				t.Errorf("no token row under the SHA-256 of the token: %v", err)
 			}
 		}
 
 		var adminHash string
-		if err := e.DB.QueryRow(`SELECT admin_password_hash FROM orgs WHERE id = 'a'`).Scan(&adminHash); err != nil {
+		if err := e.DB.QueryRow(context.Background(), `SELECT admin_password_hash FROM orgs WHERE id = 'a'`).Scan(&adminHash); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.HasPrefix(adminHash, "$2") {
 			t.Errorf("admin password stored as %q, want bcrypt", adminHash)
 		}
-		rows, err := e.DB.Query(`SELECT id, password_hash FROM users`)
+		rows, err := e.DB.Query(context.Background(), `SELECT id, password_hash FROM users`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -305,7 +305,7 @@ func TestTokenLifetime(t *testing.T) {
 			setToken(t, e, tok, "last_used_at", almost)
 			ok(t, cs, "whoami", nil)
 			var at time.Time
-			if err := e.DB.QueryRow(`SELECT last_used_at FROM tokens WHERE hash = $1`, sha256Hex(tok)).Scan(&at); err != nil {
+			if err := e.DB.QueryRow(context.Background(), `SELECT last_used_at FROM tokens WHERE hash = $1`, sha256Hex(tok)).Scan(&at); err != nil {
 				t.Fatal(err)
 			}
 			if !at.After(almost.Add(time.Hour)) {
@@ -557,7 +557,7 @@ func TestOrgIsolation(t *testing.T) {
 		fail(t, a["bob"], "whoami", map[string]any{"auth_token": bTok}, "drop the auth_token argument")
 
 		var notes, profile string
-		if err := e.DB.QueryRow(`SELECT notes, profile_notes FROM users WHERE org_id = 'b' AND id = 'dave'`).Scan(&notes, &profile); err != nil {
+		if err := e.DB.QueryRow(context.Background(), `SELECT notes, profile_notes FROM users WHERE org_id = 'b' AND id = 'dave'`).Scan(&notes, &profile); err != nil {
 			t.Fatal(err)
 		}
 		users := countRows(t, e.DB, `SELECT COUNT(*) FROM users WHERE id = 'mole'`)

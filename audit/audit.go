@@ -5,8 +5,8 @@ package audit
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -157,7 +157,7 @@ func (l *Log) isClosed() bool {
 }
 
 func (l *Log) insert(ctx context.Context, batch []Event) error {
-	return l.db.Tx(ctx, func(tx *sql.Tx) error {
+	return l.db.Tx(ctx, func(tx db.Querier) error {
 		var b strings.Builder
 		b.WriteString(`INSERT INTO audit_events (at, org_id, user_id, tool, outcome, duration_ms, ids, request_id) VALUES `)
 		args := make([]any, 0, len(batch)*8)
@@ -176,7 +176,7 @@ func (l *Log) insert(ctx context.Context, batch []Event) error {
 			ids, _ := json.Marshal(nonNil(e.IDs))
 			args = append(args, e.At.UTC(), e.OrgID, e.UserID, e.Tool, e.Outcome, e.DurationMS, string(ids), e.RequestID)
 		}
-		_, err := tx.ExecContext(ctx, b.String(), args...)
+		_, err := tx.Exec(ctx, b.String(), args...)
 		return err
 	})
 }
@@ -230,9 +230,9 @@ func (l *Log) Events(ctx context.Context, orgID string, f Filter) ([]Event, bool
 	}
 	args = append(args, f.Limit+1)
 	q += " ORDER BY id DESC LIMIT $" + strconv.Itoa(len(args))
-	rows, err := l.db.QueryContext(ctx, q, args...)
+	rows, err := l.db.Query(ctx, q, args...)
 	if err != nil {
-		return nil, false, db.Translate(err)
+		return nil, false, err
 	}
 	defer rows.Close()
 	out := []Event{}
@@ -249,7 +249,7 @@ func (l *Log) Events(ctx context.Context, orgID string, f Filter) ([]Event, bool
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, false, db.Translate(err)
+		return nil, false, err
 	}
 	more := len(out) > f.Limit
 	if more {
@@ -261,10 +261,10 @@ func (l *Log) Events(ctx context.Context, orgID string, f Filter) ([]Event, bool
 // Prune deletes events older than before and returns how many.
 func (l *Log) Prune(ctx context.Context, before time.Time) (int64, error) {
 	var n int64
-	err := l.db.Write(ctx, func() error {
-		res, err := l.db.ExecContext(ctx, `DELETE FROM audit_events WHERE at < $1`, before.UTC())
+	err := l.db.Write(ctx, func(q db.Querier) error {
+		res, err := q.Exec(ctx, `DELETE FROM audit_events WHERE at < $1`, before.UTC())
 		if err != nil {
-			return err
+			return fmt.Errorf("delete from audit_events: %w", err)
 		}
 		n, err = res.RowsAffected()
 		return err

@@ -123,7 +123,7 @@ func (s *Service) Login(ctx context.Context, orgID, userID, password, clientIP s
 	}
 	raw, tokenHash := NewToken()
 	sess.TokenHash = tokenHash
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
 		sess.ExpiresAt = now.Add(s.cfg.TokenTTL)
 		if err := clearAttempts(ctx, tx, sess.OrgID, sess.UserID, addr); err != nil {
@@ -132,11 +132,11 @@ func (s *Service) Login(ctx context.Context, orgID, userID, password, clientIP s
 		// Only while the password just checked is still the user's: a
 		// password change, reset or removal that committed after the check
 		// must not be outlived by a token issued on the old password.
-		res, err := tx.ExecContext(ctx, `INSERT INTO tokens (hash, org_id, user_id, kind, created_at, last_used_at, expires_at)
+		res, err := tx.Exec(ctx, `INSERT INTO tokens (hash, org_id, user_id, kind, created_at, last_used_at, expires_at)
 			SELECT $1, $2, $3, 'login', $4, $4, $5 FROM users WHERE org_id = $2 AND id = $3 AND password_hash = $6 AND removed_at IS NULL`,
 			tokenHash, sess.OrgID, sess.UserID, now, sess.ExpiresAt, hash)
 		if err != nil {
-			return err
+			return fmt.Errorf("insert into tokens: %w", err)
 		}
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			return ctalk.Errorf(ctalk.EUnauthorized, badLogin)
@@ -160,7 +160,7 @@ func (s *Service) CheckPassword(ctx context.Context, orgID, userID, password, cl
 	if err != nil {
 		return nil, err
 	}
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error { return clearAttempts(ctx, tx, sess.OrgID, sess.UserID, addr) })
+	err = s.db.Tx(ctx, func(tx db.Querier) error { return clearAttempts(ctx, tx, sess.OrgID, sess.UserID, addr) })
 	return sess, err
 }
 
@@ -184,9 +184,9 @@ func (s *Service) verifyPassword(ctx context.Context, orgID, userID, password, c
 		return nil, "", "", err
 	}
 	var role string
-	err = s.db.QueryRowContext(ctx, `SELECT password_hash, role FROM users WHERE org_id = $1 AND id = $2`, orgID, userID).Scan(&hash, &role)
+	err = s.db.QueryRow(ctx, `SELECT password_hash, role FROM users WHERE org_id = $1 AND id = $2`, orgID, userID).Scan(&hash, &role)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, "", "", db.Translate(err)
+		return nil, "", "", fmt.Errorf("read users: %w", err)
 	}
 	if !s.checkPassword(hash, password) {
 		// The attempt was counted before the check and stays counted.
@@ -209,18 +209,18 @@ func (s *Service) VerifyAdminPassword(ctx context.Context, orgID, password strin
 		return err
 	}
 	var hash string
-	err := s.db.QueryRowContext(ctx, `SELECT admin_password_hash FROM orgs WHERE id = $1`, orgID).Scan(&hash)
+	err := s.db.QueryRow(ctx, `SELECT admin_password_hash FROM orgs WHERE id = $1`, orgID).Scan(&hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		s.checkPassword("", password)
 		return ctalk.Errorf(ctalk.ENotFound, "organization %q not found; check org_id, or create it with register_organization", orgID)
 	}
 	if err != nil {
-		return db.Translate(err)
+		return fmt.Errorf("read orgs: %w", err)
 	}
 	if !s.checkPassword(hash, password) {
 		return ctalk.Errorf(ctalk.EUnauthorized, "the admin password of organization %q is wrong", orgID)
 	}
-	return s.db.Tx(ctx, func(tx *sql.Tx) error { return clearAttempts(ctx, tx, orgID, adminAccount, addr) })
+	return s.db.Tx(ctx, func(tx db.Querier) error { return clearAttempts(ctx, tx, orgID, adminAccount, addr) })
 }
 
 // Authenticate returns the session of a token. Expiry and revocation take
@@ -238,7 +238,7 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Session, error
 		lastUsed, expires time.Time
 		revoked           sql.NullTime
 	)
-	err := s.db.QueryRowContext(ctx, `
+	err := s.db.QueryRow(ctx, `
 		SELECT t.org_id, t.user_id, u.role, t.last_used_at, t.expires_at, t.revoked_at
 		FROM tokens t JOIN users u ON u.org_id = t.org_id AND u.id = t.user_id
 		WHERE t.hash = $1 AND u.removed_at IS NULL`, hash).Scan(&sess.OrgID, &sess.UserID, &sess.Role, &lastUsed, &expires, &revoked)
@@ -246,7 +246,7 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Session, error
 		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the auth token is not valid; log in again with login")
 	}
 	if err != nil {
-		return nil, db.Translate(err)
+		return nil, fmt.Errorf("read tokens: %w", err)
 	}
 	switch {
 	case revoked.Valid:
@@ -260,9 +260,12 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Session, error
 	// Refreshing last use at most once a minute keeps idle expiry accurate to
 	// a minute without a write on every call.
 	if now.Sub(lastUsed) > time.Minute {
-		err := s.db.Write(ctx, func() error {
-			_, err := s.db.ExecContext(ctx, `UPDATE tokens SET last_used_at = $1 WHERE hash = $2`, now, hash)
-			return err
+		err := s.db.Write(ctx, func(q db.Querier) error {
+			_, err := q.Exec(ctx, `UPDATE tokens SET last_used_at = $1 WHERE hash = $2`, now, hash)
+			if err != nil {
+				return fmt.Errorf("update tokens: %w", err)
+			}
+			return nil
 		})
 		if err != nil {
 			return nil, err
@@ -273,8 +276,11 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Session, error
 
 // Logout revokes the token of sess.
 func (s *Service) Logout(ctx context.Context, sess *Session) error {
-	return s.db.Write(ctx, func() error {
-		_, err := s.db.ExecContext(ctx, `UPDATE tokens SET revoked_at = $1 WHERE hash = $2 AND revoked_at IS NULL`, s.db.Now(), sess.TokenHash)
-		return err
+	return s.db.Write(ctx, func(q db.Querier) error {
+		_, err := q.Exec(ctx, `UPDATE tokens SET revoked_at = $1 WHERE hash = $2 AND revoked_at IS NULL`, s.db.Now(), sess.TokenHash)
+		if err != nil {
+			return fmt.Errorf("update tokens: %w", err)
+		}
+		return nil
 	})
 }

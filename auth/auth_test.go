@@ -131,13 +131,13 @@ func TestPasswordsStoredAsBcrypt(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		setup(t, d)
 		var adminHash string
-		if err := d.QueryRow(`SELECT admin_password_hash FROM orgs WHERE id = 'acme'`).Scan(&adminHash); err != nil {
+		if err := d.QueryRow(context.Background(), `SELECT admin_password_hash FROM orgs WHERE id = 'acme'`).Scan(&adminHash); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.HasPrefix(adminHash, "$2") || strings.Contains(adminHash, adminPW) {
 			t.Errorf("admin password stored as %q, want a bcrypt hash", adminHash)
 		}
-		rows, err := d.Query(`SELECT password_hash FROM users`)
+		rows, err := d.Query(context.Background(), `SELECT password_hash FROM users`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,7 +181,7 @@ func TestLoginIssuesStrongHashedToken(t *testing.T) {
 		wantHash := hex.EncodeToString(sum[:])
 		var hash, kind string
 		var expires time.Time
-		if err := d.QueryRow(`SELECT hash, kind, expires_at FROM tokens`).Scan(&hash, &kind, &expires); err != nil {
+		if err := d.QueryRow(context.Background(), `SELECT hash, kind, expires_at FROM tokens`).Scan(&hash, &kind, &expires); err != nil {
 			t.Fatal(err)
 		}
 		if hash != wantHash {
@@ -220,7 +220,7 @@ func TestAuthenticate(t *testing.T) {
 		lastUsed := func(t *testing.T, raw string) time.Time {
 			t.Helper()
 			var at time.Time
-			if err := d.QueryRow(`SELECT last_used_at FROM tokens WHERE hash = $1`, auth.HashToken(raw)).Scan(&at); err != nil {
+			if err := d.QueryRow(context.Background(), `SELECT last_used_at FROM tokens WHERE hash = $1`, auth.HashToken(raw)).Scan(&at); err != nil {
 				t.Fatal(err)
 			}
 			return at
@@ -319,10 +319,10 @@ func TestAuthenticate(t *testing.T) {
 		})
 		t.Run("role comes from the user, not the token", func(t *testing.T) {
 			raw := login(t)
-			if _, err := d.Exec(`UPDATE users SET role = 'member' WHERE org_id = 'acme' AND id = 'alice'`); err != nil {
+			if _, err := dbtest.Exec(d, `UPDATE users SET role = 'member' WHERE org_id = 'acme' AND id = 'alice'`); err != nil {
 				t.Fatal(err)
 			}
-			defer d.Exec(`UPDATE users SET role = 'admin' WHERE org_id = 'acme' AND id = 'alice'`)
+			defer dbtest.Exec(d, `UPDATE users SET role = 'admin' WHERE org_id = 'acme' AND id = 'alice'`)
 			sess, err := f.auth.Authenticate(ctx, raw)
 			if err != nil {
 				t.Fatal(err)
@@ -498,7 +498,7 @@ func TestClientAddressLimit(t *testing.T) {
 		}
 		// The address limit counts no account failure.
 		var n int
-		if err := d.QueryRow(`SELECT COUNT(*) FROM login_failures`).Scan(&n); err != nil {
+		if err := d.QueryRow(context.Background(), `SELECT COUNT(*) FROM login_failures`).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		if n != 0 {

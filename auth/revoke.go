@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/ctalk/ctalk"
@@ -16,20 +17,20 @@ import (
 // when keep is nil), and returns how many it revoked. Every call
 // authenticates afresh, so they stop working on the very next call. It is for
 // services that revoke as part of a larger change, such as removing a member.
-func RevokeTokens(ctx context.Context, tx *sql.Tx, orgID, userID string, keep *Session, now time.Time) (int, error) {
+func RevokeTokens(ctx context.Context, tx db.Querier, orgID, userID string, keep *Session, now time.Time) (int, error) {
 	var keepHash, keepGrant string
 	if keep != nil {
 		keepHash, keepGrant = keep.TokenHash, keep.GrantID
 	}
 	total := 0
-	for _, q := range []struct{ sql, keep string }{
-		{`UPDATE tokens SET revoked_at = $1 WHERE org_id = $2 AND user_id = $3 AND revoked_at IS NULL AND hash <> $4`, keepHash},
-		{`UPDATE oauth_grants SET revoked_at = $1 WHERE org_id = $2 AND user_id = $3 AND revoked_at IS NULL AND id <> $4`, keepGrant},
-		{`UPDATE web_sessions SET revoked_at = $1 WHERE org_id = $2 AND user_id = $3 AND revoked_at IS NULL AND hash <> $4`, keepHash},
+	for _, q := range []struct{ op, sql, keep string }{
+		{"update tokens", `UPDATE tokens SET revoked_at = $1 WHERE org_id = $2 AND user_id = $3 AND revoked_at IS NULL AND hash <> $4`, keepHash},
+		{"update oauth_grants", `UPDATE oauth_grants SET revoked_at = $1 WHERE org_id = $2 AND user_id = $3 AND revoked_at IS NULL AND id <> $4`, keepGrant},
+		{"update web_sessions", `UPDATE web_sessions SET revoked_at = $1 WHERE org_id = $2 AND user_id = $3 AND revoked_at IS NULL AND hash <> $4`, keepHash},
 	} {
-		res, err := tx.ExecContext(ctx, q.sql, now, orgID, userID, q.keep)
+		res, err := tx.Exec(ctx, q.sql, now, orgID, userID, q.keep)
 		if err != nil {
-			return 0, err
+			return 0, fmt.Errorf("%s: %w", q.op, err)
 		}
 		n, err := res.RowsAffected()
 		if err != nil {
@@ -52,14 +53,14 @@ func (s *Service) RevokeUserTokens(ctx context.Context, orgID, userID string) (i
 		return 0, err
 	}
 	var n int
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		var one int
-		err := tx.QueryRowContext(ctx, `SELECT 1 FROM users WHERE org_id = $1 AND id = $2 AND removed_at IS NULL`, orgID, userID).Scan(&one)
+		err := tx.QueryRow(ctx, `SELECT 1 FROM users WHERE org_id = $1 AND id = $2 AND removed_at IS NULL`, orgID, userID).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
 			return NotFoundUser(userID)
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("read users: %w", err)
 		}
 		n, err = RevokeTokens(ctx, tx, orgID, userID, nil, s.db.Now())
 		return err
@@ -86,25 +87,25 @@ func (s *Service) ChangePassword(ctx context.Context, sess *Session, current, ne
 		return 0, err
 	}
 	var old string
-	err = s.db.QueryRowContext(ctx, `SELECT password_hash FROM users WHERE org_id = $1 AND id = $2 AND removed_at IS NULL`, sess.OrgID, sess.UserID).Scan(&old)
+	err = s.db.QueryRow(ctx, `SELECT password_hash FROM users WHERE org_id = $1 AND id = $2 AND removed_at IS NULL`, sess.OrgID, sess.UserID).Scan(&old)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, NotFoundUser(sess.UserID)
 	}
 	if err != nil {
-		return 0, db.Translate(err)
+		return 0, fmt.Errorf("read users: %w", err)
 	}
 	if !s.checkPassword(old, current) {
 		// The attempt was counted before the check and stays counted.
 		return 0, ctalk.Errorf(ctalk.EUnauthorized, "current_password is wrong; your password is unchanged and your token still works")
 	}
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
 		// Only over the hash just checked: a concurrent change wins, and this
 		// one must be retried with the password it set.
-		res, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1, updated_at = $2 WHERE org_id = $3 AND id = $4 AND password_hash = $5 AND removed_at IS NULL`,
+		res, err := tx.Exec(ctx, `UPDATE users SET password_hash = $1, updated_at = $2 WHERE org_id = $3 AND id = $4 AND password_hash = $5 AND removed_at IS NULL`,
 			hash, now, sess.OrgID, sess.UserID, old)
 		if err != nil {
-			return err
+			return fmt.Errorf("update users: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return ctalk.Errorf(ctalk.EConflict, "your password was changed by another call meanwhile; retry with the current password")
@@ -131,12 +132,12 @@ func (s *Service) ResetPassword(ctx context.Context, orgID, userID, next string)
 	if err != nil {
 		return 0, err
 	}
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
-		res, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1, updated_at = $2 WHERE org_id = $3 AND id = $4 AND removed_at IS NULL`,
+		res, err := tx.Exec(ctx, `UPDATE users SET password_hash = $1, updated_at = $2 WHERE org_id = $3 AND id = $4 AND removed_at IS NULL`,
 			hash, now, orgID, userID)
 		if err != nil {
-			return err
+			return fmt.Errorf("update users: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return NotFoundUser(userID)
@@ -156,10 +157,10 @@ func (s *Service) ChangeAdminPassword(ctx context.Context, orgID, next string) e
 	if err != nil {
 		return err
 	}
-	return s.db.Tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE orgs SET admin_password_hash = $1 WHERE id = $2`, hash, orgID)
+	return s.db.Tx(ctx, func(tx db.Querier) error {
+		res, err := tx.Exec(ctx, `UPDATE orgs SET admin_password_hash = $1 WHERE id = $2`, hash, orgID)
 		if err != nil {
-			return err
+			return fmt.Errorf("update orgs: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return ctalk.Errorf(ctalk.ENotFound, "organization %q not found; check org_id", orgID)

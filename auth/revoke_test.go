@@ -232,7 +232,7 @@ func TestRemovedUserTokenRefused(t *testing.T) {
 		}
 		raw, hash := auth.NewToken()
 		now := d.Now()
-		if _, err := d.Exec(`INSERT INTO tokens (hash, org_id, user_id, kind, created_at, last_used_at, expires_at) VALUES ($1, 'acme', 'bob', 'login', $2, $2, $3)`,
+		if _, err := dbtest.Exec(d, `INSERT INTO tokens (hash, org_id, user_id, kind, created_at, last_used_at, expires_at) VALUES ($1, 'acme', 'bob', 'login', $2, $2, $3)`,
 			hash, now, now.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
@@ -241,7 +241,7 @@ func TestRemovedUserTokenRefused(t *testing.T) {
 		_, _, err := f.auth.Login(ctx, "acme", "bob", userPW, "")
 		wantCode(t, err, ctalk.EUnauthorized, "login failed")
 		var n int
-		if err := d.QueryRow(`SELECT COUNT(*) FROM users WHERE org_id = 'acme' AND id = 'bob' AND password_hash = ''`).Scan(&n); err != nil || n != 1 {
+		if err := d.QueryRow(context.Background(), `SELECT COUNT(*) FROM users WHERE org_id = 'acme' AND id = 'bob' AND password_hash = ''`).Scan(&n); err != nil || n != 1 {
 			t.Errorf("bob's password hash is kept after removal (%d, %v)", n, err)
 		}
 	})

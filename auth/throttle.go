@@ -68,27 +68,27 @@ const attemptLockClass = 0x63746c6b
 //
 // Returns ERateLimited.
 func (s *Service) reserveAttempt(ctx context.Context, orgID, account, addr string) error {
-	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
 		if s.db.Engine == db.Postgres {
 			h := fnv.New32a()
 			h.Write([]byte(orgID + "\x00" + account))
-			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, int32(attemptLockClass), int32(h.Sum32())); err != nil {
-				return err
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, int32(attemptLockClass), int32(h.Sum32())); err != nil {
+				return fmt.Errorf("take advisory lock: %w", err)
 			}
 		}
 		var (
 			total, fromAddr        int
 			oldest, oldestFromAddr sql.NullTime
 		)
-		err := tx.QueryRowContext(ctx, `
+		err := tx.QueryRow(ctx, `
 			SELECT COUNT(*), MIN(failed_at),
 			       COUNT(CASE WHEN client_addr = $4 THEN 1 END), MIN(CASE WHEN client_addr = $4 THEN failed_at END)
 			FROM login_failures WHERE org_id = $1 AND user_id = $2 AND failed_at > $3`,
 			orgID, account, now.Add(-s.cfg.FailureWindow), addr).
 			Scan(&total, (*db.NullTime)(&oldest), &fromAddr, (*db.NullTime)(&oldestFromAddr))
 		if err != nil {
-			return err
+			return fmt.Errorf("read login_failures: %w", err)
 		}
 		switch {
 		case fromAddr >= s.cfg.MaxFailures:
@@ -96,11 +96,14 @@ func (s *Service) reserveAttempt(ctx context.Context, orgID, account, addr strin
 		case total >= s.cfg.AccountMaxFailures:
 			return s.held(now, oldest.Time, "this account failed too often from many addresses; its org admin can see the attempts in get_audit_log")
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM login_failures WHERE org_id = $1 AND user_id = $2 AND failed_at <= $3`, orgID, account, now.Add(-s.cfg.FailureWindow)); err != nil {
-			return err
+		if _, err := tx.Exec(ctx, `DELETE FROM login_failures WHERE org_id = $1 AND user_id = $2 AND failed_at <= $3`, orgID, account, now.Add(-s.cfg.FailureWindow)); err != nil {
+			return fmt.Errorf("delete from login_failures: %w", err)
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO login_failures (org_id, user_id, client_addr, failed_at) VALUES ($1, $2, $3, $4)`, orgID, account, addr, now)
-		return err
+		_, err = tx.Exec(ctx, `INSERT INTO login_failures (org_id, user_id, client_addr, failed_at) VALUES ($1, $2, $3, $4)`, orgID, account, addr, now)
+		if err != nil {
+			return fmt.Errorf("insert into login_failures: %w", err)
+		}
+		return nil
 	})
 	if err != nil {
 		return err
@@ -125,9 +128,12 @@ func (s *Service) held(now, oldest time.Time, why string) error {
 // successful check, the one just reserved among them. Failures from other
 // addresses stay counted, so that the owner's login does not reset a
 // distributed guesser's count.
-func clearAttempts(ctx context.Context, tx *sql.Tx, orgID, account, addr string) error {
-	_, err := tx.ExecContext(ctx, `DELETE FROM login_failures WHERE org_id = $1 AND user_id = $2 AND client_addr = $3`, orgID, account, addr)
-	return err
+func clearAttempts(ctx context.Context, tx db.Querier, orgID, account, addr string) error {
+	_, err := tx.Exec(ctx, `DELETE FROM login_failures WHERE org_id = $1 AND user_id = $2 AND client_addr = $3`, orgID, account, addr)
+	if err != nil {
+		return fmt.Errorf("delete from login_failures: %w", err)
+	}
+	return nil
 }
 
 // pruneAttempts deletes, at most once per window on this replica, the
@@ -140,8 +146,11 @@ func (s *Service) pruneAttempts(ctx context.Context) {
 		return
 	}
 	// A failed prune is retried after the next window; the counts stay right.
-	s.db.Write(ctx, func() error {
-		_, err := s.db.ExecContext(ctx, `DELETE FROM login_failures WHERE failed_at <= $1`, now.Add(-s.cfg.FailureWindow))
-		return err
+	s.db.Write(ctx, func(q db.Querier) error {
+		_, err := q.Exec(ctx, `DELETE FROM login_failures WHERE failed_at <= $1`, now.Add(-s.cfg.FailureWindow))
+		if err != nil {
+			return fmt.Errorf("delete from login_failures: %w", err)
+		}
+		return nil
 	})
 }

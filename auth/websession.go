@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/ctalk/ctalk"
@@ -42,12 +43,15 @@ func (s *Service) StartWebSession(ctx context.Context, sess *Session) (string, e
 	raw, _ := NewToken()
 	raw = webSessionPrefix + raw[len(TokenPrefix):]
 	sess.TokenHash = HashToken(raw)
-	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
 		sess.ExpiresAt = now.Add(WebSessionTTL)
-		_, err := tx.ExecContext(ctx, `INSERT INTO web_sessions (hash, org_id, user_id, created_at, last_used_at, expires_at) VALUES ($1, $2, $3, $4, $4, $5)`,
+		_, err := tx.Exec(ctx, `INSERT INTO web_sessions (hash, org_id, user_id, created_at, last_used_at, expires_at) VALUES ($1, $2, $3, $4, $4, $5)`,
 			sess.TokenHash, sess.OrgID, sess.UserID, now, sess.ExpiresAt)
-		return err
+		if err != nil {
+			return fmt.Errorf("insert into web_sessions: %w", err)
+		}
+		return nil
 	})
 	if err != nil {
 		return "", err
@@ -70,7 +74,7 @@ func (s *Service) WebSession(ctx context.Context, raw string) (*Session, error) 
 		lastUsed, expires time.Time
 		revoked           sql.NullTime
 	)
-	err := s.db.QueryRowContext(ctx, `
+	err := s.db.QueryRow(ctx, `
 		SELECT w.org_id, w.user_id, u.role, w.last_used_at, w.expires_at, w.revoked_at
 		FROM web_sessions w JOIN users u ON u.org_id = w.org_id AND u.id = w.user_id AND u.removed_at IS NULL
 		WHERE w.hash = $1`, hash).Scan(&sess.OrgID, &sess.UserID, &sess.Role, &lastUsed, &expires, &revoked)
@@ -78,16 +82,19 @@ func (s *Service) WebSession(ctx context.Context, raw string) (*Session, error) 
 		return nil, ctalk.Errorf(ctalk.EUnauthorized, signInAgain)
 	}
 	if err != nil {
-		return nil, db.Translate(err)
+		return nil, fmt.Errorf("read web_sessions: %w", err)
 	}
 	if revoked.Valid || !now.Before(expires) || !now.Before(lastUsed.Add(WebSessionIdleTTL)) {
 		return nil, ctalk.Errorf(ctalk.EUnauthorized, signInAgain)
 	}
 	sess.ExpiresAt = expires
 	if now.Sub(lastUsed) > time.Minute {
-		err := s.db.Write(ctx, func() error {
-			_, err := s.db.ExecContext(ctx, `UPDATE web_sessions SET last_used_at = $1 WHERE hash = $2`, now, hash)
-			return err
+		err := s.db.Write(ctx, func(q db.Querier) error {
+			_, err := q.Exec(ctx, `UPDATE web_sessions SET last_used_at = $1 WHERE hash = $2`, now, hash)
+			if err != nil {
+				return fmt.Errorf("update web_sessions: %w", err)
+			}
+			return nil
 		})
 		if err != nil {
 			return nil, err
@@ -98,8 +105,11 @@ func (s *Service) WebSession(ctx context.Context, raw string) (*Session, error) 
 
 // EndWebSession signs a browser session out.
 func (s *Service) EndWebSession(ctx context.Context, sess *Session) error {
-	return s.db.Write(ctx, func() error {
-		_, err := s.db.ExecContext(ctx, `UPDATE web_sessions SET revoked_at = $1 WHERE hash = $2 AND revoked_at IS NULL`, s.db.Now(), sess.TokenHash)
-		return err
+	return s.db.Write(ctx, func(q db.Querier) error {
+		_, err := q.Exec(ctx, `UPDATE web_sessions SET revoked_at = $1 WHERE hash = $2 AND revoked_at IS NULL`, s.db.Now(), sess.TokenHash)
+		if err != nil {
+			return fmt.Errorf("update web_sessions: %w", err)
+		}
+		return nil
 	})
 }

@@ -95,12 +95,6 @@ type Member struct {
 	JoinedAt time.Time `json:"joined_at"`
 }
 
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
-
 func scanChannel(r interface{ Scan(...any) error }) (*Channel, error) {
 	c := &Channel{}
 	var archived, last db.NullTime
@@ -130,12 +124,12 @@ func ParseName(s string) (string, error) {
 
 // channel loads a channel the caller may see. Anything else, in this org or
 // another, is "not found".
-func channel(ctx context.Context, q querier, c Caller, name string) (*Channel, error) {
+func channel(ctx context.Context, q db.Reader, c Caller, name string) (*Channel, error) {
 	name, err := ParseName(name)
 	if err != nil {
 		return nil, err
 	}
-	ch, err := scanChannel(q.QueryRowContext(ctx, channelByNameSQL, c.OrgID, c.UserID, name))
+	ch, err := scanChannel(q.QueryRow(ctx, channelByNameSQL, c.OrgID, c.UserID, name))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound(name)
 	}
@@ -143,7 +137,7 @@ func channel(ctx context.Context, q querier, c Caller, name string) (*Channel, e
 }
 
 // memberChannel loads a channel the caller is a member of.
-func memberChannel(ctx context.Context, q querier, c Caller, name string) (*Channel, error) {
+func memberChannel(ctx context.Context, q db.Reader, c Caller, name string) (*Channel, error) {
 	ch, err := channel(ctx, q, c, name)
 	if err != nil {
 		return nil, err
@@ -194,10 +188,10 @@ func (s *Service) Create(ctx context.Context, c Caller, in NewChannel) (*Channel
 		members = append(members, c.UserID)
 	}
 	var ch *Channel
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
-		if _, err := tx.ExecContext(ctx, insertChannelSQL, c.OrgID, name, in.Private, topic, desc, c.UserID, now); err != nil {
-			if ctalk.ErrorCode(db.Translate(err)) == ctalk.EConflict {
+		if _, err := tx.Exec(ctx, insertChannelSQL, c.OrgID, name, in.Private, topic, desc, c.UserID, now); err != nil {
+			if ctalk.ErrorCode(err) == ctalk.EConflict {
 				return ctalk.Errorf(ctalk.EConflict, "a channel named #%s already exists in your organization; join it, or pick another name", name)
 			}
 			return err
@@ -256,11 +250,11 @@ func anys(ss []string) []any {
 }
 
 // orgUsers returns which of ids are users of the org.
-func orgUsers(ctx context.Context, q querier, orgID string, ids []string) ([]string, error) {
+func orgUsers(ctx context.Context, q db.Reader, orgID string, ids []string) ([]string, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := q.QueryContext(ctx, orgUsersInSQL+inList(2, len(ids)), append([]any{orgID}, anys(ids)...)...)
+	rows, err := q.Query(ctx, orgUsersInSQL+inList(2, len(ids)), append([]any{orgID}, anys(ids)...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +272,7 @@ func orgUsers(ctx context.Context, q querier, orgID string, ids []string) ([]str
 
 // addMembers adds users to a channel in one statement, after checking that
 // each is a user of the org.
-func addMembers(ctx context.Context, q querier, orgID, name string, ids []string, now time.Time) error {
+func addMembers(ctx context.Context, q db.Querier, orgID, name string, ids []string, now time.Time) error {
 	found, err := orgUsers(ctx, q, orgID, ids)
 	if err != nil {
 		return err
@@ -288,7 +282,7 @@ func addMembers(ctx context.Context, q querier, orgID, name string, ids []string
 			return ctalk.Errorf(ctalk.ENotFound, "user %q not found in your organization; list_users shows who is there", id)
 		}
 	}
-	_, err = q.ExecContext(ctx, fmt.Sprintf(addMembersSQL, inList(4, len(ids))), append([]any{orgID, name, now}, anys(ids)...)...)
+	_, err = q.Exec(ctx, fmt.Sprintf(addMembersSQL, inList(4, len(ids))), append([]any{orgID, name, now}, anys(ids)...)...)
 	return err
 }
 
@@ -304,28 +298,30 @@ func (s *Service) wakeUsers(orgID string, ids []string) {
 // org and the private ones they are in, by name, with member counts and the
 // caller's unread counts. Archived channels only when includeArchived.
 func (s *Service) List(ctx context.Context, c Caller, includeArchived bool) ([]*Channel, error) {
-	rows, err := s.db.QueryContext(ctx, channelListSQL, c.OrgID, c.UserID, includeArchived)
+	rows, err := s.db.Query(ctx, channelListSQL, c.OrgID, c.UserID, includeArchived)
 	if err != nil {
-		return nil, db.Translate(err)
+		return nil, fmt.Errorf("list channels: %w", err)
 	}
 	defer rows.Close()
 	out := []*Channel{}
 	for rows.Next() {
 		ch, err := scanChannel(rows)
 		if err != nil {
-			return nil, db.Translate(err)
+			return nil, fmt.Errorf("list channels: %w", err)
 		}
 		out = append(out, ch)
 	}
-	return out, db.Translate(rows.Err())
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list channels: %w", err)
+	}
+	return out, nil
 }
 
 // Channel returns a channel the caller may see.
 //
 // Returns EInvalid, ENotFound.
 func (s *Service) Channel(ctx context.Context, c Caller, name string) (*Channel, error) {
-	ch, err := channel(ctx, s.db, c, name)
-	return ch, db.Translate(err)
+	return channel(ctx, s.db, c, name)
 }
 
 // Get returns a channel the caller may see, with its members.
@@ -336,21 +332,24 @@ func (s *Service) Get(ctx context.Context, c Caller, name string) (*Channel, []*
 	if err != nil {
 		return nil, nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, membersSQL, c.OrgID, ch.Name)
+	rows, err := s.db.Query(ctx, membersSQL, c.OrgID, ch.Name)
 	if err != nil {
-		return nil, nil, db.Translate(err)
+		return nil, nil, fmt.Errorf("list channel_members: %w", err)
 	}
 	defer rows.Close()
 	members := []*Member{}
 	for rows.Next() {
 		m := &Member{}
 		if err := rows.Scan(&m.UserID, &m.Name, &m.JoinedAt); err != nil {
-			return nil, nil, db.Translate(err)
+			return nil, nil, fmt.Errorf("list channel_members: %w", err)
 		}
 		m.JoinedAt = m.JoinedAt.UTC()
 		members = append(members, m)
 	}
-	return ch, members, db.Translate(rows.Err())
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("list channel_members: %w", err)
+	}
+	return ch, members, nil
 }
 
 // Join makes the caller a member of a public channel. Joining a channel one
@@ -360,7 +359,7 @@ func (s *Service) Get(ctx context.Context, c Caller, name string) (*Channel, []*
 // by invitation), EConflict (archived).
 func (s *Service) Join(ctx context.Context, c Caller, name string) (*Channel, error) {
 	var ch *Channel
-	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		var err error
 		if ch, err = channel(ctx, tx, c, name); err != nil {
 			return err
@@ -394,7 +393,7 @@ func archived(name string) error {
 // Returns EInvalid, ENotFound, EConflict (not a member).
 func (s *Service) Leave(ctx context.Context, c Caller, name string) (*Channel, error) {
 	var ch *Channel
-	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		var err error
 		if ch, err = channel(ctx, tx, c, name); err != nil {
 			return err
@@ -402,7 +401,7 @@ func (s *Service) Leave(ctx context.Context, c Caller, name string) (*Channel, e
 		if !ch.IsMember {
 			return ctalk.Errorf(ctalk.EConflict, "you are not a member of #%s", ch.Name)
 		}
-		if _, err := tx.ExecContext(ctx, removeMemberSQL, c.OrgID, ch.Name, c.UserID); err != nil {
+		if _, err := tx.Exec(ctx, removeMemberSQL, c.OrgID, ch.Name, c.UserID); err != nil {
 			return err
 		}
 		ch.IsMember, ch.UnreadCount = false, 0
@@ -429,7 +428,7 @@ func (s *Service) Invite(ctx context.Context, c Caller, name string, userIDs []s
 		return nil, ctalk.Errorf(ctalk.EInvalid, "user_ids is empty: name at least one user from list_users")
 	}
 	var ch *Channel
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		var err error
 		if ch, err = memberChannel(ctx, tx, c, name); err != nil {
 			return err
@@ -465,7 +464,7 @@ func requireManager(c Caller, ch *Channel, action string) error {
 // Returns EInvalid, ENotFound, EForbidden (not its creator or an admin).
 func (s *Service) Archive(ctx context.Context, c Caller, name string) (*Channel, error) {
 	var ch *Channel
-	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		var err error
 		if ch, err = channel(ctx, tx, c, name); err != nil {
 			return err
@@ -473,7 +472,7 @@ func (s *Service) Archive(ctx context.Context, c Caller, name string) (*Channel,
 		if err := requireManager(c, ch, "archive it"); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, archiveSQL, c.OrgID, ch.Name, s.db.Now()); err != nil {
+		if _, err := tx.Exec(ctx, archiveSQL, c.OrgID, ch.Name, s.db.Now()); err != nil {
 			return err
 		}
 		ch, err = channel(ctx, tx, c, ch.Name)
@@ -494,7 +493,7 @@ func (s *Service) Update(ctx context.Context, c Caller, name string, topic, desc
 		return nil, ctalk.Errorf(ctalk.EInvalid, "give topic, description or both")
 	}
 	var ch *Channel
-	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		var err error
 		if ch, err = channel(ctx, tx, c, name); err != nil {
 			return err
@@ -515,7 +514,7 @@ func (s *Service) Update(ctx context.Context, c Caller, name string, topic, desc
 				return err
 			}
 		}
-		_, err = tx.ExecContext(ctx, updateChannelSQL, c.OrgID, ch.Name, ch.Topic, ch.Description)
+		_, err = tx.Exec(ctx, updateChannelSQL, c.OrgID, ch.Name, ch.Topic, ch.Description)
 		return err
 	})
 	if err != nil {

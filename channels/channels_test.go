@@ -21,10 +21,9 @@ var (
 // fixture returns a service over d with the fixture's orgs and users.
 func fixture(t testing.TB, d *db.DB) *Service {
 	t.Helper()
-	ctx := context.Background()
 	now := d.Now()
 	for _, org := range []string{"acme", "other"} {
-		if _, err := d.ExecContext(ctx, `INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ($1, $1, 'x', $2)`, org, now); err != nil {
+		if _, err := dbtest.Exec(d, `INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ($1, $1, 'x', $2)`, org, now); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -33,7 +32,7 @@ func fixture(t testing.TB, d *db.DB) *Service {
 		if c.Admin {
 			role = "admin"
 		}
-		if _, err := d.ExecContext(ctx, `INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ($1, $2, $3, 'x', $4, $5, $5)`,
+		if _, err := dbtest.Exec(d, `INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ($1, $2, $3, 'x', $4, $5, $5)`,
 			c.OrgID, c.UserID, "Name of "+c.UserID, role, now); err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/db"
 )
 
 // Message priorities.
@@ -104,7 +105,7 @@ func (s *Service) Post(ctx context.Context, c Caller, in Post) (*Message, error)
 	if len(mentions) > MaxMentions {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "the text mentions %d people; at most %d may be mentioned in one message", len(mentions), MaxMentions)
 	}
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		ch, err := memberChannel(ctx, tx, c, in.Channel)
 		if err != nil {
 			return err
@@ -115,7 +116,7 @@ func (s *Service) Post(ctx context.Context, c Caller, in Post) (*Message, error)
 				return notFoundReply(m.ReplyTo, ch.Name)
 			}
 			var seq int64
-			err := tx.QueryRowContext(ctx, replyTargetSQL, c.OrgID, ch.Name, m.ReplyTo).Scan(&seq)
+			err := tx.QueryRow(ctx, replyTargetSQL, c.OrgID, ch.Name, m.ReplyTo).Scan(&seq)
 			if errors.Is(err, sql.ErrNoRows) {
 				return notFoundReply(m.ReplyTo, ch.Name)
 			}
@@ -127,7 +128,7 @@ func (s *Service) Post(ctx context.Context, c Caller, in Post) (*Message, error)
 			return err
 		}
 		m.CreatedAt = s.db.Now()
-		err = tx.QueryRowContext(ctx, nextSeqSQL, c.OrgID, ch.Name, m.CreatedAt).Scan(&m.Seq)
+		err = tx.QueryRow(ctx, nextSeqSQL, c.OrgID, ch.Name, m.CreatedAt).Scan(&m.Seq)
 		if errors.Is(err, sql.ErrNoRows) {
 			return archived(ch.Name)
 		}
@@ -140,11 +141,11 @@ func (s *Service) Post(ctx context.Context, c Caller, in Post) (*Message, error)
 		if m.ReplyTo != "" {
 			replyTo = sql.NullString{String: m.ReplyTo, Valid: true}
 		}
-		if _, err := tx.ExecContext(ctx, insertMessageSQL, c.OrgID, ch.Name, m.Seq, m.ID, c.UserID, m.ByAgent,
+		if _, err := tx.Exec(ctx, insertMessageSQL, c.OrgID, ch.Name, m.Seq, m.ID, c.UserID, m.ByAgent,
 			m.Type, m.Priority, m.Text, replyTo, string(mj), m.CreatedAt); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, readOwnPostSQL, c.OrgID, ch.Name, c.UserID, m.Seq)
+		_, err = tx.Exec(ctx, readOwnPostSQL, c.OrgID, ch.Name, c.UserID, m.Seq)
 		return err
 	})
 	if err != nil {
@@ -156,7 +157,7 @@ func (s *Service) Post(ctx context.Context, c Caller, in Post) (*Message, error)
 
 // knownMentions keeps the mentions that name a user of the org, and
 // @channel.
-func (s *Service) knownMentions(ctx context.Context, q querier, orgID string, mentions []string) ([]string, error) {
+func (s *Service) knownMentions(ctx context.Context, q db.Reader, orgID string, mentions []string) ([]string, error) {
 	var ids []string
 	for _, m := range mentions {
 		if m != MentionChannel {
@@ -203,8 +204,8 @@ func scanMessage(r interface{ Scan(...any) error }, me string, extra ...any) (*M
 	return m, nil
 }
 
-func queryMessages(ctx context.Context, q querier, me, query string, args ...any) ([]*Message, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
+func queryMessages(ctx context.Context, q db.Reader, me, query string, args ...any) ([]*Message, error) {
+	rows, err := q.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +247,7 @@ func (s *Service) Messages(ctx context.Context, c Caller, name string, r Read) (
 		return nil, ctalk.Errorf(ctalk.EInvalid, "after must be 0 or a seq from an earlier message")
 	}
 	p := &Page{}
-	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		ch, err := memberChannel(ctx, tx, c, name)
 		if err != nil {
 			return err
@@ -267,7 +268,7 @@ func (s *Service) Messages(ctx context.Context, c Caller, name string, r Read) (
 		if len(p.Messages) == 0 {
 			return nil
 		}
-		_, err = tx.ExecContext(ctx, advanceReadSQL, c.OrgID, ch.Name, c.UserID, p.Messages[len(p.Messages)-1].Seq)
+		_, err = tx.Exec(ctx, advanceReadSQL, c.OrgID, ch.Name, c.UserID, p.Messages[len(p.Messages)-1].Seq)
 		return err
 	})
 	if err != nil {

@@ -18,7 +18,7 @@ func TestRemovedMembersLeaveChannels(t *testing.T) {
 		ctx := context.Background()
 		must(s.Create(ctx, alice, NewChannel{Name: "ops", Members: []string{"bob"}}))
 		// As orgs.RemoveUser marks a member removed.
-		if _, err := d.ExecContext(ctx, `UPDATE users SET removed_at = $1, password_hash = '' WHERE org_id = 'acme' AND id IN ('bob', 'carol')`, d.Now()); err != nil {
+		if _, err := dbtest.Exec(d, `UPDATE users SET removed_at = $1, password_hash = '' WHERE org_id = 'acme' AND id IN ('bob', 'carol')`, d.Now()); err != nil {
 			t.Fatal(err)
 		}
 		_, members, err := s.Get(ctx, alice, "ops")

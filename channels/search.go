@@ -62,8 +62,7 @@ func (s *Service) Search(ctx context.Context, c Caller, in Search) ([]*Message, 
 			return nil, err
 		}
 	}
-	out, err := queryMessages(ctx, s.db, c.UserID, sqlText, c.OrgID, c.UserID, query, name, from, in.Since.UTC(), until.UTC(), in.Limit)
-	return out, db.Translate(err)
+	return queryMessages(ctx, s.db, c.UserID, sqlText, c.OrgID, c.UserID, query, name, from, in.Since.UTC(), until.UTC(), in.Limit)
 }
 
 // ftsQuery writes a web-search style query in FTS5's syntax: each word and

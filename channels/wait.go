@@ -2,7 +2,6 @@ package channels
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"reflect"
 	"time"
@@ -67,9 +66,9 @@ func (s *Service) Unread(ctx context.Context, c Caller, name string) (*Delivery,
 func (s *Service) claim(ctx context.Context, c Caller, name string) (*Delivery, error) {
 	for range 10 {
 		d := &Delivery{Messages: []*Message{}}
-		err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		err := s.db.Tx(ctx, func(tx db.Querier) error {
 			if s.db.Engine == db.Postgres {
-				rows, err := tx.QueryContext(ctx, lockReadersPostgresSQL, c.OrgID, c.UserID, name)
+				rows, err := tx.Query(ctx, lockReadersPostgresSQL, c.OrgID, c.UserID, name)
 				if err != nil {
 					return err
 				}
@@ -89,7 +88,7 @@ func (s *Service) claim(ctx context.Context, c Caller, name string) (*Delivery, 
 				last[m.Channel] = m.Seq
 			}
 			for ch, seq := range last {
-				res, err := tx.ExecContext(ctx, claimReadSQL, c.OrgID, ch, c.UserID, cursors[ch], seq)
+				res, err := tx.Exec(ctx, claimReadSQL, c.OrgID, ch, c.UserID, cursors[ch], seq)
 				if err != nil {
 					return err
 				}
@@ -98,9 +97,9 @@ func (s *Service) claim(ctx context.Context, c Caller, name string) (*Delivery, 
 				}
 			}
 			if name != "" {
-				return tx.QueryRowContext(ctx, unreadCountSQL+` AND cm.channel = $3`, c.OrgID, c.UserID, name).Scan(&d.UnreadLeft)
+				return tx.QueryRow(ctx, unreadCountSQL+` AND cm.channel = $3`, c.OrgID, c.UserID, name).Scan(&d.UnreadLeft)
 			}
-			return tx.QueryRowContext(ctx, unreadCountSQL, c.OrgID, c.UserID).Scan(&d.UnreadLeft)
+			return tx.QueryRow(ctx, unreadCountSQL, c.OrgID, c.UserID).Scan(&d.UnreadLeft)
 		})
 		if errors.Is(err, errClaimed) {
 			continue
@@ -116,12 +115,12 @@ func (s *Service) claim(ctx context.Context, c Caller, name string) (*Delivery, 
 // unread reads the first maxPerChannel unread messages of each of the
 // caller's channels (or of name), by channel in order, with the read
 // cursor each started from.
-func unread(ctx context.Context, q querier, engine db.Engine, c Caller, name string) (map[string][]*Message, map[string]int64, error) {
+func unread(ctx context.Context, q db.Reader, engine db.Engine, c Caller, name string) (map[string][]*Message, map[string]int64, error) {
 	query := unreadSQLiteSQL
 	if engine == db.Postgres {
 		query = unreadPostgresSQL
 	}
-	rows, err := q.QueryContext(ctx, query, c.OrgID, c.UserID, maxPerChannel, name)
+	rows, err := q.Query(ctx, query, c.OrgID, c.UserID, maxPerChannel, name)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -218,7 +217,7 @@ func (s *Service) Wait(ctx context.Context, c Caller, name string, after *int64,
 // each channel's, and the caller's own, which wakes when their channels
 // change.
 func (s *Service) waitKeys(ctx context.Context, c Caller) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, myChannelsSQL, c.OrgID, c.UserID)
+	rows, err := s.db.Query(ctx, myChannelsSQL, c.OrgID, c.UserID)
 	if err != nil {
 		return nil, err
 	}

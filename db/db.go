@@ -16,11 +16,14 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
@@ -37,8 +40,11 @@ const (
 )
 
 // DB is an open, migrated ctalk database.
+//
+// Its statements run only through Read, Tx and Write, which queue SQLite's
+// writers and translate driver errors, so that no caller can skip either.
 type DB struct {
-	*sql.DB
+	pool   *sql.DB
 	Engine Engine
 	// URL is the Postgres connection string of the request pool; empty on
 	// SQLite.
@@ -57,6 +63,8 @@ type DB struct {
 	// stopCheckpoints ends the SQLite checkpointer (see checkpoints).
 	stopCheckpoints context.CancelFunc
 	checkpointsDone chan struct{}
+	// onStatement, when set, sees every statement (see OnStatement).
+	onStatement atomic.Pointer[func(query string)]
 }
 
 // Config says which database to open.
@@ -94,7 +102,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if d.Engine == SQLite {
 		// Gather the statistics the query planner wants, as SQLite
 		// recommends for every long-lived connection pool.
-		if _, err := d.ExecContext(ctx, "PRAGMA optimize=0x10002"); err != nil {
+		if _, err := d.pool.ExecContext(ctx, "PRAGMA optimize=0x10002"); err != nil {
 			d.Close()
 			return nil, fmt.Errorf("sqlite optimize: %w", err)
 		}
@@ -121,40 +129,40 @@ func Connect(ctx context.Context, cfg Config) (*DB, error) {
 		if d.DirectURL != d.URL {
 			pooledExecMode(pc, cfg.URL)
 		}
-		d.DB = stdlib.OpenDB(*pc)
+		d.pool = stdlib.OpenDB(*pc)
 		n := cfg.MaxOpenConns
 		if n == 0 {
 			n = 20
 		}
-		d.SetMaxOpenConns(n)
-		d.SetMaxIdleConns(n)
-		d.SetConnMaxIdleTime(5 * time.Minute)
+		d.pool.SetMaxOpenConns(n)
+		d.pool.SetMaxIdleConns(n)
+		d.pool.SetConnMaxIdleTime(5 * time.Minute)
 	} else {
 		d.Engine, d.path = SQLite, cfg.Path
 		connector, err := newStmtCacheConnector(sqliteDSN(cfg.Path))
 		if err != nil {
 			return nil, fmt.Errorf("open sqlite %s: %w", cfg.Path, err)
 		}
-		d.DB = sql.OpenDB(connector)
+		d.pool = sql.OpenDB(connector)
 		// SQLite serializes writers; a handful of connections lets readers
 		// proceed in WAL mode while busy_timeout queues the writers.
 		n := cfg.MaxOpenConns
 		if n == 0 {
 			n = 8
 		}
-		d.SetMaxOpenConns(n)
-		d.SetMaxIdleConns(n)
+		d.pool.SetMaxOpenConns(n)
+		d.pool.SetMaxIdleConns(n)
 		d.writer = make(chan struct{}, 1)
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := d.PingContext(pingCtx); err != nil {
-		d.DB.Close()
+	if err := d.pool.PingContext(pingCtx); err != nil {
+		d.pool.Close()
 		return nil, fmt.Errorf("cannot reach the %s database (%s): %w", d.Engine, d.Describe(cfg), err)
 	}
 	if d.Engine == Postgres {
 		if err := d.checkDirect(ctx, cfg); err != nil {
-			d.DB.Close()
+			d.pool.Close()
 			return nil, err
 		}
 	}
@@ -186,7 +194,7 @@ func (d *DB) checkpoints(ctx context.Context, every time.Duration) {
 		case <-t.C:
 			// A failed checkpoint is retried at the next tick; the log
 			// only grows meanwhile.
-			d.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+			d.pool.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
 		}
 	}
 }
@@ -197,7 +205,7 @@ func (d *DB) Close() error {
 		d.stopCheckpoints()
 		<-d.checkpointsDone
 	}
-	return d.DB.Close()
+	return d.pool.Close()
 }
 
 // openSibling opens a second pool on the same database.
@@ -242,12 +250,12 @@ func (d *DB) checkDirect(ctx context.Context, cfg Config) error {
 		return err
 	}
 	pooledExecMode(pc, d.URL)
-	max := d.Stats().MaxOpenConnections
-	d.DB.Close()
-	d.DB = stdlib.OpenDB(*pc)
-	d.SetMaxOpenConns(max)
-	d.SetMaxIdleConns(max)
-	d.SetConnMaxIdleTime(5 * time.Minute)
+	max := d.pool.Stats().MaxOpenConnections
+	d.pool.Close()
+	d.pool = stdlib.OpenDB(*pc)
+	d.pool.SetMaxOpenConns(max)
+	d.pool.SetMaxIdleConns(max)
+	d.pool.SetConnMaxIdleTime(5 * time.Minute)
 	return nil
 }
 
@@ -265,6 +273,17 @@ func pooledExecMode(pc *pgx.ConnConfig, rawURL string) {
 		return
 	}
 	pc.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
+}
+
+// Ping checks that the database answers.
+func (d *DB) Ping(ctx context.Context) error { return Translate(d.pool.PingContext(ctx)) }
+
+// Stats returns the statistics of the connection pool.
+func (d *DB) Stats() sql.DBStats { return d.pool.Stats() }
+
+// StatsCollector exports the connection pool's statistics to Prometheus.
+func (d *DB) StatsCollector() prometheus.Collector {
+	return collectors.NewDBStatsCollector(d.pool, string(d.Engine))
 }
 
 // Describe names the database for logs without revealing a password.
@@ -318,59 +337,6 @@ func sqliteDSN(path string) string {
 	q.Set("_txlock", "immediate")
 	q.Set("_time_format", "sqlite")
 	return "file:" + path + "?" + q.Encode()
-}
-
-// Tx runs fn in a transaction and commits when fn returns nil. Driver errors
-// are translated into ctalk error codes.
-func (d *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	release, err := d.admitWriter(ctx)
-	if err != nil {
-		return Translate(fmt.Errorf("begin: %w", err))
-	}
-	defer release()
-	tx, err := d.BeginTx(ctx, nil)
-	if err != nil {
-		return Translate(fmt.Errorf("begin: %w", err))
-	}
-	defer tx.Rollback()
-	if err := fn(tx); err != nil {
-		return Translate(err)
-	}
-	if err := tx.Commit(); err != nil {
-		return Translate(fmt.Errorf("commit: %w", err))
-	}
-	return nil
-}
-
-// Write runs fn, which writes through d outside a transaction (a single
-// autocommit statement), as the one writer of a SQLite database; on Postgres
-// it just runs fn. Errors are translated like Tx's.
-//
-// SQLite has a single writer, and a connection that finds the write lock
-// taken polls for it, sleeping 1, 2, 5, ... up to 100 ms between tries (the
-// driver's busy handler), so under concurrent writes the lock sits free while
-// writers sleep. Every Tx is a write (BEGIN IMMEDIATE), so Tx and Write queue
-// for the lock in Go instead, and it passes to the next writer at once.
-// busy_timeout still covers another process writing to the same file.
-func (d *DB) Write(ctx context.Context, fn func() error) error {
-	release, err := d.admitWriter(ctx)
-	if err != nil {
-		return Translate(err)
-	}
-	defer release()
-	return Translate(fn())
-}
-
-func (d *DB) admitWriter(ctx context.Context) (release func(), err error) {
-	if d.writer == nil {
-		return func() {}, nil
-	}
-	select {
-	case d.writer <- struct{}{}:
-		return func() { <-d.writer }, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
 }
 
 // Translate maps driver errors to ctalk codes by SQLSTATE or SQLite result

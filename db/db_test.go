@@ -2,7 +2,6 @@ package db_test
 
 import (
 	"context"
-	"database/sql"
 	"io/fs"
 	"strings"
 	"testing"
@@ -42,8 +41,8 @@ func TestTranslateConflictAndForeignKey(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		now := d.Now()
-		insert := func(tx *sql.Tx) error {
-			_, err := tx.ExecContext(ctx, `INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ($1, $2, $3, $4)`, "acme", "Acme", "x", now)
+		insert := func(tx db.Querier) error {
+			_, err := tx.Exec(ctx, `INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ($1, $2, $3, $4)`, "acme", "Acme", "x", now)
 			return err
 		}
 		if err := d.Tx(ctx, insert); err != nil {
@@ -52,8 +51,8 @@ func TestTranslateConflictAndForeignKey(t *testing.T) {
 		if got := ctalk.ErrorCode(d.Tx(ctx, insert)); got != ctalk.EConflict {
 			t.Errorf("duplicate insert: code %q, want %q", got, ctalk.EConflict)
 		}
-		err := d.Tx(ctx, func(tx *sql.Tx) error {
-			_, err := tx.ExecContext(ctx, `INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)`, "nope", "u", "U", "x", "member", now)
+		err := d.Tx(ctx, func(tx db.Querier) error {
+			_, err := tx.Exec(ctx, `INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)`, "nope", "u", "U", "x", "member", now)
 			return err
 		})
 		if got := ctalk.ErrorCode(err); got != ctalk.ENotFound {
@@ -69,19 +68,19 @@ func TestTimesRoundTripAndCompare(t *testing.T) {
 		// Fractions of different lengths must still compare in time order.
 		times := []time.Time{base, base.Add(123456 * time.Microsecond), base.Add(500 * time.Millisecond), base.Add(time.Second)}
 		for i, ts := range times {
-			if _, err := d.ExecContext(ctx, `INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ($1, 'n', 'x', $2)`, "o"+string(rune('a'+i)), ts); err != nil {
+			if _, err := dbtest.Exec(d, `INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ($1, 'n', 'x', $2)`, "o"+string(rune('a'+i)), ts); err != nil {
 				t.Fatal(err)
 			}
 		}
 		var n int
-		if err := d.QueryRowContext(ctx, `SELECT COUNT(*) FROM orgs WHERE created_at > $1`, times[1]).Scan(&n); err != nil {
+		if err := d.QueryRow(ctx, `SELECT COUNT(*) FROM orgs WHERE created_at > $1`, times[1]).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		if n != 2 {
 			t.Errorf("rows after %v: %d, want 2", times[1], n)
 		}
 		var got time.Time
-		if err := d.QueryRowContext(ctx, `SELECT created_at FROM orgs WHERE id = 'ob'`).Scan(&got); err != nil {
+		if err := d.QueryRow(ctx, `SELECT created_at FROM orgs WHERE id = 'ob'`).Scan(&got); err != nil {
 			t.Fatal(err)
 		}
 		if !got.Equal(times[1]) {

@@ -38,7 +38,8 @@ func (d *DB) QueryRowLocked(ctx context.Context, locks []int64, query string, ar
 	if d.Engine != Postgres {
 		return errors.New("QueryRowLocked needs Postgres")
 	}
-	conn, err := d.Conn(ctx)
+	d.observe(query)
+	conn, err := d.pool.Conn(ctx)
 	if err != nil {
 		return Translate(err)
 	}

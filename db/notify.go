@@ -78,8 +78,8 @@ const notifySQL = `SELECT set_config('synchronous_commit', 'off', true), pg_noti
 // Notify sends every payload on channel, in one statement through the
 // request pool. Listeners get them once it commits.
 func (d *DB) Notify(ctx context.Context, channel string, payloads []string) error {
-	_, err := d.ExecContext(ctx, notifySQL, channel, payloads)
-	return err
+	_, err := d.pool.ExecContext(ctx, notifySQL, channel, payloads)
+	return Translate(err)
 }
 
 // probeTimeout bounds how long notifyProbe waits for its own notification;

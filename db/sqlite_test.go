@@ -21,15 +21,15 @@ func oneConn(t *testing.T) (*DB, *sql.Conn) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
-	if _, err := d.ExecContext(ctx, `CREATE TABLE n (v INTEGER PRIMARY KEY)`); err != nil {
+	if _, err := d.pool.ExecContext(ctx, `CREATE TABLE n (v INTEGER PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
 	}
 	for i := 1; i <= 3; i++ {
-		if _, err := d.ExecContext(ctx, `INSERT INTO n (v) VALUES ($1)`, i); err != nil {
+		if _, err := d.pool.ExecContext(ctx, `INSERT INTO n (v) VALUES ($1)`, i); err != nil {
 			t.Fatal(err)
 		}
 	}
-	conn, err := d.Conn(ctx)
+	conn, err := d.pool.Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,16 +158,16 @@ func TestWriterQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	if _, err := d.ExecContext(ctx, `CREATE TABLE n (v INTEGER PRIMARY KEY)`); err != nil {
+	if _, err := d.pool.ExecContext(ctx, `CREATE TABLE n (v INTEGER PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
 	}
 	inFirst, releaseFirst := make(chan struct{}), make(chan struct{})
 	firstDone := make(chan error)
 	go func() {
-		firstDone <- d.Tx(ctx, func(tx *sql.Tx) error {
+		firstDone <- d.Tx(ctx, func(tx Querier) error {
 			close(inFirst)
 			<-releaseFirst
-			_, err := tx.ExecContext(ctx, `INSERT INTO n (v) VALUES (1)`)
+			_, err := tx.Exec(ctx, `INSERT INTO n (v) VALUES (1)`)
 			return err
 		})
 	}()
@@ -176,19 +176,19 @@ func TestWriterQueue(t *testing.T) {
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
 	ran := false
-	err = d.Write(short, func() error { ran = true; return nil })
+	err = d.Write(short, func(Querier) error { ran = true; return nil })
 	if !errors.Is(err, context.DeadlineExceeded) || ran {
 		t.Fatalf("queued Write with an ended context: ran %v, err %v; want not run, deadline exceeded", ran, err)
 	}
-	err = d.Tx(short, func(*sql.Tx) error { ran = true; return nil })
+	err = d.Tx(short, func(Querier) error { ran = true; return nil })
 	if !errors.Is(err, context.DeadlineExceeded) || ran {
 		t.Fatalf("queued Tx with an ended context: ran %v, err %v; want not run, deadline exceeded", ran, err)
 	}
 
 	second := make(chan error)
 	go func() {
-		second <- d.Write(ctx, func() error {
-			_, err := d.ExecContext(ctx, `INSERT INTO n (v) SELECT v + 1 FROM n`)
+		second <- d.Write(ctx, func(q Querier) error {
+			_, err := q.Exec(ctx, `INSERT INTO n (v) SELECT v + 1 FROM n`)
 			return err
 		})
 	}()
@@ -201,7 +201,7 @@ func TestWriterQueue(t *testing.T) {
 	}
 	// The second writer ran after the first committed: it saw row 1.
 	var got []int
-	rows, err := d.QueryContext(ctx, `SELECT v FROM n ORDER BY v`)
+	rows, err := d.pool.QueryContext(ctx, `SELECT v FROM n ORDER BY v`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,14 +227,14 @@ func TestCheckpointerKeepsTheLogSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	if _, err := d.ExecContext(ctx, `CREATE TABLE blobs (b BLOB)`); err != nil {
+	if _, err := d.pool.ExecContext(ctx, `CREATE TABLE blobs (b BLOB)`); err != nil {
 		t.Fatal(err)
 	}
 	const bursts, perBurst, size = 10, 50, 4096
 	for range bursts {
-		err := d.Tx(ctx, func(tx *sql.Tx) error {
+		err := d.Tx(ctx, func(tx Querier) error {
 			for range perBurst {
-				if _, err := tx.ExecContext(ctx, `INSERT INTO blobs (b) VALUES (randomblob($1))`, size); err != nil {
+				if _, err := tx.Exec(ctx, `INSERT INTO blobs (b) VALUES (randomblob($1))`, size); err != nil {
 					return err
 				}
 			}

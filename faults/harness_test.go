@@ -469,7 +469,7 @@ type storedRow struct {
 
 func storedQuestions(t *testing.T, conn *db.DB, orgID string) []storedRow {
 	t.Helper()
-	rows, err := conn.Query(`SELECT id, asker_id, COALESCE(idempotency_key, '') FROM questions WHERE org_id = $1 AND recipient_id = 'boss'`, orgID)
+	rows, err := conn.Query(context.Background(), `SELECT id, asker_id, COALESCE(idempotency_key, '') FROM questions WHERE org_id = $1 AND recipient_id = 'boss'`, orgID)
 	if err != nil {
 		t.Fatalf("read questions: %v", err)
 	}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/orgs"
 )
 
 // Approval is what a person sees on an approval page: the question, the
@@ -33,7 +35,7 @@ type Approval struct {
 // Returns ENotFound for a token that names no draft.
 func (s *Service) ApprovalByToken(ctx context.Context, raw string) (*Approval, error) {
 	var a *Approval
-	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		var err error
 		a, _, err = approvalByToken(ctx, tx, raw, s.db.Now())
 		return err
@@ -48,7 +50,7 @@ func (s *Service) ApprovalByToken(ctx context.Context, raw string) (*Approval, e
 // Returns ENotFound, EConflict (used, expired, superseded or closed).
 func (s *Service) Decide(ctx context.Context, raw string, approve bool) (*Approval, error) {
 	var a *Approval
-	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
 		var hash string
 		var err error
@@ -62,9 +64,9 @@ func (s *Service) Decide(ctx context.Context, raw string, approve bool) (*Approv
 		if approve {
 			column = "approved_at"
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE drafts SET `+column+` = $1 WHERE approval_token_hash = $2 AND approved_at IS NULL AND rejected_at IS NULL`, now, hash)
+		res, err := tx.Exec(ctx, decideSQL(column), now, hash)
 		if err != nil {
-			return err
+			return fmt.Errorf("record approval decision: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return ctalk.Errorf(ctalk.EConflict, "this approval link can no longer be used: it was used just now")
@@ -76,7 +78,7 @@ func (s *Service) Decide(ctx context.Context, raw string, approve bool) (*Approv
 	return a, err
 }
 
-func approvalByToken(ctx context.Context, tx *sql.Tx, raw string, now time.Time) (*Approval, string, error) {
+func approvalByToken(ctx context.Context, tx db.Querier, raw string, now time.Time) (*Approval, string, error) {
 	notFound := ctalk.Errorf(ctalk.ENotFound, "this approval link is not valid; ask your agent for the link of the latest draft")
 	if !auth.WellFormed(raw) {
 		return nil, "", notFound
@@ -86,21 +88,21 @@ func approvalByToken(ctx context.Context, tx *sql.Tx, raw string, now time.Time)
 	var approved, rejected db.NullTime
 	var status string
 	var latest int
-	err := tx.QueryRowContext(ctx, `
-		SELECT d.org_id, d.question_id, d.version, d.body, d.approval_expires_at, d.approved_at, d.rejected_at,
-		       q.asker_id, u.name, q.body, q.status,
-		       (SELECT MAX(version) FROM drafts l WHERE l.org_id = d.org_id AND l.question_id = d.question_id)
-		FROM drafts d
-		JOIN questions q ON q.org_id = d.org_id AND q.id = d.question_id
-		JOIN users u ON u.org_id = q.org_id AND u.id = q.asker_id
-		WHERE d.approval_token_hash = $1`, hash).
+	err := tx.QueryRow(ctx, approvalByTokenSQL, hash).
 		Scan(&a.OrgID, &a.MessageID, &a.Version, &a.Draft, &a.ExpiresAt, &approved, &rejected,
-			&a.AskerID, &a.AskerName, &a.Question, &status, &latest)
+			&a.AskerID, &a.Question, &status, &latest)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, "", notFound
 	}
 	if err != nil {
+		return nil, "", fmt.Errorf("read approval: %w", err)
+	}
+	askers, err := orgs.Profiles(ctx, tx, a.OrgID, []string{a.AskerID})
+	if err != nil {
 		return nil, "", err
+	}
+	if p, ok := askers[a.AskerID]; ok {
+		a.AskerName = p.Name
 	}
 	switch {
 	case approved.Valid:

@@ -2,14 +2,16 @@ package inbox
 
 import (
 	"context"
-	"database/sql"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/orgs"
 )
 
 // Interaction summarizes the questions between two users of one org.
@@ -24,33 +26,11 @@ type Interaction struct {
 
 // Interaction returns the history between me and other in orgID.
 func (s *Service) Interaction(ctx context.Context, orgID, me, other string) (*Interaction, error) {
-	return interaction(ctx, s.db, orgID, me, other)
-}
-
-func interaction(ctx context.Context, q querier, orgID, me, other string) (*Interaction, error) {
-	var in Interaction
-	rows, err := q.QueryContext(ctx, InteractionSQL, orgID, me, other)
+	stats, err := pairStats(ctx, s.db, orgID, me, []string{other})
 	if err != nil {
-		return nil, db.Translate(err)
+		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var asker string
-		var asked int
-		var last time.Time
-		if err := rows.Scan(&asker, &asked, &last); err != nil {
-			return nil, db.Translate(err)
-		}
-		if asker == me {
-			in.YouAsked = asked
-		} else {
-			in.TheyAsked = asked
-		}
-		if last = last.UTC(); in.Last == nil || last.After(*in.Last) {
-			in.Last = &last
-		}
-	}
-	return &in, db.Translate(rows.Err())
+	return stats[other], nil
 }
 
 // Sender is who asked a question, as the answering agent needs to know them.
@@ -101,10 +81,10 @@ func (s *Service) Inbox(ctx context.Context, orgID, userID string, limit int, cu
 	if err != nil {
 		return nil, "", err
 	}
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
-		qs, err := queryQuestions(ctx, tx, InboxPageSQL, orgID, userID, after.At, after.ID, limit+1)
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
+		qs, err := queryQuestions(ctx, tx, inboxPageSQL, orgID, userID, after.At, after.ID, limit+1)
 		if err != nil {
-			return err
+			return fmt.Errorf("read inbox page: %w", err)
 		}
 		if len(qs) > limit {
 			qs = qs[:limit]
@@ -119,60 +99,162 @@ func (s *Service) Inbox(ctx context.Context, orgID, userID string, limit int, cu
 	return items, next, err
 }
 
-// withContext adds sender, history and latest draft to pending questions.
-func (s *Service) withContext(ctx context.Context, tx *sql.Tx, orgID, userID string, qs []*Question) ([]*InboxItem, error) {
+// withContext adds sender, history and latest draft to pending questions,
+// in four statements whatever the page's size and however many people
+// asked: the senders, the pair statistics, the recent exchanges and the
+// latest drafts.
+func (s *Service) withContext(ctx context.Context, r db.Reader, orgID, userID string, qs []*Question) ([]*InboxItem, error) {
 	items := make([]*InboxItem, 0, len(qs))
-	senders := map[string]*InboxItem{}
+	if len(qs) == 0 {
+		return items, nil
+	}
+	var senders []string
+	seen := map[string]bool{}
 	for _, q := range qs {
-		it := &InboxItem{Question: q}
-		if prev, ok := senders[q.From]; ok {
-			it.Sender, it.History = prev.Sender, prev.History
-		} else {
-			if err := s.fillSender(ctx, tx, orgID, userID, it); err != nil {
-				return nil, err
-			}
-			senders[q.From] = it
+		if !seen[q.From] {
+			seen[q.From] = true
+			senders = append(senders, q.From)
 		}
-		d, err := latestDraft(ctx, tx, orgID, q.ID)
-		if err != nil {
-			return nil, err
+	}
+	profiles, err := orgs.Profiles(ctx, r, orgID, senders)
+	if err != nil {
+		return nil, err
+	}
+	stats, err := pairStats(ctx, r, orgID, userID, senders)
+	if err != nil {
+		return nil, err
+	}
+	recent, err := recentExchanges(ctx, r, orgID, userID, senders)
+	if err != nil {
+		return nil, err
+	}
+	drafts, err := latestDrafts(ctx, r, orgID, ids(qs))
+	if err != nil {
+		return nil, err
+	}
+	for _, q := range qs {
+		p, ok := profiles[q.From]
+		if !ok {
+			return nil, fmt.Errorf("read sender %s of %s: no such user", q.From, q.ID)
 		}
-		it.LatestDraft = d
-		items = append(items, it)
+		items = append(items, &InboxItem{
+			Question: q,
+			Sender: Sender{UserID: p.ID, Name: p.Name, Ownership: p.Ownership, Notes: p.Notes,
+				ProfileNotes: p.ProfileNotes, FormerMember: p.Removed},
+			History:     History{Interaction: stats[q.From], RecentExchanges: recent[q.From]},
+			LatestDraft: drafts[q.ID],
+		})
 	}
 	return items, nil
 }
 
-func (s *Service) fillSender(ctx context.Context, tx *sql.Tx, orgID, userID string, it *InboxItem) error {
-	var own string
-	snd := &it.Sender
-	if err := tx.QueryRowContext(ctx, `SELECT id, name, ownership, notes, profile_notes, removed_at IS NOT NULL FROM users WHERE org_id = $1 AND id = $2`, orgID, it.From).
-		Scan(&snd.UserID, &snd.Name, &own, &snd.Notes, &snd.ProfileNotes, &snd.FormerMember); err != nil {
-		return err
+// withOthers returns the arguments orgID, me, then extra, then others, for a
+// statement of pairs between me and others ($3 and on, after extra).
+func withOthers(orgID, me string, others []string, extra ...any) []any {
+	args := append([]any{orgID, me}, extra...)
+	for _, o := range others {
+		args = append(args, o)
 	}
-	if json.Unmarshal([]byte(own), &snd.Ownership) != nil || snd.Ownership == nil {
-		snd.Ownership = []string{}
+	return args
+}
+
+// pairStats returns the statistics of the pairs of me and each of others,
+// by the other's id; a pair that never exchanged a question has zeros.
+func pairStats(ctx context.Context, r db.Reader, orgID, me string, others []string) (map[string]*Interaction, error) {
+	out := make(map[string]*Interaction, len(others))
+	for _, o := range others {
+		out[o] = &Interaction{}
 	}
-	inter, err := interaction(ctx, tx, orgID, userID, it.From)
+	rows, err := r.Query(ctx, pairStatsSQL(len(others)), withOthers(orgID, me, others)...)
 	if err != nil {
-		return err
-	}
-	it.History.Interaction = inter
-	rows, err := tx.QueryContext(ctx, RecentExchangesSQL, orgID, userID, it.From, RecentExchanges)
-	if err != nil {
-		return err
+		return nil, fmt.Errorf("read pair statistics: %w", err)
 	}
 	defer rows.Close()
-	it.History.RecentExchanges = []Exchange{}
+	for rows.Next() {
+		var asker, recipient string
+		var asked int
+		var last time.Time
+		if err := rows.Scan(&asker, &recipient, &asked, &last); err != nil {
+			return nil, fmt.Errorf("read pair statistics: %w", err)
+		}
+		in := out[recipient]
+		if asker == me {
+			in.YouAsked = asked
+		} else {
+			in = out[asker]
+			in.TheyAsked = asked
+		}
+		if last = last.UTC(); in.Last == nil || last.After(*in.Last) {
+			in.Last = &last
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read pair statistics: %w", err)
+	}
+	return out, nil
+}
+
+// recentExchanges returns, by the other's id, the last RecentExchanges
+// answered questions between me and each of others, newest first.
+func recentExchanges(ctx context.Context, r db.Reader, orgID, me string, others []string) (map[string][]Exchange, error) {
+	out := make(map[string][]Exchange, len(others))
+	for _, o := range others {
+		out[o] = []Exchange{}
+	}
+	rows, err := r.Query(ctx, recentExchangesSQL(len(others)), withOthers(orgID, me, others, RecentExchanges)...)
+	if err != nil {
+		return nil, fmt.Errorf("read recent exchanges: %w", err)
+	}
+	defer rows.Close()
 	for rows.Next() {
 		var x Exchange
-		if err := rows.Scan(&x.MessageID, &x.AskedBy, &x.Question, &x.Answer, &x.AnsweredAt); err != nil {
-			return err
+		var recipient string
+		if err := rows.Scan(&x.MessageID, &x.AskedBy, &recipient, &x.Question, &x.Answer, &x.AnsweredAt); err != nil {
+			return nil, fmt.Errorf("read recent exchanges: %w", err)
 		}
 		x.AnsweredAt = x.AnsweredAt.UTC()
-		it.History.RecentExchanges = append(it.History.RecentExchanges, x)
+		other := recipient
+		if x.AskedBy != me {
+			other = x.AskedBy
+		}
+		out[other] = append(out[other], x)
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read recent exchanges: %w", err)
+	}
+	// The statement returns up to RecentExchanges a direction; keep the
+	// newest of both.
+	for o, xs := range out {
+		slices.SortStableFunc(xs, func(a, b Exchange) int { return b.AnsweredAt.Compare(a.AnsweredAt) })
+		out[o] = xs[:min(len(xs), RecentExchanges)]
+	}
+	return out, nil
+}
+
+// latestDrafts returns the newest draft of each of the questions that has
+// one, by question id.
+func latestDrafts(ctx context.Context, r db.Reader, orgID string, questionIDs []string) (map[string]*Draft, error) {
+	args := []any{orgID}
+	for _, id := range questionIDs {
+		args = append(args, id)
+	}
+	rows, err := r.Query(ctx, latestDraftsSQL(len(questionIDs)), args...)
+	if err != nil {
+		return nil, fmt.Errorf("read latest drafts: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[string]*Draft, len(questionIDs))
+	for rows.Next() {
+		d, err := scanDraft(rows)
+		if err != nil {
+			return nil, fmt.Errorf("read latest drafts: %w", err)
+		}
+		out[d.MessageID] = d
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read latest drafts: %w", err)
+	}
+	return out, nil
 }
 
 // pageCursor is the position after the last question of a page.

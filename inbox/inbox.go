@@ -126,7 +126,7 @@ func (s *Service) Ask(ctx context.Context, orgID, askerID string, in Ask) (*Ques
 	var existing *Question
 	if key != "" {
 		if existing, err = byKey(ctx, s.db, orgID, askerID, key); err != nil {
-			return nil, db.Translate(err)
+			return nil, err
 		}
 	}
 	if existing == nil {
@@ -138,7 +138,7 @@ func (s *Service) Ask(ctx context.Context, orgID, askerID string, in Ask) (*Ques
 		if !inserted {
 			// A concurrent retry with the same key was stored first.
 			if existing, err = byKey(ctx, s.db, orgID, askerID, key); err != nil {
-				return nil, db.Translate(err)
+				return nil, err
 			}
 			if existing == nil {
 				return nil, ctalk.Errorf(ctalk.EConflict, "this idempotency_key was taken by a concurrent ask that is not visible yet; retry the call")
@@ -164,7 +164,7 @@ func AskLocks(orgID, asker, recipient string) []int64 {
 	return []int64{db.LockID("ask rate", orgID, asker), db.LockID("ask pair", orgID, a, b)}
 }
 
-// askChecks is what AskChecksSQL reads.
+// askChecks is what askChecksSQL reads.
 type askChecks struct {
 	recipient, rateN, loopN int
 	rateOldest, loopOldest  db.NullTime
@@ -192,33 +192,35 @@ func (s *Service) insertQuestion(ctx context.Context, orgID string, q *Question)
 	)
 	if s.db.Engine == db.Postgres {
 		var n int
-		err := s.db.QueryRowLocked(ctx, AskLocks(orgID, q.From, q.To), AskPostgresSQL,
+		err := s.db.QueryRowLocked(ctx, AskLocks(orgID, q.From, q.To), askPostgresSQL,
 			[]any{orgID, q.From, q.To, rateFrom, loopFrom, q.ID, q.Text, q.idempotency, now, s.cfg.AsksPerMinute, s.cfg.LoopMax},
 			&c.recipient, &c.rateN, &c.rateOldest, &c.loopN, &c.loopOldest, &n)
 		if err != nil {
-			return false, db.Translate(err)
+			return false, fmt.Errorf("store question: %w", err)
 		}
 		return n == 1, s.refuseAsk(c, q.To, now)
 	}
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, AskChecksSQL, orgID, q.From, q.To, rateFrom, loopFrom).
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
+		err := tx.QueryRow(ctx, askChecksSQL, orgID, q.From, q.To, rateFrom, loopFrom).
 			Scan(&c.recipient, &c.rateN, &c.rateOldest, &c.loopN, &c.loopOldest)
 		if err != nil {
-			return err
+			return fmt.Errorf("check ask limits: %w", err)
 		}
 		if err := s.refuseAsk(c, q.To, now); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, AskInsertSQL, orgID, q.ID, q.From, q.To, q.Text, q.idempotency, now)
+		res, err := tx.Exec(ctx, askInsertSQL, orgID, q.ID, q.From, q.To, q.Text, q.idempotency, now)
 		if err != nil {
-			return err
+			return fmt.Errorf("store question: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return nil
 		}
 		inserted = true
-		_, err = tx.ExecContext(ctx, AskPairStatsSQL, orgID, q.From, q.To, now)
-		return err
+		if _, err := tx.Exec(ctx, askPairStatsSQL, orgID, q.From, q.To, now); err != nil {
+			return fmt.Errorf("count ask in pair statistics: %w", err)
+		}
+		return nil
 	})
 	return inserted, err
 }
@@ -266,8 +268,8 @@ func scanQuestion(r interface{ Scan(...any) error }) (*Question, error) {
 	return q, nil
 }
 
-func queryQuestions(ctx context.Context, q querier, query string, args ...any) ([]*Question, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
+func queryQuestions(ctx context.Context, q db.Reader, query string, args ...any) ([]*Question, error) {
+	rows, err := q.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -283,22 +285,20 @@ func queryQuestions(ctx context.Context, q querier, query string, args ...any) (
 	return out, rows.Err()
 }
 
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-func byKey(ctx context.Context, q querier, orgID, askerID, key string) (*Question, error) {
-	qq, err := scanQuestion(q.QueryRowContext(ctx, `SELECT `+questionColumns+` FROM questions WHERE org_id = $1 AND asker_id = $2 AND idempotency_key = $3`, orgID, askerID, key))
+func byKey(ctx context.Context, q db.Reader, orgID, askerID, key string) (*Question, error) {
+	qq, err := scanQuestion(q.QueryRow(ctx, questionByKeySQL, orgID, askerID, key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
-	return qq, err
+	if err != nil {
+		return nil, fmt.Errorf("read question by idempotency key: %w", err)
+	}
+	return qq, nil
 }
 
 // question loads a question that userID takes part in. Anyone else, in this
 // org or another, gets "not found".
-func question(ctx context.Context, q querier, orgID, userID, id string) (*Question, error) {
+func question(ctx context.Context, q db.Reader, orgID, userID, id string) (*Question, error) {
 	return loadQuestion(ctx, q, orgID, userID, id, "")
 }
 
@@ -307,7 +307,7 @@ func question(ctx context.Context, q querier, orgID, userID, id string) (*Questi
 // that such transactions on one question take turns, and each reads, after
 // the lock, what the one before it committed (the versions of its drafts).
 // SQLite has one writer at a time anyway and no FOR UPDATE.
-func (s *Service) questionForUpdate(ctx context.Context, tx *sql.Tx, orgID, userID, id string) (*Question, error) {
+func (s *Service) questionForUpdate(ctx context.Context, tx db.Querier, orgID, userID, id string) (*Question, error) {
 	lock := ""
 	if s.db.Engine == db.Postgres {
 		lock = " FOR UPDATE"
@@ -315,7 +315,7 @@ func (s *Service) questionForUpdate(ctx context.Context, tx *sql.Tx, orgID, user
 	return loadQuestion(ctx, tx, orgID, userID, id, lock)
 }
 
-func loadQuestion(ctx context.Context, q querier, orgID, userID, id, lock string) (*Question, error) {
+func loadQuestion(ctx context.Context, q db.Reader, orgID, userID, id, lock string) (*Question, error) {
 	id = strings.TrimSpace(id)
 	if id == "" {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "message_id is required; check_inbox and check_replies show message ids")
@@ -323,11 +323,14 @@ func loadQuestion(ctx context.Context, q querier, orgID, userID, id, lock string
 	if !IsMessageID(id) {
 		return nil, notFoundQuestion(id)
 	}
-	qq, err := scanQuestion(q.QueryRowContext(ctx, `SELECT `+questionColumns+` FROM questions WHERE org_id = $1 AND id = $2 AND (asker_id = $3 OR recipient_id = $3)`+lock, orgID, id, userID))
+	qq, err := scanQuestion(q.QueryRow(ctx, questionSQL+lock, orgID, id, userID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFoundQuestion(id)
 	}
-	return qq, db.Translate(err)
+	if err != nil {
+		return nil, fmt.Errorf("read question: %w", err)
+	}
+	return qq, nil
 }
 
 // messageIDPrefix starts every message id; newID adds 24 hex digits.
@@ -392,7 +395,7 @@ func (s *Service) Propose(ctx context.Context, orgID, userID, msgID, text string
 	if err != nil {
 		return nil, "", "", err
 	}
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		// Locked, so that concurrent proposals number their versions in turn.
 		q, err := s.questionForUpdate(ctx, tx, orgID, userID, msgID)
 		if err != nil {
@@ -404,13 +407,13 @@ func (s *Service) Propose(ctx context.Context, orgID, userID, msgID, text string
 		if err := requirePending(q); err != nil {
 			return err
 		}
-		if mode, err = approvalMode(ctx, tx, orgID); err != nil {
+		if mode, err = orgs.ApprovalMode(ctx, tx, orgID); err != nil {
 			return err
 		}
 		now := s.db.Now()
 		d = &Draft{MessageID: q.ID, Text: text, CreatedAt: now}
-		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) + 1 FROM drafts WHERE org_id = $1 AND question_id = $2`, orgID, q.ID).Scan(&d.Version); err != nil {
-			return err
+		if err := tx.QueryRow(ctx, nextDraftVersionSQL, orgID, q.ID).Scan(&d.Version); err != nil {
+			return fmt.Errorf("number draft: %w", err)
 		}
 		var hash sql.NullString
 		var expires *time.Time
@@ -421,9 +424,12 @@ func (s *Service) Propose(ctx context.Context, orgID, userID, msgID, text string
 			expires = &t
 			d.ExpiresAt = expires
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO drafts (org_id, question_id, version, body, created_at, approval_token_hash, approval_expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		_, err = tx.Exec(ctx, insertDraftSQL,
 			orgID, q.ID, d.Version, text, now, hash, expires)
-		return err
+		if err != nil {
+			return fmt.Errorf("store draft: %w", err)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, "", "", err
@@ -431,22 +437,22 @@ func (s *Service) Propose(ctx context.Context, orgID, userID, msgID, text string
 	return d, mode, approvalToken, nil
 }
 
-func approvalMode(ctx context.Context, q querier, orgID string) (string, error) {
-	var mode string
-	err := q.QueryRowContext(ctx, `SELECT approval_mode FROM orgs WHERE id = $1`, orgID).Scan(&mode)
-	return mode, err
-}
-
 // latestDraft returns the newest draft of a question, or nil.
-func latestDraft(ctx context.Context, q querier, orgID, msgID string) (*Draft, error) {
-	d := &Draft{MessageID: msgID}
-	var approved, rejected, expires db.NullTime
-	err := q.QueryRowContext(ctx, `SELECT version, body, created_at, approved_at, rejected_at, approval_expires_at FROM drafts WHERE org_id = $1 AND question_id = $2 ORDER BY version DESC LIMIT 1`, orgID, msgID).
-		Scan(&d.Version, &d.Text, &d.CreatedAt, &approved, &rejected, &expires)
+func latestDraft(ctx context.Context, q db.Reader, orgID, msgID string) (*Draft, error) {
+	d, err := scanDraft(q.QueryRow(ctx, latestDraftSQL, orgID, msgID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
+		return nil, fmt.Errorf("read latest draft: %w", err)
+	}
+	return d, nil
+}
+
+func scanDraft(r interface{ Scan(...any) error }) (*Draft, error) {
+	d := &Draft{}
+	var approved, rejected, expires db.NullTime
+	if err := r.Scan(&d.MessageID, &d.Version, &d.Text, &d.CreatedAt, &approved, &rejected, &expires); err != nil {
 		return nil, err
 	}
 	d.CreatedAt = d.CreatedAt.UTC()
@@ -467,7 +473,7 @@ func latestDraft(ctx context.Context, q querier, orgID, msgID string) (*Draft, e
 func (s *Service) Send(ctx context.Context, orgID, userID, msgID, finalText string) (*Question, error) {
 	finalText = strings.TrimSpace(finalText)
 	var q *Question
-	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		var err error
 		// Locked, so that a draft proposed meanwhile is the latest one
 		// this call compares final_text with.
@@ -490,7 +496,7 @@ func (s *Service) Send(ctx context.Context, orgID, userID, msgID, finalText stri
 		if d.Text != finalText {
 			return ctalk.Errorf(ctalk.EConflict, "final_text is not the latest proposed draft (version %d) of message %s; propose the new text with propose_response and get your person's approval of it first", d.Version, q.ID)
 		}
-		mode, err := approvalMode(ctx, tx, orgID)
+		mode, err := orgs.ApprovalMode(ctx, tx, orgID)
 		if err != nil {
 			return err
 		}
@@ -515,7 +521,7 @@ func (s *Service) Decline(ctx context.Context, orgID, userID, msgID, reason stri
 		return nil, err
 	}
 	var q *Question
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		var err error
 		if q, err = question(ctx, tx, orgID, userID, msgID); err != nil {
 			return err
@@ -541,7 +547,7 @@ func (s *Service) Decline(ctx context.Context, orgID, userID, msgID, reason stri
 // Returns EInvalid, ENotFound, EForbidden, EConflict.
 func (s *Service) Withdraw(ctx context.Context, orgID, userID, msgID string) (*Question, error) {
 	var q *Question
-	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		var err error
 		if q, err = question(ctx, tx, orgID, userID, msgID); err != nil {
 			return err
@@ -565,27 +571,27 @@ func (s *Service) Withdraw(ctx context.Context, orgID, userID, msgID string) (*Q
 // resolve records the outcome of a pending question and notifies both sides.
 // The pending check is repeated in the UPDATE so that two concurrent sends
 // cannot both succeed.
-func (s *Service) resolve(ctx context.Context, tx *sql.Tx, orgID string, q *Question, status, text string) error {
+func (s *Service) resolve(ctx context.Context, tx db.Querier, orgID string, q *Question, status, text string) error {
 	now := s.db.Now()
 	var resolution sql.NullString
 	if status != StatusWithdrawn {
 		resolution = sql.NullString{String: text, Valid: true}
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE questions SET status = $1, resolution = $2, resolved_at = $3 WHERE org_id = $4 AND id = $5 AND status = 'pending'`,
+	res, err := tx.Exec(ctx, resolveSQL,
 		status, resolution, now, orgID, q.ID)
 	if err != nil {
-		return err
+		return fmt.Errorf("resolve question: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return ctalk.Errorf(ctalk.EConflict, "message %s was resolved by another call just now; check_replies or check_inbox shows its state", q.ID)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE interactions SET last_at = $1 WHERE org_id = $2 AND asker_id = $3 AND recipient_id = $4`, now, orgID, q.From, q.To); err != nil {
-		return err
+	if _, err := tx.Exec(ctx, touchPairSQL, now, orgID, q.From, q.To); err != nil {
+		return fmt.Errorf("update pair statistics: %w", err)
 	}
 	if status == StatusWithdrawn {
 		// A recipient never shown the question needs no notice of its withdrawal.
-		if _, err := tx.ExecContext(ctx, `UPDATE questions SET withdrawal_handed_at = $1 WHERE org_id = $2 AND id = $3 AND recipient_handed_at IS NULL`, now, orgID, q.ID); err != nil {
-			return err
+		if _, err := tx.Exec(ctx, settleUnseenWithdrawalSQL, now, orgID, q.ID); err != nil {
+			return fmt.Errorf("settle withdrawal notice: %w", err)
 		}
 	}
 	q.Status, q.ResolvedAt = status, &now
@@ -613,11 +619,11 @@ func (s *Service) Replies(ctx context.Context, orgID, userID string, since time.
 			return nil, "", err
 		}
 	}
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		var err error
-		out, err = queryQuestions(ctx, tx, RepliesPageSQL, orgID, userID, after.At, after.ID, limit+1)
+		out, err = queryQuestions(ctx, tx, repliesPageSQL, orgID, userID, after.At, after.ID, limit+1)
 		if err != nil {
-			return err
+			return fmt.Errorf("read replies page: %w", err)
 		}
 		if len(out) > limit {
 			out = out[:limit]
@@ -640,13 +646,18 @@ func ids(qs []*Question) []string {
 	return out
 }
 
-// markHanded records that the given questions were handed over through
-// column, one of the three *_handed_at columns.
-func markHanded(ctx context.Context, tx *sql.Tx, orgID, column string, ids []string, now time.Time) error {
+// markHanded records, in one statement, that the given questions were
+// handed over through column, one of the three *_handed_at columns.
+func markHanded(ctx context.Context, tx db.Querier, orgID, column string, ids []string, now time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	args := []any{now, orgID}
 	for _, id := range ids {
-		if _, err := tx.ExecContext(ctx, `UPDATE questions SET `+column+` = $1 WHERE org_id = $2 AND id = $3 AND `+column+` IS NULL`, now, orgID, id); err != nil {
-			return err
-		}
+		args = append(args, id)
+	}
+	if _, err := tx.Exec(ctx, markHandedSQL(column, len(ids)), args...); err != nil {
+		return fmt.Errorf("mark handed over (%s): %w", column, err)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package inbox_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strconv"
 	"testing"
@@ -68,7 +67,7 @@ func BenchmarkAsk(b *testing.B) {
 // benchForgetAsks deletes the questions BenchmarkAsk asked: the pending ones.
 func benchForgetAsks(b *testing.B, d *db.DB) {
 	b.Helper()
-	if _, err := d.Exec(`DELETE FROM questions WHERE org_id = 'acme' AND asker_id = 'u0' AND status = 'pending'`); err != nil {
+	if _, err := dbtest.Exec(d, `DELETE FROM questions WHERE org_id = 'acme' AND asker_id = 'u0' AND status = 'pending'`); err != nil {
 		b.Fatal(err)
 	}
 }
@@ -114,12 +113,12 @@ func BenchmarkInbox(b *testing.B) {
 func benchOrg(b *testing.B, d *db.DB) {
 	b.Helper()
 	now := d.Now()
-	err := d.Tx(context.Background(), func(tx *sql.Tx) error {
-		if _, err := tx.Exec(`INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ('acme', 'Acme', 'x', $1)`, now); err != nil {
+	err := d.Tx(context.Background(), func(tx db.Querier) error {
+		if _, err := tx.Exec(context.Background(), `INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ('acme', 'Acme', 'x', $1)`, now); err != nil {
 			return err
 		}
 		for i := range benchUsers {
-			if _, err := tx.Exec(`INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ('acme', $1, $2, 'x', 'member', $3, $3)`,
+			if _, err := tx.Exec(context.Background(), `INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ('acme', $1, $2, 'x', 'member', $3, $3)`,
 				"u"+strconv.Itoa(i), "User "+strconv.Itoa(i), now); err != nil {
 				return err
 			}
@@ -137,18 +136,14 @@ func benchOrg(b *testing.B, d *db.DB) {
 func benchHistory(b *testing.B, d *db.DB, from, to int) {
 	b.Helper()
 	end := d.Now().Add(-time.Hour)
-	err := d.Tx(context.Background(), func(tx *sql.Tx) error {
-		stmt, err := tx.Prepare(`INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, created_at, resolved_at, resolution, recipient_handed_at, asker_handed_at)
-			VALUES ('acme', $1, $2, $3, $4, 'answered', $5, $6, $7, $6, $6)`)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
+	err := d.Tx(context.Background(), func(tx db.Querier) error {
+		const insert = `INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, created_at, resolved_at, resolution, recipient_handed_at, asker_handed_at)
+			VALUES ('acme', $1, $2, $3, $4, 'answered', $5, $6, $7, $6, $6)`
 		for n := from + 1; n <= to; n++ {
 			asker := n % benchUsers
 			recipient := (asker + 1 + (n/benchUsers)%(benchUsers-1)) % benchUsers
 			asked := end.Add(-time.Duration(n) * time.Second)
-			if _, err := stmt.Exec("qh_"+strconv.Itoa(n), "u"+strconv.Itoa(asker), "u"+strconv.Itoa(recipient),
+			if _, err := tx.Exec(context.Background(), insert, "qh_"+strconv.Itoa(n), "u"+strconv.Itoa(asker), "u"+strconv.Itoa(recipient),
 				"seeded question "+strconv.Itoa(n), asked, asked.Add(30*time.Second), "seeded answer "+strconv.Itoa(n)); err != nil {
 				return err
 			}
@@ -164,7 +159,7 @@ func benchHistory(b *testing.B, d *db.DB, from, to int) {
 	// the plans made at 100 rows served 10,000, and check_inbox's UPDATE by
 	// primary key took 3 to 5 ms instead of microseconds.
 	if d.Engine == db.Postgres {
-		if _, err := d.Exec(`ANALYZE`); err != nil {
+		if _, err := dbtest.Exec(d, `ANALYZE`); err != nil {
 			b.Fatal(err)
 		}
 	}

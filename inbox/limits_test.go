@@ -2,7 +2,6 @@ package inbox_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"sync"
 	"testing"
@@ -18,12 +17,12 @@ import (
 func seedUsers(t testing.TB, d *db.DB, users ...string) {
 	t.Helper()
 	now := d.Now()
-	err := d.Tx(context.Background(), func(tx *sql.Tx) error {
-		if _, err := tx.Exec(`INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ('acme', 'Acme', 'x', $1)`, now); err != nil {
+	err := d.Tx(context.Background(), func(tx db.Querier) error {
+		if _, err := tx.Exec(context.Background(), `INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ('acme', 'Acme', 'x', $1)`, now); err != nil {
 			return err
 		}
 		for _, u := range users {
-			if _, err := tx.Exec(`INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ('acme', $1, $1, 'x', 'member', $2, $2)`, u, now); err != nil {
+			if _, err := tx.Exec(context.Background(), `INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ('acme', $1, $1, 'x', 'member', $2, $2)`, u, now); err != nil {
 				return err
 			}
 		}
@@ -84,7 +83,7 @@ func concurrently(t *testing.T, n int, ask func(i int) error) int {
 func countAsked(t *testing.T, d *db.DB, asker string, since time.Time) int {
 	t.Helper()
 	var n int
-	if err := d.QueryRow(`SELECT COUNT(*) FROM questions WHERE org_id = 'acme' AND asker_id = $1 AND created_at >= $2`, asker, since).Scan(&n); err != nil {
+	if err := d.QueryRow(context.Background(), `SELECT COUNT(*) FROM questions WHERE org_id = 'acme' AND asker_id = $1 AND created_at >= $2`, asker, since).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n

@@ -2,7 +2,6 @@ package inbox_test
 
 import (
 	"context"
-	"database/sql"
 	"strings"
 	"testing"
 	"time"
@@ -21,13 +20,13 @@ import (
 func rulesOrgs(t *testing.T, d *db.DB) *inbox.Service {
 	t.Helper()
 	now := d.Now()
-	err := d.Tx(context.Background(), func(tx *sql.Tx) error {
+	err := d.Tx(context.Background(), func(tx db.Querier) error {
 		for _, org := range []string{"acme", "other"} {
-			if _, err := tx.Exec(`INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ($1, $1, 'x', $2)`, org, now); err != nil {
+			if _, err := tx.Exec(context.Background(), `INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ($1, $1, 'x', $2)`, org, now); err != nil {
 				return err
 			}
 			for _, u := range []string{"asker", "answerer", "bystander"} {
-				if _, err := tx.Exec(`INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ($1, $2, $2, 'x', 'member', $3, $3)`, org, u, now); err != nil {
+				if _, err := tx.Exec(context.Background(), `INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ($1, $2, $2, 'x', 'member', $3, $3)`, org, u, now); err != nil {
 					return err
 				}
 			}
@@ -90,7 +89,7 @@ func wantNotFound(t *testing.T, s *inbox.Service, orgID, userID, id, draft strin
 func storedStatus(t *testing.T, d *db.DB, id string) string {
 	t.Helper()
 	var st string
-	if err := d.QueryRow(`SELECT status FROM questions WHERE id = $1`, id).Scan(&st); err != nil {
+	if err := d.QueryRow(context.Background(), `SELECT status FROM questions WHERE id = $1`, id).Scan(&st); err != nil {
 		t.Fatal(err)
 	}
 	return st
@@ -132,7 +131,7 @@ func TestHumanModeSendsOnlyTheApprovedLatestDraft(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
 		ctx := context.Background()
-		if _, err := d.Exec(`UPDATE orgs SET approval_mode = 'human' WHERE id = 'acme'`); err != nil {
+		if _, err := dbtest.Exec(d, `UPDATE orgs SET approval_mode = 'human' WHERE id = 'acme'`); err != nil {
 			t.Fatal(err)
 		}
 		q := askAcme(t, s, "is prod frozen?")
@@ -275,7 +274,7 @@ func TestAskIdempotencyKeys(t *testing.T) {
 			t.Fatal("two asks without a key were stored as one")
 		}
 		var n int
-		if err := d.QueryRow(`SELECT COUNT(*) FROM questions WHERE org_id = 'acme' AND asker_id = 'asker'`).Scan(&n); err != nil {
+		if err := d.QueryRow(context.Background(), `SELECT COUNT(*) FROM questions WHERE org_id = 'acme' AND asker_id = 'asker'`).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		if n != 3 {
@@ -305,7 +304,7 @@ func TestQuestionsStayInTheirOrg(t *testing.T) {
 			t.Fatalf("other's wait = %+v (err %v), want nothing", got, err)
 		}
 		// A user of another org is no recipient.
-		if _, err := d.Exec(`INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ('other', 'outsider', 'O', 'x', 'member', $1, $1)`, d.Now()); err != nil {
+		if _, err := dbtest.Exec(d, `INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ('other', 'outsider', 'O', 'x', 'member', $1, $1)`, d.Now()); err != nil {
 			t.Fatal(err)
 		}
 		_, err = s.Ask(ctx, "acme", "asker", inbox.Ask{To: "outsider", Text: "hi"})

@@ -1,15 +1,26 @@
 package inbox
 
-// The statements of ask_person, check_inbox and check_replies. They are
-// exported for the load harness, whose database baselines run the very SQL
-// the tools run.
+import (
+	"fmt"
+	"strconv"
+	"strings"
 
-// AskChecksSQL reads what an ask must pass, in one statement: whether the
+	"github.com/ctalk/ctalk/db"
+)
+
+// The SQL of the questions, drafts and interactions tables, which inbox
+// owns. Other packages call inbox's functions; the load harness measures
+// these statements through Baseline.
+
+// askChecksSQL reads what an ask must pass, in one statement: whether the
 // recipient ($3) is in the org ($1), and how many questions the asker ($2)
 // asked since $4 (the rate) and the pair exchanged, either way, since $5 (the
 // loop breaker), each with the oldest of them. The pair is read as one index
 // range per direction: an OR of the two would read the pair's whole history.
-const AskChecksSQL = `
+// users belongs to orgs; this one read of it (is the recipient a current
+// member?) stays inside the statement so that a Postgres ask remains one
+// round trip under its advisory locks.
+const askChecksSQL = `
 	SELECT (SELECT COUNT(*) FROM users WHERE org_id = $1 AND id = $3 AND removed_at IS NULL), r.n, r.oldest, l.n, l.oldest
 	FROM (SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM questions
 	      WHERE org_id = $1 AND asker_id = $2 AND created_at > $4) r,
@@ -18,13 +29,13 @@ const AskChecksSQL = `
 	          UNION ALL
 	          SELECT created_at FROM questions WHERE org_id = $1 AND recipient_id = $3 AND asker_id = $2 AND created_at > $5) pair) l`
 
-// AskPostgresSQL is a whole ask on Postgres as one statement, so one round
-// trip and no BEGIN or COMMIT: the checks of AskChecksSQL, then, when they
+// askPostgresSQL is a whole ask on Postgres as one statement, so one round
+// trip and no BEGIN or COMMIT: the checks of askChecksSQL, then, when they
 // pass ($10 and $11 are the limits, zero for none), the insert and the pair's
 // statistics. It returns the checks and whether the question was inserted
 // (not when a concurrent retry with the same key won).
-const AskPostgresSQL = `
-	WITH checks (recipient, rate_n, rate_oldest, loop_n, loop_oldest) AS (` + AskChecksSQL + `),
+const askPostgresSQL = `
+	WITH checks (recipient, rate_n, rate_oldest, loop_n, loop_oldest) AS (` + askChecksSQL + `),
 	ins AS (
 		INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, idempotency_key, created_at)
 		SELECT $1, $6, $2, $3, $7, 'pending', $8, $9 FROM checks
@@ -36,58 +47,182 @@ const AskPostgresSQL = `
 		ON CONFLICT (org_id, asker_id, recipient_id) DO UPDATE SET asked = interactions.asked + 1, last_at = excluded.last_at)
 	SELECT recipient, rate_n, rate_oldest, loop_n, loop_oldest, (SELECT COUNT(*) FROM ins) FROM checks`
 
-// AskInsertSQL stores a question on SQLite, where an ask is a transaction of
-// AskChecksSQL, this and AskPairStatsSQL; nothing when a question with the
+// askInsertSQL stores a question on SQLite, where an ask is a transaction of
+// askChecksSQL, this and askPairStatsSQL; nothing when a question with the
 // same idempotency key exists.
-const AskInsertSQL = `
+const askInsertSQL = `
 	INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, idempotency_key, created_at)
 	VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7)
 	ON CONFLICT (org_id, asker_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`
 
-// AskPairStatsSQL counts an ask in the pair's statistics.
-const AskPairStatsSQL = `
+// askPairStatsSQL counts an ask in the pair's statistics.
+const askPairStatsSQL = `
 	INSERT INTO interactions (org_id, asker_id, recipient_id, asked, last_at) VALUES ($1, $2, $3, 1, $4)
 	ON CONFLICT (org_id, asker_id, recipient_id) DO UPDATE SET asked = interactions.asked + 1, last_at = excluded.last_at`
 
 const questionColumns = `id, asker_id, recipient_id, body, status, created_at, resolved_at, resolution, idempotency_key`
 
-// InboxPageSQL reads a page of a user's pending questions after a cursor
+// inboxPageSQL reads a page of a user's pending questions after a cursor
 // (created_at, id).
-const InboxPageSQL = `SELECT ` + questionColumns + ` FROM questions
+const inboxPageSQL = `SELECT ` + questionColumns + ` FROM questions
 	WHERE org_id = $1 AND recipient_id = $2 AND status = 'pending'
 	  AND (created_at > $3 OR (created_at = $3 AND id > $4))
 	ORDER BY created_at, id LIMIT $5`
 
-// InteractionSQL reads a pair's statistics, both directions: two
-// primary-key lookups, kept up to date by Ask and resolve, so they cost the
-// same for a pair with ten questions or ten thousand.
-const InteractionSQL = `SELECT asker_id, asked, last_at FROM interactions
-	WHERE org_id = $1 AND asker_id = $2 AND recipient_id = $3
-	UNION ALL
-	SELECT asker_id, asked, last_at FROM interactions
-	WHERE org_id = $1 AND asker_id = $3 AND recipient_id = $2`
-
-// RecentExchangesSQL reads a pair's last answered exchanges: one ordered,
-// limited range per direction, merged; an OR of the two directions would
-// read the pair's whole history.
-const RecentExchangesSQL = `
-	SELECT id, asker_id, body, resolution, resolved_at FROM (
-		SELECT id, asker_id, body, resolution, resolved_at FROM questions
-		WHERE org_id = $1 AND asker_id = $2 AND recipient_id = $3 AND status = 'answered'
-		ORDER BY resolved_at DESC LIMIT $4) mine
-	UNION ALL
-	SELECT id, asker_id, body, resolution, resolved_at FROM (
-		SELECT id, asker_id, body, resolution, resolved_at FROM questions
-		WHERE org_id = $1 AND asker_id = $3 AND recipient_id = $2 AND status = 'answered'
-		ORDER BY resolved_at DESC LIMIT $4) theirs
-	ORDER BY resolved_at DESC LIMIT $4`
-
-// RepliesPageSQL reads a page of the questions a user asked that were
+// repliesPageSQL reads a page of the questions a user asked that were
 // resolved after a position (resolved_at, id): after the time $3 alone when
 // the id $4 is empty (check_replies' since), else after the pair (its
 // cursor), so that questions resolved in one instant are neither skipped
 // nor repeated at a page boundary. resolved_at >= $3 bounds the index range.
-const RepliesPageSQL = `SELECT ` + questionColumns + ` FROM questions
+const repliesPageSQL = `SELECT ` + questionColumns + ` FROM questions
 	WHERE org_id = $1 AND asker_id = $2 AND status <> 'pending' AND resolved_at >= $3
 	  AND (resolved_at > $3 OR ($4 <> '' AND id > $4))
 	ORDER BY resolved_at, id LIMIT $5`
+
+// draftColumns are the columns scanDraft reads.
+const draftColumns = `question_id, version, body, created_at, approved_at, rejected_at, approval_expires_at`
+
+// pairStatsSQL reads the statistics of the pairs of a user ($2) and each of
+// n others ($3 on), both directions: primary-key lookups.
+func pairStatsSQL(n int) string {
+	others := db.Placeholders(3, n)
+	return `SELECT asker_id, recipient_id, asked, last_at FROM interactions
+	WHERE org_id = $1 AND asker_id = $2 AND recipient_id IN (` + others + `)
+	UNION ALL
+	SELECT asker_id, recipient_id, asked, last_at FROM interactions
+	WHERE org_id = $1 AND recipient_id = $2 AND asker_id IN (` + others + `)`
+}
+
+// recentExchangesSQL reads the last $3 answered exchanges of a user ($2)
+// with each of n others ($4 on), per direction: one ordered, limited index
+// range per pair and direction, so that it costs the same for a pair with
+// ten questions or ten thousand. An OR of the directions, or a window over
+// the pairs, would read the pairs' whole history.
+func recentExchangesSQL(n int) string {
+	var b strings.Builder
+	for i := range n {
+		other := "$" + strconv.Itoa(4+i)
+		for j, dir := range [2][2]string{{"$2", other}, {other, "$2"}} {
+			if i > 0 || j > 0 {
+				b.WriteString("\n\tUNION ALL\n")
+			}
+			fmt.Fprintf(&b, `	SELECT * FROM (SELECT id, asker_id, recipient_id, body, resolution, resolved_at FROM questions
+		WHERE org_id = $1 AND asker_id = %s AND recipient_id = %s AND status = 'answered'
+		ORDER BY resolved_at DESC LIMIT $3) x%d_%d`, dir[0], dir[1], i, j)
+		}
+	}
+	return b.String()
+}
+
+// latestDraftsSQL reads the newest draft of each of n questions ($2 on).
+func latestDraftsSQL(n int) string {
+	return `SELECT ` + draftColumns + ` FROM drafts d
+	WHERE org_id = $1 AND question_id IN (` + db.Placeholders(2, n) + `)
+	  AND version = (SELECT MAX(version) FROM drafts l WHERE l.org_id = d.org_id AND l.question_id = d.question_id)`
+}
+
+// markHandedSQL marks n questions ($3 on) handed over at $1 through column,
+// one of the three *_handed_at columns, where they were not yet.
+func markHandedSQL(column string, n int) string {
+	return `UPDATE questions SET ` + column + ` = $1 WHERE org_id = $2 AND ` + column + ` IS NULL AND id IN (` + db.Placeholders(3, n) + `)`
+}
+
+// The statements of Baseline's seeding, which stores rows as the service's
+// own statements would have left them.
+const (
+	seedQuestionSQL = `INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, created_at, resolved_at, resolution, recipient_handed_at, asker_handed_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $8, $8)`
+	seedHistoryPostgresSQL = `INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, created_at, resolved_at, resolution, recipient_handed_at, asker_handed_at)
+		SELECT $1, 'qh_' || g.n, 'u' || (g.n % $2), 'u' || ((g.n % $2 + 1 + (g.n / $2) % ($2 - 1)) % $2),
+		       'seeded question ' || g.n, 'answered',
+		       $3::timestamptz - g.n * interval '1 second',
+		       $3::timestamptz - (g.n - 30) * interval '1 second',
+		       'seeded answer ' || g.n,
+		       $3::timestamptz - (g.n - 30) * interval '1 second',
+		       $3::timestamptz - (g.n - 30) * interval '1 second'
+		FROM generate_series($4::bigint, $5::bigint) AS g(n)`
+	// SQLite stores times as text in the driver's layout; strftime writes
+	// whole seconds in that same layout, so comparisons and scans agree.
+	seedHistorySQLiteSQL = `INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, created_at, resolved_at, resolution, recipient_handed_at, asker_handed_at)
+		WITH RECURSIVE seq(n) AS (SELECT $4 UNION ALL SELECT n + 1 FROM seq WHERE n < $5)
+		SELECT $1, 'qh_' || n, 'u' || (n % $2), 'u' || ((n % $2 + 1 + (n / $2) % ($2 - 1)) % $2),
+		       'seeded question ' || n, 'answered',
+		       strftime('%Y-%m-%d %H:%M:%S+00:00', $3, '-' || n || ' seconds'),
+		       strftime('%Y-%m-%d %H:%M:%S+00:00', $3, '-' || n || ' seconds', '+30 seconds'),
+		       'seeded answer ' || n,
+		       strftime('%Y-%m-%d %H:%M:%S+00:00', $3, '-' || n || ' seconds', '+30 seconds'),
+		       strftime('%Y-%m-%d %H:%M:%S+00:00', $3, '-' || n || ' seconds', '+30 seconds')
+		FROM seq`
+	analyzeQuestionsSQL = `ANALYZE questions`
+	clearPairStatsSQL   = `DELETE FROM interactions WHERE org_id = $1`
+	rebuildPairStatsSQL = `INSERT INTO interactions (org_id, asker_id, recipient_id, asked, last_at)
+		SELECT org_id, asker_id, recipient_id, COUNT(*), MAX(COALESCE(resolved_at, created_at))
+		FROM questions WHERE org_id = $1 GROUP BY org_id, asker_id, recipient_id`
+)
+
+// claimInboxSQL hands a user ($3) up to $4 of their pending questions not
+// yet handed over, oldest first, marking them at $1, and returns them. The
+// outer conditions repeat the inner ones so that, under concurrency,
+// Postgres re-checks them on the row it locks.
+const claimInboxSQL = `UPDATE questions SET recipient_handed_at = $1
+	WHERE org_id = $2 AND recipient_id = $3 AND status = 'pending' AND recipient_handed_at IS NULL
+	  AND id IN (SELECT id FROM questions
+	             WHERE org_id = $2 AND recipient_id = $3 AND status = 'pending' AND recipient_handed_at IS NULL
+	             ORDER BY created_at, id LIMIT $4)
+	RETURNING ` + questionColumns
+
+// claimWithdrawalsSQL hands a recipient ($3) the notices of questions
+// withdrawn after they were shown them, marking them at $1.
+const claimWithdrawalsSQL = `UPDATE questions SET withdrawal_handed_at = $1
+	WHERE org_id = $2 AND recipient_id = $3 AND status = 'withdrawn' AND withdrawal_handed_at IS NULL
+	RETURNING ` + questionColumns
+
+// claimRepliesSQL hands an asker ($3) their resolved questions not yet
+// handed over, or only $4 when it is not empty, marking them at $1.
+const claimRepliesSQL = `UPDATE questions SET asker_handed_at = $1
+	WHERE org_id = $2 AND asker_id = $3 AND status <> 'pending' AND asker_handed_at IS NULL
+	  AND ($4 = '' OR id = $4)
+	RETURNING ` + questionColumns
+
+// approvalByTokenSQL reads the draft an approval link's token hash ($1)
+// stands for, its question, and the version of the question's latest draft.
+const approvalByTokenSQL = `
+	SELECT d.org_id, d.question_id, d.version, d.body, d.approval_expires_at, d.approved_at, d.rejected_at,
+	       q.asker_id, q.body, q.status,
+	       (SELECT MAX(version) FROM drafts l WHERE l.org_id = d.org_id AND l.question_id = d.question_id)
+	FROM drafts d
+	JOIN questions q ON q.org_id = d.org_id AND q.id = d.question_id
+	WHERE d.approval_token_hash = $1`
+
+// questionByKeySQL reads the question an asker ($2) asked with an
+// idempotency key ($3).
+const questionByKeySQL = `SELECT ` + questionColumns + ` FROM questions WHERE org_id = $1 AND asker_id = $2 AND idempotency_key = $3`
+
+// questionSQL reads a question ($2) that a user ($3) asked or was asked;
+// questionForUpdate appends FOR UPDATE on Postgres.
+const questionSQL = `SELECT ` + questionColumns + ` FROM questions WHERE org_id = $1 AND id = $2 AND (asker_id = $3 OR recipient_id = $3)`
+
+// nextDraftVersionSQL reads the version a new draft of a question ($2) takes.
+const nextDraftVersionSQL = `SELECT COALESCE(MAX(version), 0) + 1 FROM drafts WHERE org_id = $1 AND question_id = $2`
+
+// insertDraftSQL stores a draft.
+const insertDraftSQL = `INSERT INTO drafts (org_id, question_id, version, body, created_at, approval_token_hash, approval_expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`
+
+// latestDraftSQL reads the newest draft of a question ($2).
+const latestDraftSQL = `SELECT ` + draftColumns + ` FROM drafts WHERE org_id = $1 AND question_id = $2 ORDER BY version DESC LIMIT 1`
+
+// resolveSQL records the outcome of a question ($5) that is still pending.
+const resolveSQL = `UPDATE questions SET status = $1, resolution = $2, resolved_at = $3 WHERE org_id = $4 AND id = $5 AND status = 'pending'`
+
+// touchPairSQL moves the time of a pair's last exchange to $1.
+const touchPairSQL = `UPDATE interactions SET last_at = $1 WHERE org_id = $2 AND asker_id = $3 AND recipient_id = $4`
+
+// settleUnseenWithdrawalSQL marks the withdrawal of a question ($3) as
+// handed over when its recipient was never shown the question.
+const settleUnseenWithdrawalSQL = `UPDATE questions SET withdrawal_handed_at = $1 WHERE org_id = $2 AND id = $3 AND recipient_handed_at IS NULL`
+
+// decideSQL records at $1, in column (approved_at or rejected_at), the
+// decision on the draft of an approval token hash ($2) not yet decided.
+func decideSQL(column string) string {
+	return `UPDATE drafts SET ` + column + ` = $1 WHERE approval_token_hash = $2 AND approved_at IS NULL AND rejected_at IS NULL`
+}

@@ -2,10 +2,12 @@ package inbox
 
 import (
 	"context"
-	"database/sql"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ctalk/ctalk/db"
 )
 
 // MaxWait caps how long one waiting call may block: platform proxies cut
@@ -120,28 +122,21 @@ func (s *Service) wait(ctx context.Context, orgID, userID string, opts WaitOptio
 // never both get the same item: the UPDATE claims each row once.
 func (s *Service) claimInbox(ctx context.Context, orgID, userID string) (*Delivery, error) {
 	d := &Delivery{Questions: []*InboxItem{}, Withdrawn: []*Question{}}
-	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
-		// The outer conditions repeat the inner ones so that, under
-		// concurrency, Postgres re-checks them on the row it locks.
-		qs, err := queryQuestions(ctx, tx, `UPDATE questions SET recipient_handed_at = $1
-			WHERE org_id = $2 AND recipient_id = $3 AND status = 'pending' AND recipient_handed_at IS NULL
-			  AND id IN (SELECT id FROM questions
-			             WHERE org_id = $2 AND recipient_id = $3 AND status = 'pending' AND recipient_handed_at IS NULL
-			             ORDER BY created_at, id LIMIT $4)
-			RETURNING `+questionColumns, now, orgID, userID, MaxHanded)
+		qs, err := queryQuestions(ctx, tx, claimInboxSQL, now, orgID, userID, MaxHanded)
 		if err != nil {
-			return err
+			return fmt.Errorf("claim inbox: %w", err)
 		}
 		sortQuestions(qs, func(q *Question) time.Time { return q.CreatedAt })
 		if d.Questions, err = s.withContext(ctx, tx, orgID, userID, qs); err != nil {
 			return err
 		}
-		d.Withdrawn, err = queryQuestions(ctx, tx, `UPDATE questions SET withdrawal_handed_at = $1
-			WHERE org_id = $2 AND recipient_id = $3 AND status = 'withdrawn' AND withdrawal_handed_at IS NULL
-			RETURNING `+questionColumns, now, orgID, userID)
+		if d.Withdrawn, err = queryQuestions(ctx, tx, claimWithdrawalsSQL, now, orgID, userID); err != nil {
+			return fmt.Errorf("claim withdrawal notices: %w", err)
+		}
 		sortQuestions(d.Withdrawn, resolvedAt)
-		return err
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -153,12 +148,11 @@ func (s *Service) claimReplies(ctx context.Context, orgID, userID, msgID string)
 	// One statement, so one round trip: this sits on the path from an
 	// answer's commit to the waiting agent.
 	var out []*Question
-	err := s.db.Write(ctx, func() (err error) {
-		out, err = queryQuestions(ctx, s.db, `UPDATE questions SET asker_handed_at = $1
-			WHERE org_id = $2 AND asker_id = $3 AND status <> 'pending' AND asker_handed_at IS NULL
-			  AND ($4 = '' OR id = $4)
-			RETURNING `+questionColumns, s.db.Now(), orgID, userID, msgID)
-		return err
+	err := s.db.Write(ctx, func(q db.Querier) (err error) {
+		if out, err = queryQuestions(ctx, q, claimRepliesSQL, s.db.Now(), orgID, userID, msgID); err != nil {
+			return fmt.Errorf("claim replies: %w", err)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err

@@ -2,8 +2,8 @@ package oauth
 
 import (
 	"context"
-	"database/sql"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -143,10 +143,10 @@ func withParams(redirect string, v url.Values, state, issuer string) string {
 // Consented reports whether the person of sess already allowed r's client.
 func (s *Service) Consented(ctx context.Context, sess *auth.Session, clientID string) (bool, error) {
 	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM oauth_consents WHERE org_id = $1 AND user_id = $2 AND client_id = $3`,
+	err := s.db.QueryRow(ctx, `SELECT COUNT(*) FROM oauth_consents WHERE org_id = $1 AND user_id = $2 AND client_id = $3`,
 		sess.OrgID, sess.UserID, clientID).Scan(&n)
 	if err != nil {
-		return false, db.Translate(err)
+		return false, fmt.Errorf("read oauth_consents: %w", err)
 	}
 	return n > 0, nil
 }
@@ -156,18 +156,18 @@ func (s *Service) Consented(ctx context.Context, sess *auth.Session, clientID st
 // redirect URI with code, state and iss.
 func (s *Service) Approve(ctx context.Context, r *AuthRequest, sess *auth.Session, issuer string) (string, error) {
 	raw, hash := newSecret(codePrefix)
-	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
-		if _, err := tx.ExecContext(ctx, `DELETE FROM oauth_codes WHERE expires_at < $1`, now); err != nil {
+		if _, err := tx.Exec(ctx, `DELETE FROM oauth_codes WHERE expires_at < $1`, now); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `
+		if _, err := tx.Exec(ctx, `
 			INSERT INTO oauth_codes (hash, client_id, org_id, user_id, redirect_uri, code_challenge, scope, resource, created_at, expires_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 			hash, r.Client.ID, sess.OrgID, sess.UserID, r.RedirectURI, r.CodeChallenge, r.Scope, r.Resource, now, now.Add(s.cfg.CodeTTL)); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `
+		if _, err := tx.Exec(ctx, `
 			INSERT INTO oauth_consents (org_id, user_id, client_id, scope, created_at) VALUES ($1, $2, $3, $4, $5)
 			ON CONFLICT (org_id, user_id, client_id) DO NOTHING`, sess.OrgID, sess.UserID, r.Client.ID, r.Scope, now); err != nil {
 			return err

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -177,13 +178,13 @@ func (s *Service) Register(ctx context.Context, body []byte, clientIP string) (*
 	id = id[:len("ctalk_client_")+24]
 	redirects, _ := json.Marshal(m.RedirectURIs)
 	now := s.db.Now()
-	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		// Registrations never used are deleted as new ones arrive, so the
 		// table stays as small as the clients in use.
-		if _, err := tx.ExecContext(ctx, `DELETE FROM oauth_clients WHERE used_at IS NULL AND expires_at < $1`, now); err != nil {
+		if _, err := tx.Exec(ctx, `DELETE FROM oauth_clients WHERE used_at IS NULL AND expires_at < $1`, now); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO oauth_clients (id, kind, name, redirect_uris, metadata, created_at, expires_at) VALUES ($1, 'dynamic', $2, $3, $4, $5, $6)`,
+		_, err := tx.Exec(ctx, `INSERT INTO oauth_clients (id, kind, name, redirect_uris, metadata, created_at, expires_at) VALUES ($1, 'dynamic', $2, $3, $4, $5, $6)`,
 			id, m.ClientName, string(redirects), string(body), now, now.Add(s.cfg.RegistrationTTL))
 		return err
 	})
@@ -235,13 +236,13 @@ func (s *Service) storedClient(ctx context.Context, id string) (c *Client, expir
 	c = &Client{ID: id}
 	var redirects string
 	var usedAt sql.NullTime
-	err = s.db.QueryRowContext(ctx, `SELECT kind, name, redirect_uris, used_at, expires_at FROM oauth_clients WHERE id = $1`, id).
+	err = s.db.QueryRow(ctx, `SELECT kind, name, redirect_uris, used_at, expires_at FROM oauth_clients WHERE id = $1`, id).
 		Scan(&c.Kind, &c.Name, &redirects, (*db.NullTime)(&usedAt), (*db.NullTime)(&expires))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, expires, false, nil
 	}
 	if err != nil {
-		return nil, expires, false, db.Translate(err)
+		return nil, expires, false, fmt.Errorf("read oauth_clients: %w", err)
 	}
 	if err := json.Unmarshal([]byte(redirects), &c.RedirectURIs); err != nil {
 		return nil, expires, false, err
@@ -251,8 +252,8 @@ func (s *Service) storedClient(ctx context.Context, id string) (c *Client, expir
 
 // markUsed keeps a dynamic registration from expiring once a person signed
 // in with it.
-func (s *Service) markUsed(ctx context.Context, tx *sql.Tx, clientID string, now time.Time) error {
-	_, err := tx.ExecContext(ctx, `UPDATE oauth_clients SET used_at = $1 WHERE id = $2 AND used_at IS NULL`, now, clientID)
+func (s *Service) markUsed(ctx context.Context, tx db.Querier, clientID string, now time.Time) error {
+	_, err := tx.Exec(ctx, `UPDATE oauth_clients SET used_at = $1 WHERE id = $2 AND used_at IS NULL`, now, clientID)
 	return err
 }
 
@@ -277,14 +278,17 @@ func (s *Service) metadataClient(ctx context.Context, rawURL string) (*Client, e
 	}
 	c = &Client{ID: rawURL, Kind: "metadata", Name: m.ClientName, RedirectURIs: m.RedirectURIs}
 	redirects, _ := json.Marshal(m.RedirectURIs)
-	err = s.db.Write(ctx, func() error {
-		_, err := s.db.ExecContext(ctx, `
+	err = s.db.Write(ctx, func(q db.Querier) error {
+		_, err := q.Exec(ctx, `
 			INSERT INTO oauth_clients (id, kind, name, redirect_uris, metadata, created_at, used_at, expires_at)
 			VALUES ($1, 'metadata', $2, $3, $4, $5, $5, $6)
 			ON CONFLICT (id) DO UPDATE SET name = excluded.name, redirect_uris = excluded.redirect_uris,
 				metadata = excluded.metadata, expires_at = excluded.expires_at`,
 			rawURL, c.Name, string(redirects), string(body), now, now.Add(s.cfg.MetadataTTL))
-		return err
+		if err != nil {
+			return fmt.Errorf("insert into oauth_clients: %w", err)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"time"
@@ -63,7 +64,7 @@ func (s *Service) exchangeCode(ctx context.Context, form url.Values, site Site) 
 	}
 	var out *TokenResponse
 	var reused string
-	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
 		var (
 			g                               grant
@@ -72,7 +73,7 @@ func (s *Service) exchangeCode(ctx context.Context, form url.Values, site Site) 
 			used                            sql.NullTime
 			grantID                         sql.NullString
 		)
-		err := tx.QueryRowContext(ctx, `
+		err := tx.QueryRow(ctx, `
 			SELECT c.client_id, c.org_id, c.user_id, c.redirect_uri, c.code_challenge, c.scope, c.resource, c.expires_at, c.used_at, c.grant_id, COALESCE(k.name, '')
 			FROM oauth_codes c LEFT JOIN oauth_clients k ON k.id = c.client_id
 			WHERE c.hash = $1`, auth.HashToken(code)).
@@ -107,13 +108,13 @@ func (s *Service) exchangeCode(ctx context.Context, form url.Values, site Site) 
 		g.id = g.id[:22]
 		// The condition makes the code's use a compare-and-set: of two
 		// exchanges at once, the second finds it used and fails.
-		if ok, err := changedOne(tx.ExecContext(ctx, `UPDATE oauth_codes SET used_at = $1, grant_id = $2 WHERE hash = $3 AND used_at IS NULL`, now, g.id, auth.HashToken(code))); err != nil || !ok {
+		if ok, err := changedOne(tx.Exec(ctx, `UPDATE oauth_codes SET used_at = $1, grant_id = $2 WHERE hash = $3 AND used_at IS NULL`, now, g.id, auth.HashToken(code))); err != nil || !ok {
 			if err != nil {
 				return err
 			}
 			return invalidGrant("the authorization code was already used; start the sign-in again")
 		}
-		if _, err := tx.ExecContext(ctx, `
+		if _, err := tx.Exec(ctx, `
 			INSERT INTO oauth_grants (id, org_id, user_id, client_id, client_name, scope, resource, created_at, last_used_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`, g.id, g.orgID, g.userID, g.clientID, clientName, g.scope, g.resource, now); err != nil {
 			return err
@@ -138,15 +139,15 @@ func pkceMatches(verifier, challenge string) bool {
 }
 
 // issue stores a new access and refresh token of g.
-func (s *Service) issue(ctx context.Context, tx *sql.Tx, g grant, now time.Time) (*TokenResponse, error) {
+func (s *Service) issue(ctx context.Context, tx db.Querier, g grant, now time.Time) (*TokenResponse, error) {
 	// The grant's expired tokens go as new ones come, so a grant keeps only
 	// what may still be presented.
-	if _, err := tx.ExecContext(ctx, `DELETE FROM oauth_tokens WHERE grant_id = $1 AND expires_at < $2`, g.id, now); err != nil {
+	if _, err := tx.Exec(ctx, `DELETE FROM oauth_tokens WHERE grant_id = $1 AND expires_at < $2`, g.id, now); err != nil {
 		return nil, err
 	}
 	access, accessHash := newSecret(accessPrefix)
 	refresh, refreshHash := newSecret(refreshPrefix)
-	if _, err := tx.ExecContext(ctx, `
+	if _, err := tx.Exec(ctx, `
 		INSERT INTO oauth_tokens (hash, grant_id, kind, created_at, expires_at) VALUES ($1, $2, 'access', $3, $4), ($5, $2, 'refresh', $3, $6)`,
 		accessHash, g.id, now, now.Add(s.cfg.AccessTTL), refreshHash, now.Add(s.cfg.RefreshTTL)); err != nil {
 		return nil, err
@@ -189,7 +190,7 @@ func changedOne(res sql.Result, err error) (bool, error) {
 func (s *Service) refreshOnce(ctx context.Context, raw, clientID string) (*TokenResponse, error) {
 	var out *TokenResponse
 	var leaked string
-	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
 		var (
 			g                grant
@@ -198,7 +199,7 @@ func (s *Service) refreshOnce(ctx context.Context, raw, clientID string) (*Token
 			successor        sql.NullString
 			successorRotated sql.NullTime
 		)
-		err := tx.QueryRowContext(ctx, `
+		err := tx.QueryRow(ctx, `
 			SELECT g.id, g.org_id, g.user_id, g.client_id, g.scope, g.resource, g.revoked_at, t.expires_at, t.rotated_at, t.replaced_by,
 				(SELECT n.rotated_at FROM oauth_tokens n WHERE n.hash = t.replaced_by)
 			FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id
@@ -224,7 +225,7 @@ func (s *Service) refreshOnce(ctx context.Context, raw, clientID string) (*Token
 		if rotated.Valid && successor.Valid {
 			// A retry within the grace: the successor it never received is
 			// dropped, with its access token's sibling left to expire.
-			if _, err := tx.ExecContext(ctx, `DELETE FROM oauth_tokens WHERE hash = $1`, successor.String); err != nil {
+			if _, err := tx.Exec(ctx, `DELETE FROM oauth_tokens WHERE hash = $1`, successor.String); err != nil {
 				return err
 			}
 		}
@@ -234,14 +235,14 @@ func (s *Service) refreshOnce(ctx context.Context, raw, clientID string) (*Token
 		// A compare-and-set on the successor that was read: a refresh of
 		// the same token that committed meanwhile makes this one start over,
 		// so a token never has two live successors.
-		if ok, err := changedOne(tx.ExecContext(ctx, `UPDATE oauth_tokens SET rotated_at = $1, replaced_by = $2 WHERE hash = $3 AND COALESCE(replaced_by, '') = $4`,
+		if ok, err := changedOne(tx.Exec(ctx, `UPDATE oauth_tokens SET rotated_at = $1, replaced_by = $2 WHERE hash = $3 AND COALESCE(replaced_by, '') = $4`,
 			now, auth.HashToken(out.RefreshToken), auth.HashToken(raw), successor.String)); err != nil || !ok {
 			if err != nil {
 				return err
 			}
 			return errRefreshRace
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE oauth_grants SET last_used_at = $1 WHERE id = $2`, now, g.id)
+		_, err = tx.Exec(ctx, `UPDATE oauth_grants SET last_used_at = $1 WHERE id = $2`, now, g.id)
 		return err
 	})
 	if leaked != "" {
@@ -272,7 +273,7 @@ func (s *Service) Authenticate(ctx context.Context, raw, resource string) (*auth
 		lastUsed time.Time
 		revoked  sql.NullTime
 	)
-	err := s.db.QueryRowContext(ctx, `
+	err := s.db.QueryRow(ctx, `
 		SELECT g.id, g.org_id, g.user_id, u.role, g.resource, g.revoked_at, g.last_used_at, t.expires_at
 		FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id
 		JOIN users u ON u.org_id = g.org_id AND u.id = g.user_id AND u.removed_at IS NULL
@@ -282,7 +283,7 @@ func (s *Service) Authenticate(ctx context.Context, raw, resource string) (*auth
 		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the access token is not valid"+again)
 	}
 	if err != nil {
-		return nil, db.Translate(err)
+		return nil, fmt.Errorf("read oauth_tokens: %w", err)
 	}
 	now := s.db.Now()
 	switch {
@@ -294,9 +295,12 @@ func (s *Service) Authenticate(ctx context.Context, raw, resource string) (*auth
 		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the access token was issued for %s, not for %s"+again, aud, resource)
 	}
 	if now.Sub(lastUsed) > time.Minute {
-		err := s.db.Write(ctx, func() error {
-			_, err := s.db.ExecContext(ctx, `UPDATE oauth_grants SET last_used_at = $1 WHERE id = $2`, now, sess.GrantID)
-			return err
+		err := s.db.Write(ctx, func(q db.Querier) error {
+			_, err := q.Exec(ctx, `UPDATE oauth_grants SET last_used_at = $1 WHERE id = $2`, now, sess.GrantID)
+			if err != nil {
+				return fmt.Errorf("update oauth_grants: %w", err)
+			}
+			return nil
 		})
 		if err != nil {
 			return nil, err
@@ -309,17 +313,23 @@ func (s *Service) Authenticate(ctx context.Context, raw, resource string) (*auth
 // refresh tokens stop working at once. Revoking an unknown or another
 // person's grant does nothing.
 func (s *Service) RevokeGrant(ctx context.Context, orgID, userID, grantID string) error {
-	return s.db.Write(ctx, func() error {
-		_, err := s.db.ExecContext(ctx, `UPDATE oauth_grants SET revoked_at = $1 WHERE org_id = $2 AND user_id = $3 AND id = $4 AND revoked_at IS NULL`,
+	return s.db.Write(ctx, func(q db.Querier) error {
+		_, err := q.Exec(ctx, `UPDATE oauth_grants SET revoked_at = $1 WHERE org_id = $2 AND user_id = $3 AND id = $4 AND revoked_at IS NULL`,
 			s.db.Now(), orgID, userID, grantID)
-		return err
+		if err != nil {
+			return fmt.Errorf("update oauth_grants: %w", err)
+		}
+		return nil
 	})
 }
 
 func (s *Service) revokeGrant(ctx context.Context, grantID string) error {
-	return s.db.Write(ctx, func() error {
-		_, err := s.db.ExecContext(ctx, `UPDATE oauth_grants SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL`, s.db.Now(), grantID)
-		return err
+	return s.db.Write(ctx, func(q db.Querier) error {
+		_, err := q.Exec(ctx, `UPDATE oauth_grants SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL`, s.db.Now(), grantID)
+		if err != nil {
+			return fmt.Errorf("update oauth_grants: %w", err)
+		}
+		return nil
 	})
 }
 
@@ -327,12 +337,12 @@ func (s *Service) revokeGrant(ctx context.Context, grantID string) error {
 // tokens are not an error, as the RFC asks.
 func (s *Service) Revoke(ctx context.Context, raw string) error {
 	var grantID string
-	err := s.db.QueryRowContext(ctx, `SELECT grant_id FROM oauth_tokens WHERE hash = $1`, auth.HashToken(raw)).Scan(&grantID)
+	err := s.db.QueryRow(ctx, `SELECT grant_id FROM oauth_tokens WHERE hash = $1`, auth.HashToken(raw)).Scan(&grantID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
 	if err != nil {
-		return db.Translate(err)
+		return fmt.Errorf("read oauth_tokens: %w", err)
 	}
 	return s.revokeGrant(ctx, grantID)
 }
@@ -349,20 +359,23 @@ type Grant struct {
 // Grants lists the connections of a person that are not revoked, newest
 // first.
 func (s *Service) Grants(ctx context.Context, orgID, userID string) ([]Grant, error) {
-	rows, err := s.db.QueryContext(ctx, `
+	rows, err := s.db.Query(ctx, `
 		SELECT id, client_id, client_name, created_at, last_used_at FROM oauth_grants
 		WHERE org_id = $1 AND user_id = $2 AND revoked_at IS NULL ORDER BY created_at DESC`, orgID, userID)
 	if err != nil {
-		return nil, db.Translate(err)
+		return nil, fmt.Errorf("list oauth_grants: %w", err)
 	}
 	defer rows.Close()
 	var out []Grant
 	for rows.Next() {
 		var g Grant
 		if err := rows.Scan(&g.ID, &g.ClientID, &g.ClientName, &g.CreatedAt, &g.LastUsedAt); err != nil {
-			return nil, db.Translate(err)
+			return nil, fmt.Errorf("list oauth_grants: %w", err)
 		}
 		out = append(out, g)
 	}
-	return out, db.Translate(rows.Err())
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list oauth_grants: %w", err)
+	}
+	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -89,11 +90,14 @@ func (s *Service) Register(ctx context.Context, in NewOrg) (*Org, error) {
 		return nil, err
 	}
 	org := &Org{ID: id, Name: name, ApprovalMode: ApprovalAgent}
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		org.CreatedAt = s.db.Now()
-		_, err := tx.ExecContext(ctx, `INSERT INTO orgs (id, name, admin_password_hash, approval_mode, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		_, err := tx.Exec(ctx, `INSERT INTO orgs (id, name, admin_password_hash, approval_mode, created_at) VALUES ($1, $2, $3, $4, $5)`,
 			org.ID, org.Name, hash, org.ApprovalMode, org.CreatedAt)
-		return err
+		if err != nil {
+			return fmt.Errorf("insert into orgs: %w", err)
+		}
+		return nil
 	})
 	if ctalk.ErrorCode(err) == ctalk.EConflict {
 		return nil, ctalk.Errorf(ctalk.EConflict, "organization id %q is taken; choose another org_id", id)
@@ -161,11 +165,14 @@ func (s *Service) AddUser(ctx context.Context, orgID string, in NewUser) (*User,
 		return nil, err
 	}
 	own, _ := json.Marshal(u.Ownership)
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		u.CreatedAt = s.db.Now()
-		_, err := tx.ExecContext(ctx, `INSERT INTO users (org_id, id, name, password_hash, role, ownership, notes, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
+		_, err := tx.Exec(ctx, `INSERT INTO users (org_id, id, name, password_hash, role, ownership, notes, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
 			orgID, u.ID, u.Name, hash, u.Role, string(own), u.Notes, u.CreatedAt)
-		return err
+		if err != nil {
+			return fmt.Errorf("insert into users: %w", err)
+		}
+		return nil
 	})
 	switch ctalk.ErrorCode(err) {
 	case ctalk.EConflict:
@@ -184,12 +191,15 @@ func (s *Service) AddUser(ctx context.Context, orgID string, in NewUser) (*User,
 // Returns ENotFound.
 func (s *Service) Org(ctx context.Context, orgID string) (*Org, error) {
 	o := &Org{}
-	err := s.db.QueryRowContext(ctx, `SELECT id, name, approval_mode, created_at FROM orgs WHERE id = $1`, orgID).
+	err := s.db.QueryRow(ctx, `SELECT id, name, approval_mode, created_at FROM orgs WHERE id = $1`, orgID).
 		Scan(&o.ID, &o.Name, &o.ApprovalMode, &o.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFoundOrg(orgID)
 	}
-	return o, db.Translate(err)
+	if err != nil {
+		return nil, fmt.Errorf("read orgs: %w", err)
+	}
+	return o, nil
 }
 
 const userColumns = `org_id, id, name, role, ownership, notes, profile_notes, created_at`
@@ -202,11 +212,11 @@ func (s *Service) User(ctx context.Context, orgID, userID string) (*User, error)
 	if err != nil {
 		return nil, err
 	}
-	u, err := scanUser(s.db.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = $1 AND id = $2 AND removed_at IS NULL`, orgID, userID))
+	u, err := scanUser(s.db.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = $1 AND id = $2 AND removed_at IS NULL`, orgID, userID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, auth.NotFoundUser(userID)
 	}
-	return u, db.Translate(err)
+	return u, err
 }
 
 var memberQuery = `SELECT u.` + strings.ReplaceAll(userColumns, ", ", ", u.") + `, o.id, o.name, o.approval_mode, o.created_at
@@ -216,21 +226,21 @@ var memberQuery = `SELECT u.` + strings.ReplaceAll(userColumns, ", ", ", u.") + 
 // answer. It returns ENotFound when either is gone or the user was removed.
 func (s *Service) Member(ctx context.Context, orgID, userID string) (*User, *Org, error) {
 	o := &Org{}
-	u, err := scanUser(s.db.QueryRowContext(ctx, memberQuery, orgID, userID), &o.ID, &o.Name, &o.ApprovalMode, &o.CreatedAt)
+	u, err := scanUser(s.db.QueryRow(ctx, memberQuery, orgID, userID), &o.ID, &o.Name, &o.ApprovalMode, &o.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, auth.NotFoundUser(userID)
 	}
 	if err != nil {
-		return nil, nil, db.Translate(err)
+		return nil, nil, err
 	}
 	return u, o, nil
 }
 
 // Users lists the current members of orgID by id.
 func (s *Service) Users(ctx context.Context, orgID string) ([]*User, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = $1 AND removed_at IS NULL ORDER BY id`, orgID)
+	rows, err := s.db.Query(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = $1 AND removed_at IS NULL ORDER BY id`, orgID)
 	if err != nil {
-		return nil, db.Translate(err)
+		return nil, err
 	}
 	defer rows.Close()
 	users := []*User{}
@@ -241,7 +251,7 @@ func (s *Service) Users(ctx context.Context, orgID string) ([]*User, error) {
 		}
 		users = append(users, u)
 	}
-	return users, db.Translate(rows.Err())
+	return users, rows.Err()
 }
 
 // SetNotes replaces a user's own notes.
@@ -269,15 +279,15 @@ func (s *Service) setText(ctx context.Context, orgID, userID, column, text strin
 		return nil, err
 	}
 	var u *User
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE users SET `+column+` = $1, updated_at = $2 WHERE org_id = $3 AND id = $4 AND removed_at IS NULL`, text, s.db.Now(), orgID, userID)
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
+		res, err := tx.Exec(ctx, `UPDATE users SET `+column+` = $1, updated_at = $2 WHERE org_id = $3 AND id = $4 AND removed_at IS NULL`, text, s.db.Now(), orgID, userID)
 		if err != nil {
-			return err
+			return fmt.Errorf("update users: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return auth.NotFoundUser(userID)
 		}
-		u, err = scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = $1 AND id = $2`, orgID, userID))
+		u, err = scanUser(tx.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = $1 AND id = $2`, orgID, userID))
 		return err
 	})
 	return u, err
@@ -328,6 +338,46 @@ func cleanOwnership(in []string) ([]string, error) {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "ownership has %d entries; at most %d are allowed, so list only the main areas", len(out), MaxOwnership)
 	case len(in) > MaxOwnership:
 		return nil, ctalk.Errorf(ctalk.EInvalid, "ownership has %d entries, %d of them empty; at most %d are allowed, empty or not, so drop the empty ones", len(in), len(in)-len(out), MaxOwnership)
+	}
+	return out, nil
+}
+
+// Profile is a user as their coworkers' agents see them, also after they
+// were removed from the org.
+type Profile struct {
+	*User
+	// Removed marks a user who has since been removed from the org.
+	Removed bool
+}
+
+// Profiles returns the users of orgID with the given ids, removed ones
+// included, by id, in one statement read through r, so that a caller's
+// transaction reads them with its other reads. An id that names no user is
+// absent from the map.
+func Profiles(ctx context.Context, r db.Reader, orgID string, ids []string) (map[string]Profile, error) {
+	out := make(map[string]Profile, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := make([]any, 0, len(ids)+1)
+	args = append(args, orgID)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	rows, err := r.Query(ctx, `SELECT `+userColumns+`, removed_at IS NOT NULL FROM users WHERE org_id = $1 AND id IN (`+db.Placeholders(2, len(ids))+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read profiles: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p Profile
+		if p.User, err = scanUser(rows, &p.Removed); err != nil {
+			return nil, fmt.Errorf("read profiles: %w", err)
+		}
+		out[p.ID] = p
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read profiles: %w", err)
 	}
 	return out, nil
 }

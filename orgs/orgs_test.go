@@ -87,7 +87,7 @@ func TestRegister(t *testing.T) {
 			t.Errorf("org = %+v", org)
 		}
 		var hash string
-		if err := d.QueryRow(`SELECT admin_password_hash FROM orgs WHERE id = $1`, "acme_corp-1").Scan(&hash); err != nil {
+		if err := d.QueryRow(context.Background(), `SELECT admin_password_hash FROM orgs WHERE id = $1`, "acme_corp-1").Scan(&hash); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.HasPrefix(hash, "$2") {
@@ -123,7 +123,7 @@ func TestRegister(t *testing.T) {
 			t.Errorf("64-character id refused: %v", err)
 		}
 		var n int
-		d.QueryRow(`SELECT COUNT(*) FROM orgs`).Scan(&n)
+		d.QueryRow(context.Background(), `SELECT COUNT(*) FROM orgs`).Scan(&n)
 		if n != 2 {
 			t.Errorf("%d orgs stored, want 2", n)
 		}
@@ -143,7 +143,7 @@ func TestAddUser(t *testing.T) {
 			t.Errorf("user = %+v", u)
 		}
 		var hash string
-		if err := d.QueryRow(`SELECT password_hash FROM users WHERE org_id = 'a' AND id = 'umar'`).Scan(&hash); err != nil {
+		if err := d.QueryRow(context.Background(), `SELECT password_hash FROM users WHERE org_id = 'a' AND id = 'umar'`).Scan(&hash); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.HasPrefix(hash, "$2") || strings.Contains(hash, strings.Repeat("p", 8)) {

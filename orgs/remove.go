@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/ctalk/ctalk"
@@ -34,7 +35,7 @@ func (s *Service) RemoveUser(ctx context.Context, orgID, userID string) (*Remova
 		return nil, err
 	}
 	r := &Removal{UserID: userID}
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		// Removals in one org take turns on the org's row, so that two admins
 		// removing each other cannot both see the other as the one who stays.
 		// SQLite transactions hold the database's write lock already.
@@ -43,21 +44,21 @@ func (s *Service) RemoveUser(ctx context.Context, orgID, userID string) (*Remova
 			lock += ` FOR UPDATE`
 		}
 		var id string
-		if err := tx.QueryRowContext(ctx, lock, orgID).Scan(&id); errors.Is(err, sql.ErrNoRows) {
+		if err := tx.QueryRow(ctx, lock, orgID).Scan(&id); errors.Is(err, sql.ErrNoRows) {
 			return notFoundOrg(orgID)
 		} else if err != nil {
 			return err
 		}
 		var role string
 		var otherAdmins int
-		err := tx.QueryRowContext(ctx, `
+		err := tx.QueryRow(ctx, `
 			SELECT role, (SELECT COUNT(*) FROM users a WHERE a.org_id = $1 AND a.id <> $2 AND a.role = 'admin' AND a.removed_at IS NULL)
 			FROM users WHERE org_id = $1 AND id = $2 AND removed_at IS NULL`, orgID, userID).Scan(&role, &otherAdmins)
 		if errors.Is(err, sql.ErrNoRows) {
 			return auth.NotFoundUser(userID)
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("read users: %w", err)
 		}
 		if role == RoleAdmin && otherAdmins == 0 {
 			return ctalk.Errorf(ctalk.EConflict, "user %q is the last admin of organization %q and cannot be removed; add another admin first (register_user with role admin)", userID, orgID)
@@ -65,9 +66,9 @@ func (s *Service) RemoveUser(ctx context.Context, orgID, userID string) (*Remova
 		r.RemovedAt = s.db.Now()
 		// The password hash goes too: a former member has no password, and
 		// login then fails for them exactly as for an unknown user.
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET removed_at = $1, updated_at = $1, password_hash = '' WHERE org_id = $2 AND id = $3`,
+		if _, err := tx.Exec(ctx, `UPDATE users SET removed_at = $1, updated_at = $1, password_hash = '' WHERE org_id = $2 AND id = $3`,
 			r.RemovedAt, orgID, userID); err != nil {
-			return err
+			return fmt.Errorf("update users: %w", err)
 		}
 		r.TokensRevoked, err = auth.RevokeTokens(ctx, tx, orgID, userID, nil, r.RemovedAt)
 		return err
@@ -82,6 +83,6 @@ func (s *Service) RemoveUser(ctx context.Context, orgID, userID string) (*Remova
 // orgID.
 func (s *Service) removed(ctx context.Context, orgID, userID string) bool {
 	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM users WHERE org_id = $1 AND id = $2 AND removed_at IS NOT NULL`, orgID, userID).Scan(&n)
+	err := s.db.QueryRow(ctx, `SELECT COUNT(*) FROM users WHERE org_id = $1 AND id = $2 AND removed_at IS NOT NULL`, orgID, userID).Scan(&n)
 	return err == nil && n > 0
 }

@@ -2,9 +2,10 @@ package orgs
 
 import (
 	"context"
-	"database/sql"
+	"fmt"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/db"
 )
 
 // Approval modes of an organization: how an answer is approved before it is
@@ -26,10 +27,10 @@ func (s *Service) SetApprovalMode(ctx context.Context, orgID, mode string) (*Org
 	if mode != ApprovalAgent && mode != ApprovalHuman {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "approval_mode is not valid; use \"agent\" or \"human\"")
 	}
-	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE orgs SET approval_mode = $1 WHERE id = $2`, mode, orgID)
+	err := s.db.Tx(ctx, func(tx db.Querier) error {
+		res, err := tx.Exec(ctx, `UPDATE orgs SET approval_mode = $1 WHERE id = $2`, mode, orgID)
 		if err != nil {
-			return err
+			return fmt.Errorf("set approval mode: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return notFoundOrg(orgID)
@@ -40,4 +41,14 @@ func (s *Service) SetApprovalMode(ctx context.Context, orgID, mode string) (*Org
 		return nil, err
 	}
 	return s.Org(ctx, orgID)
+}
+
+// ApprovalMode returns how answers are approved in orgID, read through r so
+// that a caller's transaction reads it with its other reads.
+func ApprovalMode(ctx context.Context, r db.Reader, orgID string) (string, error) {
+	var mode string
+	if err := r.QueryRow(ctx, `SELECT approval_mode FROM orgs WHERE id = $1`, orgID).Scan(&mode); err != nil {
+		return "", fmt.Errorf("read approval mode: %w", err)
+	}
+	return mode, nil
 }

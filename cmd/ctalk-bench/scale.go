@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/inbox"
 )
 
 // Scale compares inbox reads over a small and a big org history.
@@ -81,7 +81,7 @@ func (r *runner) phaseScale(ctx context.Context) error {
 	if err := r.seedHistory(ctx, o, 1, sc.SmallRows, historyEnd); err != nil {
 		return err
 	}
-	if err := rebuildPairStats(ctx, r.db, o.id); err != nil {
+	if err := statements(r.db).RebuildPairStats(ctx, o.id); err != nil {
 		return err
 	}
 	seeding := time.Since(started)
@@ -93,14 +93,14 @@ func (r *runner) phaseScale(ctx context.Context) error {
 	if err := r.seedHistory(ctx, o, sc.SmallRows+1, sc.BigRows, historyEnd); err != nil {
 		return err
 	}
-	if err := rebuildPairStats(ctx, r.db, o.id); err != nil {
+	if err := statements(r.db).RebuildPairStats(ctx, o.id); err != nil {
 		return err
 	}
 	if r.engine == db.Postgres {
 		// Autovacuum would analyze a table that grew this much; do it now
 		// rather than measure plans made for the small table.
-		if _, err := r.db.ExecContext(ctx, `ANALYZE questions`); err != nil {
-			return fmt.Errorf("analyze: %w", err)
+		if err := statements(r.db).Analyze(ctx); err != nil {
+			return err
 		}
 		sc.Note = "Postgres: ANALYZE ran after seeding, as autovacuum would. "
 	} else {
@@ -123,85 +123,30 @@ func (r *runner) phaseScale(ctx context.Context) error {
 	return nil
 }
 
-// rebuildPairStats recounts the org's pair statistics from its questions, as
-// Ask keeps them, because the seeding inserts questions directly.
-func rebuildPairStats(ctx context.Context, d *db.DB, orgID string) error {
-	return d.Tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM interactions WHERE org_id = $1`, orgID); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO interactions (org_id, asker_id, recipient_id, asked, last_at)
-			SELECT org_id, asker_id, recipient_id, COUNT(*), MAX(COALESCE(resolved_at, created_at))
-			FROM questions WHERE org_id = $1 GROUP BY org_id, asker_id, recipient_id`, orgID)
-		if err != nil {
-			return fmt.Errorf("rebuild pair statistics: %w", err)
-		}
-		return nil
-	})
-}
-
 // seedMeasuredUser gives u0 three pending questions from u1, u2 and u3, and
 // five questions of its own answered after cutoff.
 func seedMeasuredUser(ctx context.Context, d *db.DB, o *org, now, cutoff time.Time) error {
-	const insert = `INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, created_at, resolved_at, resolution, recipient_handed_at, asker_handed_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`
+	var qs []inbox.Seeded
 	n := len(o.users)
 	for i := range scalePending {
 		at := now.Add(-time.Minute + time.Duration(i)*time.Second)
-		if _, err := d.ExecContext(ctx, insert, o.id, fmt.Sprintf("qp_%d", i), o.users[1+i], o.users[0], questionText, "pending", at, nil, nil, nil, nil); err != nil {
-			return err
-		}
+		qs = append(qs, inbox.Seeded{ID: fmt.Sprintf("qp_%d", i), From: o.users[1+i], To: o.users[0], Text: questionText, CreatedAt: at})
 	}
 	for i := range scaleReplies {
 		asked := cutoff.Add(time.Minute + time.Duration(i)*time.Second)
-		answered := asked.Add(time.Minute)
-		if _, err := d.ExecContext(ctx, insert, o.id, fmt.Sprintf("qr_%d", i), o.users[0], o.users[1+i%(n-1)], questionText, "answered", asked, answered, answerText, answered, answered); err != nil {
-			return err
-		}
+		qs = append(qs, inbox.Seeded{ID: fmt.Sprintf("qr_%d", i), From: o.users[0], To: o.users[1+i%(n-1)], Text: questionText,
+			CreatedAt: asked, Answer: answerText, AnsweredAt: asked.Add(time.Minute)})
 	}
-	return nil
+	return statements(d).SeedQuestions(ctx, o.id, qs)
 }
 
-// History rows: row n is asked by u(n mod N) of u((n mod N + 1 + (n div N)
-// mod (N-1)) mod N), which visits every ordered pair evenly; it was asked n
-// seconds before the end of the history and answered 30 s later.
-const (
-	seedPostgres = `INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, created_at, resolved_at, resolution, recipient_handed_at, asker_handed_at)
-		SELECT $1, 'qh_' || g.n, 'u' || (g.n % $2), 'u' || ((g.n % $2 + 1 + (g.n / $2) % ($2 - 1)) % $2),
-		       'seeded question ' || g.n, 'answered',
-		       $3::timestamptz - g.n * interval '1 second',
-		       $3::timestamptz - (g.n - 30) * interval '1 second',
-		       'seeded answer ' || g.n,
-		       $3::timestamptz - (g.n - 30) * interval '1 second',
-		       $3::timestamptz - (g.n - 30) * interval '1 second'
-		FROM generate_series($4::bigint, $5::bigint) AS g(n)`
-	// SQLite stores times as text in the driver's layout; strftime writes
-	// whole seconds in that same layout, so comparisons and scans agree.
-	seedSQLite = `INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, created_at, resolved_at, resolution, recipient_handed_at, asker_handed_at)
-		WITH RECURSIVE seq(n) AS (SELECT $4 UNION ALL SELECT n + 1 FROM seq WHERE n < $5)
-		SELECT $1, 'qh_' || n, 'u' || (n % $2), 'u' || ((n % $2 + 1 + (n / $2) % ($2 - 1)) % $2),
-		       'seeded question ' || n, 'answered',
-		       strftime('%Y-%m-%d %H:%M:%S+00:00', $3, '-' || n || ' seconds'),
-		       strftime('%Y-%m-%d %H:%M:%S+00:00', $3, '-' || n || ' seconds', '+30 seconds'),
-		       'seeded answer ' || n,
-		       strftime('%Y-%m-%d %H:%M:%S+00:00', $3, '-' || n || ' seconds', '+30 seconds'),
-		       strftime('%Y-%m-%d %H:%M:%S+00:00', $3, '-' || n || ' seconds', '+30 seconds')
-		FROM seq`
-)
-
-// seedHistory inserts history rows from..to in chunks.
+// seedHistory inserts history rows from..to in chunks (see
+// inbox.Baseline.SeedHistory).
 func (r *runner) seedHistory(ctx context.Context, o *org, from, to int, end time.Time) error {
-	n := int64(len(o.users))
 	for lo := from; lo <= to; lo += seedChunk {
 		hi := min(lo+seedChunk-1, to)
-		var err error
-		if r.engine == db.Postgres {
-			_, err = r.db.ExecContext(ctx, seedPostgres, o.id, n, end, int64(lo), int64(hi))
-		} else {
-			_, err = r.db.ExecContext(ctx, seedSQLite, o.id, n, end.UTC().Truncate(time.Second).Format("2006-01-02 15:04:05"), int64(lo), int64(hi))
-		}
-		if err != nil {
-			return fmt.Errorf("seed history rows %d to %d: %w", lo, hi, err)
+		if err := statements(r.db).SeedHistory(ctx, o.id, len(o.users), lo, hi, end); err != nil {
+			return err
 		}
 		if to-from > seedChunk {
 			r.logf("  seeded %d of %d history rows", hi, to)
@@ -228,7 +173,8 @@ func (r *runner) scaleOps(ctx context.Context, o *org, me, asker *mcp.ClientSess
 		return nil, fmt.Errorf("check_replies of the measured user returned %d replies, want %d", got, scaleReplies)
 	}
 	n, d := r.cfg.ScaleSamples, r.cfg.Duration
-	me0, sender := o.users[0], o.users[1]
+	// The senders of the measured user's page (see seedMeasuredUser).
+	me0, senders := o.users[0], o.users[1:1+scalePending]
 	askerID, askee := o.users[len(o.users)-1], o.users[len(o.users)-2]
 	ops := []struct {
 		op, kind string
@@ -240,8 +186,8 @@ func (r *runner) scaleOps(ctx context.Context, o *org, me, asker *mcp.ClientSess
 			return err
 		}},
 		{"SQL inbox select", "sql", func(ctx context.Context) error { return selectInboxPage(ctx, r.db, o.id, me0) }},
-		{"SQL sender history count", "sql", func(ctx context.Context) error { return selectInteraction(ctx, r.db, o.id, me0, sender) }},
-		{"SQL recent exchanges", "sql", func(ctx context.Context) error { return selectRecentExchanges(ctx, r.db, o.id, me0, sender) }},
+		{"SQL sender history count", "sql", func(ctx context.Context) error { return selectPairStats(ctx, r.db, o.id, me0, senders) }},
+		{"SQL recent exchanges", "sql", func(ctx context.Context) error { return selectRecentExchanges(ctx, r.db, o.id, me0, senders) }},
 		{"SQL replies select", "sql", func(ctx context.Context) error { return selectRepliesPage(ctx, r.db, o.id, me0, cutoff) }},
 		{"ask_person", "tool", func(ctx context.Context) error {
 			_, err := callTool(ctx, asker, "ask_person", map[string]any{"to_user_id": askee, "question": questionText})

@@ -157,7 +157,7 @@ func TestServeAndShutDown(t *testing.T) {
 	}
 	defer d.Close()
 	var hash string
-	if err := d.QueryRow(`SELECT password_hash FROM users WHERE id = 'umar'`).Scan(&hash); err != nil {
+	if err := d.QueryRow(context.Background(), `SELECT password_hash FROM users WHERE id = 'umar'`).Scan(&hash); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(hash, "$2a$04$") {

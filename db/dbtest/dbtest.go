@@ -92,3 +92,13 @@ func PostgresURL(t testing.TB) string {
 	u.RawQuery = q.Encode()
 	return u.String()
 }
+
+// Exec runs a statement that sets up or alters a test's data, as the one
+// writer of a SQLite database (see db.DB.Write).
+func Exec(d *db.DB, query string, args ...any) (res sql.Result, err error) {
+	err = d.Write(context.Background(), func(q db.Querier) error {
+		res, err = q.Exec(context.Background(), query, args...)
+		return err
+	})
+	return res, err
+}

@@ -1,0 +1,182 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Reader runs statements that only read. Its errors, and those of the rows
+// it returns, are already translated into ctalk error codes.
+type Reader interface {
+	Query(ctx context.Context, query string, args ...any) (*Rows, error)
+	QueryRow(ctx context.Context, query string, args ...any) *Row
+}
+
+// Querier runs any statement, with errors translated like Reader's.
+type Querier interface {
+	Reader
+	Exec(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// DB is a Reader: a read outside a transaction is one call, and each
+// statement sees what was committed when it started. A statement that
+// writes goes through Write or Tx instead, which queue SQLite's writers;
+// DB has no Exec, so that no write skips the queue by accident.
+
+// Query runs a query that only reads, outside a transaction.
+func (d *DB) Query(ctx context.Context, query string, args ...any) (*Rows, error) {
+	return querier{d, d.pool}.Query(ctx, query, args...)
+}
+
+// QueryRow runs a query that only reads and returns at most one row,
+// outside a transaction.
+func (d *DB) QueryRow(ctx context.Context, query string, args ...any) *Row {
+	return querier{d, d.pool}.QueryRow(ctx, query, args...)
+}
+
+// Tx runs fn in a transaction, as the one writer of a SQLite database (see
+// Write), and commits when fn returns nil. Errors are translated into ctalk
+// error codes.
+func (d *DB) Tx(ctx context.Context, fn func(q Querier) error) error {
+	release, err := d.admitWriter(ctx)
+	if err != nil {
+		return Translate(fmt.Errorf("begin: %w", err))
+	}
+	defer release()
+	tx, err := d.pool.BeginTx(ctx, nil)
+	if err != nil {
+		return Translate(fmt.Errorf("begin: %w", err))
+	}
+	defer tx.Rollback()
+	if err := fn(querier{d, tx}); err != nil {
+		return Translate(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return Translate(fmt.Errorf("commit: %w", err))
+	}
+	return nil
+}
+
+// Write runs fn, whose statements each commit on their own (autocommit), as
+// the one writer of a SQLite database; on Postgres it just runs fn. Errors
+// are translated like Tx's.
+//
+// SQLite has a single writer, and a connection that finds the write lock
+// taken polls for it, sleeping 1, 2, 5, ... up to 100 ms between tries (the
+// driver's busy handler), so under concurrent writes the lock sits free while
+// writers sleep. Every Tx is a write (BEGIN IMMEDIATE), so Tx and Write queue
+// for the lock in Go instead, and it passes to the next writer at once.
+// busy_timeout still covers another process writing to the same file.
+func (d *DB) Write(ctx context.Context, fn func(q Querier) error) error {
+	release, err := d.admitWriter(ctx)
+	if err != nil {
+		return Translate(err)
+	}
+	defer release()
+	return Translate(fn(querier{d, d.pool}))
+}
+
+func (d *DB) admitWriter(ctx context.Context) (release func(), err error) {
+	if d.writer == nil {
+		return func() {}, nil
+	}
+	select {
+	case d.writer <- struct{}{}:
+		return func() { <-d.writer }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// OnStatement makes d call fn with the text of every statement it runs
+// (through Query, QueryRow, Tx, Write or QueryRowLocked), or stops that when fn is nil. Tests count statements
+// with it.
+func (d *DB) OnStatement(fn func(query string)) {
+	if fn == nil {
+		d.onStatement.Store(nil)
+		return
+	}
+	d.onStatement.Store(&fn)
+}
+
+func (d *DB) observe(query string) {
+	if fn := d.onStatement.Load(); fn != nil {
+		(*fn)(query)
+	}
+}
+
+// sqlQuerier is what *sql.DB, *sql.Tx and *sql.Conn have in common.
+type sqlQuerier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// querier is the Querier that Read, Tx and Write hand over.
+type querier struct {
+	d *DB
+	q sqlQuerier
+}
+
+func (q querier) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	q.d.observe(query)
+	res, err := q.q.ExecContext(ctx, query, args...)
+	return res, Translate(err)
+}
+
+func (q querier) Query(ctx context.Context, query string, args ...any) (*Rows, error) {
+	q.d.observe(query)
+	rows, err := q.q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, Translate(err)
+	}
+	return &Rows{rows}, nil
+}
+
+func (q querier) QueryRow(ctx context.Context, query string, args ...any) *Row {
+	q.d.observe(query)
+	return &Row{q.q.QueryRowContext(ctx, query, args...)}
+}
+
+// Row is the result of QueryRow; Scan translates its error. A missing row is
+// still sql.ErrNoRows.
+type Row struct{ row *sql.Row }
+
+// Scan copies the row's columns into dest.
+func (r *Row) Scan(dest ...any) error { return Translate(r.row.Scan(dest...)) }
+
+// Rows is the result of Query; Scan and Err translate their errors.
+type Rows struct{ rows *sql.Rows }
+
+// Next prepares the next row for Scan.
+func (r *Rows) Next() bool { return r.rows.Next() }
+
+// Scan copies the current row's columns into dest.
+func (r *Rows) Scan(dest ...any) error { return Translate(r.rows.Scan(dest...)) }
+
+// Err returns the error that ended the iteration, if any.
+func (r *Rows) Err() error { return Translate(r.rows.Err()) }
+
+// Close releases the rows' connection.
+func (r *Rows) Close() error { return r.rows.Close() }
+
+// Columns returns the names of the result's columns.
+func (r *Rows) Columns() ([]string, error) { return r.rows.Columns() }
+
+// Placeholders returns n numbered placeholders from $first on, separated by
+// commas, for an IN list: "$3, $4, $5". One text serves both engines, and a
+// page's ids go to the server as arguments, never as text.
+func Placeholders(first, n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('$')
+		b.WriteString(strconv.Itoa(first + i))
+	}
+	return b.String()
+}

@@ -1,0 +1,137 @@
+package inbox_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/inbox"
+)
+
+// pageStatements is what a page of the inbox may cost, whatever its size
+// and however many people asked: the page, the senders, the pair
+// statistics, the recent exchanges, the latest drafts, and one UPDATE that
+// marks the page handed over.
+const pageStatements = 6
+
+// seedSenders creates org acme with user me and users s0 to s(n-1).
+func seedSenders(t *testing.T, d *db.DB, n int) []string {
+	t.Helper()
+	now := d.Now()
+	var senders []string
+	err := d.Tx(context.Background(), func(tx db.Querier) error {
+		ctx := context.Background()
+		if _, err := tx.Exec(ctx, `INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ('acme', 'Acme', 'x', $1)`, now); err != nil {
+			return err
+		}
+		for i := range n + 1 {
+			id := "me"
+			if i > 0 {
+				id = fmt.Sprintf("s%d", i-1)
+				senders = append(senders, id)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO users (org_id, id, name, password_hash, role, ownership, created_at, updated_at) VALUES ('acme', $1, $1, 'x', 'member', '["billing"]', $2, $2)`, id, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return senders
+}
+
+// countStatements returns the statements d runs while fn runs.
+func countStatements(d *db.DB, fn func()) int64 {
+	var n atomic.Int64
+	d.OnStatement(func(string) { n.Add(1) })
+	defer d.OnStatement(nil)
+	fn()
+	return n.Load()
+}
+
+// TestInboxPageStatementCount checks that a page of check_inbox, and a
+// delivery of a waiting inbox, cost a fixed number of statements for pages
+// of 1, 10 and 50 questions from as many people, each with a history and
+// some with drafts; it used to be up to 51 for a page of 10.
+func TestInboxPageStatementCount(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		const senders = 50
+		ss := seedSenders(t, d, senders)
+		s := newService(d)
+		ctx := context.Background()
+		// A history with every sender: me asked them, and they answered.
+		for _, o := range ss {
+			q, err := s.Ask(ctx, "acme", "me", inbox.Ask{To: o, Text: "earlier question"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, _, err := s.Propose(ctx, "acme", o, q.ID, "earlier answer"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Send(ctx, "acme", o, q.ID, "earlier answer"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Two pending questions from every sender, in rounds, so that a page
+		// of n holds n senders; every other one of the first round has a draft.
+		for round := range 2 {
+			for i, o := range ss {
+				q, err := s.Ask(ctx, "acme", o, inbox.Ask{To: "me", Text: fmt.Sprintf("question %d from %s", round, o)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if round == 0 && i%2 == 0 {
+					if _, _, _, err := s.Propose(ctx, "acme", "me", q.ID, "a draft"); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+
+		for _, size := range []int{1, 10, 50} {
+			t.Run(fmt.Sprintf("page of %d", size), func(t *testing.T) {
+				var items []*inbox.InboxItem
+				var err error
+				n := countStatements(d, func() { items, _, err = s.Inbox(ctx, "acme", "me", size, "") })
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(items) != size {
+					t.Fatalf("%d items, want %d", len(items), size)
+				}
+				for i, it := range items {
+					if it.Sender.UserID != ss[i] || len(it.History.RecentExchanges) != 1 || it.History.YouAsked != 1 || it.History.TheyAsked != 2 {
+						t.Fatalf("item %d: sender %s, %d recent exchanges, asked %d/%d; want %s, 1, 1/2", i, it.Sender.UserID, len(it.History.RecentExchanges), it.History.YouAsked, it.History.TheyAsked, ss[i])
+					}
+					if hasDraft := it.LatestDraft != nil; hasDraft != (i%2 == 0) {
+						t.Fatalf("item %d: draft %v, want %v", i, hasDraft, i%2 == 0)
+					}
+				}
+				if n != pageStatements {
+					t.Errorf("a page of %d cost %d statements, want %d", size, n, pageStatements)
+				}
+			})
+		}
+
+		// A waiting inbox hands over what is unhanded: the second round,
+		// MaxHanded at a time. One UPDATE claims the questions and returns
+		// them, one claims withdrawal notices, and four read the context.
+		var d1 *inbox.Delivery
+		var err error
+		n := countStatements(d, func() { d1, err = s.WaitInbox(ctx, "acme", "me", inbox.WaitOptions{}) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d1.Questions) != inbox.MaxHanded {
+			t.Fatalf("the wait handed over %d questions, want %d", len(d1.Questions), inbox.MaxHanded)
+		}
+		if n != pageStatements {
+			t.Errorf("a delivery of %d questions cost %d statements, want %d", len(d1.Questions), n, pageStatements)
+		}
+	})
+}
