@@ -178,7 +178,7 @@ func TestWaitForMessage(t *testing.T) {
 			t.Fatalf("wait_for_message = %v", w)
 		}
 		fail(t, u["bob"], "wait_for_message", map[string]any{"after": 0}, "after needs a channel")
-		fail(t, u["bob"], "wait_for_message", map[string]any{"timeout_s": -1}, "timeout_s must be from 0")
+		fail(t, u["bob"], "wait_for_message", map[string]any{"timeout_s": -1}, "timeout_s must be a number of seconds from 0 to 120")
 
 		w = ok(t, u["bob"], "wait_for_message", map[string]any{"channel": "dev", "after": 0, "timeout_s": 0})
 		if m := list(w, "messages"); len(m) != 1 || !strings.Contains(w["next_step"].(string), "after 1") {
