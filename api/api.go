@@ -150,7 +150,7 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	e.GET("/", s.home)
 	e.GET("/approve/:token", s.approvalPage)
 	e.POST("/approve/:token", s.approvalDecision)
-	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, s.noStandaloneStream, s.bearer, s.jsonRPCBody, s.challengeAnonymous)
+	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, mcpCORS, s.noStandaloneStream, s.bearer, s.jsonRPCBody, s.challengeAnonymous)
 	s.mountOAuth(e)
 	s.registerREST(e)
 	s.echo = e
