@@ -5,11 +5,12 @@ package ctalk
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 )
 
-// Code classifies an error so that the api package can choose an HTTP status
-// or a tool error without inspecting messages.
+// Code classifies an error so that the api and web packages can choose an
+// HTTP status (HTTPStatus) or a tool error without inspecting messages.
 type Code string
 
 // The complete set of error codes. Anything else is reported as EInternal.
@@ -63,4 +64,27 @@ func ErrorMessage(err error) string {
 		return e.Message
 	}
 	return "internal error"
+}
+
+// HTTPStatus is the one table from error codes to HTTP statuses, for every
+// package that answers over HTTP (the api's JSON errors, the web pages):
+// EInternal, and any code not listed, is 500.
+func HTTPStatus(code Code) int {
+	switch code {
+	case EInvalid:
+		return http.StatusBadRequest
+	case EUnauthorized:
+		return http.StatusUnauthorized
+	case EForbidden:
+		return http.StatusForbidden
+	case ENotFound:
+		return http.StatusNotFound
+	case EConflict:
+		return http.StatusConflict
+	case ERateLimited:
+		return http.StatusTooManyRequests
+	case EUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
 }

@@ -150,7 +150,7 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	e.GET("/", s.home)
 	e.GET("/approve/:token", s.approvalPage)
 	e.POST("/approve/:token", s.approvalDecision)
-	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, s.noStandaloneStream, s.bearer, s.jsonRPCBody, s.challengeAnonymous)
+	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, mcpCORS, s.noStandaloneStream, s.bearer, s.jsonRPCBody, s.challengeAnonymous)
 	s.mountOAuth(e)
 	s.registerREST(e)
 	s.echo = e
@@ -437,28 +437,7 @@ func (s *Server) httpError(err error, c echo.Context) {
 	if code == ctalk.EInternal {
 		s.log.Error("request failed", "request_id", requestID(c.Request().Context()), "error", err)
 	}
-	c.JSON(httpStatus(code), map[string]string{"error": string(code), "message": ctalk.ErrorMessage(err)})
-}
-
-// httpStatus is the one table from error codes to HTTP statuses.
-func httpStatus(code ctalk.Code) int {
-	switch code {
-	case ctalk.EInvalid:
-		return http.StatusBadRequest
-	case ctalk.EUnauthorized:
-		return http.StatusUnauthorized
-	case ctalk.EForbidden:
-		return http.StatusForbidden
-	case ctalk.ENotFound:
-		return http.StatusNotFound
-	case ctalk.EConflict:
-		return http.StatusConflict
-	case ctalk.ERateLimited:
-		return http.StatusTooManyRequests
-	case ctalk.EUnavailable:
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
+	c.JSON(ctalk.HTTPStatus(code), map[string]string{"error": string(code), "message": ctalk.ErrorMessage(err)})
 }
 
 func (s *Server) health(c echo.Context) error {

@@ -103,7 +103,7 @@ func (s *Server) renderApproval(c echo.Context, err error, a *inbox.Approval) er
 	if code == ctalk.EInternal || code == ctalk.EUnavailable {
 		return err
 	}
-	return s.render(c, httpStatus(code), approvalView{Title: "Nothing was changed", Message: ctalk.ErrorMessage(err), A: a})
+	return s.render(c, ctalk.HTTPStatus(code), approvalView{Title: "Nothing was changed", Message: ctalk.ErrorMessage(err), A: a})
 }
 
 func (s *Server) render(c echo.Context, status int, v approvalView) error {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/ctalk/ctalk"
 )
@@ -106,3 +107,16 @@ func (s *Server) checkHost(next echo.HandlerFunc) echo.HandlerFunc {
 		return next(c)
 	}
 }
+
+// mcpCORS lets browser-based MCP clients (MCP Inspector, web apps named in
+// ALLOWED_ORIGINS) call /mcp: it answers their preflight requests, and lets
+// their scripts read the headers an MCP client needs, WWW-Authenticate above
+// all, from which an OAuth client starts the sign-in. It runs after
+// checkHost, so only an origin that check allowed gets this far: each is
+// echoed back, and the request headers a preflight asks for are allowed.
+var mcpCORS = middleware.CORSWithConfig(middleware.CORSConfig{
+	AllowOriginFunc: func(string) (bool, error) { return true, nil },
+	AllowMethods:    []string{http.MethodPost, http.MethodGet, http.MethodDelete},
+	ExposeHeaders:   []string{echo.HeaderWWWAuthenticate, "Mcp-Session-Id", "Mcp-Protocol-Version"},
+	MaxAge:          600,
+})

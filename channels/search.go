@@ -71,6 +71,9 @@ func (s *Service) Search(ctx context.Context, c Caller, in Search) ([]*Message, 
 //
 // Returns EInvalid when nothing is left to search for.
 func ftsQuery(q string) (string, error) {
+	// FTS5 reads its query as a C string, so a NUL would end it inside a
+	// term; Search refuses NULs before this, and here they only separate.
+	q = strings.ReplaceAll(q, "\x00", " ")
 	var must, not []string
 	for q = strings.TrimSpace(q); q != ""; q = strings.TrimSpace(q) {
 		neg := false

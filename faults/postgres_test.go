@@ -344,7 +344,7 @@ func waitForListener(t *testing.T, d database, app string, stopped, start time.T
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		var opened time.Time
-		err := conn.QueryRow(context.Background(), `SELECT backend_start FROM pg_stat_activity WHERE application_name = $1 AND query = 'LISTEN ctalk_wake' AND backend_start > $2`,
+		err := conn.QueryRow(context.Background(), `SELECT backend_start FROM pg_stat_activity WHERE application_name = $1 AND query IN ('LISTEN ctalk_wake', 'LISTEN "ctalk_wake"') AND backend_start > $2`,
 			app, stopped).Scan(&opened)
 		if err == nil {
 			t.Logf("%s listens again, on a connection opened %s after Postgres was told to start", app, opened.Sub(start).Round(time.Millisecond))

@@ -50,7 +50,7 @@ func (p *Pages) handleAuthorize(c echo.Context, q url.Values, action string) err
 	if action == "signin" {
 		raw, s, err := p.auth.SignIn(ctx, c.FormValue("org_id"), c.FormValue("user_id"), c.FormValue("password"), c.RealIP())
 		if err != nil {
-			return p.signinPage(c, req, ctalk.ErrorMessage(err), statusOf(err))
+			return p.signinPage(c, req, ctalk.ErrorMessage(err), ctalk.HTTPStatus(ctalk.ErrorCode(err)))
 		}
 		p.setSession(c, raw)
 		// Signing in on this page, which names the client and where it
@@ -77,7 +77,7 @@ func (p *Pages) handleAuthorize(c echo.Context, q url.Values, action string) err
 func (p *Pages) approve(c echo.Context, req *oauth.AuthRequest, sess *auth.Session, site oauth.Site) error {
 	to, err := p.oauth.Approve(c.Request().Context(), req, sess, site.Issuer)
 	if err != nil {
-		return p.message(c, statusOf(err), "Sign-in failed", err)
+		return p.message(c, ctalk.HTTPStatus(ctalk.ErrorCode(err)), "Sign-in failed", err)
 	}
 	return c.Redirect(http.StatusFound, to)
 }
@@ -105,25 +105,4 @@ func formTarget(redirect string) string {
 		return u.Scheme + ":"
 	}
 	return u.Scheme + "://" + u.Host
-}
-
-// statusOf is the HTTP status of a page that shows err.
-func statusOf(err error) int {
-	switch ctalk.ErrorCode(err) {
-	case ctalk.EInvalid:
-		return http.StatusBadRequest
-	case ctalk.EUnauthorized:
-		return http.StatusUnauthorized
-	case ctalk.EForbidden:
-		return http.StatusForbidden
-	case ctalk.ENotFound:
-		return http.StatusNotFound
-	case ctalk.EConflict:
-		return http.StatusConflict
-	case ctalk.ERateLimited:
-		return http.StatusTooManyRequests
-	case ctalk.EUnavailable:
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
 }

@@ -29,7 +29,7 @@ func (p *Pages) signup(c echo.Context) error {
 		Name: c.FormValue("name"), Ownership: c.FormValue("ownership")}
 	next := localPath(c.FormValue("next"), "/")
 	fail := func(err error) error {
-		return p.render(c, statusOf(err), "signup", &page{Title: "Create your organization", Error: ctalk.ErrorMessage(err),
+		return p.render(c, ctalk.HTTPStatus(ctalk.ErrorCode(err)), "signup", &page{Title: "Create your organization", Error: ctalk.ErrorMessage(err),
 			Next: next, Back: next, Form: f, NeedSecret: p.cfg.SignupNeedsSecret})
 	}
 	if err := p.cfg.CheckSignup(c.FormValue("signup_secret")); err != nil {
