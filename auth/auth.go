@@ -257,30 +257,13 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Session, error
 		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the auth token expired after %s unused; log in again with login", s.cfg.IdleTTL)
 	}
 	sess.ExpiresAt = expires
-	// Refreshing last use at most once a minute keeps idle expiry accurate to
-	// a minute without a write on every call.
-	if now.Sub(lastUsed) > time.Minute {
-		err := s.db.Write(ctx, func(q db.Querier) error {
-			_, err := q.Exec(ctx, `UPDATE tokens SET last_used_at = $1 WHERE hash = $2`, now, hash)
-			if err != nil {
-				return fmt.Errorf("update tokens: %w", err)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
+	if err := s.touchCredential(ctx, tokensTable, hash, lastUsed, now); err != nil {
+		return nil, err
 	}
 	return &sess, nil
 }
 
 // Logout revokes the token of sess.
 func (s *Service) Logout(ctx context.Context, sess *Session) error {
-	return s.db.Write(ctx, func(q db.Querier) error {
-		_, err := q.Exec(ctx, `UPDATE tokens SET revoked_at = $1 WHERE hash = $2 AND revoked_at IS NULL`, s.db.Now(), sess.TokenHash)
-		if err != nil {
-			return fmt.Errorf("update tokens: %w", err)
-		}
-		return nil
-	})
+	return s.revokeCredential(ctx, tokensTable, sess.TokenHash)
 }

@@ -88,28 +88,13 @@ func (s *Service) WebSession(ctx context.Context, raw string) (*Session, error) 
 		return nil, ctalk.Errorf(ctalk.EUnauthorized, signInAgain)
 	}
 	sess.ExpiresAt = expires
-	if now.Sub(lastUsed) > time.Minute {
-		err := s.db.Write(ctx, func(q db.Querier) error {
-			_, err := q.Exec(ctx, `UPDATE web_sessions SET last_used_at = $1 WHERE hash = $2`, now, hash)
-			if err != nil {
-				return fmt.Errorf("update web_sessions: %w", err)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
+	if err := s.touchCredential(ctx, webSessionsTable, hash, lastUsed, now); err != nil {
+		return nil, err
 	}
 	return &sess, nil
 }
 
 // EndWebSession signs a browser session out.
 func (s *Service) EndWebSession(ctx context.Context, sess *Session) error {
-	return s.db.Write(ctx, func(q db.Querier) error {
-		_, err := q.Exec(ctx, `UPDATE web_sessions SET revoked_at = $1 WHERE hash = $2 AND revoked_at IS NULL`, s.db.Now(), sess.TokenHash)
-		if err != nil {
-			return fmt.Errorf("update web_sessions: %w", err)
-		}
-		return nil
-	})
+	return s.revokeCredential(ctx, webSessionsTable, sess.TokenHash)
 }

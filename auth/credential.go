@@ -1,0 +1,44 @@
+package auth
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ctalk/ctalk/db"
+)
+
+// credentialTable names a table of hashed credentials that are used and
+// revoked by their hash: login tokens, or browser sessions.
+type credentialTable string
+
+const (
+	tokensTable      credentialTable = "tokens"
+	webSessionsTable credentialTable = "web_sessions"
+)
+
+// touchCredential records that the credential with hash was used at now.
+// Refreshing last use at most once a minute keeps idle expiry accurate to a
+// minute without a write on every call.
+func (s *Service) touchCredential(ctx context.Context, table credentialTable, hash string, lastUsed, now time.Time) error {
+	if now.Sub(lastUsed) <= time.Minute {
+		return nil
+	}
+	return s.db.Write(ctx, func(q db.Querier) error {
+		if _, err := q.Exec(ctx, `UPDATE `+string(table)+` SET last_used_at = $1 WHERE hash = $2`, now, hash); err != nil {
+			return fmt.Errorf("update %s: %w", table, err)
+		}
+		return nil
+	})
+}
+
+// revokeCredential revokes the credential with hash; it stops working on
+// the very next call.
+func (s *Service) revokeCredential(ctx context.Context, table credentialTable, hash string) error {
+	return s.db.Write(ctx, func(q db.Querier) error {
+		if _, err := q.Exec(ctx, `UPDATE `+string(table)+` SET revoked_at = $1 WHERE hash = $2 AND revoked_at IS NULL`, s.db.Now(), hash); err != nil {
+			return fmt.Errorf("update %s: %w", table, err)
+		}
+		return nil
+	})
+}
