@@ -147,7 +147,6 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	e.GET("/health", s.health)
 	e.GET("/ready", s.ready)
 	e.GET("/metrics", s.metricsHandler())
-	e.GET("/", s.home)
 	e.GET("/approve/:token", s.approvalPage)
 	e.POST("/approve/:token", s.approvalDecision)
 	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, mcpCORS, s.noStandaloneStream, s.bearer, s.jsonRPCBody, s.challengeAnonymous)

@@ -26,6 +26,7 @@ type Wiring struct {
 type Assembly struct {
 	*Server
 	Auth   *auth.Service
+	Orgs   *orgs.Service
 	Inbox  *inbox.Service
 	Broker *inbox.Broker
 	Audit  *audit.Log
@@ -54,12 +55,13 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 		go w.API.Audit.PruneEvery(ctx, time.Hour, w.AuditRetention)
 	}
 	in := inbox.NewService(d, w.Inbox, broker)
-	srv := New(w.API, d, a, orgs.NewService(d, a), in)
+	o := orgs.NewService(d, a)
+	srv := New(w.API, d, a, o, in)
 	// Channel waits wake through the inbox's broker, keyed by channel.
 	srv.channels = channels.NewService(d, channels.Config{Recheck: w.Inbox.Recheck}, broker)
 	return &Assembly{
 		Server: srv,
-		Auth:   a, Inbox: in, Broker: broker, Audit: w.API.Audit,
+		Auth:   a, Orgs: o, Inbox: in, Broker: broker, Audit: w.API.Audit,
 		cancel: cancel,
 	}, nil
 }

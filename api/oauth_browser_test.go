@@ -1,11 +1,9 @@
 package api_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -14,40 +12,11 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/internal/testkit"
 )
 
-// chromium returns a headless browser context, or skips the test saying
-// why when no Chromium is installed (Debian: apt-get install chromium).
-func chromium(t *testing.T) context.Context {
-	t.Helper()
-	var path string
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			path = p
-			break
-		}
-	}
-	if path == "" {
-		t.Skip("skipping browser test: no chromium on PATH (apt-get install -y chromium)")
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("no-first-run", true),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
-	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
-	if err := chromedp.Do(ctx); err != nil {
-		t.Skipf("skipping browser test: chromium does not start: %v", err)
-	}
-	return ctx
-}
+// chromium is the test kit's headless browser.
+var chromium = testkit.Browser
 
 // callbackServer stands for a native client's loopback listener: it
 // receives the browser at the end of the sign-in.

@@ -37,7 +37,9 @@ func (s *Server) mountOAuth(e *echo.Echo) {
 		CheckSignup:       s.checkSignup,
 		SignupNeedsSecret: !s.cfg.AllowOrgSignup,
 		SecureCookies:     strings.HasPrefix(s.cfg.PublicURL, "https://"),
-	}, s.auth, s.orgs, s.oauth)
+		Version:           s.cfg.Version,
+		Build:             s.cfg.Build,
+	}, web.Services{Auth: s.auth, Orgs: s.orgs, OAuth: s.oauth, Inbox: s.inbox, Audit: s.cfg.Audit})
 	s.web.Mount(e)
 }
 

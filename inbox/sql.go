@@ -226,3 +226,7 @@ const settleUnseenWithdrawalSQL = `UPDATE questions SET withdrawal_handed_at = $
 func decideSQL(column string) string {
 	return `UPDATE drafts SET ` + column + ` = $1 WHERE approval_token_hash = $2 AND approved_at IS NULL AND rejected_at IS NULL`
 }
+
+// waitingSQL counts the questions waiting for a recipient ($2), for the web
+// app's title; the partial index of pending questions serves it.
+const waitingSQL = `SELECT COUNT(*) FROM questions WHERE org_id = $1 AND recipient_id = $2 AND status = 'pending'`

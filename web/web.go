@@ -1,8 +1,10 @@
-// Package web holds ctalk's pages for people: the sign-in that ends an
-// OAuth authorization, its consent step, and the sign-up of an organization,
-// with the browser session, layout, stylesheet, CSRF protection and security
-// headers that the web app for people shares. Pages are rendered on the
-// server from embedded templates, and every form works without JavaScript.
+// Package web is ctalk's web app for people: where they sign in (also to end
+// an OAuth authorization), create their organization, read and approve what
+// their agents propose, answer, ask, and run their org. Pages are rendered
+// on the server from embedded templates, every action is a form that works
+// without JavaScript, and every page shares one browser session, layout,
+// stylesheet, CSRF protection and set of security headers. Domain rules stay
+// in the domain packages (inbox, orgs, auth), shared with the MCP tools.
 package web
 
 import (
@@ -13,18 +15,21 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/orgs"
 )
 
-//go:embed templates/*.html
+//go:embed templates
 var templateFS embed.FS
 
 //go:embed static
@@ -49,6 +54,17 @@ type Config struct {
 	SecureCookies bool
 	// SignupNeedsSecret says whether the sign-up form asks for the secret.
 	SignupNeedsSecret bool
+	// Version and Build are shown on the home page.
+	Version, Build string
+}
+
+// Services are the domain services behind the pages.
+type Services struct {
+	Auth  *auth.Service
+	Orgs  *orgs.Service
+	OAuth *oauth.Service
+	Inbox *inbox.Service
+	Audit *audit.Log
 }
 
 // Pages serves the pages.
@@ -57,16 +73,34 @@ type Pages struct {
 	auth  *auth.Service
 	orgs  *orgs.Service
 	oauth *oauth.Service
+	inbox *inbox.Service
+	audit *audit.Log
 	pages map[string]*template.Template
 }
 
 // New returns the pages over the given services.
-func New(cfg Config, a *auth.Service, o *orgs.Service, oa *oauth.Service) *Pages {
-	p := &Pages{cfg: cfg, auth: a, orgs: o, oauth: oa, pages: map[string]*template.Template{}}
-	for _, name := range []string{"signin", "consent", "signup", "message"} {
-		p.pages[name] = template.Must(template.ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
+func New(cfg Config, s Services) *Pages {
+	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, audit: s.Audit, pages: parsePages()}
+}
+
+// parsePages parses each page of templates/ (every file but the layout)
+// with the layout and the shared parts of templates/parts/.
+func parsePages() map[string]*template.Template {
+	files, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		panic(err)
 	}
-	return p
+	out := map[string]*template.Template{}
+	for _, f := range files {
+		name := strings.TrimSuffix(path.Base(f), ".html")
+		if name == "layout" {
+			continue
+		}
+		t := template.New(name).Funcs(funcs)
+		t = template.Must(t.ParseFS(templateFS, "templates/layout.html", "templates/parts/*.html", f))
+		out[name] = t
+	}
+	return out
 }
 
 // Mount adds the pages' routes to e. Every page gets the security headers;
@@ -82,15 +116,32 @@ func (p *Pages) Mount(e *echo.Echo) {
 	e.GET("/signup", p.signupPage, mw...)
 	e.POST("/signup", p.signup, mw...)
 	e.POST("/signout", p.signout, mw...)
+	e.GET("/signin", p.signinForm, mw...)
+	e.POST("/signin", p.signinSubmit, mw...)
+	e.GET("/", p.home, mw...)
+	// The app's sections: each file mounts its own routes, every one of
+	// them behind a signed-in session.
+	r := routes{e: e, mw: append(mw, p.signedIn)}
+	p.mountInbox(r)
+	p.mountAsked(r)
+	p.mountPeople(r)
+	p.mountTokens(r)
+	p.mountAdmin(r.with(p.adminOnly))
+	p.mountLive(r)
 }
 
-// headers sets the security headers of every page: no script at all, no
+// contentSecurityPolicy allows only this site's own stylesheet, images and
+// script files (never inline script), its own event stream, and forms that
+// post back to it.
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+// headers sets the security headers of every page: no inline script, no
 // framing, no referrer to other sites, no caching of pages that show who
 // is signed in.
 func (p *Pages) headers(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		h := c.Response().Header()
-		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'")
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "same-origin")
@@ -143,6 +194,17 @@ type page struct {
 	// Sign-up.
 	Form       signupForm
 	NeedSecret bool
+
+	// The app's pages.
+	// Me is the person signed in; Section names the part of the app the
+	// page belongs to (for the navigation), Waiting how many questions wait
+	// for Me (shown in the title), Flash what the last action did.
+	Me      *auth.Session
+	Section string
+	Waiting int
+	Flash   string
+	// Data is the page's own content.
+	Data any
 }
 
 func (p *Pages) render(c echo.Context, status int, name string, data *page) error {

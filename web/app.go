@@ -1,0 +1,178 @@
+package web
+
+import (
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/auth"
+)
+
+// routes adds the app's routes, each behind the same middleware.
+type routes struct {
+	e  *echo.Echo
+	mw []echo.MiddlewareFunc
+}
+
+func (r routes) GET(path string, h echo.HandlerFunc)  { r.e.GET(path, h, r.mw...) }
+func (r routes) POST(path string, h echo.HandlerFunc) { r.e.POST(path, h, r.mw...) }
+
+// with returns routes that also pass through mw.
+func (r routes) with(mw ...echo.MiddlewareFunc) routes {
+	return routes{e: r.e, mw: append(append([]echo.MiddlewareFunc{}, r.mw...), mw...)}
+}
+
+// meKey holds the signed-in person of a request to the app.
+const meKey = "ctalk.me"
+
+// signedIn lets a request through only with a browser session; any other is
+// sent to the sign-in page, which returns it here afterwards.
+func (p *Pages) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		sess := p.Session(c)
+		if sess == nil {
+			if c.Request().Method != http.MethodGet {
+				return p.render(c, http.StatusUnauthorized, "message", &page{Title: "Signed out",
+					Message: "You are not signed in (or your session ended), so nothing was changed. Sign in and try again.", Next: "/signin"})
+			}
+			return c.Redirect(http.StatusSeeOther, "/signin?"+url.Values{"next": {c.Request().URL.RequestURI()}}.Encode())
+		}
+		c.Set(meKey, sess)
+		return next(c)
+	}
+}
+
+// me is the person signed in on a request that passed signedIn.
+func me(c echo.Context) *auth.Session {
+	s, _ := c.Get(meKey).(*auth.Session)
+	return s
+}
+
+// adminOnly lets only the org's admins through.
+func (p *Pages) adminOnly(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if !me(c).IsAdmin() {
+			return p.render(c, http.StatusForbidden, "message", &page{Me: me(c), Title: "Admins only",
+				Message: "Only an admin of your organization can open this page. Ask one of them to make the change, or to make you an admin."})
+		}
+		return next(c)
+	}
+}
+
+// app renders one of the app's pages for the person signed in, with the
+// count of what waits for them in the title.
+func (p *Pages) app(c echo.Context, status int, name, section, title string, data any) error {
+	m := me(c)
+	pg := &page{Me: m, Section: section, Title: title, Data: data}
+	if m != nil {
+		n, err := p.inbox.Waiting(c.Request().Context(), m.OrgID, m.UserID)
+		if err != nil {
+			return err
+		}
+		pg.Waiting = n
+	}
+	return p.render(c, status, name, pg)
+}
+
+// done redirects after a successful form (post/redirect/get), with what
+// happened as a key into the flash messages of the page it lands on.
+func done(c echo.Context, path, what string) error {
+	if what != "" {
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		path += sep + url.Values{"done": {what}}.Encode()
+	}
+	return c.Redirect(http.StatusSeeOther, path)
+}
+
+// flash is what the last action did, in words, when the request names a
+// message of the page's own: no text of the request reaches the page.
+func flash(c echo.Context, messages map[string]string) string {
+	return messages[c.QueryParam("done")]
+}
+
+// home is the signed-in person's inbox, or what ctalk is and how to start.
+func (p *Pages) home(c echo.Context) error {
+	if sess := p.Session(c); sess != nil {
+		return c.Redirect(http.StatusSeeOther, "/inbox")
+	}
+	return p.render(c, http.StatusOK, "home", &page{Title: "ctalk", Data: homeData{
+		Version: p.cfg.Version, Build: p.cfg.Build, MCP: p.cfg.PublicURL(c.Request()) + "/mcp",
+	}})
+}
+
+type homeData struct{ Version, Build, MCP string }
+
+// signinForm is the sign-in page of the app (the OAuth sign-in has its own,
+// which names the client).
+func (p *Pages) signinForm(c echo.Context) error {
+	next := localPath(c.QueryParam("next"), "/inbox")
+	if p.Session(c) != nil {
+		return c.Redirect(http.StatusSeeOther, next)
+	}
+	return p.render(c, http.StatusOK, "signin", &page{Title: "Sign in to ctalk", Action: "/signin",
+		Hidden: url.Values{"next": {next}}, SignupURL: "/signup?" + url.Values{"next": {next}}.Encode()})
+}
+
+func (p *Pages) signinSubmit(c echo.Context) error {
+	next := localPath(c.FormValue("next"), "/inbox")
+	raw, _, err := p.auth.SignIn(c.Request().Context(), c.FormValue("org_id"), c.FormValue("user_id"), c.FormValue("password"), c.RealIP())
+	if err != nil {
+		if ctalk.ErrorCode(err) == ctalk.EInternal {
+			return err
+		}
+		return p.render(c, ctalk.HTTPStatus(ctalk.ErrorCode(err)), "signin", &page{Title: "Sign in to ctalk", Action: "/signin",
+			Error: ctalk.ErrorMessage(err), Hidden: url.Values{"next": {next}}, OrgID: c.FormValue("org_id"), UserID: c.FormValue("user_id"),
+			SignupURL: "/signup?" + url.Values{"next": {next}}.Encode()})
+	}
+	p.setSession(c, raw)
+	return c.Redirect(http.StatusSeeOther, next)
+}
+
+// funcs are the templates' helpers.
+var funcs = template.FuncMap{
+	// visible shows text another person wrote with every invisible or
+	// direction-changing character made visible (see ctalk.Visible).
+	"visible": func(s string) string { v, _ := ctalk.Visible(s); return v },
+	// hidden counts the characters visible would mark in s.
+	"hidden": func(s string) int { _, n := ctalk.Visible(s); return n },
+	// iso is a time as the datetime attribute of <time>; the page's script
+	// shows it in the person's time zone.
+	"iso": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	// ago is a time relative to now, for people without the script.
+	"ago": ago,
+	// utc is the absolute time for the title of a <time>.
+	"utc": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+}
+
+// ago says how long ago t was, in the words people use.
+func ago(t time.Time) string {
+	d := time.Since(t)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return plural(int(d/time.Minute), "min") + " ago"
+	case d < 24*time.Hour:
+		return plural(int(d/time.Hour), "hour") + " ago"
+	case d < 30*24*time.Hour:
+		return plural(int(d/(24*time.Hour)), "day") + " ago"
+	}
+	return t.UTC().Format("2 Jan 2006")
+}
+
+func plural(n int, unit string) string {
+	s := strconv.Itoa(n) + " " + unit
+	if n != 1 && unit != "min" {
+		s += "s"
+	}
+	return s
+}
