@@ -66,57 +66,21 @@ func (s *Service) exchangeCode(ctx context.Context, form url.Values, site Site) 
 	var reused string
 	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
-		var (
-			g                               grant
-			redirect, challenge, clientName string
-			expires                         time.Time
-			used                            sql.NullTime
-			grantID                         sql.NullString
-		)
-		err := tx.QueryRow(ctx, `
-			SELECT c.client_id, c.org_id, c.user_id, c.redirect_uri, c.code_challenge, c.scope, c.resource, c.expires_at, c.used_at, c.grant_id, COALESCE(k.name, '')
-			FROM oauth_codes c LEFT JOIN oauth_clients k ON k.id = c.client_id
-			WHERE c.hash = $1`, auth.HashToken(code)).
-			Scan(&g.clientID, &g.orgID, &g.userID, &redirect, &challenge, &g.scope, &g.resource, &expires, &used, &grantID, &clientName)
-		if errors.Is(err, sql.ErrNoRows) {
-			return invalidGrant("the authorization code is not valid; start the sign-in again")
-		}
+		c, err := readCode(ctx, tx, code)
 		if err != nil {
 			return err
 		}
-		switch {
-		case used.Valid:
+		if c.used.Valid {
 			// A code presented twice was intercepted or replayed: the
 			// tokens issued for it are revoked (RFC 6749 section 4.1.2).
-			reused = grantID.String
-			return invalidGrant("the authorization code was already used; start the sign-in again")
-		case !now.Before(expires):
-			return invalidGrant("the authorization code expired; start the sign-in again")
-		case form.Get("client_id") != "" && form.Get("client_id") != g.clientID:
-			return invalidGrant("the authorization code was issued to another client")
-		case form.Get("redirect_uri") != redirect:
-			return invalidGrant("redirect_uri does not match the one of the authorization request")
-		case !oauthex.MatchesResource([]string{form.Get("resource")}, g.resource):
-			return oauthErr(http.StatusBadRequest, "invalid_target", "resource does not match the one of the authorization request")
-		case !pkceMatches(verifier, challenge):
-			return invalidGrant("code_verifier does not match the code_challenge of the authorization request")
-		}
-		if clientName == "" {
-			clientName = unnamedClient
-		}
-		g.id, _ = newSecret("")
-		g.id = g.id[:22]
-		// The condition makes the code's use a compare-and-set: of two
-		// exchanges at once, the second finds it used and fails.
-		if ok, err := changedOne(tx.Exec(ctx, `UPDATE oauth_codes SET used_at = $1, grant_id = $2 WHERE hash = $3 AND used_at IS NULL`, now, g.id, auth.HashToken(code))); err != nil || !ok {
-			if err != nil {
-				return err
-			}
+			reused = c.grantID.String
 			return invalidGrant("the authorization code was already used; start the sign-in again")
 		}
-		if _, err := tx.Exec(ctx, `
-			INSERT INTO oauth_grants (id, org_id, user_id, client_id, client_name, scope, resource, created_at, last_used_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`, g.id, g.orgID, g.userID, g.clientID, clientName, g.scope, g.resource, now); err != nil {
+		if err := c.check(form, now); err != nil {
+			return err
+		}
+		g, err := useCode(ctx, tx, code, c, now)
+		if err != nil {
 			return err
 		}
 		out, err = s.issue(ctx, tx, g, now)
@@ -133,6 +97,73 @@ func (s *Service) exchangeCode(ctx context.Context, form url.Values, site Site) 
 	return out, nil
 }
 
+// codeRow is an authorization code as stored, with its client's name.
+type codeRow struct {
+	grant
+	redirect, challenge, clientName string
+	expires                         time.Time
+	used                            sql.NullTime
+	grantID                         sql.NullString
+}
+
+func readCode(ctx context.Context, tx db.Querier, code string) (*codeRow, error) {
+	var c codeRow
+	err := tx.QueryRow(ctx, `
+		SELECT c.client_id, c.org_id, c.user_id, c.redirect_uri, c.code_challenge, c.scope, c.resource, c.expires_at, c.used_at, c.grant_id, COALESCE(k.name, '')
+		FROM oauth_codes c LEFT JOIN oauth_clients k ON k.id = c.client_id
+		WHERE c.hash = $1`, auth.HashToken(code)).
+		Scan(&c.clientID, &c.orgID, &c.userID, &c.redirect, &c.challenge, &c.scope, &c.resource, &c.expires, &c.used, &c.grantID, &c.clientName)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, invalidGrant("the authorization code is not valid; start the sign-in again")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read authorization code: %w", err)
+	}
+	return &c, nil
+}
+
+// check refuses an unused code that the token request may not exchange.
+func (c *codeRow) check(form url.Values, now time.Time) error {
+	switch {
+	case !now.Before(c.expires):
+		return invalidGrant("the authorization code expired; start the sign-in again")
+	case form.Get("client_id") != "" && form.Get("client_id") != c.clientID:
+		return invalidGrant("the authorization code was issued to another client")
+	case form.Get("redirect_uri") != c.redirect:
+		return invalidGrant("redirect_uri does not match the one of the authorization request")
+	case !oauthex.MatchesResource([]string{form.Get("resource")}, c.resource):
+		return oauthErr(http.StatusBadRequest, "invalid_target", "resource does not match the one of the authorization request")
+	case !pkceMatches(form.Get("code_verifier"), c.challenge):
+		return invalidGrant("code_verifier does not match the code_challenge of the authorization request")
+	}
+	return nil
+}
+
+// useCode marks the code used and creates the grant it starts.
+func useCode(ctx context.Context, tx db.Querier, code string, c *codeRow, now time.Time) (grant, error) {
+	g := c.grant
+	if c.clientName == "" {
+		c.clientName = unnamedClient
+	}
+	g.id, _ = newSecret("")
+	g.id = g.id[:22]
+	// The condition makes the code's use a compare-and-set: of two
+	// exchanges at once, the second finds it used and fails.
+	ok, err := changedOne(tx.Exec(ctx, `UPDATE oauth_codes SET used_at = $1, grant_id = $2 WHERE hash = $3 AND used_at IS NULL`, now, g.id, auth.HashToken(code)))
+	if err != nil {
+		return g, fmt.Errorf("mark authorization code used: %w", err)
+	}
+	if !ok {
+		return g, invalidGrant("the authorization code was already used; start the sign-in again")
+	}
+	if _, err := tx.Exec(ctx, `
+		INSERT INTO oauth_grants (id, org_id, user_id, client_id, client_name, scope, resource, created_at, last_used_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`, g.id, g.orgID, g.userID, g.clientID, c.clientName, g.scope, g.resource, now); err != nil {
+		return g, fmt.Errorf("create grant: %w", err)
+	}
+	return g, nil
+}
+
 func pkceMatches(verifier, challenge string) bool {
 	sum := sha256.Sum256([]byte(verifier))
 	return subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(challenge)) == 1
@@ -143,14 +174,14 @@ func (s *Service) issue(ctx context.Context, tx db.Querier, g grant, now time.Ti
 	// The grant's expired tokens go as new ones come, so a grant keeps only
 	// what may still be presented.
 	if _, err := tx.Exec(ctx, `DELETE FROM oauth_tokens WHERE grant_id = $1 AND expires_at < $2`, g.id, now); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("drop expired tokens: %w", err)
 	}
 	access, accessHash := newSecret(accessPrefix)
 	refresh, refreshHash := newSecret(refreshPrefix)
 	if _, err := tx.Exec(ctx, `
 		INSERT INTO oauth_tokens (hash, grant_id, kind, created_at, expires_at) VALUES ($1, $2, 'access', $3, $4), ($5, $2, 'refresh', $3, $6)`,
 		accessHash, g.id, now, now.Add(s.cfg.AccessTTL), refreshHash, now.Add(s.cfg.RefreshTTL)); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("store tokens: %w", err)
 	}
 	return &TokenResponse{AccessToken: access, TokenType: "Bearer", ExpiresIn: int64(s.cfg.AccessTTL / time.Second),
 		RefreshToken: refresh, Scope: g.scope}, nil
@@ -192,57 +223,18 @@ func (s *Service) refreshOnce(ctx context.Context, raw, clientID string) (*Token
 	var leaked string
 	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
-		var (
-			g                grant
-			expires          time.Time
-			rotated, revoked sql.NullTime
-			successor        sql.NullString
-			successorRotated sql.NullTime
-		)
-		err := tx.QueryRow(ctx, `
-			SELECT g.id, g.org_id, g.user_id, g.client_id, g.scope, g.resource, g.revoked_at, t.expires_at, t.rotated_at, t.replaced_by,
-				(SELECT n.rotated_at FROM oauth_tokens n WHERE n.hash = t.replaced_by)
-			FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id
-			WHERE t.hash = $1 AND t.kind = 'refresh'`, auth.HashToken(raw)).
-			Scan(&g.id, &g.orgID, &g.userID, &g.clientID, &g.scope, &g.resource, &revoked, &expires, &rotated, &successor, (*db.NullTime)(&successorRotated))
-		if errors.Is(err, sql.ErrNoRows) {
-			return invalidGrant("the refresh token is not valid; sign in again")
-		}
+		r, err := readRefresh(ctx, tx, raw)
 		if err != nil {
 			return err
 		}
-		switch {
-		case revoked.Valid:
-			return invalidGrant("this connection was revoked; sign in again")
-		case !now.Before(expires):
-			return invalidGrant("the refresh token expired; sign in again")
-		case clientID != "" && clientID != g.clientID:
-			return invalidGrant("the refresh token was issued to another client")
-		case rotated.Valid && now.After(rotated.Time.Add(s.cfg.RefreshGrace)) && successorRotated.Valid:
-			leaked = g.id
-			return invalidGrant("the refresh token was already used and replaced; this connection is revoked for safety; sign in again")
-		}
-		if rotated.Valid && successor.Valid {
-			// A retry within the grace: the successor it never received is
-			// dropped, with its access token's sibling left to expire.
-			if _, err := tx.Exec(ctx, `DELETE FROM oauth_tokens WHERE hash = $1`, successor.String); err != nil {
-				return err
+		if err := r.check(clientID, now, s.cfg.RefreshGrace); err != nil {
+			if errors.Is(err, errRefreshLeaked) {
+				leaked = r.id
+				return invalidGrant("the refresh token was already used and replaced; this connection is revoked for safety; sign in again")
 			}
-		}
-		if out, err = s.issue(ctx, tx, g, now); err != nil {
 			return err
 		}
-		// A compare-and-set on the successor that was read: a refresh of
-		// the same token that committed meanwhile makes this one start over,
-		// so a token never has two live successors.
-		if ok, err := changedOne(tx.Exec(ctx, `UPDATE oauth_tokens SET rotated_at = $1, replaced_by = $2 WHERE hash = $3 AND COALESCE(replaced_by, '') = $4`,
-			now, auth.HashToken(out.RefreshToken), auth.HashToken(raw), successor.String)); err != nil || !ok {
-			if err != nil {
-				return err
-			}
-			return errRefreshRace
-		}
-		_, err = tx.Exec(ctx, `UPDATE oauth_grants SET last_used_at = $1 WHERE id = $2`, now, g.id)
+		out, err = s.rotate(ctx, tx, raw, r, now)
 		return err
 	})
 	if leaked != "" {
@@ -252,6 +244,82 @@ func (s *Service) refreshOnce(ctx context.Context, raw, clientID string) (*Token
 	}
 	if err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// refreshRow is a refresh token as stored, with its grant and successor.
+type refreshRow struct {
+	grant
+	expires          time.Time
+	rotated, revoked sql.NullTime
+	successor        sql.NullString
+	successorRotated sql.NullTime
+}
+
+func readRefresh(ctx context.Context, tx db.Querier, raw string) (*refreshRow, error) {
+	var r refreshRow
+	err := tx.QueryRow(ctx, `
+		SELECT g.id, g.org_id, g.user_id, g.client_id, g.scope, g.resource, g.revoked_at, t.expires_at, t.rotated_at, t.replaced_by,
+			(SELECT n.rotated_at FROM oauth_tokens n WHERE n.hash = t.replaced_by)
+		FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id
+		WHERE t.hash = $1 AND t.kind = 'refresh'`, auth.HashToken(raw)).
+		Scan(&r.id, &r.orgID, &r.userID, &r.clientID, &r.scope, &r.resource, &r.revoked, &r.expires, &r.rotated, &r.successor, (*db.NullTime)(&r.successorRotated))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, invalidGrant("the refresh token is not valid; sign in again")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read refresh token: %w", err)
+	}
+	return &r, nil
+}
+
+// errRefreshLeaked is a refresh token presented again after its successor
+// was used: someone else holds it.
+var errRefreshLeaked = errors.New("refresh token reused after rotation")
+
+// check refuses a refresh token that may not be rotated now.
+func (r *refreshRow) check(clientID string, now time.Time, grace time.Duration) error {
+	switch {
+	case r.revoked.Valid:
+		return invalidGrant("this connection was revoked; sign in again")
+	case !now.Before(r.expires):
+		return invalidGrant("the refresh token expired; sign in again")
+	case clientID != "" && clientID != r.clientID:
+		return invalidGrant("the refresh token was issued to another client")
+	case r.rotated.Valid && now.After(r.rotated.Time.Add(grace)) && r.successorRotated.Valid:
+		return errRefreshLeaked
+	}
+	return nil
+}
+
+// rotate issues the grant's new tokens and records them as the refresh
+// token's successor.
+func (s *Service) rotate(ctx context.Context, tx db.Querier, raw string, r *refreshRow, now time.Time) (*TokenResponse, error) {
+	if r.rotated.Valid && r.successor.Valid {
+		// A retry within the grace: the successor it never received is
+		// dropped, with its access token's sibling left to expire.
+		if _, err := tx.Exec(ctx, `DELETE FROM oauth_tokens WHERE hash = $1`, r.successor.String); err != nil {
+			return nil, fmt.Errorf("drop unreceived refresh token: %w", err)
+		}
+	}
+	out, err := s.issue(ctx, tx, r.grant, now)
+	if err != nil {
+		return nil, err
+	}
+	// A compare-and-set on the successor that was read: a refresh of the
+	// same token that committed meanwhile makes this one start over, so a
+	// token never has two live successors.
+	ok, err := changedOne(tx.Exec(ctx, `UPDATE oauth_tokens SET rotated_at = $1, replaced_by = $2 WHERE hash = $3 AND COALESCE(replaced_by, '') = $4`,
+		now, auth.HashToken(out.RefreshToken), auth.HashToken(raw), r.successor.String))
+	if err != nil {
+		return nil, fmt.Errorf("record refresh token rotation: %w", err)
+	}
+	if !ok {
+		return nil, errRefreshRace
+	}
+	if _, err := tx.Exec(ctx, `UPDATE oauth_grants SET last_used_at = $1 WHERE id = $2`, now, r.id); err != nil {
+		return nil, fmt.Errorf("touch grant: %w", err)
 	}
 	return out, nil
 }
