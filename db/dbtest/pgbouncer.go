@@ -40,18 +40,52 @@ func PgBouncer(t testing.TB) Pooled {
 	if base == "" {
 		t.Skip("skipping PgBouncer: TEST_DATABASE_URL is not set (.ci/run sets it; see README)")
 	}
-	bin, err := exec.LookPath("pgbouncer")
-	if err != nil {
-		if _, serr := os.Stat("/usr/sbin/pgbouncer"); serr != nil {
-			t.Skip("skipping PgBouncer: no pgbouncer binary on PATH or in /usr/sbin (apt-get install pgbouncer; .ci/run installs it)")
-		}
-		bin = "/usr/sbin/pgbouncer"
-	}
+	bin := pgbouncerBinary(t)
 	u, err := url.Parse(base)
 	if err != nil || u.Host == "" {
 		t.Fatalf("TEST_DATABASE_URL is not a URL: %v", err)
 	}
+	name, direct := createDatabase(t, base, u)
+	port := testkit.FreePort(t)
+	dir := writePgBouncerConfig(t, u, name, port)
+	exited, out := startPgBouncer(t, bin, dir)
 
+	pooled := direct
+	pooled.Host = net.JoinHostPort("127.0.0.1", fmt.Sprint(port))
+	p := Pooled{Name: name, URL: pooled.String(), DirectURL: direct.String()}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		err := ping(p.URL)
+		if err == nil {
+			return p
+		}
+		select {
+		case <-exited:
+			t.Fatalf("pgbouncer exited: %s", strings.TrimSpace(out.String()))
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pgbouncer does not answer on port %d after 15 s: %v\n%s", port, err, out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// pgbouncerBinary finds PgBouncer, or skips the test saying how to get it.
+func pgbouncerBinary(t testing.TB) string {
+	bin, err := exec.LookPath("pgbouncer")
+	if err == nil {
+		return bin
+	}
+	if _, serr := os.Stat("/usr/sbin/pgbouncer"); serr != nil {
+		t.Skip("skipping PgBouncer: no pgbouncer binary on PATH or in /usr/sbin (apt-get install pgbouncer; .ci/run installs it)")
+	}
+	return "/usr/sbin/pgbouncer"
+}
+
+// createDatabase creates a database of a random name on the server of base,
+// dropped when the test ends, and returns its name and direct URL.
+func createDatabase(t testing.TB, base string, u *url.URL) (string, url.URL) {
 	var b [6]byte
 	rand.Read(b[:])
 	name := "ctalk_pooled_" + hex.EncodeToString(b[:])
@@ -76,8 +110,12 @@ func PgBouncer(t testing.TB) Pooled {
 	q := direct.Query()
 	q.Del("search_path")
 	direct.RawQuery = q.Encode()
+	return name, direct
+}
 
-	port := testkit.FreePort(t)
+// writePgBouncerConfig writes a transaction-mode configuration in front of
+// database name on u's server, listening on port, and returns its folder.
+func writePgBouncerConfig(t testing.TB, u *url.URL, name string, port int) string {
 	user := u.User.Username()
 	passwordParam := ""
 	if password, ok := u.User.Password(); ok {
@@ -104,19 +142,25 @@ ignore_startup_parameters = extra_float_digits
 	if err := os.WriteFile(filepath.Join(dir, "users.txt"), []byte(fmt.Sprintf("%q %q\n", user, "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return dir
+}
+
+// startPgBouncer runs PgBouncer on the configuration in dir until the test
+// ends; exited closes when it stops, out holds what it printed.
+func startPgBouncer(t testing.TB, bin, dir string) (exited chan struct{}, out *syncbuf.Buffer) {
 	args := []string{filepath.Join(dir, "pgbouncer.ini")}
 	if os.Geteuid() == 0 {
 		// PgBouncer refuses to run as root; it switches to this user.
 		os.Chmod(dir, 0o755)
 		args = append([]string{"-u", "nobody"}, args...)
 	}
-	out := &syncbuf.Buffer{}
+	out = &syncbuf.Buffer{}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start pgbouncer: %v", err)
 	}
-	exited := make(chan struct{})
+	exited = make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
 		cmd.Process.Kill()
@@ -125,26 +169,7 @@ ignore_startup_parameters = extra_float_digits
 			t.Logf("pgbouncer output:\n%s", out.String())
 		}
 	})
-
-	pooled := direct
-	pooled.Host = net.JoinHostPort("127.0.0.1", fmt.Sprint(port))
-	p := Pooled{Name: name, URL: pooled.String(), DirectURL: direct.String()}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		err := ping(p.URL)
-		if err == nil {
-			return p
-		}
-		select {
-		case <-exited:
-			t.Fatalf("pgbouncer exited: %s", strings.TrimSpace(out.String()))
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pgbouncer does not answer on port %d after 15 s: %v\n%s", port, err, out.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return exited, out
 }
 
 func ping(u string) error {
