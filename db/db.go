@@ -114,45 +114,12 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 // without migrating.
 func Connect(ctx context.Context, cfg Config) (*DB, error) {
 	d := &DB{Now: func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }}
+	open := d.openSQLite
 	if cfg.URL != "" {
-		d.Engine, d.URL, d.DirectURL = Postgres, cfg.URL, cfg.URL
-		if cfg.DirectURL != "" {
-			d.DirectURL = cfg.DirectURL
-		}
-		if _, err := pgconnConfig(d.DirectURL); err != nil {
-			return nil, fmt.Errorf("the direct database URL: %w", err)
-		}
-		pc, perr := pgconnConfig(cfg.URL)
-		if perr != nil {
-			return nil, perr
-		}
-		if d.DirectURL != d.URL {
-			pooledExecMode(pc, cfg.URL)
-		}
-		d.pool = stdlib.OpenDB(*pc)
-		n := cfg.MaxOpenConns
-		if n == 0 {
-			n = 20
-		}
-		d.pool.SetMaxOpenConns(n)
-		d.pool.SetMaxIdleConns(n)
-		d.pool.SetConnMaxIdleTime(5 * time.Minute)
-	} else {
-		d.Engine, d.path = SQLite, cfg.Path
-		connector, err := newStmtCacheConnector(sqliteDSN(cfg.Path))
-		if err != nil {
-			return nil, fmt.Errorf("open sqlite %s: %w", cfg.Path, err)
-		}
-		d.pool = sql.OpenDB(connector)
-		// SQLite serializes writers; a handful of connections lets readers
-		// proceed in WAL mode while busy_timeout queues the writers.
-		n := cfg.MaxOpenConns
-		if n == 0 {
-			n = 8
-		}
-		d.pool.SetMaxOpenConns(n)
-		d.pool.SetMaxIdleConns(n)
-		d.writer = make(chan struct{}, 1)
+		open = d.openPostgres
+	}
+	if err := open(cfg); err != nil {
+		return nil, err
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -172,6 +139,54 @@ func Connect(ctx context.Context, cfg Config) (*DB, error) {
 		go d.checkpoints(cctx, checkpointEvery)
 	}
 	return d, nil
+}
+
+// openPostgres opens the pool of cfg.URL (with statements sent unprepared
+// when it goes through a pooler, that is, when a direct URL differs).
+func (d *DB) openPostgres(cfg Config) error {
+	d.Engine, d.URL, d.DirectURL = Postgres, cfg.URL, cfg.URL
+	if cfg.DirectURL != "" {
+		d.DirectURL = cfg.DirectURL
+	}
+	if _, err := pgconnConfig(d.DirectURL); err != nil {
+		return fmt.Errorf("the direct database URL: %w", err)
+	}
+	pc, err := pgconnConfig(cfg.URL)
+	if err != nil {
+		return err
+	}
+	if d.DirectURL != d.URL {
+		pooledExecMode(pc, cfg.URL)
+	}
+	d.pool = stdlib.OpenDB(*pc)
+	n := cfg.MaxOpenConns
+	if n == 0 {
+		n = 20
+	}
+	d.pool.SetMaxOpenConns(n)
+	d.pool.SetMaxIdleConns(n)
+	d.pool.SetConnMaxIdleTime(5 * time.Minute)
+	return nil
+}
+
+// openSQLite opens the file cfg.Path with its writer queue.
+func (d *DB) openSQLite(cfg Config) error {
+	d.Engine, d.path = SQLite, cfg.Path
+	connector, err := newStmtCacheConnector(sqliteDSN(cfg.Path))
+	if err != nil {
+		return fmt.Errorf("open sqlite %s: %w", cfg.Path, err)
+	}
+	d.pool = sql.OpenDB(connector)
+	// SQLite serializes writers; a handful of connections lets readers
+	// proceed in WAL mode while busy_timeout queues the writers.
+	n := cfg.MaxOpenConns
+	if n == 0 {
+		n = 8
+	}
+	d.pool.SetMaxOpenConns(n)
+	d.pool.SetMaxIdleConns(n)
+	d.writer = make(chan struct{}, 1)
+	return nil
 }
 
 // checkpointEvery is how often the SQLite checkpointer runs.
