@@ -43,6 +43,17 @@ func TestSignUpErrorsByField(t *testing.T) {
 			t.Fatalf("a refused form created newco: %v", err)
 		}
 
+		// A mistake in the person's fields alone leaves no organization
+		// behind without its admin.
+		onlyOwnership := signupForm()
+		onlyOwnership.Set("ownership", strings.Repeat("a,", 60))
+		if code, page := anon.post("/signup", onlyOwnership); code != http.StatusBadRequest || !strings.Contains(page, `id="ownership-error"`) {
+			t.Fatalf("too many areas owned: %d, want 400 with the error next to ownership\n%s", code, page)
+		}
+		if _, err := s.Orgs.Org(context.Background(), "newco"); ctalk.ErrorCode(err) != ctalk.ENotFound {
+			t.Fatalf("a refused person created newco: %v", err)
+		}
+
 		// An id that is taken is the org id's mistake.
 		taken := signupForm()
 		taken.Set("org_id", "acme")
