@@ -135,11 +135,11 @@ func (p *Pages) withdrawSubmit(c echo.Context) error {
 	}
 	switch code {
 	case ctalk.ENotFound:
-		return p.message(c, http.StatusNotFound, "Question not found", ctalk.Errorf(code,
-			"That question is not one of yours, so nothing was withdrawn. Your questions are listed under Asked."))
+		return p.peopleMessage(c, http.StatusNotFound, "asked", "Question not found",
+			"That question is not one of yours, so nothing was withdrawn. Your questions are listed under Asked.")
 	case ctalk.EForbidden:
-		return p.message(c, http.StatusForbidden, "Not your question", ctalk.Errorf(code,
-			"Only the person who asked a question can withdraw it, so nothing was withdrawn. To refuse a question sent to you, decline it in your inbox."))
+		return p.peopleMessage(c, http.StatusForbidden, "asked", "Not your question",
+			"Only the person who asked a question can withdraw it, so nothing was withdrawn. To refuse a question sent to you, decline it in your inbox.")
 	}
 	msg := ctalk.ErrorMessage(err)
 	if code == ctalk.EConflict {
@@ -164,4 +164,10 @@ func (p *Pages) peopleApp(c echo.Context, status int, name, section, title, flas
 		return err
 	}
 	return p.render(c, status, name, &page{Me: m, Section: section, Title: title, Waiting: n, Flash: flashText, Data: data})
+}
+
+// peopleMessage renders a refusal of the asked or people sections in the
+// app's layout, so that the person keeps their navigation.
+func (p *Pages) peopleMessage(c echo.Context, status int, section, title, msg string) error {
+	return p.render(c, status, "message", &page{Me: me(c), Section: section, Title: title, Message: msg})
 }

@@ -80,6 +80,12 @@ func TestAskFromTheWeb(t *testing.T) {
 
 		key := formKey(t, page)
 		form := url.Values{"to": {"alice"}, "text": {"What is the retry logic in alpha-repo?"}, "key": {key}}
+		if code, _ := bob.postRaw("/asked", form); code != http.StatusForbidden {
+			t.Fatalf("ask without CSRF: %d, want 403", code)
+		}
+		if n := len(s.asked(t, "acme", "bob")); n != 0 {
+			t.Fatalf("a form without CSRF asked %d questions", n)
+		}
 		code, page = bob.post("/asked", form)
 		wantIn(t, "after asking", page, "Your question is sent", "What is the retry logic in alpha-repo?", "Waiting for an answer", `<a href="/people/alice">Alice</a>`)
 		if code != http.StatusOK {
@@ -186,6 +192,14 @@ func TestWithdrawFromTheWeb(t *testing.T) {
 			t.Fatalf("withdrawing twice: %d, want 409", code)
 		}
 		wantIn(t, "withdrawing twice", page, "no longer waiting for an answer", `role="alert"`)
+
+		// A question to someone since removed still shows, to a former member.
+		if _, err := s.Orgs.RemoveUser(context.Background(), "acme", "carol"); err != nil {
+			t.Fatal(err)
+		}
+		_, page = bob.get("/asked")
+		wantIn(t, "asked of a former member", page, "Carol (carol, former member)", "Who owns billing?")
+		wantOut(t, "asked of a former member", page, `href="/people/carol"`, `<option value="carol">`)
 	})
 }
 

@@ -108,10 +108,10 @@ func (p *Pages) peopleError(c echo.Context, err error) error {
 		return err
 	case ctalk.ENotFound, ctalk.EInvalid:
 		// A malformed id names no one either.
-		return p.message(c, http.StatusNotFound, "Person not found", ctalk.Errorf(ctalk.ENotFound,
-			"No one with that user id is in your organization. People lists everyone who is."))
+		return p.peopleMessage(c, http.StatusNotFound, "people", "Person not found",
+			"No one with that user id is in your organization. People lists everyone who is.")
 	}
-	return p.message(c, ctalk.HTTPStatus(code), "Not changed", err)
+	return p.peopleMessage(c, ctalk.HTTPStatus(code), "people", "Not changed", ctalk.ErrorMessage(err))
 }
 
 // myProfile is my own profile: my notes and my password.
@@ -134,8 +134,8 @@ func (p *Pages) myNotesSubmit(c echo.Context) error {
 func (p *Pages) profileNotesSubmit(c echo.Context) error {
 	m, userID := me(c), c.Param("user_id")
 	if !m.IsAdmin() {
-		return p.render(c, http.StatusForbidden, "message", &page{Me: m, Title: "Admins only",
-			Message: "Only an admin of your organization can edit a person's profile notes, so nothing was changed. You can edit your own notes on your profile."})
+		return p.peopleMessage(c, http.StatusForbidden, "people", "Admins only",
+			"Only an admin of your organization can edit a person's profile notes, so nothing was changed. You can edit your own notes on your profile.")
 	}
 	notes := c.FormValue("profile_notes")
 	u, err := p.orgs.SetProfileNotes(c.Request().Context(), m.OrgID, userID, notes)

@@ -180,3 +180,33 @@ func TestNotesFromTheWeb(t *testing.T) {
 		}
 	})
 }
+
+// TestPeoplePagesNeedASession: a signed-out browser is sent to sign in and
+// brought back; a form posted without a session changes nothing.
+func TestPeoplePagesNeedASession(t *testing.T) {
+	each(t, func(t *testing.T, engine db.Engine) {
+		s := start(t, engine)
+		s.org(t, "acme")
+		anon := s.anonymous(t)
+		for _, path := range []string{"/asked", "/people", "/people/alice", "/profile"} {
+			code, page := anon.get(path)
+			if code != http.StatusOK || !strings.Contains(page, `name="next" value="`+path+`"`) {
+				t.Errorf("signed-out %s: %d, want the sign-in page returning there", path, code)
+			}
+		}
+		for path, form := range map[string]url.Values{
+			"/asked":                    {"to": {"alice"}, "text": {"hi"}},
+			"/profile/notes":            {"notes": {"anonymous"}},
+			"/people/bob/profile-notes": {"profile_notes": {"anonymous"}},
+			"/profile/password":         {"current_password": {userPW}, "new_password": {"anonymous-pw"}},
+			"/asked/q_000000000000000000000000/withdraw": {},
+		} {
+			if code, _ := anon.post(path, form); code != http.StatusUnauthorized {
+				t.Errorf("signed-out POST %s: %d, want 401", path, code)
+			}
+		}
+		if u := s.user(t, "acme", "bob"); u.Notes != "" || u.ProfileNotes != "" {
+			t.Errorf("signed-out forms changed bob: %+v", u)
+		}
+	})
+}

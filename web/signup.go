@@ -19,7 +19,12 @@ import (
 type signupForm struct {
 	OrgID, OrgName, UserID, Name, Ownership string
 	Errors                                  map[string]string
+	// First is the first field with a mistake, which takes the focus.
+	First string
 }
+
+// signupFields are the fields of the sign-up form, in the order it shows them.
+var signupFields = []string{"org_id", "org_name", "admin_password", "signup_secret", "user_id", "name", "password", "ownership"}
 
 // signupPage is the sign-up form; after it, the person lands on next, or
 // in the app when no next was given.
@@ -30,6 +35,11 @@ func (p *Pages) signupPage(c echo.Context) error {
 
 func (p *Pages) renderSignup(c echo.Context, status int, next string, f signupForm) error {
 	msg := ""
+	for _, field := range signupFields {
+		if _, ok := f.Errors[field]; ok && f.First == "" {
+			f.First = field
+		}
+	}
 	if len(f.Errors) > 0 {
 		msg = "Nothing was created. Fix what is marked below and send the form again."
 		if m, ok := f.Errors["form"]; ok {
