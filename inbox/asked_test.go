@@ -213,5 +213,41 @@ func TestBetweenBothWays(t *testing.T) {
 		if err != nil || len(c.Recent) != 0 || c.YouAsked+c.TheyAsked != 0 {
 			t.Fatalf("b and c never talked: %v %+v", err, c)
 		}
+		// Another org's a and z talked; acme's a and z did not.
+		seedOther(t, d)
+		if _, err := s.Ask(ctx, "zeta", "z", inbox.Ask{To: "a", Text: "zeta only"}); err != nil {
+			t.Fatal(err)
+		}
+		c, err = s.Between(ctx, "acme", "a", "z", 10)
+		if err != nil || len(c.Recent) != 0 || c.YouAsked+c.TheyAsked != 0 {
+			t.Fatalf("acme's a with zeta's z: %v %+v, want nothing", err, c)
+		}
+	})
+}
+
+// TestAskedPageStatementCount: a page of my questions costs two statements
+// (the page and its recipients), whether it holds 1 or 50 questions to as
+// many people.
+func TestAskedPageStatementCount(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		others := seedSenders(t, d, 50)
+		s := newService(d)
+		ctx := context.Background()
+		for _, o := range others {
+			if _, err := s.Ask(ctx, "acme", "me", inbox.Ask{To: o, Text: "a question"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, size := range []int{1, 50} {
+			var items []*inbox.AskedItem
+			var err error
+			n := countStatements(d, func() { items, _, err = s.Asked(ctx, "acme", "me", size, "") })
+			if err != nil || len(items) != size {
+				t.Fatalf("a page of %d: %v, %d items", size, err, len(items))
+			}
+			if n != 2 {
+				t.Errorf("a page of %d cost %d statements, want 2", size, n)
+			}
+		}
 	})
 }

@@ -152,6 +152,15 @@ func TestNotesFromTheWeb(t *testing.T) {
 		if got := s.user(t, "acme", "bob").ProfileNotes; got != "Owns billing since May." {
 			t.Fatalf("bob's profile notes = %q", got)
 		}
+		// An admin writes their own profile notes from their profile.
+		_, page = alice.get("/profile")
+		wantIn(t, "alice's own profile", page, `action="/people/alice/profile-notes"`)
+		if code, page := alice.post("/people/alice/profile-notes", url.Values{"profile_notes": {"Founder."}}); code != http.StatusOK || !strings.Contains(page, "Your profile") {
+			t.Errorf("alice's own profile notes: %d, want back on her profile", code)
+		}
+		if got := s.user(t, "acme", "alice").ProfileNotes; got != "Founder." {
+			t.Errorf("alice's profile notes = %q", got)
+		}
 		_, page = bob.get("/profile")
 		wantIn(t, "bob sees the admin's notes", page, "Owns billing since May.")
 		wantOut(t, "bob sees the admin's notes", page, `action="/people/bob/profile-notes"`)
