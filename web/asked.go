@@ -95,6 +95,11 @@ func (p *Pages) askSubmit(c echo.Context) error {
 		return err
 	}
 	field, msg := askError(m.UserID, form.To, err)
+	if ctalk.ErrorCode(err) == ctalk.EConflict {
+		// The form's key was spent on another question (the page was
+		// reused after going back): this one needs a key of its own.
+		form.Key = newFormKey()
+	}
 	return p.renderAsked(c, ctalk.HTTPStatus(ctalk.ErrorCode(err)), "", form, map[string]string{field: msg}, nil)
 }
 
@@ -113,6 +118,8 @@ func askError(me, to string, err error) (field, msg string) {
 		return "to", "Pick the person to ask from the list."
 	case code == ctalk.EInvalid:
 		return "text", ctalk.ErrorMessage(err)
+	case code == ctalk.EConflict:
+		return "form", "This form was already used to send another question, so this one was not sent. Check it and send it again."
 	}
 	return "form", ctalk.ErrorMessage(err)
 }

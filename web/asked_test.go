@@ -98,6 +98,23 @@ func TestAskFromTheWeb(t *testing.T) {
 			t.Fatalf("after the same form twice: %d questions, want 1", len(items))
 		}
 
+		// The same form, gone back to and changed, asks nothing until sent
+		// again from the fresh form the refusal shows.
+		changed := url.Values{"to": {"alice"}, "text": {"And the timeout?"}, "key": {key}}
+		code, page = bob.post("/asked", changed)
+		if code != http.StatusConflict || formKey(t, page) == key {
+			t.Fatalf("a spent form key: %d, want 409 and a fresh key", code)
+		}
+		wantIn(t, "a spent form key", page, `id="ask-error"`, "already used", ">And the timeout?</textarea>")
+		changed.Set("key", formKey(t, page))
+		if code, page = bob.post("/asked", changed); code != http.StatusOK {
+			t.Fatalf("sent again from the fresh form: %d", code)
+		}
+		if n := len(s.asked(t, "acme", "bob")); n != 2 {
+			t.Fatalf("%d questions, want 2", n)
+		}
+		items = s.asked(t, "acme", "bob")[1:]
+
 		for _, tc := range []struct {
 			name, to, text, field string
 			status                int
@@ -120,8 +137,8 @@ func TestAskFromTheWeb(t *testing.T) {
 				}
 			})
 		}
-		if n := len(s.asked(t, "acme", "bob")); n != 1 {
-			t.Fatalf("refused forms stored questions: %d, want 1", n)
+		if n := len(s.asked(t, "acme", "bob")); n != 2 {
+			t.Fatalf("refused forms stored questions: %d, want 2", n)
 		}
 
 		// Alice answers with a right-to-left override in her words.
@@ -136,7 +153,10 @@ func TestAskFromTheWeb(t *testing.T) {
 		for range 2 {
 			_, page = bob.get("/asked")
 			wantIn(t, "answered", page, "Answered", "Their answer", "Hidden characters shown", "⟦U&#43;202E⟧")
-			wantOut(t, "answered", page, "\u202e", "Withdraw this question")
+			wantOut(t, "answered", page, "\u202e")
+			if n := strings.Count(page, "Withdraw this question"); n != 1 {
+				t.Fatalf("%d withdraw buttons, want 1: for the one pending question", n)
+			}
 		}
 		// Reading the page handed nothing to bob's agent.
 		agent := s.agent(t, "acme", "bob")
