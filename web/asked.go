@@ -117,7 +117,7 @@ func askError(me, to string, err error) (field, msg string) {
 		}
 		return "to", "Pick the person to ask from the list."
 	case code == ctalk.EInvalid:
-		return "text", ctalk.ErrorMessage(err)
+		return "text", ctalk.ErrorMessage(labelled(err, "question", "The question"))
 	case code == ctalk.EConflict:
 		return "form", "This form was already used to send another question, so this one was not sent. Check it and send it again."
 	}

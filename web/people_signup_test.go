@@ -37,7 +37,7 @@ func TestSignUpErrorsByField(t *testing.T) {
 			t.Fatalf("a form with four mistakes: %d, want 400", code)
 		}
 		wantIn(t, "four mistakes", page, `id="org_id-error"`, `id="admin_password-error"`, `id="password-error"`, `id="ownership-error"`,
-			"Nothing was created", `value="New Co!"`, `value="nina"`)
+			"Nothing was created", `value="New Co!"`, `value="nina"`, "Your password must be at least 8", "The admin password must be at least 12")
 		wantOut(t, "four mistakes", page, `id="org_name-error"`, `id="user_id-error"`, `id="name-error"`, "too-short")
 		if _, err := s.Orgs.Org(context.Background(), "newco"); ctalk.ErrorCode(err) != ctalk.ENotFound {
 			t.Fatalf("a refused form created newco: %v", err)

@@ -125,13 +125,30 @@ func (p *Pages) checkSignup(c echo.Context, org orgs.NewOrg, user orgs.NewUser) 
 		add(field, err)
 	}
 	for _, fe := range org.Check() {
-		if fe.Field == "name" {
-			fe.Field = "org_name"
+		field := fe.Field
+		if field == "name" {
+			field = "org_name"
 		}
-		add(fe.Field, fe.Err)
+		add(field, labelled(fe.Err, fe.Field, signupLabels[field]))
 	}
 	for _, fe := range user.Check() {
-		add(fe.Field, fe.Err)
+		add(fe.Field, labelled(fe.Err, fe.Field, signupLabels[fe.Field]))
 	}
 	return status, errs
+}
+
+// signupLabels name the sign-up form's fields in its mistakes as the form
+// labels them.
+var signupLabels = map[string]string{"org_id": "The organization id", "org_name": "The organization name",
+	"admin_password": "The admin password", "user_id": "Your user id", "name": "Your name", "password": "Your password"}
+
+// labelled returns err with the name of the argument that starts its
+// message (as the tools name it, such as admin_password) replaced by the
+// label of the form's field.
+func labelled(err error, arg, label string) error {
+	msg := ctalk.ErrorMessage(err)
+	if label == "" || !strings.HasPrefix(msg, arg+" ") {
+		return err
+	}
+	return &ctalk.Error{Code: ctalk.ErrorCode(err), Message: label + msg[len(arg):]}
 }
