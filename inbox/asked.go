@@ -11,11 +11,11 @@ import (
 	"github.com/ctalk/ctalk/orgs"
 )
 
-// MaxPage is the most questions a page of Asked or Between holds.
-const MaxPage = 50
+// MaxListPage is the most questions a page of Asked or Between holds.
+const MaxListPage = 50
 
-// Person is another member as a list of questions names them.
-type Person struct {
+// Recipient is whom a question was asked, as the asker's list names them.
+type Recipient struct {
 	UserID string `json:"user_id"`
 	Name   string `json:"name"`
 	// FormerMember marks a person since removed from the org.
@@ -25,7 +25,7 @@ type Person struct {
 // AskedItem is a question the caller asked, with whom they asked.
 type AskedItem struct {
 	*Question
-	Recipient Person `json:"recipient"`
+	Recipient Recipient `json:"recipient"`
 }
 
 // Asked returns the questions userID asked, newest first, a page of at most
@@ -35,11 +35,11 @@ type AskedItem struct {
 // still handed to the asker's agent by check_replies and wait_for_reply.
 // It costs two statements: the page and its recipients.
 //
-// Returns EInvalid for a limit outside 1 to MaxPage or a cursor this server
+// Returns EInvalid for a limit outside 1 to MaxListPage or a cursor this server
 // did not issue.
 func (s *Service) Asked(ctx context.Context, orgID, userID string, limit int, cursor string) (items []*AskedItem, next string, err error) {
-	if limit < 1 || limit > MaxPage {
-		return nil, "", ctalk.Errorf(ctalk.EInvalid, "limit must be 1 to %d (got %d)", MaxPage, limit)
+	if limit < 1 || limit > MaxListPage {
+		return nil, "", ctalk.Errorf(ctalk.EInvalid, "limit must be 1 to %d (got %d)", MaxListPage, limit)
 	}
 	before := pageCursor{At: newest}
 	if strings.TrimSpace(cursor) != "" {
@@ -69,9 +69,9 @@ func (s *Service) Asked(ctx context.Context, orgID, userID string, limit int, cu
 	items = make([]*AskedItem, 0, len(qs))
 	for _, q := range qs {
 		p := people[q.To]
-		it := &AskedItem{Question: q, Recipient: Person{UserID: q.To, Name: q.To}}
+		it := &AskedItem{Question: q, Recipient: Recipient{UserID: q.To, Name: q.To}}
 		if p.User != nil {
-			it.Recipient = Person{UserID: p.ID, Name: p.Name, FormerMember: p.Removed}
+			it.Recipient = Recipient{UserID: p.ID, Name: p.Name, FormerMember: p.Removed}
 		}
 		items = append(items, it)
 	}
@@ -94,10 +94,10 @@ type Conversation struct {
 // their latest limit questions, asked either way, in any status, newest
 // first, in two statements. It only reads, and never shows drafts.
 //
-// Returns EInvalid for a limit outside 1 to MaxPage.
+// Returns EInvalid for a limit outside 1 to MaxListPage.
 func (s *Service) Between(ctx context.Context, orgID, me, other string, limit int) (*Conversation, error) {
-	if limit < 1 || limit > MaxPage {
-		return nil, ctalk.Errorf(ctalk.EInvalid, "limit must be 1 to %d (got %d)", MaxPage, limit)
+	if limit < 1 || limit > MaxListPage {
+		return nil, ctalk.Errorf(ctalk.EInvalid, "limit must be 1 to %d (got %d)", MaxListPage, limit)
 	}
 	stats, err := pairStats(ctx, s.db, orgID, me, []string{other})
 	if err != nil {

@@ -12,9 +12,9 @@ import (
 	"github.com/ctalk/ctalk/inbox"
 )
 
-// seedOther creates org zeta with users a (the same id as acme's a) and z,
+// seedZeta creates org zeta with users a (the same id as acme's a) and z,
 // whose questions acme's people must never see.
-func seedOther(t *testing.T, d *db.DB) {
+func seedZeta(t *testing.T, d *db.DB) {
 	t.Helper()
 	ctx := context.Background()
 	now := d.Now()
@@ -34,9 +34,9 @@ func seedOther(t *testing.T, d *db.DB) {
 	}
 }
 
-// askAt asks n questions from "from" to "to" in acme, all stamped at one
+// askAtInstant asks n questions from "from" to "to" in acme, all stamped at one
 // instant, so that page boundaries fall inside one created_at.
-func askAt(t *testing.T, d *db.DB, s *inbox.Service, from, to string, n int, at time.Time) []string {
+func askAtInstant(t *testing.T, d *db.DB, s *inbox.Service, from, to string, n int, at time.Time) []string {
 	t.Helper()
 	orig := d.Now
 	d.Now = func() time.Time { return at }
@@ -59,13 +59,13 @@ func askAt(t *testing.T, d *db.DB, s *inbox.Service, from, to string, n int, at 
 func TestAskedPagesNewestFirst(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
-		seedOther(t, d)
+		seedZeta(t, d)
 		s := newService(d)
 		ctx := context.Background()
 		base := d.Now()
-		older := askAt(t, d, s, "a", "b", 2, base)
-		same := askAt(t, d, s, "a", "b", 5, base.Add(time.Second))
-		askAt(t, d, s, "b", "a", 2, base.Add(2*time.Second))
+		older := askAtInstant(t, d, s, "a", "b", 2, base)
+		same := askAtInstant(t, d, s, "a", "b", 5, base.Add(time.Second))
+		askAtInstant(t, d, s, "b", "a", 2, base.Add(2*time.Second))
 		if _, err := s.Ask(ctx, "zeta", "a", inbox.Ask{To: "z", Text: "another org"}); err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +99,7 @@ func TestAskedPagesNewestFirst(t *testing.T) {
 			}
 			seen[id] = true
 			// The first five are the instant's (newest), the last two older.
-			if want := i < 5; want != contains(same, id) {
+			if want := i < 5; want != containsID(same, id) {
 				t.Fatalf("position %d holds %s; the newest instant's questions come first", i, id)
 			}
 		}
@@ -111,13 +111,13 @@ func TestAskedPagesNewestFirst(t *testing.T) {
 		if _, _, err := s.Asked(ctx, "acme", "a", 3, "junk"); ctalk.ErrorCode(err) != ctalk.EInvalid {
 			t.Errorf("a forged cursor: %v, want invalid", err)
 		}
-		if _, _, err := s.Asked(ctx, "acme", "a", inbox.MaxPage+1, ""); ctalk.ErrorCode(err) != ctalk.EInvalid {
+		if _, _, err := s.Asked(ctx, "acme", "a", inbox.MaxListPage+1, ""); ctalk.ErrorCode(err) != ctalk.EInvalid {
 			t.Errorf("limit over the maximum: %v, want invalid", err)
 		}
 	})
 }
 
-func contains(ids []string, id string) bool {
+func containsID(ids []string, id string) bool {
 	for _, x := range ids {
 		if x == id {
 			return true
@@ -191,9 +191,9 @@ func TestBetweenBothWays(t *testing.T) {
 			t.Fatal(err)
 		}
 		base := d.Now()
-		mine := askAt(t, d, s, "a", "b", 3, base)
-		theirs := askAt(t, d, s, "b", "a", 2, base.Add(time.Second))
-		askAt(t, d, s, "c", "a", 1, base.Add(2*time.Second))
+		mine := askAtInstant(t, d, s, "a", "b", 3, base)
+		theirs := askAtInstant(t, d, s, "b", "a", 2, base.Add(time.Second))
+		askAtInstant(t, d, s, "c", "a", 1, base.Add(2*time.Second))
 
 		c, err := s.Between(ctx, "acme", "a", "b", 10)
 		if err != nil {
@@ -202,7 +202,7 @@ func TestBetweenBothWays(t *testing.T) {
 		if c.YouAsked != 3 || c.TheyAsked != 2 || len(c.Recent) != 5 {
 			t.Fatalf("between a and b: asked %d/%d, %d recent; want 3/2, 5", c.YouAsked, c.TheyAsked, len(c.Recent))
 		}
-		if !contains(theirs, c.Recent[0].ID) || !contains(theirs, c.Recent[1].ID) || !contains(mine, c.Recent[4].ID) {
+		if !containsID(theirs, c.Recent[0].ID) || !containsID(theirs, c.Recent[1].ID) || !containsID(mine, c.Recent[4].ID) {
 			t.Errorf("not newest first: %s %s ... %s", c.Recent[0].ID, c.Recent[1].ID, c.Recent[4].ID)
 		}
 		c, err = s.Between(ctx, "acme", "a", "b", 4)
@@ -214,7 +214,7 @@ func TestBetweenBothWays(t *testing.T) {
 			t.Fatalf("b and c never talked: %v %+v", err, c)
 		}
 		// Another org's a and z talked; acme's a and z did not.
-		seedOther(t, d)
+		seedZeta(t, d)
 		if _, err := s.Ask(ctx, "zeta", "z", inbox.Ask{To: "a", Text: "zeta only"}); err != nil {
 			t.Fatal(err)
 		}

@@ -56,7 +56,7 @@ type askedData struct {
 }
 
 func (p *Pages) askedPage(c echo.Context) error {
-	form := askForm{To: c.QueryParam("to"), Key: newFormKey()}
+	form := askForm{To: c.QueryParam("to"), Key: newAskKey()}
 	return p.renderAsked(c, http.StatusOK, c.QueryParam("cursor"), form, nil, nil)
 }
 
@@ -98,7 +98,7 @@ func (p *Pages) askSubmit(c echo.Context) error {
 	if ctalk.ErrorCode(err) == ctalk.EConflict {
 		// The form's key was spent on another question (the page was
 		// reused after going back): this one needs a key of its own.
-		form.Key = newFormKey()
+		form.Key = newAskKey()
 	}
 	return p.renderAsked(c, ctalk.HTTPStatus(ctalk.ErrorCode(err)), "", form, map[string]string{field: msg}, nil)
 }
@@ -117,7 +117,7 @@ func askError(me, to string, err error) (field, msg string) {
 		}
 		return "to", "Pick the person to ask from the list."
 	case code == ctalk.EInvalid:
-		return "text", ctalk.ErrorMessage(labelled(err, "question", "The question"))
+		return "text", ctalk.ErrorMessage(fieldLabelled(err, "question", "The question"))
 	case code == ctalk.EConflict:
 		return "form", "This form was already used to send another question, so this one was not sent. Check it and send it again."
 	}
@@ -152,11 +152,11 @@ func (p *Pages) withdrawSubmit(c echo.Context) error {
 	if code == ctalk.EConflict {
 		msg = "This question is no longer waiting for an answer, so it cannot be withdrawn; its outcome is shown below."
 	}
-	return p.renderAsked(c, ctalk.HTTPStatus(code), cursor, askForm{Key: newFormKey()}, nil, map[string]string{id: msg})
+	return p.renderAsked(c, ctalk.HTTPStatus(code), cursor, askForm{Key: newAskKey()}, nil, map[string]string{id: msg})
 }
 
-// newFormKey returns a fresh idempotency key for one rendering of a form.
-func newFormKey() string {
+// newAskKey returns a fresh idempotency key for one rendering of a form.
+func newAskKey() string {
 	var b [16]byte
 	rand.Read(b[:])
 	return "web-" + hex.EncodeToString(b[:])

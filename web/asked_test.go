@@ -16,8 +16,8 @@ import (
 	"github.com/ctalk/ctalk/orgs"
 )
 
-// formKey returns the idempotency key of the ask form on a page.
-func formKey(t testing.TB, body string) string {
+// askKey returns the idempotency key of the ask form on a page.
+func askKey(t testing.TB, body string) string {
 	t.Helper()
 	m := regexp.MustCompile(`name="key" value="([^"]+)"`).FindStringSubmatch(body)
 	if m == nil {
@@ -26,8 +26,8 @@ func formKey(t testing.TB, body string) string {
 	return m[1]
 }
 
-// wantIn fails unless every one of wants is in body.
-func wantIn(t testing.TB, what, body string, wants ...string) {
+// mustShow fails unless every one of wants is in body.
+func mustShow(t testing.TB, what, body string, wants ...string) {
 	t.Helper()
 	for _, w := range wants {
 		if !strings.Contains(body, w) {
@@ -36,8 +36,8 @@ func wantIn(t testing.TB, what, body string, wants ...string) {
 	}
 }
 
-// wantOut fails if any of unwanted is in body.
-func wantOut(t testing.TB, what, body string, unwanted ...string) {
+// mustNotShow fails if any of unwanted is in body.
+func mustNotShow(t testing.TB, what, body string, unwanted ...string) {
 	t.Helper()
 	for _, w := range unwanted {
 		if strings.Contains(body, w) {
@@ -46,11 +46,11 @@ func wantOut(t testing.TB, what, body string, unwanted ...string) {
 	}
 }
 
-// asked returns the questions a user asked, newest first, read as the page
+// askedBy returns the questions a user asked, newest first, read as the page
 // reads them.
-func (s *site) asked(t testing.TB, orgID, userID string) []*inbox.AskedItem {
+func (s *site) askedBy(t testing.TB, orgID, userID string) []*inbox.AskedItem {
 	t.Helper()
-	items, _, err := s.Inbox.Asked(context.Background(), orgID, userID, inbox.MaxPage, "")
+	items, _, err := s.Inbox.Asked(context.Background(), orgID, userID, inbox.MaxListPage, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,25 +75,25 @@ func TestAskFromTheWeb(t *testing.T) {
 		if code != http.StatusOK {
 			t.Fatalf("/asked: %d\n%s", code, page)
 		}
-		wantIn(t, "empty asked page", page, "You have not asked anyone yet", `<option value="alice">Alice (alice)`, `<option value="carol">`)
-		wantOut(t, "empty asked page", page, `<option value="bob">`)
+		mustShow(t, "empty asked page", page, "You have not asked anyone yet", `<option value="alice">Alice (alice)`, `<option value="carol">`)
+		mustNotShow(t, "empty asked page", page, `<option value="bob">`)
 
-		key := formKey(t, page)
+		key := askKey(t, page)
 		form := url.Values{"to": {"alice"}, "text": {"What is the retry logic in alpha-repo?"}, "key": {key}}
 		if code, _ := bob.postRaw("/asked", form); code != http.StatusForbidden {
 			t.Fatalf("ask without CSRF: %d, want 403", code)
 		}
-		if n := len(s.asked(t, "acme", "bob")); n != 0 {
+		if n := len(s.askedBy(t, "acme", "bob")); n != 0 {
 			t.Fatalf("a form without CSRF asked %d questions", n)
 		}
 		code, page = bob.post("/asked", form)
-		wantIn(t, "after asking", page, "Your question is sent", "What is the retry logic in alpha-repo?", "Waiting for an answer", `<a href="/people/alice">Alice</a>`)
+		mustShow(t, "after asking", page, "Your question is sent", "What is the retry logic in alpha-repo?", "Waiting for an answer", `<a href="/people/alice">Alice</a>`)
 		if code != http.StatusOK {
 			t.Fatalf("ask: %d", code)
 		}
 		// The same form again (a double click, a retry) asks nothing new.
 		bob.post("/asked", form)
-		items := s.asked(t, "acme", "bob")
+		items := s.askedBy(t, "acme", "bob")
 		if len(items) != 1 || items[0].To != "alice" {
 			t.Fatalf("after the same form twice: %d questions, want 1", len(items))
 		}
@@ -102,18 +102,18 @@ func TestAskFromTheWeb(t *testing.T) {
 		// again from the fresh form the refusal shows.
 		changed := url.Values{"to": {"alice"}, "text": {"And the timeout?"}, "key": {key}}
 		code, page = bob.post("/asked", changed)
-		if code != http.StatusConflict || formKey(t, page) == key {
+		if code != http.StatusConflict || askKey(t, page) == key {
 			t.Fatalf("a spent form key: %d, want 409 and a fresh key", code)
 		}
-		wantIn(t, "a spent form key", page, `id="ask-error"`, "already used", ">And the timeout?</textarea>")
-		changed.Set("key", formKey(t, page))
+		mustShow(t, "a spent form key", page, `id="ask-error"`, "already used", ">And the timeout?</textarea>")
+		changed.Set("key", askKey(t, page))
 		if code, page = bob.post("/asked", changed); code != http.StatusOK {
 			t.Fatalf("sent again from the fresh form: %d", code)
 		}
-		if n := len(s.asked(t, "acme", "bob")); n != 2 {
+		if n := len(s.askedBy(t, "acme", "bob")); n != 2 {
 			t.Fatalf("%d questions, want 2", n)
 		}
-		items = s.asked(t, "acme", "bob")[1:]
+		items = s.askedBy(t, "acme", "bob")[1:]
 
 		for _, tc := range []struct {
 			name, to, text, field string
@@ -127,17 +127,17 @@ func TestAskFromTheWeb(t *testing.T) {
 			{"another org's person", "dave", "hello", "to-error", http.StatusNotFound},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				code, page := bob.post("/asked", url.Values{"to": {tc.to}, "text": {tc.text}, "key": {formKey(t, page)}})
+				code, page := bob.post("/asked", url.Values{"to": {tc.to}, "text": {tc.text}, "key": {askKey(t, page)}})
 				if code != tc.status {
 					t.Fatalf("status %d, want %d", code, tc.status)
 				}
-				wantIn(t, tc.name, page, `id="`+tc.field+`"`, `aria-invalid="true"`)
+				mustShow(t, tc.name, page, `id="`+tc.field+`"`, `aria-invalid="true"`)
 				if tc.text == "hello" {
-					wantIn(t, tc.name, page, ">hello</textarea>")
+					mustShow(t, tc.name, page, ">hello</textarea>")
 				}
 			})
 		}
-		if n := len(s.asked(t, "acme", "bob")); n != 2 {
+		if n := len(s.askedBy(t, "acme", "bob")); n != 2 {
 			t.Fatalf("refused forms stored questions: %d, want 2", n)
 		}
 
@@ -152,8 +152,8 @@ func TestAskFromTheWeb(t *testing.T) {
 		}
 		for range 2 {
 			_, page = bob.get("/asked")
-			wantIn(t, "answered", page, "Answered", "Their answer", "Hidden characters shown", "⟦U&#43;202E⟧")
-			wantOut(t, "answered", page, "\u202e")
+			mustShow(t, "answered", page, "Answered", "Their answer", "Hidden characters shown", "⟦U&#43;202E⟧")
+			mustNotShow(t, "answered", page, "\u202e")
 			if n := strings.Count(page, "Withdraw this question"); n != 1 {
 				t.Fatalf("%d withdraw buttons, want 1: for the one pending question", n)
 			}
@@ -167,7 +167,7 @@ func TestAskFromTheWeb(t *testing.T) {
 
 		// Another org's people see none of it.
 		_, page = s.newClient(t, "zeta", "bob").get("/asked")
-		wantOut(t, "zeta's asked page", page, "retry logic", items[0].ID)
+		mustNotShow(t, "zeta's asked page", page, "retry logic", items[0].ID)
 	})
 }
 
@@ -195,7 +195,7 @@ func TestWithdrawFromTheWeb(t *testing.T) {
 		if code, page := s.newClient(t, "zeta", "bob").post(path, url.Values{}); code != http.StatusNotFound || strings.Contains(page, "Who owns billing") {
 			t.Errorf("another org's bob: %d, want 404\n%s", code, page)
 		}
-		if st := s.asked(t, "acme", "bob")[0].Status; st != inbox.StatusPending {
+		if st := s.askedBy(t, "acme", "bob")[0].Status; st != inbox.StatusPending {
 			t.Fatalf("after the refusals the question is %s, want pending", st)
 		}
 
@@ -203,23 +203,23 @@ func TestWithdrawFromTheWeb(t *testing.T) {
 		if code != http.StatusOK {
 			t.Fatalf("withdraw: %d\n%s", code, page)
 		}
-		wantIn(t, "withdrawn", page, "The question is withdrawn", "Withdrawn by you")
-		if st := s.asked(t, "acme", "bob")[0].Status; st != inbox.StatusWithdrawn {
+		mustShow(t, "withdrawn", page, "The question is withdrawn", "Withdrawn by you")
+		if st := s.askedBy(t, "acme", "bob")[0].Status; st != inbox.StatusWithdrawn {
 			t.Fatalf("the question is %s, want withdrawn", st)
 		}
 		code, page = bob.post(path, url.Values{})
 		if code != http.StatusConflict {
 			t.Fatalf("withdrawing twice: %d, want 409", code)
 		}
-		wantIn(t, "withdrawing twice", page, "no longer waiting for an answer", `role="alert"`)
+		mustShow(t, "withdrawing twice", page, "no longer waiting for an answer", `role="alert"`)
 
 		// A question to someone since removed still shows, to a former member.
 		if _, err := s.Orgs.RemoveUser(context.Background(), "acme", "carol"); err != nil {
 			t.Fatal(err)
 		}
 		_, page = bob.get("/asked")
-		wantIn(t, "asked of a former member", page, "Carol (carol, former member)", "Who owns billing?")
-		wantOut(t, "asked of a former member", page, `href="/people/carol"`, `<option value="carol">`)
+		mustShow(t, "asked of a former member", page, "Carol (carol, former member)", "Who owns billing?")
+		mustNotShow(t, "asked of a former member", page, `href="/people/carol"`, `<option value="carol">`)
 	})
 }
 
@@ -238,15 +238,15 @@ func TestAskedPages(t *testing.T) {
 		}
 		bob := s.newClient(t, "acme", "bob")
 		_, first := bob.get("/asked")
-		wantIn(t, "first page", first, "question number 24", "question number 05", "Older questions")
-		wantOut(t, "first page", first, "question number 04", "Newest questions")
+		mustShow(t, "first page", first, "question number 24", "question number 05", "Older questions")
+		mustNotShow(t, "first page", first, "question number 04", "Newest questions")
 		next := regexp.MustCompile(`href="/asked\?cursor=([^"]+)"`).FindStringSubmatch(first)
 		if next == nil {
 			t.Fatal("no link to older questions")
 		}
 		_, second := bob.get("/asked?cursor=" + next[1])
-		wantIn(t, "second page", second, "question number 04", "question number 00", "Newest questions")
-		wantOut(t, "second page", second, "question number 05", "Older questions")
+		mustShow(t, "second page", second, "question number 04", "question number 00", "Newest questions")
+		mustNotShow(t, "second page", second, "question number 05", "Older questions")
 		if code, page := bob.get("/asked?cursor=forged"); code != http.StatusOK || !strings.Contains(page, "question number 24") {
 			t.Errorf("a forged cursor: %d, want the newest page", code)
 		}
@@ -257,10 +257,10 @@ func TestAskedPages(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		code, page := bob.post("/asked", url.Values{"to": {"carol"}, "text": {"one too many"}, "key": {formKey(t, first)}})
+		code, page := bob.post("/asked", url.Values{"to": {"carol"}, "text": {"one too many"}, "key": {askKey(t, first)}})
 		if code != http.StatusTooManyRequests {
 			t.Fatalf("over the rate: %d, want 429", code)
 		}
-		wantIn(t, "over the rate", page, `id="ask-error"`, "in the last minute", ">one too many</textarea>")
+		mustShow(t, "over the rate", page, `id="ask-error"`, "in the last minute", ">one too many</textarea>")
 	})
 }

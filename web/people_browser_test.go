@@ -12,9 +12,9 @@ import (
 	"github.com/ctalk/ctalk/internal/testkit"
 )
 
-// tabTo presses Tab until the element in focus matches the CSS selector,
+// tabUntil presses Tab until the element in focus matches the CSS selector,
 // as a person without a mouse moves through a page.
-func tabTo(selector string) chromedp.Action[chromedp.Void] {
+func tabUntil(selector string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		js := fmt.Sprintf(`document.activeElement !== null && document.activeElement.matches(%q)`, selector)
 		for range 60 {
@@ -45,23 +45,23 @@ func TestPeopleByKeyboard(t *testing.T) {
 		signIn(t, ctx, s.URL, "acme", "bob")
 		const notes = "I own billing; ask me about invoices."
 		err := chromedp.Do(ctx,
-			tabTo(`nav a[href="/people"]`), chromedp.KeyEvent(kb.Enter),
+			tabUntil(`nav a[href="/people"]`), chromedp.KeyEvent(kb.Enter),
 			chromedp.WaitVisible(chromedp.CSS(`ul.people`)),
-			tabTo(`a[href="/people/alice"]`), chromedp.KeyEvent(kb.Enter),
+			tabUntil(`a[href="/people/alice"]`), chromedp.KeyEvent(kb.Enter),
 			chromedp.WaitVisible(chromedp.Search(`//h1[text()="Alice"]`)),
 			chromedp.WaitVisible(chromedp.Search(`//p[contains(., "have not asked each other")]`)),
-			tabTo(`nav a[href="/people"]`), chromedp.KeyEvent(kb.Enter),
+			tabUntil(`nav a[href="/people"]`), chromedp.KeyEvent(kb.Enter),
 			chromedp.WaitVisible(chromedp.CSS(`ul.people`)),
-			tabTo(`a[href="/profile"]`), chromedp.KeyEvent(kb.Enter),
+			tabUntil(`a[href="/profile"]`), chromedp.KeyEvent(kb.Enter),
 			chromedp.WaitVisible(chromedp.ID(`notes`)),
-			tabTo(`#notes`), chromedp.KeyEvent(notes),
-			tabTo(`form[action="/profile/notes"] button`), chromedp.KeyEvent(kb.Enter),
+			tabUntil(`#notes`), chromedp.KeyEvent(notes),
+			tabUntil(`form[action="/profile/notes"] button`), chromedp.KeyEvent(kb.Enter),
 			chromedp.WaitVisible(chromedp.CSS(`p.flash`)),
 		)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := s.user(t, "acme", "bob").Notes; got != notes {
+		if got := s.member(t, "acme", "bob").Notes; got != notes {
 			t.Fatalf("bob's notes = %q, want %q", got, notes)
 		}
 	})

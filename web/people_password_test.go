@@ -36,12 +36,12 @@ func TestChangePasswordFromProfile(t *testing.T) {
 		if code != http.StatusUnauthorized {
 			t.Fatalf("wrong current password: %d, want 401", code)
 		}
-		wantIn(t, "wrong current password", page, `id="current_password-error"`, "not your current password")
+		mustShow(t, "wrong current password", page, `id="current_password-error"`, "not your current password")
 		code, page = bob.post("/profile/password", url.Values{"current_password": {userPW}, "new_password": {"short"}})
 		if code != http.StatusBadRequest {
 			t.Fatalf("short new password: %d, want 400", code)
 		}
-		wantIn(t, "short new password", page, `id="new_password-error"`, "at least 8")
+		mustShow(t, "short new password", page, `id="new_password-error"`, "at least 8")
 		if code, _ := bob.postRaw("/profile/password", url.Values{"current_password": {userPW}, "new_password": {newPW}}); code != http.StatusForbidden {
 			t.Errorf("without CSRF: %d, want 403", code)
 		}
@@ -53,12 +53,12 @@ func TestChangePasswordFromProfile(t *testing.T) {
 		}
 
 		_, page = bob.get("/profile")
-		wantIn(t, "the password form", page, "Change password and sign out my agents and other browsers", "This browser stays signed in")
+		mustShow(t, "the password form", page, "Change password and sign out my agents and other browsers", "This browser stays signed in")
 		code, page = bob.post("/profile/password", url.Values{"current_password": {userPW}, "new_password": {newPW}})
 		if code != http.StatusOK {
 			t.Fatalf("change: %d\n%s", code, page)
 		}
-		wantIn(t, "after the change", page, "Your password is changed", "this browser stays signed in", "bob · acme")
+		mustShow(t, "after the change", page, "Your password is changed", "this browser stays signed in", "bob · acme")
 		if code, page := bob.get("/asked"); code != http.StatusOK || !strings.Contains(page, "Sign out") {
 			t.Errorf("this browser after the change: %d, want still signed in", code)
 		}

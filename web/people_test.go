@@ -12,8 +12,8 @@ import (
 	"github.com/ctalk/ctalk/orgs"
 )
 
-// user reads a member as the services see them.
-func (s *site) user(t testing.TB, orgID, userID string) *orgs.User {
+// member reads a member as the services see them.
+func (s *site) member(t testing.TB, orgID, userID string) *orgs.User {
 	t.Helper()
 	u, err := s.Orgs.User(context.Background(), orgID, userID)
 	if err != nil {
@@ -46,9 +46,9 @@ func TestPeopleDirectoryAndProfiles(t *testing.T) {
 		if code != http.StatusOK {
 			t.Fatalf("/people: %d", code)
 		}
-		wantIn(t, "directory", page, `href="/people/alice">Alice</a>`, "alice-repo", "carol-repo", "admin",
+		mustShow(t, "directory", page, `href="/people/alice">Alice</a>`, "alice-repo", "carol-repo", "admin",
 			`href="/profile">Bob</a>`, "Hidden characters shown", "⟦U&#43;202E⟧")
-		wantOut(t, "directory", page, "Dave", "zeta-secrets", "private plans", "\u202e")
+		mustNotShow(t, "directory", page, "Dave", "zeta-secrets", "private plans", "\u202e")
 
 		// History both ways: bob asked alice (answered), alice asked bob.
 		q, err := s.Inbox.Ask(ctx, "acme", "bob", inbox.Ask{To: "alice", Text: "Where are the retry settings?"})
@@ -68,10 +68,10 @@ func TestPeopleDirectoryAndProfiles(t *testing.T) {
 		if code != http.StatusOK {
 			t.Fatalf("/people/alice: %d", code)
 		}
-		wantIn(t, "alice's profile", page, "<h1>Alice</h1>", "alice-repo", "You asked Alice 1 question; Alice asked you 1.",
+		mustShow(t, "alice's profile", page, "<h1>Alice</h1>", "alice-repo", "You asked Alice 1 question; Alice asked you 1.",
 			"Where are the retry settings?", "In retry.yaml.", "Their answer", "Alice asked you", "Can you review my change?",
 			"waiting for an answer", `href="/asked?to=alice#ask"`)
-		wantOut(t, "a member's view of a profile", page, `action="/people/alice/profile-notes"`)
+		mustNotShow(t, "a member's view of a profile", page, `action="/people/alice/profile-notes"`)
 
 		for _, path := range []string{"/people/dave", "/people/nobody", "/people/Not%20an%20id"} {
 			if code, page := bob.get(path); code != http.StatusNotFound || strings.Contains(page, "Dave Zeta") {
@@ -88,15 +88,15 @@ func TestPeopleDirectoryAndProfiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, page = bob.get("/people")
-		wantOut(t, "directory after carol left", page, "Carol", "carol-repo")
+		mustNotShow(t, "directory after carol left", page, "Carol", "carol-repo")
 		if code, _ := bob.get("/people/carol"); code != http.StatusNotFound {
 			t.Errorf("a former member's profile: %d, want 404", code)
 		}
 
 		// zeta's people see only zeta.
 		_, page = s.newClient(t, "zeta", "dave").get("/people")
-		wantIn(t, "zeta's directory", page, "private plans", "Carol")
-		wantOut(t, "zeta's directory", page, "gnitsop")
+		mustShow(t, "zeta's directory", page, "private plans", "Carol")
+		mustNotShow(t, "zeta's directory", page, "gnitsop")
 	})
 }
 
@@ -115,8 +115,8 @@ func TestNotesFromTheWeb(t *testing.T) {
 		if code != http.StatusOK {
 			t.Fatalf("my notes: %d\n%s", code, page)
 		}
-		wantIn(t, "after saving my notes", page, "Your notes are saved", ">I run the billing service.</textarea>")
-		if got := s.user(t, "acme", "bob").Notes; got != "I run the billing service." {
+		mustShow(t, "after saving my notes", page, "Your notes are saved", ">I run the billing service.</textarea>")
+		if got := s.member(t, "acme", "bob").Notes; got != "I run the billing service." {
 			t.Fatalf("bob's notes = %q", got)
 		}
 		long := strings.Repeat("n", orgs.MaxNotesLen+1)
@@ -124,11 +124,11 @@ func TestNotesFromTheWeb(t *testing.T) {
 		if code != http.StatusBadRequest {
 			t.Fatalf("notes too long: %d, want 400", code)
 		}
-		wantIn(t, "notes too long", page, `id="notes-error"`, "at most 10000", ">"+long+"</textarea>")
+		mustShow(t, "notes too long", page, `id="notes-error"`, "at most 10000", ">"+long+"</textarea>")
 		if code, _ := bob.postRaw("/profile/notes", url.Values{"notes": {"no token"}}); code != http.StatusForbidden {
 			t.Errorf("my notes without CSRF: %d, want 403", code)
 		}
-		if got := s.user(t, "acme", "bob").Notes; got != "I run the billing service." {
+		if got := s.member(t, "acme", "bob").Notes; got != "I run the billing service." {
 			t.Fatalf("refused forms changed bob's notes to %q", got)
 		}
 
@@ -138,38 +138,38 @@ func TestNotesFromTheWeb(t *testing.T) {
 			if code != http.StatusForbidden || !strings.Contains(page, "Only an admin") {
 				t.Errorf("member bob on %s's profile notes: %d, want 403", who, code)
 			}
-			if got := s.user(t, "acme", who).ProfileNotes; got != "" {
+			if got := s.member(t, "acme", who).ProfileNotes; got != "" {
 				t.Errorf("%s's profile notes = %q after a member's form", who, got)
 			}
 		}
 		_, page = alice.get("/people/bob")
-		wantIn(t, "an admin's view of a profile", page, `action="/people/bob/profile-notes"`)
+		mustShow(t, "an admin's view of a profile", page, `action="/people/bob/profile-notes"`)
 		code, page = alice.post("/people/bob/profile-notes", url.Values{"profile_notes": {"Owns billing since May."}})
 		if code != http.StatusOK {
 			t.Fatalf("admin's profile notes: %d\n%s", code, page)
 		}
-		wantIn(t, "after saving profile notes", page, "The profile notes are saved", "<h1>Bob</h1>", ">Owns billing since May.</textarea>")
-		if got := s.user(t, "acme", "bob").ProfileNotes; got != "Owns billing since May." {
+		mustShow(t, "after saving profile notes", page, "The profile notes are saved", "<h1>Bob</h1>", ">Owns billing since May.</textarea>")
+		if got := s.member(t, "acme", "bob").ProfileNotes; got != "Owns billing since May." {
 			t.Fatalf("bob's profile notes = %q", got)
 		}
 		// An admin writes their own profile notes from their profile.
 		_, page = alice.get("/profile")
-		wantIn(t, "alice's own profile", page, `action="/people/alice/profile-notes"`)
+		mustShow(t, "alice's own profile", page, `action="/people/alice/profile-notes"`)
 		if code, page := alice.post("/people/alice/profile-notes", url.Values{"profile_notes": {"Founder."}}); code != http.StatusOK || !strings.Contains(page, "Your profile") {
 			t.Errorf("alice's own profile notes: %d, want back on her profile", code)
 		}
-		if got := s.user(t, "acme", "alice").ProfileNotes; got != "Founder." {
+		if got := s.member(t, "acme", "alice").ProfileNotes; got != "Founder." {
 			t.Errorf("alice's profile notes = %q", got)
 		}
 		_, page = bob.get("/profile")
-		wantIn(t, "bob sees the admin's notes", page, "Owns billing since May.")
-		wantOut(t, "bob sees the admin's notes", page, `action="/people/bob/profile-notes"`)
+		mustShow(t, "bob sees the admin's notes", page, "Owns billing since May.")
+		mustNotShow(t, "bob sees the admin's notes", page, `action="/people/bob/profile-notes"`)
 
 		code, page = alice.post("/people/bob/profile-notes", url.Values{"profile_notes": {long}})
 		if code != http.StatusBadRequest {
 			t.Fatalf("profile notes too long: %d, want 400", code)
 		}
-		wantIn(t, "profile notes too long", page, `id="profile_notes-error"`, ">"+long+"</textarea>")
+		mustShow(t, "profile notes too long", page, `id="profile_notes-error"`, ">"+long+"</textarea>")
 		if code, _ := alice.postRaw("/people/bob/profile-notes", url.Values{"profile_notes": {"no token"}}); code != http.StatusForbidden {
 			t.Errorf("profile notes without CSRF: %d, want 403", code)
 		}
@@ -184,7 +184,7 @@ func TestNotesFromTheWeb(t *testing.T) {
 		if code, _ := zetaAdmin.get("/people/erin"); code != http.StatusNotFound {
 			t.Errorf("another org's admin opening erin: %d, want 404", code)
 		}
-		if got := s.user(t, "acme", "erin").ProfileNotes; got != "" {
+		if got := s.member(t, "acme", "erin").ProfileNotes; got != "" {
 			t.Fatalf("another org's admin changed acme's erin: %q", got)
 		}
 	})
@@ -214,7 +214,7 @@ func TestPeoplePagesNeedASession(t *testing.T) {
 				t.Errorf("signed-out POST %s: %d, want 401", path, code)
 			}
 		}
-		if u := s.user(t, "acme", "bob"); u.Notes != "" || u.ProfileNotes != "" {
+		if u := s.member(t, "acme", "bob"); u.Notes != "" || u.ProfileNotes != "" {
 			t.Errorf("signed-out forms changed bob: %+v", u)
 		}
 	})

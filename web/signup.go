@@ -129,10 +129,10 @@ func (p *Pages) checkSignup(c echo.Context, org orgs.NewOrg, user orgs.NewUser) 
 		if field == "name" {
 			field = "org_name"
 		}
-		add(field, labelled(fe.Err, fe.Field, signupLabels[field]))
+		add(field, fieldLabelled(fe.Err, fe.Field, signupLabels[field]))
 	}
 	for _, fe := range user.Check() {
-		add(fe.Field, labelled(fe.Err, fe.Field, signupLabels[fe.Field]))
+		add(fe.Field, fieldLabelled(fe.Err, fe.Field, signupLabels[fe.Field]))
 	}
 	return status, errs
 }
@@ -142,10 +142,10 @@ func (p *Pages) checkSignup(c echo.Context, org orgs.NewOrg, user orgs.NewUser) 
 var signupLabels = map[string]string{"org_id": "The organization id", "org_name": "The organization name",
 	"admin_password": "The admin password", "user_id": "Your user id", "name": "Your name", "password": "Your password"}
 
-// labelled returns err with the name of the argument that starts its
+// fieldLabelled returns err with the name of the argument that starts its
 // message (as the tools name it, such as admin_password) replaced by the
 // label of the form's field.
-func labelled(err error, arg, label string) error {
+func fieldLabelled(err error, arg, label string) error {
 	msg := ctalk.ErrorMessage(err)
 	if label == "" || !strings.HasPrefix(msg, arg+" ") {
 		return err
