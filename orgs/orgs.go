@@ -77,19 +77,15 @@ func NewService(d *db.DB, a *auth.Service) *Service {
 //
 // Returns EInvalid for bad input, EConflict when the id is taken.
 func (s *Service) Register(ctx context.Context, in NewOrg) (*Org, error) {
-	id, err := ctalk.ParseID("org_id", in.ID)
-	if err != nil {
-		return nil, err
+	org, errs := in.clean()
+	if len(errs) > 0 {
+		return nil, errs[0].Err
 	}
-	name, err := ctalk.Text("name", in.Name, MaxNameLen, true)
-	if err != nil {
-		return nil, err
-	}
+	id := org.ID
 	hash, err := s.auth.HashPassword("admin_password", in.AdminPassword, auth.MinAdminPasswordLen)
 	if err != nil {
 		return nil, err
 	}
-	org := &Org{ID: id, Name: name, ApprovalMode: ApprovalAgent}
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		org.CreatedAt = s.db.Now()
 		_, err := tx.Exec(ctx, `INSERT INTO orgs (id, name, admin_password_hash, approval_mode, created_at) VALUES ($1, $2, $3, $4, $5)`,
@@ -140,26 +136,12 @@ func (s *Service) AuthorizeAdmin(ctx context.Context, sess *auth.Session, orgID,
 // when the user id is taken, also by a former (removed) member: ids are not
 // reused.
 func (s *Service) AddUser(ctx context.Context, orgID string, in NewUser) (*User, error) {
-	id, err := ctalk.ParseID("user_id", in.ID)
-	if err != nil {
-		return nil, err
+	u, errs := in.clean()
+	if len(errs) > 0 {
+		return nil, errs[0].Err
 	}
-	u := &User{OrgID: orgID, ID: id, Role: in.Role}
-	if u.Name, err = ctalk.Text("name", in.Name, MaxNameLen, true); err != nil {
-		return nil, err
-	}
-	if u.Role == "" {
-		u.Role = RoleMember
-	}
-	if u.Role != RoleMember && u.Role != RoleAdmin {
-		return nil, ctalk.Errorf(ctalk.EInvalid, "role %.40q is not valid; use \"member\" or \"admin\"", in.Role)
-	}
-	if u.Ownership, err = cleanOwnership(in.Ownership); err != nil {
-		return nil, err
-	}
-	if u.Notes, err = ctalk.Text("notes", in.Notes, MaxNotesLen, false); err != nil {
-		return nil, err
-	}
+	u.OrgID = orgID
+	id := u.ID
 	hash, err := s.auth.HashPassword("password", in.Password, auth.MinUserPasswordLen)
 	if err != nil {
 		return nil, err

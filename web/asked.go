@@ -1,4 +1,180 @@
 package web
 
-// mountAsked adds the routes of the app's asked section: my questions, their status and answers, and withdrawing one.
-func (p *Pages) mountAsked(r routes) {}
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"net/url"
+	"slices"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/orgs"
+)
+
+// mountAsked adds the routes of the app's asked section: my questions, their
+// status and answers, asking a question myself, and withdrawing one.
+func (p *Pages) mountAsked(r routes) {
+	r.GET("/asked", p.askedPage)
+	r.POST("/asked", p.askSubmit)
+	r.POST("/asked/:id/withdraw", p.withdrawSubmit)
+}
+
+// askedPageSize is how many of my questions a page of /asked shows.
+const askedPageSize = 20
+
+// askedFlash is what the asked section's actions did, by done key.
+var askedFlash = map[string]string{
+	"asked":     "Your question is sent. Their agent shows it to them; the answer appears here once they approve it.",
+	"withdrawn": "The question is withdrawn. Their agent is told, if it had already shown it to them.",
+}
+
+// askForm is the form that asks a question, as typed.
+type askForm struct {
+	To, Text string
+	// Key makes a second submission of the same form (a double click, a
+	// retry after a lost response) return the first question.
+	Key string
+}
+
+// askedData is the asked page.
+type askedData struct {
+	Items []*inbox.AskedItem
+	// Cursor is this page's position (empty for the newest), Next the
+	// next page's.
+	Cursor, Next string
+	// People are whom I may ask: the org's members but me.
+	People []*orgs.User
+	Form   askForm
+	// Errors are the ask form's, by field (to, text, form); ItemErrors a
+	// withdrawal's, by question id.
+	Errors     map[string]string
+	ItemErrors map[string]string
+	MaxLen     int
+}
+
+func (p *Pages) askedPage(c echo.Context) error {
+	form := askForm{To: c.QueryParam("to"), Key: newAskKey()}
+	return p.renderAsked(c, http.StatusOK, c.QueryParam("cursor"), form, nil, nil)
+}
+
+// renderAsked shows a page of my questions after cursor, with the ask form
+// and the errors of the last action, if any.
+func (p *Pages) renderAsked(c echo.Context, status int, cursor string, form askForm, errs, itemErrs map[string]string) error {
+	ctx, m := c.Request().Context(), me(c)
+	items, next, err := p.inbox.Asked(ctx, m.OrgID, m.UserID, askedPageSize, cursor)
+	if ctalk.ErrorCode(err) == ctalk.EInvalid {
+		// A cursor of an old link: start again from the newest.
+		cursor = ""
+		items, next, err = p.inbox.Asked(ctx, m.OrgID, m.UserID, askedPageSize, "")
+	}
+	if err != nil {
+		return err
+	}
+	users, err := p.orgs.Users(ctx, m.OrgID)
+	if err != nil {
+		return err
+	}
+	users = slices.DeleteFunc(users, func(u *orgs.User) bool { return u.ID == m.UserID })
+	data := askedData{Items: items, Cursor: cursor, Next: next, People: users, Form: form,
+		Errors: errs, ItemErrors: itemErrs, MaxLen: inbox.MaxQuestionLen}
+	return p.peopleApp(c, status, "asked", "asked", "Asked", flash(c, askedFlash), data)
+}
+
+// askSubmit asks a question from the web, under the rules of ask_person.
+func (p *Pages) askSubmit(c echo.Context) error {
+	m := me(c)
+	form := askForm{To: c.FormValue("to"), Text: c.FormValue("text"), Key: c.FormValue("key")}
+	_, err := p.inbox.Ask(c.Request().Context(), m.OrgID, m.UserID, inbox.Ask{To: form.To, Text: form.Text, IdempotencyKey: form.Key})
+	if err == nil {
+		return done(c, "/asked", "asked")
+	}
+	if ctalk.ErrorCode(err) == ctalk.EInternal {
+		return err
+	}
+	field, msg := askError(m.UserID, form.To, err)
+	if ctalk.ErrorCode(err) == ctalk.EConflict {
+		// The form's key was spent on another question (the page was
+		// reused after going back): this one needs a key of its own.
+		form.Key = newAskKey()
+	}
+	return p.renderAsked(c, ctalk.HTTPStatus(ctalk.ErrorCode(err)), "", form, map[string]string{field: msg}, nil)
+}
+
+// askError says which field of the ask form err concerns, and what to do,
+// in the words of the page.
+func askError(me, to string, err error) (field, msg string) {
+	code := ctalk.ErrorCode(err)
+	_, badID := ctalk.ParseID("to_user_id", to)
+	switch {
+	case code == ctalk.ENotFound:
+		return "to", "No one with that user id is in your organization; pick a person from the list."
+	case code == ctalk.EInvalid && (badID != nil || to == me):
+		if to == me {
+			return "to", "You cannot ask yourself; pick a coworker from the list."
+		}
+		return "to", "Pick the person to ask from the list."
+	case code == ctalk.EInvalid:
+		return "text", ctalk.ErrorMessage(fieldLabelled(err, "question", "The question"))
+	case code == ctalk.EConflict:
+		return "form", "This form was already used to send another question, so this one was not sent. Check it and send it again."
+	}
+	return "form", ctalk.ErrorMessage(err)
+}
+
+// withdrawSubmit withdraws one of my pending questions.
+func (p *Pages) withdrawSubmit(c echo.Context) error {
+	m := me(c)
+	id, cursor := c.Param("id"), c.FormValue("cursor")
+	_, err := p.inbox.Withdraw(c.Request().Context(), m.OrgID, m.UserID, id)
+	if err == nil {
+		path := "/asked"
+		if cursor != "" {
+			path += "?" + url.Values{"cursor": {cursor}}.Encode()
+		}
+		return done(c, path, "withdrawn")
+	}
+	code := ctalk.ErrorCode(err)
+	if code == ctalk.EInternal {
+		return err
+	}
+	switch code {
+	case ctalk.ENotFound:
+		return p.peopleMessage(c, http.StatusNotFound, "asked", "Question not found",
+			"That question is not one of yours, so nothing was withdrawn. Your questions are listed under Asked.")
+	case ctalk.EForbidden:
+		return p.peopleMessage(c, http.StatusForbidden, "asked", "Not your question",
+			"Only the person who asked a question can withdraw it, so nothing was withdrawn. To refuse a question sent to you, decline it in your inbox.")
+	}
+	msg := ctalk.ErrorMessage(err)
+	if code == ctalk.EConflict {
+		msg = "This question is no longer waiting for an answer, so it cannot be withdrawn; its outcome is shown below."
+	}
+	return p.renderAsked(c, ctalk.HTTPStatus(code), cursor, askForm{Key: newAskKey()}, nil, map[string]string{id: msg})
+}
+
+// newAskKey returns a fresh idempotency key for one rendering of a form.
+func newAskKey() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return "web-" + hex.EncodeToString(b[:])
+}
+
+// peopleApp renders a page of the asked or people sections, as app does,
+// with what the last action did.
+func (p *Pages) peopleApp(c echo.Context, status int, name, section, title, flashText string, data any) error {
+	m := me(c)
+	n, err := p.inbox.Waiting(c.Request().Context(), m.OrgID, m.UserID)
+	if err != nil {
+		return err
+	}
+	return p.render(c, status, name, &page{Me: m, Section: section, Title: title, Waiting: n, Flash: flashText, Data: data})
+}
+
+// peopleMessage renders a refusal of the asked or people sections in the
+// app's layout, so that the person keeps their navigation.
+func (p *Pages) peopleMessage(c echo.Context, status int, section, title, msg string) error {
+	return p.render(c, status, "message", &page{Me: me(c), Section: section, Title: title, Message: msg})
+}

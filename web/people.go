@@ -1,4 +1,181 @@
 package web
 
-// mountPeople adds the routes of the app's people section: the org directory, each profile with our history, my own notes and password.
-func (p *Pages) mountPeople(r routes) {}
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/orgs"
+)
+
+// mountPeople adds the routes of the app's people section: the org
+// directory, each profile with our history, my own notes and password, and
+// the profile notes admins write.
+func (p *Pages) mountPeople(r routes) {
+	r.GET("/people", p.directory)
+	r.GET("/people/:user_id", p.profile)
+	r.POST("/people/:user_id/profile-notes", p.profileNotesSubmit)
+	r.GET("/profile", p.myProfile)
+	r.POST("/profile/notes", p.myNotesSubmit)
+	r.POST("/profile/password", p.passwordSubmit)
+}
+
+// profileHistory is how many of our latest questions a profile shows.
+const profileHistory = 10
+
+// directoryNotes is how much of a person's notes the directory shows.
+const directoryNotes = 280
+
+// peopleFlash is what the people section's actions did, by done key.
+var peopleFlash = map[string]string{
+	"notes":         "Your notes are saved. Coworkers' agents see them from now on.",
+	"profile-notes": "The profile notes are saved. Coworkers' agents see them from now on.",
+	"password":      "Your password is changed. Every agent and other browser signed in as you was signed out; this browser stays signed in.",
+}
+
+// directoryEntry is one member in the directory.
+type directoryEntry struct {
+	*orgs.User
+	// Notes is the start of the member's notes.
+	Notes string
+	Me    bool
+}
+
+func (p *Pages) directory(c echo.Context) error {
+	m := me(c)
+	users, err := p.orgs.Users(c.Request().Context(), m.OrgID)
+	if err != nil {
+		return err
+	}
+	entries := make([]directoryEntry, len(users))
+	for i, u := range users {
+		entries[i] = directoryEntry{User: u, Notes: ctalk.Shorten(u.Notes, directoryNotes), Me: u.ID == m.UserID}
+	}
+	return p.peopleApp(c, http.StatusOK, "people", "people", "People", "", entries)
+}
+
+// profileData is a profile page: another member's, or mine.
+type profileData struct {
+	User *orgs.User
+	// History is ours; nil on my own profile.
+	History *inbox.Conversation
+	// CanEditProfileNotes is true for admins.
+	CanEditProfileNotes bool
+	// Form holds what was typed into a form that failed, by field; Errors
+	// say why, by field.
+	Form, Errors map[string]string
+	MaxNotes     int
+}
+
+// profile shows a current member of my org and our history. Anyone else,
+// a former member, or a member of another org, is "not found", as the
+// get_user_profile tool says.
+func (p *Pages) profile(c echo.Context) error {
+	m := me(c)
+	if c.Param("user_id") == m.UserID {
+		return c.Redirect(http.StatusSeeOther, "/profile")
+	}
+	return p.renderProfile(c, http.StatusOK, c.Param("user_id"), nil, nil)
+}
+
+func (p *Pages) renderProfile(c echo.Context, status int, userID string, form, errs map[string]string) error {
+	ctx, m := c.Request().Context(), me(c)
+	u, err := p.orgs.User(ctx, m.OrgID, userID)
+	if err != nil {
+		return p.peopleError(c, err)
+	}
+	data := profileData{User: u, CanEditProfileNotes: m.IsAdmin(), Form: form, Errors: errs, MaxNotes: orgs.MaxNotesLen}
+	if u.ID != m.UserID {
+		if data.History, err = p.inbox.Between(ctx, m.OrgID, m.UserID, u.ID, profileHistory); err != nil {
+			return err
+		}
+	}
+	name, title := "profile", u.Name
+	if u.ID == m.UserID {
+		name, title = "profile-mine", "Your profile"
+	}
+	return p.peopleApp(c, status, name, "people", title, flash(c, peopleFlash), data)
+}
+
+// peopleError shows a refusal of the people section on a page of its own;
+// an internal error goes to the server's error handler.
+func (p *Pages) peopleError(c echo.Context, err error) error {
+	code := ctalk.ErrorCode(err)
+	switch code {
+	case ctalk.EInternal:
+		return err
+	case ctalk.ENotFound, ctalk.EInvalid:
+		// A malformed id names no one either.
+		return p.peopleMessage(c, http.StatusNotFound, "people", "Person not found",
+			"No one with that user id is in your organization. People lists everyone who is.")
+	}
+	return p.peopleMessage(c, ctalk.HTTPStatus(code), "people", "Not changed", ctalk.ErrorMessage(err))
+}
+
+// myProfile is my own profile: my notes and my password.
+func (p *Pages) myProfile(c echo.Context) error {
+	return p.renderProfile(c, http.StatusOK, me(c).UserID, nil, nil)
+}
+
+// myNotesSubmit replaces my own notes, under the rules of update_my_notes.
+func (p *Pages) myNotesSubmit(c echo.Context) error {
+	m := me(c)
+	notes := c.FormValue("notes")
+	if _, err := p.orgs.SetNotes(c.Request().Context(), m.OrgID, m.UserID, notes); err != nil {
+		return p.profileFormError(c, m.UserID, "notes", map[string]string{"notes": notes}, err)
+	}
+	return done(c, "/profile", "notes")
+}
+
+// profileNotesSubmit replaces the notes an admin writes on a member's
+// profile, under the rules of update_user_profile_notes: admins only.
+func (p *Pages) profileNotesSubmit(c echo.Context) error {
+	m, userID := me(c), c.Param("user_id")
+	if !m.IsAdmin() {
+		return p.peopleMessage(c, http.StatusForbidden, "people", "Admins only",
+			"Only an admin of your organization can edit a person's profile notes, so nothing was changed. You can edit your own notes on your profile.")
+	}
+	notes := c.FormValue("profile_notes")
+	u, err := p.orgs.SetProfileNotes(c.Request().Context(), m.OrgID, userID, notes)
+	if err != nil {
+		return p.profileFormError(c, userID, "profile_notes", map[string]string{"profile_notes": notes}, err)
+	}
+	if u.ID == m.UserID {
+		return done(c, "/profile", "profile-notes")
+	}
+	return done(c, "/people/"+u.ID, "profile-notes")
+}
+
+// passwordSubmit changes my password, under the rules of change_password:
+// every other credential of mine is revoked, and this browser's session is
+// the one kept.
+func (p *Pages) passwordSubmit(c echo.Context) error {
+	m := me(c)
+	_, err := p.auth.ChangePassword(c.Request().Context(), m, c.FormValue("current_password"), c.FormValue("new_password"))
+	if err == nil {
+		return done(c, "/profile", "password")
+	}
+	field, msg := "current_password", ctalk.ErrorMessage(err)
+	switch ctalk.ErrorCode(err) {
+	case ctalk.EUnauthorized:
+		msg = "This is not your current password. Nothing was changed."
+	case ctalk.EInvalid:
+		field = "new_password"
+	case ctalk.EConflict:
+		msg = "Your password was changed elsewhere just now. Type the password you use now and try again."
+	}
+	return p.profileFormError(c, m.UserID, field, nil, ctalk.Errorf(ctalk.ErrorCode(err), "%s", msg))
+}
+
+// profileFormError shows the profile again with what was typed and the
+// error next to the field it concerns; a person not found (or a malformed
+// id) is a page of its own.
+func (p *Pages) profileFormError(c echo.Context, userID, field string, form map[string]string, err error) error {
+	code := ctalk.ErrorCode(err)
+	if code == ctalk.EInternal || code == ctalk.ENotFound || (code == ctalk.EInvalid && !ctalk.IsID(userID)) {
+		return p.peopleError(c, err)
+	}
+	return p.renderProfile(c, ctalk.HTTPStatus(code), userID, form, map[string]string{field: ctalk.ErrorMessage(err)})
+}
