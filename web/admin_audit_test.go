@@ -1,0 +1,103 @@
+package web_test
+
+import (
+	"context"
+	"html"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/internal/testkit"
+)
+
+// rows counts the events on an audit page.
+func rows(page string) int { return strings.Count(page, "<td><time") }
+
+// link returns the href of the page link labelled label, or "".
+func link(page, label string) string {
+	m := regexp.MustCompile(`<a class="button" href="([^"]+)"[^>]*>` + label + `</a>`).FindStringSubmatch(page)
+	if m == nil {
+		return ""
+	}
+	return html.UnescapeString(m[1])
+}
+
+// TestAdminAuditLog: the audit page shows the org's events newest first,
+// in pages, filtered by person, tool, outcome and time, never another
+// org's, and says what is wrong with a bad filter.
+func TestAdminAuditLog(t *testing.T) {
+	each(t, func(t *testing.T, engine db.Engine) {
+		s := start(t, engine)
+		s.org(t, "acme")
+		s.org(t, "globex")
+		bob, carol, stranger := s.agent(t, "acme", "bob"), s.agent(t, "acme", "carol"), s.agent(t, "globex", "bob")
+		for range 55 {
+			testkit.OK(t, bob, "whoami", nil)
+		}
+		for range 3 {
+			testkit.OK(t, carol, "list_users", nil)
+			testkit.OK(t, stranger, "whoami", nil)
+		}
+		alice := s.newClient(t, "acme", "alice")
+		testkit.WaitFor(t, 10*time.Second, "the tool calls' audit events", func() (bool, error) {
+			var n int
+			err := s.DB.QueryRow(context.Background(), `SELECT COUNT(*) FROM audit_events WHERE org_id = 'acme'`).Scan(&n)
+			return n == 58, err
+		})
+		alice.post("/admin/members/alice/role", url.Values{"role": {"member"}})
+		s.waitAudit(t, "acme", "alice", "web:set_user_role", "conflict", "alice")
+
+		_, first := alice.get("/admin/audit")
+		if rows(first) != 50 || link(first, "Newest") != "" || !strings.Contains(first[:strings.Index(first, "</tbody>")], "web:set_user_role") {
+			t.Fatalf("first page: %d rows, want the 50 newest, the newest first", rows(first))
+		}
+		if i, j := strings.Index(first, "web:set_user_role"), strings.Index(first, "whoami"); i > j {
+			t.Error("the newest event is not first")
+		}
+		older := link(first, "Older events")
+		if older == "" {
+			t.Fatal("no link to older events")
+		}
+		_, second := alice.get(older)
+		if rows(second) != 9 || link(second, "Older events") != "" || link(second, "Newest") == "" {
+			t.Fatalf("second page: %d rows, want the 9 oldest and no further page", rows(second))
+		}
+		hour := time.Now().UTC().Add(-time.Hour).Format("2006-01-02T15:04")
+		for _, c := range []struct {
+			query string
+			want  int
+			only  string
+		}{
+			{"user_id=carol", 3, "list_users"},
+			{"user_id=bob&tool=whoami", 50, "whoami"},
+			{"outcome=conflict", 1, "web:set_user_role"},
+			{"tool=web:set_user_role&outcome=ok", 0, ""},
+			{"since=2099-01-01T00:00", 0, ""},
+			{"until=2000-01-01T00:00", 0, ""},
+			{"since=" + hour + "&user_id=carol", 3, "list_users"},
+		} {
+			code, page := alice.get("/admin/audit?" + c.query)
+			if code != http.StatusOK || rows(page) != c.want {
+				t.Errorf("%s: %d, %d rows, want %d", c.query, code, rows(page), c.want)
+			}
+			if c.want == 0 && !strings.Contains(page, "No event matches") {
+				t.Errorf("%s: no empty state", c.query)
+			}
+			if c.only != "" && strings.Count(page, "<code>"+c.only+"</code>") != c.want {
+				t.Errorf("%s: rows of other tools", c.query)
+			}
+		}
+		if _, page := alice.get("/admin/audit?user_id=bob&tool=whoami"); !strings.Contains(link(page, "Older events"), "user_id=bob") {
+			t.Error("the next page's link drops the filters")
+		}
+		for _, bad := range []string{"since=yesterday", "outcome=fine", "cursor=abc", "user_id=Not+An+Id"} {
+			if code, page := alice.get("/admin/audit?" + bad); code != http.StatusBadRequest || !strings.Contains(page, `class="error"`) {
+				t.Errorf("%s: %d, want 400 with the error", bad, code)
+			}
+		}
+	})
+}
