@@ -280,3 +280,34 @@ func TestAdminCrossOrg(t *testing.T) {
 		}
 	})
 }
+
+// TestAdminAndTokenFormsNeedCSRF: the forms of the admin and tokens pages
+// posted without their CSRF token are refused and change nothing.
+func TestAdminAndTokenFormsNeedCSRF(t *testing.T) {
+	each(t, func(t *testing.T, engine db.Engine) {
+		s := start(t, engine)
+		s.org(t, "acme")
+		alice := s.newClient(t, "acme", "alice")
+		for _, c := range []struct {
+			path string
+			form url.Values
+		}{
+			{"/admin/members", url.Values{"user_id": {"eve"}, "name": {"Eve"}, "password": {userPW}}},
+			{"/admin/members/bob/remove", url.Values{}},
+			{"/admin/settings", url.Values{"approval_mode": {"human"}}},
+			{"/tokens", url.Values{"label": {"x"}, "days": {"30"}}},
+		} {
+			if code, _ := alice.postRaw(c.path, c.form); code != http.StatusForbidden {
+				t.Errorf("POST %s without its CSRF token: %d, want 403", c.path, code)
+			}
+		}
+		ctx := context.Background()
+		users, _ := s.Orgs.Users(ctx, "acme")
+		org, _ := s.Orgs.Org(ctx, "acme")
+		var personal int
+		s.DB.QueryRow(ctx, `SELECT COUNT(*) FROM tokens WHERE kind = 'personal'`).Scan(&personal)
+		if len(users) != 3 || org.ApprovalMode != orgs.ApprovalAgent || personal != 0 {
+			t.Errorf("forms without CSRF changed something: %d users, mode %s, %d personal tokens", len(users), org.ApprovalMode, personal)
+		}
+	})
+}
