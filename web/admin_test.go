@@ -176,6 +176,18 @@ func TestLastAdmin(t *testing.T) {
 			}
 		}
 		s.waitAudit(t, "acme", "alice", "web:set_user_role", "conflict", "alice")
+		// An admin who makes themselves a member lands on their inbox, and
+		// the admin pages are closed to them from then on.
+		if code, _ := alice.post("/admin/members/bob/role", url.Values{"role": {"admin"}}); code != http.StatusOK {
+			t.Fatal("make bob an admin")
+		}
+		code, body = alice.post("/admin/members/alice/role", url.Values{"role": {"member"}})
+		if code != http.StatusOK || !strings.Contains(body, `aria-current="page">Inbox`) || strings.Contains(body, `href="/admin"`) {
+			t.Fatalf("an admin demoting themselves: %d\n%s", code, body)
+		}
+		if code, _ := alice.get("/admin"); code != http.StatusForbidden {
+			t.Errorf("the demoted admin's /admin: %d, want 403", code)
+		}
 	})
 }
 
