@@ -67,12 +67,12 @@ func (p *Pages) admin(c echo.Context, status int, d *adminData, flashed string) 
 		return err
 	}
 	d.CSRF, _ = c.Get("csrf").(string)
-	return p.appFlash(c, status, "admin", "admin", "Admin · "+d.Org.Name, d, flashed)
+	return p.appFlashed(c, status, "admin", "admin", "Admin · "+d.Org.Name, d, flashed)
 }
 
 // refused re-renders a page with a refusal's message, or returns an
 // internal error for the server to log.
-func refused(err error, show func(status int, msg string) error) error {
+func adminRefused(err error, show func(status int, msg string) error) error {
 	if ctalk.ErrorCode(err) == ctalk.EInternal {
 		return err
 	}
@@ -88,9 +88,9 @@ func (p *Pages) addMember(c echo.Context) error {
 	if u != nil {
 		added = append(added, u.ID)
 	}
-	p.record(c, "web:register_user", start, err, added...)
+	p.recordAction(c, "web:register_user", start, err, added...)
 	if err != nil {
-		return refused(err, func(status int, msg string) error {
+		return adminRefused(err, func(status int, msg string) error {
 			f.Error = msg
 			return p.admin(c, status, &adminData{Add: f}, "")
 		})
@@ -101,9 +101,9 @@ func (p *Pages) addMember(c echo.Context) error {
 func (p *Pages) updateSettings(c echo.Context) error {
 	start := time.Now()
 	_, err := p.orgs.SetApprovalMode(c.Request().Context(), me(c).OrgID, c.FormValue("approval_mode"))
-	p.record(c, "web:update_org_settings", start, err)
+	p.recordAction(c, "web:update_org_settings", start, err)
 	if err != nil {
-		return refused(err, func(status int, msg string) error {
+		return adminRefused(err, func(status int, msg string) error {
 			return p.admin(c, status, &adminData{Add: memberForm{Role: orgs.RoleMember}, SettingsError: msg}, "")
 		})
 	}
@@ -116,17 +116,17 @@ func (p *Pages) changeAdminPassword(c echo.Context) error {
 	if c.FormValue("new_admin_password") == c.FormValue("confirm") {
 		err = p.auth.ChangeAdminPassword(c.Request().Context(), me(c).OrgID, c.FormValue("new_admin_password"))
 	}
-	p.record(c, "web:change_admin_password", start, err)
+	p.recordAction(c, "web:change_admin_password", start, err)
 	if err != nil {
-		return refused(err, func(status int, msg string) error {
+		return adminRefused(err, func(status int, msg string) error {
 			return p.admin(c, status, &adminData{Add: memberForm{Role: orgs.RoleMember}, PasswordError: msg}, "")
 		})
 	}
 	return done(c, "/admin", "password")
 }
 
-// appFlash is app with what the last action did.
-func (p *Pages) appFlash(c echo.Context, status int, name, section, title string, data any, flashed string) error {
+// appFlashed is app with what the last action did.
+func (p *Pages) appFlashed(c echo.Context, status int, name, section, title string, data any, flashed string) error {
 	m := me(c)
 	n, err := p.inbox.Waiting(c.Request().Context(), m.OrgID, m.UserID)
 	if err != nil {
@@ -135,11 +135,11 @@ func (p *Pages) appFlash(c echo.Context, status int, name, section, title string
 	return p.render(c, status, name, &page{Me: m, Section: section, Title: title, Data: data, Waiting: n, Flash: flashed})
 }
 
-// record writes an action taken in the web app to the org's audit log, as
+// recordAction writes an action taken in the web app to the org's audit log, as
 // the MCP tools' calls are: who, what (tool, named "web:" and the action),
 // the outcome, how long it took and the ids it touched; never what was
 // typed.
-func (p *Pages) record(c echo.Context, tool string, start time.Time, err error, ids ...string) {
+func (p *Pages) recordAction(c echo.Context, tool string, start time.Time, err error, ids ...string) {
 	if p.audit == nil {
 		return
 	}

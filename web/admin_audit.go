@@ -27,14 +27,14 @@ type auditData struct {
 // auditOutcomes are the outcomes an event can have, for the filter.
 var auditOutcomes = []string{"ok", "cancelled", "invalid", "unauthorized", "forbidden", "not_found", "conflict", "rate_limited", "unavailable", "internal"}
 
-// localMinute is the value of a datetime-local input: a time without a
+// auditLocalMinute is the value of a datetime-local input: a time without a
 // zone, which the page says is UTC.
-var localMinute = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$`)
+var auditLocalMinute = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$`)
 
-// utcTime turns a datetime-local value into RFC 3339 in UTC; anything else
+// auditUTC turns a datetime-local value into RFC 3339 in UTC; anything else
 // goes to the audit query as typed, to be checked there.
-func utcTime(v string) string {
-	if !localMinute.MatchString(v) {
+func auditUTC(v string) string {
+	if !auditLocalMinute.MatchString(v) {
 		return v
 	}
 	if len(v) == len("2006-01-02T15:04") {
@@ -55,10 +55,10 @@ func (p *Pages) auditPage(c echo.Context) error {
 	}
 	status := http.StatusOK
 	if p.audit == nil {
-		return p.notFound(c, ctalk.Errorf(ctalk.EUnavailable, "the audit log is not enabled on this server"))
+		return p.adminNotFound(c, ctalk.Errorf(ctalk.EUnavailable, "the audit log is not enabled on this server"))
 	}
 	page, err := p.audit.Query(ctx, m.OrgID, audit.Query{UserID: d.UserID, Tool: d.Tool, Outcome: d.Outcome,
-		Since: utcTime(d.Since), Until: utcTime(d.Until), Cursor: c.QueryParam("cursor")})
+		Since: auditUTC(d.Since), Until: auditUTC(d.Until), Cursor: c.QueryParam("cursor")})
 	if err != nil {
 		if ctalk.ErrorCode(err) == ctalk.EInternal {
 			return err
@@ -79,5 +79,5 @@ func (p *Pages) auditPage(c echo.Context) error {
 		}
 		d.Paged = c.QueryParam("cursor") != ""
 	}
-	return p.appFlash(c, status, "admin-audit", "admin", "Audit log", d, "")
+	return p.appFlashed(c, status, "admin-audit", "admin", "Audit log", d, "")
 }

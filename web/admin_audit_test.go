@@ -14,11 +14,11 @@ import (
 	"github.com/ctalk/ctalk/internal/testkit"
 )
 
-// rows counts the events on an audit page.
-func rows(page string) int { return strings.Count(page, "<td><time") }
+// auditRows counts the events on an audit page.
+func auditRows(page string) int { return strings.Count(page, "<td><time") }
 
-// link returns the href of the page link labelled label, or "".
-func link(page, label string) string {
+// auditLink returns the href of the page link labelled label, or "".
+func auditLink(page, label string) string {
 	m := regexp.MustCompile(`<a class="button" href="([^"]+)"[^>]*>` + label + `</a>`).FindStringSubmatch(page)
 	if m == nil {
 		return ""
@@ -49,22 +49,22 @@ func TestAdminAuditLog(t *testing.T) {
 			return n == 58, err
 		})
 		alice.post("/admin/members/alice/role", url.Values{"role": {"member"}})
-		s.waitAudit(t, "acme", "alice", "web:set_user_role", "conflict", "alice")
+		s.waitAuditEvent(t, "acme", "alice", "web:set_user_role", "conflict", "alice")
 
 		_, first := alice.get("/admin/audit")
-		if rows(first) != 50 || link(first, "Newest") != "" || !strings.Contains(first[:strings.Index(first, "</tbody>")], "web:set_user_role") {
-			t.Fatalf("first page: %d rows, want the 50 newest, the newest first", rows(first))
+		if auditRows(first) != 50 || auditLink(first, "Newest") != "" || !strings.Contains(first[:strings.Index(first, "</tbody>")], "web:set_user_role") {
+			t.Fatalf("first page: %d rows, want the 50 newest, the newest first", auditRows(first))
 		}
 		if i, j := strings.Index(first, "web:set_user_role"), strings.Index(first, "whoami"); i > j {
 			t.Error("the newest event is not first")
 		}
-		older := link(first, "Older events")
+		older := auditLink(first, "Older events")
 		if older == "" {
 			t.Fatal("no link to older events")
 		}
 		_, second := alice.get(older)
-		if rows(second) != 9 || link(second, "Older events") != "" || link(second, "Newest") == "" {
-			t.Fatalf("second page: %d rows, want the 9 oldest and no further page", rows(second))
+		if auditRows(second) != 9 || auditLink(second, "Older events") != "" || auditLink(second, "Newest") == "" {
+			t.Fatalf("second page: %d rows, want the 9 oldest and no further page", auditRows(second))
 		}
 		hour := time.Now().UTC().Add(-time.Hour).Format("2006-01-02T15:04")
 		for _, c := range []struct {
@@ -81,8 +81,8 @@ func TestAdminAuditLog(t *testing.T) {
 			{"since=" + hour + "&user_id=carol", 3, "list_users"},
 		} {
 			code, page := alice.get("/admin/audit?" + c.query)
-			if code != http.StatusOK || rows(page) != c.want {
-				t.Errorf("%s: %d, %d rows, want %d", c.query, code, rows(page), c.want)
+			if code != http.StatusOK || auditRows(page) != c.want {
+				t.Errorf("%s: %d, %d rows, want %d", c.query, code, auditRows(page), c.want)
 			}
 			if c.want == 0 && !strings.Contains(page, "No event matches") {
 				t.Errorf("%s: no empty state", c.query)
@@ -91,7 +91,7 @@ func TestAdminAuditLog(t *testing.T) {
 				t.Errorf("%s: rows of other tools", c.query)
 			}
 		}
-		if _, page := alice.get("/admin/audit?user_id=bob&tool=whoami"); !strings.Contains(link(page, "Older events"), "user_id=bob") {
+		if _, page := alice.get("/admin/audit?user_id=bob&tool=whoami"); !strings.Contains(auditLink(page, "Older events"), "user_id=bob") {
 			t.Error("the next page's link drops the filters")
 		}
 		for _, bad := range []string{"since=yesterday", "outcome=fine", "cursor=abc", "user_id=Not+An+Id"} {

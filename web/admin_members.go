@@ -34,16 +34,16 @@ func (p *Pages) memberPage(c echo.Context) error {
 func (p *Pages) member(c echo.Context, status int, d *memberData, flashed string) error {
 	u, err := p.orgs.User(c.Request().Context(), me(c).OrgID, c.Param("user_id"))
 	if err != nil {
-		return p.notFound(c, err)
+		return p.adminNotFound(c, err)
 	}
 	d.User, d.Self = u, u.ID == me(c).UserID
 	d.CSRF, _ = c.Get("csrf").(string)
-	return p.appFlash(c, status, "admin-member", "admin", u.Name+" · Admin", d, flashed)
+	return p.appFlashed(c, status, "admin-member", "admin", u.Name+" · Admin", d, flashed)
 }
 
 // notFound renders a refusal as a page of its own (such as a member that
 // is not, or no longer, in my org).
-func (p *Pages) notFound(c echo.Context, err error) error {
+func (p *Pages) adminNotFound(c echo.Context, err error) error {
 	if ctalk.ErrorCode(err) == ctalk.EInternal {
 		return err
 	}
@@ -67,12 +67,12 @@ func (p *Pages) memberActionTo(c echo.Context, tool, form, next, what string, ac
 	if ctalk.ErrorCode(err) != ctalk.ENotFound && ctalk.ErrorCode(err) != ctalk.EInvalid {
 		touched = append(touched, userID)
 	}
-	p.record(c, tool, start, err, touched...)
+	p.recordAction(c, tool, start, err, touched...)
 	if err != nil {
 		if code := ctalk.ErrorCode(err); code == ctalk.ENotFound {
-			return p.notFound(c, err)
+			return p.adminNotFound(c, err)
 		}
-		return refused(err, func(status int, msg string) error {
+		return adminRefused(err, func(status int, msg string) error {
 			return p.member(c, status, &memberData{Form: form, Error: msg}, "")
 		})
 	}
@@ -118,12 +118,12 @@ func (p *Pages) removeMember(c echo.Context) error {
 	if r != nil {
 		touched = append(touched, r.UserID)
 	}
-	p.record(c, "web:remove_user", start, err, touched...)
+	p.recordAction(c, "web:remove_user", start, err, touched...)
 	if err != nil {
 		if ctalk.ErrorCode(err) == ctalk.ENotFound {
-			return p.notFound(c, err)
+			return p.adminNotFound(c, err)
 		}
-		return refused(err, func(status int, msg string) error {
+		return adminRefused(err, func(status int, msg string) error {
 			return p.member(c, status, &memberData{Form: "remove", Error: msg}, "")
 		})
 	}

@@ -16,9 +16,9 @@ import (
 	"github.com/ctalk/ctalk/orgs"
 )
 
-// waitAudit waits until orgID's audit log holds an event of tool by userID
+// waitAuditEvent waits until orgID's audit log holds an event of tool by userID
 // with outcome, touching touched when given.
-func (s *site) waitAudit(t *testing.T, orgID, userID, tool, outcome, touched string) {
+func (s *site) waitAuditEvent(t *testing.T, orgID, userID, tool, outcome, touched string) {
 	t.Helper()
 	testkit.WaitFor(t, 10*time.Second, fmt.Sprintf("the audit event %s %s by %s", tool, outcome, userID), func() (bool, error) {
 		var n int
@@ -88,8 +88,8 @@ func TestAdminAddsMember(t *testing.T) {
 		if code, body := alice.post("/admin/members", url.Values{"user_id": {"erin"}, "name": {"Erin"}, "password": {"short"}}); code != http.StatusBadRequest || !strings.Contains(body, "password") {
 			t.Errorf("a short password: %d", code)
 		}
-		s.waitAudit(t, "acme", "alice", "web:register_user", "ok", "dave")
-		s.waitAudit(t, "acme", "alice", "web:register_user", "conflict", "")
+		s.waitAuditEvent(t, "acme", "alice", "web:register_user", "ok", "dave")
+		s.waitAuditEvent(t, "acme", "alice", "web:register_user", "conflict", "")
 		if strings.Contains(s.logs.String(), userPW) {
 			t.Error("the server's log holds a password")
 		}
@@ -114,13 +114,13 @@ func TestAdminRemovesMember(t *testing.T) {
 		if _, body := bob.get("/inbox"); !strings.Contains(body, `id="org_id"`) {
 			t.Error("the removed member's browser still sees the app")
 		}
-		if works(agent) || works(viaPersonal) {
+		if agentWorks(agent) || agentWorks(viaPersonal) {
 			t.Error("the removed member's agents still work")
 		}
 		if code, _ := alice.get("/admin/members/bob"); code != http.StatusNotFound {
 			t.Errorf("the removed member's page: %d, want 404", code)
 		}
-		s.waitAudit(t, "acme", "alice", "web:remove_user", "ok", "bob")
+		s.waitAuditEvent(t, "acme", "alice", "web:remove_user", "ok", "bob")
 	})
 }
 
@@ -175,7 +175,7 @@ func TestLastAdmin(t *testing.T) {
 				}
 			}
 		}
-		s.waitAudit(t, "acme", "alice", "web:set_user_role", "conflict", "alice")
+		s.waitAuditEvent(t, "acme", "alice", "web:set_user_role", "conflict", "alice")
 		// An admin who makes themselves a member lands on their inbox, and
 		// the admin pages are closed to them from then on.
 		if code, _ := alice.post("/admin/members/bob/role", url.Values{"role": {"admin"}}); code != http.StatusOK {
@@ -218,7 +218,7 @@ func TestAdminMemberActions(t *testing.T) {
 		if code, body := alice.post("/admin/members/carol/revoke", url.Values{}); code != http.StatusOK || !strings.Contains(body, "stopped working") {
 			t.Fatalf("sign carol out: %d", code)
 		}
-		if _, body := carol.get("/inbox"); !strings.Contains(body, `id="org_id"`) || works(carolAgent) {
+		if _, body := carol.get("/inbox"); !strings.Contains(body, `id="org_id"`) || agentWorks(carolAgent) {
 			t.Error("carol is still signed in somewhere")
 		}
 		if code, body := alice.post("/admin/settings", url.Values{"approval_mode": {"human"}}); code != http.StatusOK || !strings.Contains(body, "Settings saved.") || !strings.Contains(body, `value="human" checked`) {
@@ -237,11 +237,11 @@ func TestAdminMemberActions(t *testing.T) {
 			t.Errorf("the new admin password: %v", err)
 		}
 		for _, tool := range []string{"web:reset_user_password", "web:revoke_user_tokens"} {
-			s.waitAudit(t, "acme", "alice", tool, "ok", "")
+			s.waitAuditEvent(t, "acme", "alice", tool, "ok", "")
 		}
-		s.waitAudit(t, "acme", "alice", "web:update_org_settings", "ok", "")
-		s.waitAudit(t, "acme", "alice", "web:update_org_settings", "invalid", "")
-		s.waitAudit(t, "acme", "alice", "web:change_admin_password", "ok", "")
+		s.waitAuditEvent(t, "acme", "alice", "web:update_org_settings", "ok", "")
+		s.waitAuditEvent(t, "acme", "alice", "web:update_org_settings", "invalid", "")
+		s.waitAuditEvent(t, "acme", "alice", "web:change_admin_password", "ok", "")
 		if strings.Contains(s.logs.String(), "new-password-1") || strings.Contains(s.logs.String(), "a new admin password") {
 			t.Error("the server's log holds a password")
 		}
@@ -281,7 +281,7 @@ func TestAdminCrossOrg(t *testing.T) {
 		if u, err := s.Orgs.User(ctx, "globex", "dave"); err != nil || u.Role != orgs.RoleMember {
 			t.Errorf("dave of globex was changed: %+v, %v", u, err)
 		}
-		if !works(daveAgent) {
+		if !agentWorks(daveAgent) {
 			t.Error("dave's agent was revoked")
 		}
 		if _, body := dave.get("/inbox"); !strings.Contains(body, "dave · globex") {

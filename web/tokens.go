@@ -89,7 +89,7 @@ func (p *Pages) tokens(c echo.Context, status int, d *tokensData, flashed string
 	}
 	d.Lifetimes = auth.PersonalTokenLifetimes
 	d.MCP = p.cfg.PublicURL(c.Request()) + "/mcp"
-	return p.appFlash(c, status, "tokens", "tokens", "Agents and tokens", d, flashed)
+	return p.appFlashed(c, status, "tokens", "tokens", "Agents and tokens", d, flashed)
 }
 
 // createToken makes a personal token and shows it on this response only:
@@ -99,7 +99,7 @@ func (p *Pages) createToken(c echo.Context) error {
 	d := &tokensData{Label: c.FormValue("label")}
 	d.Days, _ = strconv.Atoi(c.FormValue("days"))
 	raw, cred, err := p.auth.CreatePersonalToken(c.Request().Context(), me(c), d.Label, d.Days)
-	p.record(c, "web:create_personal_token", start, err, me(c).UserID)
+	p.recordAction(c, "web:create_personal_token", start, err, me(c).UserID)
 	if err != nil {
 		if ctalk.ErrorCode(err) == ctalk.EInternal {
 			return err
@@ -128,7 +128,7 @@ func (p *Pages) revokeToken(c echo.Context) error {
 	default:
 		err = ctalk.Errorf(ctalk.EInvalid, "kind must be one of oauth, login, personal, session")
 	}
-	p.record(c, "web:revoke_credential", start, err, m.UserID)
+	p.recordAction(c, "web:revoke_credential", start, err, m.UserID)
 	if err != nil {
 		if ctalk.ErrorCode(err) == ctalk.EInternal {
 			return err

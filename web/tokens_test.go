@@ -20,23 +20,23 @@ import (
 	"github.com/ctalk/ctalk/oauth"
 )
 
-// credentialForm matches a revoke form of the tokens page: its kind and id.
-var credentialForm = regexp.MustCompile(`name="kind" value="([a-z]+)">\s*<input type="hidden" name="id" value="([^"]+)">`)
+// tokensRevokeForm matches a revoke form of the tokens page: its kind and id.
+var tokensRevokeForm = regexp.MustCompile(`name="kind" value="([a-z]+)">\s*<input type="hidden" name="id" value="([^"]+)">`)
 
-// listed returns the kind and id of every credential on a tokens page.
-func listed(page string) [][2]string {
+// tokensListed returns the kind and id of every credential on a tokens page.
+func tokensListed(page string) [][2]string {
 	var out [][2]string
-	for _, m := range credentialForm.FindAllStringSubmatch(page, -1) {
+	for _, m := range tokensRevokeForm.FindAllStringSubmatch(page, -1) {
 		out = append(out, [2]string{m[1], html.UnescapeString(m[2])})
 	}
 	return out
 }
 
-// idOf returns the id of the only credential of kind on a tokens page.
-func idOf(t *testing.T, page, kind string) string {
+// tokenIDOf returns the id of the only credential of kind on a tokens page.
+func tokenIDOf(t *testing.T, page, kind string) string {
 	t.Helper()
 	var ids []string
-	for _, kv := range listed(page) {
+	for _, kv := range tokensListed(page) {
 		if kv[0] == kind {
 			ids = append(ids, kv[1])
 		}
@@ -47,19 +47,19 @@ func idOf(t *testing.T, page, kind string) string {
 	return ids[0]
 }
 
-// works calls whoami as an agent and reports whether it was let through.
-func works(cs *mcp.ClientSession) bool {
+// agentWorks calls whoami as an agent and reports whether it was let through.
+func agentWorks(cs *mcp.ClientSession) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami"})
 	return err == nil && !res.IsError
 }
 
-var hiddenField = regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)">`)
+var tokensHiddenField = regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)">`)
 
-// oauthToken connects a client named name as the person signed in on c,
+// oauthAccessToken connects a client named name as the person signed in on c,
 // through the OAuth code flow with PKCE, and returns its access token.
-func (s *site) oauthToken(t *testing.T, c *client, name string) string {
+func (s *site) oauthAccessToken(t *testing.T, c *client, name string) string {
 	t.Helper()
 	reg, _ := json.Marshal(map[string]any{"client_name": name, "redirect_uris": []string{"http://127.0.0.1:9/cb"},
 		"grant_types": []string{"authorization_code", "refresh_token"}, "response_types": []string{"code"}, "token_endpoint_auth_method": "none"})
@@ -81,7 +81,7 @@ func (s *site) oauthToken(t *testing.T, c *client, name string) string {
 		t.Fatalf("consent page: %d\n%s", code, page)
 	}
 	form := url.Values{}
-	for _, m := range hiddenField.FindAllStringSubmatch(page[:strings.Index(page, "</form>")], -1) {
+	for _, m := range tokensHiddenField.FindAllStringSubmatch(page[:strings.Index(page, "</form>")], -1) {
 		if m[1] != "csrf" {
 			form.Add(html.UnescapeString(m[1]), html.UnescapeString(m[2]))
 		}
@@ -137,13 +137,13 @@ func TestTokensPage(t *testing.T) {
 		s.org(t, "acme")
 		bob := s.newClient(t, "acme", "bob")
 		other := s.newClient(t, "acme", "bob")
-		viaOAuth := testkit.Connect(t, s.URL, testkit.EraSessions, s.oauthToken(t, bob, "Test Agent"))
+		viaOAuth := testkit.Connect(t, s.URL, testkit.EraSessions, s.oauthAccessToken(t, bob, "Test Agent"))
 		viaLogin := s.agent(t, "acme", "bob")
 		personal, _ := newPersonalToken(t, bob, "build server")
 		viaPersonal := testkit.Connect(t, s.URL, testkit.EraSessions, personal)
 		s.agent(t, "acme", "carol")
 		for name, cs := range map[string]*mcp.ClientSession{"oauth": viaOAuth, "login": viaLogin, "personal": viaPersonal} {
-			if !works(cs) {
+			if !agentWorks(cs) {
 				t.Fatalf("the %s agent is refused before any revocation", name)
 			}
 		}
@@ -153,25 +153,25 @@ func TestTokensPage(t *testing.T) {
 				t.Errorf("the tokens page does not show %q", want)
 			}
 		}
-		if got := len(listed(page)); got != 5 {
+		if got := len(tokensListed(page)); got != 5 {
 			t.Fatalf("listed %d credentials, want 5 (carol's are not bob's):\n%s", got, page)
 		}
 		for _, c := range []struct {
 			kind string
 			cs   *mcp.ClientSession
 		}{{"oauth", viaOAuth}, {"login", viaLogin}, {"personal", viaPersonal}} {
-			code, body := bob.post("/tokens/revoke", url.Values{"kind": {c.kind}, "id": {idOf(t, page, c.kind)}})
+			code, body := bob.post("/tokens/revoke", url.Values{"kind": {c.kind}, "id": {tokenIDOf(t, page, c.kind)}})
 			if code != http.StatusOK || !strings.Contains(body, "Revoked.") {
 				t.Fatalf("revoke %s: %d\n%s", c.kind, code, body)
 			}
-			if works(c.cs) {
+			if agentWorks(c.cs) {
 				t.Errorf("the %s agent still works after its revocation", c.kind)
 			}
 		}
 		// The other browser's session: its next page is the sign-in.
 		var otherID string
-		for _, kv := range listed(page) {
-			if kv[0] == "session" && kv[1] != thisBrowser(t, page) {
+		for _, kv := range tokensListed(page) {
+			if kv[0] == "session" && kv[1] != tokensThisBrowser(t, page) {
 				otherID = kv[1]
 			}
 		}
@@ -182,10 +182,10 @@ func TestTokensPage(t *testing.T) {
 			t.Fatalf("the revoked browser still sees the app:\n%s", body)
 		}
 		_, page = bob.get("/tokens")
-		if got := listed(page); len(got) != 1 || got[0][0] != "session" {
+		if got := tokensListed(page); len(got) != 1 || got[0][0] != "session" {
 			t.Fatalf("after revoking, listed %v, want only this browser", got)
 		}
-		code, body := bob.post("/tokens/revoke", url.Values{"kind": {"session"}, "id": {thisBrowser(t, page)}})
+		code, body := bob.post("/tokens/revoke", url.Values{"kind": {"session"}, "id": {tokensThisBrowser(t, page)}})
 		if code != http.StatusOK || !strings.Contains(body, `id="org_id"`) {
 			t.Fatalf("signing this browser out: %d\n%s", code, body)
 		}
@@ -195,8 +195,8 @@ func TestTokensPage(t *testing.T) {
 	})
 }
 
-// thisBrowser returns the id of the session a tokens page was asked from.
-func thisBrowser(t *testing.T, page string) string {
+// tokensThisBrowser returns the id of the session a tokens page was asked from.
+func tokensThisBrowser(t *testing.T, page string) string {
 	t.Helper()
 	m := regexp.MustCompile(`name="id" value="([^"]+)">\s*<button type="submit" class="danger">Sign out this browser`).FindStringSubmatch(page)
 	if m == nil {
@@ -271,18 +271,18 @@ func TestTokensOfOthers(t *testing.T) {
 		bob := s.newClient(t, "acme", "bob")
 		carol := s.newClient(t, "acme", "carol")
 		stranger := s.newClient(t, "globex", "bob")
-		carolAgent := testkit.Connect(t, s.URL, testkit.EraSessions, s.oauthToken(t, carol, "Carol's agent"))
+		carolAgent := testkit.Connect(t, s.URL, testkit.EraSessions, s.oauthAccessToken(t, carol, "Carol's agent"))
 		strangerToken, _ := newPersonalToken(t, stranger, "theirs")
 		strangerAgent := testkit.Connect(t, s.URL, testkit.EraSessions, strangerToken)
 		_, carolPage := carol.get("/tokens")
 		_, strangerPage := stranger.get("/tokens")
-		for _, kv := range append(listed(carolPage), listed(strangerPage)...) {
+		for _, kv := range append(tokensListed(carolPage), tokensListed(strangerPage)...) {
 			code, body := bob.post("/tokens/revoke", url.Values{"kind": {kv[0]}, "id": {kv[1]}})
 			if code != http.StatusNotFound || !strings.Contains(body, "not found among yours") {
 				t.Errorf("revoking another's %s: %d, want 404", kv[0], code)
 			}
 		}
-		if !works(carolAgent) || !works(strangerAgent) {
+		if !agentWorks(carolAgent) || !agentWorks(strangerAgent) {
 			t.Error("another person's agent was revoked")
 		}
 		if _, body := carol.get("/tokens"); !strings.Contains(body, "This browser") {
