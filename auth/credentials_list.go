@@ -89,9 +89,9 @@ func (s *Service) idleTTL(kind string) time.Duration {
 // Returns ENotFound when the user has no live credential of that kind and
 // id: also for another person's, in this org or another.
 func (s *Service) RevokeCredential(ctx context.Context, sess *Session, kind, id string) (current bool, err error) {
-	table, q := tokensTable, `SELECT hash FROM tokens WHERE org_id = $1 AND user_id = $2 AND kind = $3 AND substr(hash, 1, 16) = $4 AND revoked_at IS NULL`
+	q := `SELECT hash FROM tokens WHERE org_id = $1 AND user_id = $2 AND kind = $3 AND substr(hash, 1, 16) = $4 AND revoked_at IS NULL`
 	if kind == KindSession {
-		table, q = webSessionsTable, `SELECT hash FROM web_sessions WHERE org_id = $1 AND user_id = $2 AND $3 = 'session' AND substr(hash, 1, 16) = $4 AND revoked_at IS NULL`
+		q = `SELECT hash FROM web_sessions WHERE org_id = $1 AND user_id = $2 AND $3 = 'session' AND substr(hash, 1, 16) = $4 AND revoked_at IS NULL`
 	}
 	var hash string
 	if len(id) == credentialIDLen {
@@ -105,9 +105,16 @@ func (s *Service) RevokeCredential(ctx context.Context, sess *Session, kind, id 
 	if err != nil {
 		return false, fmt.Errorf("read credentials: %w", err)
 	}
-	// Through the one revocation helper, which every other revocation of a
-	// single credential also takes.
-	if err := s.revokeCredential(ctx, table, hash); err != nil {
+	// Through the helpers that end a credential by its own session (logout,
+	// sign-out), so that whatever they do besides revoking it is done here
+	// too.
+	owned := &Session{OrgID: sess.OrgID, UserID: sess.UserID, Role: sess.Role, TokenHash: hash}
+	if kind == KindSession {
+		err = s.EndWebSession(ctx, owned)
+	} else {
+		err = s.Logout(ctx, owned)
+	}
+	if err != nil {
 		return false, err
 	}
 	return hash == sess.TokenHash, nil
