@@ -18,10 +18,13 @@ type auditData struct {
 	UserID, Tool, Outcome, Since, Until string
 	Outcomes                            []string
 	Members                             []*orgs.User
-	Events                              []audit.Event
-	Older, Newest                       string
-	Paged                               bool
-	Error                               string
+	// FormerUser is the person filtered on when they are no longer a
+	// member, so that the filter still shows them.
+	FormerUser    string
+	Events        []audit.Event
+	Older, Newest string
+	Paged         bool
+	Error         string
 }
 
 // auditOutcomes are the outcomes an event can have, for the filter.
@@ -52,6 +55,12 @@ func (p *Pages) auditPage(c echo.Context) error {
 	var err error
 	if d.Members, err = p.orgs.Users(ctx, m.OrgID); err != nil {
 		return err
+	}
+	d.FormerUser = d.UserID
+	for _, u := range d.Members {
+		if u.ID == d.UserID {
+			d.FormerUser = ""
+		}
 	}
 	status := http.StatusOK
 	if p.audit == nil {

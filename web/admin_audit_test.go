@@ -91,6 +91,12 @@ func TestAdminAuditLog(t *testing.T) {
 				t.Errorf("%s: rows of other tools", c.query)
 			}
 		}
+		if _, err := s.Orgs.RemoveUser(context.Background(), "acme", "carol"); err != nil {
+			t.Fatal(err)
+		}
+		if _, page := alice.get("/admin/audit?user_id=carol"); auditRows(page) != 3 || !strings.Contains(page, `<option value="carol" selected>carol (not a member now)</option>`) {
+			t.Errorf("a former member's events: %d rows, or the filter does not show them", auditRows(page))
+		}
 		if _, page := alice.get("/admin/audit?user_id=bob&tool=whoami"); !strings.Contains(auditLink(page, "Older events"), "user_id=bob") {
 			t.Error("the next page's link drops the filters")
 		}
