@@ -2,8 +2,6 @@ package api
 
 import (
 	"context"
-	"strconv"
-	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -243,48 +241,15 @@ func (s *Server) registerGetAuditLog() {
 		if s.cfg.Audit == nil {
 			return nil, ctalk.Errorf(ctalk.EUnavailable, "the audit log is not enabled on this server")
 		}
-		f, err := in.filter()
+		limit, err := intArg("limit", in.Limit, audit.DefaultLimit, 1, audit.MaxLimit)
 		if err != nil {
 			return nil, err
 		}
-		events, more, err := s.cfg.Audit.Events(ctx, orgID, f)
+		page, err := s.cfg.Audit.Query(ctx, orgID, audit.Query{UserID: in.UserID, Tool: in.Tool, Outcome: in.Outcome,
+			Since: in.Since, Until: in.Until, Limit: limit, Cursor: in.Cursor})
 		if err != nil {
 			return nil, err
 		}
-		res := &auditResult{Events: events}
-		if more {
-			res.NextCursor = strconv.FormatInt(events[len(events)-1].ID, 10)
-		}
-		return res, nil
+		return &auditResult{Events: page.Events, NextCursor: page.NextCursor}, nil
 	})
-}
-
-// filter validates the arguments that choose audit events.
-//
-// Returns EInvalid.
-func (in *auditArgs) filter() (f audit.Filter, err error) {
-	f = audit.Filter{Tool: strings.TrimSpace(in.Tool), Outcome: strings.TrimSpace(in.Outcome)}
-	if in.UserID != "" {
-		if f.UserID, err = ctalk.ParseID("user_id", in.UserID); err != nil {
-			return f, err
-		}
-	}
-	if f.Outcome != "" && !audit.ValidOutcome(f.Outcome) {
-		return f, ctalk.Errorf(ctalk.EInvalid, "outcome is not one of ok, cancelled, invalid, unauthorized, forbidden, not_found, conflict, rate_limited, unavailable, internal")
-	}
-	if f.Since, err = timeArg("since", in.Since); err != nil {
-		return f, err
-	}
-	if f.Until, err = timeArg("until", in.Until); err != nil {
-		return f, err
-	}
-	if f.Limit, err = intArg("limit", in.Limit, 50, 1, 200); err != nil {
-		return f, err
-	}
-	if c := strings.TrimSpace(in.Cursor); c != "" {
-		if f.Before, err = strconv.ParseInt(c, 10, 64); err != nil || f.Before <= 0 {
-			return f, ctalk.Errorf(ctalk.EInvalid, "cursor is not one this server issued; pass next_cursor from the previous page")
-		}
-	}
-	return f, nil
 }

@@ -237,11 +237,12 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Session, error
 		sess              = Session{TokenHash: hash}
 		lastUsed, expires time.Time
 		revoked           sql.NullTime
+		kind              string
 	)
 	err := s.db.QueryRow(ctx, `
-		SELECT t.org_id, t.user_id, u.role, t.last_used_at, t.expires_at, t.revoked_at
+		SELECT t.org_id, t.user_id, u.role, t.last_used_at, t.expires_at, t.revoked_at, t.kind
 		FROM tokens t JOIN users u ON u.org_id = t.org_id AND u.id = t.user_id
-		WHERE t.hash = $1 AND u.removed_at IS NULL`, hash).Scan(&sess.OrgID, &sess.UserID, &sess.Role, &lastUsed, &expires, &revoked)
+		WHERE t.hash = $1 AND u.removed_at IS NULL`, hash).Scan(&sess.OrgID, &sess.UserID, &sess.Role, &lastUsed, &expires, &revoked, &kind)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the auth token is not valid; log in again with login")
 	}
@@ -253,7 +254,7 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Session, error
 		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the auth token was revoked (logged out); log in again with login")
 	case !now.Before(expires):
 		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the auth token expired at %s; log in again with login", expires.UTC().Format(time.RFC3339))
-	case !now.Before(lastUsed.Add(s.cfg.IdleTTL)):
+	case kind != KindPersonal && !now.Before(lastUsed.Add(s.cfg.IdleTTL)):
 		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the auth token expired after %s unused; log in again with login", s.cfg.IdleTTL)
 	}
 	sess.ExpiresAt = expires

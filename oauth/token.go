@@ -422,25 +422,34 @@ type Grant struct {
 	ClientName string
 	CreatedAt  time.Time
 	LastUsedAt time.Time
+	// ExpiresAt is when its refresh token expires: unless the client
+	// refreshes before then, it must sign in again.
+	ExpiresAt time.Time
 }
 
-// Grants lists the connections of a person that are not revoked, newest
-// first.
+// Grants lists the live connections of a person, newest first: not
+// revoked, with a refresh token that has not expired.
 func (s *Service) Grants(ctx context.Context, orgID, userID string) ([]Grant, error) {
 	rows, err := s.db.Query(ctx, `
-		SELECT id, client_id, client_name, created_at, last_used_at FROM oauth_grants
-		WHERE org_id = $1 AND user_id = $2 AND revoked_at IS NULL ORDER BY created_at DESC`, orgID, userID)
+		SELECT g.id, g.client_id, g.client_name, g.created_at, g.last_used_at,
+			(SELECT MAX(t.expires_at) FROM oauth_tokens t WHERE t.grant_id = g.id AND t.kind = 'refresh')
+		FROM oauth_grants g
+		WHERE g.org_id = $1 AND g.user_id = $2 AND g.revoked_at IS NULL ORDER BY g.created_at DESC`, orgID, userID)
 	if err != nil {
 		return nil, fmt.Errorf("list oauth_grants: %w", err)
 	}
 	defer rows.Close()
-	var out []Grant
+	now := s.db.Now()
+	out := []Grant{}
 	for rows.Next() {
 		var g Grant
-		if err := rows.Scan(&g.ID, &g.ClientID, &g.ClientName, &g.CreatedAt, &g.LastUsedAt); err != nil {
+		var expires db.NullTime
+		if err := rows.Scan(&g.ID, &g.ClientID, &g.ClientName, &g.CreatedAt, &g.LastUsedAt, &expires); err != nil {
 			return nil, fmt.Errorf("list oauth_grants: %w", err)
 		}
-		out = append(out, g)
+		if g.ExpiresAt = expires.Time; expires.Valid && g.ExpiresAt.After(now) {
+			out = append(out, g)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list oauth_grants: %w", err)

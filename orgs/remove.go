@@ -36,17 +36,7 @@ func (s *Service) RemoveUser(ctx context.Context, orgID, userID string) (*Remova
 	}
 	r := &Removal{UserID: userID}
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
-		// Removals in one org take turns on the org's row, so that two admins
-		// removing each other cannot both see the other as the one who stays.
-		// SQLite transactions hold the database's write lock already.
-		lock := `SELECT id FROM orgs WHERE id = $1`
-		if s.db.Engine == db.Postgres {
-			lock += ` FOR UPDATE`
-		}
-		var id string
-		if err := tx.QueryRow(ctx, lock, orgID).Scan(&id); errors.Is(err, sql.ErrNoRows) {
-			return notFoundOrg(orgID)
-		} else if err != nil {
+		if err := s.lockOrg(ctx, tx, orgID); err != nil {
 			return err
 		}
 		var role string

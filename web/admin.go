@@ -1,4 +1,162 @@
 package web
 
-// mountAdmin adds the routes of the app's admin section: members, organization settings and the audit log (admins only).
-func (p *Pages) mountAdmin(r routes) {}
+import (
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/audit"
+	"github.com/ctalk/ctalk/orgs"
+)
+
+// mountAdmin adds the routes of the app's admin section: members,
+// organization settings and the audit log (admins only). Every action is
+// taken with the admin's own session, in the admin's org, and recorded in
+// the audit log as "web:" and the action, as the MCP tools' calls are.
+func (p *Pages) mountAdmin(r routes) {
+	r.GET("/admin", p.adminPage)
+	r.POST("/admin/members", p.addMember)
+	r.GET("/admin/members/:user_id", p.memberPage)
+	r.POST("/admin/members/:user_id/role", p.setRole)
+	r.POST("/admin/members/:user_id/password", p.resetPassword)
+	r.POST("/admin/members/:user_id/revoke", p.revokeMemberTokens)
+	r.POST("/admin/members/:user_id/remove", p.removeMember)
+	r.POST("/admin/settings", p.updateSettings)
+	r.POST("/admin/password", p.changeAdminPassword)
+	r.GET("/admin/audit", p.auditPage)
+}
+
+// adminData is the admin page: the org, its members, and the forms with
+// what was sent and why it was refused.
+type adminData struct {
+	CSRF    string
+	Org     *orgs.Org
+	Members []*orgs.User
+	Add     memberForm
+	// Errors of the settings and admin password forms.
+	SettingsError, PasswordError string
+}
+
+// memberForm is the add-a-member form as sent, password left out.
+type memberForm struct {
+	ID, Name, Role, Ownership, Error string
+}
+
+var adminFlash = map[string]string{
+	"added":    "Member added. Give them their password privately; they sign in at this site.",
+	"removed":  "Member removed. Their browser sessions and tokens stopped working at once.",
+	"settings": "Settings saved.",
+	"password": "The organization's admin password is changed; the old one no longer works.",
+}
+
+func (p *Pages) adminPage(c echo.Context) error {
+	return p.admin(c, http.StatusOK, &adminData{Add: memberForm{Role: orgs.RoleMember}}, flash(c, adminFlash))
+}
+
+// admin renders the admin page around d.
+func (p *Pages) admin(c echo.Context, status int, d *adminData, flashed string) error {
+	ctx, m := c.Request().Context(), me(c)
+	var err error
+	if d.Org, err = p.orgs.Org(ctx, m.OrgID); err != nil {
+		return err
+	}
+	if d.Members, err = p.orgs.Users(ctx, m.OrgID); err != nil {
+		return err
+	}
+	d.CSRF, _ = c.Get("csrf").(string)
+	return p.appFlashed(c, status, "admin", "admin", "Admin · "+d.Org.Name, d, flashed)
+}
+
+// refused re-renders a page with a refusal's message, or returns an
+// internal error for the server to log.
+func adminRefused(err error, show func(status int, msg string) error) error {
+	if ctalk.ErrorCode(err) == ctalk.EInternal {
+		return err
+	}
+	return show(ctalk.HTTPStatus(ctalk.ErrorCode(err)), ctalk.ErrorMessage(err))
+}
+
+func (p *Pages) addMember(c echo.Context) error {
+	start := time.Now()
+	f := memberForm{ID: c.FormValue("user_id"), Name: c.FormValue("name"), Role: c.FormValue("role"), Ownership: c.FormValue("ownership")}
+	u, err := p.orgs.AddUser(c.Request().Context(), me(c).OrgID, orgs.NewUser{ID: f.ID, Name: f.Name, Password: c.FormValue("password"),
+		Role: f.Role, Ownership: orgs.SplitOwnership(f.Ownership)})
+	var added []string
+	if u != nil {
+		added = append(added, u.ID)
+	}
+	p.recordAction(c, "web:register_user", start, err, added...)
+	if err != nil {
+		return adminRefused(err, func(status int, msg string) error {
+			f.Error = msg
+			return p.admin(c, status, &adminData{Add: f}, "")
+		})
+	}
+	return done(c, "/admin", "added")
+}
+
+func (p *Pages) updateSettings(c echo.Context) error {
+	start := time.Now()
+	_, err := p.orgs.SetApprovalMode(c.Request().Context(), me(c).OrgID, c.FormValue("approval_mode"))
+	p.recordAction(c, "web:update_org_settings", start, err)
+	if err != nil {
+		return adminRefused(err, func(status int, msg string) error {
+			return p.admin(c, status, &adminData{Add: memberForm{Role: orgs.RoleMember}, SettingsError: msg}, "")
+		})
+	}
+	return done(c, "/admin", "settings")
+}
+
+func (p *Pages) changeAdminPassword(c echo.Context) error {
+	start := time.Now()
+	var err error = ctalk.Errorf(ctalk.EInvalid, "the two passwords differ; type the same new password twice")
+	if c.FormValue("new_admin_password") == c.FormValue("confirm") {
+		err = p.auth.ChangeAdminPassword(c.Request().Context(), me(c).OrgID, c.FormValue("new_admin_password"))
+	}
+	p.recordAction(c, "web:change_admin_password", start, err)
+	if err != nil {
+		return adminRefused(err, func(status int, msg string) error {
+			return p.admin(c, status, &adminData{Add: memberForm{Role: orgs.RoleMember}, PasswordError: msg}, "")
+		})
+	}
+	return done(c, "/admin", "password")
+}
+
+// appFlashed is app with what the last action did.
+func (p *Pages) appFlashed(c echo.Context, status int, name, section, title string, data any, flashed string) error {
+	m := me(c)
+	n, err := p.inbox.Waiting(c.Request().Context(), m.OrgID, m.UserID)
+	if err != nil {
+		return err
+	}
+	return p.render(c, status, name, &page{Me: m, Section: section, Title: title, Data: data, Waiting: n, Flash: flashed})
+}
+
+// recordAction writes an action taken in the web app to the org's audit log, as
+// the MCP tools' calls are: who, what (tool, named "web:" and the action),
+// the outcome, how long it took and the ids it touched; never what was
+// typed.
+func (p *Pages) recordAction(c echo.Context, tool string, start time.Time, err error, ids ...string) {
+	if p.audit == nil {
+		return
+	}
+	outcome := "ok"
+	if err != nil {
+		outcome = string(ctalk.ErrorCode(err))
+	}
+	var touched []string
+	for _, id := range ids {
+		if ctalk.IsID(id) {
+			touched = append(touched, id)
+		}
+	}
+	m := me(c)
+	p.audit.Record(audit.Event{At: start.UTC(), OrgID: m.OrgID, UserID: m.UserID, Tool: tool, Outcome: outcome,
+		DurationMS: float64(time.Since(start).Microseconds()) / 1000, IDs: touched, RequestID: c.Response().Header().Get(echo.HeaderXRequestID)})
+}
+
+// memberPath is the admin page of one member.
+func memberPath(userID string) string { return "/admin/members/" + url.PathEscape(userID) }

@@ -1,0 +1,131 @@
+package web
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/orgs"
+)
+
+// memberData is the admin page of one member, with the error of the form
+// that was refused (Form names it).
+type memberData struct {
+	CSRF        string
+	User        *orgs.User
+	Self        bool
+	Form, Error string
+}
+
+var memberFlash = map[string]string{
+	"role":     "Role changed. It holds from their next page or call.",
+	"password": "Password reset. Every session and token of theirs stopped working; give them the new password privately.",
+	"revoked":  "Every session and token of theirs stopped working. They can sign in again with their password.",
+}
+
+func (p *Pages) memberPage(c echo.Context) error {
+	return p.member(c, http.StatusOK, &memberData{}, flash(c, memberFlash))
+}
+
+// member renders the page of the member named in the path around d; a
+// member of no org of mine is not found.
+func (p *Pages) member(c echo.Context, status int, d *memberData, flashed string) error {
+	u, err := p.orgs.User(c.Request().Context(), me(c).OrgID, c.Param("user_id"))
+	if err != nil {
+		return p.adminNotFound(c, err)
+	}
+	d.User, d.Self = u, u.ID == me(c).UserID
+	d.CSRF, _ = c.Get("csrf").(string)
+	return p.appFlashed(c, status, "admin-member", "admin", u.Name+" · Admin", d, flashed)
+}
+
+// notFound renders a refusal as a page of its own (such as a member that
+// is not, or no longer, in my org).
+func (p *Pages) adminNotFound(c echo.Context, err error) error {
+	if ctalk.ErrorCode(err) == ctalk.EInternal {
+		return err
+	}
+	return p.render(c, ctalk.HTTPStatus(ctalk.ErrorCode(err)), "message", &page{Me: me(c), Section: "admin", Title: "Not found",
+		Message: ctalk.ErrorMessage(err), Back: "/admin"})
+}
+
+// memberAction runs an admin action on the member named in the path,
+// records it, and redirects to the member's page with what happened, or
+// shows the page again with the refusal next to form.
+func (p *Pages) memberAction(c echo.Context, tool, form, what string, act func(userID string) error) error {
+	return p.memberActionTo(c, tool, form, memberPath(c.Param("user_id")), what, act)
+}
+
+// memberActionTo is memberAction that redirects to next.
+func (p *Pages) memberActionTo(c echo.Context, tool, form, next, what string, act func(userID string) error) error {
+	start := time.Now()
+	userID := c.Param("user_id")
+	err := act(userID)
+	var touched []string
+	if ctalk.ErrorCode(err) != ctalk.ENotFound && ctalk.ErrorCode(err) != ctalk.EInvalid {
+		touched = append(touched, userID)
+	}
+	p.recordAction(c, tool, start, err, touched...)
+	if err != nil {
+		if code := ctalk.ErrorCode(err); code == ctalk.ENotFound {
+			return p.adminNotFound(c, err)
+		}
+		return adminRefused(err, func(status int, msg string) error {
+			return p.member(c, status, &memberData{Form: form, Error: msg}, "")
+		})
+	}
+	return done(c, next, what)
+}
+
+func (p *Pages) setRole(c echo.Context) error {
+	m, role := me(c), c.FormValue("role")
+	next, what := memberPath(c.Param("user_id")), "role"
+	if c.Param("user_id") == m.UserID && role != orgs.RoleAdmin {
+		// An admin who made themselves a member has no admin pages any more.
+		next, what = "/inbox", ""
+	}
+	return p.memberActionTo(c, "web:set_user_role", "role", next, what, func(userID string) error {
+		_, err := p.orgs.SetRole(c.Request().Context(), m.OrgID, userID, role)
+		return err
+	})
+}
+
+func (p *Pages) resetPassword(c echo.Context) error {
+	return p.memberAction(c, "web:reset_user_password", "password", "password", func(userID string) error {
+		if c.FormValue("new_password") != c.FormValue("confirm") {
+			return ctalk.Errorf(ctalk.EInvalid, "the two passwords differ; type the same new password twice")
+		}
+		_, err := p.auth.ResetPassword(c.Request().Context(), me(c).OrgID, userID, c.FormValue("new_password"))
+		return err
+	})
+}
+
+func (p *Pages) revokeMemberTokens(c echo.Context) error {
+	return p.memberAction(c, "web:revoke_user_tokens", "revoke", "revoked", func(userID string) error {
+		_, err := p.auth.RevokeUserTokens(c.Request().Context(), me(c).OrgID, userID)
+		return err
+	})
+}
+
+// removeMember removes a member; their sessions and tokens end in the same
+// transaction. An admin who removes themselves is signed out with it.
+func (p *Pages) removeMember(c echo.Context) error {
+	start := time.Now()
+	r, err := p.orgs.RemoveUser(c.Request().Context(), me(c).OrgID, c.Param("user_id"))
+	var touched []string
+	if r != nil {
+		touched = append(touched, r.UserID)
+	}
+	p.recordAction(c, "web:remove_user", start, err, touched...)
+	if err != nil {
+		if ctalk.ErrorCode(err) == ctalk.ENotFound {
+			return p.adminNotFound(c, err)
+		}
+		return adminRefused(err, func(status int, msg string) error {
+			return p.member(c, status, &memberData{Form: "remove", Error: msg}, "")
+		})
+	}
+	return done(c, "/admin", "removed")
+}
