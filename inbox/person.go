@@ -218,7 +218,12 @@ func (s *Service) onLatest(ctx context.Context, orgID, userID, msgID string, ver
 		out, err = fn(tx, d)
 		return err
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	// The person's other open pages show the decision.
+	s.broker.Wake(orgID, userID)
+	return out, nil
 }
 
 // requireLatest refuses a version that is not latest, the newest draft of
@@ -258,6 +263,8 @@ func (s *Service) AnswerDirectly(ctx context.Context, orgID, userID, msgID, text
 	if err != nil {
 		return nil, err
 	}
+	// The person's open pages stop counting it as waiting.
+	s.broker.Wake(orgID, q.To)
 	s.broker.Wake(orgID, q.From)
 	return q, nil
 }

@@ -278,3 +278,40 @@ func TestEditAgainstANewProposal(t *testing.T) {
 		}
 	})
 }
+
+// TestDecisionsWakeThePerson: each decision wakes the person who made it,
+// so that their other open pages show it, and an answer also wakes the
+// asker.
+func TestDecisionsWakeThePerson(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		s := rulesOrgs(t, d)
+		ctx := context.Background()
+		q := askAcme(t, s, "q?")
+		proposeAcme(t, s, q.ID, "v1")
+		person, cancel := s.Broker().Subscribe("acme", "answerer")
+		defer cancel()
+		asker, cancelAsker := s.Broker().Subscribe("acme", "asker")
+		defer cancelAsker()
+		woken := func(what string, wake <-chan struct{}, err error) {
+			t.Helper()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Wake is synchronous for this process's subscribers.
+			select {
+			case <-wake:
+			default:
+				t.Fatalf("%s did not wake", what)
+			}
+		}
+		_, err := s.Approve(ctx, "acme", "answerer", q.ID, 1)
+		woken("approve", person, err)
+		_, err = s.Reject(ctx, "acme", "answerer", q.ID, 1, "no")
+		woken("reject", person, err)
+		_, err = s.Edit(ctx, "acme", "answerer", q.ID, 1, "v2")
+		woken("edit", person, err)
+		_, err = s.AnswerDirectly(ctx, "acme", "answerer", q.ID, "mine")
+		woken("answer, the person", person, err)
+		woken("answer, the asker", asker, nil)
+	})
+}

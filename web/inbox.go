@@ -198,7 +198,7 @@ type questionView struct {
 	// Listed is true in the inbox's list, whose forms return there, and
 	// false on the question's own page.
 	Listed bool
-	Latest *draftView
+	Newest *draftView
 	Older  []draftView
 	Fail   *formError
 }
@@ -219,7 +219,7 @@ func newQuestionView(c echo.Context, r *inbox.Review, listed bool, fail *formErr
 			anchor = r.ID + "-" + anchor
 		}
 		if i == 0 {
-			v.Latest = &draftView{Draft: d, Anchor: anchor}
+			v.Newest = &draftView{Draft: d, Anchor: anchor}
 			continue
 		}
 		v.Older = append(v.Older, draftView{Draft: d, Anchor: anchor})
@@ -268,4 +268,4 @@ func (v questionView) Kept(form, fallback string) string {
 func (v questionView) Hidden() int { return v.DraftCount - len(v.Drafts) }
 
 // NextVersion is the version an edit of the latest draft becomes.
-func (v questionView) NextVersion() int { return v.Latest.Version + 1 }
+func (v questionView) NextVersion() int { return v.Newest.Version + 1 }
