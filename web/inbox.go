@@ -1,13 +1,17 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/audit"
+	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/inbox"
 )
 
@@ -19,17 +23,27 @@ import (
 func (p *Pages) mountInbox(r routes) {
 	r.GET("/inbox", p.inboxPage)
 	r.GET("/inbox/:message_id", p.questionPage)
-	r.POST("/inbox/:message_id/approve", p.approveDraft)
-	r.POST("/inbox/:message_id/edit", p.editDraft)
-	r.POST("/inbox/:message_id/reject", p.rejectDraft)
-	r.POST("/inbox/:message_id/decline", p.declineQuestion)
-	r.POST("/inbox/:message_id/answer", p.answerQuestion)
+	r.POST("/inbox/:message_id/approve", p.inboxAction("approve", p.approveDraft))
+	r.POST("/inbox/:message_id/edit", p.inboxAction("edit", p.editDraft))
+	r.POST("/inbox/:message_id/reject", p.inboxAction("reject", p.rejectDraft))
+	r.POST("/inbox/:message_id/decline", p.inboxAction("decline", p.declineQuestion))
+	r.POST("/inbox/:message_id/answer", p.inboxAction("answer", p.answerQuestion))
+}
+
+// inboxForms names each form of a question in the audit log and in the
+// flash after it succeeds.
+var inboxForms = map[string]struct{ audit, done string }{
+	"approve": {"web:approve_draft", "approved"},
+	"edit":    {"web:edit_draft", "edited"},
+	"reject":  {"web:reject_draft", "rejected"},
+	"decline": {"web:decline_question", "declined"},
+	"answer":  {"web:answer_question", "answered"},
 }
 
 // inboxPageSize is how many questions one page of the inbox shows.
 const inboxPageSize = 20
 
-// inboxFlash says what each inbox action did.
+// inboxFlash says what each inbox action did (see inboxForms).
 var inboxFlash = map[string]string{
 	"approved": "Approved. Your agent may now send exactly this text.",
 	"edited":   "Your version is approved. Your agent may now send exactly your text.",
@@ -74,67 +88,91 @@ func (p *Pages) showQuestion(c echo.Context, status int, fail *formError) error 
 	return p.inboxRender(c, status, "inbox-question", title, newQuestionView(c, r, false, fail))
 }
 
-func (p *Pages) approveDraft(c echo.Context) error {
-	m := me(c)
-	v, err := formVersion(c)
-	if err == nil {
-		_, err = p.inbox.Approve(c.Request().Context(), m.OrgID, m.UserID, c.Param("message_id"), v)
+// inboxAct is one action on the question msgID by the person m: it returns
+// what they typed, kept when the action is refused.
+type inboxAct func(ctx context.Context, c echo.Context, m *auth.Session, msgID string) (typed string, err error)
+
+// inboxAction runs act for form, records it in the org's audit log as the
+// MCP tools' calls are (who, what, outcome, duration and the message id;
+// never what was typed), then redirects after success to the page the form
+// came from (post/redirect/get), saying what happened, or shows the
+// question again with the refusal next to its form and what the person
+// typed kept. Internal errors go to the server's handler.
+func (p *Pages) inboxAction(form string, act inboxAct) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start, m, id := time.Now(), me(c), c.Param("message_id")
+		kept, err := act(c.Request().Context(), c, m, id)
+		p.auditInbox(c, inboxForms[form].audit, start, err, id)
+		if err == nil {
+			back := "/inbox/" + id
+			if c.FormValue("back") == "/inbox" {
+				back = "/inbox"
+			}
+			return done(c, back, inboxForms[form].done)
+		}
+		code := ctalk.ErrorCode(err)
+		if code == ctalk.EInternal || code == ctalk.EUnavailable {
+			return err
+		}
+		return p.showQuestion(c, ctalk.HTTPStatus(code), &formError{Form: form, Message: ctalk.ErrorMessage(err), Text: kept})
 	}
-	return p.afterAction(c, &formError{Form: "approve"}, err, "approved")
 }
 
-func (p *Pages) editDraft(c echo.Context) error {
-	m := me(c)
+func (p *Pages) approveDraft(ctx context.Context, c echo.Context, m *auth.Session, id string) (string, error) {
+	v, err := formVersion(c)
+	if err == nil {
+		_, err = p.inbox.Approve(ctx, m.OrgID, m.UserID, id, v)
+	}
+	return "", err
+}
+
+func (p *Pages) editDraft(ctx context.Context, c echo.Context, m *auth.Session, id string) (string, error) {
 	text := typed(c, "text")
 	v, err := formVersion(c)
 	if err == nil {
-		_, err = p.inbox.Edit(c.Request().Context(), m.OrgID, m.UserID, c.Param("message_id"), v, text)
+		_, err = p.inbox.Edit(ctx, m.OrgID, m.UserID, id, v, text)
 	}
-	return p.afterAction(c, &formError{Form: "edit", Text: text}, err, "edited")
+	return text, err
 }
 
-func (p *Pages) rejectDraft(c echo.Context) error {
-	m := me(c)
+func (p *Pages) rejectDraft(ctx context.Context, c echo.Context, m *auth.Session, id string) (string, error) {
 	note := typed(c, "note")
 	v, err := formVersion(c)
 	if err == nil {
-		_, err = p.inbox.Reject(c.Request().Context(), m.OrgID, m.UserID, c.Param("message_id"), v, note)
+		_, err = p.inbox.Reject(ctx, m.OrgID, m.UserID, id, v, note)
 	}
-	return p.afterAction(c, &formError{Form: "reject", Text: note}, err, "rejected")
+	return note, err
 }
 
-func (p *Pages) declineQuestion(c echo.Context) error {
-	m := me(c)
+func (p *Pages) declineQuestion(ctx context.Context, c echo.Context, m *auth.Session, id string) (string, error) {
 	reason := typed(c, "reason")
-	_, err := p.inbox.Decline(c.Request().Context(), m.OrgID, m.UserID, c.Param("message_id"), reason)
-	return p.afterAction(c, &formError{Form: "decline", Text: reason}, err, "declined")
+	_, err := p.inbox.Decline(ctx, m.OrgID, m.UserID, id, reason)
+	return reason, err
 }
 
-func (p *Pages) answerQuestion(c echo.Context) error {
-	m := me(c)
+func (p *Pages) answerQuestion(ctx context.Context, c echo.Context, m *auth.Session, id string) (string, error) {
 	text := typed(c, "text")
-	_, err := p.inbox.AnswerDirectly(c.Request().Context(), m.OrgID, m.UserID, c.Param("message_id"), text)
-	return p.afterAction(c, &formError{Form: "answer", Text: text}, err, "answered")
+	_, err := p.inbox.AnswerDirectly(ctx, m.OrgID, m.UserID, id, text)
+	return text, err
 }
 
-// afterAction redirects after a successful action to the page the form
-// came from (post/redirect/get), saying what happened; after a refused one
-// it shows the question again with the refusal next to its form and what
-// the person typed kept. Internal errors go to the server's handler.
-func (p *Pages) afterAction(c echo.Context, fail *formError, err error, what string) error {
-	if err == nil {
-		back := "/inbox/" + c.Param("message_id")
-		if c.FormValue("back") == "/inbox" {
-			back = "/inbox"
-		}
-		return done(c, back, what)
+// auditInbox records an inbox action in the org's audit log, with the
+// message id when it has the shape of one.
+func (p *Pages) auditInbox(c echo.Context, tool string, start time.Time, err error, msgID string) {
+	if p.audit == nil {
+		return
 	}
-	code := ctalk.ErrorCode(err)
-	if code == ctalk.EInternal || code == ctalk.EUnavailable {
-		return err
+	outcome := "ok"
+	if err != nil {
+		outcome = string(ctalk.ErrorCode(err))
 	}
-	fail.Message = ctalk.ErrorMessage(err)
-	return p.showQuestion(c, ctalk.HTTPStatus(code), fail)
+	var ids []string
+	if inbox.IsMessageID(msgID) {
+		ids = []string{msgID}
+	}
+	m := me(c)
+	p.audit.Record(audit.Event{At: start.UTC(), OrgID: m.OrgID, UserID: m.UserID, Tool: tool, Outcome: outcome,
+		DurationMS: float64(time.Since(start).Microseconds()) / 1000, IDs: ids, RequestID: c.Response().Header().Get(echo.HeaderXRequestID)})
 }
 
 // formVersion is the draft version a form names.

@@ -5,9 +5,12 @@ import (
 	"html"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/testkit"
@@ -233,4 +236,32 @@ func refused(t *testing.T, what string, c *client, path string, form url.Values,
 	if code != status || !strings.Contains(html.UnescapeString(page), want) {
 		t.Fatalf("%s %s: %d, want %d with %q:\n%s", path, what, code, status, want, page)
 	}
+}
+
+// TestInboxActionsAreAudited: a person's decisions are in the org's audit
+// log as the tools' calls are, with the message id and never the text.
+func TestInboxActionsAreAudited(t *testing.T) {
+	each(t, func(t *testing.T, engine db.Engine) {
+		s := start(t, engine)
+		s.org(t, "acme")
+		id := s.ask(t, "alice", "bob", "q?")
+		s.propose(t, id, "yes")
+		s.newClient(t, "acme", "bob").post("/inbox/"+id+"/reject", url.Values{"version": {"1"}, "note": {"secret words"}})
+		s.newClient(t, "acme", "carol").post("/inbox/"+id+"/approve", url.Values{"version": {"1"}})
+		want := map[string]string{"bob": "web:reject_draft ok", "carol": "web:approve_draft not_found"}
+		testkit.WaitFor(t, 10*time.Second, "the audit events", func() (bool, error) {
+			evs, _, err := s.Audit.Events(context.Background(), "acme", audit.Filter{Limit: 50})
+			got := map[string]string{}
+			for _, e := range evs {
+				if strings.HasPrefix(e.Tool, "web:") && len(e.IDs) == 1 && e.IDs[0] == id {
+					got[e.UserID] = e.Tool + " " + e.Outcome
+				}
+			}
+			return reflect.DeepEqual(got, want), err
+		})
+		var n int
+		if err := s.DB.QueryRow(context.Background(), `SELECT COUNT(*) FROM audit_events WHERE ids LIKE '%secret%' OR tool LIKE '%secret%'`).Scan(&n); err != nil || n != 0 {
+			t.Fatalf("the audit log holds what was typed: %d rows (err %v)", n, err)
+		}
+	})
 }
