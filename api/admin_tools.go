@@ -92,7 +92,7 @@ type orgSettingsArgs struct {
 
 func (s *Server) registerUpdateOrgSettings() {
 	addAdminTool(s, mcp.NewTool("update_org_settings",
-		mcp.WithDescription("Org admins only: change organization settings. approval_mode \"agent\": the agent must send exactly the latest draft; \"human\": the person must also approve each draft through a one-time link."),
+		mcp.WithDescription("Org admins only: change organization settings. approval_mode \"agent\": the agent must send exactly the latest draft; \"human\": the person must also approve each draft in ctalk's web app, signed in (propose_response returns the approval_url)."),
 		mcp.WithString("org_id", mcp.Required(), mcp.Description("The organization.")),
 		adminPasswordParam,
 		mcp.WithString("approval_mode", mcp.Required(), mcp.Enum(orgs.ApprovalAgent, orgs.ApprovalHuman), mcp.Description("agent or human.")),

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
@@ -126,8 +127,9 @@ func TestApprovalRules(t *testing.T) {
 	})
 }
 
-var approvalLink = regexp.MustCompile(`/approve/(ctalk_[A-Za-z0-9_-]+)`)
-
+// TestHumanApproval: in human mode an answer is sent only once the person
+// approved its exact draft in the web app, signed in; the approval_url
+// leads there and approves nothing by itself.
 func TestHumanApproval(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.org(t, era, "acme")
@@ -137,64 +139,85 @@ func TestHumanApproval(t *testing.T) {
 		if set["approval_mode"] != "human" {
 			t.Fatalf("update_org_settings = %v", set)
 		}
+		// bob in the web app, signed in: the service the app's forms call.
+		person := inbox.NewService(e.DB, inbox.DefaultConfig(), e.Broker)
+		ctx := context.Background()
 
 		id := ok(t, alice, "ask_person", map[string]any{"to_user_id": "bob", "question": "Is <b>prod</b> frozen?"})["message_id"].(string)
 		d1 := ok(t, bob, "propose_response", map[string]any{"message_id": id, "draft_text": "v1"})
-		link1 := d1["approval_url"].(string)
-		if !approvalLink.MatchString(link1) || !strings.HasPrefix(link1, e.URL) {
-			t.Fatalf("approval_url = %q", link1)
+		if link := d1["approval_url"]; link != e.URL+"/inbox/"+id+"#v1" || d1["approved_by_person"] != false {
+			t.Fatalf("propose_response = %v, want approval_url %s/inbox/%s#v1", d1, e.URL, id)
 		}
 		fail(t, bob, "send_response", map[string]any{"message_id": id, "final_text": "v1"}, "not approved yet")
 
-		// The page shows the question escaped, and a GET changes nothing.
-		page := get(t, link1)
-		if !strings.Contains(page, "Is &lt;b&gt;prod&lt;/b&gt; frozen?") || !strings.Contains(page, "Approve") {
-			t.Fatalf("approval page does not show the question safely:\n%s", page)
+		// The link alone approves nothing: fetched, it asks for sign-in;
+		// the app's approve form, posted without a session, is refused.
+		if page := get(t, d1["approval_url"].(string)); !strings.Contains(page, `name="next" value="/inbox/`+id+`"`) {
+			t.Fatalf("the approval_url without a session is not the sign-in page:\n%s", page)
+		}
+		if status, _ := postForm(t, e.URL+"/inbox/"+id+"/approve", url.Values{"version": {"1"}}); status != http.StatusForbidden {
+			t.Fatalf("approve without a session: status %d, want 403", status)
 		}
 		fail(t, bob, "send_response", map[string]any{"message_id": id, "final_text": "v1"}, "not approved yet")
 
-		// A newer draft supersedes the first link.
-		d2 := ok(t, bob, "propose_response", map[string]any{"message_id": id, "draft_text": "v2"})
-		link2 := d2["approval_url"].(string)
-		if status, body := decide(t, link1, "approve"); status != http.StatusConflict || !strings.Contains(body, "newer draft") {
-			t.Fatalf("superseded link: %d %s", status, body)
+		// A newer draft supersedes the first: approving the first changes nothing.
+		ok(t, bob, "propose_response", map[string]any{"message_id": id, "draft_text": "v2"})
+		if _, err := person.Approve(ctx, "acme", "bob", id, 1); ctalk.ErrorCode(err) != ctalk.EConflict {
+			t.Fatalf("approve a superseded draft: %v", err)
 		}
 		fail(t, bob, "send_response", map[string]any{"message_id": id, "final_text": "v2"}, "not approved yet")
-
-		if status, body := decide(t, link2, "approve"); status != http.StatusOK || !strings.Contains(body, "Approved") {
-			t.Fatalf("approve: %d %s", status, body)
-		}
-		if status, body := decide(t, link2, "reject"); status != http.StatusConflict || !strings.Contains(body, "already used") {
-			t.Fatalf("reused link: %d %s", status, body)
+		if _, err := person.Approve(ctx, "acme", "bob", id, 2); err != nil {
+			t.Fatal(err)
 		}
 		fail(t, bob, "send_response", map[string]any{"message_id": id, "final_text": "v2 but edited"}, "not the latest")
 		ok(t, bob, "send_response", map[string]any{"message_id": id, "final_text": "v2"})
 
-		// An expired link does nothing.
+		// A rejected draft cannot be sent, and the agent reads the note.
 		id2 := ok(t, alice, "ask_person", map[string]any{"to_user_id": "bob", "question": "q2"})["message_id"].(string)
-		link3 := ok(t, bob, "propose_response", map[string]any{"message_id": id2, "draft_text": "v1"})["approval_url"].(string)
-		if _, err := dbtest.Exec(e.DB, `UPDATE drafts SET approval_expires_at = $1 WHERE question_id = $2`, time.Now().UTC().Add(-time.Minute), id2); err != nil {
+		ok(t, bob, "propose_response", map[string]any{"message_id": id2, "draft_text": "v1"})
+		if _, err := person.Reject(ctx, "acme", "bob", id2, 1, "say when it thaws"); err != nil {
 			t.Fatal(err)
 		}
-		if status, body := decide(t, link3, "approve"); status != http.StatusConflict || !strings.Contains(body, "expired") {
-			t.Fatalf("expired link: %d %s", status, body)
+		latest := ok(t, bob, "check_inbox", nil)["questions"].([]any)[0].(map[string]any)["latest_draft"].(map[string]any)
+		if latest["rejected_by_person"] != true || latest["rejection_note"] != "say when it thaws" {
+			t.Fatalf("check_inbox's latest_draft = %v", latest)
 		}
-		fail(t, bob, "send_response", map[string]any{"message_id": id2, "final_text": "v1"}, "not approved yet")
-		// A rejected draft cannot be sent either.
-		link4 := ok(t, bob, "propose_response", map[string]any{"message_id": id2, "draft_text": "v2"})["approval_url"].(string)
-		if status, _ := decide(t, link4, "reject"); status != http.StatusOK {
-			t.Fatalf("reject: %d", status)
+		fail(t, bob, "send_response", map[string]any{"message_id": id2, "final_text": "v1"}, `rejected draft version 1 of message `+id2+` with this note: "say when it thaws"`)
+	})
+}
+
+// TestOldApprovalLinks: a link of an earlier release leads to its question
+// in the web app, and posting it approves nothing.
+func TestOldApprovalLinks(t *testing.T) {
+	each(t, func(t *testing.T, e *env, era string) {
+		u := e.org(t, era, "acme")
+		bob, alice := u["bob"], u["alice"]
+		ok(t, alice, "update_org_settings", map[string]any{"org_id": "acme", "approval_mode": "human"})
+		id := ok(t, alice, "ask_person", map[string]any{"to_user_id": "bob", "question": "q"})["message_id"].(string)
+		ok(t, bob, "propose_response", map[string]any{"message_id": id, "draft_text": "v1"})
+		raw, hash := auth.NewToken()
+		if _, err := dbtest.Exec(e.DB, `UPDATE drafts SET approval_token_hash = $1 WHERE question_id = $2`, hash, id); err != nil {
+			t.Fatal(err)
 		}
-		fail(t, bob, "send_response", map[string]any{"message_id": id2, "final_text": "v2"}, "not approved yet")
-		// Approval tokens are secrets: the request log shows the route only.
-		for _, link := range []string{link1, link2, link3, link4} {
-			if tok := approvalLink.FindStringSubmatch(link)[1]; strings.Contains(e.logs.String(), tok) {
-				t.Fatalf("the log contains approval token %s", tok)
+		noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		for link, want := range map[string]string{raw: "/inbox/" + id + "#v1", "ctalk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA": "/inbox", "nonsense": "/inbox"} {
+			resp, err := noFollow.Get(e.URL + "/approve/" + link)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != want {
+				t.Fatalf("GET /approve/%s: %d to %q, want 303 to %q", link, resp.StatusCode, resp.Header.Get("Location"), want)
 			}
 		}
-		// A forged link names nothing.
-		if status, _ := decide(t, e.URL+"/approve/ctalk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "approve"); status != http.StatusNotFound {
-			t.Fatalf("forged link: status %d, want 404", status)
+		for _, decision := range []string{"approve", "reject"} {
+			if status, body := postForm(t, e.URL+"/approve/"+raw, url.Values{"decision": {decision}}); status != http.StatusGone || !strings.Contains(body, "Nothing was changed") {
+				t.Fatalf("POST %s to an old link: %d %s", decision, status, body)
+			}
+		}
+		fail(t, bob, "send_response", map[string]any{"message_id": id, "final_text": "v1"}, "not approved yet")
+		if strings.Contains(e.logs.String(), raw) {
+			t.Fatal("the log contains an approval token")
 		}
 	})
 }
@@ -208,17 +231,6 @@ func get(t *testing.T, u string) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
-}
-
-func decide(t *testing.T, link, decision string) (int, string) {
-	t.Helper()
-	resp, err := http.PostForm(link, url.Values{"decision": {decision}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
 }
 
 func TestAskIdempotentUnderConcurrentRetries(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/orgs"
 )
 
 // dataNote is repeated in every description of a tool that returns other
@@ -93,7 +94,7 @@ type inboxResult struct {
 
 func (s *Server) registerCheckInbox() {
 	addIdentifiedTool(s, mcp.NewTool("check_inbox",
-		mcp.WithDescription("List the questions waiting for your answer, oldest first, each with who is asking (name, ownership, notes) and your history with them. To answer: propose_response, get your person's approval, then send_response."+dataNote),
+		mcp.WithDescription("List the questions waiting for your answer, oldest first, each with who is asking (name, ownership, notes), your history with them, and the latest draft with your person's decision on it (approved, rejected with their note, or written by them in the web app). To answer: propose_response, get your person's approval, then send_response."+dataNote),
 		mcp.WithNumber("limit", mcp.Description("Questions per page, 1 to 50 (default 10).")),
 		mcp.WithString("cursor", mcp.Description("next_cursor from the previous page; omit for the first page.")),
 		authTokenParam,
@@ -127,28 +128,28 @@ type proposeArgs struct {
 type proposeResult struct {
 	*inbox.Draft
 	ApprovalMode string `json:"approval_mode"`
-	ApprovalURL  string `json:"approval_url,omitempty" jsonschema:"human mode: the one-time link your person opens to approve this exact draft"`
+	ApprovalURL  string `json:"approval_url,omitempty" jsonschema:"human mode: the page of ctalk's web app where your person, signed in, approves this draft; opening it approves nothing"`
 	NextStep     string `json:"next_step"`
 }
 
 func (s *Server) registerProposeResponse() {
 	addIdentifiedTool(s, mcp.NewTool("propose_response",
-		mcp.WithDescription("Save a draft answer to a question sent to you (each call is a new version; earlier ones are kept). Then show the draft to your person: send_response only accepts the exact latest draft, and only after your person approved it."),
+		mcp.WithDescription("Save a draft answer to a question sent to you (each call is a new version; earlier ones are kept). Then show the draft to your person: send_response only accepts the exact latest draft, and only after your person approved it. In human approval mode your person approves it in ctalk's web app (approval_url), signed in; you cannot approve it."),
 		messageIDParam,
 		mcp.WithString("draft_text", mcp.Required(), mcp.Description("The proposed answer, 1 to 20,000 characters.")),
 		authTokenParam,
 		annotations(false, false, false),
 	), func(ctx context.Context, sess *auth.Session, in *proposeArgs) (*proposeResult, error) {
 		touchMessage(ctx, in.MessageID)
-		d, mode, token, err := s.inbox.Propose(ctx, sess.OrgID, sess.UserID, in.MessageID, in.DraftText)
+		d, mode, err := s.inbox.Propose(ctx, sess.OrgID, sess.UserID, in.MessageID, in.DraftText)
 		if err != nil {
 			return nil, err
 		}
 		res := &proposeResult{Draft: d, ApprovalMode: mode,
 			NextStep: fmt.Sprintf("show this draft (version %d) to your person word for word and ask whether to send it; only if they explicitly approve, call send_response with exactly this text. If they change it, propose the new text first.", d.Version)}
-		if token != "" {
-			res.ApprovalURL = s.publicURLFromContext(ctx) + "/approve/" + token
-			res.NextStep = fmt.Sprintf("your organization requires a person's approval outside this conversation: give your person the approval_url to open; once they press Approve, call send_response with exactly this text (version %d). If they reject or change it, propose again.", d.Version)
+		if mode == orgs.ApprovalHuman {
+			res.ApprovalURL = approvalURL(s.publicURLFromContext(ctx), d.MessageID, d.Version)
+			res.NextStep = fmt.Sprintf("your organization requires your person's approval in ctalk's web app: give them the approval_url (it opens their inbox; they sign in there, and the link alone approves nothing). They approve, edit, reject with a note, or answer themselves; check_inbox shows the outcome in latest_draft. Once this draft (version %d) is approved, call send_response with exactly its text; if they edited it, send their version's text; if they rejected it, propose again.", d.Version)
 		}
 		return res, nil
 	})
@@ -167,7 +168,7 @@ type questionResult struct {
 
 func (s *Server) registerSendResponse() {
 	addIdentifiedTool(s, mcp.NewTool("send_response",
-		mcp.WithDescription("Send the answer to a question sent to you. Only with your person's explicit approval of this exact text: it must equal the latest draft from propose_response (and, in human approval mode, that draft must be approved through its link)."),
+		mcp.WithDescription("Send the answer to a question sent to you. Only with your person's explicit approval of this exact text: it must equal the latest draft (from propose_response, or your person's own edit), must not be rejected by your person, and in human approval mode must be approved by your person in ctalk's web app. A refusal says why, with your person's note when they rejected the draft."),
 		messageIDParam,
 		mcp.WithString("final_text", mcp.Required(), mcp.Description("Exactly the latest proposed draft that your person approved.")),
 		authTokenParam,

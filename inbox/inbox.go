@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk"
-	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/orgs"
 )
@@ -42,8 +41,6 @@ type Config struct {
 	// the pair: two agents asking each other in a loop.
 	LoopMax    int
 	LoopWindow time.Duration
-	// ApprovalTTL is how long a human approval link stays valid.
-	ApprovalTTL time.Duration
 	// Recheck is the safety re-read of a waiting agent, in case a wake-up
 	// was lost.
 	Recheck time.Duration
@@ -55,7 +52,6 @@ func DefaultConfig() Config {
 		AsksPerMinute: 30,
 		LoopMax:       20,
 		LoopWindow:    5 * time.Minute,
-		ApprovalTTL:   24 * time.Hour,
 		Recheck:       10 * time.Second,
 	}
 }
@@ -377,64 +373,81 @@ func requireRecipient(q *Question, userID, action string) error {
 
 // Draft is one proposed version of an answer.
 type Draft struct {
-	MessageID string     `json:"message_id"`
-	Version   int        `json:"version"`
-	Text      string     `json:"draft_text"`
-	CreatedAt time.Time  `json:"created_at"`
-	Approved  bool       `json:"approved_by_person"`
-	Rejected  bool       `json:"rejected_by_person"`
-	ExpiresAt *time.Time `json:"approval_expires_at,omitempty"`
+	MessageID string    `json:"message_id"`
+	Version   int       `json:"version"`
+	Text      string    `json:"draft_text"`
+	CreatedAt time.Time `json:"created_at"`
+	Approved  bool      `json:"approved_by_person"`
+	Rejected  bool      `json:"rejected_by_person"`
+	// Note is the person's word to their agent on a rejected draft.
+	Note string `json:"rejection_note,omitempty" jsonschema:"when rejected: what your person wants changed, in their words"`
+	// ByPerson marks a version the person wrote in the web app: their edit
+	// of the agent's draft, approved as they wrote it, or their own answer.
+	ByPerson bool `json:"written_by_person,omitempty" jsonschema:"true when your person wrote this version in the web app (approved as written)"`
 }
 
-// Propose saves a new draft version of the answer to a question. In human
-// approval mode it also returns a one-time approval token for that version.
+// Propose saves a new draft version of the answer to a question and
+// returns the org's approval mode: in human mode the person approves it in
+// the web app before it may be sent.
 //
 // Returns EInvalid, ENotFound, EForbidden (not the recipient), EConflict (not pending).
-func (s *Service) Propose(ctx context.Context, orgID, userID, msgID, text string) (d *Draft, mode, approvalToken string, err error) {
+func (s *Service) Propose(ctx context.Context, orgID, userID, msgID, text string) (d *Draft, mode string, err error) {
 	text, err = ctalk.Text("draft_text", text, MaxAnswerLen, true)
 	if err != nil {
-		return nil, "", "", err
+		return nil, "", err
 	}
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		// Locked, so that concurrent proposals number their versions in turn.
-		q, err := s.questionForUpdate(ctx, tx, orgID, userID, msgID)
+		q, err := s.pendingForRecipient(ctx, tx, orgID, userID, msgID, "draft an answer to")
 		if err != nil {
-			return err
-		}
-		if err := requireRecipient(q, userID, "draft an answer to"); err != nil {
-			return err
-		}
-		if err := requirePending(q); err != nil {
 			return err
 		}
 		if mode, err = orgs.ApprovalMode(ctx, tx, orgID); err != nil {
 			return err
 		}
-		now := s.db.Now()
-		d = &Draft{MessageID: q.ID, Text: text, CreatedAt: now}
-		if err := tx.QueryRow(ctx, nextDraftVersionSQL, orgID, q.ID).Scan(&d.Version); err != nil {
-			return fmt.Errorf("number draft: %w", err)
-		}
-		var hash sql.NullString
-		var expires *time.Time
-		if mode == orgs.ApprovalHuman {
-			raw, h := auth.NewToken()
-			approvalToken, hash = raw, sql.NullString{String: h, Valid: true}
-			t := now.Add(s.cfg.ApprovalTTL)
-			expires = &t
-			d.ExpiresAt = expires
-		}
-		_, err = tx.Exec(ctx, insertDraftSQL,
-			orgID, q.ID, d.Version, text, now, hash, expires)
-		if err != nil {
-			return fmt.Errorf("store draft: %w", err)
-		}
-		return nil
+		d, err = s.addDraft(ctx, tx, orgID, q.ID, text, false)
+		return err
 	})
 	if err != nil {
-		return nil, "", "", err
+		return nil, "", err
 	}
-	return d, mode, approvalToken, nil
+	return d, mode, nil
+}
+
+// pendingForRecipient loads and locks (see questionForUpdate) a pending
+// question sent to userID, for action (such as "answer"), refusing anyone
+// else: EForbidden for the asker, ENotFound for anyone else, EConflict when
+// it is no longer pending.
+func (s *Service) pendingForRecipient(ctx context.Context, tx db.Querier, orgID, userID, msgID, action string) (*Question, error) {
+	q, err := s.questionForUpdate(ctx, tx, orgID, userID, msgID)
+	if err != nil {
+		return nil, err
+	}
+	if err := requireRecipient(q, userID, action); err != nil {
+		return nil, err
+	}
+	if err := requirePending(q); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// addDraft stores the next version of a question's answer, on a question
+// its caller locked; byPerson stores it as the person's own, approved.
+func (s *Service) addDraft(ctx context.Context, tx db.Querier, orgID, msgID, text string, byPerson bool) (*Draft, error) {
+	now := s.db.Now()
+	d := &Draft{MessageID: msgID, Text: text, CreatedAt: now, Approved: byPerson, ByPerson: byPerson}
+	if err := tx.QueryRow(ctx, nextDraftVersionSQL, orgID, msgID).Scan(&d.Version); err != nil {
+		return nil, fmt.Errorf("number draft: %w", err)
+	}
+	var approved *time.Time
+	if byPerson {
+		approved = &now
+	}
+	if _, err := tx.Exec(ctx, insertDraftSQL, orgID, msgID, d.Version, text, now, approved, byPerson); err != nil {
+		return nil, fmt.Errorf("store draft: %w", err)
+	}
+	return d, nil
 }
 
 // latestDraft returns the newest draft of a question, or nil.
@@ -451,23 +464,20 @@ func latestDraft(ctx context.Context, q db.Reader, orgID, msgID string) (*Draft,
 
 func scanDraft(r interface{ Scan(...any) error }) (*Draft, error) {
 	d := &Draft{}
-	var approved, rejected, expires db.NullTime
-	if err := r.Scan(&d.MessageID, &d.Version, &d.Text, &d.CreatedAt, &approved, &rejected, &expires); err != nil {
+	var approved, rejected db.NullTime
+	var note sql.NullString
+	if err := r.Scan(&d.MessageID, &d.Version, &d.Text, &d.CreatedAt, &approved, &rejected, &note, &d.ByPerson); err != nil {
 		return nil, err
 	}
 	d.CreatedAt = d.CreatedAt.UTC()
-	d.Approved, d.Rejected = approved.Valid, rejected.Valid
-	if expires.Valid {
-		t := expires.Time
-		d.ExpiresAt = &t
-	}
+	d.Approved, d.Rejected, d.Note = approved.Valid, rejected.Valid, note.String
 	return d, nil
 }
 
 // Send delivers the answer to a question. The server, not the model, enforces
 // approval: only the recipient, only a pending question, only the exact text
-// of the latest draft, and in human mode only once the person approved that
-// draft through its link.
+// of the latest draft, never a draft the person rejected, and in human mode
+// only once the person approved that draft in the web app.
 //
 // Returns EInvalid, ENotFound, EForbidden, EConflict.
 func (s *Service) Send(ctx context.Context, orgID, userID, msgID, finalText string) (*Question, error) {
@@ -475,33 +485,21 @@ func (s *Service) Send(ctx context.Context, orgID, userID, msgID, finalText stri
 	var q *Question
 	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		var err error
-		// Locked, so that a draft proposed meanwhile is the latest one
-		// this call compares final_text with.
-		if q, err = s.questionForUpdate(ctx, tx, orgID, userID, msgID); err != nil {
-			return err
-		}
-		if err := requireRecipient(q, userID, "answer"); err != nil {
-			return err
-		}
-		if err := requirePending(q); err != nil {
+		// Locked, so that a draft proposed, approved or rejected meanwhile
+		// is what this call checks final_text against.
+		if q, err = s.pendingForRecipient(ctx, tx, orgID, userID, msgID, "answer"); err != nil {
 			return err
 		}
 		d, err := latestDraft(ctx, tx, orgID, q.ID)
 		if err != nil {
 			return err
 		}
-		if d == nil {
-			return ctalk.Errorf(ctalk.EConflict, "message %s has no proposed draft; call propose_response with the text, show it to your person, and send it only after they approve it", q.ID)
-		}
-		if d.Text != finalText {
-			return ctalk.Errorf(ctalk.EConflict, "final_text is not the latest proposed draft (version %d) of message %s; propose the new text with propose_response and get your person's approval of it first", d.Version, q.ID)
-		}
 		mode, err := orgs.ApprovalMode(ctx, tx, orgID)
 		if err != nil {
 			return err
 		}
-		if mode == orgs.ApprovalHuman && !d.Approved {
-			return ctalk.Errorf(ctalk.EForbidden, "your organization requires a person to approve each answer: draft version %d of message %s is not approved yet; ask your person to open the approval link from propose_response and press Approve, then call send_response again", d.Version, q.ID)
+		if err := sendable(q.ID, d, mode, finalText); err != nil {
+			return err
 		}
 		return s.resolve(ctx, tx, orgID, q, StatusAnswered, finalText)
 	})
@@ -510,6 +508,26 @@ func (s *Service) Send(ctx context.Context, orgID, userID, msgID, finalText stri
 	}
 	s.broker.Wake(orgID, q.From)
 	return q, nil
+}
+
+// sendable refuses to send finalText as the answer to question id whose
+// latest draft is d, in approval mode, unless the person may have it sent.
+func sendable(id string, d *Draft, mode, finalText string) error {
+	switch {
+	case d == nil:
+		return ctalk.Errorf(ctalk.EConflict, "message %s has no proposed draft; call propose_response with the text, show it to your person, and send it only after they approve it", id)
+	case d.Rejected && d.Note != "":
+		return ctalk.Errorf(ctalk.EForbidden, "your person rejected draft version %d of message %s with this note: %q; propose a new draft that addresses it", d.Version, id, d.Note)
+	case d.Rejected:
+		return ctalk.Errorf(ctalk.EForbidden, "your person rejected draft version %d of message %s; ask them what to change and propose a new draft", d.Version, id)
+	case d.Text != finalText && d.ByPerson:
+		return ctalk.Errorf(ctalk.EConflict, "final_text is not the latest draft of message %s: your person wrote version %d themselves and approved it; check_inbox shows its exact text in latest_draft, send exactly that", id, d.Version)
+	case d.Text != finalText:
+		return ctalk.Errorf(ctalk.EConflict, "final_text is not the latest proposed draft (version %d) of message %s; propose the new text with propose_response and get your person's approval of it first", d.Version, id)
+	case mode == orgs.ApprovalHuman && !d.Approved:
+		return ctalk.Errorf(ctalk.EForbidden, "your organization requires a person to approve each answer: draft version %d of message %s is not approved yet; ask your person to open the approval_url from propose_response (their ctalk inbox), sign in and press Approve, then call send_response again", d.Version, id)
+	}
+	return nil
 }
 
 // Decline closes a question without an answer; the reason reaches the asker.

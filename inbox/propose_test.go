@@ -33,7 +33,7 @@ func TestConcurrentProposalsEachAddAVersion(t *testing.T) {
 		for i := range drafts {
 			wg.Go(func() {
 				<-start
-				dr, _, _, err := s.Propose(ctx, "acme", "b", q.ID, fmt.Sprint("draft ", i))
+				dr, _, err := s.Propose(ctx, "acme", "b", q.ID, fmt.Sprint("draft ", i))
 				if err != nil {
 					t.Errorf("propose %d: %v", i, err)
 					return

@@ -49,15 +49,14 @@ func askAcme(t *testing.T, s *inbox.Service, text string) *inbox.Question {
 	return q
 }
 
-// proposeAcme saves a draft in org acme as the answerer and returns its
-// approval token, empty in agent mode.
-func proposeAcme(t *testing.T, s *inbox.Service, id, text string) string {
+// proposeAcme saves a draft in org acme as the answerer and returns it.
+func proposeAcme(t *testing.T, s *inbox.Service, id, text string) *inbox.Draft {
 	t.Helper()
-	_, _, token, err := s.Propose(context.Background(), "acme", "answerer", id, text)
+	d, _, err := s.Propose(context.Background(), "acme", "answerer", id, text)
 	if err != nil {
 		t.Fatalf("propose %q: %v", text, err)
 	}
-	return token
+	return d
 }
 
 // wantRefusal checks that err has the given code and its message contains
@@ -75,7 +74,7 @@ func wantNotFound(t *testing.T, s *inbox.Service, orgID, userID, id, draft strin
 	t.Helper()
 	ctx := context.Background()
 	who := userID + " of " + orgID + " "
-	_, _, _, err := s.Propose(ctx, orgID, userID, id, draft)
+	_, _, err := s.Propose(ctx, orgID, userID, id, draft)
 	wantRefusal(t, who+"proposes", err, ctalk.ENotFound, "not found")
 	_, err = s.Send(ctx, orgID, userID, id, draft)
 	wantRefusal(t, who+"sends", err, ctalk.ENotFound, "not found")
@@ -136,18 +135,18 @@ func TestHumanModeSendsOnlyTheApprovedLatestDraft(t *testing.T) {
 		}
 		q := askAcme(t, s, "is prod frozen?")
 		first := proposeAcme(t, s, q.ID, "v1")
-		if first == "" {
-			t.Fatal("a draft in human mode came without an approval token")
+		if first.Approved {
+			t.Fatal("a draft in human mode came approved")
 		}
 		_, err := s.Send(ctx, "acme", "answerer", q.ID, "v1")
 		wantRefusal(t, "send unapproved", err, ctalk.EForbidden, "not approved yet")
 		second := proposeAcme(t, s, q.ID, "v2")
-		// The first link approves a superseded draft: nothing changes.
-		_, err = s.Decide(ctx, first, true)
-		wantRefusal(t, "approve a superseded draft", err, ctalk.EConflict, "")
+		// The person approves a superseded draft: nothing changes.
+		_, err = s.Approve(ctx, "acme", "answerer", q.ID, first.Version)
+		wantRefusal(t, "approve a superseded draft", err, ctalk.EConflict, "no longer the latest")
 		_, err = s.Send(ctx, "acme", "answerer", q.ID, "v2")
 		wantRefusal(t, "send after approving the older draft", err, ctalk.EForbidden, "not approved yet")
-		if _, err := s.Decide(ctx, second, true); err != nil {
+		if _, err := s.Approve(ctx, "acme", "answerer", q.ID, second.Version); err != nil {
 			t.Fatal(err)
 		}
 		_, err = s.Send(ctx, "acme", "answerer", q.ID, "v1")
@@ -165,7 +164,7 @@ func TestOnlyTheRecipientAnswers(t *testing.T) {
 		q := askAcme(t, s, "who owns billing?")
 		proposeAcme(t, s, q.ID, "me")
 
-		_, _, _, err := s.Propose(ctx, "acme", "asker", q.ID, "I answer myself")
+		_, _, err := s.Propose(ctx, "acme", "asker", q.ID, "I answer myself")
 		wantRefusal(t, "the asker proposes", err, ctalk.EForbidden, "only answerer")
 		_, err = s.Send(ctx, "acme", "asker", q.ID, "me")
 		wantRefusal(t, "the asker sends", err, ctalk.EForbidden, "only answerer")
@@ -225,7 +224,7 @@ func TestOnlyPendingQuestionsChange(t *testing.T) {
 			want string
 		}{{answered, inbox.StatusAnswered}, {declined, inbox.StatusDeclined}, {withdrawn, inbox.StatusWithdrawn}} {
 			already := "already " + c.want
-			_, _, _, err := s.Propose(ctx, "acme", "answerer", c.q.ID, "more")
+			_, _, err := s.Propose(ctx, "acme", "answerer", c.q.ID, "more")
 			wantRefusal(t, "propose to "+c.want, err, ctalk.EConflict, already)
 			_, err = s.Send(ctx, "acme", "answerer", c.q.ID, "yes")
 			wantRefusal(t, "send to "+c.want, err, ctalk.EConflict, already)

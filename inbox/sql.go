@@ -80,7 +80,7 @@ const repliesPageSQL = `SELECT ` + questionColumns + ` FROM questions
 	ORDER BY resolved_at, id LIMIT $5`
 
 // draftColumns are the columns scanDraft reads.
-const draftColumns = `question_id, version, body, created_at, approved_at, rejected_at, approval_expires_at`
+const draftColumns = `question_id, version, body, created_at, approved_at, rejected_at, rejection_note, by_person`
 
 // pairStatsSQL reads the statistics of the pairs of a user ($2) and each of
 // n others ($3 on), both directions: primary-key lookups.
@@ -184,15 +184,9 @@ const claimRepliesSQL = `UPDATE questions SET asker_handed_at = $1
 	  AND ($4 = '' OR id = $4)
 	RETURNING ` + questionColumns
 
-// approvalByTokenSQL reads the draft an approval link's token hash ($1)
-// stands for, its question, and the version of the question's latest draft.
-const approvalByTokenSQL = `
-	SELECT d.org_id, d.question_id, d.version, d.body, d.approval_expires_at, d.approved_at, d.rejected_at,
-	       q.asker_id, q.body, q.status,
-	       (SELECT MAX(version) FROM drafts l WHERE l.org_id = d.org_id AND l.question_id = d.question_id)
-	FROM drafts d
-	JOIN questions q ON q.org_id = d.org_id AND q.id = d.question_id
-	WHERE d.approval_token_hash = $1`
+// linkedDraftSQL reads the question and version of the draft an approval
+// link's token hash ($1) was issued for, by an earlier release.
+const linkedDraftSQL = `SELECT question_id, version FROM drafts WHERE approval_token_hash = $1`
 
 // questionByKeySQL reads the question an asker ($2) asked with an
 // idempotency key ($3).
@@ -205,11 +199,34 @@ const questionSQL = `SELECT ` + questionColumns + ` FROM questions WHERE org_id 
 // nextDraftVersionSQL reads the version a new draft of a question ($2) takes.
 const nextDraftVersionSQL = `SELECT COALESCE(MAX(version), 0) + 1 FROM drafts WHERE org_id = $1 AND question_id = $2`
 
-// insertDraftSQL stores a draft.
-const insertDraftSQL = `INSERT INTO drafts (org_id, question_id, version, body, created_at, approval_token_hash, approval_expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`
+// insertDraftSQL stores a draft, approved at $6 when the person wrote it
+// ($7).
+const insertDraftSQL = `INSERT INTO drafts (org_id, question_id, version, body, created_at, approved_at, by_person) VALUES ($1, $2, $3, $4, $5, $6, $7)`
 
 // latestDraftSQL reads the newest draft of a question ($2).
 const latestDraftSQL = `SELECT ` + draftColumns + ` FROM drafts WHERE org_id = $1 AND question_id = $2 ORDER BY version DESC LIMIT 1`
+
+// recentDraftsSQL reads the newest $2 drafts of each of n questions ($3
+// on), newest first, each with how many drafts its question has: one
+// statement for a page of the web app's inbox.
+func recentDraftsSQL(n int) string {
+	return `SELECT ` + draftColumns + `, n FROM (
+		SELECT ` + draftColumns + `,
+		       ROW_NUMBER() OVER (PARTITION BY question_id ORDER BY version DESC) AS rn,
+		       COUNT(*) OVER (PARTITION BY question_id) AS n
+		FROM drafts WHERE org_id = $1 AND question_id IN (` + db.Placeholders(3, n) + `)) x
+	WHERE rn <= $2 ORDER BY question_id, version DESC`
+}
+
+// approveDraftSQL records at $1 the person's approval of a draft version
+// ($4) of a question ($3), taking back a rejection.
+const approveDraftSQL = `UPDATE drafts SET approved_at = $1, rejected_at = NULL, rejection_note = NULL
+	WHERE org_id = $2 AND question_id = $3 AND version = $4`
+
+// rejectDraftSQL records at $1 the person's rejection of a draft version
+// ($4) of a question ($3) with their note ($5), taking back an approval.
+const rejectDraftSQL = `UPDATE drafts SET rejected_at = $1, rejection_note = $5, approved_at = NULL
+	WHERE org_id = $2 AND question_id = $3 AND version = $4`
 
 // resolveSQL records the outcome of a question ($5) that is still pending.
 const resolveSQL = `UPDATE questions SET status = $1, resolution = $2, resolved_at = $3 WHERE org_id = $4 AND id = $5 AND status = 'pending'`
@@ -220,12 +237,6 @@ const touchPairSQL = `UPDATE interactions SET last_at = $1 WHERE org_id = $2 AND
 // settleUnseenWithdrawalSQL marks the withdrawal of a question ($3) as
 // handed over when its recipient was never shown the question.
 const settleUnseenWithdrawalSQL = `UPDATE questions SET withdrawal_handed_at = $1 WHERE org_id = $2 AND id = $3 AND recipient_handed_at IS NULL`
-
-// decideSQL records at $1, in column (approved_at or rejected_at), the
-// decision on the draft of an approval token hash ($2) not yet decided.
-func decideSQL(column string) string {
-	return `UPDATE drafts SET ` + column + ` = $1 WHERE approval_token_hash = $2 AND approved_at IS NULL AND rejected_at IS NULL`
-}
 
 // waitingSQL counts the questions waiting for a recipient ($2), for the web
 // app's title; the partial index of pending questions serves it.

@@ -70,7 +70,7 @@ func TestInboxPageStatementCount(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, _, _, err := s.Propose(ctx, "acme", o, q.ID, "earlier answer"); err != nil {
+			if _, _, err := s.Propose(ctx, "acme", o, q.ID, "earlier answer"); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := s.Send(ctx, "acme", o, q.ID, "earlier answer"); err != nil {
@@ -86,7 +86,7 @@ func TestInboxPageStatementCount(t *testing.T) {
 					t.Fatal(err)
 				}
 				if round == 0 && i%2 == 0 {
-					if _, _, _, err := s.Propose(ctx, "acme", "me", q.ID, "a draft"); err != nil {
+					if _, _, err := s.Propose(ctx, "acme", "me", q.ID, "a draft"); err != nil {
 						t.Fatal(err)
 					}
 				}

@@ -14,8 +14,8 @@ const (
 	// ApprovalAgent lets the answering agent send exactly the latest draft
 	// its person approved in the conversation.
 	ApprovalAgent = "agent"
-	// ApprovalHuman also needs the person to approve each draft through a
-	// one-time link.
+	// ApprovalHuman also needs the person to approve each draft in the web
+	// app, signed in as the question's recipient.
 	ApprovalHuman = "human"
 )
 

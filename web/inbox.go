@@ -1,18 +1,309 @@
 package web
 
 import (
+	"context"
 	"net/http"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/audit"
+	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/inbox"
 )
 
 // mountInbox adds the routes of the app's inbox section: the questions
 // waiting for me, the drafts my agent proposed, and the approve, edit,
-// reject, decline and answer-myself actions.
+// reject, decline and answer-myself actions. Every action is the
+// recipient's, in their own session: a link, or another member's session,
+// changes nothing.
 func (p *Pages) mountInbox(r routes) {
 	r.GET("/inbox", p.inboxPage)
+	r.GET("/inbox/:message_id", p.questionPage)
+	r.POST("/inbox/:message_id/approve", p.inboxAction("approve", p.approveDraft))
+	r.POST("/inbox/:message_id/edit", p.inboxAction("edit", p.editDraft))
+	r.POST("/inbox/:message_id/reject", p.inboxAction("reject", p.rejectDraft))
+	r.POST("/inbox/:message_id/decline", p.inboxAction("decline", p.declineQuestion))
+	r.POST("/inbox/:message_id/answer", p.inboxAction("answer", p.answerQuestion))
+}
+
+// inboxForms names each form of a question in the audit log and in the
+// flash after it succeeds.
+var inboxForms = map[string]struct{ audit, done string }{
+	"approve": {"web:approve_draft", "approved"},
+	"edit":    {"web:edit_draft", "edited"},
+	"reject":  {"web:reject_draft", "rejected"},
+	"decline": {"web:decline_question", "declined"},
+	"answer":  {"web:answer_question", "answered"},
+}
+
+// inboxPageSize is how many questions one page of the inbox shows.
+const inboxPageSize = 20
+
+// inboxFlash says what each inbox action did (see inboxForms).
+var inboxFlash = map[string]string{
+	"approved": "Approved. Your agent may now send exactly this text.",
+	"edited":   "Your version is approved. Your agent may now send exactly your text.",
+	"rejected": "Rejected. Your agent reads your note and may not send this draft.",
+	"declined": "Declined. The asker's agent receives your reason.",
+	"answered": "Sent. The asker's agent receives your answer.",
+}
+
+// inboxList is the data of the inbox page.
+type inboxList struct {
+	Questions []questionView
+	// Next is the cursor of the next page, if there is one.
+	Next string
 }
 
 func (p *Pages) inboxPage(c echo.Context) error {
-	return p.app(c, http.StatusOK, "inbox", "inbox", "Inbox", nil)
+	m := me(c)
+	rs, next, err := p.inbox.Pending(c.Request().Context(), m.OrgID, m.UserID, inboxPageSize, c.QueryParam("after"))
+	if err != nil {
+		return p.inboxMessage(c, "Inbox", err)
+	}
+	data := inboxList{Next: next}
+	for _, r := range rs {
+		data.Questions = append(data.Questions, newQuestionView(c, r, true, nil))
+	}
+	return p.inboxRender(c, http.StatusOK, "inbox", "Inbox", data)
 }
+
+func (p *Pages) questionPage(c echo.Context) error {
+	return p.showQuestion(c, http.StatusOK, nil)
+}
+
+// showQuestion renders the page of the question in the path, with fail
+// next to the form it is about.
+func (p *Pages) showQuestion(c echo.Context, status int, fail *formError) error {
+	m := me(c)
+	r, err := p.inbox.Review(c.Request().Context(), m.OrgID, m.UserID, c.Param("message_id"))
+	if err != nil {
+		return p.inboxMessage(c, "Question not found", err)
+	}
+	title := "Question from " + visibleText(r.Sender.Name)
+	return p.inboxRender(c, status, "inbox-question", title, newQuestionView(c, r, false, fail))
+}
+
+// inboxAct is one action on the question msgID by the person m: it returns
+// what they typed, kept when the action is refused.
+type inboxAct func(ctx context.Context, c echo.Context, m *auth.Session, msgID string) (typed string, err error)
+
+// inboxAction runs act for form, records it in the org's audit log as the
+// MCP tools' calls are (who, what, outcome, duration and the message id;
+// never what was typed), then redirects after success to the page the form
+// came from (post/redirect/get), saying what happened, or shows the
+// question again with the refusal next to its form and what the person
+// typed kept. Internal errors go to the server's handler.
+func (p *Pages) inboxAction(form string, act inboxAct) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start, m, id := time.Now(), me(c), c.Param("message_id")
+		kept, err := act(c.Request().Context(), c, m, id)
+		p.auditInbox(c, inboxForms[form].audit, start, err, id)
+		if err == nil {
+			back := "/inbox/" + id
+			if c.FormValue("back") == "/inbox" {
+				back = "/inbox"
+			}
+			return done(c, back, inboxForms[form].done)
+		}
+		code := ctalk.ErrorCode(err)
+		if code == ctalk.EInternal || code == ctalk.EUnavailable {
+			return err
+		}
+		return p.showQuestion(c, ctalk.HTTPStatus(code), &formError{Form: form, Message: ctalk.ErrorMessage(err), Text: kept})
+	}
+}
+
+func (p *Pages) approveDraft(ctx context.Context, c echo.Context, m *auth.Session, id string) (string, error) {
+	v, err := formVersion(c)
+	if err == nil {
+		_, err = p.inbox.Approve(ctx, m.OrgID, m.UserID, id, v)
+	}
+	return "", err
+}
+
+func (p *Pages) editDraft(ctx context.Context, c echo.Context, m *auth.Session, id string) (string, error) {
+	text := typed(c, "text")
+	v, err := formVersion(c)
+	if err == nil {
+		_, err = p.inbox.Edit(ctx, m.OrgID, m.UserID, id, v, text)
+	}
+	return text, err
+}
+
+func (p *Pages) rejectDraft(ctx context.Context, c echo.Context, m *auth.Session, id string) (string, error) {
+	note := typed(c, "note")
+	v, err := formVersion(c)
+	if err == nil {
+		_, err = p.inbox.Reject(ctx, m.OrgID, m.UserID, id, v, note)
+	}
+	return note, err
+}
+
+func (p *Pages) declineQuestion(ctx context.Context, c echo.Context, m *auth.Session, id string) (string, error) {
+	reason := typed(c, "reason")
+	_, err := p.inbox.Decline(ctx, m.OrgID, m.UserID, id, reason)
+	return reason, err
+}
+
+func (p *Pages) answerQuestion(ctx context.Context, c echo.Context, m *auth.Session, id string) (string, error) {
+	text := typed(c, "text")
+	_, err := p.inbox.AnswerDirectly(ctx, m.OrgID, m.UserID, id, text)
+	return text, err
+}
+
+// auditInbox records an inbox action in the org's audit log, with the
+// message id when it has the shape of one.
+func (p *Pages) auditInbox(c echo.Context, tool string, start time.Time, err error, msgID string) {
+	if p.audit == nil {
+		return
+	}
+	outcome := "ok"
+	if err != nil {
+		outcome = string(ctalk.ErrorCode(err))
+	}
+	var ids []string
+	if inbox.IsMessageID(msgID) {
+		ids = []string{msgID}
+	}
+	m := me(c)
+	p.audit.Record(audit.Event{At: start.UTC(), OrgID: m.OrgID, UserID: m.UserID, Tool: tool, Outcome: outcome,
+		DurationMS: float64(time.Since(start).Microseconds()) / 1000, IDs: ids, RequestID: c.Response().Header().Get(echo.HeaderXRequestID)})
+}
+
+// formVersion is the draft version a form names.
+func formVersion(c echo.Context) (int, error) {
+	v, err := strconv.Atoi(strings.TrimSpace(c.FormValue("version")))
+	if err != nil {
+		return 0, ctalk.Errorf(ctalk.EInvalid, "the form names no draft version; reload the page and try again")
+	}
+	return v, nil
+}
+
+// typed is what the person typed in a text area, with the browser's CRLF
+// line breaks made plain, so that what their agent sends is what they
+// typed.
+func typed(c echo.Context, name string) string {
+	return strings.ReplaceAll(c.FormValue(name), "\r\n", "\n")
+}
+
+// inboxRender renders a page of the inbox section with the waiting count
+// and the flash of the last action.
+func (p *Pages) inboxRender(c echo.Context, status int, name, title string, data any) error {
+	m := me(c)
+	n, err := p.inbox.Waiting(c.Request().Context(), m.OrgID, m.UserID)
+	if err != nil {
+		return err
+	}
+	return p.render(c, status, name, &page{Me: m, Section: "inbox", Title: title, Waiting: n, Data: data,
+		Flash: flash(c, inboxFlash)})
+}
+
+// inboxMessage renders what went wrong in words, inside the app: a
+// question that is not the person's is "not found", whoever asks.
+func (p *Pages) inboxMessage(c echo.Context, title string, err error) error {
+	code := ctalk.ErrorCode(err)
+	if code == ctalk.EInternal || code == ctalk.EUnavailable {
+		return err
+	}
+	m := me(c)
+	n, werr := p.inbox.Waiting(c.Request().Context(), m.OrgID, m.UserID)
+	if werr != nil {
+		return werr
+	}
+	return p.render(c, ctalk.HTTPStatus(code), "message", &page{Me: m, Section: "inbox", Title: title, Waiting: n,
+		Message: ctalk.ErrorMessage(err) + ". Your inbox lists the questions sent to you.", Next: "/inbox"})
+}
+
+func visibleText(s string) string { v, _ := ctalk.Visible(s); return v }
+
+// formError is a refused action: which form, why, and what was typed.
+type formError struct {
+	// Form is approve, edit, reject, decline or answer.
+	Form    string
+	Message string
+	Text    string
+}
+
+// questionView is one question as the inbox shows it.
+type questionView struct {
+	*inbox.Review
+	CSRF string
+	// Listed is true in the inbox's list, whose forms return there, and
+	// false on the question's own page.
+	Listed bool
+	Newest *draftView
+	Older  []draftView
+	Fail   *formError
+}
+
+// draftView is a draft with its element id, the target of #v{version}
+// on the question's page.
+type draftView struct {
+	*inbox.Draft
+	Anchor string
+}
+
+func newQuestionView(c echo.Context, r *inbox.Review, listed bool, fail *formError) questionView {
+	csrf, _ := c.Get("csrf").(string)
+	v := questionView{Review: r, CSRF: csrf, Listed: listed, Fail: fail}
+	for i, d := range r.Drafts {
+		anchor := "v" + strconv.Itoa(d.Version)
+		if listed {
+			anchor = r.ID + "-" + anchor
+		}
+		if i == 0 {
+			v.Newest = &draftView{Draft: d, Anchor: anchor}
+			continue
+		}
+		v.Older = append(v.Older, draftView{Draft: d, Anchor: anchor})
+	}
+	return v
+}
+
+// Pending says whether the question still waits for an answer.
+func (v questionView) Pending() bool { return v.Status == inbox.StatusPending }
+
+// Back is where the question's forms return after success.
+func (v questionView) Back() string {
+	if v.Listed {
+		return "/inbox"
+	}
+	return "/inbox/" + v.ID
+}
+
+// FailOn is the refusal of form, shown next to it, or empty.
+func (v questionView) FailOn(form string) string {
+	if v.Fail == nil || v.Fail.Form != form || !v.Pending() {
+		return ""
+	}
+	return v.Fail.Message
+}
+
+// FailAbove is a refusal that has no form to stand next to: the question
+// was resolved meanwhile.
+func (v questionView) FailAbove() string {
+	if v.Fail == nil || v.Pending() {
+		return ""
+	}
+	return v.Fail.Message
+}
+
+// Kept is what the person typed in form before it was refused, else
+// fallback.
+func (v questionView) Kept(form, fallback string) string {
+	if v.Fail == nil || v.Fail.Form != form {
+		return fallback
+	}
+	return v.Fail.Text
+}
+
+// Hidden is how many drafts the page leaves out.
+func (v questionView) Hidden() int { return v.DraftCount - len(v.Drafts) }
+
+// NextVersion is the version an edit of the latest draft becomes.
+func (v questionView) NextVersion() int { return v.Newest.Version + 1 }

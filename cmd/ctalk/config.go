@@ -28,8 +28,7 @@ type Config struct {
 	AllowOrgSignup bool
 	SignupSecret   string
 	// Auth and Inbox start from their packages' defaults; the environment
-	// sets the bcrypt cost and token lifetimes, and the question limits
-	// and approval link lifetime.
+	// sets the bcrypt cost and token lifetimes, and the question limits.
 	Auth  auth.Config
 	Inbox inbox.Config
 	// MetricsToken enables /metrics for holders of this bearer token.
@@ -144,7 +143,6 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	e.integer("ASKS_PER_MINUTE", &c.Inbox.AsksPerMinute, 1, 100000)
 	e.integer("LOOP_MAX_QUESTIONS", &c.Inbox.LoopMax, 2, 100000)
 	e.duration("LOOP_WINDOW", &c.Inbox.LoopWindow)
-	e.duration("APPROVAL_LINK_TTL", &c.Inbox.ApprovalTTL)
 	e.duration("READ_TIMEOUT", &c.ReadTimeout)
 	e.str("METRICS_TOKEN", &c.MetricsToken)
 	e.integer("AUDIT_RETENTION_DAYS", &c.AuditRetentionDays, 1, 36500)
