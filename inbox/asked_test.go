@@ -142,7 +142,7 @@ func TestAskedLeavesRepliesForTheAgent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, _, err := s.Propose(ctx, "acme", "b", answered.ID, "three tries, backing off"); err != nil {
+		if _, _, err := s.Propose(ctx, "acme", "b", answered.ID, "three tries, backing off"); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.Send(ctx, "acme", "b", answered.ID, "three tries, backing off"); err != nil {

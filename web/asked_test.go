@@ -144,7 +144,7 @@ func TestAskFromTheWeb(t *testing.T) {
 		// Alice answers with a right-to-left override in her words.
 		ctx := context.Background()
 		answer := "Three tries \u202eyrter\u202c, backing off."
-		if _, _, _, err := s.Inbox.Propose(ctx, "acme", "alice", items[0].ID, answer); err != nil {
+		if _, _, err := s.Inbox.Propose(ctx, "acme", "alice", items[0].ID, answer); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.Inbox.Send(ctx, "acme", "alice", items[0].ID, answer); err != nil {

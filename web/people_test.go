@@ -55,7 +55,7 @@ func TestPeopleDirectoryAndProfiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, _, err := s.Inbox.Propose(ctx, "acme", "alice", q.ID, "In retry.yaml."); err != nil {
+		if _, _, err := s.Inbox.Propose(ctx, "acme", "alice", q.ID, "In retry.yaml."); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.Inbox.Send(ctx, "acme", "alice", q.ID, "In retry.yaml."); err != nil {
