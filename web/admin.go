@@ -8,7 +8,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ctalk/ctalk"
-	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/orgs"
 )
 
@@ -133,29 +132,6 @@ func (p *Pages) appFlashed(c echo.Context, status int, name, section, title stri
 		return err
 	}
 	return p.render(c, status, name, &page{Me: m, Section: section, Title: title, Data: data, Waiting: n, Flash: flashed})
-}
-
-// recordAction writes an action taken in the web app to the org's audit log, as
-// the MCP tools' calls are: who, what (tool, named "web:" and the action),
-// the outcome, how long it took and the ids it touched; never what was
-// typed.
-func (p *Pages) recordAction(c echo.Context, tool string, start time.Time, err error, ids ...string) {
-	if p.audit == nil {
-		return
-	}
-	outcome := "ok"
-	if err != nil {
-		outcome = string(ctalk.ErrorCode(err))
-	}
-	var touched []string
-	for _, id := range ids {
-		if ctalk.IsID(id) {
-			touched = append(touched, id)
-		}
-	}
-	m := me(c)
-	p.audit.Record(audit.Event{At: start.UTC(), OrgID: m.OrgID, UserID: m.UserID, Tool: tool, Outcome: outcome,
-		DurationMS: float64(time.Since(start).Microseconds()) / 1000, IDs: touched, RequestID: c.Response().Header().Get(echo.HeaderXRequestID)})
 }
 
 // memberPath is the admin page of one member.

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
 )
 
@@ -175,4 +176,27 @@ func plural(n int, unit string) string {
 		s += "s"
 	}
 	return s
+}
+
+// recordAction writes an action taken in the web app to the org's audit log, as
+// the MCP tools' calls are: who, what (tool, named "web:" and the action),
+// the outcome, how long it took and the ids it touched; never what was
+// typed.
+func (p *Pages) recordAction(c echo.Context, tool string, start time.Time, err error, ids ...string) {
+	if p.audit == nil {
+		return
+	}
+	outcome := "ok"
+	if err != nil {
+		outcome = string(ctalk.ErrorCode(err))
+	}
+	var touched []string
+	for _, id := range ids {
+		if ctalk.IsID(id) {
+			touched = append(touched, id)
+		}
+	}
+	m := me(c)
+	p.audit.Record(audit.Event{At: start.UTC(), OrgID: m.OrgID, UserID: m.UserID, Tool: tool, Outcome: outcome,
+		DurationMS: float64(time.Since(start).Microseconds()) / 1000, IDs: touched, RequestID: c.Response().Header().Get(echo.HeaderXRequestID)})
 }

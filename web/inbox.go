@@ -10,7 +10,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ctalk/ctalk"
-	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/inbox"
 )
@@ -159,20 +158,10 @@ func (p *Pages) answerQuestion(ctx context.Context, c echo.Context, m *auth.Sess
 // auditInbox records an inbox action in the org's audit log, with the
 // message id when it has the shape of one.
 func (p *Pages) auditInbox(c echo.Context, tool string, start time.Time, err error, msgID string) {
-	if p.audit == nil {
-		return
+	if !inbox.IsMessageID(msgID) {
+		msgID = ""
 	}
-	outcome := "ok"
-	if err != nil {
-		outcome = string(ctalk.ErrorCode(err))
-	}
-	var ids []string
-	if inbox.IsMessageID(msgID) {
-		ids = []string{msgID}
-	}
-	m := me(c)
-	p.audit.Record(audit.Event{At: start.UTC(), OrgID: m.OrgID, UserID: m.UserID, Tool: tool, Outcome: outcome,
-		DurationMS: float64(time.Since(start).Microseconds()) / 1000, IDs: ids, RequestID: c.Response().Header().Get(echo.HeaderXRequestID)})
+	p.recordAction(c, tool, start, err, msgID)
 }
 
 // formVersion is the draft version a form names.
