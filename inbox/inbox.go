@@ -434,6 +434,8 @@ func (s *Service) Propose(ctx context.Context, orgID, userID, msgID, text string
 	if err != nil {
 		return nil, "", "", err
 	}
+	// The person's open pages show the new draft to approve.
+	s.broker.Wake(orgID, userID)
 	return d, mode, approvalToken, nil
 }
 

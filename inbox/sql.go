@@ -227,6 +227,15 @@ func decideSQL(column string) string {
 	return `UPDATE drafts SET ` + column + ` = $1 WHERE approval_token_hash = $2 AND approved_at IS NULL AND rejected_at IS NULL`
 }
 
+// countsSQL counts, for a person ($2), the questions waiting for them, the
+// drafts proposed on those, and their own questions answered or declined;
+// the pending and asker indexes serve it.
+const countsSQL = `SELECT
+	(SELECT COUNT(*) FROM questions WHERE org_id = $1 AND recipient_id = $2 AND status = 'pending'),
+	(SELECT COUNT(*) FROM drafts d JOIN questions q ON q.org_id = d.org_id AND q.id = d.question_id
+		WHERE q.org_id = $1 AND q.recipient_id = $2 AND q.status = 'pending'),
+	(SELECT COUNT(*) FROM questions WHERE org_id = $1 AND asker_id = $2 AND status IN ('answered', 'declined'))`
+
 // waitingSQL counts the questions waiting for a recipient ($2), for the web
 // app's title; the partial index of pending questions serves it.
 const waitingSQL = `SELECT COUNT(*) FROM questions WHERE org_id = $1 AND recipient_id = $2 AND status = 'pending'`

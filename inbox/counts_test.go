@@ -1,0 +1,77 @@
+package inbox_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/inbox"
+)
+
+// TestCountsFollowAQuestion: the counts a person's pages show move with a
+// question from ask to draft to answer, on both sides, and never count
+// another person's questions.
+func TestCountsFollowAQuestion(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		seed(t, d)
+		s := newService(d)
+		ctx := context.Background()
+		counts := func(user string, want inbox.Counts) {
+			t.Helper()
+			got, err := s.Counts(ctx, "acme", user)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Fatalf("counts of %s = %+v, want %+v", user, got, want)
+			}
+		}
+		counts("b", inbox.Counts{})
+		q, err := s.Ask(ctx, "acme", "a", inbox.Ask{To: "b", Text: "retry logic?"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Ask(ctx, "acme", "a", inbox.Ask{To: "b", Text: "and the backoff?"}); err != nil {
+			t.Fatal(err)
+		}
+		counts("b", inbox.Counts{Waiting: 2})
+		counts("a", inbox.Counts{})
+		for _, text := range []string{"three tries", "three tries, then give up"} {
+			if _, _, _, err := s.Propose(ctx, "acme", "b", q.ID, text); err != nil {
+				t.Fatal(err)
+			}
+		}
+		counts("b", inbox.Counts{Waiting: 2, Drafts: 2})
+		if _, err := s.Send(ctx, "acme", "b", q.ID, "three tries, then give up"); err != nil {
+			t.Fatal(err)
+		}
+		counts("b", inbox.Counts{Waiting: 1})
+		counts("a", inbox.Counts{Replies: 1})
+	})
+}
+
+// TestProposeWakesTheRecipient: a new draft wakes the person it is for, so
+// that their open pages show it.
+func TestProposeWakesTheRecipient(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		seed(t, d)
+		s := newService(d)
+		ctx := context.Background()
+		q, err := s.Ask(ctx, "acme", "a", inbox.Ask{To: "b", Text: "retry logic?"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wake, cancel := s.Broker().Subscribe("acme", "b")
+		defer cancel()
+		if _, _, _, err := s.Propose(ctx, "acme", "b", q.ID, "three tries"); err != nil {
+			t.Fatal(err)
+		}
+		// Wake is synchronous for this process's subscribers.
+		select {
+		case <-wake:
+		default:
+			t.Fatal("propose did not wake the recipient")
+		}
+	})
+}
