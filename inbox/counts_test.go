@@ -51,27 +51,36 @@ func TestCountsFollowAQuestion(t *testing.T) {
 	})
 }
 
-// TestProposeWakesTheRecipient: a new draft wakes the person it is for, so
-// that their open pages show it.
-func TestProposeWakesTheRecipient(t *testing.T) {
+// TestRecipientIsWoken: a new draft, an answer and a decline each wake
+// the person the question is for, so that their open pages show the change.
+func TestRecipientIsWoken(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(d)
 		ctx := context.Background()
-		q, err := s.Ask(ctx, "acme", "a", inbox.Ask{To: "b", Text: "retry logic?"})
-		if err != nil {
-			t.Fatal(err)
-		}
 		wake, cancel := s.Broker().Subscribe("acme", "b")
 		defer cancel()
-		if _, _, _, err := s.Propose(ctx, "acme", "b", q.ID, "three tries"); err != nil {
-			t.Fatal(err)
+		woken := func(what string, err error) {
+			t.Helper()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Wake is synchronous for this process's subscribers.
+			select {
+			case <-wake:
+			default:
+				t.Fatalf("%s did not wake the recipient", what)
+			}
 		}
-		// Wake is synchronous for this process's subscribers.
-		select {
-		case <-wake:
-		default:
-			t.Fatal("propose did not wake the recipient")
-		}
+		q, err := s.Ask(ctx, "acme", "a", inbox.Ask{To: "b", Text: "retry logic?"})
+		woken("ask", err)
+		_, _, _, err = s.Propose(ctx, "acme", "b", q.ID, "three tries")
+		woken("propose", err)
+		_, err = s.Send(ctx, "acme", "b", q.ID, "three tries")
+		woken("send", err)
+		q, err = s.Ask(ctx, "acme", "a", inbox.Ask{To: "b", Text: "and the backoff?"})
+		woken("ask", err)
+		_, err = s.Decline(ctx, "acme", "b", q.ID, "ask carol")
+		woken("decline", err)
 	})
 }

@@ -510,6 +510,8 @@ func (s *Service) Send(ctx context.Context, orgID, userID, msgID, finalText stri
 	if err != nil {
 		return nil, err
 	}
+	// The recipient's open pages stop counting it as waiting.
+	s.broker.Wake(orgID, q.To)
 	s.broker.Wake(orgID, q.From)
 	return q, nil
 }
@@ -539,6 +541,8 @@ func (s *Service) Decline(ctx context.Context, orgID, userID, msgID, reason stri
 	if err != nil {
 		return nil, err
 	}
+	// The recipient's open pages stop counting it as waiting.
+	s.broker.Wake(orgID, q.To)
 	s.broker.Wake(orgID, q.From)
 	return q, nil
 }
