@@ -84,3 +84,31 @@ func TestRecipientIsWoken(t *testing.T) {
 		woken("decline", err)
 	})
 }
+
+// TestWatchersAreNotWaitingAgents: an open page watching a person is woken
+// like a waiting agent, but not counted as one.
+func TestWatchersAreNotWaitingAgents(t *testing.T) {
+	b := inbox.NewBroker()
+	agent, stopAgent := b.Subscribe("acme", "b")
+	page, stopPage := b.Watch("acme", "b")
+	if got := b.Waiting(); got != 1 {
+		t.Fatalf("waiting = %d with one agent and one page, want 1", got)
+	}
+	b.Wake("acme", "b")
+	for name, ch := range map[string]<-chan struct{}{"agent": agent, "page": page} {
+		select {
+		case <-ch:
+		default:
+			t.Fatalf("the %s was not woken", name)
+		}
+	}
+	stopPage()
+	stopPage()
+	if got := b.Waiting(); got != 1 {
+		t.Fatalf("waiting = %d after the page left, want 1", got)
+	}
+	stopAgent()
+	if got := b.Waiting(); got != 0 {
+		t.Fatalf("waiting = %d after both left, want 0", got)
+	}
+}

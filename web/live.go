@@ -76,7 +76,7 @@ func (l *live) events(c echo.Context) error {
 	}
 	defer release()
 	// Subscribed before the first read, so nothing committed in between is missed.
-	wake, cancel := l.p.inbox.Broker().Subscribe(m.OrgID, m.UserID)
+	wake, cancel := l.p.inbox.Broker().Watch(m.OrgID, m.UserID)
 	defer cancel()
 	if err := sse.Start(w); err != nil {
 		return nil

@@ -167,6 +167,9 @@ func TestEventsStreamCounts(t *testing.T) {
 		if got := alice.counts(t); got != (inbox.Counts{}) {
 			t.Fatalf("alice's first counts = %+v, want zeros", got)
 		}
+		if n := s.Broker.Waiting(); n != 0 {
+			t.Fatalf("%d agents counted as waiting with two pages open, want 0: pages are not agents", n)
+		}
 
 		aliceAgent, bobAgent := s.agent(t, "acme", "alice"), s.agent(t, "acme", "bob")
 		id := testkit.OK(t, aliceAgent, "ask_person", map[string]any{"to_user_id": "bob", "question": "Retry logic?"})["message_id"].(string)
