@@ -95,6 +95,8 @@
     el.hidden = !n;
   }
   function say(text, link) {
+    // Room below the page, so that the announcement covers nothing at its end.
+    body.classList.add("announced");
     region.textContent = text;
     if (link) {
       region.appendChild(document.createTextNode(" — "));
