@@ -131,7 +131,7 @@
     // the browser will not reconnect.
     if (e.data || events.readyState === EventSource.CLOSED) {
       events.close();
-      say("Live updates stopped. Reload the page to see what changed.", false);
+      say("Live updates stopped: you were signed out, or too many ctalk pages are open. Reload the page to try again.", false);
     }
   });
 })();
