@@ -21,7 +21,8 @@ import (
 // TestLiveUpdateReachesAnOpenPage: bob has his inbox open; alice's agent
 // asks him; the page's title and nav count show the question and a quiet
 // announcement offers to show it, without a reload. On Postgres it also
-// works across replicas: the page on one server, the ask on another.
+// works across replicas: the page on one server, the ask on another. Once
+// bob's sessions end, the page stops listening and tells him.
 func TestLiveUpdateReachesAnOpenPage(t *testing.T) {
 	chromium := testkit.Browser(t)
 	each(t, func(t *testing.T, engine db.Engine) {
@@ -73,6 +74,21 @@ func liveUpdate(t *testing.T, ctx context.Context, page, asked *site) {
 		if got[i] != want[i] {
 			t.Fatalf("after the ask: %q, want %q (marker, nav count, announcement, aria-live, link)", got, want)
 		}
+	}
+
+	// bob's sessions end elsewhere: the page stops listening and says so.
+	if _, err := asked.Auth.RevokeUserTokens(context.Background(), "acme", "bob"); err != nil {
+		t.Fatal(err)
+	}
+	testkit.OK(t, alice, "ask_person", map[string]any{"to_user_id": "bob", "question": "And the backoff?"})
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector(".live").textContent.startsWith("Live updates stopped")`,
+		chromedp.WithPollingTimeout(10*time.Second)))
+	if err != nil {
+		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector(".live").textContent`))
+		t.Fatalf("after bob's sessions ended, the page says %q: %v", text, err)
+	}
+	if title, _ := chromedp.Run(ctx, chromedp.Title()); title != "(1) Inbox · ctalk" {
+		t.Fatalf("title after the session ended = %q: the second question must not reach it", title)
 	}
 }
 
