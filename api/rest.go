@@ -3,28 +3,23 @@ package api
 import (
 	_ "embed"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/channels"
+	"github.com/ctalk/ctalk/internal/sse"
 )
 
 // openAPI describes the REST mirror; a test checks it against the routes.
 //
 //go:embed openapi.json
 var openAPI []byte
-
-// streamWait is how long an event stream waits before it sends a keep-alive
-// comment, which also lets proxies see that the stream is alive.
-const streamWait = 25 * time.Second
 
 // registerREST adds the REST mirror of the channel tools under /api/v1, for
 // scripts, bots and the web app, with the same bearer tokens as /mcp.
@@ -193,14 +188,11 @@ func (s *Server) restEvents(c echo.Context) error {
 		break
 	}
 	w := c.Response()
-	w.Header().Set(echo.HeaderContentType, "text/event-stream")
-	w.Header().Set(echo.HeaderCacheControl, "no-cache")
-	// nginx would otherwise buffer the stream.
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	w.Flush()
+	if err := sse.Start(w); err != nil {
+		return nil
+	}
 	for !s.draining() {
-		d, err := s.channels.Wait(ctx, who, ch.Name, &after, channels.WaitOptions{Timeout: streamWait, Stop: s.stop})
+		d, err := s.channels.Wait(ctx, who, ch.Name, &after, channels.WaitOptions{Timeout: sse.KeepAlive, Stop: s.stop})
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -209,19 +201,21 @@ func (s *Server) restEvents(c echo.Context) error {
 				s.log.Error("event stream failed", "request_id", requestID(ctx), "error", err)
 			}
 			// Headers are sent: the error becomes the stream's last event.
-			b, _ := json.Marshal(map[string]string{"error": string(ctalk.ErrorCode(err)), "message": ctalk.ErrorMessage(err)})
-			fmt.Fprintf(w, "event: error\ndata: %s\n\n", b)
+			sse.Fail(w, err)
 			return nil
 		}
 		for _, m := range d.Messages {
-			b, _ := json.Marshal(m)
-			fmt.Fprintf(w, "id: %d\nevent: message\ndata: %s\n\n", m.Seq, b)
+			sse.Write(w, sse.Event{ID: strconv.FormatInt(m.Seq, 10), Name: "message", Data: m})
 			after = m.Seq
 		}
 		if len(d.Messages) == 0 {
-			fmt.Fprint(w, ": keep-alive\n\n")
+			err = sse.Ping(w)
+		} else {
+			err = sse.Flush(w)
 		}
-		w.Flush()
+		if err != nil {
+			return nil
+		}
 	}
 	return nil
 }

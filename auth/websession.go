@@ -63,12 +63,35 @@ func (s *Service) StartWebSession(ctx context.Context, sess *Session) (string, e
 //
 // Returns EUnauthorized for an unknown, expired, idle or ended session.
 func (s *Service) WebSession(ctx context.Context, raw string) (*Session, error) {
-	const signInAgain = "your browser session has ended; sign in again"
 	if len(raw) != tokenLen-len(TokenPrefix)+len(webSessionPrefix) || raw[:len(webSessionPrefix)] != webSessionPrefix {
-		return nil, ctalk.Errorf(ctalk.EUnauthorized, signInAgain)
+		return nil, ctalk.Errorf(ctalk.EUnauthorized, webSessionEnded)
 	}
 	hash := HashToken(raw)
 	now := s.db.Now()
+	sess, lastUsed, err := s.webSession(ctx, hash, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.touchCredential(ctx, webSessionsTable, hash, lastUsed, now); err != nil {
+		return nil, err
+	}
+	return sess, nil
+}
+
+// StillSignedIn checks that a browser session returned by WebSession has
+// not ended since, without counting the check as a use of the session: a
+// page left open does not keep its session from going idle.
+//
+// Returns EUnauthorized once the session has ended.
+func (s *Service) StillSignedIn(ctx context.Context, sess *Session) error {
+	_, _, err := s.webSession(ctx, sess.TokenHash, s.db.Now())
+	return err
+}
+
+const webSessionEnded = "your browser session has ended; sign in again"
+
+// webSession reads the live session of a hash and when it was last used.
+func (s *Service) webSession(ctx context.Context, hash string, now time.Time) (*Session, time.Time, error) {
 	var (
 		sess              = Session{TokenHash: hash}
 		lastUsed, expires time.Time
@@ -79,19 +102,16 @@ func (s *Service) WebSession(ctx context.Context, raw string) (*Session, error) 
 		FROM web_sessions w JOIN users u ON u.org_id = w.org_id AND u.id = w.user_id AND u.removed_at IS NULL
 		WHERE w.hash = $1`, hash).Scan(&sess.OrgID, &sess.UserID, &sess.Role, &lastUsed, &expires, &revoked)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ctalk.Errorf(ctalk.EUnauthorized, signInAgain)
+		return nil, time.Time{}, ctalk.Errorf(ctalk.EUnauthorized, webSessionEnded)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read web_sessions: %w", err)
+		return nil, time.Time{}, fmt.Errorf("read web_sessions: %w", err)
 	}
 	if revoked.Valid || !now.Before(expires) || !now.Before(lastUsed.Add(WebSessionIdleTTL)) {
-		return nil, ctalk.Errorf(ctalk.EUnauthorized, signInAgain)
+		return nil, time.Time{}, ctalk.Errorf(ctalk.EUnauthorized, webSessionEnded)
 	}
 	sess.ExpiresAt = expires
-	if err := s.touchCredential(ctx, webSessionsTable, hash, lastUsed, now); err != nil {
-		return nil, err
-	}
-	return &sess, nil
+	return &sess, lastUsed, nil
 }
 
 // EndWebSession signs a browser session out.

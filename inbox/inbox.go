@@ -411,6 +411,8 @@ func (s *Service) Propose(ctx context.Context, orgID, userID, msgID, text string
 	if err != nil {
 		return nil, "", err
 	}
+	// The person's open pages show the new draft to approve.
+	s.broker.Wake(orgID, userID)
 	return d, mode, nil
 }
 
@@ -506,6 +508,8 @@ func (s *Service) Send(ctx context.Context, orgID, userID, msgID, finalText stri
 	if err != nil {
 		return nil, err
 	}
+	// The recipient's open pages stop counting it as waiting.
+	s.broker.Wake(orgID, q.To)
 	s.broker.Wake(orgID, q.From)
 	return q, nil
 }
@@ -555,6 +559,8 @@ func (s *Service) Decline(ctx context.Context, orgID, userID, msgID, reason stri
 	if err != nil {
 		return nil, err
 	}
+	// The recipient's open pages stop counting it as waiting.
+	s.broker.Wake(orgID, q.To)
 	s.broker.Wake(orgID, q.From)
 	return q, nil
 }

@@ -238,6 +238,15 @@ const touchPairSQL = `UPDATE interactions SET last_at = $1 WHERE org_id = $2 AND
 // handed over when its recipient was never shown the question.
 const settleUnseenWithdrawalSQL = `UPDATE questions SET withdrawal_handed_at = $1 WHERE org_id = $2 AND id = $3 AND recipient_handed_at IS NULL`
 
+// countsSQL counts, for a person ($2), the questions waiting for them, the
+// drafts proposed on those, and their own questions answered or declined;
+// the pending and asker indexes serve it.
+const countsSQL = `SELECT
+	(SELECT COUNT(*) FROM questions WHERE org_id = $1 AND recipient_id = $2 AND status = 'pending'),
+	(SELECT COUNT(*) FROM drafts d JOIN questions q ON q.org_id = d.org_id AND q.id = d.question_id
+		WHERE q.org_id = $1 AND q.recipient_id = $2 AND q.status = 'pending'),
+	(SELECT COUNT(*) FROM questions WHERE org_id = $1 AND asker_id = $2 AND status IN ('answered', 'declined'))`
+
 // waitingSQL counts the questions waiting for a recipient ($2), for the web
 // app's title; the partial index of pending questions serves it.
 const waitingSQL = `SELECT COUNT(*) FROM questions WHERE org_id = $1 AND recipient_id = $2 AND status = 'pending'`

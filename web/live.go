@@ -1,4 +1,163 @@
 package web
 
-// mountLive adds the routes of the app's live section: the Server-Sent Events stream that updates open pages without a reload.
-func (p *Pages) mountLive(r routes) {}
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/internal/sse"
+)
+
+// MaxStreams caps the live streams one person may hold open on one server:
+// one per open page.
+const MaxStreams = 10
+
+// reconnectAfter is how long a browser waits before it reconnects a stream
+// that ended, for example because its server is draining.
+const reconnectAfter = 2 * time.Second
+
+// live serves /events, the Server-Sent Events stream that keeps a person's
+// open pages up to date, and counts the streams open per person.
+type live struct {
+	p    *Pages
+	mu   sync.Mutex
+	open map[[2]string]int
+}
+
+// mountLive adds the routes of the app's live section: the Server-Sent
+// Events stream that updates open pages without a reload.
+func (p *Pages) mountLive(r routes) {
+	l := &live{p: p, open: map[[2]string]int{}}
+	// Not behind signedIn: a browser's event source cannot follow it to
+	// the sign-in page, so a stream without a session is answered 401.
+	r.e.GET("/events", l.events, p.headers, l.signedIn)
+}
+
+// signedIn lets a stream through only with a browser session.
+func (l *live) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		sess := l.p.Session(c)
+		if sess == nil {
+			return c.String(http.StatusUnauthorized, "Sign in to get live updates: this stream is for a browser signed in to ctalk.")
+		}
+		c.Set(meKey, sess)
+		return next(c)
+	}
+}
+
+// events streams the signed-in person's counts (inbox.Counts) as "counts"
+// events: one at once, then one whenever they change. It is woken by the
+// inbox's broker (on Postgres, by any replica), re-reads on each keep-alive
+// in case a wake-up was lost, and holds no database connection in between.
+// It ends when the session ends (with an "error" event) and when the server
+// drains.
+func (l *live) events(c echo.Context) error {
+	m := me(c)
+	w := c.Response()
+	if l.draining() {
+		// An event source gives up on any status but 200: tell it to come
+		// back, to whichever replica is serving by then.
+		if err := sse.Start(w); err == nil {
+			sse.Retry(w, reconnectAfter)
+		}
+		return nil
+	}
+	release, ok := l.acquire(m)
+	if !ok {
+		return c.String(http.StatusTooManyRequests, fmt.Sprintf(
+			"You have %d ctalk pages with live updates open; close some of those tabs or windows, then reload this page.", MaxStreams))
+	}
+	defer release()
+	// Subscribed before the first read, so nothing committed in between is missed.
+	wake, cancel := l.p.inbox.Broker().Watch(m.OrgID, m.UserID)
+	defer cancel()
+	if err := sse.Start(w); err != nil {
+		return nil
+	}
+	if err := sse.Retry(w, reconnectAfter); err != nil {
+		return nil
+	}
+	l.stream(c.Request().Context(), w, m, wake)
+	return nil
+}
+
+// stream sends the counts until the client leaves, the session ends or the
+// server drains.
+func (l *live) stream(ctx context.Context, w http.ResponseWriter, m *auth.Session, wake <-chan struct{}) {
+	keepAlive := time.NewTicker(sse.KeepAlive)
+	defer keepAlive.Stop()
+	var last *inbox.Counts
+	for {
+		counts, err := l.p.inbox.Counts(ctx, m.OrgID, m.UserID)
+		if err != nil {
+			l.fail(ctx, w, err)
+			return
+		}
+		if last == nil || counts != *last {
+			if sse.Send(w, sse.Event{Name: "counts", Data: counts}) != nil {
+				return
+			}
+			last = &counts
+		} else if sse.Ping(w) != nil {
+			return
+		}
+		select {
+		case <-wake:
+		case <-keepAlive.C:
+		case <-l.p.cfg.Stop:
+			return
+		case <-ctx.Done():
+			return
+		}
+		// Whatever woke the stream, it tells only a signed-in person.
+		if err := l.p.auth.StillSignedIn(ctx, m); err != nil {
+			l.fail(ctx, w, err)
+			return
+		}
+	}
+}
+
+// fail ends a stream with the error as its last event.
+func (l *live) fail(ctx context.Context, w http.ResponseWriter, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	if ctalk.ErrorCode(err) == ctalk.EInternal {
+		l.p.cfg.Logger.Error("live updates failed", "error", err)
+	}
+	sse.Fail(w, err)
+}
+
+// acquire takes one of the person's streams, if they have one left.
+func (l *live) acquire(m *auth.Session) (release func(), ok bool) {
+	key := [2]string{m.OrgID, m.UserID}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.open[key] >= MaxStreams {
+		return nil, false
+	}
+	l.open[key]++
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.open[key]--; l.open[key] == 0 {
+			delete(l.open, key)
+		}
+	}, true
+}
+
+func (l *live) draining() bool {
+	select {
+	case <-l.p.cfg.Stop:
+		return true
+	default:
+		return false
+	}
+}

@@ -56,6 +56,10 @@ type Config struct {
 	SignupNeedsSecret bool
 	// Version and Build are shown on the home page.
 	Version, Build string
+	// Stop is closed when the server starts draining: the pages' event
+	// streams end (browsers reconnect to another replica) and new ones are
+	// refused.
+	Stop <-chan struct{}
 }
 
 // Services are the domain services behind the pages.

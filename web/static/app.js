@@ -1,7 +1,137 @@
 // ctalk's pages work without this script. It shows times in the person's
-// time zone; live updates are added by the live section.
+// time zone, keeps the count of what waits for them up to date without a
+// reload (from the /events stream), announces new items quietly, and adds
+// a few keyboard shortcuts (? lists them).
 "use strict";
-document.querySelectorAll("time[datetime]").forEach(function (el) {
-  var d = new Date(el.getAttribute("datetime"));
-  if (!isNaN(d)) { el.title = d.toLocaleString(); }
-});
+(function () {
+  var body = document.body;
+
+  // Times: how long ago in words, the absolute time in the person's own
+  // time zone on hover, refreshed every minute.
+  var absolute = { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short" };
+  function plural(n, one, many) { return n + " " + (n === 1 ? one : (many || one + "s")); }
+  function ago(d) {
+    var s = Math.round((Date.now() - d) / 1000), future = s < 0, m;
+    s = Math.abs(s);
+    if (s < 60) { return "just now"; }
+    if (s < 3600) { m = plural(Math.floor(s / 60), "min", "min"); }
+    else if (s < 86400) { m = plural(Math.floor(s / 3600), "hour"); }
+    else if (s < 30 * 86400) { m = plural(Math.floor(s / 86400), "day"); }
+    else { return d.toLocaleDateString(undefined, { year: "numeric", month: "short", day: "numeric" }); }
+    return future ? "in " + m : m + " ago";
+  }
+  function times() {
+    document.querySelectorAll("time[datetime]").forEach(function (el) {
+      var d = new Date(el.getAttribute("datetime"));
+      if (isNaN(d)) { return; }
+      el.title = d.toLocaleString(undefined, absolute);
+      el.textContent = ago(d);
+    });
+  }
+  times();
+  setInterval(times, 60000);
+
+  // Keyboard shortcuts, never while typing.
+  var help = null;
+  function move(step) {
+    var items = Array.prototype.slice.call(document.querySelectorAll(".item"));
+    if (!items.length) { return; }
+    var at = document.activeElement && document.activeElement.closest ? document.activeElement.closest(".item") : null;
+    var i = items.indexOf(at);
+    i = i < 0 ? (step > 0 ? 0 : items.length - 1) : Math.min(items.length - 1, Math.max(0, i + step));
+    items[i].tabIndex = -1;
+    items[i].focus();
+  }
+  function toggleHelp() {
+    if (!help) {
+      help = document.createElement("div");
+      help.className = "shortcuts";
+      help.setAttribute("role", "dialog");
+      help.setAttribute("aria-label", "Keyboard shortcuts");
+      help.innerHTML = "<h2>Keyboard shortcuts</h2><dl><dt><kbd>j</kbd></dt><dd>Next item</dd>" +
+        "<dt><kbd>k</kbd></dt><dd>Previous item</dd><dt><kbd>?</kbd></dt><dd>Show or hide this list</dd>" +
+        "<dt><kbd>Esc</kbd></dt><dd>Close it</dd></dl>";
+      help.hidden = true;
+      body.appendChild(help);
+    }
+    help.hidden = !help.hidden;
+  }
+  document.addEventListener("keydown", function (e) {
+    var t = e.target;
+    if (e.ctrlKey || e.metaKey || e.altKey || t.isContentEditable || /^(INPUT|TEXTAREA|SELECT|BUTTON)$/.test(t.tagName)) { return; }
+    if (e.key === "j" || e.key === "k") { move(e.key === "j" ? 1 : -1); e.preventDefault(); }
+    else if (e.key === "?") { toggleHelp(); e.preventDefault(); }
+    else if (e.key === "Escape" && help && !help.hidden) { help.hidden = true; }
+  });
+
+  // Live updates, for a signed-in person.
+  if (!body.classList.contains("app") || !window.EventSource) { return; }
+  var title = document.title.replace(/^\(\d+\) /, "");
+  var shown = Number(body.getAttribute("data-waiting") || 0); // questions this page shows
+  var first = null; // the counts when the stream opened
+  var path = location.pathname;
+  var onInbox = path === "/inbox" || path.indexOf("/inbox/") === 0;
+  var onAsked = path === "/asked" || path.indexOf("/asked/") === 0;
+  // A polite live region, fixed to the bottom of the window: what it says
+  // never moves what the person is about to click.
+  var region = document.createElement("div");
+  region.className = "live";
+  region.setAttribute("role", "status");
+  region.setAttribute("aria-live", "polite");
+  body.appendChild(region);
+
+  function count(n) {
+    document.title = (n ? "(" + n + ") " : "") + title;
+    var el = document.getElementById("waiting-count");
+    if (!el) {
+      var link = document.querySelector('.top nav a[href="/inbox"]');
+      if (!link) { return; }
+      el = document.createElement("span");
+      el.className = "count";
+      el.id = "waiting-count";
+      link.appendChild(el);
+    }
+    el.textContent = n;
+    el.hidden = !n;
+  }
+  function say(text, link) {
+    // Room below the page, so that the announcement covers nothing at its end.
+    body.classList.add("announced");
+    region.textContent = text;
+    if (link) {
+      region.appendChild(document.createTextNode(" — "));
+      var a = document.createElement("a");
+      a.href = path + location.search;
+      a.textContent = "show";
+      region.appendChild(a);
+    }
+  }
+  function announce(c) {
+    var news = [];
+    if (onInbox) {
+      if (c.waiting > shown) { news.push(plural(c.waiting - shown, "new question")); }
+      if (c.waiting < shown) { news.push(plural(shown - c.waiting, "question") + " no longer waiting"); }
+      if (c.drafts > first.drafts) { news.push(plural(c.drafts - first.drafts, "new draft")); }
+    }
+    if (onAsked && c.replies > first.replies) { news.push(plural(c.replies - first.replies, "new reply", "new replies")); }
+    if (news.length) { say(news.join(", "), true); }
+  }
+
+  var events = new EventSource("/events");
+  events.addEventListener("open", function () { body.setAttribute("data-live", "open"); });
+  events.addEventListener("counts", function (e) {
+    var c = JSON.parse(e.data);
+    if (!first) { first = c; }
+    count(c.waiting);
+    announce(c);
+  });
+  events.addEventListener("error", function (e) {
+    body.setAttribute("data-live", "closed");
+    // An error event from the server (the session ended), or a refusal:
+    // the browser will not reconnect.
+    if (e.data || events.readyState === EventSource.CLOSED) {
+      events.close();
+      say("Live updates stopped: you were signed out, or too many ctalk pages are open. Reload the page to try again.", false);
+    }
+  });
+})();

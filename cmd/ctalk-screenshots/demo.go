@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/ctalk/ctalk/api"
+	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/orgs"
+)
+
+// demoPassword is every demo person's password.
+const demoPassword = "demo-password-1"
+
+// demo is what the screenshots sign in as and open.
+type demo struct {
+	OrgID, UserID string
+	// Question is a question waiting for UserID, with a draft.
+	Question string
+	// Ask asks UserID one more question, as an agent would while a page
+	// is open.
+	Ask func(ctx context.Context) error
+}
+
+// seed creates the demo organization: alice (admin) with two questions
+// waiting for her, one with her agent's draft, and two of her own, one
+// answered. Times are set back so that the pages show a realistic spread.
+func seed(ctx context.Context, d *db.DB, a *api.Assembly) (*demo, error) {
+	now := d.Now
+	defer func() { d.Now = now }()
+	at := func(ago time.Duration) { d.Now = func() time.Time { return now().Add(-ago) } }
+	at(72 * time.Hour)
+	if _, err := a.Orgs.Register(ctx, orgs.NewOrg{ID: "acme", Name: "Acme Robotics", AdminPassword: demoPassword + "-admin"}); err != nil {
+		return nil, err
+	}
+	for _, u := range []orgs.NewUser{
+		{ID: "alice", Name: "Alice Ng", Role: orgs.RoleAdmin, Ownership: []string{"payments-service", "billing"}, Notes: "Ask me about charges and refunds."},
+		{ID: "bob", Name: "Bob Diaz", Role: orgs.RoleMember, Ownership: []string{"alpha-repo", "mobile app"}},
+		{ID: "carol", Name: "Carol Ito", Role: orgs.RoleMember, Ownership: []string{"infra", "deploys"}},
+		{ID: "dev", Name: "Dev Patel", Role: orgs.RoleMember, Ownership: []string{"data pipeline"}},
+	} {
+		u.Password = demoPassword
+		if _, err := a.Orgs.AddUser(ctx, "acme", u); err != nil {
+			return nil, err
+		}
+	}
+	ask := func(ago time.Duration, from, to, text string) (*inbox.Question, error) {
+		at(ago)
+		return a.Inbox.Ask(ctx, "acme", from, inbox.Ask{To: to, Text: text})
+	}
+	answered, err := ask(26*time.Hour, "alice", "bob", "Which branch of alpha-repo has the new backoff for the card reader?")
+	if err != nil {
+		return nil, err
+	}
+	at(25 * time.Hour)
+	const answer = "It is on release/2.4; main gets it on Thursday."
+	if _, _, err := a.Inbox.Propose(ctx, "acme", "bob", answered.ID, answer); err != nil {
+		return nil, err
+	}
+	if _, err := a.Inbox.Send(ctx, "acme", "bob", answered.ID, answer); err != nil {
+		return nil, err
+	}
+	if _, err := ask(3*time.Hour, "alice", "carol", "Is the staging database migrated to the new schema yet?"); err != nil {
+		return nil, err
+	}
+	q, err := ask(2*time.Hour, "bob", "alice", "What is the retry logic in payments-service? A customer sees two charges after a timeout.")
+	if err != nil {
+		return nil, err
+	}
+	at(90 * time.Minute)
+	if _, _, err := a.Inbox.Propose(ctx, "acme", "alice", q.ID,
+		"Charges retry 3 times with exponential backoff (1 s, 4 s, 16 s), each with the same idempotency key, so a retry never charges twice. "+
+			"Two charges mean two keys: the client made a new key after its own timeout. Reuse the key on retry (see payments-service/docs/retries.md)."); err != nil {
+		return nil, err
+	}
+	if _, err := ask(12*time.Minute, "carol", "alice", "Can I deploy billing on Friday afternoon, or is there a freeze?"); err != nil {
+		return nil, err
+	}
+	more := func(ctx context.Context) error {
+		_, err := a.Inbox.Ask(ctx, "acme", "dev", inbox.Ask{To: "alice", Text: "Do refunds go through the same queue as charges?"})
+		return err
+	}
+	return &demo{OrgID: "acme", UserID: "alice", Question: q.ID, Ask: more}, nil
+}

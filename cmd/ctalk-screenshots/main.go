@@ -1,0 +1,110 @@
+// Command ctalk-screenshots regenerates the screenshots of the web app that
+// the README shows. It starts ctalk in this process on SQLite in a
+// temporary directory, fills a demo organization with questions, drafts and
+// answers, signs in with headless Chromium and captures the main pages,
+// light and dark, and one at a phone's width. A page the server does not
+// serve is skipped with a message.
+//
+//	go run ./cmd/ctalk-screenshots -out docs/screenshots
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/ctalk/ctalk/api"
+	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/inbox"
+)
+
+func main() {
+	out := flag.String("out", "docs/screenshots", "the directory the PNG files are written to")
+	chromium := flag.String("chromium", "", "the Chromium (or Chrome) binary; by default the first of chromium, chromium-browser, google-chrome on PATH")
+	flag.Parse()
+	if err := run(*out, *chromium); err != nil {
+		fmt.Fprintln(os.Stderr, "ctalk-screenshots:", err)
+		os.Exit(1)
+	}
+}
+
+func run(out, chromium string) error {
+	if chromium == "" {
+		for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+			if p, err := exec.LookPath(name); err == nil {
+				chromium = p
+				break
+			}
+		}
+		if chromium == "" {
+			return errors.New("no chromium on PATH: install it (apt-get install -y chromium) or pass -chromium")
+		}
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	base, demo, stop, err := serve(ctx)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	return capture(ctx, chromium, base, demo, out)
+}
+
+// serve starts ctalk on 127.0.0.1:0 over a new SQLite database holding the
+// demo organization, and returns its URL.
+func serve(ctx context.Context) (base string, d *demo, stop func(), err error) {
+	dir, err := os.MkdirTemp("", "ctalk-screenshots-")
+	if err != nil {
+		return "", nil, nil, err
+	}
+	database, err := db.Open(ctx, db.Config{Path: filepath.Join(dir, "ctalk.db")})
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, nil, err
+	}
+	acfg := auth.DefaultConfig()
+	acfg.BcryptCost = 4
+	a, err := api.Assemble(database, api.Wiring{
+		API:   api.Config{Version: "demo", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), AllowOrgSignup: true},
+		Auth:  acfg,
+		Inbox: inbox.DefaultConfig(),
+	})
+	if err != nil {
+		database.Close()
+		os.RemoveAll(dir)
+		return "", nil, nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, nil, err
+	}
+	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	stop = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		a.Close(ctx)
+		srv.Shutdown(ctx)
+		database.Close()
+		os.RemoveAll(dir)
+	}
+	d, err = seed(ctx, database, a)
+	if err != nil {
+		stop()
+		return "", nil, nil, fmt.Errorf("demo organization: %w", err)
+	}
+	return "http://" + ln.Addr().String(), d, stop, nil
+}

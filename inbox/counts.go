@@ -1,0 +1,27 @@
+package inbox
+
+import (
+	"context"
+	"fmt"
+)
+
+// Counts is what waits for a person and what came back to them, for the web
+// app's live updates: a page compares them with what it showed.
+type Counts struct {
+	// Waiting counts the questions waiting for the person's answer.
+	Waiting int `json:"waiting"`
+	// Drafts counts the draft versions proposed on those questions, so that
+	// a new draft raises it.
+	Drafts int `json:"drafts"`
+	// Replies counts the person's questions that were answered or declined.
+	Replies int `json:"replies"`
+}
+
+// Counts returns userID's counts, in one statement.
+func (s *Service) Counts(ctx context.Context, orgID, userID string) (Counts, error) {
+	var c Counts
+	if err := s.db.QueryRow(ctx, countsSQL, orgID, userID).Scan(&c.Waiting, &c.Drafts, &c.Replies); err != nil {
+		return Counts{}, fmt.Errorf("count what waits: %w", err)
+	}
+	return c, nil
+}
