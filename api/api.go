@@ -102,8 +102,9 @@ type Server struct {
 	// tools holds each registered tool's traits by name; it is written
 	// only while New registers the tools.
 	tools map[string]toolTraits
-	// channels is set by Assemble, after New.
+	// channels and presence are set by Assemble, after New.
 	channels *channels.Service
+	presence *orgs.Presence
 }
 
 // New builds the application over the given services.

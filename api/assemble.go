@@ -57,6 +57,8 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	srv := New(w.API, d, a, orgs.NewService(d, a), in)
 	// Channel waits wake through the inbox's broker, keyed by channel.
 	srv.channels = channels.NewService(d, channels.Config{Recheck: w.Inbox.Recheck}, broker)
+	srv.presence = orgs.NewPresence(d, srv.log)
+	go srv.presence.Run(ctx)
 	return &Assembly{
 		Server: srv,
 		Auth:   a, Inbox: in, Broker: broker, Audit: w.API.Audit,

@@ -375,7 +375,9 @@ func (s *Server) addWaitForMessage() {
 			a := int64(n)
 			after = &a
 		}
+		done := s.presence.Waiting(sess.OrgID, sess.UserID)
 		d, err := s.channels.Wait(ctx, caller(sess), in.Channel, after, s.channelWaitOptions(ctx, timeout))
+		done()
 		if err != nil {
 			return nil, err
 		}

@@ -105,7 +105,9 @@ func (s *Service) Post(ctx context.Context, c Caller, in Post) (*Message, error)
 	if len(mentions) > MaxMentions {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "the text mentions %d people; at most %d may be mentioned in one message", len(mentions), MaxMentions)
 	}
+	var alerted []string
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
+		alerted = nil
 		ch, err := memberChannel(ctx, tx, c, in.Channel)
 		if err != nil {
 			return err
@@ -145,13 +147,18 @@ func (s *Service) Post(ctx context.Context, c Caller, in Post) (*Message, error)
 			m.Type, m.Priority, m.Text, replyTo, string(mj), m.CreatedAt); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, readOwnPostSQL, c.OrgID, ch.Name, c.UserID, m.Seq)
+		if _, err = tx.Exec(ctx, readOwnPostSQL, c.OrgID, ch.Name, c.UserID, m.Seq); err != nil {
+			return err
+		}
+		alerted, err = fileAlerts(ctx, tx, c.OrgID, m)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.waker.Wake(c.OrgID, channelKey(m.Channel))
+	// The alerted members' inbox waits are keyed by user.
+	s.wakeUsers(c.OrgID, alerted)
 	return m, nil
 }
 

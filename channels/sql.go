@@ -44,8 +44,12 @@ const addMembersSQL = `
 
 const removeMemberSQL = `DELETE FROM channel_members WHERE org_id = $1 AND channel = $2 AND user_id = $3`
 
+// membersSQL reads a channel's members with what their presence is made of
+// (see orgs.PresenceOf).
 const membersSQL = `
-	SELECT m.user_id, u.name, m.joined_at FROM channel_members m
+	SELECT m.user_id, u.name, m.joined_at, u.last_seen_at,
+	       (SELECT MAX(w.wait_until) FROM presence_waits w WHERE w.org_id = m.org_id AND w.user_id = m.user_id)
+	FROM channel_members m
 	JOIN users u ON u.org_id = m.org_id AND u.id = m.user_id AND u.removed_at IS NULL
 	WHERE m.org_id = $1 AND m.channel = $2 ORDER BY m.user_id`
 
@@ -164,3 +168,28 @@ const searchSQLiteSQL = `SELECT ` + messageColumns + `
 	FROM channel_messages_fts f JOIN channel_messages m ON m.rowid = f.rowid` + searchFilters + `
 	  AND channel_messages_fts MATCH $3
 	ORDER BY bm25(channel_messages_fts), m.created_at DESC LIMIT $8`
+
+// insertAlertsSQL files the alerts of a new message ($3, posted by $4 at
+// $5): for every other member of the channel ($2) when $6 (an urgent post
+// or an @channel), else for the members it mentions (the IN list, appended
+// by alertsFor). It returns who was alerted, to wake them.
+const insertAlertsSQL = `
+	INSERT INTO channel_alerts (org_id, user_id, channel, seq, created_at)
+	SELECT cm.org_id, cm.user_id, cm.channel, $3, $5 FROM channel_members cm
+	WHERE cm.org_id = $1 AND cm.channel = $2 AND cm.user_id <> $4 AND ($6 OR cm.user_id IN %s)
+	RETURNING user_id`
+
+// claimAlertsSQL hands over a member's ($2) oldest $3 alerts by deleting
+// them: on Postgres, a concurrent claim that deleted a row first makes this
+// one skip it, so each alert is handed over once.
+const claimAlertsSQL = `
+	DELETE FROM channel_alerts
+	WHERE org_id = $1 AND user_id = $2 AND (channel, seq) IN (
+	      SELECT channel, seq FROM channel_alerts WHERE org_id = $1 AND user_id = $2
+	      ORDER BY created_at, channel, seq LIMIT $3)
+	RETURNING channel, seq`
+
+// alertMessagesSQL reads the messages of the claimed alerts: the (channel,
+// seq) pairs that alertMessages writes in.
+const alertMessagesSQL = `SELECT ` + messageColumns + messageFrom + `
+	WHERE m.org_id = $1 AND (%s)`
