@@ -124,11 +124,14 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 
 	s.mcp = server.NewMCPServer("ctalk", cfg.Version,
 		server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(false, false),
+		server.WithHooks(s.channelHooks()),
 		server.WithInstructions(instructions),
 		server.WithRecovery(),
 	)
 	s.metrics = s.newMetrics()
 	s.registerTools()
+	s.registerChannelResources()
 	s.http = server.NewStreamableHTTPServer(s.mcp,
 		// checkHost guards against DNS rebinding with the names this
 		// server is configured with; mcp-go's guard knows only loopback

@@ -242,11 +242,14 @@ type Read struct {
 	After  int64
 	Limit  int
 	Latest int
+	// Peek leaves the read cursor where it is: a look that is not a read,
+	// such as an MCP resource read.
+	Peek bool
 }
 
 // Messages returns messages of a channel the caller is a member of, oldest
-// first, and moves the caller's read cursor forward to the newest of them
-// (never back).
+// first, and, unless r.Peek, moves the caller's read cursor forward to the
+// newest of them (never back).
 //
 // Returns EInvalid, ENotFound, EForbidden (not a member).
 func (s *Service) Messages(ctx context.Context, c Caller, name string, r Read) (*Page, error) {
@@ -272,7 +275,7 @@ func (s *Service) Messages(ctx context.Context, c Caller, name string, r Read) (
 				p.Messages, p.HasMore = p.Messages[:r.Limit], true
 			}
 		}
-		if len(p.Messages) == 0 {
+		if len(p.Messages) == 0 || r.Peek {
 			return nil
 		}
 		_, err = tx.Exec(ctx, advanceReadSQL, c.OrgID, ch.Name, c.UserID, p.Messages[len(p.Messages)-1].Seq)
