@@ -202,4 +202,3 @@ func alertsOnce(t *testing.T, one, two *env) {
 		t.Errorf("%d alerts left undelivered", n)
 	}
 }
-

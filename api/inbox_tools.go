@@ -89,8 +89,8 @@ type inboxArgs struct {
 type inboxResult struct {
 	Questions     []*inbox.InboxItem `json:"questions"`
 	ChannelEvents []*channels.Alert  `json:"channel_events" jsonschema:"channel messages that mention you or @channel, or are urgent, each shown once (first page only)"`
-	NextCursor string             `json:"next_cursor,omitempty" jsonschema:"pass as cursor to get the next page; absent on the last page"`
-	NextStep   string             `json:"next_step"`
+	NextCursor    string             `json:"next_cursor,omitempty" jsonschema:"pass as cursor to get the next page; absent on the last page"`
+	NextStep      string             `json:"next_step"`
 }
 
 func (s *Server) registerCheckInbox() {
@@ -285,7 +285,7 @@ type waitInboxResult struct {
 	*inbox.Delivery
 	ChannelEvents []*channels.Alert `json:"channel_events" jsonschema:"channel messages that mention you or @channel, or are urgent, each handed over once"`
 	TimedOut      bool              `json:"timed_out"`
-	NextStep string `json:"next_step"`
+	NextStep      string            `json:"next_step"`
 }
 
 func (s *Server) registerWaitForInbox() {
