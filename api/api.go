@@ -105,6 +105,9 @@ type Server struct {
 	// channels and presence are set by Assemble, after New.
 	channels *channels.Service
 	presence *orgs.Presence
+	// streams counts the open event streams (GET /mcp) per user.
+	streamsMu sync.Mutex
+	streams   map[string]int
 }
 
 // New builds the application over the given services.
@@ -124,7 +127,7 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 
 	s.mcp = server.NewMCPServer("ctalk", cfg.Version,
 		server.WithToolCapabilities(false),
-		server.WithResourceCapabilities(false, false),
+		server.WithResourceCapabilities(true, false),
 		server.WithHooks(s.channelHooks()),
 		server.WithInstructions(instructions),
 		server.WithRecovery(),
@@ -137,8 +140,6 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 		// server is configured with; mcp-go's guard knows only loopback
 		// names and would refuse a proxy on the same host.
 		server.WithDisableLocalhostProtection(true),
-		// noStandaloneStream answers GET /mcp first; this keeps it so.
-		server.WithDisableStreaming(true),
 		server.WithStreamableHTTPLogger(s.log),
 	)
 
@@ -154,7 +155,7 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	e.GET("/", s.home)
 	e.GET("/approve/:token", s.approvalPage)
 	e.POST("/approve/:token", s.approvalDecision)
-	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, mcpCORS, s.noStandaloneStream, s.bearer, s.jsonRPCBody, s.challengeAnonymous)
+	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, mcpCORS, s.bearer, s.eventStream, s.jsonRPCBody, s.challengeAnonymous)
 	s.mountOAuth(e)
 	s.registerREST(e)
 	s.echo = e

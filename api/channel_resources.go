@@ -64,7 +64,51 @@ func (s *Server) channelHooks() *server.Hooks {
 			}
 		}
 	})
+	h.AddAfterSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
+		s.subscription(ctx, req.Params.URI, s.channels.Subscribe)
+	})
+	h.AddAfterUnsubscribe(func(ctx context.Context, _ any, req *mcp.UnsubscribeRequest, _ *mcp.EmptyResult) {
+		s.subscription(ctx, req.Params.URI, s.channels.Unsubscribe)
+	})
+	h.AddOnUnregisterSession(func(ctx context.Context, cs server.ClientSession) {
+		if sess, _ := ctx.Value(sessionKey).(*auth.Session); sess != nil && s.channels != nil {
+			if err := s.channels.ForgetSession(context.WithoutCancel(ctx), caller(sess), cs.SessionID()); err != nil {
+				s.log.Warn("subscriptions of an ended session not dropped", "error", err)
+			}
+		}
+	})
 	return h
+}
+
+// subscription records a resources/subscribe or unsubscribe of a channel
+// for the caller's MCP session. mcp-go acknowledges the request whatever a
+// hook does, so a subscription the caller may not have (a channel they are
+// not in, of another org, or no channel at all) is only left unrecorded:
+// it never brings a notification.
+func (s *Server) subscription(ctx context.Context, uri string, change func(context.Context, channels.Caller, string, string) error) {
+	sess, _ := ctx.Value(sessionKey).(*auth.Session)
+	cs := server.ClientSessionFromContext(ctx)
+	name, ok := strings.CutPrefix(uri, channelURIPrefix)
+	if sess == nil || cs == nil || !ok || s.channels == nil {
+		return
+	}
+	if err := change(ctx, caller(sess), cs.SessionID(), name); err != nil {
+		s.log.Info("resource subscription not changed", "request_id", requestID(ctx), "error", ctalk.ErrorMessage(err))
+	}
+}
+
+// watchSubscriptions sends the session's event stream a notifications/
+// resources/updated for each message posted to a channel it subscribed to,
+// until ctx ends.
+func (s *Server) watchSubscriptions(ctx context.Context, sess *auth.Session, sessionID string) {
+	err := s.channels.Watch(ctx, caller(sess), sessionID, func(name string) {
+		// Fails only while the stream's session is not registered yet, or
+		// is gone: the client reads the resource anew when it next looks.
+		s.mcp.SendNotificationToSpecificClient(sessionID, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": channelURIPrefix + name})
+	})
+	if err != nil && ctx.Err() == nil {
+		s.log.Warn("resource subscriptions not watched", "request_id", requestID(ctx), "error", err)
+	}
 }
 
 func channelResource(ch *channels.Channel) mcp.Resource {

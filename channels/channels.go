@@ -41,6 +41,8 @@ type Caller struct {
 // no user id can be.
 type Waker interface {
 	Subscribe(orgID, key string) (<-chan struct{}, func())
+	// Watch is Subscribe for a listener that is not an agent waiting.
+	Watch(orgID, key string) (<-chan struct{}, func())
 	Wake(orgID, key string)
 }
 

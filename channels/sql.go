@@ -193,3 +193,17 @@ const claimAlertsSQL = `
 // seq) pairs that alertMessages writes in.
 const alertMessagesSQL = `SELECT ` + messageColumns + messageFrom + `
 	WHERE m.org_id = $1 AND (%s)`
+
+// subscribeSQL records that an MCP session ($3) of a member ($2) follows a
+// channel ($4); subscribing twice changes nothing.
+const subscribeSQL = `
+	INSERT INTO channel_subscriptions (org_id, user_id, session_id, channel, created_at) VALUES ($1, $2, $3, $4, $5)
+	ON CONFLICT (org_id, user_id, session_id, channel) DO NOTHING`
+
+const unsubscribeSQL = `DELETE FROM channel_subscriptions WHERE org_id = $1 AND user_id = $2 AND session_id = $3 AND channel = $4`
+
+const forgetSessionSQL = `DELETE FROM channel_subscriptions WHERE org_id = $1 AND user_id = $2 AND session_id = $3`
+
+const countSubscriptionsSQL = `SELECT COUNT(*) FROM channel_subscriptions WHERE org_id = $1 AND user_id = $2 AND session_id = $3`
+
+const subscriptionsSQL = `SELECT channel FROM channel_subscriptions WHERE org_id = $1 AND user_id = $2 AND session_id = $3 ORDER BY channel`

@@ -35,6 +35,17 @@ func userKey(orgID, userID string) string { return orgID + "\x00" + userID }
 // Subscribe registers interest in wake-ups for a user. The caller must call
 // the returned cancel function when it stops waiting.
 func (b *Broker) Subscribe(orgID, userID string) (<-chan struct{}, func()) {
+	return b.subscribe(orgID, userID, 1)
+}
+
+// Watch is Subscribe for a listener that is not an agent waiting, such as
+// the watch of an MCP session's resource subscriptions: Waiting does not
+// count it.
+func (b *Broker) Watch(orgID, userID string) (<-chan struct{}, func()) {
+	return b.subscribe(orgID, userID, 0)
+}
+
+func (b *Broker) subscribe(orgID, userID string, counts int) (<-chan struct{}, func()) {
 	key := userKey(orgID, userID)
 	ch := make(chan struct{}, 1)
 	b.mu.Lock()
@@ -44,13 +55,13 @@ func (b *Broker) Subscribe(orgID, userID string) (<-chan struct{}, func()) {
 		b.waiters[key] = set
 	}
 	set[ch] = struct{}{}
-	b.count++
+	b.count += counts
 	b.mu.Unlock()
 	return ch, func() {
 		b.mu.Lock()
 		if _, ok := set[ch]; ok {
 			delete(set, ch)
-			b.count--
+			b.count -= counts
 			if len(set) == 0 {
 				delete(b.waiters, key)
 			}

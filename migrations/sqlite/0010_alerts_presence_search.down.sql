@@ -8,4 +8,5 @@ DROP TRIGGER IF EXISTS questions_fts_update;
 DROP TRIGGER IF EXISTS questions_fts_delete;
 DROP TABLE IF EXISTS presence_waits;
 ALTER TABLE users DROP COLUMN last_seen_at;
+DROP TABLE IF EXISTS channel_subscriptions;
 DROP TABLE IF EXISTS channel_alerts;

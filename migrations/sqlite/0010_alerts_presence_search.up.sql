@@ -15,6 +15,22 @@ CREATE TABLE channel_alerts (
 );
 CREATE INDEX channel_alerts_channel_user ON channel_alerts (org_id, channel, user_id);
 
+-- A channel subscription: an MCP session (of the session era) that asked,
+-- with resources/subscribe, for notifications/resources/updated when a
+-- channel gets a message. It is kept in the database because the session's
+-- event stream (GET /mcp) may be held by another replica than the one its
+-- subscribe request reached. Leaving the channel drops it.
+CREATE TABLE channel_subscriptions (
+    org_id     TEXT NOT NULL,
+    user_id    TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    channel    TEXT NOT NULL,
+    created_at TIMESTAMP NOT NULL,
+    PRIMARY KEY (org_id, user_id, session_id, channel),
+    FOREIGN KEY (org_id, channel, user_id) REFERENCES channel_members (org_id, channel, user_id) ON DELETE CASCADE
+);
+CREATE INDEX channel_subscriptions_member ON channel_subscriptions (org_id, channel, user_id);
+
 -- Presence. last_seen_at is the time of the user's last call, written at
 -- most once a minute. A presence_waits row says that an agent of the user is
 -- blocked in a wait on one replica: each replica keeps its own row per user
