@@ -43,7 +43,7 @@ type User struct {
 	Notes        string    `json:"notes" jsonschema:"the person's own notes about themselves"`
 	ProfileNotes string    `json:"profile_notes" jsonschema:"notes written by an org admin"`
 	CreatedAt    time.Time `json:"created_at"`
-	Presence     string    `json:"presence" jsonschema:"waiting (an agent of theirs waits for messages now), active (a call in the last 5 minutes) or away"`
+	Presence     string    `json:"presence,omitempty" jsonschema:"waiting (an agent of theirs waits for messages now), active (a call in the last 5 minutes) or away"`
 	// LastSeenAt is the time of their last call, to the minute.
 	LastSeenAt *time.Time `json:"last_seen_at,omitempty" jsonschema:"the time of their last call, to within a minute; absent when never seen"`
 }
@@ -240,6 +240,8 @@ func (s *Service) Member(ctx context.Context, orgID, userID string) (*User, *Org
 	if err != nil {
 		return nil, nil, err
 	}
+	// The caller's own presence is this very call: nothing to tell.
+	u.Presence, u.LastSeenAt = "", nil
 	return u, o, nil
 }
 
@@ -297,6 +299,10 @@ func (s *Service) setText(ctx context.Context, orgID, userID, column, text strin
 		u, err = scanUser(tx.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = $1 AND id = $2`, orgID, userID))
 		return err
 	})
+	if u != nil {
+		// Presence belongs to the lists and profiles that show people.
+		u.Presence, u.LastSeenAt = "", nil
+	}
 	return u, err
 }
 
