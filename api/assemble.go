@@ -59,6 +59,7 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	srv.channels = channels.NewService(d, channels.Config{Recheck: w.Inbox.Recheck}, broker)
 	srv.presence = orgs.NewPresence(d, srv.log)
 	go srv.presence.Run(ctx)
+	go srv.channels.PruneAlertsEvery(ctx, time.Hour, srv.log)
 	return &Assembly{
 		Server: srv,
 		Auth:   a, Inbox: in, Broker: broker, Audit: w.API.Audit,

@@ -3,6 +3,7 @@ package channels
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -88,6 +89,13 @@ func fileAlerts(ctx context.Context, q db.Querier, orgID string, m *Message) ([]
 // never hand over the same alert.
 func (s *Service) Alerts(ctx context.Context, c Caller) ([]*Alert, error) {
 	out := []*Alert{}
+	var n int
+	if err := s.db.QueryRow(ctx, hasAlertsSQL, c.OrgID, c.UserID).Scan(&n); err != nil || n == 0 {
+		if err != nil {
+			return nil, fmt.Errorf("read channel alerts: %w", err)
+		}
+		return out, nil
+	}
 	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		keys, err := claimAlerts(ctx, tx, c)
 		if err != nil || len(keys) == 0 {
@@ -167,4 +175,29 @@ func newAlert(m *Message, me string) *Alert {
 	}
 	a.Excerpt = fenceOpen + string(text) + fenceClose
 	return a
+}
+
+// AlertRetention is how long an alert waits to be handed over before it is
+// dropped: a member whose agent never checks its inbox does not pile them up.
+const AlertRetention = 14 * 24 * time.Hour
+
+// PruneAlertsEvery drops alerts older than AlertRetention now and then,
+// until ctx ends.
+func (s *Service) PruneAlertsEvery(ctx context.Context, interval time.Duration, log *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		err := s.db.Write(ctx, func(q db.Querier) error {
+			_, err := q.Exec(ctx, pruneAlertsSQL, s.db.Now().Add(-AlertRetention))
+			return err
+		})
+		if err != nil && ctx.Err() == nil {
+			log.Warn("channel alert pruning failed", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

@@ -23,6 +23,15 @@ const channelByNameSQL = channelSelect + ` AND c.name = $3`
 // archived ones unless $3.
 const channelListSQL = channelSelect + ` AND ($3 OR c.archived_at IS NULL) ORDER BY c.name`
 
+// memberChannelSQL reads what memberChannel needs of a channel ($3) the
+// caller ($2) may see, with their read cursor when a member (NULL
+// otherwise): as channelSelect, without the member count.
+const memberChannelSQL = `
+	SELECT c.name, c.private, c.archived_at, m.read_seq
+	FROM channels c
+	LEFT JOIN channel_members m ON m.org_id = c.org_id AND m.channel = c.name AND m.user_id = $2
+	WHERE c.org_id = $1 AND c.name = $3 AND (NOT c.private OR m.user_id IS NOT NULL)`
+
 const insertChannelSQL = `
 	INSERT INTO channels (org_id, name, private, topic, description, created_by, created_at)
 	VALUES ($1, $2, $3, $4, $5, $6, $7)`
@@ -207,3 +216,10 @@ const forgetSessionSQL = `DELETE FROM channel_subscriptions WHERE org_id = $1 AN
 const countSubscriptionsSQL = `SELECT COUNT(*) FROM channel_subscriptions WHERE org_id = $1 AND user_id = $2 AND session_id = $3`
 
 const subscriptionsSQL = `SELECT channel FROM channel_subscriptions WHERE org_id = $1 AND user_id = $2 AND session_id = $3 ORDER BY channel`
+
+// hasAlertsSQL tells whether a member ($2) has an alert to hand over: a read
+// that spares the claim's write (SQLite's one writer) on every wake-up.
+const hasAlertsSQL = `SELECT COUNT(*) FROM (SELECT 1 FROM channel_alerts WHERE org_id = $1 AND user_id = $2 LIMIT 1) x`
+
+// pruneAlertsSQL drops alerts filed before $1 that nobody claimed.
+const pruneAlertsSQL = `DELETE FROM channel_alerts WHERE created_at < $1`
