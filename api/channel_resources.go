@@ -64,6 +64,15 @@ func (s *Server) channelHooks() *server.Hooks {
 			}
 		}
 	})
+	h.AddBeforeSubscriptionsListen(func(_ context.Context, _ any, req *mcp.SubscriptionsListenRequest) {
+		// The 2026-07-28 protocol's subscriptions/listen would hold its
+		// response open for resource subscriptions that mcp-go records on
+		// sessions this transport does not keep: establish none, and the
+		// acknowledgement says so at once, instead of a stream that never
+		// carries an update. Resource subscriptions are served to sessions of
+		// the 2025-11-25 protocol.
+		req.Params.Notifications.ResourceSubscriptions = nil
+	})
 	h.AddAfterSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
 		s.subscription(ctx, req.Params.URI, s.channels.Subscribe)
 	})

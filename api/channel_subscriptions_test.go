@@ -2,12 +2,14 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctalk/ctalk/api"
@@ -162,5 +164,41 @@ func TestEventStreamLimits(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("stream %d still open after the server drained", i)
 		}
+	}
+}
+
+// TestListenEstablishesNoResourceSubscriptions: a 2026-07-28 client's
+// subscriptions/listen for channel updates is acknowledged with none
+// established and ends at once, instead of holding a stream that would
+// never carry one.
+func TestListenEstablishesNoResourceSubscriptions(t *testing.T) {
+	e := start(t, db.SQLite)
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen", "params": map[string]any{
+		"notifications": map[string]any{"resourceSubscriptions": []string{"ctalk://channels/dev"}},
+		"_meta": map[string]any{
+			mcpgo.MetaKeyProtocolVersion:    eraStateless,
+			mcpgo.MetaKeyClientInfo:         map[string]any{"name": "listen", "version": "1"},
+			mcpgo.MetaKeyClientCapabilities: map[string]any{},
+		},
+	}})
+	body := string(b)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.URL+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", eraStateless)
+	req.Header.Set("Mcp-Method", "subscriptions/listen")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err = io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("the listen stream did not end: %v (%s)", err, b)
+	}
+	if !strings.Contains(string(b), `"notifications":{}`) || strings.Contains(string(b), "resourceSubscriptions") {
+		t.Fatalf("subscriptions/listen: %d %s", resp.StatusCode, b)
 	}
 }
