@@ -132,10 +132,13 @@ const unreadPostgresSQL = `SELECT ` + messageColumns + `, cm.read_seq
 // lockReadersPostgresSQL locks the caller's membership rows, in one order,
 // before a claim reads their cursors: concurrent claims of one user then
 // take turns instead of failing each other's check in claimReadSQL. SQLite
-// needs no lock: its write transactions run one at a time.
+// needs no lock: its write transactions run one at a time. FOR NO KEY
+// UPDATE, not FOR UPDATE: a post files its alerts (channel_alerts refers to
+// the members' rows) under key-share locks, which FOR UPDATE would have to
+// wait for, and a claim would then queue behind every post to the channel.
 const lockReadersPostgresSQL = `
 	SELECT channel FROM channel_members WHERE org_id = $1 AND user_id = $2 AND ($3 = '' OR channel = $3)
-	ORDER BY channel FOR UPDATE`
+	ORDER BY channel FOR NO KEY UPDATE`
 
 // claimReadSQL moves a read cursor from $4 to $5 only if no other call moved
 // it meanwhile: two waits of one user never both hand over a message.
