@@ -140,6 +140,9 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 		// server is configured with; mcp-go's guard knows only loopback
 		// names and would refuse a proxy on the same host.
 		server.WithDisableLocalhostProtection(true),
+		// An event stream (GET /mcp, see eventStream) may carry nothing for
+		// long: a ping every 25 s keeps proxies from cutting it as idle.
+		server.WithHeartbeatInterval(25*time.Second),
 		server.WithStreamableHTTPLogger(s.log),
 	)
 
