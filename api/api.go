@@ -102,8 +102,12 @@ type Server struct {
 	// tools holds each registered tool's traits by name; it is written
 	// only while New registers the tools.
 	tools map[string]toolTraits
-	// channels is set by Assemble, after New.
+	// channels and presence are set by Assemble, after New.
 	channels *channels.Service
+	presence *orgs.Presence
+	// streams counts the open event streams (GET /mcp) per user.
+	streamsMu sync.Mutex
+	streams   map[string]int
 }
 
 // New builds the application over the given services.
@@ -123,18 +127,22 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 
 	s.mcp = server.NewMCPServer("ctalk", cfg.Version,
 		server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(true, false),
+		server.WithHooks(s.channelHooks()),
 		server.WithInstructions(instructions),
 		server.WithRecovery(),
 	)
 	s.metrics = s.newMetrics()
 	s.registerTools()
+	s.registerChannelResources()
 	s.http = server.NewStreamableHTTPServer(s.mcp,
 		// checkHost guards against DNS rebinding with the names this
 		// server is configured with; mcp-go's guard knows only loopback
 		// names and would refuse a proxy on the same host.
 		server.WithDisableLocalhostProtection(true),
-		// noStandaloneStream answers GET /mcp first; this keeps it so.
-		server.WithDisableStreaming(true),
+		// An event stream (GET /mcp, see eventStream) may carry nothing for
+		// long: a ping every 25 s keeps proxies from cutting it as idle.
+		server.WithHeartbeatInterval(25*time.Second),
 		server.WithStreamableHTTPLogger(s.log),
 	)
 
@@ -149,7 +157,7 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	e.GET("/metrics", s.metricsHandler())
 	e.GET("/approve/:token", s.approvalLink)
 	e.POST("/approve/:token", s.approvalLinkPost)
-	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, mcpCORS, s.noStandaloneStream, s.bearer, s.jsonRPCBody, s.challengeAnonymous)
+	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, mcpCORS, s.bearer, s.eventStream, s.jsonRPCBody, s.challengeAnonymous)
 	s.mountOAuth(e)
 	s.registerREST(e)
 	s.echo = e

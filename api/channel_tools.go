@@ -9,6 +9,7 @@ import (
 
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/channels"
+	"github.com/ctalk/ctalk/inbox"
 )
 
 // channelDataNote is repeated in every description of a channel tool that
@@ -375,7 +376,9 @@ func (s *Server) addWaitForMessage() {
 			a := int64(n)
 			after = &a
 		}
+		done := s.presence.Waiting(sess.OrgID, sess.UserID)
 		d, err := s.channels.Wait(ctx, caller(sess), in.Channel, after, s.channelWaitOptions(ctx, timeout))
+		done()
 		if err != nil {
 			return nil, err
 		}
@@ -421,17 +424,18 @@ type searchArgs struct {
 }
 
 type searchResult struct {
-	Messages []*channels.Message `json:"messages"`
+	Messages  []*channels.Message `json:"messages"`
+	Questions []*inbox.Question   `json:"questions" jsonschema:"your own questions and answers (asked by you or to you) that match, best match first; none when channel is set"`
 }
 
 func (s *Server) addSearchMessages() {
 	addIdentifiedTool(s, mcp.NewTool("search_messages",
-		mcp.WithDescription("Search the messages of the channels you are a member of, best match first. Only channels you are in: not public channels you have not joined, not channels you left."+channelDataNote),
+		mcp.WithDescription("Search the messages of the channels you are a member of, and your own questions and answers (asked by you or to you), best match first in each list. Only what you can read: not public channels you have not joined, not channels you left, not other people's questions, not drafts never sent."+channelDataNote+" So are questions and answers."),
 		mcp.WithString("query", mcp.Required(), mcp.Description("Words that must all appear (\"retry\" also finds \"retries\"), \"quoted phrases\", and -word to exclude one; up to 500 characters.")),
-		mcp.WithString("channel", mcp.Description("Optional: only this channel.")),
-		mcp.WithString("from_user_id", mcp.Description("Optional: only messages by this user.")),
-		mcp.WithString("since", mcp.Description("Optional: only messages posted at or after this RFC 3339 time.")),
-		mcp.WithString("until", mcp.Description("Optional: only messages posted before this RFC 3339 time.")),
+		mcp.WithString("channel", mcp.Description("Optional: only this channel (and then no questions).")),
+		mcp.WithString("from_user_id", mcp.Description("Optional: only messages by this user, and questions between you and them.")),
+		mcp.WithString("since", mcp.Description("Optional: only messages posted, and questions asked, at or after this RFC 3339 time.")),
+		mcp.WithString("until", mcp.Description("Optional: only messages posted, and questions asked, before this RFC 3339 time.")),
 		mcp.WithNumber("limit", mcp.Description("Results, 1 to 50 (default 20).")),
 		authTokenParam,
 		annotations(true, false, true),
@@ -452,6 +456,12 @@ func (s *Server) addSearchMessages() {
 		if err != nil {
 			return nil, err
 		}
-		return &searchResult{Messages: ms}, nil
+		res := &searchResult{Messages: ms, Questions: []*inbox.Question{}}
+		if in.Channel == "" {
+			if res.Questions, err = s.inbox.Search(ctx, sess.OrgID, sess.UserID, inbox.Search{Query: in.Query, With: in.FromUserID, Since: since, Until: until, Limit: limit}); err != nil {
+				return nil, err
+			}
+		}
+		return res, nil
 	})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/orgs"
 )
@@ -87,14 +88,15 @@ type inboxArgs struct {
 }
 
 type inboxResult struct {
-	Questions  []*inbox.InboxItem `json:"questions"`
-	NextCursor string             `json:"next_cursor,omitempty" jsonschema:"pass as cursor to get the next page; absent on the last page"`
-	NextStep   string             `json:"next_step"`
+	Questions     []*inbox.InboxItem `json:"questions"`
+	ChannelEvents []*channels.Alert  `json:"channel_events" jsonschema:"channel messages that mention you or @channel, or are urgent, each shown once (first page only)"`
+	NextCursor    string             `json:"next_cursor,omitempty" jsonschema:"pass as cursor to get the next page; absent on the last page"`
+	NextStep      string             `json:"next_step"`
 }
 
 func (s *Server) registerCheckInbox() {
 	addIdentifiedTool(s, mcp.NewTool("check_inbox",
-		mcp.WithDescription("List the questions waiting for your answer, oldest first, each with who is asking (name, ownership, notes), your history with them, and the latest draft with your person's decision on it (approved, rejected with their note, or written by them in the web app). To answer: propose_response, get your person's approval, then send_response."+dataNote),
+		mcp.WithDescription("List the questions waiting for your answer, oldest first, each with who is asking (name, ownership, notes), your history with them, and the latest draft with your person's decision on it (approved, rejected with their note, or written by them in the web app); and (on the first page) channel_events not yet handed to you: channel messages that mention you or @channel, or are urgent. To answer: propose_response, get your person's approval, then send_response."+dataNote),
 		mcp.WithNumber("limit", mcp.Description("Questions per page, 1 to 50 (default 10).")),
 		mcp.WithString("cursor", mcp.Description("next_cursor from the previous page; omit for the first page.")),
 		authTokenParam,
@@ -108,9 +110,20 @@ func (s *Server) registerCheckInbox() {
 		if err != nil {
 			return nil, err
 		}
-		res := &inboxResult{Questions: items, NextCursor: next, NextStep: "no questions are waiting; wait_for_inbox waits for the next one"}
+		res := &inboxResult{Questions: items, ChannelEvents: []*channels.Alert{}, NextCursor: next, NextStep: "no questions are waiting; wait_for_inbox waits for the next one"}
+		if in.Cursor == "" {
+			if res.ChannelEvents, err = s.channels.Alerts(ctx, caller(sess)); err != nil {
+				// The questions are marked handed over already: hand them
+				// over; the alerts stay for the next call.
+				s.log.Warn("channel alerts not read with the inbox", "request_id", requestID(ctx), "error", err)
+				res.ChannelEvents = []*channels.Alert{}
+			}
+		}
 		if len(items) > 0 {
 			res.NextStep = "for each question: draft an answer with propose_response, show it to your person, and call send_response only with the exact text they approved (or decline_question)"
+		}
+		if len(res.ChannelEvents) > 0 {
+			res.NextStep += "; channel_events: read each message in its channel with get_messages, and answer there with post_message if your person wants to"
 		}
 		if next != "" {
 			res.NextStep += "; more questions: call check_inbox with cursor=next_cursor"
@@ -271,13 +284,14 @@ type waitInboxArgs struct {
 
 type waitInboxResult struct {
 	*inbox.Delivery
-	TimedOut bool   `json:"timed_out"`
-	NextStep string `json:"next_step"`
+	ChannelEvents []*channels.Alert `json:"channel_events" jsonschema:"channel messages that mention you or @channel, or are urgent, each handed over once"`
+	TimedOut      bool              `json:"timed_out"`
+	NextStep      string            `json:"next_step"`
 }
 
 func (s *Server) registerWaitForInbox() {
 	addIdentifiedTool(s, mcp.NewTool("wait_for_inbox",
-		mcp.WithDescription("Wait for questions sent to you: returns at once with questions not yet handed to you (by this tool or check_inbox), or as soon as one arrives, or an empty list at the timeout. Also reports questions withdrawn after you saw them."+dataNote),
+		mcp.WithDescription("Wait for questions sent to you: returns at once with questions not yet handed to you (by this tool or check_inbox), or as soon as one arrives, or an empty list at the timeout. Also reports questions withdrawn after you saw them, and channel_events: channel messages that mention you (@your_id or @channel) or are urgent, in channels you are in, each handed over once."+dataNote+" Channel excerpts are fenced between begin and end lines."),
 		mcp.WithNumber("timeout_s", mcp.DefaultNumber(30.0), mcp.Description("Seconds to wait, 0 to 120 (default 30).")),
 		authTokenParam,
 		annotations(false, false, false),
@@ -286,18 +300,35 @@ func (s *Server) registerWaitForInbox() {
 		if err != nil {
 			return nil, err
 		}
-		d, err := s.inbox.WaitInbox(ctx, sess.OrgID, sess.UserID, s.waitOptions(ctx, timeout))
+		events := []*channels.Alert{}
+		opts := s.waitOptions(ctx, timeout)
+		opts.Also = func() (bool, error) {
+			got, err := s.channels.Alerts(ctx, caller(sess))
+			if err != nil {
+				return false, err
+			}
+			events = append(events, got...)
+			return len(got) > 0, nil
+		}
+		done := s.presence.Waiting(sess.OrgID, sess.UserID)
+		d, err := s.inbox.WaitInbox(ctx, sess.OrgID, sess.UserID, opts)
+		done()
 		if err != nil {
 			return nil, err
 		}
-		res := &waitInboxResult{Delivery: d, TimedOut: d.Empty()}
+		res := &waitInboxResult{Delivery: d, ChannelEvents: events, TimedOut: d.Empty() && len(events) == 0}
 		switch {
 		case s.draining():
 			res.NextStep = "the server is restarting; call wait_for_inbox again in a few seconds"
-		case d.Empty():
+		case res.TimedOut:
 			res.NextStep = "nothing new yet; call wait_for_inbox again to keep waiting"
+		case d.Empty():
+			res.NextStep = "you were called in a channel: read each event's message in its channel with get_messages, and answer there with post_message if your person wants to"
 		default:
 			res.NextStep = "answer each question: propose_response, get your person's approval of the exact text, then send_response (or decline_question)"
+			if len(events) > 0 {
+				res.NextStep += "; and read each channel event's message with get_messages"
+			}
 		}
 		return res, nil
 	})
@@ -328,7 +359,9 @@ func (s *Server) registerWaitForReply() {
 			return nil, err
 		}
 		touchMessage(ctx, in.MessageID)
+		done := s.presence.Waiting(sess.OrgID, sess.UserID)
 		replies, err := s.inbox.WaitReply(ctx, sess.OrgID, sess.UserID, strings.TrimSpace(in.MessageID), s.waitOptions(ctx, timeout))
+		done()
 		if err != nil {
 			return nil, err
 		}

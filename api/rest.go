@@ -49,6 +49,7 @@ func (s *Server) requireSession(next echo.HandlerFunc) echo.HandlerFunc {
 		if sess == nil {
 			return s.unauthorized(c, "send the header \"Authorization: Bearer <token>\" with a login or personal token")
 		}
+		s.presence.Seen(sess.OrgID, sess.UserID)
 		return next(c)
 	}
 }
@@ -153,7 +154,10 @@ func (s *Server) restWait(c echo.Context) error {
 		a := int64(n)
 		after = &a
 	}
-	d, err := s.channels.Wait(c.Request().Context(), restCaller(c), c.QueryParam("channel"), after, channels.WaitOptions{Timeout: timeout, Stop: s.stop})
+	who := restCaller(c)
+	done := s.presence.Waiting(who.OrgID, who.UserID)
+	d, err := s.channels.Wait(c.Request().Context(), who, c.QueryParam("channel"), after, channels.WaitOptions{Timeout: timeout, Stop: s.stop})
+	done()
 	if err != nil {
 		return err
 	}
@@ -191,6 +195,9 @@ func (s *Server) restEvents(c echo.Context) error {
 	if err := sse.Start(w); err != nil {
 		return nil
 	}
+	// A bot reading the stream is waiting for messages, as an agent in
+	// wait_for_message is.
+	defer s.presence.Waiting(who.OrgID, who.UserID)()
 	for !s.draining() {
 		d, err := s.channels.Wait(ctx, who, ch.Name, &after, channels.WaitOptions{Timeout: sse.KeepAlive, Stop: s.stop})
 		if ctx.Err() != nil {

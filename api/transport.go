@@ -1,12 +1,18 @@
 package api
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/ctalk/ctalk/auth"
 )
 
 // readDeadline gives a request ReadTimeout to send its whole body, so that
@@ -34,19 +40,72 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// noStandaloneStream answers GET /mcp with 405, which the streamable HTTP
-// transport allows ("the server MUST either return text/event-stream or
-// 405"). That stream carries only messages a server sends on its own, and
-// ctalk sends none: progress and results travel on the response to each
-// POST. Holding it open would cost a connection per client, and anyone could
-// hold many without a token. The official SDKs and Claude Code treat 405 as
-// "no stream" and carry on.
-func (s *Server) noStandaloneStream(next echo.HandlerFunc) echo.HandlerFunc {
+// maxStreamsPerUser bounds the event streams (GET /mcp) one user may hold
+// open on one server.
+const maxStreamsPerUser = 4
+
+// eventStream decides GET /mcp, the session-era stream that carries what a
+// server sends unasked. ctalk sends one thing unasked: notifications/
+// resources/updated, for channels a session subscribed to. So the stream is
+// served only to an identified caller of the session era with a session id,
+// at most maxStreamsPerUser at a time, and ends when the server drains;
+// anyone else gets 405, which the transport allows ("the server MUST either
+// return text/event-stream or 405") and the official SDKs and Claude Code
+// take as "no stream". Progress and results travel on the response to each
+// POST either way. While the stream is open, the session's subscriptions
+// are watched (on whichever replica holds the stream), holding no database
+// connection between messages.
+func (s *Server) eventStream(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if c.Request().Method != http.MethodGet {
+		req := c.Request()
+		if req.Method != http.MethodGet {
 			return next(c)
 		}
-		c.Response().Header().Set(echo.HeaderAllow, "POST, DELETE")
-		return invalidRequest(c, http.StatusMethodNotAllowed, "ctalk offers no standalone event stream (GET /mcp): it sends nothing unasked; results and progress arrive on the response to each POST")
+		sess, _ := req.Context().Value(sessionKey).(*auth.Session)
+		sessionID := req.Header.Get(server.HeaderKeySessionID)
+		if sess == nil || sessionID == "" || mcp.IsModernProtocol(req.Header.Get(mcp.HeaderProtocolVersion)) {
+			c.Response().Header().Set(echo.HeaderAllow, "POST, DELETE")
+			return invalidRequest(c, http.StatusMethodNotAllowed, "ctalk offers its event stream (GET /mcp) only to a signed-in session of the 2025-11-25 protocol, for resource subscriptions; results and progress arrive on the response to each POST")
+		}
+		release, ok := s.holdStream(sess)
+		if !ok {
+			c.Response().Header().Set(echo.HeaderAllow, "POST, DELETE")
+			return invalidRequest(c, http.StatusMethodNotAllowed, fmt.Sprintf("you hold %d event streams (GET /mcp) on this server, the most one user may; close one, or carry on without: results arrive on each POST", maxStreamsPerUser))
+		}
+		defer release()
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		go func() {
+			select {
+			case <-s.stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		go s.watchSubscriptions(ctx, sess, sessionID)
+		c.SetRequest(req.WithContext(ctx))
+		return next(c)
 	}
+}
+
+// holdStream counts an open event stream of the user, refusing one over
+// maxStreamsPerUser.
+func (s *Server) holdStream(sess *auth.Session) (release func(), ok bool) {
+	key := sess.OrgID + "/" + sess.UserID
+	s.streamsMu.Lock()
+	defer s.streamsMu.Unlock()
+	if s.streams[key] >= maxStreamsPerUser {
+		return nil, false
+	}
+	if s.streams == nil {
+		s.streams = map[string]int{}
+	}
+	s.streams[key]++
+	return func() {
+		s.streamsMu.Lock()
+		defer s.streamsMu.Unlock()
+		if s.streams[key]--; s.streams[key] == 0 {
+			delete(s.streams, key)
+		}
+	}, true
 }

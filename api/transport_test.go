@@ -15,8 +15,9 @@ import (
 )
 
 // TestNoStandaloneStream: GET /mcp, the stream that carries only what a
-// server sends unasked, is answered 405 at once instead of being held open
-// for anyone, with or without a token; clients that ask for it still work.
+// server sends unasked, is answered 405 at once to a caller without a token
+// instead of being held open for anyone; clients that ask for it still work.
+// (TestEventStreamLimits covers signed-in callers.)
 func TestNoStandaloneStream(t *testing.T) {
 	e := start(t, db.SQLite)
 	for _, era := range eras {
@@ -32,7 +33,7 @@ func TestNoStandaloneStream(t *testing.T) {
 			}
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode != http.StatusMethodNotAllowed || !strings.Contains(resp.Header.Get("Allow"), "POST") || !strings.Contains(string(b), "no standalone event stream") {
+			if resp.StatusCode != http.StatusMethodNotAllowed || !strings.Contains(resp.Header.Get("Allow"), "POST") || !strings.Contains(string(b), "only to a signed-in session") {
 				t.Fatalf("GET /mcp: %d, Allow %q, %s; want 405 with Allow and a reason", resp.StatusCode, resp.Header.Get("Allow"), b)
 			}
 

@@ -105,7 +105,9 @@ func (s *Service) Post(ctx context.Context, c Caller, in Post) (*Message, error)
 	if len(mentions) > MaxMentions {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "the text mentions %d people; at most %d may be mentioned in one message", len(mentions), MaxMentions)
 	}
+	var alerted []string
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
+		alerted = nil
 		ch, err := memberChannel(ctx, tx, c, in.Channel)
 		if err != nil {
 			return err
@@ -145,13 +147,18 @@ func (s *Service) Post(ctx context.Context, c Caller, in Post) (*Message, error)
 			m.Type, m.Priority, m.Text, replyTo, string(mj), m.CreatedAt); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, readOwnPostSQL, c.OrgID, ch.Name, c.UserID, m.Seq)
+		if _, err = tx.Exec(ctx, readOwnPostSQL, c.OrgID, ch.Name, c.UserID, m.Seq); err != nil {
+			return err
+		}
+		alerted, err = fileAlerts(ctx, tx, c.OrgID, m)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.waker.Wake(c.OrgID, channelKey(m.Channel))
+	// The alerted members' inbox waits are keyed by user.
+	s.wakeUsers(c.OrgID, alerted)
 	return m, nil
 }
 
@@ -235,11 +242,14 @@ type Read struct {
 	After  int64
 	Limit  int
 	Latest int
+	// Peek leaves the read cursor where it is: a look that is not a read,
+	// such as an MCP resource read.
+	Peek bool
 }
 
 // Messages returns messages of a channel the caller is a member of, oldest
-// first, and moves the caller's read cursor forward to the newest of them
-// (never back).
+// first, and, unless r.Peek, moves the caller's read cursor forward to the
+// newest of them (never back).
 //
 // Returns EInvalid, ENotFound, EForbidden (not a member).
 func (s *Service) Messages(ctx context.Context, c Caller, name string, r Read) (*Page, error) {
@@ -265,7 +275,7 @@ func (s *Service) Messages(ctx context.Context, c Caller, name string, r Read) (
 				p.Messages, p.HasMore = p.Messages[:r.Limit], true
 			}
 		}
-		if len(p.Messages) == 0 {
+		if len(p.Messages) == 0 || r.Peek {
 			return nil
 		}
 		_, err = tx.Exec(ctx, advanceReadSQL, c.OrgID, ch.Name, c.UserID, p.Messages[len(p.Messages)-1].Seq)

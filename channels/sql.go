@@ -23,6 +23,15 @@ const channelByNameSQL = channelSelect + ` AND c.name = $3`
 // archived ones unless $3.
 const channelListSQL = channelSelect + ` AND ($3 OR c.archived_at IS NULL) ORDER BY c.name`
 
+// memberChannelSQL reads what memberChannel needs of a channel ($3) the
+// caller ($2) may see, with their read cursor when a member (NULL
+// otherwise): as channelSelect, without the member count.
+const memberChannelSQL = `
+	SELECT c.name, c.private, c.archived_at, m.read_seq
+	FROM channels c
+	LEFT JOIN channel_members m ON m.org_id = c.org_id AND m.channel = c.name AND m.user_id = $2
+	WHERE c.org_id = $1 AND c.name = $3 AND (NOT c.private OR m.user_id IS NOT NULL)`
+
 const insertChannelSQL = `
 	INSERT INTO channels (org_id, name, private, topic, description, created_by, created_at)
 	VALUES ($1, $2, $3, $4, $5, $6, $7)`
@@ -44,8 +53,12 @@ const addMembersSQL = `
 
 const removeMemberSQL = `DELETE FROM channel_members WHERE org_id = $1 AND channel = $2 AND user_id = $3`
 
+// membersSQL reads a channel's members with what their presence is made of
+// (see orgs.PresenceOf).
 const membersSQL = `
-	SELECT m.user_id, u.name, m.joined_at FROM channel_members m
+	SELECT m.user_id, u.name, m.joined_at, u.last_seen_at,
+	       (SELECT MAX(w.wait_until) FROM presence_waits w WHERE w.org_id = m.org_id AND w.user_id = m.user_id)
+	FROM channel_members m
 	JOIN users u ON u.org_id = m.org_id AND u.id = m.user_id AND u.removed_at IS NULL
 	WHERE m.org_id = $1 AND m.channel = $2 ORDER BY m.user_id`
 
@@ -119,10 +132,13 @@ const unreadPostgresSQL = `SELECT ` + messageColumns + `, cm.read_seq
 // lockReadersPostgresSQL locks the caller's membership rows, in one order,
 // before a claim reads their cursors: concurrent claims of one user then
 // take turns instead of failing each other's check in claimReadSQL. SQLite
-// needs no lock: its write transactions run one at a time.
+// needs no lock: its write transactions run one at a time. FOR NO KEY
+// UPDATE, not FOR UPDATE: a post files its alerts (channel_alerts refers to
+// the members' rows) under key-share locks, which FOR UPDATE would have to
+// wait for, and a claim would then queue behind every post to the channel.
 const lockReadersPostgresSQL = `
 	SELECT channel FROM channel_members WHERE org_id = $1 AND user_id = $2 AND ($3 = '' OR channel = $3)
-	ORDER BY channel FOR UPDATE`
+	ORDER BY channel FOR NO KEY UPDATE`
 
 // claimReadSQL moves a read cursor from $4 to $5 only if no other call moved
 // it meanwhile: two waits of one user never both hand over a message.
@@ -164,3 +180,49 @@ const searchSQLiteSQL = `SELECT ` + messageColumns + `
 	FROM channel_messages_fts f JOIN channel_messages m ON m.rowid = f.rowid` + searchFilters + `
 	  AND channel_messages_fts MATCH $3
 	ORDER BY bm25(channel_messages_fts), m.created_at DESC LIMIT $8`
+
+// insertAlertsSQL files the alerts of a new message ($3, posted by $4 at
+// $5): for every other member of the channel ($2) when $6 (an urgent post
+// or an @channel), else for the members it mentions (the IN list, appended
+// by alertsFor). It returns who was alerted, to wake them.
+const insertAlertsSQL = `
+	INSERT INTO channel_alerts (org_id, user_id, channel, seq, created_at)
+	SELECT cm.org_id, cm.user_id, cm.channel, $3, $5 FROM channel_members cm
+	WHERE cm.org_id = $1 AND cm.channel = $2 AND cm.user_id <> $4 AND ($6 OR cm.user_id IN %s)
+	RETURNING user_id`
+
+// claimAlertsSQL hands over a member's ($2) oldest $3 alerts by deleting
+// them: on Postgres, a concurrent claim that deleted a row first makes this
+// one skip it, so each alert is handed over once.
+const claimAlertsSQL = `
+	DELETE FROM channel_alerts
+	WHERE org_id = $1 AND user_id = $2 AND (channel, seq) IN (
+	      SELECT channel, seq FROM channel_alerts WHERE org_id = $1 AND user_id = $2
+	      ORDER BY created_at, channel, seq LIMIT $3)
+	RETURNING channel, seq`
+
+// alertMessagesSQL reads the messages of the claimed alerts: the (channel,
+// seq) pairs that alertMessages writes in.
+const alertMessagesSQL = `SELECT ` + messageColumns + messageFrom + `
+	WHERE m.org_id = $1 AND (%s)`
+
+// subscribeSQL records that an MCP session ($3) of a member ($2) follows a
+// channel ($4); subscribing twice changes nothing.
+const subscribeSQL = `
+	INSERT INTO channel_subscriptions (org_id, user_id, session_id, channel, created_at) VALUES ($1, $2, $3, $4, $5)
+	ON CONFLICT (org_id, user_id, session_id, channel) DO NOTHING`
+
+const unsubscribeSQL = `DELETE FROM channel_subscriptions WHERE org_id = $1 AND user_id = $2 AND session_id = $3 AND channel = $4`
+
+const forgetSessionSQL = `DELETE FROM channel_subscriptions WHERE org_id = $1 AND user_id = $2 AND session_id = $3`
+
+const countSubscriptionsSQL = `SELECT COUNT(*) FROM channel_subscriptions WHERE org_id = $1 AND user_id = $2 AND session_id = $3`
+
+const subscriptionsSQL = `SELECT channel FROM channel_subscriptions WHERE org_id = $1 AND user_id = $2 AND session_id = $3 ORDER BY channel`
+
+// hasAlertsSQL tells whether a member ($2) has an alert to hand over: a read
+// that spares the claim's write (SQLite's one writer) on every wake-up.
+const hasAlertsSQL = `SELECT COUNT(*) FROM (SELECT 1 FROM channel_alerts WHERE org_id = $1 AND user_id = $2 LIMIT 1) x`
+
+// pruneAlertsSQL drops alerts filed before $1 that nobody claimed.
+const pruneAlertsSQL = `DELETE FROM channel_alerts WHERE created_at < $1`

@@ -39,7 +39,8 @@ func (b *Broker) Subscribe(orgID, userID string) (<-chan struct{}, func()) {
 }
 
 // Watch is Subscribe for a watcher that is not an agent waiting, such as a
-// person's open page: Waiting does not count it.
+// person's open page or an MCP session's resource subscriptions: Waiting
+// does not count it.
 func (b *Broker) Watch(orgID, userID string) (<-chan struct{}, func()) {
 	return b.subscribe(orgID, userID, 0)
 }

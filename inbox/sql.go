@@ -250,3 +250,28 @@ const countsSQL = `SELECT
 // waitingSQL counts the questions waiting for a recipient ($2), for the web
 // app's title; the partial index of pending questions serves it.
 const waitingSQL = `SELECT COUNT(*) FROM questions WHERE org_id = $1 AND recipient_id = $2 AND status = 'pending'`
+
+// qualifiedQuestionColumns are questionColumns of the table aliased q, for
+// statements that join a table with columns of the same names.
+var qualifiedQuestionColumns = "q." + strings.ReplaceAll(questionColumns, ", ", ", q.")
+
+// searchFilters keep the questions a user ($2) asked or was asked, with
+// another user ($4) when set, created in [$5, $6).
+const searchFilters = `
+	  AND q.org_id = $1 AND (q.asker_id = $2 OR q.recipient_id = $2)
+	  AND ($4 = '' OR q.asker_id = $4 OR q.recipient_id = $4)
+	  AND q.created_at >= $5 AND q.created_at < $6`
+
+// searchPostgresSQL ranks the questions and answers matching the web-search
+// query $3 by ts_rank over the GIN-indexed tsvector.
+var searchPostgresSQL = `SELECT ` + qualifiedQuestionColumns + `
+	FROM questions q CROSS JOIN websearch_to_tsquery('english', $3) AS w
+	WHERE q.search @@ w` + searchFilters + `
+	ORDER BY ts_rank(q.search, w) DESC, q.created_at DESC LIMIT $7`
+
+// searchSQLiteSQL ranks the matches of the FTS5 query $3 by bm25, lower
+// first.
+var searchSQLiteSQL = `SELECT ` + qualifiedQuestionColumns + `
+	FROM questions_fts f JOIN questions q ON q.rowid = f.rowid
+	WHERE questions_fts MATCH $3` + searchFilters + `
+	ORDER BY bm25(questions_fts), q.created_at DESC LIMIT $7`

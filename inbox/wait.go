@@ -37,6 +37,10 @@ type WaitOptions struct {
 	// progress notifications.
 	Tick      func(waited time.Duration)
 	TickEvery time.Duration
+	// Also, when set, is a second check WaitInbox makes on every wake-up,
+	// after its own claim: it hands over events of other packages (channel
+	// alerts) woken by the same user's key, and reports whether it found any.
+	Also func() (bool, error)
 }
 
 // WaitInbox hands over questions the caller has not yet been handed, waiting
@@ -46,8 +50,20 @@ func (s *Service) WaitInbox(ctx context.Context, orgID, userID string, opts Wait
 	var out *Delivery
 	err := s.wait(ctx, orgID, userID, opts, func() (bool, error) {
 		var err error
-		out, err = s.claimInbox(ctx, orgID, userID)
-		return err == nil && !out.Empty(), err
+		if out, err = s.claimInbox(ctx, orgID, userID); err != nil {
+			return false, err
+		}
+		found := !out.Empty()
+		if opts.Also != nil {
+			also, err := opts.Also()
+			if err != nil && !found {
+				return false, err
+			}
+			// With questions claimed, an error of the second check must not
+			// lose them: its events stay for the next call.
+			found = found || also
+		}
+		return found, nil
 	})
 	return out, err
 }

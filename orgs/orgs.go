@@ -43,6 +43,9 @@ type User struct {
 	Notes        string    `json:"notes" jsonschema:"the person's own notes about themselves"`
 	ProfileNotes string    `json:"profile_notes" jsonschema:"notes written by an org admin"`
 	CreatedAt    time.Time `json:"created_at"`
+	Presence     string    `json:"presence,omitempty" jsonschema:"waiting (an agent of theirs waits for messages now), active (a call in the last 5 minutes) or away"`
+	// LastSeenAt is the time of their last call, to the minute.
+	LastSeenAt *time.Time `json:"last_seen_at,omitempty" jsonschema:"the time of their last call, to within a minute; absent when never seen"`
 }
 
 // NewOrg is the input of Register.
@@ -184,7 +187,11 @@ func (s *Service) Org(ctx context.Context, orgID string) (*Org, error) {
 	return o, nil
 }
 
-const userColumns = `org_id, id, name, role, ownership, notes, profile_notes, created_at`
+const userColumns = `users.org_id, users.id, users.name, users.role, users.ownership, users.notes, users.profile_notes, users.created_at, ` + presenceColumns
+
+// presenceColumns read a user's last call and the latest end of their wait
+// marks, for PresenceOf: one primary-key range of presence_waits per user.
+const presenceColumns = `users.last_seen_at, (SELECT MAX(w.wait_until) FROM presence_waits w WHERE w.org_id = users.org_id AND w.user_id = users.id)`
 
 // User returns a current member of orgID.
 //
@@ -201,8 +208,8 @@ func (s *Service) User(ctx context.Context, orgID, userID string) (*User, error)
 	return u, err
 }
 
-var memberQuery = `SELECT u.` + strings.ReplaceAll(userColumns, ", ", ", u.") + `, o.id, o.name, o.approval_mode, o.created_at
-	FROM users u JOIN orgs o ON o.id = u.org_id WHERE u.org_id = $1 AND u.id = $2 AND u.removed_at IS NULL`
+var memberQuery = `SELECT ` + userColumns + `, o.id, o.name, o.approval_mode, o.created_at
+	FROM users JOIN orgs o ON o.id = users.org_id WHERE users.org_id = $1 AND users.id = $2 AND users.removed_at IS NULL`
 
 // Member returns a user of orgID and the org, in one query: whoami's
 // answer. It returns ENotFound when either is gone or the user was removed.
@@ -215,6 +222,8 @@ func (s *Service) Member(ctx context.Context, orgID, userID string) (*User, *Org
 	if err != nil {
 		return nil, nil, err
 	}
+	// The caller's own presence is this very call: nothing to tell.
+	u.Presence, u.LastSeenAt = "", nil
 	return u, o, nil
 }
 
@@ -272,6 +281,10 @@ func (s *Service) setText(ctx context.Context, orgID, userID, column, text strin
 		u, err = scanUser(tx.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = $1 AND id = $2`, orgID, userID))
 		return err
 	})
+	if u != nil {
+		// Presence belongs to the lists and profiles that show people.
+		u.Presence, u.LastSeenAt = "", nil
+	}
 	return u, err
 }
 
@@ -281,8 +294,14 @@ type scanner interface{ Scan(...any) error }
 func scanUser(r scanner, extra ...any) (*User, error) {
 	u := &User{}
 	var own string
-	if err := r.Scan(append([]any{&u.OrgID, &u.ID, &u.Name, &u.Role, &own, &u.Notes, &u.ProfileNotes, &u.CreatedAt}, extra...)...); err != nil {
+	var seen, waitUntil db.NullTime
+	if err := r.Scan(append([]any{&u.OrgID, &u.ID, &u.Name, &u.Role, &own, &u.Notes, &u.ProfileNotes, &u.CreatedAt, &seen, &waitUntil}, extra...)...); err != nil {
 		return nil, err
+	}
+	u.Presence = PresenceOf(seen, waitUntil, time.Now().UTC())
+	if seen.Valid {
+		t := seen.Time
+		u.LastSeenAt = &t
 	}
 	if err := json.Unmarshal([]byte(own), &u.Ownership); err != nil || u.Ownership == nil {
 		u.Ownership = []string{}
