@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -208,11 +209,15 @@ const (
 	publicURLKey
 	// authErrKey carries why a bearer token could not be checked.
 	authErrKey
+	// loggedKey carries a request's *atomic.Bool, set once a tool call has
+	// logged it (see logCall), so that it is not logged twice.
+	loggedKey
 )
 
 // requestContext gives every request an id, records the client address and
-// logs one line when the request ends. It never logs headers or bodies, so no
-// token, password or message text reaches the log.
+// logs one line when the request ends, unless a tool call it carried logged
+// the request already. It never logs headers or bodies, so no token,
+// password or message text reaches the log.
 func (s *Server) requestContext(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
@@ -227,6 +232,8 @@ func (s *Server) requestContext(next echo.HandlerFunc) echo.HandlerFunc {
 		ctx = context.WithValue(ctx, clientIPKey, ip)
 		ctx = auth.WithClientAddr(ctx, ip)
 		ctx = context.WithValue(ctx, publicURLKey, s.publicURL(req))
+		logged := new(atomic.Bool)
+		ctx = context.WithValue(ctx, loggedKey, logged)
 		c.SetRequest(req.WithContext(ctx))
 
 		err := next(c)
@@ -234,6 +241,9 @@ func (s *Server) requestContext(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Error(err)
 		}
 		status := c.Response().Status
+		if logged.Load() && status < 500 {
+			return nil
+		}
 		level := slog.LevelInfo
 		if status >= 500 {
 			level = slog.LevelError

@@ -51,3 +51,28 @@ func TestProbesSkipTheRequestLog(t *testing.T) {
 		t.Errorf("GET / was not logged; the log should keep other requests:\n%s", logs)
 	}
 }
+
+// TestToolCallLoggedOnce checks that a tool call leaves one line in the log,
+// the tool call's, carrying what the request's line would have (request id,
+// client), and that other requests to /mcp are still logged.
+func TestToolCallLoggedOnce(t *testing.T) {
+	e := start(t, dbtest.Engines[0])
+	alice := e.org(t, eraSessions, "acme")["alice"]
+	e.logs.Take()
+	ok(t, alice, "whoami", nil)
+	logs := e.logs.Take()
+	if n := strings.Count(logs, `"msg":"tool call"`); n != 1 || !strings.Contains(logs, `"client":"127.0.0.1"`) || !strings.Contains(logs, `"request_id":"`) {
+		t.Errorf("want one tool call line with its request id and client; got %d:\n%s", n, logs)
+	}
+	if strings.Contains(logs, `"method":"POST","path":"/mcp"`) {
+		t.Errorf("the tool call's request was logged a second time:\n%s", logs)
+	}
+	resp, err := http.Post(e.URL+"/mcp", "application/json", strings.NewReader(`[]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if logs := e.logs.Take(); !strings.Contains(logs, `"method":"POST","path":"/mcp"`) {
+		t.Errorf("a request to /mcp that carried no tool call was not logged:\n%s", logs)
+	}
+}
