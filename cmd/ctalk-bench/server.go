@@ -168,6 +168,10 @@ func serveChild() int {
 		}
 		return def
 	}
+	// The memory phase's agents each hold a connection to this server.
+	if err := raiseFileLimit(10000 + fileSlack); err != nil {
+		log.Warn("open files", "error", err)
+	}
 	acfg, icfg := auth.DefaultConfig(), inbox.DefaultConfig()
 	sc := serverConfig{
 		DB:           db.Config{URL: os.Getenv("DATABASE_URL"), Path: os.Getenv("RELAY_DB_PATH")},
