@@ -152,7 +152,7 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	e.GET("/", s.home)
 	e.GET("/approve/:token", s.approvalPage)
 	e.POST("/approve/:token", s.approvalDecision)
-	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, mcpCORS, s.noStandaloneStream, s.bearer, s.jsonRPCBody, s.challengeAnonymous)
+	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, mcpCORS, s.noStandaloneStream, s.bearer, s.jsonRPCBody, s.challengeAnonymous, s.parkWaits)
 	s.mountOAuth(e)
 	s.registerREST(e)
 	s.echo = e
@@ -212,6 +212,9 @@ const (
 	// loggedKey carries a request's *atomic.Bool, set once a tool call has
 	// logged it (see logCall), so that it is not logged twice.
 	loggedKey
+	// waitDeadlineKey carries when a waiting call parked by parkWaits must
+	// return.
+	waitDeadlineKey
 )
 
 // requestContext gives every request an id, records the client address and

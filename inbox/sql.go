@@ -226,3 +226,16 @@ const settleUnseenWithdrawalSQL = `UPDATE questions SET withdrawal_handed_at = $
 func decideSQL(column string) string {
 	return `UPDATE drafts SET ` + column + ` = $1 WHERE approval_token_hash = $2 AND approved_at IS NULL AND rejected_at IS NULL`
 }
+
+// pendingInboxSQL says whether a recipient ($2) has anything claimInboxSQL
+// or claimWithdrawalsSQL would hand over, without handing it.
+const pendingInboxSQL = `SELECT EXISTS (SELECT 1 FROM questions
+	             WHERE org_id = $1 AND recipient_id = $2 AND status = 'pending' AND recipient_handed_at IS NULL)
+	OR EXISTS (SELECT 1 FROM questions
+	             WHERE org_id = $1 AND recipient_id = $2 AND status = 'withdrawn' AND withdrawal_handed_at IS NULL)`
+
+// pendingRepliesSQL says whether an asker ($2) has anything claimRepliesSQL
+// would hand over, for $3 only when it is not empty, without handing it.
+const pendingRepliesSQL = `SELECT EXISTS (SELECT 1 FROM questions
+	WHERE org_id = $1 AND asker_id = $2 AND status <> 'pending' AND asker_handed_at IS NULL
+	  AND ($3 = '' OR id = $3))`

@@ -1,0 +1,102 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/inbox"
+)
+
+// parkWaits lets a call of wait_for_inbox or wait_for_reply wait here, at
+// the shallow end of the request's stack, before mcp-go handles it, and
+// passes it on once there is something to hand over or its time is up; the
+// tool then returns at once. A request parked inside mcp-go holds a 32 KB
+// goroutine stack (mcp-go's frames alone are about 9 KB, too many for the
+// runtime to shrink it), a notification forwarder goroutine and a session
+// with a 100-slot channel: about half of what a waiting agent costs. Parked
+// here it holds its connection and a small stack.
+//
+// Only calls identified by the Authorization header, without a progress
+// token (progress notifications need mcp-go's session), are parked; others
+// wait in the tool as before. A parked call whose client hangs up is still
+// passed on, so that it is logged and audited like any cancelled call.
+func (s *Server) parkWaits(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		ctx := req.Context()
+		sess, _ := ctx.Value(sessionKey).(*auth.Session)
+		if req.Method != http.MethodPost || sess == nil {
+			return next(c)
+		}
+		b, err := io.ReadAll(req.Body)
+		if err != nil {
+			return err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(b))
+		tool, msgID, timeout, ok := parkable(b)
+		if !ok {
+			return next(c)
+		}
+		opts := inbox.WaitOptions{Timeout: timeout, Stop: s.stop}
+		deadline := time.Now().Add(timeout)
+		if tool == "wait_for_reply" {
+			s.inbox.AwaitReply(ctx, sess.OrgID, sess.UserID, msgID, opts)
+		} else {
+			s.inbox.AwaitInbox(ctx, sess.OrgID, sess.UserID, opts)
+		}
+		c.SetRequest(req.WithContext(context.WithValue(ctx, waitDeadlineKey, deadline)))
+		return next(c)
+	}
+}
+
+// parkable reads a JSON-RPC body and says whether it is a call of a waiting
+// tool that parkWaits may park, with its message id and timeout.
+func parkable(b []byte) (tool, msgID string, timeout time.Duration, ok bool) {
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			Name string `json:"name"`
+			Meta *struct {
+				ProgressToken any `json:"progressToken"`
+			} `json:"_meta"`
+			Arguments struct {
+				TimeoutS  *float64 `json:"timeout_s"`
+				MessageID any      `json:"message_id"`
+				AuthToken any      `json:"auth_token"`
+			} `json:"arguments"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(b, &m) != nil || m.Method != "tools/call" || (m.Params.Name != "wait_for_inbox" && m.Params.Name != "wait_for_reply") ||
+		(m.Params.Meta != nil && m.Params.Meta.ProgressToken != nil) || m.Params.Arguments.AuthToken != nil {
+		return "", "", 0, false
+	}
+	timeout, err := waitArg(m.Params.Arguments.TimeoutS)
+	if err != nil {
+		return "", "", 0, false
+	}
+	if m.Params.Arguments.MessageID != nil {
+		id, isString := m.Params.Arguments.MessageID.(string)
+		if !isString {
+			return "", "", 0, false
+		}
+		msgID = strings.TrimSpace(id)
+	}
+	return m.Params.Name, msgID, timeout, true
+}
+
+// waitLeft is what is left of a waiting call's timeout after parkWaits
+// parked it.
+func waitLeft(ctx context.Context, timeout time.Duration) time.Duration {
+	if deadline, ok := ctx.Value(waitDeadlineKey).(time.Time); ok {
+		return max(0, min(timeout, time.Until(deadline)))
+	}
+	return timeout
+}
