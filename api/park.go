@@ -41,6 +41,9 @@ func (s *Server) parkWaits(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		req.Body = io.NopCloser(bytes.NewReader(b))
+		if !bytes.Contains(b, []byte(`"wait_for_`)) {
+			return next(c)
+		}
 		tool, msgID, timeout, ok := parkable(b)
 		if !ok {
 			return next(c)
