@@ -239,3 +239,9 @@ const pendingInboxSQL = `SELECT EXISTS (SELECT 1 FROM questions
 const pendingRepliesSQL = `SELECT EXISTS (SELECT 1 FROM questions
 	WHERE org_id = $1 AND asker_id = $2 AND status <> 'pending' AND asker_handed_at IS NULL
 	  AND ($3 = '' OR id = $3))`
+
+// unhandedSQL counts the questions of org $1 among n ids ($2...) not yet
+// handed to their recipient.
+func unhandedSQL(n int) string {
+	return `SELECT COUNT(*) FROM questions WHERE org_id = $1 AND recipient_handed_at IS NULL AND id IN (` + db.Placeholders(2, n) + `)`
+}
