@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/inbox"
@@ -41,7 +43,10 @@ func (s *Server) parkWaits(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		req.Body = io.NopCloser(bytes.NewReader(b))
-		if !bytes.Contains(b, []byte(`"wait_for_`)) {
+		// In the 2025-11-25 era a call without its session id is refused by
+		// mcp-go; it must not wait first.
+		legacy := !mcp.IsModernProtocol(req.Header.Get(mcp.HeaderProtocolVersion))
+		if !bytes.Contains(b, []byte(`"wait_for_`)) || (legacy && req.Header.Get(server.HeaderKeySessionID) == "") {
 			return next(c)
 		}
 		tool, msgID, timeout, ok := parkable(b)
@@ -61,38 +66,44 @@ func (s *Server) parkWaits(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // parkable reads a JSON-RPC body and says whether it is a call of a waiting
-// tool that parkWaits may park, with its message id and timeout.
+// tool that parkWaits may park, with its message id and timeout. Its
+// arguments are decoded as the tool decodes them: a call the tool would
+// refuse is not parked, so that its refusal is not delayed.
 func parkable(b []byte) (tool, msgID string, timeout time.Duration, ok bool) {
 	var m struct {
-		Method string `json:"method"`
+		Method string          `json:"method"`
+		ID     json.RawMessage `json:"id"`
 		Params struct {
 			Name string `json:"name"`
 			Meta *struct {
 				ProgressToken any `json:"progressToken"`
 			} `json:"_meta"`
-			Arguments struct {
-				TimeoutS  *float64 `json:"timeout_s"`
-				MessageID any      `json:"message_id"`
-				AuthToken any      `json:"auth_token"`
-			} `json:"arguments"`
+			Arguments json.RawMessage `json:"arguments"`
 		} `json:"params"`
 	}
-	if json.Unmarshal(b, &m) != nil || m.Method != "tools/call" || (m.Params.Name != "wait_for_inbox" && m.Params.Name != "wait_for_reply") ||
-		(m.Params.Meta != nil && m.Params.Meta.ProgressToken != nil) || m.Params.Arguments.AuthToken != nil {
+	if json.Unmarshal(b, &m) != nil || m.Method != "tools/call" || m.ID == nil || (m.Params.Meta != nil && m.Params.Meta.ProgressToken != nil) {
 		return "", "", 0, false
 	}
-	timeout, err := waitArg(m.Params.Arguments.TimeoutS)
-	if err != nil {
+	var (
+		in       hasToken
+		timeoutS **float64
+	)
+	switch m.Params.Name {
+	case "wait_for_inbox":
+		a := &waitInboxArgs{}
+		in, timeoutS = a, &a.TimeoutS
+		ok = decodeArgs(m.Params.Arguments, a, nil) == nil
+	case "wait_for_reply":
+		a := &waitReplyArgs{}
+		in, timeoutS = a, &a.TimeoutS
+		ok = decodeArgs(m.Params.Arguments, a, nil) == nil
+		msgID = strings.TrimSpace(a.MessageID)
+	}
+	if !ok || in.token() != "" {
 		return "", "", 0, false
 	}
-	if m.Params.Arguments.MessageID != nil {
-		id, isString := m.Params.Arguments.MessageID.(string)
-		if !isString {
-			return "", "", 0, false
-		}
-		msgID = strings.TrimSpace(id)
-	}
-	return m.Params.Name, msgID, timeout, true
+	timeout, err := waitArg(*timeoutS)
+	return m.Params.Name, msgID, timeout, err == nil
 }
 
 // waitLeft is what is left of a waiting call's timeout after parkWaits

@@ -65,3 +65,12 @@ func TestWaitParksBeforeMCP(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusedWaitIsNotParked checks that a waiting call the tool refuses is
+// refused at once, not after waiting out its timeout.
+func TestRefusedWaitIsNotParked(t *testing.T) {
+	e := start(t, dbtest.Engines[0])
+	alice := e.org(t, eraSessions, "acme")["alice"]
+	fail(t, alice, "wait_for_inbox", map[string]any{"timeout_s": 120, "bogus": 1}, "unknown argument")
+	fail(t, alice, "wait_for_reply", map[string]any{"timeout_s": 120, "message_id": 7}, "message_id")
+}
