@@ -299,9 +299,5 @@ func (s *Service) readToken(ctx context.Context, hash string, now time.Time) (*S
 
 // Logout revokes the token of sess.
 func (s *Service) Logout(ctx context.Context, sess *Session) error {
-	if err := s.revokeCredential(ctx, tokensTable, sess.TokenHash); err != nil {
-		return err
-	}
-	s.Revoked(ctx, sess.OrgID, sess.UserID)
-	return nil
+	return s.revokeCredential(ctx, tokensTable, sess.TokenHash)
 }
