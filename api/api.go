@@ -16,8 +16,10 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -157,15 +159,33 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	e.GET("/metrics", s.metricsHandler())
 	e.GET("/approve/:token", s.approvalLink)
 	e.POST("/approve/:token", s.approvalLinkPost)
-	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, mcpCORS, s.bearer, s.eventStream, s.jsonRPCBody, s.challengeAnonymous)
+	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, mcpCORS, s.bearer, s.eventStream, s.jsonRPCBody, s.challengeAnonymous, s.parkWaits)
 	s.mountOAuth(e)
 	s.registerREST(e)
 	s.echo = e
 	return s
 }
 
-// Handler returns the application as an http.Handler.
-func (s *Server) Handler() http.Handler { return s.echo }
+// Handler returns the application as an http.Handler. GET /health and GET
+// /ready skip the middleware and the request log: platforms probe them every
+// few seconds, and a probe should cost about what a bare net/http handler
+// costs and leave no line in the log. Their other methods reach echo, which
+// answers 405.
+func (s *Server) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			switch r.URL.Path {
+			case "/health":
+				writeProbe(w, http.StatusOK, healthBody)
+				return
+			case "/ready":
+				s.serveReady(w, r)
+				return
+			}
+		}
+		s.echo.ServeHTTP(w, r)
+	})
+}
 
 // Drain makes every waiting tool call return now, empty-handed, telling its
 // agent to call again: the first step of a graceful shutdown.
@@ -196,11 +216,18 @@ const (
 	publicURLKey
 	// authErrKey carries why a bearer token could not be checked.
 	authErrKey
+	// loggedKey carries a request's *atomic.Bool, set once a tool call has
+	// logged it (see logCall), so that it is not logged twice.
+	loggedKey
+	// waitDeadlineKey carries when a waiting call parked by parkWaits must
+	// return.
+	waitDeadlineKey
 )
 
 // requestContext gives every request an id, records the client address and
-// logs one line when the request ends. It never logs headers or bodies, so no
-// token, password or message text reaches the log.
+// logs one line when the request ends, unless a tool call it carried logged
+// the request already. It never logs headers or bodies, so no token,
+// password or message text reaches the log.
 func (s *Server) requestContext(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
@@ -215,6 +242,8 @@ func (s *Server) requestContext(next echo.HandlerFunc) echo.HandlerFunc {
 		ctx = context.WithValue(ctx, clientIPKey, ip)
 		ctx = auth.WithClientAddr(ctx, ip)
 		ctx = context.WithValue(ctx, publicURLKey, s.publicURL(req))
+		logged := new(atomic.Bool)
+		ctx = context.WithValue(ctx, loggedKey, logged)
 		c.SetRequest(req.WithContext(ctx))
 
 		err := next(c)
@@ -222,6 +251,9 @@ func (s *Server) requestContext(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Error(err)
 		}
 		status := c.Response().Status
+		if logged.Load() && status < 500 {
+			return nil
+		}
 		level := slog.LevelInfo
 		if status >= 500 {
 			level = slog.LevelError
@@ -447,18 +479,43 @@ func (s *Server) httpError(err error, c echo.Context) {
 	c.JSON(ctalk.HTTPStatus(code), map[string]string{"error": string(code), "message": ctalk.ErrorMessage(err)})
 }
 
+// healthBody is the answer of GET /health, made once.
+var healthBody = []byte(`{"status":"ok"}` + "\n")
+
+// health and ready serve their routes for the methods Handler passes on to
+// echo, so that those get echo's 405; Handler serves GET and HEAD itself.
 func (s *Server) health(c echo.Context) error {
-	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+	writeProbe(c.Response(), http.StatusOK, healthBody)
+	return nil
 }
 
 func (s *Server) ready(c echo.Context) error {
-	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
+	s.serveReady(c.Response(), c.Request())
+	return nil
+}
+
+// serveReady answers GET /ready: 200 when the database answers a ping within
+// 2 s, else 503 with the reason, logged once per failed probe.
+func (s *Server) serveReady(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.db.Ping(ctx); err != nil {
 		s.log.Warn("readiness check failed", "error", err)
-		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": "the " + string(s.db.Engine) + " database does not answer"})
+		b, _ := json.Marshal(map[string]string{"status": "unavailable", "reason": "the " + string(s.db.Engine) + " database does not answer"})
+		writeProbe(w, http.StatusServiceUnavailable, append(b, '\n'))
+		return
 	}
-	return c.JSON(http.StatusOK, map[string]string{"status": "ready", "database": string(s.db.Engine)})
+	b, _ := json.Marshal(map[string]string{"status": "ready", "database": string(s.db.Engine)})
+	writeProbe(w, http.StatusOK, append(b, '\n'))
+}
+
+// writeProbe writes a probe's JSON answer.
+func writeProbe(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h["Content-Type"] = []string{echo.MIMEApplicationJSON}
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(status)
+	w.Write(body)
 }
 
 // publicURLFromContext is the URL agents reach this server at, as seen by

@@ -49,6 +49,7 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	if d.Engine == db.Postgres {
 		go broker.Listen(ctx, d, w.API.Logger)
 		go broker.Publish(ctx, d, w.API.Logger)
+		go a.Listen(ctx, w.API.Logger)
 	}
 	w.API.Audit = audit.NewLog(d, w.API.Logger)
 	if w.AuditRetention > 0 {

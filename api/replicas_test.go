@@ -86,8 +86,10 @@ func TestWholeFlowThroughALoadBalancerOverTwoReplicas(t *testing.T) {
 			case <-time.After(5 * time.Second):
 				t.Fatal("the answer did not reach the waiting agent through the balancer")
 			}
-			// Logout on one replica takes effect on the other at the next call.
+			// Logout on one replica takes effect there at once and on the
+			// other when its notification arrives, within auth.TokenCacheTTL.
 			ok(t, alice, "logout", nil)
+			awaitRefused(t, alice)
 			for range 2 {
 				if _, err := alice.CallTool(t.Context(), &mcp.CallToolParams{Name: "whoami"}); err == nil || !strings.Contains(err.Error(), "Unauthorized") {
 					t.Fatalf("whoami after logout: %v, want HTTP 401", err)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -279,8 +280,14 @@ func (s *Server) logCall(ctx context.Context, c *call, err error, d time.Duratio
 	if outcome == string(ctalk.EInternal) {
 		level = slog.LevelError
 	}
+	// This line stands for the HTTP request's line too (see requestContext).
+	if logged, ok := ctx.Value(loggedKey).(*atomic.Bool); ok {
+		logged.Store(true)
+	}
+	client, _ := ctx.Value(clientIPKey).(string)
 	s.log.LogAttrs(ctx, level, "tool call",
 		slog.String("request_id", requestID(ctx)),
+		slog.String("client", client),
 		slog.String("tool", c.tool),
 		slog.String("org_id", c.orgID),
 		slog.String("user_id", c.userID),

@@ -89,6 +89,13 @@ type Service struct {
 	// nextPrune is when attempts that left the window are next deleted
 	// across all accounts, as Unix nanoseconds.
 	nextPrune atomic.Int64
+	// cache holds recent token checks (see TokenCacheTTL); listening is set
+	// once Listen hears other replicas' revocations.
+	cache     *sessionCache
+	listening atomic.Bool
+	// afterRead, when set by a test, runs between a token's read and its
+	// caching.
+	afterRead func()
 }
 
 // NewService returns a Service over d.
@@ -100,6 +107,7 @@ func NewService(d *db.DB, cfg Config) (*Service, error) {
 	return &Service{db: d, cfg: cfg, dummyHash: dummy,
 		ips:     newIPLimiter(cfg.IPRate, cfg.IPBurst),
 		signups: newIPLimiter(cfg.SignupRate, cfg.SignupBurst),
+		cache:   newSessionCache(TokenCacheTTL),
 	}, nil
 }
 
@@ -223,8 +231,9 @@ func (s *Service) VerifyAdminPassword(ctx context.Context, orgID, password strin
 	return s.db.Tx(ctx, func(tx db.Querier) error { return clearAttempts(ctx, tx, orgID, adminAccount, addr) })
 }
 
-// Authenticate returns the session of a token. Expiry and revocation take
-// effect on the very next call because every call comes here.
+// Authenticate returns the session of a token. A revocation takes effect on
+// the next call on this replica, and within TokenCacheTTL on every other:
+// a replica trusts a check it made for that long.
 //
 // Returns EUnauthorized for an unknown, malformed, expired or revoked token.
 func (s *Service) Authenticate(ctx context.Context, raw string) (*Session, error) {
@@ -233,6 +242,34 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Session, error
 	}
 	hash := HashToken(raw)
 	now := s.db.Now()
+	if sess, ok := s.cache.get(hash, now); ok {
+		return sess, nil
+	}
+	epoch, at := s.cache.epoch.Load(), time.Now()
+	sess, lastUsed, err := s.readToken(ctx, hash, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.touchCredential(ctx, tokensTable, hash, lastUsed, now); err != nil {
+		return nil, err
+	}
+	if s.afterRead != nil {
+		s.afterRead()
+	}
+	if now.Sub(lastUsed) > time.Minute {
+		lastUsed = now // as touchCredential just recorded
+	}
+	until := sess.ExpiresAt
+	if idle := lastUsed.Add(s.cfg.IdleTTL); idle.Before(until) {
+		until = idle
+	}
+	s.cache.put(hash, sess, at, now, until, epoch)
+	return sess, nil
+}
+
+// readToken reads and checks the token with hash at now, and returns its
+// session and when it was last used.
+func (s *Service) readToken(ctx context.Context, hash string, now time.Time) (*Session, time.Time, error) {
 	var (
 		sess              = Session{TokenHash: hash}
 		lastUsed, expires time.Time
@@ -244,24 +281,21 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Session, error
 		FROM tokens t JOIN users u ON u.org_id = t.org_id AND u.id = t.user_id
 		WHERE t.hash = $1 AND u.removed_at IS NULL`, hash).Scan(&sess.OrgID, &sess.UserID, &sess.Role, &lastUsed, &expires, &revoked, &kind)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the auth token is not valid; log in again with login")
+		return nil, lastUsed, ctalk.Errorf(ctalk.EUnauthorized, "the auth token is not valid; log in again with login")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read tokens: %w", err)
+		return nil, lastUsed, fmt.Errorf("read tokens: %w", err)
 	}
 	switch {
 	case revoked.Valid:
-		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the auth token was revoked (logged out); log in again with login")
+		return nil, lastUsed, ctalk.Errorf(ctalk.EUnauthorized, "the auth token was revoked (logged out); log in again with login")
 	case !now.Before(expires):
-		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the auth token expired at %s; log in again with login", expires.UTC().Format(time.RFC3339))
+		return nil, lastUsed, ctalk.Errorf(ctalk.EUnauthorized, "the auth token expired at %s; log in again with login", expires.UTC().Format(time.RFC3339))
 	case kind != KindPersonal && !now.Before(lastUsed.Add(s.cfg.IdleTTL)):
-		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the auth token expired after %s unused; log in again with login", s.cfg.IdleTTL)
+		return nil, lastUsed, ctalk.Errorf(ctalk.EUnauthorized, "the auth token expired after %s unused; log in again with login", s.cfg.IdleTTL)
 	}
 	sess.ExpiresAt = expires
-	if err := s.touchCredential(ctx, tokensTable, hash, lastUsed, now); err != nil {
-		return nil, err
-	}
-	return &sess, nil
+	return &sess, lastUsed, nil
 }
 
 // Logout revokes the token of sess.

@@ -2,6 +2,8 @@ package auth
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -33,12 +35,22 @@ func (s *Service) touchCredential(ctx context.Context, table credentialTable, ha
 }
 
 // revokeCredential revokes the credential with hash; it stops working on
-// the very next call.
+// the very next call on this replica, and within TokenCacheTTL on every
+// other (see Revoked).
 func (s *Service) revokeCredential(ctx context.Context, table credentialTable, hash string) error {
-	return s.db.Write(ctx, func(q db.Querier) error {
-		if _, err := q.Exec(ctx, `UPDATE `+string(table)+` SET revoked_at = $1 WHERE hash = $2 AND revoked_at IS NULL`, s.db.Now(), hash); err != nil {
+	var orgID, userID string
+	err := s.db.Write(ctx, func(q db.Querier) error {
+		err := q.QueryRow(ctx, `UPDATE `+string(table)+` SET revoked_at = $1 WHERE hash = $2 AND revoked_at IS NULL RETURNING org_id, user_id`, s.db.Now(), hash).Scan(&orgID, &userID)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("update %s: %w", table, err)
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	if userID != "" {
+		s.Revoked(ctx, orgID, userID)
+	}
+	return nil
 }

@@ -14,9 +14,10 @@ import (
 // RevokeTokens revokes, inside tx, every live credential of userID in orgID
 // (login and personal tokens, OAuth grants with their access and refresh
 // tokens, browser sessions) except the one keep was authenticated with (none
-// when keep is nil), and returns how many it revoked. Every call
-// authenticates afresh, so they stop working on the very next call. It is for
-// services that revoke as part of a larger change, such as removing a member.
+// when keep is nil), and returns how many it revoked. It is for services
+// that revoke as part of a larger change, such as removing a member; they
+// call Service.Revoked once tx has committed, so that the credentials stop
+// working on the very next call on every replica (see TokenCacheTTL).
 func RevokeTokens(ctx context.Context, tx db.Querier, orgID, userID string, keep *Session, now time.Time) (int, error) {
 	var keepHash, keepGrant string
 	if keep != nil {
@@ -65,7 +66,11 @@ func (s *Service) RevokeUserTokens(ctx context.Context, orgID, userID string) (i
 		n, err = RevokeTokens(ctx, tx, orgID, userID, nil, s.db.Now())
 		return err
 	})
-	return n, err
+	if err != nil {
+		return 0, err
+	}
+	s.Revoked(ctx, orgID, userID)
+	return n, nil
 }
 
 // ChangePassword replaces the password of sess's user after checking the
@@ -116,7 +121,11 @@ func (s *Service) ChangePassword(ctx context.Context, sess *Session, current, ne
 		revoked, err = RevokeTokens(ctx, tx, sess.OrgID, sess.UserID, sess, now)
 		return err
 	})
-	return revoked, err
+	if err != nil {
+		return 0, err
+	}
+	s.Revoked(ctx, sess.OrgID, sess.UserID)
+	return revoked, nil
 }
 
 // ResetPassword sets a new password for a current member of orgID and
@@ -145,7 +154,11 @@ func (s *Service) ResetPassword(ctx context.Context, orgID, userID, next string)
 		revoked, err = RevokeTokens(ctx, tx, orgID, userID, nil, now)
 		return err
 	})
-	return revoked, err
+	if err != nil {
+		return 0, err
+	}
+	s.Revoked(ctx, orgID, userID)
+	return revoked, nil
 }
 
 // ChangeAdminPassword replaces the admin password of orgID. The caller must

@@ -84,17 +84,23 @@ func fileAlerts(ctx context.Context, q db.Querier, orgID string, m *Message) ([]
 	return woken, rows.Err()
 }
 
+// HasAlerts says whether c has alerts not yet handed over, without handing
+// them over.
+func (s *Service) HasAlerts(ctx context.Context, c Caller) (bool, error) {
+	var n int
+	if err := s.db.QueryRow(ctx, hasAlertsSQL, c.OrgID, c.UserID).Scan(&n); err != nil {
+		return false, fmt.Errorf("check channel alerts: %w", err)
+	}
+	return n > 0, nil
+}
+
 // Alerts hands over the caller's alerts not yet handed over, oldest first,
 // at most MaxAlerts, and forgets them: two calls, on one replica or two,
 // never hand over the same alert.
 func (s *Service) Alerts(ctx context.Context, c Caller) ([]*Alert, error) {
 	out := []*Alert{}
-	var n int
-	if err := s.db.QueryRow(ctx, hasAlertsSQL, c.OrgID, c.UserID).Scan(&n); err != nil || n == 0 {
-		if err != nil {
-			return nil, fmt.Errorf("read channel alerts: %w", err)
-		}
-		return out, nil
+	if has, err := s.HasAlerts(ctx, c); err != nil || !has {
+		return out, err
 	}
 	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		keys, err := claimAlerts(ctx, tx, c)

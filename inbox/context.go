@@ -81,6 +81,9 @@ func (s *Service) Inbox(ctx context.Context, orgID, userID string, limit int, cu
 	if err != nil {
 		return nil, "", err
 	}
+	if items, next, done, err := s.handedPage(ctx, orgID, userID, limit, after); err != nil || done {
+		return items, next, err
+	}
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		qs, err := queryQuestions(ctx, tx, inboxPageSQL, orgID, userID, after.At, after.ID, limit+1)
 		if err != nil {
@@ -97,6 +100,45 @@ func (s *Service) Inbox(ctx context.Context, orgID, userID string, limit int, cu
 		return markHanded(ctx, tx, orgID, "recipient_handed_at", ids(qs), s.db.Now())
 	})
 	return items, next, err
+}
+
+// handedPage reads a page of Inbox when every question on it was handed over
+// already, as on every check of an inbox after the first: it then needs no
+// write, and on SQLite no turn in the writer queue. Handing over is never
+// undone, so a page found all handed stays so. done is false when the page
+// holds a question not yet handed over: Inbox then reads and marks it in one
+// transaction.
+func (s *Service) handedPage(ctx context.Context, orgID, userID string, limit int, after pageCursor) (items []*InboxItem, next string, done bool, err error) {
+	qs, err := queryQuestions(ctx, s.db, inboxPageSQL, orgID, userID, after.At, after.ID, limit+1)
+	if err != nil {
+		return nil, "", false, fmt.Errorf("read inbox page: %w", err)
+	}
+	if len(qs) > limit {
+		qs = qs[:limit]
+		last := qs[len(qs)-1]
+		next = encodeCursor(pageCursor{At: last.CreatedAt, ID: last.ID})
+	}
+	if len(qs) > 0 {
+		var unhanded int
+		if err := s.db.QueryRow(ctx, unhandedSQL(len(qs)), append([]any{orgID}, anys(ids(qs))...)...).Scan(&unhanded); err != nil {
+			return nil, "", false, fmt.Errorf("read inbox page: %w", err)
+		}
+		if unhanded > 0 {
+			return nil, "", false, nil
+		}
+	}
+	if items, err = s.withContext(ctx, s.db, orgID, userID, qs); err != nil {
+		return nil, "", false, err
+	}
+	return items, next, true, nil
+}
+
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }
 
 // withContext adds sender, history and latest draft to pending questions,

@@ -12,8 +12,12 @@ import (
 	"github.com/ctalk/ctalk/inbox"
 )
 
-// benchUsers is the size of the benchmark org.
-const benchUsers = 20
+// benchUsers is the size of the benchmark org; benchSenders of them have
+// each asked u0 one pending question in BenchmarkInbox.
+const (
+	benchUsers   = 20
+	benchSenders = 10
+)
 
 const benchQuestion = "What is the retry logic in alpha-repo when the upstream returns 503, and is the backoff capped? I need it for the incident review this afternoon."
 
@@ -73,7 +77,8 @@ func benchForgetAsks(b *testing.B, d *db.DB) {
 }
 
 // BenchmarkInbox measures inbox.Service.Inbox (check_inbox) for a user with
-// three pending questions from three coworkers, over an org history of 100
+// a page of ten pending questions from ten coworkers, each with its
+// sender's context, over an org history of 100
 // and of 10,000 answered questions spread evenly over every pair of users:
 // the pending page is the same, only the history differs.
 func BenchmarkInbox(b *testing.B) {
@@ -83,7 +88,7 @@ func BenchmarkInbox(b *testing.B) {
 			benchOrg(b, d)
 			s := inbox.NewService(d, inbox.DefaultConfig(), inbox.NewBroker())
 			ctx := context.Background()
-			for i := 1; i <= 3; i++ {
+			for i := 1; i <= benchSenders; i++ {
 				if _, err := s.Ask(ctx, "acme", "u"+strconv.Itoa(i), inbox.Ask{To: "u0", Text: benchQuestion}); err != nil {
 					b.Fatal(err)
 				}
@@ -99,8 +104,8 @@ func BenchmarkInbox(b *testing.B) {
 						if err != nil {
 							b.Fatal(err)
 						}
-						if len(items) != 3 {
-							b.Fatalf("%d questions in the inbox, want 3", len(items))
+						if len(items) != benchSenders {
+							b.Fatalf("%d questions in the inbox, want %d", len(items), benchSenders)
 						}
 					}
 				})

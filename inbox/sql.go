@@ -275,3 +275,22 @@ var searchSQLiteSQL = `SELECT ` + qualifiedQuestionColumns + `
 	FROM questions_fts f JOIN questions q ON q.rowid = f.rowid
 	WHERE questions_fts MATCH $3` + searchFilters + `
 	ORDER BY bm25(questions_fts), q.created_at DESC LIMIT $7`
+
+// pendingInboxSQL says whether a recipient ($2) has anything claimInboxSQL
+// or claimWithdrawalsSQL would hand over, without handing it.
+const pendingInboxSQL = `SELECT EXISTS (SELECT 1 FROM questions
+	             WHERE org_id = $1 AND recipient_id = $2 AND status = 'pending' AND recipient_handed_at IS NULL)
+	OR EXISTS (SELECT 1 FROM questions
+	             WHERE org_id = $1 AND recipient_id = $2 AND status = 'withdrawn' AND withdrawal_handed_at IS NULL)`
+
+// pendingRepliesSQL says whether an asker ($2) has anything claimRepliesSQL
+// would hand over, for $3 only when it is not empty, without handing it.
+const pendingRepliesSQL = `SELECT EXISTS (SELECT 1 FROM questions
+	WHERE org_id = $1 AND asker_id = $2 AND status <> 'pending' AND asker_handed_at IS NULL
+	  AND ($3 = '' OR id = $3))`
+
+// unhandedSQL counts the questions of org $1 among n ids ($2...) not yet
+// handed to their recipient.
+func unhandedSQL(n int) string {
+	return `SELECT COUNT(*) FROM questions WHERE org_id = $1 AND recipient_handed_at IS NULL AND id IN (` + db.Placeholders(2, n) + `)`
+}

@@ -12,10 +12,16 @@ import (
 )
 
 // pageStatements is what a page of the inbox may cost, whatever its size
-// and however many people asked: the page, the senders, the pair
-// statistics, the recent exchanges, the latest drafts, and one UPDATE that
-// marks the page handed over.
-const pageStatements = 6
+// and however many people asked, once every question on it was handed over:
+// the page, the count of questions on it not yet handed over, the senders,
+// the pair statistics, the recent exchanges, the latest drafts.
+// newPageStatements is the cost of a page that holds questions not yet
+// handed over: those two first, then the page again, the four reads of
+// context and one UPDATE that marks the page handed over, in a transaction.
+const (
+	pageStatements    = 6
+	newPageStatements = 8
+)
 
 // seedSenders creates org acme with user me and users s0 to s(n-1).
 func seedSenders(t *testing.T, d *db.DB, n int) []string {
@@ -98,6 +104,13 @@ func TestInboxPageStatementCount(t *testing.T) {
 				var items []*inbox.InboxItem
 				var err error
 				n := countStatements(d, func() { items, _, err = s.Inbox(ctx, "acme", "me", size, "") })
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n != newPageStatements {
+					t.Errorf("a page of %d with new questions cost %d statements, want %d", size, n, newPageStatements)
+				}
+				n = countStatements(d, func() { items, _, err = s.Inbox(ctx, "acme", "me", size, "") })
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -94,6 +94,49 @@ func (s *Service) WaitReply(ctx context.Context, orgID, userID, msgID string, op
 	return out, err
 }
 
+// AwaitInbox blocks, as WaitInbox does, until WaitInbox would hand
+// something over, the timeout passes, opts.Stop closes or ctx ends, but hands
+// nothing over and reads nothing but whether there is something. It lets a
+// caller park a waiting request while it holds little memory, then make the
+// real call, which returns at once. opts.Tick is not called; opts.Also,
+// when set, must only look, never hand over.
+func (s *Service) AwaitInbox(ctx context.Context, orgID, userID string, opts WaitOptions) error {
+	opts.Tick = nil
+	return s.wait(ctx, orgID, userID, opts, func() (bool, error) {
+		found, err := s.pending(ctx, pendingInboxSQL, orgID, userID)
+		if found || err != nil || opts.Also == nil {
+			return found, err
+		}
+		return opts.Also()
+	})
+}
+
+// AwaitReply is AwaitInbox for WaitReply. It returns at once, with no
+// error, when msgID is not one of the caller's questions: WaitReply then
+// says so.
+func (s *Service) AwaitReply(ctx context.Context, orgID, userID, msgID string, opts WaitOptions) error {
+	if msgID != "" {
+		q, err := question(ctx, s.db, orgID, userID, msgID)
+		if err != nil || q.From != userID {
+			return nil
+		}
+		msgID = q.ID
+	}
+	opts.Tick = nil
+	return s.wait(ctx, orgID, userID, opts, func() (bool, error) {
+		return s.pending(ctx, pendingRepliesSQL, orgID, userID, msgID)
+	})
+}
+
+// pending runs one of the pending*SQL queries.
+func (s *Service) pending(ctx context.Context, query string, args ...any) (bool, error) {
+	var found bool
+	if err := s.db.QueryRow(ctx, query, args...).Scan(&found); err != nil {
+		return false, fmt.Errorf("check for news: %w", err)
+	}
+	return found, nil
+}
+
 // wait subscribes before the first check, so that nothing committed between
 // the check and the subscription can be missed, then re-checks on every
 // wake-up, on every Recheck tick, and gives up at the timeout. Between checks

@@ -66,6 +66,7 @@ func (s *Service) RemoveUser(ctx context.Context, orgID, userID string) (*Remova
 	if err != nil {
 		return nil, err
 	}
+	s.auth.Revoked(ctx, orgID, userID)
 	return r, nil
 }
 

@@ -51,6 +51,10 @@ func (s *Service) SetRole(ctx context.Context, orgID, userID, role string) (*Use
 		u, err = scanUser(tx.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = $1 AND id = $2`, orgID, userID))
 		return err
 	})
+	if err == nil {
+		// Token checks cache the role: a change takes effect at once.
+		s.auth.Revoked(ctx, orgID, userID)
+	}
 	return u, err
 }
 

@@ -29,6 +29,10 @@ func TestSetRole(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// A check before the change, which the token cache may keep.
+		if sess, err := f.auth.Authenticate(ctx, bobTok); err != nil || sess.IsAdmin() {
+			t.Fatalf("bob's token before promotion: %+v, %v", sess, err)
+		}
 		u, err := f.orgs.SetRole(ctx, "a", "bob", orgs.RoleAdmin)
 		if err != nil || u.Role != orgs.RoleAdmin {
 			t.Fatalf("promote bob: %+v, %v", u, err)

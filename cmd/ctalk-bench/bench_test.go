@@ -62,7 +62,7 @@ func TestSmoke(t *testing.T) {
 				}
 			}
 			for _, want := range []struct{ phase, op string }{
-				{"health", "GET /health"}, {"whoami", "whoami"},
+				{"health", "GET /health"}, {"health", opBareHealth}, {"whoami", opFloorTool}, {"whoami", "whoami"}, {"inbox", wireOp("whoami")},
 				{"ask", "SQL insert only"}, {"ask", "SQL ask transaction"}, {"ask", "inbox.Service.Ask"}, {"ask", "ask_person"},
 				{"inbox", "SQL inbox select"}, {"inbox", "inbox.Service.Inbox"}, {"inbox", "check_inbox"},
 				{"cycle", "ask_person"}, {"cycle", "check_inbox"}, {"cycle", "propose_response"}, {"cycle", "send_response"},
@@ -78,7 +78,10 @@ func TestSmoke(t *testing.T) {
 					t.Errorf("%s/%s: %d errors, first: %s", want.phase, want.op, o.Errors, o.FirstError)
 				}
 			}
-			for _, want := range [][2]string{{"whoami", "GET /health"}, {"ask_person", "SQL insert only"}, {"check_inbox", "SQL inbox select"}} {
+			for _, want := range [][2]string{
+				{"GET /health", opBareHealth}, {wireOp("whoami"), opFloorTool}, {wireOp("check_inbox"), wireOp("whoami")},
+				{wireOp("ask_person"), "SQL insert only"}, {wireOp("check_inbox"), "SQL inbox select"},
+			} {
 				found := false
 				for _, rt := range res.Ratios {
 					if rt.Tool == want[0] && rt.Limit == want[1] {
@@ -125,8 +128,8 @@ func TestSmoke(t *testing.T) {
 			if m.GoroutinesWaiting < m.GoroutinesBaseline+m.Waiters || !m.BackToBaseline || m.ReturnedEarly > 0 {
 				t.Errorf("goroutines %d idle, %d waiting, %d after, %d early returns (%s)", m.GoroutinesBaseline, m.GoroutinesWaiting, m.GoroutinesAfter, m.ReturnedEarly, m.FirstError)
 			}
-			if len(res.Targets) != 7 {
-				t.Errorf("%d targets in the report, want 7: %+v", len(res.Targets), res.Targets)
+			if len(res.Targets) != 10 {
+				t.Errorf("%d targets in the report, want 10: %+v", len(res.Targets), res.Targets)
 			}
 			if t.Failed() {
 				t.Logf("report:\n%s", text)

@@ -91,16 +91,53 @@ type phaseSpec struct {
 	Label string
 }
 
+// worker is one worker's loop body in a throughput phase.
+type worker = func(ctx context.Context, w int, r *recorder) error
+
 // runPhase runs fn in Concurrency workers until Duration passes or the
 // budget is spent, and returns the statistics of every operation the workers
 // recorded, in the order they first appeared. A call in flight at the end is
 // let finish, so the phase lasts a little longer than Duration; throughput
 // is computed over the time it really took.
-func runPhase(ctx context.Context, p phaseSpec, fn func(ctx context.Context, w int, r *recorder) error) []OpStats {
-	b := newBudget(p.Budget)
+func runPhase(ctx context.Context, p phaseSpec, fn worker) []OpStats {
+	recs, elapsed := runWorkers(ctx, p, newBudget(p.Budget), 0, fn)
+	return mergeStats(p, elapsed, recs)
+}
+
+// rounds is how many turns each row of runRows gets.
+const rounds = 5
+
+// runRows runs rows that are compared with each other: each in turn, for a
+// fifth of its duration, five times over, so that a change in the load of a
+// shared machine weighs on every row alike. It returns each row's statistics
+// over all its turns.
+func runRows(ctx context.Context, specs []phaseSpec, fns []worker) []OpStats {
+	budgets := make([]*budget, len(specs))
+	recs := make([][]*recorder, len(specs))
+	elapsed := make([]time.Duration, len(specs))
+	for i, p := range specs {
+		budgets[i] = newBudget(p.Budget)
+	}
+	for round := range rounds {
+		for i, p := range specs {
+			p.Duration /= rounds
+			rr, el := runWorkers(ctx, p, budgets[i], uint64(round*p.Concurrency), fns[i])
+			recs[i], elapsed[i] = append(recs[i], rr...), elapsed[i]+el
+		}
+	}
+	var out []OpStats
+	for i, p := range specs {
+		out = append(out, mergeStats(p, elapsed[i], recs[i])...)
+	}
+	return out
+}
+
+// runWorkers runs fn in p.Concurrency workers until p.Duration passes or b
+// is spent, and returns their recorders and the time it took.
+func runWorkers(ctx context.Context, p phaseSpec, b *budget, seed uint64, fn worker) ([]*recorder, time.Duration) {
 	recs := make([]*recorder, p.Concurrency)
 	for w := range recs {
-		recs[w] = newRecorder(b, uint64(w+1))
+		recs[w] = newRecorder(b, seed+uint64(w+1))
 	}
 	start := time.Now()
 	deadline := start.Add(p.Duration)
@@ -117,8 +154,7 @@ func runPhase(ctx context.Context, p phaseSpec, fn func(ctx context.Context, w i
 		})
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	return mergeStats(p, elapsed, recs)
+	return recs, time.Since(start)
 }
 
 // mergeStats combines the workers' recorders into one OpStats per operation.

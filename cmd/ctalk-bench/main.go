@@ -105,7 +105,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.IntVar(&c.ScaleSamples, "scale-samples", 200, "sequential calls per operation and history size in the scale phase (also bounded by -d)")
 	fs.IntVar(&c.ScaleSmall, "scale-small", 1000, "stored questions in the org's history for the small side of the scale phase")
 	fs.IntVar(&c.ScaleRows, "scale-rows", 1000000, "stored questions in the org's history for the big side of the scale phase")
-	fs.IntVar(&c.Waiters, "waiters", 2000, "concurrent waiting agents in the memory phase")
+	fs.IntVar(&c.Waiters, "waiters", fullWaiters, "concurrent waiting agents in the memory phase (each holds a connection: needs about this many open files, see deploy/README.md)")
 	phases := fs.String("phases", "all", "comma-separated phases to run: "+strings.Join(allPhases, ","))
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of this process to the file; server goroutines carry the label side=server (go tool pprof -tagfocus side=server)")
 	fs.StringVar(&c.MemProfile, "memprofile", "", "memory phase: write the child server's heap profile, with every agent waiting, to the file, and its goroutine profile to the file + \".goroutine\" (not with -server-bin or -url)")

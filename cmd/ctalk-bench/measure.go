@@ -78,6 +78,7 @@ type runner struct {
 	perPhase int64
 	closers  []func()
 	main     *org
+	floors   floors
 }
 
 // Measure runs the phases cfg selects and returns what they measured. It
@@ -94,6 +95,12 @@ func Measure(ctx context.Context, cfg Config, progress io.Writer) (*Result, erro
 	}
 	r.cl = newClient(cfg.Era, cfg.Concurrency, cfg.Waiters)
 	r.closers = append(r.closers, r.cl.tr.CloseIdleConnections)
+	fl, stopFloors, err := startFloors(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.floors = fl
+	r.closers = append(r.closers, stopFloors)
 
 	r.perPhase = int64(cfg.MaxRequests / max(r.throughputPhases(), 1))
 	r.res.Setup.PhaseCap = r.perPhase
@@ -134,7 +141,7 @@ func (r *runner) throughputPhases() int {
 	for _, p := range []struct {
 		name       string
 		plain, sql int
-	}{{"health", 1, 0}, {"whoami", 4, 0}, {"ask", 2, 3}, {"inbox", 2, 2}, {"cycle", 1, 0}} {
+	}{{"health", 2, 0}, {"whoami", 5, 0}, {"ask", 2, 3}, {"inbox", 3, 2}, {"cycle", 1, 0}} {
 		if r.cfg.Phases[p.name] {
 			n += p.plain
 			if withDB {
@@ -388,8 +395,14 @@ func parallel(n, workers int, fn func(i int) error) error {
 	return g.Wait()
 }
 
-// mainOrg is the org of the whoami and inbox phases: every user has the same
-// three pending questions from three different coworkers.
+// inboxSenders is how many coworkers have each asked every user of the main
+// org one pending question: check_inbox then reads a page of 10 questions
+// from 10 senders, each with its sender's context.
+const inboxSenders = 10
+
+// mainOrg is the org of the whoami and inbox phases: every user has
+// inboxSenders pending questions, each from a different coworker (fewer when
+// the org is smaller).
 func (r *runner) mainOrg(ctx context.Context) (*org, error) {
 	if r.main != nil {
 		return r.main, nil
@@ -399,8 +412,9 @@ func (r *runner) mainOrg(ctx context.Context) (*org, error) {
 		return nil, err
 	}
 	n := len(o.users)
-	err = parallel(n*3, r.cfg.Concurrency, func(k int) error {
-		to, from := k/3, (k/3+1+k%3)%n
+	k := min(inboxSenders, n-1)
+	err = parallel(n*k, r.cfg.Concurrency, func(i int) error {
+		to, from := i/k, (i/k+1+i%k)%n
 		_, err := callTool(ctx, o.sessions[from], "ask_person", map[string]any{"to_user_id": o.users[to], "question": questionText})
 		return err
 	})
@@ -414,21 +428,43 @@ func (r *runner) mainOrg(ctx context.Context) (*org, error) {
 // call is one timed operation.
 type call = func(ctx context.Context) error
 
-// throughput runs one operation as a throughput phase: prepare picks what
-// to call, untimed, and the call it returns is timed. Calls over HTTP are
-// bounded by callCtx; statements and service calls are not.
+// row is one operation of a throughput phase: prepare picks what to call,
+// untimed, and the call it returns is timed.
+type row struct {
+	kind, op string
+	prepare  func(rec *recorder) call
+}
+
+// throughput runs one operation as a throughput phase of its own.
 func (r *runner) throughput(ctx context.Context, phase, kind, op string, prepare func(rec *recorder) call) {
-	r.addOps(runPhase(ctx, r.spec(phase, kind), func(ctx context.Context, w int, rec *recorder) error {
-		fn := prepare(rec)
-		return rec.do(op, func() error {
-			if kind == "sql" || kind == "service" {
-				return fn(ctx)
-			}
-			c, cancel := callCtx(ctx)
-			defer cancel()
-			return fn(c)
-		})
-	}))
+	r.compare(ctx, phase, row{kind, op, prepare})
+}
+
+// compare runs rows that are compared with each other, in alternating turns
+// (see runRows). Calls over HTTP are bounded by callCtx; statements and
+// service calls are not.
+func (r *runner) compare(ctx context.Context, phase string, rows ...row) {
+	specs := make([]phaseSpec, len(rows))
+	fns := make([]worker, len(rows))
+	for i, rw := range rows {
+		specs[i] = r.spec(phase, rw.kind)
+		fns[i] = func(ctx context.Context, w int, rec *recorder) error {
+			fn := rw.prepare(rec)
+			return rec.do(rw.op, func() error {
+				if rw.kind == "sql" || rw.kind == "service" {
+					return fn(ctx)
+				}
+				c, cancel := callCtx(ctx)
+				defer cancel()
+				return fn(c)
+			})
+		}
+	}
+	if len(rows) == 1 {
+		r.addOps(runPhase(ctx, specs[0], fns[0]))
+		return
+	}
+	r.addOps(runRows(ctx, specs, fns))
 }
 
 // toolCall calls tool through the go-sdk session cs.
@@ -439,37 +475,46 @@ func toolCall(cs *mcp.ClientSession, tool string, args map[string]any) call {
 	}
 }
 
+// phaseHealth measures GET /health beside the same request to a bare
+// net/http handler.
 func (r *runner) phaseHealth(ctx context.Context) error {
-	url := r.url + "/health"
-	r.throughput(ctx, "health", "http", "GET /health", func(*recorder) call {
-		return func(ctx context.Context) error { return r.cl.get(ctx, url) }
-	})
+	get := func(url string) func(*recorder) call {
+		return func(*recorder) call { return func(ctx context.Context) error { return r.cl.get(ctx, url) } }
+	}
+	r.compare(ctx, "health",
+		row{"http", opBareHealth, get(r.floors.bare + "/health")},
+		row{"http", "GET /health", get(r.url + "/health")})
 	return nil
 }
 
+// phaseWhoami measures whoami beside the mcp-go floor's trivial tool and two
+// MCP pings, which bound it from below: what any request costs the server,
+// and any request with a token to check.
 func (r *runner) phaseWhoami(ctx context.Context) error {
 	o, err := r.mainOrg(ctx)
 	if err != nil {
 		return err
 	}
-	// Two MCP pings bound whoami from below: what any request costs the
-	// server, and any request with a token to check.
-	for _, withToken := range []bool{false, true} {
-		op := opPing
-		if withToken {
-			op = opPingToken
-		}
-		r.throughput(ctx, "whoami", "wire", op, func(rec *recorder) call {
+	floor, err := r.connectAll(ctx, r.floors.mcp, make([]string, len(o.wire)))
+	if err != nil {
+		return fmt.Errorf("connect to the mcp-go floor: %w", err)
+	}
+	floorWire := make([]*wireSession, len(floor))
+	for i, cs := range floor {
+		floorWire[i] = r.cl.wire(r.floors.mcp, "", cs)
+	}
+	ping := func(withToken bool) func(*recorder) call {
+		return func(rec *recorder) call {
 			ws := o.wire[rec.pick(len(o.wire))]
 			return func(ctx context.Context) error { return ws.ping(ctx, withToken) }
-		})
+		}
 	}
-	r.throughput(ctx, "whoami", "wire", wireOp("whoami"), func(rec *recorder) call {
-		return o.wire[rec.pick(len(o.wire))].toolCall("whoami", nil)
-	})
-	r.throughput(ctx, "whoami", "tool", "whoami", func(rec *recorder) call {
-		return toolCall(o.sessions[rec.pick(len(o.sessions))], "whoami", nil)
-	})
+	r.compare(ctx, "whoami",
+		row{"wire", opFloorTool, func(rec *recorder) call { return floorWire[rec.pick(len(floorWire))].toolCall(floorTool, nil) }},
+		row{"wire", opPing, ping(false)},
+		row{"wire", opPingToken, ping(true)},
+		row{"wire", wireOp("whoami"), func(rec *recorder) call { return o.wire[rec.pick(len(o.wire))].toolCall("whoami", nil) }},
+		row{"tool", "whoami", func(rec *recorder) call { return toolCall(o.sessions[rec.pick(len(o.sessions))], "whoami", nil) }})
 	return nil
 }
 
@@ -528,32 +573,32 @@ func (r *runner) phaseAsk(ctx context.Context) error {
 }
 
 // phaseInbox measures check_inbox's SELECT, the service call and the tool,
-// on inboxes of three pending questions each.
+// on inboxes of ten pending questions from ten senders each.
 func (r *runner) phaseInbox(ctx context.Context) error {
 	o, err := r.mainOrg(ctx)
 	if err != nil {
 		return err
 	}
 	n := len(o.users)
+	user := func(rec *recorder) string { return o.users[rec.pick(n)] }
+	var rows []row
 	if r.db != nil {
-		r.throughput(ctx, "inbox", "sql", "SQL inbox select", func(rec *recorder) call {
-			u := o.users[rec.pick(n)]
+		rows = append(rows, row{"sql", "SQL inbox select", func(rec *recorder) call {
+			u := user(rec)
 			return func(ctx context.Context) error { return selectInboxPage(ctx, r.db, o.id, u) }
-		})
-		r.throughput(ctx, "inbox", "service", "inbox.Service.Inbox", func(rec *recorder) call {
-			u := o.users[rec.pick(n)]
+		}}, row{"service", "inbox.Service.Inbox", func(rec *recorder) call {
+			u := user(rec)
 			return func(ctx context.Context) error {
 				_, _, err := r.inbox.Inbox(ctx, o.id, u, inboxPageLimit, "")
 				return err
 			}
-		})
+		}})
 	}
-	r.throughput(ctx, "inbox", "wire", wireOp("check_inbox"), func(rec *recorder) call {
-		return o.wire[rec.pick(n)].toolCall("check_inbox", nil)
-	})
-	r.throughput(ctx, "inbox", "tool", "check_inbox", func(rec *recorder) call {
-		return toolCall(o.sessions[rec.pick(n)], "check_inbox", nil)
-	})
+	rows = append(rows,
+		row{"wire", wireOp("whoami"), func(rec *recorder) call { return o.wire[rec.pick(n)].toolCall("whoami", nil) }},
+		row{"wire", wireOp("check_inbox"), func(rec *recorder) call { return o.wire[rec.pick(n)].toolCall("check_inbox", nil) }},
+		row{"tool", "check_inbox", func(rec *recorder) call { return toolCall(o.sessions[rec.pick(n)], "check_inbox", nil) }})
+	r.compare(ctx, "inbox", rows...)
 	return nil
 }
 

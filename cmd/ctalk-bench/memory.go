@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,6 +40,9 @@ type Memory struct {
 	Skipped            bool    `json:"skipped,omitempty"`
 	Note               string  `json:"note,omitempty"`
 }
+
+// waitBatch is how many agents start waiting at once in the memory phase.
+const waitBatch = 500
 
 // goroutineSlack is how many goroutines above the baseline still count as
 // back to it: the runtime and the database pool come and go.
@@ -105,6 +109,9 @@ func (r *runner) memoryTarget(ctx context.Context, mem *Memory) (base, token str
 func (r *runner) phaseMemory(ctx context.Context) error {
 	mem := &Memory{Waiters: r.cfg.Waiters}
 	r.res.Memory = mem
+	if err := raiseFileLimit(uint64(r.cfg.Waiters + fileSlack)); err != nil {
+		return err
+	}
 	base, token, rss, profile, stop, err := r.memoryTarget(ctx, mem)
 	if err != nil || mem.Skipped {
 		return err
@@ -155,31 +162,38 @@ func (r *runner) phaseMemory(ctx context.Context) error {
 		early    atomic.Int64
 		firstErr atomic.Value
 	)
-	for _, cs := range sessions {
-		wg.Go(func() {
-			_, err := callTool(wctx, cs, "wait_for_inbox", map[string]any{"timeout_s": 120})
-			if wctx.Err() == nil {
-				early.Add(1)
-				if err != nil {
-					firstErr.CompareAndSwap(nil, err.Error())
-				}
-			}
-		})
-	}
+	// The agents start waiting a batch at a time, each batch once the last
+	// is waiting: thousands of connections opened at once overflow the
+	// listen queue, and the refused ones time out dialling.
 	limit := 60*time.Second + time.Duration(r.cfg.Waiters)*10*time.Millisecond
 	n := 0
-	err = testkit.Poll(ctx, limit, 20*time.Millisecond, func() (bool, error) {
-		var err error
-		if n, err = waiting(); err != nil || early.Load() > 0 {
-			return true, err
+	for start := 0; start < len(sessions); start += waitBatch {
+		batch := sessions[start:min(start+waitBatch, len(sessions))]
+		for _, cs := range batch {
+			wg.Go(func() {
+				_, err := callTool(wctx, cs, "wait_for_inbox", map[string]any{"timeout_s": 120})
+				if wctx.Err() == nil {
+					early.Add(1)
+					if err != nil {
+						firstErr.CompareAndSwap(nil, err.Error())
+					}
+				}
+			})
 		}
-		return n >= r.cfg.Waiters, nil
-	})
-	if err != nil || n < r.cfg.Waiters {
-		hangUp()
-		wg.Wait()
-		msg, _ := firstErr.Load().(string)
-		return errors.Join(err, fmt.Errorf("only %d of %d agents were waiting (%d calls returned early: %s)", n, r.cfg.Waiters, early.Load(), msg))
+		want := start + len(batch)
+		err = testkit.Poll(ctx, limit, 20*time.Millisecond, func() (bool, error) {
+			var err error
+			if n, err = waiting(); err != nil || early.Load() > 0 {
+				return true, err
+			}
+			return n >= want, nil
+		})
+		if err != nil || n < want {
+			hangUp()
+			wg.Wait()
+			msg, _ := firstErr.Load().(string)
+			return errors.Join(err, fmt.Errorf("only %d of %d agents were waiting (%d calls returned early: %s)", n, r.cfg.Waiters, early.Load(), msg))
+		}
 	}
 	r.logf("  %d agents waiting", r.cfg.Waiters)
 	time.Sleep(500 * time.Millisecond)
@@ -262,3 +276,28 @@ func closeAll(sessions []*mcp.ClientSession) {
 }
 
 func mb(b int64) float64 { return float64(b) / (1 << 20) }
+
+// raiseFileLimit raises this process's soft limit on open files to its hard
+// limit when it is below need: each waiting agent holds a connection, one
+// file descriptor on each side.
+func raiseFileLimit(need uint64) error {
+	var l syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+		return err
+	}
+	if l.Cur >= need {
+		return nil
+	}
+	l.Cur = min(max(need, l.Cur), l.Max)
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+		return err
+	}
+	if l.Cur < need {
+		return fmt.Errorf("%d waiting agents need about %d open files, and the hard limit is %d: raise it (ulimit -Hn, or LimitNOFILE in systemd)", need-fileSlack, need, l.Max)
+	}
+	return nil
+}
+
+// fileSlack is what a process needs besides one file per waiting agent:
+// the database, logs, listeners, other clients.
+const fileSlack = 256

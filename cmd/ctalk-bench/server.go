@@ -100,14 +100,24 @@ func startServer(ctx context.Context, sc serverConfig) (*server, error) {
 		d.Close()
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	url, srv, err := serveHTTP(ctx, app.Handler(), sc.Label)
 	if err != nil {
 		app.Close(ctx)
 		d.Close()
-		return nil, fmt.Errorf("listen on 127.0.0.1:0: %w", err)
+		return nil, err
 	}
-	var h http.Handler = app.Handler()
-	if sc.Label {
+	return &server{URL: url, DB: d, Broker: app.Broker, Inbox: app.Inbox, app: app, srv: srv}, nil
+}
+
+// serveHTTP serves h on 127.0.0.1:0 with the settings of cmd/ctalk's HTTP
+// server, and returns its base URL. Every server of a run, ctalk and the
+// floors beside it, is served this way.
+func serveHTTP(ctx context.Context, h http.Handler, label bool) (string, *http.Server, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("listen on 127.0.0.1:0: %w", err)
+	}
+	if label {
 		h = labelled(h)
 	}
 	srv := &http.Server{
@@ -117,7 +127,7 @@ func startServer(ctx context.Context, sc serverConfig) (*server, error) {
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	go srv.Serve(ln)
-	return &server{URL: "http://" + ln.Addr().String(), DB: d, Broker: app.Broker, Inbox: app.Inbox, app: app, srv: srv}, nil
+	return "http://" + ln.Addr().String(), srv, nil
 }
 
 // Close drains and stops the server as cmd/ctalk does on SIGTERM.
@@ -157,6 +167,10 @@ func serveChild() int {
 			return n
 		}
 		return def
+	}
+	// The memory phase's agents each hold a connection to this server.
+	if err := raiseFileLimit(10000 + fileSlack); err != nil {
+		log.Warn("open files", "error", err)
 	}
 	acfg, icfg := auth.DefaultConfig(), inbox.DefaultConfig()
 	sc := serverConfig{

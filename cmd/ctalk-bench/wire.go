@@ -84,7 +84,7 @@ func (w *wireSession) send(ctx context.Context, method string, params map[string
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", w.era)
-	if withToken {
+	if withToken && w.token != "" {
 		req.Header.Set("Authorization", "Bearer "+w.token)
 	}
 	if w.sessionID != "" {

@@ -1,0 +1,122 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/inbox"
+)
+
+// parkWaits lets a call of wait_for_inbox or wait_for_reply wait here, at
+// the shallow end of the request's stack, before mcp-go handles it, and
+// passes it on once there is something to hand over or its time is up; the
+// tool then returns at once. A request parked inside mcp-go holds a 32 KB
+// goroutine stack (mcp-go's frames alone are about 9 KB, too many for the
+// runtime to shrink it), a notification forwarder goroutine and a session
+// with a 100-slot channel: about half of what a waiting agent costs. Parked
+// here it holds its connection and a small stack.
+//
+// Only calls identified by the Authorization header, without a progress
+// token (progress notifications need mcp-go's session), are parked; others
+// wait in the tool as before. A parked call whose client hangs up is still
+// passed on, so that it is logged and audited like any cancelled call.
+func (s *Server) parkWaits(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		ctx := req.Context()
+		sess, _ := ctx.Value(sessionKey).(*auth.Session)
+		if req.Method != http.MethodPost || sess == nil {
+			return next(c)
+		}
+		b, err := io.ReadAll(req.Body)
+		if err != nil {
+			return err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(b))
+		// In the 2025-11-25 era a call without its session id is refused by
+		// mcp-go; it must not wait first.
+		legacy := !mcp.IsModernProtocol(req.Header.Get(mcp.HeaderProtocolVersion))
+		if !bytes.Contains(b, []byte(`"wait_for_`)) || (legacy && req.Header.Get(server.HeaderKeySessionID) == "") {
+			return next(c)
+		}
+		tool, msgID, timeout, ok := parkable(b)
+		if !ok {
+			return next(c)
+		}
+		opts := inbox.WaitOptions{Timeout: timeout, Stop: s.stop}
+		deadline := time.Now().Add(timeout)
+		// A parked agent is waiting, for presence as in the tool.
+		done := s.presence.Waiting(sess.OrgID, sess.UserID)
+		if tool == "wait_for_reply" {
+			s.inbox.AwaitReply(ctx, sess.OrgID, sess.UserID, msgID, opts)
+		} else {
+			// A channel alert ends the wait as a question does; the tool
+			// then hands both over.
+			opts.Also = func() (bool, error) { return s.channels.HasAlerts(ctx, caller(sess)) }
+			s.inbox.AwaitInbox(ctx, sess.OrgID, sess.UserID, opts)
+		}
+		done()
+		c.SetRequest(req.WithContext(context.WithValue(ctx, waitDeadlineKey, deadline)))
+		return next(c)
+	}
+}
+
+// parkable reads a JSON-RPC body and says whether it is a call of a waiting
+// tool that parkWaits may park, with its message id and timeout. Its
+// arguments are decoded as the tool decodes them: a call the tool would
+// refuse is not parked, so that its refusal is not delayed.
+func parkable(b []byte) (tool, msgID string, timeout time.Duration, ok bool) {
+	var m struct {
+		Method string          `json:"method"`
+		ID     json.RawMessage `json:"id"`
+		Params struct {
+			Name string `json:"name"`
+			Meta *struct {
+				ProgressToken any `json:"progressToken"`
+			} `json:"_meta"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(b, &m) != nil || m.Method != "tools/call" || m.ID == nil || (m.Params.Meta != nil && m.Params.Meta.ProgressToken != nil) {
+		return "", "", 0, false
+	}
+	var (
+		in       hasToken
+		timeoutS **float64
+	)
+	switch m.Params.Name {
+	case "wait_for_inbox":
+		a := &waitInboxArgs{}
+		in, timeoutS = a, &a.TimeoutS
+		ok = decodeArgs(m.Params.Arguments, a, nil) == nil
+	case "wait_for_reply":
+		a := &waitReplyArgs{}
+		in, timeoutS = a, &a.TimeoutS
+		ok = decodeArgs(m.Params.Arguments, a, nil) == nil
+		msgID = strings.TrimSpace(a.MessageID)
+	}
+	if !ok || in.token() != "" {
+		return "", "", 0, false
+	}
+	timeout, err := waitArg(*timeoutS)
+	return m.Params.Name, msgID, timeout, err == nil
+}
+
+// waitLeft is what is left of a waiting call's timeout after parkWaits
+// parked it.
+func waitLeft(ctx context.Context, timeout time.Duration) time.Duration {
+	if deadline, ok := ctx.Value(waitDeadlineKey).(time.Time); ok {
+		return max(0, min(timeout, time.Until(deadline)))
+	}
+	return timeout
+}
