@@ -68,8 +68,8 @@ func TestChannelsCreateAndList(t *testing.T) {
 
 		for _, tc := range []struct {
 			name, field, text string
-			form                url.Values
-			status              int
+			form              url.Values
+			status            int
 		}{
 			{"bad name", "name-error", "The name has the character &#39; &#39;", url.Values{"name": {"no spaces"}}, http.StatusBadRequest},
 			{"no name", "name-error", "The name is required", url.Values{"name": {""}}, http.StatusBadRequest},
