@@ -1,11 +1,11 @@
 // Package web is ctalk's web app for people: where they sign in (also to end
 // an OAuth authorization), create their organization, read and approve what
-// their agents propose, answer, ask, talk in channels, and run their org. Pages are rendered
-// on the server from embedded templates, every action is a form that works
-// without JavaScript, and every page shares one browser session, layout,
-// stylesheet, CSRF protection and set of security headers. Domain rules stay
-// in the domain packages (inbox, orgs, auth, channels), shared with the MCP
-// tools.
+// their agents propose, answer, ask, talk in channels, and run their org.
+// Pages are rendered on the server from embedded templates, every action is
+// a form that works without JavaScript, and every page shares one browser
+// session, layout, stylesheet, CSRF protection and set of security headers.
+// Domain rules stay in the domain packages (inbox, orgs, auth, channels),
+// shared with the MCP tools.
 package web
 
 import (
