@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/db"
 )
 
 // WatchPosts returns a channel that receives a wake-up whenever a message is
@@ -46,6 +47,30 @@ func (s *Service) Locate(ctx context.Context, c Caller, name, id string) (int64,
 		return 0, fmt.Errorf("locate message: %w", err)
 	}
 	return seq, nil
+}
+
+// MarkRead moves the caller's read cursor of a channel they are a member of
+// forward to seq, never back and never past the newest message: for a
+// reader that read messages with Read.Peek and has now shown them, such as
+// an open web page.
+//
+// Returns EInvalid, ENotFound, EForbidden (not a member).
+func (s *Service) MarkRead(ctx context.Context, c Caller, name string, seq int64) error {
+	if seq < 0 {
+		return ctalk.Errorf(ctalk.EInvalid, "seq must be 0 or the seq of a message")
+	}
+	err := s.db.Tx(ctx, func(tx db.Querier) error {
+		ch, err := memberChannel(ctx, tx, c, name)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, markReadSQL, c.OrgID, ch.Name, c.UserID, seq)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("mark read: %w", err)
+	}
+	return nil
 }
 
 func notFoundMessage(id, channel string) error {

@@ -87,3 +87,36 @@ func TestWatchPosts(t *testing.T) {
 		}
 	})
 }
+
+// TestMarkRead: a member's cursor moves forward to a message, never back
+// and never past the newest; others cannot move it.
+func TestMarkRead(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		s := fixture(t, d)
+		must(s.Create(ctx, alice, NewChannel{Name: "dev", Members: []string{"bob"}}))
+		for range 3 {
+			must(s.Post(ctx, alice, Post{Channel: "dev", Text: "x"}))
+		}
+		unread := func() int64 { return must(s.Channel(ctx, bob, "dev")).UnreadCount }
+		p := must(s.Messages(ctx, bob, "dev", Read{Latest: 3, Peek: true}))
+		if len(p.Messages) != 3 || unread() != 3 {
+			t.Fatalf("a peek read %d messages and left %d unread, want 3 and 3", len(p.Messages), unread())
+		}
+		if err := s.MarkRead(ctx, bob, "dev", 2); err != nil || unread() != 1 {
+			t.Fatalf("marked read to 2: %v, %d unread, want 1", err, unread())
+		}
+		if err := s.MarkRead(ctx, bob, "dev", 1); err != nil || unread() != 1 {
+			t.Fatalf("marked read back to 1: %v, %d unread, want still 1", err, unread())
+		}
+		if err := s.MarkRead(ctx, bob, "dev", 99); err != nil || unread() != 1 {
+			t.Fatalf("marked read past the newest: %v, %d unread, want still 1", err, unread())
+		}
+		wantCode(t, s.MarkRead(ctx, bob, "dev", -1), ctalk.EInvalid)
+		wantCode(t, s.MarkRead(ctx, carol, "dev", 3), ctalk.EForbidden)
+		wantCode(t, s.MarkRead(ctx, mallory, "dev", 3), ctalk.ENotFound)
+		if err := s.MarkRead(ctx, bob, "#dev", 3); err != nil || unread() != 0 {
+			t.Fatalf("marked read to the newest: %v, %d unread, want 0", err, unread())
+		}
+	})
+}

@@ -17,8 +17,9 @@ import (
 // channelFeed is the part of an open channel page's /events stream that
 // carries the channel's new messages, for a member of it: "post" events,
 // each with the message's number as its event id, so that a browser that
-// reconnects resumes after the last one it got. Reading them moves the
-// member's read cursor, as the page itself does. A nil feed carries nothing.
+// reconnects resumes after the last one it got. Sending them moves the
+// member's read cursor, as opening the page does. A nil feed carries
+// nothing.
 type channelFeed struct {
 	p     *Pages
 	who   channels.Caller
@@ -28,9 +29,13 @@ type channelFeed struct {
 	stop  func()
 }
 
-// maxFeedBatch is the most messages the feed reads at once; it reads again
-// while there are more.
-const maxFeedBatch = 50
+// maxFeedBatch is the most messages the feed reads at once, and
+// maxFeedPages the most batches it reads for one wake-up; the rest come
+// with the next wake-up or keep-alive.
+const (
+	maxFeedBatch = 50
+	maxFeedPages = 4
+)
 
 // postEvent is the data of a "post" event: the message as the page shows
 // it, rendered by the page's own template.
@@ -96,34 +101,49 @@ func (f *channelFeed) close() {
 	}
 }
 
-// send sends the messages posted since the last one sent.
-func (f *channelFeed) send(ctx context.Context, w http.ResponseWriter) error {
+// read returns the messages posted since the last one sent, oldest first,
+// leaving the read cursor where it is: they are not shown yet.
+func (f *channelFeed) read(ctx context.Context) ([]*channels.Message, error) {
 	if f == nil {
-		return nil
+		return nil, nil
 	}
-	for {
-		pg, err := f.p.channels.Messages(ctx, f.who, f.name, channels.Read{After: f.after, Limit: maxFeedBatch})
+	var out []*channels.Message
+	after := f.after
+	for range maxFeedPages {
+		pg, err := f.p.channels.Messages(ctx, f.who, f.name, channels.Read{After: after, Limit: maxFeedBatch, Peek: true})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		for _, m := range pg.Messages {
-			var b bytes.Buffer
-			if err := f.p.pages["channels-channel"].ExecuteTemplate(&b, "channels-message", messageView{Message: m, New: m.From != f.who.UserID}); err != nil {
-				return err
-			}
-			ev := sse.Event{ID: strconv.FormatInt(m.Seq, 10), Name: "post", Data: postEvent{Seq: m.Seq, ID: m.ID, HTML: b.String()}}
-			if err := sse.Write(w, ev); err != nil {
-				return err
-			}
-			f.after = m.Seq
-		}
-		if len(pg.Messages) > 0 {
-			if err := sse.Flush(w); err != nil {
-				return err
-			}
+		out = append(out, pg.Messages...)
+		if n := len(pg.Messages); n > 0 {
+			after = pg.Messages[n-1].Seq
 		}
 		if !pg.HasMore {
-			return nil
+			break
 		}
 	}
+	return out, nil
+}
+
+// send sends messages read by read, then moves the person's read cursor
+// past them, as the page does when it opens: they are shown.
+func (f *channelFeed) send(ctx context.Context, w http.ResponseWriter, msgs []*channels.Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	for _, m := range msgs {
+		var b bytes.Buffer
+		if err := f.p.pages["channels-channel"].ExecuteTemplate(&b, "channels-message", messageView{Message: m, New: m.From != f.who.UserID}); err != nil {
+			return err
+		}
+		ev := sse.Event{ID: strconv.FormatInt(m.Seq, 10), Name: "post", Data: postEvent{Seq: m.Seq, ID: m.ID, HTML: b.String()}}
+		if err := sse.Write(w, ev); err != nil {
+			return err
+		}
+	}
+	if err := sse.Flush(w); err != nil {
+		return err
+	}
+	f.after = msgs[len(msgs)-1].Seq
+	return f.p.channels.MarkRead(ctx, f.who, f.name, f.after)
 }

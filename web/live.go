@@ -110,15 +110,27 @@ func (l *live) stream(ctx context.Context, w http.ResponseWriter, m *auth.Sessio
 			l.fail(ctx, w, err)
 			return
 		}
+		posts, err := feed.read(ctx)
+		if err != nil {
+			l.fail(ctx, w, err)
+			return
+		}
+		// Whatever woke the stream, what it read goes only to a signed-in
+		// person: checked after the reads, so that nothing written after a
+		// sign-out reaches the page.
+		if err := l.p.auth.StillSignedIn(ctx, m); err != nil {
+			l.fail(ctx, w, err)
+			return
+		}
 		if last == nil || counts != *last {
 			if sse.Send(w, sse.Event{Name: "counts", Data: counts}) != nil {
 				return
 			}
 			last = &counts
-		} else if sse.Ping(w) != nil {
+		} else if len(posts) == 0 && sse.Ping(w) != nil {
 			return
 		}
-		if err := feed.send(ctx, w); err != nil {
+		if err := feed.send(ctx, w, posts); err != nil {
 			l.fail(ctx, w, err)
 			return
 		}
@@ -129,11 +141,6 @@ func (l *live) stream(ctx context.Context, w http.ResponseWriter, m *auth.Sessio
 		case <-l.p.cfg.Stop:
 			return
 		case <-ctx.Done():
-			return
-		}
-		// Whatever woke the stream, it tells only a signed-in person.
-		if err := l.p.auth.StillSignedIn(ctx, m); err != nil {
-			l.fail(ctx, w, err)
 			return
 		}
 	}
