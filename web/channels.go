@@ -281,6 +281,8 @@ func (p *Pages) postMessage(c echo.Context) error {
 	}
 	field := "post"
 	switch {
+	case code == ctalk.EForbidden:
+		return p.renderChannel(c, http.StatusForbidden, form, map[string]string{"join": "Only members post here: join the channel first, then post."})
 	case code == ctalk.ENotFound:
 		field = "reply_to"
 	case code == ctalk.EInvalid && strings.HasPrefix(ctalk.ErrorMessage(err), "priority "):

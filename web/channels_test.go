@@ -177,6 +177,13 @@ func TestChannelsPostReadJoinLeave(t *testing.T) {
 		_, page = alice.post("/channels/dev/topic", url.Values{"topic": {"Release train, by an admin"}})
 		mustShow(t, "alice sets the topic", page, "The topic is saved", "Release train, by an admin")
 
+		// Each action is audited with the channel, never the text.
+		s.waitAuditEvent(t, "acme", "bob", "web:create_channel", "ok", "dev")
+		s.waitAuditEvent(t, "acme", "bob", "web:post_message", "ok", "dev")
+		s.waitAuditEvent(t, "acme", "carol", "web:join_channel", "ok", "dev")
+		s.waitAuditEvent(t, "acme", "carol", "web:update_channel", "forbidden", "dev")
+		s.waitAuditEvent(t, "acme", "carol", "web:post_message", "invalid", "")
+
 		// carol leaves.
 		code, page = carol.post("/channels/dev/leave", url.Values{})
 		wantStatus(t, "leave", code, http.StatusOK, page)
@@ -186,8 +193,22 @@ func TestChannelsPostReadJoinLeave(t *testing.T) {
 		}
 		code, page = carol.post("/channels/dev/leave", url.Values{})
 		wantStatus(t, "leave twice", code, http.StatusConflict, page)
+		mustShow(t, "leave twice", page, "you are not a member of #dev")
 		code, page = carol.post("/channels/dev/messages", url.Values{"text": {"still here?"}})
 		wantStatus(t, "post after leaving", code, http.StatusForbidden, page)
+		mustShow(t, "post after leaving", page, "Only members post here: join the channel first", `action="/channels/dev/join"`)
+		s.waitAuditEvent(t, "acme", "carol", "web:leave_channel", "ok", "dev")
+
+		// An archived channel reads, and refuses posts in words.
+		if _, err := s.Channels.Archive(context.Background(), channels.Caller{OrgID: "acme", UserID: "alice", Admin: true}, "dev"); err != nil {
+			t.Fatal(err)
+		}
+		_, page = bob.get("/channels/dev")
+		mustShow(t, "archived", page, `<strong class="tag">archived</strong>: read-only`, "Deploy at 5, @carol")
+		mustNotShow(t, "archived", page, `action="/channels/dev/messages"`, `action="/channels/dev/topic"`)
+		code, page = bob.post("/channels/dev/messages", url.Values{"text": {"late"}})
+		wantStatus(t, "post to an archived channel", code, http.StatusConflict, page)
+		mustShow(t, "post to an archived channel", page, "#dev is archived: it is read-only")
 	})
 }
 
