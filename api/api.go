@@ -103,9 +103,9 @@ type Server struct {
 	web   *web.Pages
 	// tools holds each registered tool's traits by name; it is written
 	// only while New registers the tools.
-	tools map[string]toolTraits
-	// channels and presence are set by Assemble, after New.
+	tools    map[string]toolTraits
 	channels *channels.Service
+	// presence is set by Assemble, after New.
 	presence *orgs.Presence
 	// streams counts the open event streams (GET /mcp) per user.
 	streamsMu sync.Mutex
@@ -113,14 +113,14 @@ type Server struct {
 }
 
 // New builds the application over the given services.
-func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Service) *Server {
+func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Service, ch *channels.Service) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.ProgressEvery <= 0 {
 		cfg.ProgressEvery = 10 * time.Second
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, db: d, auth: a, orgs: o, inbox: i, stop: make(chan struct{}), hosts: newHostPolicy(cfg)}
+	s := &Server{cfg: cfg, log: cfg.Logger, db: d, auth: a, orgs: o, inbox: i, channels: ch, stop: make(chan struct{}), hosts: newHostPolicy(cfg)}
 	ocfg := oauth.DefaultConfig()
 	if cfg.OAuth != nil {
 		ocfg = *cfg.OAuth

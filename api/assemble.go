@@ -25,12 +25,15 @@ type Wiring struct {
 // Assembly is a ctalk server and the parts behind it.
 type Assembly struct {
 	*Server
-	Auth   *auth.Service
-	Orgs   *orgs.Service
-	Inbox  *inbox.Service
-	Broker *inbox.Broker
-	Audit  *audit.Log
-	cancel context.CancelFunc
+	Auth  *auth.Service
+	Orgs  *orgs.Service
+	Inbox *inbox.Service
+	// Channels is the channels service the tools, the REST mirror and the
+	// web app share.
+	Channels *channels.Service
+	Broker   *inbox.Broker
+	Audit    *audit.Log
+	cancel   context.CancelFunc
 }
 
 // Assemble wires a ctalk server over d, as every ctalk process does (the
@@ -57,15 +60,15 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	}
 	in := inbox.NewService(d, w.Inbox, broker)
 	o := orgs.NewService(d, a)
-	srv := New(w.API, d, a, o, in)
 	// Channel waits wake through the inbox's broker, keyed by channel.
-	srv.channels = channels.NewService(d, channels.Config{Recheck: w.Inbox.Recheck}, broker)
+	ch := channels.NewService(d, channels.Config{Recheck: w.Inbox.Recheck}, broker)
+	srv := New(w.API, d, a, o, in, ch)
 	srv.presence = orgs.NewPresence(d, srv.log)
 	go srv.presence.Run(ctx)
 	go srv.channels.PruneAlertsEvery(ctx, time.Hour, srv.log)
 	return &Assembly{
 		Server: srv,
-		Auth:   a, Orgs: o, Inbox: in, Broker: broker, Audit: w.API.Audit,
+		Auth:   a, Orgs: o, Inbox: in, Channels: ch, Broker: broker, Audit: w.API.Audit,
 		cancel: cancel,
 	}, nil
 }

@@ -151,6 +151,13 @@ const advanceReadSQL = `
 	UPDATE channel_members SET read_seq = $4
 	WHERE org_id = $1 AND channel = $2 AND user_id = $3 AND read_seq < $4`
 
+// markReadSQL moves a read cursor forward to $4, never back, and never past
+// the channel's newest message.
+const markReadSQL = `
+	UPDATE channel_members SET read_seq = $4
+	WHERE org_id = $1 AND channel = $2 AND user_id = $3 AND read_seq < $4
+	  AND $4 <= (SELECT c.last_seq FROM channels c WHERE c.org_id = $1 AND c.name = $2)`
+
 // unreadCountSQL counts the caller's unread messages across their channels.
 const unreadCountSQL = `
 	SELECT COALESCE(SUM(c.last_seq - cm.read_seq), 0) FROM channel_members cm

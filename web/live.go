@@ -53,7 +53,8 @@ func (l *live) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // events streams the signed-in person's counts (inbox.Counts) as "counts"
-// events: one at once, then one whenever they change. It is woken by the
+// events: one at once, then one whenever they change; with ?channel=, also
+// the channel's new messages (see channelFeed). It is woken by the
 // inbox's broker (on Postgres, by any replica), re-reads on each keep-alive
 // in case a wake-up was lost, and holds no database connection in between.
 // It ends when the session ends (with an "error" event) and when the server
@@ -75,6 +76,15 @@ func (l *live) events(c echo.Context) error {
 			"You have %d ctalk pages with live updates open; close some of those tabs or windows, then reload this page.", MaxStreams))
 	}
 	defer release()
+	// A channel page's stream also carries the channel's new messages.
+	feed, err := l.p.openChannelFeed(c)
+	if err != nil {
+		if ctalk.ErrorCode(err) == ctalk.EInternal {
+			return err
+		}
+		return c.String(ctalk.HTTPStatus(ctalk.ErrorCode(err)), ctalk.ErrorMessage(err))
+	}
+	defer feed.close()
 	// Subscribed before the first read, so nothing committed in between is missed.
 	wake, cancel := l.p.inbox.Broker().Watch(m.OrgID, m.UserID)
 	defer cancel()
@@ -84,13 +94,13 @@ func (l *live) events(c echo.Context) error {
 	if err := sse.Retry(w, reconnectAfter); err != nil {
 		return nil
 	}
-	l.stream(c.Request().Context(), w, m, wake)
+	l.stream(c.Request().Context(), w, m, wake, feed)
 	return nil
 }
 
-// stream sends the counts until the client leaves, the session ends or the
-// server drains.
-func (l *live) stream(ctx context.Context, w http.ResponseWriter, m *auth.Session, wake <-chan struct{}) {
+// stream sends the counts, and the feed's messages, until the client
+// leaves, the session ends or the server drains.
+func (l *live) stream(ctx context.Context, w http.ResponseWriter, m *auth.Session, wake <-chan struct{}, feed *channelFeed) {
 	keepAlive := time.NewTicker(sse.KeepAlive)
 	defer keepAlive.Stop()
 	var last *inbox.Counts
@@ -100,25 +110,37 @@ func (l *live) stream(ctx context.Context, w http.ResponseWriter, m *auth.Sessio
 			l.fail(ctx, w, err)
 			return
 		}
+		posts, err := feed.read(ctx)
+		if err != nil {
+			l.fail(ctx, w, err)
+			return
+		}
+		// Whatever woke the stream, what it read goes only to a signed-in
+		// person: checked after the reads, so that nothing written after a
+		// sign-out reaches the page.
+		if err := l.p.auth.StillSignedIn(ctx, m); err != nil {
+			l.fail(ctx, w, err)
+			return
+		}
 		if last == nil || counts != *last {
 			if sse.Send(w, sse.Event{Name: "counts", Data: counts}) != nil {
 				return
 			}
 			last = &counts
-		} else if sse.Ping(w) != nil {
+		} else if len(posts) == 0 && sse.Ping(w) != nil {
+			return
+		}
+		if err := feed.send(ctx, w, posts); err != nil {
+			l.fail(ctx, w, err)
 			return
 		}
 		select {
 		case <-wake:
+		case <-feed.wakeups():
 		case <-keepAlive.C:
 		case <-l.p.cfg.Stop:
 			return
 		case <-ctx.Done():
-			return
-		}
-		// Whatever woke the stream, it tells only a signed-in person.
-		if err := l.p.auth.StillSignedIn(ctx, m); err != nil {
-			l.fail(ctx, w, err)
 			return
 		}
 	}

@@ -1,10 +1,11 @@
 // Package web is ctalk's web app for people: where they sign in (also to end
 // an OAuth authorization), create their organization, read and approve what
-// their agents propose, answer, ask, and run their org. Pages are rendered
-// on the server from embedded templates, every action is a form that works
-// without JavaScript, and every page shares one browser session, layout,
-// stylesheet, CSRF protection and set of security headers. Domain rules stay
-// in the domain packages (inbox, orgs, auth), shared with the MCP tools.
+// their agents propose, answer, ask, talk in channels, and run their org.
+// Pages are rendered on the server from embedded templates, every action is
+// a form that works without JavaScript, and every page shares one browser
+// session, layout, stylesheet, CSRF protection and set of security headers.
+// Domain rules stay in the domain packages (inbox, orgs, auth, channels),
+// shared with the MCP tools.
 package web
 
 import (
@@ -24,6 +25,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/orgs"
@@ -64,27 +66,29 @@ type Config struct {
 
 // Services are the domain services behind the pages.
 type Services struct {
-	Auth  *auth.Service
-	Orgs  *orgs.Service
-	OAuth *oauth.Service
-	Inbox *inbox.Service
-	Audit *audit.Log
+	Auth     *auth.Service
+	Orgs     *orgs.Service
+	OAuth    *oauth.Service
+	Inbox    *inbox.Service
+	Channels *channels.Service
+	Audit    *audit.Log
 }
 
 // Pages serves the pages.
 type Pages struct {
-	cfg   Config
-	auth  *auth.Service
-	orgs  *orgs.Service
-	oauth *oauth.Service
-	inbox *inbox.Service
-	audit *audit.Log
-	pages map[string]*template.Template
+	cfg      Config
+	auth     *auth.Service
+	orgs     *orgs.Service
+	oauth    *oauth.Service
+	inbox    *inbox.Service
+	channels *channels.Service
+	audit    *audit.Log
+	pages    map[string]*template.Template
 }
 
 // New returns the pages over the given services.
 func New(cfg Config, s Services) *Pages {
-	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, audit: s.Audit, pages: parsePages()}
+	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, channels: s.Channels, audit: s.Audit, pages: parsePages()}
 }
 
 // parsePages parses each page of templates/ (every file but the layout)
@@ -130,6 +134,7 @@ func (p *Pages) Mount(e *echo.Echo) {
 	p.mountAsked(r)
 	p.mountPeople(r)
 	p.mountTokens(r)
+	p.mountChannels(r)
 	p.mountAdmin(r.with(p.adminOnly))
 	p.mountLive(r)
 }

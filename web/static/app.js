@@ -1,7 +1,8 @@
 // ctalk's pages work without this script. It shows times in the person's
 // time zone, keeps the count of what waits for them up to date without a
-// reload (from the /events stream), announces new items quietly, and adds
-// a few keyboard shortcuts (? lists them).
+// reload (from the /events stream), adds a channel's new messages to its
+// open page, announces new items quietly, and adds a few keyboard
+// shortcuts (? lists them).
 "use strict";
 (function () {
   var body = document.body;
@@ -117,7 +118,32 @@
     if (news.length) { say(news.join(", "), true); }
   }
 
-  var events = new EventSource("/events");
+  // A channel page that ends with the newest messages asks the stream for
+  // the channel's new ones, after the last it shows.
+  var feed = document.getElementById("messages");
+  var channel = feed && feed.getAttribute("data-channel");
+  var posts = 0;
+  var src = "/events";
+  if (channel) {
+    src += "?channel=" + encodeURIComponent(channel) + "&after=" + encodeURIComponent(feed.getAttribute("data-after") || "0");
+  }
+  function post(m) {
+    if (!channel || document.getElementById(m.id)) { return; }
+    var empty = document.getElementById("no-messages");
+    if (empty) { empty.parentNode.removeChild(empty); }
+    // The server rendered it with the page's own template.
+    feed.insertAdjacentHTML("beforeend", m.html);
+    feed.setAttribute("data-after", m.seq);
+    times();
+    var added = document.getElementById(m.id);
+    if (added && added.classList.contains("unread")) {
+      posts++;
+      say(plural(posts, "new message") + " in #" + channel, false);
+    }
+  }
+
+  var events = new EventSource(src);
+  events.addEventListener("post", function (e) { post(JSON.parse(e.data)); });
   events.addEventListener("open", function () { body.setAttribute("data-live", "open"); });
   events.addEventListener("counts", function (e) {
     var c = JSON.parse(e.data);
