@@ -49,6 +49,36 @@ func nextUpdate(t *testing.T, updates <-chan string) string {
 	}
 }
 
+// attached posts until a first notification arrives, which says the
+// client's event stream (opened in the background after initialize) is
+// attached: what is posted before that reaches no stream.
+func attached(t *testing.T, updates <-chan string, post func()) string {
+	t.Helper()
+	for range 20 {
+		post()
+		select {
+		case uri := <-updates:
+			return uri
+		case <-time.After(time.Second):
+		}
+	}
+	t.Fatal("no notifications/resources/updated after 20 posts")
+	return ""
+}
+
+// drained reads the notifications already queued.
+func drained(updates <-chan string) []string {
+	var out []string
+	for {
+		select {
+		case uri := <-updates:
+			out = append(out, uri)
+		default:
+			return out
+		}
+	}
+}
+
 func TestChannelSubscriptions(t *testing.T) {
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
@@ -66,6 +96,11 @@ func TestChannelSubscriptions(t *testing.T) {
 					t.Fatalf("subscribe %s: %v", uri, err)
 				}
 			}
+			if uri := attached(t, updates, func() {
+				ok(t, u["bob"], "post_message", map[string]any{"channel": "dev", "text": "are you there?"})
+			}); uri != "ctalk://channels/dev" {
+				t.Fatalf("notification for %s, want ctalk://channels/dev", uri)
+			}
 			// Only the channel alice is in is followed: carol's private
 			// channel and the other org's dev never notify her.
 			ok(t, u["carol"], "post_message", map[string]any{"channel": "secret", "text": "not for alice"})
@@ -73,6 +108,11 @@ func TestChannelSubscriptions(t *testing.T) {
 			ok(t, u["bob"], "post_message", map[string]any{"channel": "dev", "text": "for alice"})
 			if uri := nextUpdate(t, updates); uri != "ctalk://channels/dev" {
 				t.Fatalf("notification for %s, want ctalk://channels/dev", uri)
+			}
+			for _, uri := range drained(updates) {
+				if uri != "ctalk://channels/dev" {
+					t.Fatalf("notification for %s, want only ctalk://channels/dev", uri)
+				}
 			}
 			if n := countRows(t, e.DB, `SELECT COUNT(*) FROM channel_subscriptions`); n != 1 {
 				t.Fatalf("%d subscriptions stored, want 1", n)
@@ -102,7 +142,9 @@ func TestChannelSubscriptionsAcrossReplicas(t *testing.T) {
 	if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "ctalk://channels/dev"}); err != nil {
 		t.Fatal(err)
 	}
+	attached(t, updates, func() { ok(t, u["bob"], "post_message", map[string]any{"channel": "dev", "text": "are you there?"}) })
 	for i := range 4 {
+		drained(updates)
 		ok(t, u["bob"], "post_message", map[string]any{"channel": "dev", "text": "post " + string(rune('a'+i))})
 		if uri := nextUpdate(t, updates); uri != "ctalk://channels/dev" {
 			t.Fatalf("notification for %s", uri)
