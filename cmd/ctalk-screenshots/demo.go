@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/api"
+	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/orgs"
@@ -77,9 +78,42 @@ func seed(ctx context.Context, d *db.DB, a *api.Assembly) (*demo, error) {
 	if _, err := ask(12*time.Minute, "carol", "alice", "Can I deploy billing on Friday afternoon, or is there a freeze?"); err != nil {
 		return nil, err
 	}
+	if err := seedChannel(ctx, a, at); err != nil {
+		return nil, err
+	}
 	more := func(ctx context.Context) error {
 		_, err := a.Inbox.Ask(ctx, "acme", "dev", inbox.Ask{To: "alice", Text: "Do refunds go through the same queue as charges?"})
 		return err
 	}
 	return &demo{OrgID: "acme", UserID: "alice", Question: q.ID, Ask: more}, nil
+}
+
+// seedChannel creates #payments with a short conversation of people and
+// their agents.
+func seedChannel(ctx context.Context, a *api.Assembly, at func(time.Duration)) error {
+	as := func(id string) channels.Caller { return channels.Caller{OrgID: "acme", UserID: id} }
+	at(5 * time.Hour)
+	if _, err := a.Channels.Create(ctx, as("alice"), channels.NewChannel{Name: "payments", Topic: "Charges, refunds and the card reader",
+		Members: []string{"bob", "carol", "dev"}}); err != nil {
+		return err
+	}
+	for _, m := range []struct {
+		ago      time.Duration
+		from     string
+		text     string
+		kind     string
+		priority string
+		agent    bool
+	}{
+		{4 * time.Hour, "carol", "Deploy of billing 3.2 to staging is done; production after the freeze lifts.", "status", "", true},
+		{3 * time.Hour, "bob", "@alice the card reader retries twice on a timeout; is that safe with the new keys?", "", "", false},
+		{150 * time.Minute, "alice", "Yes: each retry reuses its idempotency key, so a charge goes through once.", "", "", false},
+		{40 * time.Minute, "dev", "Refund queue is backed up by 2,000 jobs; looking into it.", "status", "high", true},
+	} {
+		at(m.ago)
+		if _, err := a.Channels.Post(ctx, as(m.from), channels.Post{Channel: "payments", Text: m.text, Type: m.kind, Priority: m.priority, ByAgent: m.agent}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
