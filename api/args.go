@@ -151,16 +151,3 @@ func waitArg(v *float64) (time.Duration, error) {
 	}
 	return time.Duration(*v * float64(time.Second)), nil
 }
-
-// timeArg parses an optional RFC 3339 argument.
-func timeArg(name, v string) (time.Time, error) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return time.Time{}, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil {
-		return time.Time{}, ctalk.Errorf(ctalk.EInvalid, "%s is not an RFC 3339 time; use a form like 2026-01-31T09:00:00Z", name)
-	}
-	return t, nil
-}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/inbox"
@@ -440,11 +441,11 @@ func (s *Server) addSearchMessages() {
 		authTokenParam,
 		annotations(true, false, true),
 	), func(ctx context.Context, sess *auth.Session, in *searchArgs) (*searchResult, error) {
-		since, err := timeArg("since", in.Since)
+		since, err := ctalk.ParseTime("since", in.Since)
 		if err != nil {
 			return nil, err
 		}
-		until, err := timeArg("until", in.Until)
+		until, err := ctalk.ParseTime("until", in.Until)
 		if err != nil {
 			return nil, err
 		}

@@ -217,7 +217,7 @@ func (s *Server) registerCheckReplies() {
 		authTokenParam,
 		annotations(false, false, true),
 	), func(ctx context.Context, sess *auth.Session, in *repliesArgs) (*repliesResult, error) {
-		since, err := timeArg("since", in.Since)
+		since, err := ctalk.ParseTime("since", in.Since)
 		if err != nil {
 			return nil, err
 		}

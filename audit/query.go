@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/ctalk/ctalk"
 )
@@ -51,10 +50,10 @@ func (q Query) Filter() (f Filter, err error) {
 	if f.Outcome != "" && !ValidOutcome(f.Outcome) {
 		return f, ctalk.Errorf(ctalk.EInvalid, "outcome is not one of ok, cancelled, invalid, unauthorized, forbidden, not_found, conflict, rate_limited, unavailable, internal")
 	}
-	if f.Since, err = queryTime("since", q.Since); err != nil {
+	if f.Since, err = ctalk.ParseTime("since", q.Since); err != nil {
 		return f, err
 	}
-	if f.Until, err = queryTime("until", q.Until); err != nil {
+	if f.Until, err = ctalk.ParseTime("until", q.Until); err != nil {
 		return f, err
 	}
 	if f.Limit == 0 {
@@ -69,18 +68,6 @@ func (q Query) Filter() (f Filter, err error) {
 		}
 	}
 	return f, nil
-}
-
-func queryTime(name, v string) (time.Time, error) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return time.Time{}, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil {
-		return time.Time{}, ctalk.Errorf(ctalk.EInvalid, "%s is not an RFC 3339 time; use a form like 2026-01-31T09:00:00Z", name)
-	}
-	return t, nil
 }
 
 // Query returns the page of orgID's events that q asks for.

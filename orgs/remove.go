@@ -2,8 +2,6 @@ package orgs
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -39,16 +37,9 @@ func (s *Service) RemoveUser(ctx context.Context, orgID, userID string) (*Remova
 		if err := s.lockOrg(ctx, tx, orgID); err != nil {
 			return err
 		}
-		var role string
-		var otherAdmins int
-		err := tx.QueryRow(ctx, `
-			SELECT role, (SELECT COUNT(*) FROM users a WHERE a.org_id = $1 AND a.id <> $2 AND a.role = 'admin' AND a.removed_at IS NULL)
-			FROM users WHERE org_id = $1 AND id = $2 AND removed_at IS NULL`, orgID, userID).Scan(&role, &otherAdmins)
-		if errors.Is(err, sql.ErrNoRows) {
-			return auth.NotFoundUser(userID)
-		}
+		role, otherAdmins, err := s.adminCount(ctx, tx, orgID, userID)
 		if err != nil {
-			return fmt.Errorf("read users: %w", err)
+			return err
 		}
 		if role == RoleAdmin && otherAdmins == 0 {
 			return ctalk.Errorf(ctalk.EConflict, "user %q is the last admin of organization %q and cannot be removed; add another admin first (register_user with role admin)", userID, orgID)

@@ -31,16 +31,9 @@ func (s *Service) SetRole(ctx context.Context, orgID, userID, role string) (*Use
 		if err := s.lockOrg(ctx, tx, orgID); err != nil {
 			return err
 		}
-		var current string
-		var otherAdmins int
-		err := tx.QueryRow(ctx, `
-			SELECT role, (SELECT COUNT(*) FROM users a WHERE a.org_id = $1 AND a.id <> $2 AND a.role = 'admin' AND a.removed_at IS NULL)
-			FROM users WHERE org_id = $1 AND id = $2 AND removed_at IS NULL`, orgID, userID).Scan(&current, &otherAdmins)
-		if errors.Is(err, sql.ErrNoRows) {
-			return auth.NotFoundUser(userID)
-		}
+		current, otherAdmins, err := s.adminCount(ctx, tx, orgID, userID)
 		if err != nil {
-			return fmt.Errorf("read users: %w", err)
+			return err
 		}
 		if current == RoleAdmin && role != RoleAdmin && otherAdmins == 0 {
 			return ctalk.Errorf(ctalk.EConflict, "user %q is the last admin of organization %q and must stay an admin; make another member an admin first", userID, orgID)
@@ -56,6 +49,23 @@ func (s *Service) SetRole(ctx context.Context, orgID, userID, role string) (*Use
 		s.auth.Revoked(ctx, orgID, userID)
 	}
 	return u, err
+}
+
+// adminCount reads, on a transaction that holds lockOrg, the role of a
+// current member and how many other admins the org has.
+//
+// Returns ENotFound when userID is not a current member.
+func (s *Service) adminCount(ctx context.Context, tx db.Querier, orgID, userID string) (role string, otherAdmins int, err error) {
+	err = tx.QueryRow(ctx, `
+		SELECT role, (SELECT COUNT(*) FROM users a WHERE a.org_id = $1 AND a.id <> $2 AND a.role = 'admin' AND a.removed_at IS NULL)
+		FROM users WHERE org_id = $1 AND id = $2 AND removed_at IS NULL`, orgID, userID).Scan(&role, &otherAdmins)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", 0, auth.NotFoundUser(userID)
+	}
+	if err != nil {
+		return "", 0, fmt.Errorf("read users: %w", err)
+	}
+	return role, otherAdmins, nil
 }
 
 // lockOrg makes changes to orgID's admins take turns on the org's row, so
