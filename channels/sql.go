@@ -75,8 +75,8 @@ const nextSeqSQL = `
 	RETURNING last_seq`
 
 const insertMessageSQL = `
-	INSERT INTO channel_messages (org_id, channel, seq, id, author_id, by_agent, kind, priority, body, reply_to, mentions, created_at)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`
+	INSERT INTO channel_messages (org_id, channel, seq, id, author_id, by_agent, kind, priority, body, reply_to, mentions, created_at, approved_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`
 
 // readOwnPostSQL moves the author's read cursor past their own post when
 // nothing was unread before it, so that one's own posts do not read as
@@ -87,7 +87,7 @@ const readOwnPostSQL = `
 
 const replyTargetSQL = `SELECT seq FROM channel_messages WHERE org_id = $1 AND channel = $2 AND id = $3`
 
-const messageColumns = `m.id, m.channel, m.seq, m.author_id, COALESCE(u.name, ''), m.by_agent, m.kind, m.priority, m.body, COALESCE(m.reply_to, ''), m.mentions, m.created_at`
+const messageColumns = `m.id, m.channel, m.seq, m.author_id, COALESCE(u.name, ''), m.by_agent, m.kind, m.priority, m.body, COALESCE(m.reply_to, ''), m.mentions, m.created_at, m.approved_at`
 
 const messageFrom = ` FROM channel_messages m LEFT JOIN users u ON u.org_id = m.org_id AND u.id = m.author_id`
 

@@ -12,7 +12,8 @@ ALTER TABLE channel_messages ADD COLUMN approved_at TIMESTAMPTZ;
 -- channel_messages, so that no read of a channel (messages, unread counts,
 -- search, alerts, resources) can see them, and messages keep numbers
 -- without gaps. A decision sets status once (a conditional update: two
--- decisions at once have one outcome); reported_at marks the decision as
+-- decisions at once have one outcome), with the person's note (a rejection)
+-- or text (an edit); reported_at marks the decision as
 -- handed to the agent (check_inbox, wait_for_inbox).
 CREATE TABLE channel_posts (
     org_id      TEXT NOT NULL,
@@ -27,6 +28,7 @@ CREATE TABLE channel_posts (
     status      TEXT NOT NULL DEFAULT 'pending_approval' CHECK (status IN ('pending_approval', 'approved', 'edited', 'rejected')),
     decided_at  TIMESTAMPTZ,
     note        TEXT NOT NULL DEFAULT '',
+    edited_body TEXT,
     message_id  TEXT,
     seq         BIGINT,
     reported_at TIMESTAMPTZ,
