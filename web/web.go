@@ -24,6 +24,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/orgs"
@@ -69,6 +70,8 @@ type Services struct {
 	OAuth *oauth.Service
 	Inbox *inbox.Service
 	Audit *audit.Log
+	// Channels holds the channel posts agents keep for their person.
+	Channels *channels.Service
 }
 
 // Pages serves the pages.
@@ -80,11 +83,13 @@ type Pages struct {
 	inbox *inbox.Service
 	audit *audit.Log
 	pages map[string]*template.Template
+	// posts are the channel posts held for their person (posts.go).
+	posts *channels.Service
 }
 
 // New returns the pages over the given services.
 func New(cfg Config, s Services) *Pages {
-	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, audit: s.Audit, pages: parsePages()}
+	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, audit: s.Audit, pages: parsePages(), posts: s.Channels}
 }
 
 // parsePages parses each page of templates/ (every file but the layout)
@@ -127,6 +132,7 @@ func (p *Pages) Mount(e *echo.Echo) {
 	// them behind a signed-in session.
 	r := routes{e: e, mw: append(mw, p.signedIn)}
 	p.mountInbox(r)
+	p.mountPosts(r)
 	p.mountAsked(r)
 	p.mountPeople(r)
 	p.mountTokens(r)
