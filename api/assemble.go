@@ -59,6 +59,7 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	srv := New(w.API, d, a, o, in)
 	// Channel waits wake through the inbox's broker, keyed by channel.
 	srv.channels = channels.NewService(d, channels.Config{Recheck: w.Inbox.Recheck}, broker)
+	srv.web.UsePosts(srv.channels)
 	srv.presence = orgs.NewPresence(d, srv.log)
 	go srv.presence.Run(ctx)
 	go srv.channels.PruneAlertsEvery(ctx, time.Hour, srv.log)

@@ -12,6 +12,14 @@ import (
 	"github.com/ctalk/ctalk/channels"
 )
 
+// postService is what the page of held posts needs of the channels
+// service.
+type postService = *channels.Service
+
+// UsePosts gives the pages the channels service that holds agents' posts:
+// the channels service is made after the pages.
+func (p *Pages) UsePosts(s *channels.Service) { p.posts = s }
+
 // mountPosts adds the page of the channel posts a person's agent made while
 // the org holds agents' posts for approval (channel_post_mode human), with
 // the approve, edit and reject actions. Each action is the author's own, in

@@ -24,7 +24,6 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
-	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/orgs"
@@ -70,8 +69,6 @@ type Services struct {
 	OAuth *oauth.Service
 	Inbox *inbox.Service
 	Audit *audit.Log
-	// Channels holds the channel posts agents keep for their person.
-	Channels *channels.Service
 }
 
 // Pages serves the pages.
@@ -83,13 +80,14 @@ type Pages struct {
 	inbox *inbox.Service
 	audit *audit.Log
 	pages map[string]*template.Template
-	// posts are the channel posts held for their person (posts.go).
-	posts *channels.Service
+	// posts are the channel posts held for their person (posts.go), set
+	// by UsePosts.
+	posts postService
 }
 
 // New returns the pages over the given services.
 func New(cfg Config, s Services) *Pages {
-	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, audit: s.Audit, pages: parsePages(), posts: s.Channels}
+	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, audit: s.Audit, pages: parsePages()}
 }
 
 // parsePages parses each page of templates/ (every file but the layout)
