@@ -1,8 +1,11 @@
 package api_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestChannelPostMode: an admin sets channel_post_mode with
@@ -44,6 +47,17 @@ func TestChannelPostMode(t *testing.T) {
 			}
 			if found := ok(t, cs, "search_messages", map[string]any{"query": "held"})["messages"].([]any); len(found) != 0 {
 				t.Fatalf("%s finds %v", who, found)
+			}
+			if u := ok(t, cs, "get_unread", map[string]any{}); len(u["messages"].([]any)) != 0 || u["unread_left"] != 0.0 {
+				t.Fatalf("%s has unread %v", who, u)
+			}
+			read, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "ctalk://channels/dev"})
+			if err != nil || len(read.Contents) != 1 {
+				t.Fatalf("%s reads the channel's resource: %+v, %v", who, read, err)
+			}
+			var content struct{ Messages []map[string]any }
+			if err := json.Unmarshal([]byte(read.Contents[0].Text), &content); err != nil || len(content.Messages) != 0 {
+				t.Fatalf("%s reads the channel's resource: %s, %v", who, read.Contents[0].Text, err)
 			}
 		}
 

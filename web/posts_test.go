@@ -196,3 +196,40 @@ func TestHeldPostRefusals(t *testing.T) {
 		}
 	})
 }
+
+// TestAdminSetsChannelPostMode: the admin settings form sets
+// channel_post_mode and leaves approval_mode as it is; a member's form is
+// refused.
+func TestAdminSetsChannelPostMode(t *testing.T) {
+	each(t, func(t *testing.T, engine db.Engine) {
+		s := start(t, engine)
+		s.org(t, "acme")
+		mode := func() (string, string) {
+			t.Helper()
+			o, err := s.Orgs.Org(context.Background(), "acme")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return o.ApprovalMode, o.ChannelPostMode
+		}
+		if code, _ := s.newClient(t, "acme", "bob").post("/admin/settings", url.Values{"channel_post_mode": {"human"}}); code != http.StatusForbidden {
+			t.Fatalf("a member sets it: %d, want 403", code)
+		}
+		alice := s.newClient(t, "acme", "alice")
+		if code, page := alice.get("/admin"); code != http.StatusOK || !strings.Contains(page, `name="channel_post_mode" value="agent" checked`) {
+			t.Fatalf("the admin page: %d\n%s", code, page)
+		}
+		if code, page := alice.post("/admin/settings", url.Values{"channel_post_mode": {"robot"}}); code != http.StatusBadRequest || !strings.Contains(page, "channel_post_mode is not valid") {
+			t.Fatalf("a bad mode: %d\n%s", code, page)
+		}
+		if code, page := alice.post("/admin/settings", url.Values{"channel_post_mode": {"human"}}); code != http.StatusOK || !strings.Contains(page, "Settings saved.") {
+			t.Fatalf("alice sets it: %d\n%s", code, page)
+		}
+		if a, c := mode(); a != orgs.ApprovalAgent || c != orgs.ChannelPostHuman {
+			t.Fatalf("approval_mode %q, channel_post_mode %q", a, c)
+		}
+		if code, page := alice.get("/admin"); code != http.StatusOK || !strings.Contains(page, `name="channel_post_mode" value="human" checked`) {
+			t.Fatalf("the admin page after: %d", code)
+		}
+	})
+}
