@@ -254,3 +254,51 @@ func TestHeldPostChecks(t *testing.T) {
 		wantCode(t, err, ctalk.EConflict)
 	})
 }
+
+// TestDecisionsHandedOverOnce: concurrent check_inbox and wait_for_inbox
+// calls of one agent hand each decision on its posts over exactly once.
+func TestDecisionsHandedOverOnce(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		s := fixture(t, d)
+		must(s.Create(ctx, alice, NewChannel{Name: "eng", Members: []string{"bob"}}))
+		humanMode(t, d)
+		const posts = 30
+		for i := range posts {
+			p := must(s.AgentPost(ctx, bob, Post{Channel: "eng", Text: "post"})).Held
+			if i%2 == 0 {
+				must(s.RejectPost(ctx, bob, p.ID, "no"))
+			} else {
+				must(s.ApprovePost(ctx, bob, p.ID))
+			}
+		}
+		var mu sync.Mutex
+		seen := map[string]int{}
+		var wg sync.WaitGroup
+		for range 6 {
+			wg.Go(func() {
+				for range 5 {
+					as, err := s.Alerts(ctx, bob)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					for _, a := range as {
+						seen[a.PostID]++
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		if len(seen) != posts {
+			t.Fatalf("%d decisions handed over, want %d", len(seen), posts)
+		}
+		for id, n := range seen {
+			if n != 1 {
+				t.Fatalf("the decision on %s was handed over %d times", id, n)
+			}
+		}
+	})
+}
