@@ -492,3 +492,26 @@ func (s *Server) addSearchMessages() {
 		return res, nil
 	})
 }
+
+// channelEventsStep is wait_for_inbox's next step when it hands over only
+// channel events: calls in channels, decisions on held posts, or both.
+func channelEventsStep(events []*channels.Alert) string {
+	called, decided := false, false
+	for _, e := range events {
+		switch e.Reason {
+		case channels.AlertPostApproved, channels.AlertPostEdited, channels.AlertPostRejected:
+			decided = true
+		default:
+			called = true
+		}
+	}
+	const call = "you were called in a channel: read each event's message in its channel with get_messages, and answer there with post_message if your person wants to"
+	const decision = "your person decided on posts you made: post_approved and post_edited are in their channel (message_id, seq), post_rejected posted nothing (read their note)"
+	switch {
+	case called && decided:
+		return call + "; and " + decision
+	case decided:
+		return decision
+	}
+	return call
+}

@@ -323,7 +323,7 @@ func (s *Server) registerWaitForInbox() {
 		case res.TimedOut:
 			res.NextStep = "nothing new yet; call wait_for_inbox again to keep waiting"
 		case d.Empty():
-			res.NextStep = "you were called in a channel: read each event's message in its channel with get_messages, and answer there with post_message if your person wants to"
+			res.NextStep = channelEventsStep(events)
 		default:
 			res.NextStep = "answer each question: propose_response, get your person's approval of the exact text, then send_response (or decline_question)"
 			if len(events) > 0 {

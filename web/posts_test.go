@@ -137,6 +137,9 @@ func TestHeldPostRejectedWithANote(t *testing.T) {
 		if ev := events[0].(map[string]any); ev["reason"] != "post_rejected" || ev["note"] != "not during the freeze" || ev["post_id"] != id {
 			t.Fatalf("bob's agent is told %v", ev)
 		}
+		if step, _ := m["next_step"].(string); !strings.Contains(step, "post_rejected posted nothing") {
+			t.Fatalf("next_step = %q", step)
+		}
 		if msgs := testkit.OK(t, bob, "get_messages", map[string]any{"channel": "dev"})["messages"].([]any); len(msgs) != 0 {
 			t.Fatalf("a rejected post is in the channel: %v", msgs)
 		}
