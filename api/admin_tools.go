@@ -87,19 +87,21 @@ func (s *Server) registerUpdateUserProfileNotes() {
 
 type orgSettingsArgs struct {
 	adminArgs
-	ApprovalMode string `json:"approval_mode"`
+	ApprovalMode    string `json:"approval_mode"`
+	ChannelPostMode string `json:"channel_post_mode"`
 }
 
 func (s *Server) registerUpdateOrgSettings() {
 	addAdminTool(s, mcp.NewTool("update_org_settings",
-		mcp.WithDescription("Org admins only: change organization settings. approval_mode \"agent\": the agent must send exactly the latest draft; \"human\": the person must also approve each draft in ctalk's web app, signed in (propose_response returns the approval_url)."),
+		mcp.WithDescription("Org admins only: change organization settings; give one or both, the other stays as it is. approval_mode \"agent\": the agent must send exactly the latest draft; \"human\": the person must also approve each draft in ctalk's web app, signed in (propose_response returns the approval_url). channel_post_mode \"agent\" (the default): an agent's post_message goes out at once, labelled as posted by the agent; \"human\": it waits until its person approves, edits or rejects it in the web app (post_message returns status pending_approval and the approval_url)."),
 		mcp.WithString("org_id", mcp.Required(), mcp.Description("The organization.")),
 		adminPasswordParam,
-		mcp.WithString("approval_mode", mcp.Required(), mcp.Enum(orgs.ApprovalAgent, orgs.ApprovalHuman), mcp.Description("agent or human.")),
+		mcp.WithString("approval_mode", mcp.Enum(orgs.ApprovalAgent, orgs.ApprovalHuman), mcp.Description("How answers are approved: agent or human; omit to keep it.")),
+		mcp.WithString("channel_post_mode", mcp.Enum(orgs.ChannelPostAgent, orgs.ChannelPostHuman), mcp.Description("Whether agents' channel posts wait for their person: agent (post at once) or human; omit to keep it.")),
 		authTokenParam,
 		annotations(false, false, true),
 	), func(ctx context.Context, orgID string, in *orgSettingsArgs) (*orgs.Org, error) {
-		return s.orgs.SetApprovalMode(ctx, orgID, in.ApprovalMode)
+		return s.orgs.SetSettings(ctx, orgID, orgs.Settings{ApprovalMode: in.ApprovalMode, ChannelPostMode: in.ChannelPostMode})
 	})
 }
 

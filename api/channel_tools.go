@@ -242,12 +242,25 @@ type postArgs struct {
 
 type postResult struct {
 	*channels.Message
-	NextStep string `json:"next_step"`
+	Status      string `json:"status" jsonschema:"published; or pending_approval: your org holds agents' posts until your person approves them, and nothing is in the channel yet (message_id is empty and seq 0 until then)"`
+	PostID      string `json:"post_id,omitempty" jsonschema:"pending_approval: the held post; check_inbox and wait_for_inbox report your person's decision on it as a channel event"`
+	ApprovalURL string `json:"approval_url,omitempty" jsonschema:"pending_approval: the page of ctalk's web app where your person, signed in, approves, edits or rejects it; opening it approves nothing"`
+	NextStep    string `json:"next_step"`
 }
+
+// Statuses of post_message's result.
+const (
+	postPublished = "published"
+	postHeld      = channels.PostPending
+)
+
+// heldPostURL is the page of the web app where the author decides on held
+// post id, under the public URL base.
+func heldPostURL(base, id string) string { return base + "/inbox/posts#" + id }
 
 func (s *Server) addPostMessage() {
 	addIdentifiedTool(s, mcp.NewTool("post_message",
-		mcp.WithDescription("Post a message to a channel you are a member of. It is labelled as posted by your agent on your person's behalf. Mention people with @user_id and every member with @channel; the server reads mentions from the text."),
+		mcp.WithDescription("Post a message to a channel you are a member of. It is labelled as posted by your agent on your person's behalf. Mention people with @user_id and every member with @channel; the server reads mentions from the text. If your org's channel_post_mode is human, the post is held (status pending_approval) until your person approves, edits or rejects it in ctalk's web app (approval_url); their decision reaches you once as a channel event of check_inbox and wait_for_inbox (post_approved, post_edited, or post_rejected with their note)."),
 		channelParam,
 		mcp.WithString("text", mcp.Required(), mcp.Description("The message, 1 to 20,000 characters.")),
 		mcp.WithString("reply_to", mcp.Description("Optional: the message_id, in the same channel, this message answers.")),
@@ -256,13 +269,27 @@ func (s *Server) addPostMessage() {
 		authTokenParam,
 		annotations(false, false, false),
 	), func(ctx context.Context, sess *auth.Session, in *postArgs) (*postResult, error) {
-		m, err := s.channels.Post(ctx, caller(sess), channels.Post{Channel: in.Channel, Text: in.Text, ReplyTo: in.ReplyTo, Type: in.Type, Priority: in.Priority, ByAgent: true})
+		got, err := s.channels.AgentPost(ctx, caller(sess), channels.Post{Channel: in.Channel, Text: in.Text, ReplyTo: in.ReplyTo, Type: in.Type, Priority: in.Priority})
 		if err != nil {
 			return nil, err
 		}
+		if h := got.Held; h != nil {
+			touch(ctx, h.Channel, h.ID)
+			return &postResult{Message: heldMessage(h, sess.UserID), Status: postHeld, PostID: h.ID,
+				ApprovalURL: heldPostURL(s.publicURLFromContext(ctx), h.ID),
+				NextStep:    "nothing is posted yet: ask your person to approve it at approval_url; check_inbox or wait_for_inbox tells you their decision (post_approved, post_edited, or post_rejected with their note)"}, nil
+		}
+		m := got.Message
 		touch(ctx, m.Channel, m.ID)
-		return &postResult{Message: m, NextStep: fmt.Sprintf("posted as seq %d of #%s; wait_for_message with channel %s and after %d waits for what comes next", m.Seq, m.Channel, m.Channel, m.Seq)}, nil
+		return &postResult{Message: m, Status: postPublished, NextStep: fmt.Sprintf("posted as seq %d of #%s; wait_for_message with channel %s and after %d waits for what comes next", m.Seq, m.Channel, m.Channel, m.Seq)}, nil
 	})
+}
+
+// heldMessage is a held post in the shape of a message that is not in its
+// channel yet: no id, no number.
+func heldMessage(h *channels.HeldPost, author string) *channels.Message {
+	return &channels.Message{Channel: h.Channel, From: author, ByAgent: true, Type: h.Type, Priority: h.Priority,
+		Text: h.Text, ReplyTo: h.ReplyTo, Mentions: []string{}, CreatedAt: h.CreatedAt}
 }
 
 type getMessagesArgs struct {
@@ -465,4 +492,27 @@ func (s *Server) addSearchMessages() {
 		}
 		return res, nil
 	})
+}
+
+// channelEventsStep is wait_for_inbox's next step when it hands over only
+// channel events: calls in channels, decisions on held posts, or both.
+func channelEventsStep(events []*channels.Alert) string {
+	called, decided := false, false
+	for _, e := range events {
+		switch e.Reason {
+		case channels.AlertPostApproved, channels.AlertPostEdited, channels.AlertPostRejected:
+			decided = true
+		default:
+			called = true
+		}
+	}
+	const call = "you were called in a channel: read each event's message in its channel with get_messages, and answer there with post_message if your person wants to"
+	const decision = "your person decided on posts you made: post_approved and post_edited are in their channel (message_id, seq), post_rejected posted nothing (read their note)"
+	switch {
+	case called && decided:
+		return call + "; and " + decision
+	case decided:
+		return decision
+	}
+	return call
 }

@@ -96,7 +96,7 @@ type inboxResult struct {
 
 func (s *Server) registerCheckInbox() {
 	addIdentifiedTool(s, mcp.NewTool("check_inbox",
-		mcp.WithDescription("List the questions waiting for your answer, oldest first, each with who is asking (name, ownership, notes), your history with them, and the latest draft with your person's decision on it (approved, rejected with their note, or written by them in the web app); and (on the first page) channel_events not yet handed to you: channel messages that mention you or @channel, or are urgent. To answer: propose_response, get your person's approval, then send_response."+dataNote),
+		mcp.WithDescription("List the questions waiting for your answer, oldest first, each with who is asking (name, ownership, notes), your history with them, and the latest draft with your person's decision on it (approved, rejected with their note, or written by them in the web app); and (on the first page) channel_events not yet handed to you: channel messages that mention you or @channel, or are urgent, and your person's decisions on your channel posts held for approval (post_approved, post_edited, post_rejected with their note). To answer: propose_response, get your person's approval, then send_response."+dataNote),
 		mcp.WithNumber("limit", mcp.Description("Questions per page, 1 to 50 (default 10).")),
 		mcp.WithString("cursor", mcp.Description("next_cursor from the previous page; omit for the first page.")),
 		authTokenParam,
@@ -291,7 +291,7 @@ type waitInboxResult struct {
 
 func (s *Server) registerWaitForInbox() {
 	addIdentifiedTool(s, mcp.NewTool("wait_for_inbox",
-		mcp.WithDescription("Wait for questions sent to you: returns at once with questions not yet handed to you (by this tool or check_inbox), or as soon as one arrives, or an empty list at the timeout. Also reports questions withdrawn after you saw them, and channel_events: channel messages that mention you (@your_id or @channel) or are urgent, in channels you are in, each handed over once."+dataNote+" Channel excerpts are fenced between begin and end lines."),
+		mcp.WithDescription("Wait for questions sent to you: returns at once with questions not yet handed to you (by this tool or check_inbox), or as soon as one arrives, or an empty list at the timeout. Also reports questions withdrawn after you saw them, and channel_events: channel messages that mention you (@your_id or @channel) or are urgent, in channels you are in, and your person's decisions on your channel posts held for approval (post_approved, post_edited, post_rejected with their note), each handed over once."+dataNote+" Channel excerpts are fenced between begin and end lines."),
 		mcp.WithNumber("timeout_s", mcp.DefaultNumber(30.0), mcp.Description("Seconds to wait, 0 to 120 (default 30).")),
 		authTokenParam,
 		annotations(false, false, false),
@@ -323,7 +323,7 @@ func (s *Server) registerWaitForInbox() {
 		case res.TimedOut:
 			res.NextStep = "nothing new yet; call wait_for_inbox again to keep waiting"
 		case d.Empty():
-			res.NextStep = "you were called in a channel: read each event's message in its channel with get_messages, and answer there with post_message if your person wants to"
+			res.NextStep = channelEventsStep(events)
 		default:
 			res.NextStep = "answer each question: propose_response, get your person's approval of the exact text, then send_response (or decline_question)"
 			if len(events) > 0 {

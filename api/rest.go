@@ -129,11 +129,21 @@ func (s *Server) restPostMessage(c echo.Context) error {
 	if err := decodeArgs(json.RawMessage(b), &in, []string{"text"}); err != nil {
 		return err
 	}
-	m, err := s.channels.Post(c.Request().Context(), restCaller(c), channels.Post{Channel: c.Param("channel"), Text: in.Text, ReplyTo: in.ReplyTo, Type: in.Type, Priority: in.Priority, ByAgent: true})
+	got, err := s.channels.AgentPost(c.Request().Context(), restCaller(c), channels.Post{Channel: c.Param("channel"), Text: in.Text, ReplyTo: in.ReplyTo, Type: in.Type, Priority: in.Priority})
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, m)
+	if got.Held != nil {
+		return c.JSON(http.StatusAccepted, restHeld{HeldPost: got.Held, ApprovalURL: heldPostURL(s.publicURL(c.Request()), got.Held.ID)})
+	}
+	return c.JSON(http.StatusCreated, got.Message)
+}
+
+// restHeld is a post held for its person's approval (channel_post_mode
+// human): nothing is in the channel yet.
+type restHeld struct {
+	*channels.HeldPost
+	ApprovalURL string `json:"approval_url"`
 }
 
 func (s *Server) restWait(c echo.Context) error {

@@ -75,8 +75,8 @@ const nextSeqSQL = `
 	RETURNING last_seq`
 
 const insertMessageSQL = `
-	INSERT INTO channel_messages (org_id, channel, seq, id, author_id, by_agent, kind, priority, body, reply_to, mentions, created_at)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`
+	INSERT INTO channel_messages (org_id, channel, seq, id, author_id, by_agent, kind, priority, body, reply_to, mentions, created_at, approved_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`
 
 // readOwnPostSQL moves the author's read cursor past their own post when
 // nothing was unread before it, so that one's own posts do not read as
@@ -87,7 +87,7 @@ const readOwnPostSQL = `
 
 const replyTargetSQL = `SELECT seq FROM channel_messages WHERE org_id = $1 AND channel = $2 AND id = $3`
 
-const messageColumns = `m.id, m.channel, m.seq, m.author_id, COALESCE(u.name, ''), m.by_agent, m.kind, m.priority, m.body, COALESCE(m.reply_to, ''), m.mentions, m.created_at`
+const messageColumns = `m.id, m.channel, m.seq, m.author_id, COALESCE(u.name, ''), m.by_agent, m.kind, m.priority, m.body, COALESCE(m.reply_to, ''), m.mentions, m.created_at, m.approved_at`
 
 const messageFrom = ` FROM channel_messages m LEFT JOIN users u ON u.org_id = m.org_id AND u.id = m.author_id`
 
@@ -229,7 +229,44 @@ const subscriptionsSQL = `SELECT channel FROM channel_subscriptions WHERE org_id
 
 // hasAlertsSQL tells whether a member ($2) has an alert to hand over: a read
 // that spares the claim's write (SQLite's one writer) on every wake-up.
-const hasAlertsSQL = `SELECT COUNT(*) FROM (SELECT 1 FROM channel_alerts WHERE org_id = $1 AND user_id = $2 LIMIT 1) x`
+// The second count tells the same of decisions on the member's held posts.
+const hasAlertsSQL = `SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM channel_alerts WHERE org_id = $1 AND user_id = $2 LIMIT 1) x),
+	(SELECT COUNT(*) FROM (SELECT 1 FROM channel_posts WHERE org_id = $1 AND author_id = $2 AND reported_at IS NULL AND decided_at IS NOT NULL LIMIT 1) y)`
 
 // pruneAlertsSQL drops alerts filed before $1 that nobody claimed.
 const pruneAlertsSQL = `DELETE FROM channel_alerts WHERE created_at < $1`
+
+// heldColumns are what scanHeld reads of a held post.
+const heldColumns = `id, channel, status, body, kind, priority, COALESCE(reply_to, ''), created_at,
+	decided_at, note, edited_body, COALESCE(message_id, ''), COALESCE(seq, 0)`
+
+const insertHeldSQL = `
+	INSERT INTO channel_posts (org_id, id, channel, author_id, kind, priority, body, reply_to, created_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+
+// heldPostsSQL lists an author's ($2) posts waiting for them, oldest first.
+const heldPostsSQL = `SELECT ` + heldColumns + ` FROM channel_posts
+	WHERE org_id = $1 AND author_id = $2 AND status = 'pending_approval'
+	ORDER BY created_at, id LIMIT $3`
+
+const heldPostSQL = `SELECT ` + heldColumns + ` FROM channel_posts WHERE org_id = $1 AND author_id = $2 AND id = $3`
+
+// claimHeldSQL decides a post ($3) of its author ($2) only while it is
+// pending: of two decisions at once, the second changes no row.
+const claimHeldSQL = `
+	UPDATE channel_posts SET status = $4, decided_at = $5, note = $6, edited_body = $7
+	WHERE org_id = $1 AND author_id = $2 AND id = $3 AND status = 'pending_approval'
+	RETURNING ` + heldColumns
+
+// heldPublishedSQL records the message a post ($2) became.
+const heldPublishedSQL = `UPDATE channel_posts SET message_id = $3, seq = $4 WHERE org_id = $1 AND id = $2`
+
+// claimDecisionsSQL marks an author's ($2) oldest $4 decided posts not yet
+// reported as reported at $3, and returns them; the outer condition on
+// reported_at makes a concurrent claim skip what another marked first.
+const claimDecisionsSQL = `
+	UPDATE channel_posts SET reported_at = $3
+	WHERE org_id = $1 AND author_id = $2 AND reported_at IS NULL AND id IN (
+	      SELECT id FROM channel_posts WHERE org_id = $1 AND author_id = $2 AND reported_at IS NULL AND decided_at IS NOT NULL
+	      ORDER BY decided_at LIMIT $4)
+	RETURNING ` + heldColumns

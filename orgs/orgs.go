@@ -27,10 +27,13 @@ const (
 
 // Org is an organization.
 type Org struct {
-	ID           string    `json:"org_id"`
-	Name         string    `json:"name"`
-	ApprovalMode string    `json:"approval_mode"`
-	CreatedAt    time.Time `json:"created_at"`
+	ID           string `json:"org_id"`
+	Name         string `json:"name"`
+	ApprovalMode string `json:"approval_mode"`
+	// ChannelPostMode says whether agents' channel posts wait for their
+	// person's approval: ChannelPostAgent or ChannelPostHuman.
+	ChannelPostMode string    `json:"channel_post_mode"`
+	CreatedAt       time.Time `json:"created_at"`
 }
 
 // User is a member of an organization, as other members see it.
@@ -176,8 +179,8 @@ func (s *Service) AddUser(ctx context.Context, orgID string, in NewUser) (*User,
 // Returns ENotFound.
 func (s *Service) Org(ctx context.Context, orgID string) (*Org, error) {
 	o := &Org{}
-	err := s.db.QueryRow(ctx, `SELECT id, name, approval_mode, created_at FROM orgs WHERE id = $1`, orgID).
-		Scan(&o.ID, &o.Name, &o.ApprovalMode, &o.CreatedAt)
+	err := s.db.QueryRow(ctx, `SELECT id, name, approval_mode, channel_post_mode, created_at FROM orgs WHERE id = $1`, orgID).
+		Scan(&o.ID, &o.Name, &o.ApprovalMode, &o.ChannelPostMode, &o.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFoundOrg(orgID)
 	}
@@ -208,14 +211,14 @@ func (s *Service) User(ctx context.Context, orgID, userID string) (*User, error)
 	return u, err
 }
 
-var memberQuery = `SELECT ` + userColumns + `, o.id, o.name, o.approval_mode, o.created_at
+var memberQuery = `SELECT ` + userColumns + `, o.id, o.name, o.approval_mode, o.channel_post_mode, o.created_at
 	FROM users JOIN orgs o ON o.id = users.org_id WHERE users.org_id = $1 AND users.id = $2 AND users.removed_at IS NULL`
 
 // Member returns a user of orgID and the org, in one query: whoami's
 // answer. It returns ENotFound when either is gone or the user was removed.
 func (s *Service) Member(ctx context.Context, orgID, userID string) (*User, *Org, error) {
 	o := &Org{}
-	u, err := scanUser(s.db.QueryRow(ctx, memberQuery, orgID, userID), &o.ID, &o.Name, &o.ApprovalMode, &o.CreatedAt)
+	u, err := scanUser(s.db.QueryRow(ctx, memberQuery, orgID, userID), &o.ID, &o.Name, &o.ApprovalMode, &o.ChannelPostMode, &o.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, auth.NotFoundUser(userID)
 	}

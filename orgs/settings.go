@@ -19,18 +19,54 @@ const (
 	ApprovalHuman = "human"
 )
 
+// Channel post modes of an organization: whether an agent's channel post
+// goes out at once or waits for its person.
+const (
+	// ChannelPostAgent publishes an agent's post at once, labelled as
+	// posted by the agent for its person.
+	ChannelPostAgent = "agent"
+	// ChannelPostHuman holds an agent's post until its person approves,
+	// edits or rejects it in the web app, signed in.
+	ChannelPostHuman = "human"
+)
+
+// Settings are an organization's settings as an admin changes them: an
+// empty field stays as it is.
+type Settings struct {
+	ApprovalMode    string
+	ChannelPostMode string
+}
+
 // SetApprovalMode sets how answers are approved in orgID: ApprovalAgent or
 // ApprovalHuman. The caller must have been authorized as an admin of orgID.
 //
 // Returns EInvalid, ENotFound.
 func (s *Service) SetApprovalMode(ctx context.Context, orgID, mode string) (*Org, error) {
-	if mode != ApprovalAgent && mode != ApprovalHuman {
+	if mode == "" {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "approval_mode is not valid; use \"agent\" or \"human\"")
 	}
+	return s.SetSettings(ctx, orgID, Settings{ApprovalMode: mode})
+}
+
+// SetSettings changes the settings of orgID that in gives, in one
+// statement. The caller must have been authorized as an admin of orgID.
+//
+// Returns EInvalid (also when in changes nothing), ENotFound.
+func (s *Service) SetSettings(ctx context.Context, orgID string, in Settings) (*Org, error) {
+	if in.ApprovalMode == "" && in.ChannelPostMode == "" {
+		return nil, ctalk.Errorf(ctalk.EInvalid, "give approval_mode, channel_post_mode or both")
+	}
+	if in.ApprovalMode != "" && in.ApprovalMode != ApprovalAgent && in.ApprovalMode != ApprovalHuman {
+		return nil, ctalk.Errorf(ctalk.EInvalid, "approval_mode is not valid; use \"agent\" or \"human\"")
+	}
+	if in.ChannelPostMode != "" && in.ChannelPostMode != ChannelPostAgent && in.ChannelPostMode != ChannelPostHuman {
+		return nil, ctalk.Errorf(ctalk.EInvalid, "channel_post_mode is not valid; use \"agent\" or \"human\"")
+	}
 	err := s.db.Tx(ctx, func(tx db.Querier) error {
-		res, err := tx.Exec(ctx, `UPDATE orgs SET approval_mode = $1 WHERE id = $2`, mode, orgID)
+		res, err := tx.Exec(ctx, `UPDATE orgs SET approval_mode = COALESCE(NULLIF($1, ''), approval_mode),
+			channel_post_mode = COALESCE(NULLIF($2, ''), channel_post_mode) WHERE id = $3`, in.ApprovalMode, in.ChannelPostMode, orgID)
 		if err != nil {
-			return fmt.Errorf("set approval mode: %w", err)
+			return fmt.Errorf("set org settings: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return notFoundOrg(orgID)
@@ -41,6 +77,17 @@ func (s *Service) SetApprovalMode(ctx context.Context, orgID, mode string) (*Org
 		return nil, err
 	}
 	return s.Org(ctx, orgID)
+}
+
+// ChannelPostMode returns whether agents' channel posts in orgID wait for
+// their person, read through r so that a caller's transaction reads it with
+// its other reads.
+func ChannelPostMode(ctx context.Context, r db.Reader, orgID string) (string, error) {
+	var mode string
+	if err := r.QueryRow(ctx, `SELECT channel_post_mode FROM orgs WHERE id = $1`, orgID).Scan(&mode); err != nil {
+		return "", fmt.Errorf("read channel post mode: %w", err)
+	}
+	return mode, nil
 }
 
 // ApprovalMode returns how answers are approved in orgID, read through r so

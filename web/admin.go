@@ -99,7 +99,8 @@ func (p *Pages) addMember(c echo.Context) error {
 
 func (p *Pages) updateSettings(c echo.Context) error {
 	start := time.Now()
-	_, err := p.orgs.SetApprovalMode(c.Request().Context(), me(c).OrgID, c.FormValue("approval_mode"))
+	_, err := p.orgs.SetSettings(c.Request().Context(), me(c).OrgID, orgs.Settings{ApprovalMode: c.FormValue("approval_mode"),
+		ChannelPostMode: c.FormValue("channel_post_mode")})
 	p.recordAction(c, "web:update_org_settings", start, err)
 	if err != nil {
 		return adminRefused(err, func(status int, msg string) error {

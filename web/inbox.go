@@ -56,6 +56,8 @@ type inboxList struct {
 	Questions []questionView
 	// Next is the cursor of the next page, if there is one.
 	Next string
+	// HeldPosts counts the channel posts waiting for me (posts.go).
+	HeldPosts int
 }
 
 func (p *Pages) inboxPage(c echo.Context) error {
@@ -65,6 +67,9 @@ func (p *Pages) inboxPage(c echo.Context) error {
 		return p.inboxMessage(c, "Inbox", err)
 	}
 	data := inboxList{Next: next}
+	if data.HeldPosts, err = p.heldCount(c); err != nil {
+		return err
+	}
 	for _, r := range rs {
 		data.Questions = append(data.Questions, newQuestionView(c, r, true, nil))
 	}
