@@ -144,6 +144,8 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 		// long: a ping every 25 s keeps proxies from cutting it as idle.
 		server.WithHeartbeatInterval(25*time.Second),
 		server.WithStreamableHTTPLogger(s.log),
+		// Session ids name their owner (see bindSession).
+		server.WithSessionIdManagerResolver(sessionIDResolver{}),
 	)
 
 	e := echo.New()
@@ -157,7 +159,7 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	e.GET("/metrics", s.metricsHandler())
 	e.GET("/approve/:token", s.approvalLink)
 	e.POST("/approve/:token", s.approvalLinkPost)
-	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, mcpCORS, s.bearer, s.eventStream, s.jsonRPCBody, s.challengeAnonymous)
+	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, mcpCORS, s.bearer, s.bindSession, s.eventStream, s.jsonRPCBody, s.challengeAnonymous)
 	s.mountOAuth(e)
 	s.registerREST(e)
 	s.echo = e
