@@ -258,9 +258,14 @@ func (p *Pages) signout(c echo.Context) error {
 }
 
 // localPath returns next when it is a path on this site, else fallback, so
-// that no form can send the browser elsewhere.
+// that no form can send the browser elsewhere. Browsers drop tabs and line
+// breaks anywhere in a URL and read a backslash as a slash, so "/<tab>/x"
+// and "/\\x" are "//x", another site: a path with a control character or a
+// backslash is refused whole.
 func localPath(next, fallback string) string {
-	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.ContainsAny(next, "\r\n") {
+	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsFunc(next, func(r rune) bool {
+		return r < 0x20 || r == 0x7f || r == '\\'
+	}) {
 		return fallback
 	}
 	return next
