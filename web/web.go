@@ -111,7 +111,7 @@ func parsePages() map[string]*template.Template {
 // every form is CSRF-protected.
 func (p *Pages) Mount(e *echo.Echo) {
 	static, _ := fs.Sub(staticFS, "static")
-	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", http.FileServer(http.FS(static)))), p.headers)
+	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", http.FileServer(http.FS(staticFiles{static})))), p.headers)
 	// Per route, not an echo Group: a group's middleware would also run on
 	// every path no route matches, answering them with CSRF refusals.
 	mw := []echo.MiddlewareFunc{p.headers, p.csrf()}
@@ -132,6 +132,17 @@ func (p *Pages) Mount(e *echo.Echo) {
 	p.mountTokens(r)
 	p.mountAdmin(r.with(p.adminOnly))
 	p.mountLive(r)
+}
+
+// staticFiles answers a name no file can have (one that is not UTF-8, say)
+// "not found", where http.FS would make it a 500.
+type staticFiles struct{ fs.FS }
+
+func (f staticFiles) Open(name string) (fs.File, error) {
+	if !fs.ValidPath(name) {
+		return nil, fs.ErrNotExist
+	}
+	return f.FS.Open(name)
 }
 
 // contentSecurityPolicy allows only this site's own stylesheet, images and
