@@ -247,7 +247,15 @@ func (p *Pages) Session(c echo.Context) *auth.Session {
 	return sess
 }
 
+// setSession gives the browser the new session raw, ending the session it
+// held before, if any: its cookie no longer names it, so nothing would use
+// or end it.
 func (p *Pages) setSession(c echo.Context, raw string) {
+	if old := p.Session(c); old != nil {
+		if err := p.auth.EndWebSession(c.Request().Context(), old); err != nil {
+			p.cfg.Logger.Warn("earlier browser session not ended", "error", err)
+		}
+	}
 	c.SetCookie(&http.Cookie{Name: SessionCookie, Value: raw, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
 		Secure: p.secure(c.Request()), MaxAge: int(auth.WebSessionTTL.Seconds())})
 }
