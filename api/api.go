@@ -439,12 +439,21 @@ func (s *Server) httpError(err error, c echo.Context) {
 		if he.Code == http.StatusRequestEntityTooLarge {
 			msg = fmt.Sprintf("the request body is over %d bytes (1 MiB); send a smaller one", MaxBodyBytes)
 		}
+		if s.web != nil && s.web.Owns(c) {
+			// A page of the web app: a page in words for a person.
+			s.web.ErrorPage(c, he.Code, msg)
+			return
+		}
 		c.JSON(he.Code, map[string]string{"error": strings.ToLower(strings.ReplaceAll(http.StatusText(he.Code), " ", "_")), "message": msg})
 		return
 	}
 	code := ctalk.ErrorCode(err)
 	if code == ctalk.EInternal {
 		s.log.Error("request failed", "request_id", requestID(c.Request().Context()), "error", err)
+	}
+	if s.web != nil && s.web.Owns(c) {
+		s.web.ErrorPage(c, ctalk.HTTPStatus(code), ctalk.ErrorMessage(err))
+		return
 	}
 	c.JSON(ctalk.HTTPStatus(code), map[string]string{"error": string(code), "message": ctalk.ErrorMessage(err)})
 }

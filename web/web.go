@@ -80,6 +80,8 @@ type Pages struct {
 	inbox *inbox.Service
 	audit *audit.Log
 	pages map[string]*template.Template
+	// owned are the paths of the routes Mount added (see Owns).
+	owned map[string]bool
 }
 
 // New returns the pages over the given services.
@@ -110,6 +112,7 @@ func parsePages() map[string]*template.Template {
 // Mount adds the pages' routes to e. Every page gets the security headers;
 // every form is CSRF-protected.
 func (p *Pages) Mount(e *echo.Echo) {
+	defer p.own(e, routeSet(e))
 	static, _ := fs.Sub(staticFS, "static")
 	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", http.FileServer(http.FS(staticFiles{static})))), p.headers)
 	// Per route, not an echo Group: a group's middleware would also run on
@@ -155,16 +158,20 @@ const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 
 // is signed in.
 func (p *Pages) headers(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		h := c.Response().Header()
-		h.Set("Content-Security-Policy", contentSecurityPolicy)
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "same-origin")
-		h.Set("Cache-Control", "no-store")
-		if p.secure(c.Request()) {
-			h.Set("Strict-Transport-Security", "max-age=31536000")
-		}
+		p.setHeaders(c)
 		return next(c)
+	}
+}
+
+func (p *Pages) setHeaders(c echo.Context) {
+	h := c.Response().Header()
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Cache-Control", "no-store")
+	if p.secure(c.Request()) {
+		h.Set("Strict-Transport-Security", "max-age=31536000")
 	}
 }
 
