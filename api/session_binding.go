@@ -97,7 +97,8 @@ func (sessionIDResolver) ResolveSessionIdManager(r *http.Request) server.Session
 // bindSession refuses a request of the session era on a session bound to
 // someone else with 404, as for an unknown session: the client starts a
 // new session of its own. A session without an owner may be used by
-// anyone, but holds no event stream (see eventStream). A request whose token cannot be checked now
+// anyone, but holds no event stream (see eventStream), so no request on it
+// shares another's notifications. A request whose token cannot be checked now
 // (the database is down) is served on a session of its own, so that it
 // reaches its tool error without touching the session it named.
 func (s *Server) bindSession(next echo.HandlerFunc) echo.HandlerFunc {

@@ -68,7 +68,10 @@ func (s *Server) eventStream(next echo.HandlerFunc) echo.HandlerFunc {
 			return invalidRequest(c, http.StatusMethodNotAllowed, "ctalk offers its event stream (GET /mcp) only to a signed-in session of the 2025-11-25 protocol, for resource subscriptions; results and progress arrive on the response to each POST")
 		}
 		if _, owned := sessionBound(sessionID, sessionOwner(sess)); !owned {
-			return invalidRequest(c, http.StatusNotFound, "no such MCP session for this credential: start a new session (initialize) with your own credential, then open its event stream")
+			// A session initialized without a credential (bindSession
+			// answered another's 404): no stream, as clients expect.
+			c.Response().Header().Set(echo.HeaderAllow, "POST, DELETE")
+			return invalidRequest(c, http.StatusMethodNotAllowed, "this MCP session was initialized without your credential, so it has no event stream: initialize a new session with your bearer token to get one; results arrive on each POST either way")
 		}
 		release, ok := s.holdStream(sess)
 		if !ok {
