@@ -68,10 +68,16 @@ func TestEveryFormRefusesCrossSitePosts(t *testing.T) {
 					}
 					return f
 				}
+				// A sibling site (another host of the same registrable domain)
+				// can set a cookie for this one: it plants a CSRF cookie of its
+				// own and posts the same value.
+				planted := "planted-" + strings.Repeat("p", 24)
 				for what, try := range map[string]struct {
 					form    url.Values
 					headers map[string]string
 				}{
+					"a planted token, from a sibling site": {with(url.Values{"csrf": {planted}}),
+						map[string]string{"Sec-Fetch-Site": "same-site", "Cookie": "ctalk_csrf=" + planted}},
 					"no token":                      {with(nil), nil},
 					"a wrong token":                 {with(url.Values{"csrf": {strings.Repeat("a", len(token))}}), nil},
 					"the token, from another site":  {with(url.Values{"csrf": {token}}), map[string]string{"Sec-Fetch-Site": "cross-site"}},

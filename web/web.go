@@ -181,8 +181,14 @@ func (p *Pages) secure(r *http.Request) bool {
 
 // csrf is echo's CSRF protection: browsers that send Sec-Fetch-Site are
 // checked by it, others by a token in a cookie that each form repeats.
+// A post from a sibling site (same-site: another host of this one's
+// registrable domain) is refused too, where echo would check the token:
+// such a site can set the CSRF cookie for this one, and post its value.
 func (p *Pages) csrf() echo.MiddlewareFunc {
 	return middleware.CSRFWithConfig(middleware.CSRFConfig{
+		AllowSecFetchSiteFunc: func(echo.Context) (bool, error) {
+			return false, echo.NewHTTPError(http.StatusForbidden, "cross-site request blocked by CSRF")
+		},
 		TokenLookup:    "form:csrf",
 		CookieName:     csrfCookie,
 		CookiePath:     "/",
