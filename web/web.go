@@ -35,11 +35,28 @@ var templateFS embed.FS
 //go:embed static
 var staticFS embed.FS
 
-// SessionCookie is the name of the browser session cookie.
+// SessionCookie is the name of the browser session cookie; over https it
+// carries hostOnly's prefix.
 const SessionCookie = "ctalk_session"
 
-// csrfCookie holds the CSRF token that every form repeats.
+// csrfCookie holds the CSRF token that every form repeats; over https it
+// carries hostOnly's prefix.
 const csrfCookie = "ctalk_csrf"
+
+// hostOnly prefixes the names of the cookies of a site served over https:
+// browsers let only the site itself set a cookie named so (Secure, Path /,
+// no Domain), where a sibling host of the same domain could set the plain
+// name for it, planting its own session or a CSRF token to match a forged
+// form.
+const hostOnly = "__Host-"
+
+// cookieName is name as the cookie of a request over https or not.
+func cookieName(name string, https bool) string {
+	if https {
+		return hostOnly + name
+	}
+	return name
+}
 
 // Config is what the pages need from the server around them.
 type Config struct {
@@ -190,7 +207,7 @@ func (p *Pages) csrf() echo.MiddlewareFunc {
 			return false, echo.NewHTTPError(http.StatusForbidden, "cross-site request blocked by CSRF")
 		},
 		TokenLookup:    "form:csrf",
-		CookieName:     csrfCookie,
+		CookieName:     cookieName(csrfCookie, p.cfg.SecureCookies),
 		CookiePath:     "/",
 		CookieHTTPOnly: true,
 		CookieSameSite: http.SameSiteLaxMode,
@@ -246,7 +263,7 @@ func (p *Pages) render(c echo.Context, status int, name string, data *page) erro
 
 // Session returns the person signed in on this browser, or nil.
 func (p *Pages) Session(c echo.Context) *auth.Session {
-	ck, err := c.Cookie(SessionCookie)
+	ck, err := c.Cookie(cookieName(SessionCookie, p.secure(c.Request())))
 	if err != nil || ck.Value == "" {
 		return nil
 	}
@@ -269,12 +286,12 @@ func (p *Pages) setSession(c echo.Context, raw string) {
 			p.cfg.Logger.Warn("earlier browser session not ended", "error", err)
 		}
 	}
-	c.SetCookie(&http.Cookie{Name: SessionCookie, Value: raw, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
+	c.SetCookie(&http.Cookie{Name: cookieName(SessionCookie, p.secure(c.Request())), Value: raw, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
 		Secure: p.secure(c.Request()), MaxAge: int(auth.WebSessionTTL.Seconds())})
 }
 
 func (p *Pages) clearSession(c echo.Context) {
-	c.SetCookie(&http.Cookie{Name: SessionCookie, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
+	c.SetCookie(&http.Cookie{Name: cookieName(SessionCookie, p.secure(c.Request())), Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
 		Secure: p.secure(c.Request()), MaxAge: -1})
 }
 
