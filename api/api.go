@@ -146,6 +146,8 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 		// long: a ping every 25 s keeps proxies from cutting it as idle.
 		server.WithHeartbeatInterval(25*time.Second),
 		server.WithStreamableHTTPLogger(s.log),
+		// Session ids name their owner (see bindSession).
+		server.WithSessionIdManagerResolver(sessionIDResolver{}),
 	)
 
 	e := echo.New()
@@ -159,7 +161,7 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	e.GET("/metrics", s.metricsHandler())
 	e.GET("/approve/:token", s.approvalLink)
 	e.POST("/approve/:token", s.approvalLinkPost)
-	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, mcpCORS, s.bearer, s.eventStream, s.jsonRPCBody, s.challengeAnonymous, s.parkWaits)
+	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, mcpCORS, s.bearer, s.bindSession, s.eventStream, s.jsonRPCBody, s.challengeAnonymous, s.parkWaits)
 	s.mountOAuth(e)
 	s.registerREST(e)
 	s.echo = e
@@ -469,12 +471,21 @@ func (s *Server) httpError(err error, c echo.Context) {
 		if he.Code == http.StatusRequestEntityTooLarge {
 			msg = fmt.Sprintf("the request body is over %d bytes (1 MiB); send a smaller one", MaxBodyBytes)
 		}
+		if s.web != nil && s.web.Owns(c) {
+			// A page of the web app: a page in words for a person.
+			s.web.ErrorPage(c, he.Code, msg)
+			return
+		}
 		c.JSON(he.Code, map[string]string{"error": strings.ToLower(strings.ReplaceAll(http.StatusText(he.Code), " ", "_")), "message": msg})
 		return
 	}
 	code := ctalk.ErrorCode(err)
 	if code == ctalk.EInternal {
 		s.log.Error("request failed", "request_id", requestID(c.Request().Context()), "error", err)
+	}
+	if s.web != nil && s.web.Owns(c) {
+		s.web.ErrorPage(c, ctalk.HTTPStatus(code), ctalk.ErrorMessage(err))
+		return
 	}
 	c.JSON(ctalk.HTTPStatus(code), map[string]string{"error": string(code), "message": ctalk.ErrorMessage(err)})
 }

@@ -186,13 +186,13 @@ func TestEventStreamLimits(t *testing.T) {
 	}
 	var open []*http.Response
 	for i := range 4 {
-		resp := openStream(t, ctx, e.URL, token, "s-"+string(rune('a'+i)))
+		resp := openStream(t, ctx, e.URL, token, initSession(t, e.URL, token))
 		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 			t.Fatalf("stream %d: %d %s", i, resp.StatusCode, resp.Header.Get("Content-Type"))
 		}
 		open = append(open, resp)
 	}
-	resp := openStream(t, ctx, e.URL, token, "s-e")
+	resp := openStream(t, ctx, e.URL, token, initSession(t, e.URL, token))
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusMethodNotAllowed || !strings.Contains(string(b), "the most one user may") {
 		t.Fatalf("a fifth stream: %d %s, want 405", resp.StatusCode, b)

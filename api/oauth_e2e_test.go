@@ -34,14 +34,17 @@ func startOAuth(t *testing.T, engine db.Engine, fn func(*oauth.Config)) (*env, *
 	if fn != nil {
 		fn(&cfg)
 	}
-	e := start(t, engine, options{api: func(c *api.Config) {
+	// The clock is set before the server starts: its background work
+	// reads it from then on.
+	clk := &clock{}
+	d := dbtest.Open(t, engine)
+	d.Now = clk.now
+	e := start(t, engine, options{sharedWith: &env{DB: d}, api: func(c *api.Config) {
 		c.OAuth = &cfg
 		// A second name the server answers to, so that a token presented
 		// there passes the host check and meets the audience check.
 		c.AllowedOrigins = []string{"http://other-host.example"}
 	}})
-	clk := &clock{}
-	e.DB.Now = clk.now
 	return e, clk
 }
 

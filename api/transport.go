@@ -47,8 +47,8 @@ const maxStreamsPerUser = 4
 // eventStream decides GET /mcp, the session-era stream that carries what a
 // server sends unasked. ctalk sends one thing unasked: notifications/
 // resources/updated, for channels a session subscribed to. So the stream is
-// served only to an identified caller of the session era with a session id,
-// at most maxStreamsPerUser at a time, and ends when the server drains;
+// served only to an identified caller of the session era on a session it
+// initialized (see bindSession; another's session id is 404), at most maxStreamsPerUser at a time, and ends when the server drains;
 // anyone else gets 405, which the transport allows ("the server MUST either
 // return text/event-stream or 405") and the official SDKs and Claude Code
 // take as "no stream". Progress and results travel on the response to each
@@ -66,6 +66,12 @@ func (s *Server) eventStream(next echo.HandlerFunc) echo.HandlerFunc {
 		if sess == nil || sessionID == "" || mcp.IsModernProtocol(req.Header.Get(mcp.HeaderProtocolVersion)) {
 			c.Response().Header().Set(echo.HeaderAllow, "POST, DELETE")
 			return invalidRequest(c, http.StatusMethodNotAllowed, "ctalk offers its event stream (GET /mcp) only to a signed-in session of the 2025-11-25 protocol, for resource subscriptions; results and progress arrive on the response to each POST")
+		}
+		if _, owned := sessionBound(sessionID, sessionOwner(sess)); !owned {
+			// A session initialized without a credential (bindSession
+			// answered another's 404): no stream, as clients expect.
+			c.Response().Header().Set(echo.HeaderAllow, "POST, DELETE")
+			return invalidRequest(c, http.StatusMethodNotAllowed, "this MCP session was initialized without your credential, so it has no event stream: initialize a new session with your bearer token to get one; results arrive on each POST either way")
 		}
 		release, ok := s.holdStream(sess)
 		if !ok {

@@ -70,7 +70,7 @@ func (p *Pages) handleAuthorize(c echo.Context, q url.Values, action string) err
 	if ok {
 		return p.approve(c, req, sess, site)
 	}
-	return p.render(c, http.StatusOK, "consent", &page{Title: "Allow " + req.Client.Name + "?", Action: oauth.AuthorizePath,
+	return p.render(c, http.StatusOK, "consent", &page{Title: "Allow " + visibleText(req.Client.Name) + "?", Action: oauth.AuthorizePath,
 		Hidden: hidden(req), Request: req, Session: sess, Next: oauth.AuthorizePath + "?" + req.Query().Encode()})
 }
 

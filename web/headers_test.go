@@ -54,7 +54,7 @@ func TestSecurityHeadersOnEveryPage(t *testing.T) {
 							ck.Name, ck.HttpOnly, ck.SameSite, ck.Secure)
 					}
 				}
-				if alice.seen[web.SessionCookie] == nil {
+				if alice.seen[web.SessionCookie] == nil && alice.seen["__Host-"+web.SessionCookie] == nil {
 					t.Fatal("signing in set no session cookie")
 				}
 			})
@@ -112,7 +112,7 @@ var (
 func checkHeaders(t *testing.T, c *rawClient, path string, https bool) {
 	t.Helper()
 	who := "signed out"
-	if c.cookies[web.SessionCookie] != nil {
+	if c.cookie(web.SessionCookie) != nil {
 		who = "signed in"
 	}
 	resp, body := c.do(http.MethodGet, path, nil)
@@ -212,13 +212,22 @@ func (c *rawClient) signIn(orgID, userID string) *rawClient {
 	c.t.Helper()
 	in := &rawClient{t: c.t, base: c.base, cookies: map[string]*http.Cookie{}}
 	in.do(http.MethodGet, "/signin", nil)
-	csrf := in.cookies["ctalk_csrf"]
+	csrf := in.cookie("ctalk_csrf")
 	if csrf == nil {
 		c.t.Fatal("the sign-in page set no CSRF cookie")
 	}
 	resp, body := in.do(http.MethodPost, "/signin", url.Values{"csrf": {csrf.Value}, "org_id": {orgID}, "user_id": {userID}, "password": {userPW}})
-	if resp.StatusCode != http.StatusSeeOther || in.cookies[web.SessionCookie] == nil {
+	if resp.StatusCode != http.StatusSeeOther || in.cookie(web.SessionCookie) == nil {
 		c.t.Fatalf("sign in as %s/%s: %d %s", orgID, userID, resp.StatusCode, body)
 	}
 	return in
+}
+
+// cookie is the client's cookie of name, under the __Host- prefix it has
+// over https or without.
+func (c *rawClient) cookie(name string) *http.Cookie {
+	if ck := c.cookies["__Host-"+name]; ck != nil {
+		return ck
+	}
+	return c.cookies[name]
 }

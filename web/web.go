@@ -37,11 +37,28 @@ var templateFS embed.FS
 //go:embed static
 var staticFS embed.FS
 
-// SessionCookie is the name of the browser session cookie.
+// SessionCookie is the name of the browser session cookie; over https it
+// carries hostOnly's prefix.
 const SessionCookie = "ctalk_session"
 
-// csrfCookie holds the CSRF token that every form repeats.
+// csrfCookie holds the CSRF token that every form repeats; over https it
+// carries hostOnly's prefix.
 const csrfCookie = "ctalk_csrf"
+
+// hostOnly prefixes the names of the cookies of a site served over https:
+// browsers let only the site itself set a cookie named so (Secure, Path /,
+// no Domain), where a sibling host of the same domain could set the plain
+// name for it, planting its own session or a CSRF token to match a forged
+// form.
+const hostOnly = "__Host-"
+
+// cookieName is name as the cookie of a request over https or not.
+func cookieName(name string, https bool) string {
+	if https {
+		return hostOnly + name
+	}
+	return name
+}
 
 // Config is what the pages need from the server around them.
 type Config struct {
@@ -86,6 +103,8 @@ type Pages struct {
 	pages    map[string]*template.Template
 	// posts are the channel posts held for their person (posts.go).
 	posts postService
+	// owned are the paths of the routes Mount added (see Owns).
+	owned map[string]bool
 }
 
 // New returns the pages over the given services.
@@ -116,8 +135,9 @@ func parsePages() map[string]*template.Template {
 // Mount adds the pages' routes to e. Every page gets the security headers;
 // every form is CSRF-protected.
 func (p *Pages) Mount(e *echo.Echo) {
+	defer p.own(e, routeSet(e))
 	static, _ := fs.Sub(staticFS, "static")
-	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", http.FileServer(http.FS(static)))), p.headers)
+	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", http.FileServer(http.FS(staticFiles{static})))), p.headers)
 	// Per route, not an echo Group: a group's middleware would also run on
 	// every path no route matches, answering them with CSRF refusals.
 	mw := []echo.MiddlewareFunc{p.headers, p.csrf()}
@@ -142,6 +162,17 @@ func (p *Pages) Mount(e *echo.Echo) {
 	p.mountLive(r)
 }
 
+// staticFiles answers a name no file can have (one that is not UTF-8, say)
+// "not found", where http.FS would make it a 500.
+type staticFiles struct{ fs.FS }
+
+func (f staticFiles) Open(name string) (fs.File, error) {
+	if !fs.ValidPath(name) {
+		return nil, fs.ErrNotExist
+	}
+	return f.FS.Open(name)
+}
+
 // contentSecurityPolicy allows only this site's own stylesheet, images and
 // script files (never inline script), its own event stream, and forms that
 // post back to it.
@@ -152,16 +183,20 @@ const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 
 // is signed in.
 func (p *Pages) headers(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		h := c.Response().Header()
-		h.Set("Content-Security-Policy", contentSecurityPolicy)
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "same-origin")
-		h.Set("Cache-Control", "no-store")
-		if p.secure(c.Request()) {
-			h.Set("Strict-Transport-Security", "max-age=31536000")
-		}
+		p.setHeaders(c)
 		return next(c)
+	}
+}
+
+func (p *Pages) setHeaders(c echo.Context) {
+	h := c.Response().Header()
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Cache-Control", "no-store")
+	if p.secure(c.Request()) {
+		h.Set("Strict-Transport-Security", "max-age=31536000")
 	}
 }
 
@@ -171,10 +206,16 @@ func (p *Pages) secure(r *http.Request) bool {
 
 // csrf is echo's CSRF protection: browsers that send Sec-Fetch-Site are
 // checked by it, others by a token in a cookie that each form repeats.
+// A post from a sibling site (same-site: another host of this one's
+// registrable domain) is refused too, where echo would check the token:
+// such a site can set the CSRF cookie for this one, and post its value.
 func (p *Pages) csrf() echo.MiddlewareFunc {
 	return middleware.CSRFWithConfig(middleware.CSRFConfig{
+		AllowSecFetchSiteFunc: func(echo.Context) (bool, error) {
+			return false, echo.NewHTTPError(http.StatusForbidden, "cross-site request blocked by CSRF")
+		},
 		TokenLookup:    "form:csrf",
-		CookieName:     csrfCookie,
+		CookieName:     cookieName(csrfCookie, p.cfg.SecureCookies),
 		CookiePath:     "/",
 		CookieHTTPOnly: true,
 		CookieSameSite: http.SameSiteLaxMode,
@@ -230,7 +271,7 @@ func (p *Pages) render(c echo.Context, status int, name string, data *page) erro
 
 // Session returns the person signed in on this browser, or nil.
 func (p *Pages) Session(c echo.Context) *auth.Session {
-	ck, err := c.Cookie(SessionCookie)
+	ck, err := c.Cookie(cookieName(SessionCookie, p.secure(c.Request())))
 	if err != nil || ck.Value == "" {
 		return nil
 	}
@@ -244,13 +285,21 @@ func (p *Pages) Session(c echo.Context) *auth.Session {
 	return sess
 }
 
+// setSession gives the browser the new session raw, ending the session it
+// held before, if any: its cookie no longer names it, so nothing would use
+// or end it.
 func (p *Pages) setSession(c echo.Context, raw string) {
-	c.SetCookie(&http.Cookie{Name: SessionCookie, Value: raw, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
+	if old := p.Session(c); old != nil {
+		if err := p.auth.EndWebSession(c.Request().Context(), old); err != nil {
+			p.cfg.Logger.Warn("earlier browser session not ended", "error", err)
+		}
+	}
+	c.SetCookie(&http.Cookie{Name: cookieName(SessionCookie, p.secure(c.Request())), Value: raw, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
 		Secure: p.secure(c.Request()), MaxAge: int(auth.WebSessionTTL.Seconds())})
 }
 
 func (p *Pages) clearSession(c echo.Context) {
-	c.SetCookie(&http.Cookie{Name: SessionCookie, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
+	c.SetCookie(&http.Cookie{Name: cookieName(SessionCookie, p.secure(c.Request())), Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
 		Secure: p.secure(c.Request()), MaxAge: -1})
 }
 
@@ -266,9 +315,14 @@ func (p *Pages) signout(c echo.Context) error {
 }
 
 // localPath returns next when it is a path on this site, else fallback, so
-// that no form can send the browser elsewhere.
+// that no form can send the browser elsewhere. Browsers drop tabs and line
+// breaks anywhere in a URL and read a backslash as a slash, so "/<tab>/x"
+// and "/\\x" are "//x", another site: a path with a control character or a
+// backslash is refused whole.
 func localPath(next, fallback string) string {
-	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.ContainsAny(next, "\r\n") {
+	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsFunc(next, func(r rune) bool {
+		return r < 0x20 || r == 0x7f || r == '\\'
+	}) {
 		return fallback
 	}
 	return next

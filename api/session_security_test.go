@@ -1,0 +1,104 @@
+package api_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctalk/ctalk/db/dbtest"
+)
+
+// initSession initializes a session of the 2025-11-25 protocol by hand, as
+// the holder of token ("" for none), and returns its Mcp-Session-Id.
+func initSession(t *testing.T, base, token string) string {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + eraSessions + `","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	resp := rawMCP(t, t.Context(), http.MethodPost, base, token, "", body)
+	io.Copy(io.Discard, resp.Body)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %d, session %q", resp.StatusCode, sid)
+	}
+	return sid
+}
+
+// rawMCP sends one request to /mcp of the session era, on session sid.
+func rawMCP(t *testing.T, ctx context.Context, method, base, token, sid, body string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, method, base+"/mcp", strings.NewReader(body))
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("MCP-Protocol-Version", eraSessions)
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// TestSessionsBelongToTheirUser: an MCP session is bound to the org and
+// user whose credential initialized it. Another user of the org, a user of
+// the same name in another org, and a caller without credential get 404
+// for every request on it (POST, GET event stream, DELETE), so they can
+// neither read its notifications nor end it; its owner keeps using it.
+func TestSessionsBelongToTheirUser(t *testing.T) {
+	for _, engine := range dbtest.Engines {
+		t.Run(string(engine), func(t *testing.T) {
+			e := start(t, engine)
+			u := e.org(t, eraSessions, "acme")
+			e.org(t, eraSessions, "other")
+			ok(t, u["alice"], "create_channel", map[string]any{"channel": "dev", "members": []string{"bob"}})
+			anon := e.connect(t, eraSessions, "")
+			alice := e.login(t, anon, "acme", "alice")
+			bob := e.login(t, anon, "acme", "bob")
+			otherAlice := e.login(t, anon, "other", "alice")
+
+			cs, updates := subscriber(t, e.URL, alice)
+			if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "ctalk://channels/dev"}); err != nil {
+				t.Fatal(err)
+			}
+			sid := cs.ID()
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			ping := `{"jsonrpc":"2.0","id":9,"method":"ping"}`
+			for who, token := range map[string]string{"bob": bob, "alice of another org": otherAlice, "no credential": ""} {
+				for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+					body := ""
+					if m == http.MethodPost {
+						body = ping
+					}
+					resp := rawMCP(t, ctx, m, e.URL, token, sid, body)
+					if resp.StatusCode != http.StatusNotFound {
+						t.Errorf("%s %s on alice's session: %d, want 404", who, m, resp.StatusCode)
+					}
+				}
+			}
+			// Alice herself may use her session from anywhere.
+			if resp := rawMCP(t, ctx, http.MethodPost, e.URL, alice, sid, ping); resp.StatusCode != http.StatusOK {
+				t.Errorf("alice's own ping on her session: %d", resp.StatusCode)
+			}
+			// A session initialized without a credential holds no stream
+			// (405: clients take it as "no stream").
+			if resp := rawMCP(t, ctx, http.MethodGet, e.URL, bob, initSession(t, e.URL, ""), ""); resp.StatusCode != http.StatusMethodNotAllowed {
+				t.Errorf("bob's event stream on an anonymous session: %d, want 405", resp.StatusCode)
+			}
+			// Nothing above ended alice's session or its stream.
+			ok(t, u["bob"], "post_message", map[string]any{"channel": "dev", "text": "still there?"})
+			if uri := nextUpdate(t, updates); uri != "ctalk://channels/dev" {
+				t.Fatalf("notification for %s", uri)
+			}
+		})
+	}
+}

@@ -1,0 +1,81 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/ctalk/ctalk/db"
+)
+
+// errorPage checks that an error answer of the app is a page in words for
+// a person, with the app's security headers, that says nothing of how the
+// server is built.
+func errorPage(t *testing.T, where string, resp *http.Response, body string, status int, words string) {
+	t.Helper()
+	if resp.StatusCode != status {
+		t.Errorf("%s: %d, want %d", where, resp.StatusCode, status)
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+		t.Errorf("%s: Content-Type %q, want a page: %s", where, ct, ctalkShort(body))
+	}
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") {
+		t.Errorf("%s: no Content-Security-Policy (%q)", where, csp)
+	}
+	if resp.Header.Get("X-Frame-Options") != "DENY" || resp.Header.Get("Cache-Control") != "no-store" {
+		t.Errorf("%s: security headers missing: %v", where, resp.Header)
+	}
+	if !strings.Contains(body, words) {
+		t.Errorf("%s: page does not say %q: %s", where, words, ctalkShort(body))
+	}
+	for _, leak := range []string{"audit_events", "SQL", "sql", "no such table", "does not exist", "goroutine", ".go:"} {
+		if strings.Contains(body, leak) {
+			t.Errorf("%s: page shows %q: %s", where, leak, ctalkShort(body))
+		}
+	}
+}
+
+// TestErrorPagesAreWords: what the app's routes answer when a request
+// never reaches its handler, or the handler fails, is a page in words with
+// the security headers, never JSON or an internal detail: a form of 2 MB
+// on every POST route (413), a post from another site (403), and an
+// internal error (500, with the request id to report).
+func TestErrorPagesAreWords(t *testing.T) {
+	each(t, func(t *testing.T, engine db.Engine) {
+		s := start(t, engine)
+		s.org(t, "acme")
+		alice := sessionFor(t, s, "acme", "alice", "admin")
+		token := alice.cookies["ctalk_csrf"].Value
+		huge := url.Values{"csrf": {token}, "text": {strings.Repeat("x", 2<<20)}}
+		for _, path := range webRoutes(t, s, http.MethodPost) {
+			u := fillPath(path, map[string]string{"user_id": "bob"})
+			resp, body := alice.do(http.MethodPost, u, huge)
+			errorPage(t, "POST "+u+" of 2 MB", resp, body, http.StatusRequestEntityTooLarge, "too large")
+		}
+		req, _ := http.NewRequest(http.MethodPost, s.URL+"/profile/notes", strings.NewReader(url.Values{"csrf": {token}, "notes": {"x"}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Sec-Fetch-Site", "cross-site")
+		for _, ck := range alice.cookies {
+			req.AddCookie(&http.Cookie{Name: ck.Name, Value: ck.Value})
+		}
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, body := read(t, resp)
+		errorPage(t, "a cross-site post", resp, body, http.StatusForbidden, "did not come from this site")
+
+		// An internal error: the audit log's table is gone.
+		err = s.DB.Write(context.Background(), func(q db.Querier) error {
+			_, err := q.Exec(context.Background(), `DROP TABLE audit_events`)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, body = alice.do(http.MethodGet, "/admin/audit", nil)
+		errorPage(t, "GET /admin/audit without its table", resp, body, http.StatusInternalServerError, "report request "+resp.Header.Get("X-Request-Id"))
+	})
+}
