@@ -151,6 +151,19 @@ const advanceReadSQL = `
 	UPDATE channel_members SET read_seq = $4
 	WHERE org_id = $1 AND channel = $2 AND user_id = $3 AND read_seq < $4`
 
+// advanceReadsPostgresSQL moves many read cursors forward, never back, in
+// one statement: the arrays $1 (orgs), $2 (users), $3 (channels) and $4
+// (sequence numbers) name one cursor per index; each row carries its org.
+// It locks the rows in the order (org, user, channel) first, the order of a
+// claim's lockReadersPostgresSQL, so that the two never deadlock.
+const advanceReadsPostgresSQL = `
+	WITH v AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS v(org_id, user_id, channel, seq)),
+	l AS (SELECT m.org_id, m.user_id, m.channel, v.seq FROM channel_members m
+	      JOIN v ON m.org_id = v.org_id AND m.user_id = v.user_id AND m.channel = v.channel
+	      ORDER BY m.org_id, m.user_id, m.channel FOR NO KEY UPDATE OF m)
+	UPDATE channel_members m SET read_seq = l.seq FROM l
+	WHERE m.org_id = l.org_id AND m.user_id = l.user_id AND m.channel = l.channel AND m.read_seq < l.seq`
+
 // unreadCountSQL counts the caller's unread messages across their channels.
 const unreadCountSQL = `
 	SELECT COALESCE(SUM(c.last_seq - cm.read_seq), 0) FROM channel_members cm
