@@ -26,9 +26,10 @@ type Search struct {
 // farFuture stands for "no upper bound" in a time range.
 var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// Search returns the messages that match a query, best match first, among
-// the channels the caller is a member of, and nothing else: not public
-// channels they have not joined, not channels they left. The query takes
+// Search returns the messages that match a query, best match first among
+// its newest SearchWindow matches, in the channels the caller is a member
+// of and nothing else: not public channels they have not joined, not
+// channels they left. The query takes
 // words (all must match, English stems: "retries" finds "retry"), "quoted
 // phrases" and -word to exclude one.
 //
@@ -62,7 +63,7 @@ func (s *Service) Search(ctx context.Context, c Caller, in Search) ([]*Message, 
 			return nil, err
 		}
 	}
-	return queryMessages(ctx, s.db, c.UserID, sqlText, c.OrgID, c.UserID, query, name, from, in.Since.UTC(), until.UTC(), in.Limit)
+	return queryMessages(ctx, s.db, c.UserID, sqlText, s.db.PlanEachRun(c.OrgID, c.UserID, query, name, from, in.Since.UTC(), until.UTC(), in.Limit, SearchWindow)...)
 }
 
 // ftsQuery writes a web-search style query in FTS5's syntax (see
