@@ -39,6 +39,9 @@ type cursorKey struct{ org, user, channel string }
 // another replica may see it up to cursorDelay late.
 type cursors struct {
 	db *db.DB
+	// delay is cursorDelay; tests lengthen it to stand for a crash before
+	// the write.
+	delay time.Duration
 
 	mu      sync.Mutex
 	pending map[cursorKey]int64
@@ -50,7 +53,7 @@ type cursors struct {
 }
 
 func newCursors(d *db.DB) *cursors {
-	return &cursors{db: d, pending: map[cursorKey]int64{}}
+	return &cursors{db: d, delay: cursorDelay, pending: map[cursorKey]int64{}}
 }
 
 // advance records that the reader c has read channel up to seq.
@@ -64,7 +67,7 @@ func (w *cursors) advance(ctx context.Context, c Caller, channel string, seq int
 	if seq > w.pending[k] {
 		w.pending[k] = seq
 	}
-	w.scheduleLocked(cursorDelay, 0)
+	w.scheduleLocked(w.delay, 0)
 	w.mu.Unlock()
 	return nil
 }

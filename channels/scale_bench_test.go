@@ -125,7 +125,7 @@ func seedMessages(b *testing.B, d *db.DB, from, to int) {
 	// the GIN index's pending entries into the index proper; until then the
 	// planner rightly prefers reading the table) and analyze.
 	if d.Engine == db.Postgres {
-		if _, err := dbtest.Exec(d, `VACUUM ANALYZE channel_messages`); err != nil {
+		if _, err := dbtest.Exec(d, `VACUUM ANALYZE`); err != nil {
 			b.Fatal(err)
 		}
 	}

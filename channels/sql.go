@@ -181,28 +181,32 @@ const myChannelsSQL = `SELECT channel FROM channel_members WHERE org_id = $1 AND
 // is found by narrowing the search (a channel, an author, a time range).
 const SearchWindow = 1000
 
-// searchFilters are the filters search_messages shares on both engines:
-// only channels the caller ($2) is a member of, optionally one channel ($4)
-// and one author ($5), and a time range [$6, $7).
+// searchFilters are the filters of searchSQLiteSQL: only channels the
+// caller ($2) is a member of, optionally one channel ($4) and one author
+// ($5), and a time range [$6, $7).
 const searchFilters = `
 	  AND m.org_id = $1 AND m.channel IN (SELECT channel FROM channel_members WHERE org_id = $1 AND user_id = $2)
 	  AND ($4 = '' OR m.channel = $4) AND ($5 = '' OR m.author_id = $5)
 	  AND m.created_at >= $6 AND m.created_at < $7`
 
-// searchPostgresSQL ranks by ts_rank the newest $9 matches of the
-// web-search query $3 (see SearchWindow). Postgres plans it for each query
-// (see db.PlanEachRun): the newest matches of a common word come from
-// channel_messages_recent walked backwards, those of a rare word from the
-// GIN index.
+// searchPostgresSQL ranks by ts_rank the newest $8 matches of the
+// web-search query $3 (see SearchWindow) among the messages of the channels
+// $2 (an array: the caller's channels, read just before), by author $4 when
+// set, posted in [$5, $6), and returns the best $7. Postgres plans it for
+// each query (see db.PlanEachRun), and with the channels given as a list
+// rather than joined it plans one table: the newest matches of a common
+// word come from channel_messages_recent walked backwards, those of a rare
+// word from the GIN index.
 const searchPostgresSQL = `
 	WITH hits AS (
 	  SELECT ` + messageColumnsOf + `, m.author_id AS author, m.search
 	  FROM channel_messages m
-	  WHERE m.search @@ websearch_to_tsquery('english', $3)` + searchFilters + `
-	  ORDER BY m.created_at DESC LIMIT $9)
+	  WHERE m.org_id = $1 AND m.channel = ANY($2::text[]) AND m.search @@ websearch_to_tsquery('english', $3)
+	    AND ($4 = '' OR m.author_id = $4) AND m.created_at >= $5 AND m.created_at < $6
+	  ORDER BY m.created_at DESC LIMIT $8)
 	SELECT ` + hitColumns + `
 	FROM hits m LEFT JOIN users u ON u.org_id = $1 AND u.id = m.author
-	ORDER BY ts_rank(m.search, websearch_to_tsquery('english', $3)) DESC, m.created_at DESC LIMIT $8`
+	ORDER BY ts_rank(m.search, websearch_to_tsquery('english', $3)) DESC, m.created_at DESC LIMIT $7`
 
 // searchSQLiteSQL ranks by bm25, lower first, the newest $9 matches of the
 // FTS5 query $3: FTS5 walks its index from the newest row (the highest
