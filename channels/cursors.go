@@ -48,8 +48,9 @@ type cursors struct {
 	// scheduled says that a flush is due; closed that close ran, after
 	// which advances are written at once.
 	scheduled, closed bool
-	// flushing counts the flushes scheduled, for close to wait for.
-	flushing sync.WaitGroup
+	// flushing is held by a flush from taking the batch until it is
+	// written, so that close's flush comes after one in progress.
+	flushing sync.Mutex
 }
 
 func newCursors(d *db.DB) *cursors {
@@ -77,16 +78,14 @@ func (w *cursors) scheduleLocked(after time.Duration, attempt int) {
 		return
 	}
 	w.scheduled = true
-	w.flushing.Add(1)
-	time.AfterFunc(after, func() {
-		defer w.flushing.Done()
-		w.flush(attempt)
-	})
+	time.AfterFunc(after, func() { w.flush(attempt) })
 }
 
 // flush writes every pending advance in one transaction; on failure it puts
 // them back and tries again later, up to cursorRetries times.
 func (w *cursors) flush(attempt int) {
+	w.flushing.Lock()
+	defer w.flushing.Unlock()
 	w.mu.Lock()
 	batch := w.pending
 	w.pending = map[cursorKey]int64{}
@@ -140,12 +139,13 @@ func (w *cursors) settle(ctx context.Context, c Caller) error {
 	return nil
 }
 
-// close writes what is pending and makes later advances write at once.
+// close writes what is pending, once, after a flush in progress, and
+// makes later advances write at once. A flush still scheduled finds nothing
+// left to write.
 func (w *cursors) close() {
 	w.mu.Lock()
 	w.closed = true
 	w.mu.Unlock()
-	w.flushing.Wait()
 	w.flush(cursorRetries - 1)
 }
 
