@@ -79,6 +79,7 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 // whose shutdown would otherwise wait for the waits to end.
 func (a *Assembly) Close(ctx context.Context) {
 	a.Server.Close(ctx)
+	a.Server.channels.Close()
 	a.cancel()
 	a.Audit.Close()
 }

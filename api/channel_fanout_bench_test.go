@@ -2,6 +2,8 @@ package api_test
 
 import (
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"sync"
 	"testing"
 	"time"
@@ -112,6 +114,11 @@ func fanOutRound(b *testing.B, servers []*env, poster *mcp.ClientSession, member
 		return true, nil
 	})
 	b.StartTimer()
+	var pf *os.File
+	if dir := os.Getenv("FANOUT_PROFILE_DIR"); dir != "" {
+		pf, _ = os.CreateTemp(dir, "round-*.cpu")
+		pprof.StartCPUProfile(pf)
+	}
 	sent := time.Now()
 	ok(b, poster, "post_message", map[string]any{"channel": "all", "text": fmt.Sprint("round ", seq+1)})
 	each := make([]time.Duration, 0, len(members))
@@ -124,5 +131,9 @@ func fanOutRound(b *testing.B, servers []*env, poster *mcp.ClientSession, member
 		}
 	}
 	b.StopTimer()
+	if pf != nil {
+		pprof.StopCPUProfile()
+		pf.Close()
+	}
 	return each[len(each)-1], each
 }

@@ -458,7 +458,7 @@ type searchResult struct {
 
 func (s *Server) addSearchMessages() {
 	addIdentifiedTool(s, mcp.NewTool("search_messages",
-		mcp.WithDescription("Search the messages of the channels you are a member of, and your own questions and answers (asked by you or to you), best match first in each list. Only what you can read: not public channels you have not joined, not channels you left, not other people's questions, not drafts never sent."+channelDataNote+" So are questions and answers."),
+		mcp.WithDescription("Search the messages of the channels you are a member of, and your own questions and answers (asked by you or to you), best match first in each list (messages: among the newest 1,000 that match; narrow with channel, from_user_id, since or until to reach older ones). Only what you can read: not public channels you have not joined, not channels you left, not other people's questions, not drafts never sent."+channelDataNote+" So are questions and answers."),
 		mcp.WithString("query", mcp.Required(), mcp.Description("Words that must all appear (\"retry\" also finds \"retries\"), \"quoted phrases\", and -word to exclude one; up to 500 characters.")),
 		mcp.WithString("channel", mcp.Description("Optional: only this channel (and then no questions).")),
 		mcp.WithString("from_user_id", mcp.Description("Optional: only messages by this user, and questions between you and them.")),

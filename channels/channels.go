@@ -61,9 +61,11 @@ func DefaultConfig() Config { return Config{Recheck: 10 * time.Second} }
 
 // Service manages channels and their messages.
 type Service struct {
-	db    *db.DB
-	cfg   Config
-	waker Waker
+	db      *db.DB
+	cfg     Config
+	waker   Waker
+	cursors *cursors
+	shared  sharedReads
 }
 
 // NewService returns a Service over d that wakes waiters through w.
@@ -71,8 +73,12 @@ func NewService(d *db.DB, cfg Config, w Waker) *Service {
 	if cfg.Recheck <= 0 {
 		cfg.Recheck = DefaultConfig().Recheck
 	}
-	return &Service{db: d, cfg: cfg, waker: w}
+	return &Service{db: d, cfg: cfg, waker: w, cursors: newCursors(d)}
 }
+
+// Close writes the read-cursor moves still pending; call it once the calls
+// have ended. Moves made after it are written at once.
+func (s *Service) Close() { s.cursors.close() }
 
 // Channel is a channel as the caller sees it.
 type Channel struct {
@@ -318,6 +324,9 @@ func (s *Service) wakeUsers(orgID string, ids []string) {
 // org and the private ones they are in, by name, with member counts and the
 // caller's unread counts. Archived channels only when includeArchived.
 func (s *Service) List(ctx context.Context, c Caller, includeArchived bool) ([]*Channel, error) {
+	if err := s.cursors.settle(ctx, c); err != nil {
+		return nil, err
+	}
 	rows, err := s.db.Query(ctx, channelListSQL, c.OrgID, c.UserID, includeArchived)
 	if err != nil {
 		return nil, fmt.Errorf("list channels: %w", err)
@@ -341,6 +350,9 @@ func (s *Service) List(ctx context.Context, c Caller, includeArchived bool) ([]*
 //
 // Returns EInvalid, ENotFound.
 func (s *Service) Channel(ctx context.Context, c Caller, name string) (*Channel, error) {
+	if err := s.cursors.settle(ctx, c); err != nil {
+		return nil, err
+	}
 	return channel(ctx, s.db, c, name)
 }
 

@@ -93,6 +93,10 @@ func (s *Service) Post(ctx context.Context, c Caller, in Post) (*Message, error)
 	if err != nil {
 		return nil, err
 	}
+	// The author's pending read goes first, so that readOwnPostSQL sees it.
+	if err := s.cursors.settle(ctx, c); err != nil {
+		return nil, err
+	}
 	var alerted []string
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		var err error
@@ -287,42 +291,66 @@ type Read struct {
 
 // Messages returns messages of a channel the caller is a member of, oldest
 // first, and, unless r.Peek, moves the caller's read cursor forward to the
-// newest of them (never back).
+// newest of them (never back). It only reads: the cursor's move is written
+// with those of other readers (see cursors), at least once.
 //
 // Returns EInvalid, ENotFound, EForbidden (not a member).
 func (s *Service) Messages(ctx context.Context, c Caller, name string, r Read) (*Page, error) {
 	if r.After < 0 {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "after must be 0 or a seq from an earlier message")
 	}
-	p := &Page{}
-	err := s.db.Tx(ctx, func(tx db.Querier) error {
-		ch, err := memberChannel(ctx, tx, c, name)
-		if err != nil {
-			return err
-		}
-		if r.Latest > 0 {
-			if p.Messages, err = queryMessages(ctx, tx, c.UserID, latestMessagesSQL, c.OrgID, ch.Name, r.Latest); err != nil {
-				return err
-			}
-			slices.Reverse(p.Messages)
-		} else {
-			if p.Messages, err = queryMessages(ctx, tx, c.UserID, messagesAfterSQL, c.OrgID, ch.Name, r.After, r.Limit+1); err != nil {
-				return err
-			}
-			if len(p.Messages) > r.Limit {
-				p.Messages, p.HasMore = p.Messages[:r.Limit], true
-			}
-		}
-		if len(p.Messages) == 0 || r.Peek {
-			return nil
-		}
-		_, err = tx.Exec(ctx, advanceReadSQL, c.OrgID, ch.Name, c.UserID, p.Messages[len(p.Messages)-1].Seq)
-		return err
-	})
+	ch, err := memberChannel(ctx, s.db, c, name)
 	if err != nil {
 		return nil, err
 	}
+	p := &Page{}
+	if r.Latest > 0 {
+		if p.Messages, err = queryMessages(ctx, s.db, c.UserID, latestMessagesSQL, c.OrgID, ch.Name, r.Latest); err != nil {
+			return nil, err
+		}
+		slices.Reverse(p.Messages)
+	} else {
+		if p.Messages, err = queryMessages(ctx, s.db, c.UserID, messagesAfterSQL, c.OrgID, ch.Name, r.After, r.Limit+1); err != nil {
+			return nil, err
+		}
+		if len(p.Messages) > r.Limit {
+			p.Messages, p.HasMore = p.Messages[:r.Limit], true
+		}
+	}
+	if len(p.Messages) == 0 || r.Peek {
+		return p, nil
+	}
+	if err := s.cursors.advance(ctx, c, ch.Name, p.Messages[len(p.Messages)-1].Seq); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// newAfter is Messages for a wait after a sequence number: at most
+// MaxHanded messages, read once for all the waiters of this process that
+// wait on the same channel after the same number (see sharedReads), each
+// copy made for its reader.
+func (s *Service) newAfter(ctx context.Context, c Caller, name string, after int64) ([]*Message, error) {
+	ch, err := memberChannel(ctx, s.db, c, name)
+	if err != nil {
+		return nil, err
+	}
+	shared, err := s.shared.page(pageKey{c.OrgID, ch.Name, after}, func(ctx context.Context) ([]*Message, error) {
+		return queryMessages(ctx, s.db, "", messagesAfterSQL, c.OrgID, ch.Name, after, MaxHanded)
+	})
+	if err != nil || len(shared) == 0 {
+		return []*Message{}, err
+	}
+	out := make([]*Message, len(shared))
+	for i, m := range shared {
+		mine := *m
+		mine.MentionsYou = slices.Contains(m.Mentions, c.UserID) || slices.Contains(m.Mentions, MentionChannel)
+		out[i] = &mine
+	}
+	if err := s.cursors.advance(ctx, c, ch.Name, out[len(out)-1].Seq); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // validMessageID reports whether id has the shape of a message id.

@@ -211,6 +211,11 @@ func (s *Service) EditPost(ctx context.Context, c Caller, id, text string) (*Mes
 func (s *Service) decide(ctx context.Context, c Caller, id string, edit *string) (*Message, error) {
 	var m *Message
 	var alerted []string
+	// The author's pending read goes first, so that publishing marks the
+	// post read for them (see Post).
+	if err := s.cursors.settle(ctx, c); err != nil {
+		return nil, err
+	}
 	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		p, err := claimHeld(ctx, tx, c, id, edit, s.db.Now())
 		if err != nil {

@@ -26,9 +26,10 @@ type Search struct {
 // farFuture stands for "no upper bound" in a time range.
 var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// Search returns the messages that match a query, best match first, among
-// the channels the caller is a member of, and nothing else: not public
-// channels they have not joined, not channels they left. The query takes
+// Search returns the messages that match a query, best match first among
+// its newest SearchWindow matches, in the channels the caller is a member
+// of and nothing else: not public channels they have not joined, not
+// channels they left. The query takes
 // words (all must match, English stems: "retries" finds "retry"), "quoted
 // phrases" and -word to exclude one.
 //
@@ -55,14 +56,38 @@ func (s *Service) Search(ctx context.Context, c Caller, in Search) ([]*Message, 
 	if until.IsZero() {
 		until = farFuture
 	}
-	sqlText := searchPostgresSQL
 	if s.db.Engine == db.SQLite {
-		sqlText = searchSQLiteSQL
 		if query, err = ftsQuery(query); err != nil {
 			return nil, err
 		}
+		return queryMessages(ctx, s.db, c.UserID, searchSQLiteSQL, c.OrgID, c.UserID, query, name, from, in.Since.UTC(), until.UTC(), in.Limit, SearchWindow)
 	}
-	return queryMessages(ctx, s.db, c.UserID, sqlText, c.OrgID, c.UserID, query, name, from, in.Since.UTC(), until.UTC(), in.Limit)
+	mine, err := s.searchChannels(ctx, c, name)
+	if err != nil || len(mine) == 0 {
+		return []*Message{}, err
+	}
+	return queryMessages(ctx, s.db, c.UserID, searchPostgresSQL, s.db.PlanEachRun(c.OrgID, mine, query, from, in.Since.UTC(), until.UTC(), in.Limit, SearchWindow)...)
+}
+
+// searchChannels returns the channels a search covers: the caller's, or
+// only name when it is one of them.
+func (s *Service) searchChannels(ctx context.Context, c Caller, name string) ([]string, error) {
+	rows, err := s.db.Query(ctx, myChannelsSQL, c.OrgID, c.UserID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var ch string
+		if err := rows.Scan(&ch); err != nil {
+			return nil, err
+		}
+		if name == "" || ch == name {
+			out = append(out, ch)
+		}
+	}
+	return out, rows.Err()
 }
 
 // ftsQuery writes a web-search style query in FTS5's syntax (see

@@ -64,6 +64,9 @@ func (s *Service) Unread(ctx context.Context, c Caller, name string) (*Delivery,
 }
 
 func (s *Service) claim(ctx context.Context, c Caller, name string) (*Delivery, error) {
+	if err := s.cursors.settle(ctx, c); err != nil {
+		return nil, err
+	}
 	for range 10 {
 		d := &Delivery{Messages: []*Message{}}
 		err := s.db.Tx(ctx, func(tx db.Querier) error {
@@ -200,12 +203,12 @@ func (s *Service) Wait(ctx context.Context, c Caller, name string, after *int64,
 			out, err = s.claim(ctx, c, name)
 			return err == nil && len(out.Messages) > 0, err
 		}
-		p, err := s.Messages(ctx, c, name, Read{After: *after, Limit: MaxHanded})
+		msgs, err := s.newAfter(ctx, c, name, *after)
 		if err != nil {
 			return false, err
 		}
-		out = &Delivery{Messages: p.Messages}
-		return len(p.Messages) > 0, nil
+		out = &Delivery{Messages: msgs}
+		return len(msgs) > 0, nil
 	})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,131 @@
+package channels
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/inbox"
+)
+
+// TestReadCursorsAtLeastOnce shows what batching read-cursor moves keeps: a
+// reader's own later calls count its read at once, and a process that stops
+// before the batch is written leaves the messages unread, handed over again,
+// never lost.
+func TestReadCursorsAtLeastOnce(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		s := fixture(t, d)
+		// A write that never comes in this test stands for a crash before it.
+		s.cursors.delay = time.Hour
+		must(s.Create(ctx, alice, NewChannel{Name: "dev", Members: []string{"bob"}}))
+		for _, text := range []string{"one", "two"} {
+			must(s.Post(ctx, alice, Post{Channel: "dev", Text: text}))
+		}
+		if got := must(s.Messages(ctx, bob, "dev", Read{Limit: 10})); len(got.Messages) != 2 {
+			t.Fatalf("get_messages returned %q", texts(got.Messages))
+		}
+
+		// Another process, or this one after a crash, has not seen the read.
+		other := NewService(d, DefaultConfig(), inbox.NewBroker())
+		if got := unreadOf(t, other, bob, "dev"); got != 2 {
+			t.Fatalf("another process counts %d unread before the batch is written, want 2", got)
+		}
+		// The same process counts it at once.
+		if got := unreadOf(t, s, bob, "dev"); got != 0 {
+			t.Fatalf("the reader's own process counts %d unread, want 0", got)
+		}
+		if got := unreadOf(t, other, bob, "dev"); got != 0 {
+			t.Fatalf("after the reader's list, another process counts %d unread, want 0", got)
+		}
+
+		// A read whose batch is lost is handed over again by get_unread.
+		must(s.Post(ctx, alice, Post{Channel: "dev", Text: "three"}))
+		after := int64(2)
+		if got := must(s.Wait(ctx, bob, "dev", &after, WaitOptions{})); len(got.Messages) != 1 {
+			t.Fatalf("wait returned %q", texts(got.Messages))
+		}
+		if got := must(other.Unread(ctx, bob, "dev")); len(got.Messages) != 1 || got.Messages[0].Text != "three" {
+			t.Fatalf("get_unread elsewhere returned %q, want three again", texts(got.Messages))
+		}
+		// Close writes what is pending; a cursor never moves back.
+		s.Close()
+		if got := unreadOf(t, other, bob, "dev"); got != 0 {
+			t.Fatalf("after close, %d unread, want 0", got)
+		}
+	})
+}
+
+// TestReadCursorsClose shows that Close writes the moves still pending, and
+// that moves after it are written at once.
+func TestReadCursorsClose(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		s := fixture(t, d)
+		s.cursors.delay = time.Hour
+		must(s.Create(ctx, alice, NewChannel{Name: "dev", Members: []string{"bob", "carol"}}))
+		must(s.Post(ctx, alice, Post{Channel: "dev", Text: "one"}))
+		must(s.Messages(ctx, bob, "dev", Read{Limit: 10}))
+		s.Close()
+		must(s.Messages(ctx, carol, "dev", Read{Limit: 10}))
+		other := NewService(d, DefaultConfig(), inbox.NewBroker())
+		for _, c := range []Caller{bob, carol} {
+			if got := unreadOf(t, other, c, "dev"); got != 0 {
+				t.Errorf("%s: %d unread, want 0", c.UserID, got)
+			}
+		}
+	})
+}
+
+func unreadOf(t *testing.T, s *Service, c Caller, name string) int64 {
+	t.Helper()
+	return must(s.Channel(context.Background(), c, name)).UnreadCount
+}
+
+// TestSharedReadsNeverStale shows that a caller never gets a shared read
+// that began before its call: such a read could miss the message whose
+// wake-up the caller answers.
+func TestSharedReadsNeverStale(t *testing.T) {
+	var g sharedReads
+	k := pageKey{"acme", "dev", 0}
+	started, release := make(chan struct{}), make(chan struct{})
+	first := make(chan []*Message)
+	go func() {
+		got, _ := g.page(k, func(context.Context) ([]*Message, error) {
+			close(started)
+			<-release
+			return []*Message{{Text: "before"}}, nil
+		})
+		first <- got
+	}()
+	<-started
+	second := make(chan []*Message)
+	go func() {
+		got, _ := g.page(k, func(context.Context) ([]*Message, error) {
+			return []*Message{{Text: "after"}}, nil
+		})
+		second <- got
+	}()
+	// The second caller queues for the next read before the first ends (or,
+	// were it to join the running read, waits in it).
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		g.mu.Lock()
+		queued := g.reads[k] != nil && g.reads[k].next != nil
+		g.mu.Unlock()
+		if queued {
+			break
+		}
+	}
+	close(release)
+	if got := <-first; got[0].Text != "before" {
+		t.Fatalf("first caller got %q", got[0].Text)
+	}
+	if got := <-second; got[0].Text != "after" {
+		t.Fatalf("the second caller got %q, a read that began before its call", got[0].Text)
+	}
+	if len(g.reads) != 0 {
+		t.Fatalf("%d reads left behind", len(g.reads))
+	}
+}

@@ -1,0 +1,1 @@
+-- Nothing to undo on SQLite: the up step changes nothing here.

@@ -1,0 +1,3 @@
+-- Search ranks the newest matches of a query rather than all of them. SQLite
+-- needs no index for it: it walks its FTS5 table from the newest row, and
+-- Postgres adds an index on the messages' times in this step.
