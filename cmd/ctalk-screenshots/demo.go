@@ -2,14 +2,26 @@ package main
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/ctalk/ctalk/api"
 	"github.com/ctalk/ctalk/channels"
-	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/orgs"
 )
+
+// demoClock is the database's clock, set back while the demo is seeded.
+type demoClock struct {
+	now func() time.Time
+	ago atomic.Int64
+}
+
+// Now is the time the database records.
+func (c *demoClock) Now() time.Time { return c.now().Add(-time.Duration(c.ago.Load())) }
+
+// set makes Now read ago in the past.
+func (c *demoClock) set(ago time.Duration) { c.ago.Store(int64(ago)) }
 
 // demoPassword is every demo person's password.
 const demoPassword = "demo-password-1"
@@ -27,10 +39,9 @@ type demo struct {
 // seed creates the demo organization: alice (admin) with two questions
 // waiting for her, one with her agent's draft, and two of her own, one
 // answered. Times are set back so that the pages show a realistic spread.
-func seed(ctx context.Context, d *db.DB, a *api.Assembly) (*demo, error) {
-	now := d.Now
-	defer func() { d.Now = now }()
-	at := func(ago time.Duration) { d.Now = func() time.Time { return now().Add(-ago) } }
+func seed(ctx context.Context, clock *demoClock, a *api.Assembly) (*demo, error) {
+	defer clock.set(0)
+	at := clock.set
 	at(72 * time.Hour)
 	if _, err := a.Orgs.Register(ctx, orgs.NewOrg{ID: "acme", Name: "Acme Robotics", AdminPassword: demoPassword + "-admin"}); err != nil {
 		return nil, err

@@ -75,6 +75,10 @@ func serve(ctx context.Context) (base string, d *demo, stop func(), err error) {
 		os.RemoveAll(dir)
 		return "", nil, nil, err
 	}
+	// The demo is seeded at times in the past through this clock, which the
+	// server's background work reads too.
+	clock := &demoClock{now: database.Now}
+	database.Now = clock.Now
 	acfg := auth.DefaultConfig()
 	acfg.BcryptCost = 4
 	a, err := api.Assemble(database, api.Wiring{
@@ -101,7 +105,7 @@ func serve(ctx context.Context) (base string, d *demo, stop func(), err error) {
 		database.Close()
 		os.RemoveAll(dir)
 	}
-	d, err = seed(ctx, database, a)
+	d, err = seed(ctx, clock, a)
 	if err != nil {
 		stop()
 		return "", nil, nil, fmt.Errorf("demo organization: %w", err)
