@@ -231,8 +231,8 @@ const searchSQLiteSQL = `
 // messageColumnsOf are the columns of messageColumns that come from
 // channel_messages m, and hitColumns the same columns read back from hits.
 const (
-	messageColumnsOf = `m.id, m.channel, m.seq, m.by_agent, m.kind, m.priority, m.body, m.reply_to, m.mentions, m.created_at`
-	hitColumns       = `m.id, m.channel, m.seq, m.author, COALESCE(u.name, ''), m.by_agent, m.kind, m.priority, m.body, COALESCE(m.reply_to, ''), m.mentions, m.created_at`
+	messageColumnsOf = `m.id, m.channel, m.seq, m.by_agent, m.kind, m.priority, m.body, m.reply_to, m.mentions, m.created_at, m.approved_at`
+	hitColumns       = `m.id, m.channel, m.seq, m.author, COALESCE(u.name, ''), m.by_agent, m.kind, m.priority, m.body, COALESCE(m.reply_to, ''), m.mentions, m.created_at, m.approved_at`
 )
 
 // insertAlertsSQL files the alerts of a new message ($3, posted by $4 at
