@@ -62,7 +62,8 @@ func TestSmoke(t *testing.T) {
 				}
 			}
 			for _, want := range []struct{ phase, op string }{
-				{"health", "GET /health"}, {"health", opBareHealth}, {"whoami", opFloorTool}, {"whoami", "whoami"}, {"inbox", wireOp("whoami")},
+				{"health", "GET /health"}, {"health", opBareHealth}, {"whoami", opFloorTool}, {"whoami", opPing}, {"whoami", opPingToken},
+				{"whoami", "whoami"}, {"inbox", wireOp("whoami")},
 				{"ask", "SQL insert only"}, {"ask", "SQL ask transaction"}, {"ask", "inbox.Service.Ask"}, {"ask", "ask_person"},
 				{"inbox", "SQL inbox select"}, {"inbox", "inbox.Service.Inbox"}, {"inbox", "check_inbox"},
 				{"cycle", "ask_person"}, {"cycle", "check_inbox"}, {"cycle", "propose_response"}, {"cycle", "send_response"},

@@ -503,9 +503,23 @@ func (r *runner) phaseWhoami(ctx context.Context) error {
 	for i, cs := range floor {
 		floorWire[i] = r.cl.wire(r.floors.mcp, "", cs)
 	}
+	// A ping without a token goes on a session opened without one: a
+	// session belongs to the credential that opened it.
+	anon, err := r.connectAll(ctx, r.url, make([]string, len(o.wire)))
+	if err != nil {
+		return fmt.Errorf("connect without a token: %w", err)
+	}
+	anonWire := make([]*wireSession, len(anon))
+	for i, cs := range anon {
+		anonWire[i] = r.cl.wire(r.url, "", cs)
+	}
 	ping := func(withToken bool) func(*recorder) call {
+		sessions := anonWire
+		if withToken {
+			sessions = o.wire
+		}
 		return func(rec *recorder) call {
-			ws := o.wire[rec.pick(len(o.wire))]
+			ws := sessions[rec.pick(len(sessions))]
 			return func(ctx context.Context) error { return ws.ping(ctx, withToken) }
 		}
 	}

@@ -117,29 +117,17 @@ func (r *runner) phaseMemory(ctx context.Context) error {
 		return err
 	}
 	defer stop()
-	goroutines := func() (int, error) {
-		m, err := r.cl.metrics(ctx, base, token, "go_goroutines")
-		return int(m["go_goroutines"]), err
-	}
-	runtimeMem := func() (heap, stack float64, err error) {
-		m, err := r.cl.metrics(ctx, base, token, "go_memstats_heap_inuse_bytes", "go_memstats_stack_inuse_bytes")
-		return m["go_memstats_heap_inuse_bytes"] / (1 << 20), m["go_memstats_stack_inuse_bytes"] / (1 << 20), err
-	}
-	waiting := func() (int, error) {
-		m, err := r.cl.metrics(ctx, base, token, "ctalk_waiting_agents")
-		return int(m["ctalk_waiting_agents"]), err
-	}
-
+	p := &memProbe{r: r, ctx: ctx, base: base, token: token, rss: rss}
 	o, err := r.newOrg(ctx, base, "memory", r.cfg.Users, false)
 	if err != nil {
 		return err
 	}
-	baseRSS, baseG, err := r.settled(rss, goroutines)
+	baseRSS, baseG, err := r.settled(rss, p.goroutines)
 	if err != nil {
 		return err
 	}
 	mem.RSSBaselineMB, mem.GoroutinesBaseline = mb(baseRSS), baseG
-	if mem.HeapIdleMB, mem.StackIdleMB, err = runtimeMem(); err != nil {
+	if mem.HeapIdleMB, mem.StackIdleMB, err = p.runtimeMem(); err != nil {
 		return err
 	}
 
@@ -154,83 +142,143 @@ func (r *runner) phaseMemory(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	w := &waiters{}
+	defer w.hangUp()
+	if err := r.startWaiters(ctx, p, w, sessions); err != nil {
+		return err
+	}
+	r.logf("  %d agents waiting", r.cfg.Waiters)
+	if err := p.peak(mem, baseRSS, profile); err != nil {
+		return err
+	}
 
-	wctx, hangUp := context.WithCancel(ctx)
-	defer hangUp()
-	var (
-		wg       sync.WaitGroup
-		early    atomic.Int64
-		firstErr atomic.Value
-	)
-	// The agents start waiting a batch at a time, each batch once the last
-	// is waiting: thousands of connections opened at once overflow the
-	// listen queue, and the refused ones time out dialling.
-	limit := 60*time.Second + time.Duration(r.cfg.Waiters)*10*time.Millisecond
+	// The agents hang up, as killed or restarted agents do; every server
+	// goroutine that served them must end.
+	w.hangUp()
+	mem.ReturnedEarly = int(w.early.Load())
+	mem.FirstError, _ = w.firstErr.Load().(string)
+	closeAll(sessions)
+	if err := r.afterWaits(p, mem, baseG); err != nil {
+		return err
+	}
+	mem.Note = fmt.Sprintf("each agent has its own MCP session (%s) and waits with timeout_s 120; after the peak reading the agents hang up (their requests are cancelled) and the harness closes its idle connections", r.cfg.Era)
+	r.logf("  RSS %.1f MB idle, %.1f MB with %d waiting; goroutines %d, %d, %d after", mem.RSSBaselineMB, mem.RSSWaitingMB, r.cfg.Waiters, baseG, mem.GoroutinesWaiting, mem.GoroutinesAfter)
+	return nil
+}
+
+// memProbe reads the memory phase's server: its RSS and, from its metrics,
+// goroutines, Go's heap and stacks, and how many agents wait.
+type memProbe struct {
+	r           *runner
+	ctx         context.Context
+	base, token string
+	rss         func() (int64, error)
+}
+
+func (p *memProbe) goroutines() (int, error) {
+	m, err := p.r.cl.metrics(p.ctx, p.base, p.token, "go_goroutines")
+	return int(m["go_goroutines"]), err
+}
+
+// runtimeMem is the heap and the stacks in use, in MB.
+func (p *memProbe) runtimeMem() (heap, stack float64, err error) {
+	m, err := p.r.cl.metrics(p.ctx, p.base, p.token, "go_memstats_heap_inuse_bytes", "go_memstats_stack_inuse_bytes")
+	return m["go_memstats_heap_inuse_bytes"] / (1 << 20), m["go_memstats_stack_inuse_bytes"] / (1 << 20), err
+}
+
+func (p *memProbe) waiting() (int, error) {
+	m, err := p.r.cl.metrics(p.ctx, p.base, p.token, "ctalk_waiting_agents")
+	return int(m["ctalk_waiting_agents"]), err
+}
+
+// peak records the server's memory with every agent waiting, and takes the
+// heap profile when one is asked for.
+func (p *memProbe) peak(mem *Memory, baseRSS int64, profile func() error) error {
+	time.Sleep(500 * time.Millisecond)
+	peak, err := p.rss()
+	if err != nil {
+		return err
+	}
+	mem.RSSWaitingMB = mb(peak)
+	mem.PerWaiterKB = float64(peak-baseRSS) / 1024 / float64(mem.Waiters)
+	if mem.GoroutinesWaiting, err = p.goroutines(); err != nil {
+		return err
+	}
+	if mem.HeapWaitingMB, mem.StackWaitingMB, err = p.runtimeMem(); err != nil {
+		return err
+	}
+	if profile != nil {
+		return profile()
+	}
+	return nil
+}
+
+// waiters are the agents' waiting calls: how many returned before the
+// agents hung up, and the first error among them.
+type waiters struct {
+	wg       sync.WaitGroup
+	cancel   context.CancelFunc
+	early    atomic.Int64
+	firstErr atomic.Value
+}
+
+// hangUp cancels every waiting call and waits for them to return.
+func (w *waiters) hangUp() {
+	if w.cancel != nil {
+		w.cancel()
+	}
+	w.wg.Wait()
+}
+
+// startWaiters starts every session's wait_for_inbox, a batch at a time,
+// each batch once the last is waiting: thousands of connections opened at
+// once overflow the listen queue, and the refused ones time out dialling.
+func (r *runner) startWaiters(ctx context.Context, p *memProbe, w *waiters, sessions []*mcp.ClientSession) error {
+	wctx, cancel := context.WithCancel(ctx)
+	w.cancel = cancel
+	limit := 60*time.Second + time.Duration(len(sessions))*10*time.Millisecond
 	n := 0
 	for start := 0; start < len(sessions); start += waitBatch {
 		batch := sessions[start:min(start+waitBatch, len(sessions))]
 		for _, cs := range batch {
-			wg.Go(func() {
+			w.wg.Go(func() {
 				_, err := callTool(wctx, cs, "wait_for_inbox", map[string]any{"timeout_s": 120})
 				if wctx.Err() == nil {
-					early.Add(1)
+					w.early.Add(1)
 					if err != nil {
-						firstErr.CompareAndSwap(nil, err.Error())
+						w.firstErr.CompareAndSwap(nil, err.Error())
 					}
 				}
 			})
 		}
 		want := start + len(batch)
-		err = testkit.Poll(ctx, limit, 20*time.Millisecond, func() (bool, error) {
+		err := testkit.Poll(ctx, limit, 20*time.Millisecond, func() (bool, error) {
 			var err error
-			if n, err = waiting(); err != nil || early.Load() > 0 {
+			if n, err = p.waiting(); err != nil || w.early.Load() > 0 {
 				return true, err
 			}
 			return n >= want, nil
 		})
 		if err != nil || n < want {
-			hangUp()
-			wg.Wait()
-			msg, _ := firstErr.Load().(string)
-			return errors.Join(err, fmt.Errorf("only %d of %d agents were waiting (%d calls returned early: %s)", n, r.cfg.Waiters, early.Load(), msg))
+			w.hangUp()
+			msg, _ := w.firstErr.Load().(string)
+			return errors.Join(err, fmt.Errorf("only %d of %d agents were waiting (%d calls returned early: %s)", n, len(sessions), w.early.Load(), msg))
 		}
 	}
-	r.logf("  %d agents waiting", r.cfg.Waiters)
-	time.Sleep(500 * time.Millisecond)
-	peak, err := rss()
-	if err != nil {
-		return err
-	}
-	mem.RSSWaitingMB = mb(peak)
-	mem.PerWaiterKB = float64(peak-baseRSS) / 1024 / float64(r.cfg.Waiters)
-	if mem.GoroutinesWaiting, err = goroutines(); err != nil {
-		return err
-	}
-	if mem.HeapWaitingMB, mem.StackWaitingMB, err = runtimeMem(); err != nil {
-		return err
-	}
-	if profile != nil {
-		if err := profile(); err != nil {
-			return err
-		}
-	}
+	return nil
+}
 
-	// The agents hang up, as killed or restarted agents do; every server
-	// goroutine that served them must end.
-	hangUp()
-	wg.Wait()
-	mem.ReturnedEarly = int(early.Load())
-	mem.FirstError, _ = firstErr.Load().(string)
-	closeAll(sessions)
-	// The goroutines may take a moment to end; not ending within 15 s is
-	// the finding, not an error of the run.
+// afterWaits records the server once the agents have hung up. The
+// goroutines may take a moment to end; not ending within 15 s is the
+// finding, not an error of the run.
+func (r *runner) afterWaits(p *memProbe, mem *Memory, baseG int) error {
 	var (
 		after      int64
 		afterG     int
 		settledErr error
 	)
-	testkit.Poll(ctx, 15*time.Second, 100*time.Millisecond, func() (bool, error) {
-		after, afterG, settledErr = r.settled(rss, goroutines)
+	testkit.Poll(p.ctx, 15*time.Second, 100*time.Millisecond, func() (bool, error) {
+		after, afterG, settledErr = r.settled(p.rss, p.goroutines)
 		return settledErr != nil || afterG <= baseG+goroutineSlack, nil
 	})
 	if settledErr != nil {
@@ -241,12 +289,9 @@ func (r *runner) phaseMemory(ctx context.Context) error {
 	// RSS after the agents leave includes memory the Go runtime has freed
 	// but not yet returned to the system; the heap in use tells retained
 	// memory apart.
-	if mem.HeapAfterMB, _, err = runtimeMem(); err != nil {
-		return err
-	}
-	mem.Note = fmt.Sprintf("each agent has its own MCP session (%s) and waits with timeout_s 120; after the peak reading the agents hang up (their requests are cancelled) and the harness closes its idle connections", r.cfg.Era)
-	r.logf("  RSS %.1f MB idle, %.1f MB with %d waiting; goroutines %d, %d, %d after", mem.RSSBaselineMB, mem.RSSWaitingMB, r.cfg.Waiters, baseG, mem.GoroutinesWaiting, afterG)
-	return nil
+	var err error
+	mem.HeapAfterMB, _, err = p.runtimeMem()
+	return err
 }
 
 // settled closes the client's idle connections, so that the server holds no

@@ -49,6 +49,16 @@ func (res *Result) op(phase, op string) *OpStats {
 
 // evaluate computes the ratios and checks every target.
 func (r *runner) evaluate() {
+	r.throughputTargets()
+	r.deliveryTargets()
+	r.scaleTarget()
+	r.memoryTargets()
+	r.errorNotes()
+}
+
+// throughputTargets compares each row with the limit that bounds it, and
+// judges the throughput targets.
+func (r *runner) throughputTargets() {
 	res := r.res
 	ratio := func(toolPhase, tool, limitPhase, limit string, want float64) (Ratio, bool) {
 		t, l := res.op(toolPhase, tool), res.op(limitPhase, limit)
@@ -105,6 +115,11 @@ func (r *runner) evaluate() {
 	ratioTarget("check_inbox (10 questions from 10 senders) >= 50% of whoami", inbox, inboxOK, "needs the whoami and inbox phases")
 	ratioTarget("ask_person throughput >= 50% of the raw INSERT", ask, askOK, "needs the ask phase with database access")
 
+}
+
+// deliveryTargets judges delivery latency in each setting measured.
+func (r *runner) deliveryTargets() {
+	res := r.res
 	for _, d := range res.Delivery {
 		t := Target{Name: fmt.Sprintf("delivery p99 <= %.0f ms (%s)", d.TargetP99, d.Setting), Want: fmt.Sprintf("<= %.0f ms", d.TargetP99)}
 		switch {
@@ -121,6 +136,11 @@ func (r *runner) evaluate() {
 		res.Targets = append(res.Targets, Target{Name: "delivery p99 (one process, two replicas)", Status: statusSkipped, Note: "phase not run"})
 	}
 
+}
+
+// scaleTarget judges check_inbox at the large history against the small.
+func (r *runner) scaleTarget() {
+	res := r.res
 	inboxTarget := Target{Name: fmt.Sprintf("check_inbox p50 at %s rows <= 1.5x at %s", count(r.cfg.ScaleRows), count(r.cfg.ScaleSmall)), Want: "<= 1.50x", Status: statusSkipped}
 	if sc := res.Scale; sc != nil && !sc.Skipped {
 		for _, op := range sc.Ops {
@@ -135,6 +155,12 @@ func (r *runner) evaluate() {
 	}
 	res.Targets = append(res.Targets, inboxTarget)
 
+}
+
+// memoryTargets judges the memory of waiting agents and that their
+// goroutines end.
+func (r *runner) memoryTargets() {
+	res := r.res
 	rssTarget := Target{Name: fmt.Sprintf("RSS with %s waiting agents <= 1 GiB", count(fullWaiters)), Want: "<= 1024 MB", Status: statusSkipped}
 	perTarget := Target{Name: "RSS per waiting agent <= 50 KB", Want: "<= 50 KB", Status: statusSkipped}
 	goTarget := Target{Name: "goroutines back to baseline after the waiting agents leave", Want: fmt.Sprintf("<= baseline + %d", goroutineSlack), Status: statusSkipped}
@@ -162,6 +188,11 @@ func (r *runner) evaluate() {
 	res.Targets = append(res.Targets, perTarget)
 	res.Targets = append(res.Targets, rssTarget, goTarget)
 
+}
+
+// errorNotes notes the rows whose calls failed.
+func (r *runner) errorNotes() {
+	res := r.res
 	for _, o := range res.Ops {
 		if o.Errors > 0 {
 			r.note("%s (%s): %d of %d calls failed; first: %s", o.Op, o.Phase, o.Errors, o.Errors+o.Calls, o.FirstError)
@@ -208,10 +239,23 @@ func ms(v float64) string {
 
 // WriteText writes the report as plain-text tables.
 func (res *Result) WriteText(w io.Writer) error {
-	s := res.Setup
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	p := func(format string, args ...any) { fmt.Fprintf(tw, format+"\n", args...) }
+	res.writeSetup(p)
+	res.writeThroughput(p)
+	res.writeDelivery(p)
+	res.writeScale(p)
+	res.writeMemory(p)
+	res.writeTargets(p)
+	return tw.Flush()
+}
 
+// printer writes one line of the report.
+type printer func(format string, args ...any)
+
+// writeSetup writes what was measured, how, and on what.
+func (res *Result) writeSetup(p printer) {
+	s := res.Setup
 	p("CTALK-BENCH  %s", s.Started.Format("2006-01-02 15:04 UTC"))
 	p("server:       %s at %s", s.Mode, s.URL)
 	p("engine:       %s", s.Engine)
@@ -222,6 +266,11 @@ func (res *Result) WriteText(w io.Writer) error {
 	p("machine:      %s %s, %d CPUs (GOMAXPROCS %d); clients and server share it: read the ratios, not the absolute figures", s.GoVersion, s.Platform, s.CPUs, s.GOMAXPROCS)
 	p("")
 
+}
+
+// writeThroughput writes every row and its ratio to the limit that bounds it.
+func (res *Result) writeThroughput(p printer) {
+	s := res.Setup
 	p("THROUGHPUT AND LATENCY  (each row runs alone at concurrency %d; the rows of a phase take turns, %d turns each, so that a shared machine's load weighs on them alike; the full-cycle rows run together)", s.Concurrency, rounds)
 	p("phase\tkind\toperation\tcalls\terrors\tcalls/s\tp50 ms\tp95 ms\tp99 ms")
 	for _, o := range res.Ops {
@@ -243,6 +292,10 @@ func (res *Result) WriteText(w io.Writer) error {
 	}
 	p("")
 
+}
+
+// writeDelivery writes delivery latency per setting.
+func (res *Result) writeDelivery(p printer) {
 	p("DELIVERY  (send_response -> the asker's waiting wait_for_reply returns; one sample at a time)")
 	p("setting\tsamples\tp50 ms\tp99 ms\tafter-ack p50\tafter-ack p99\ttarget p99\tresult")
 	for _, d := range res.Delivery {
@@ -257,6 +310,10 @@ func (res *Result) WriteText(w io.Writer) error {
 	}
 	p("")
 
+}
+
+// writeScale writes the reads at a small and a large history.
+func (res *Result) writeScale(p printer) {
 	if sc := res.Scale; sc != nil {
 		p("SCALE  (org history of %s vs %s stored questions; the measured user has %d pending and %d recent replies throughout)", count(sc.SmallRows), count(sc.BigRows), sc.Pending, sc.RecentReplies)
 		if sc.Skipped {
@@ -275,6 +332,10 @@ func (res *Result) WriteText(w io.Writer) error {
 		p("")
 	}
 
+}
+
+// writeMemory writes the memory of the waiting agents.
+func (res *Result) writeMemory(p printer) {
 	if m := res.Memory; m != nil {
 		p("MEMORY  (%d agents blocked in wait_for_inbox at once)", m.Waiters)
 		if m.Skipped {
@@ -292,6 +353,10 @@ func (res *Result) WriteText(w io.Writer) error {
 		p("")
 	}
 
+}
+
+// writeTargets writes each target with its verdict, and the notes.
+func (res *Result) writeTargets(p printer) {
 	met, missed, skipped := 0, 0, 0
 	p("TARGETS")
 	for _, t := range res.Targets {
@@ -320,7 +385,6 @@ func (res *Result) WriteText(w io.Writer) error {
 			p("- %s", n)
 		}
 	}
-	return tw.Flush()
 }
 
 func perGoroutineKB(m *Memory) float64 {
