@@ -66,7 +66,7 @@ func (p *Pages) admin(c echo.Context, status int, d *adminData, flashed string) 
 		return err
 	}
 	d.CSRF, _ = c.Get("csrf").(string)
-	return p.appFlashed(c, status, "admin", "admin", "Admin · "+d.Org.Name, d, flashed)
+	return p.app(c, status, "admin", &page{Section: "admin", Title: "Admin · " + d.Org.Name, Data: d, Flash: flashed})
 }
 
 // refused re-renders a page with a refusal's message, or returns an
@@ -123,16 +123,6 @@ func (p *Pages) changeAdminPassword(c echo.Context) error {
 		})
 	}
 	return done(c, "/admin", "password")
-}
-
-// appFlashed is app with what the last action did.
-func (p *Pages) appFlashed(c echo.Context, status int, name, section, title string, data any, flashed string) error {
-	m := me(c)
-	n, err := p.inbox.Waiting(c.Request().Context(), m.OrgID, m.UserID)
-	if err != nil {
-		return err
-	}
-	return p.render(c, status, name, &page{Me: m, Section: section, Title: title, Data: data, Waiting: n, Flash: flashed})
 }
 
 // memberPath is the admin page of one member.

@@ -66,7 +66,7 @@ func (p *Pages) auditPage(c echo.Context) error {
 	if p.audit == nil {
 		return p.adminNotFound(c, ctalk.Errorf(ctalk.EUnavailable, "the audit log is not enabled on this server"))
 	}
-	page, err := p.audit.Query(ctx, m.OrgID, audit.Query{UserID: d.UserID, Tool: d.Tool, Outcome: d.Outcome,
+	events, err := p.audit.Query(ctx, m.OrgID, audit.Query{UserID: d.UserID, Tool: d.Tool, Outcome: d.Outcome,
 		Since: auditUTC(d.Since), Until: auditUTC(d.Until), Cursor: c.QueryParam("cursor")})
 	if err != nil {
 		if ctalk.ErrorCode(err) == ctalk.EInternal {
@@ -74,7 +74,7 @@ func (p *Pages) auditPage(c echo.Context) error {
 		}
 		status, d.Error = ctalk.HTTPStatus(ctalk.ErrorCode(err)), ctalk.ErrorMessage(err)
 	} else {
-		d.Events = page.Events
+		d.Events = events.Events
 		q := url.Values{}
 		for k, v := range map[string]string{"user_id": d.UserID, "tool": d.Tool, "outcome": d.Outcome, "since": d.Since, "until": d.Until} {
 			if v != "" {
@@ -82,11 +82,11 @@ func (p *Pages) auditPage(c echo.Context) error {
 			}
 		}
 		d.Newest = "/admin/audit?" + q.Encode()
-		if page.NextCursor != "" {
-			q.Set("cursor", page.NextCursor)
+		if events.NextCursor != "" {
+			q.Set("cursor", events.NextCursor)
 			d.Older = "/admin/audit?" + q.Encode()
 		}
 		d.Paged = c.QueryParam("cursor") != ""
 	}
-	return p.appFlashed(c, status, "admin-audit", "admin", "Audit log", d, "")
+	return p.app(c, status, "admin-audit", &page{Section: "admin", Title: "Audit log", Data: d})
 }

@@ -38,7 +38,7 @@ func (p *Pages) member(c echo.Context, status int, d *memberData, flashed string
 	}
 	d.User, d.Self = u, u.ID == me(c).UserID
 	d.CSRF, _ = c.Get("csrf").(string)
-	return p.appFlashed(c, status, "admin-member", "admin", u.Name+" · Admin", d, flashed)
+	return p.app(c, status, "admin-member", &page{Section: "admin", Title: u.Name + " · Admin", Data: d, Flash: flashed})
 }
 
 // notFound renders a refusal as a page of its own (such as a member that

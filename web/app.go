@@ -66,18 +66,15 @@ func (p *Pages) adminOnly(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// app renders one of the app's pages for the person signed in, with the
-// count of what waits for them in the title.
-func (p *Pages) app(c echo.Context, status int, name, section, title string, data any) error {
-	m := me(c)
-	pg := &page{Me: m, Section: section, Title: title, Data: data}
-	if m != nil {
-		n, err := p.inbox.Waiting(c.Request().Context(), m.OrgID, m.UserID)
-		if err != nil {
-			return err
-		}
-		pg.Waiting = n
+// app renders one of the app's pages for the person signed in: pg, with
+// Me and the count of what waits for them (shown in the title) filled in.
+func (p *Pages) app(c echo.Context, status int, name string, pg *page) error {
+	pg.Me = me(c)
+	n, err := p.inbox.Waiting(c.Request().Context(), pg.Me.OrgID, pg.Me.UserID)
+	if err != nil {
+		return err
 	}
+	pg.Waiting = n
 	return p.render(c, status, name, pg)
 }
 

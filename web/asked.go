@@ -80,7 +80,7 @@ func (p *Pages) renderAsked(c echo.Context, status int, cursor string, form askF
 	users = slices.DeleteFunc(users, func(u *orgs.User) bool { return u.ID == m.UserID })
 	data := askedData{Items: items, Cursor: cursor, Next: next, People: users, Form: form,
 		Errors: errs, ItemErrors: itemErrs, MaxLen: inbox.MaxQuestionLen}
-	return p.peopleApp(c, status, "asked", "asked", "Asked", flash(c, askedFlash), data)
+	return p.app(c, status, "asked", &page{Section: "asked", Title: "Asked", Flash: flash(c, askedFlash), Data: data})
 }
 
 // askSubmit asks a question from the web, under the rules of ask_person.
@@ -162,19 +162,8 @@ func newAskKey() string {
 	return "web-" + hex.EncodeToString(b[:])
 }
 
-// peopleApp renders a page of the asked or people sections, as app does,
-// with what the last action did.
-func (p *Pages) peopleApp(c echo.Context, status int, name, section, title, flashText string, data any) error {
-	m := me(c)
-	n, err := p.inbox.Waiting(c.Request().Context(), m.OrgID, m.UserID)
-	if err != nil {
-		return err
-	}
-	return p.render(c, status, name, &page{Me: m, Section: section, Title: title, Waiting: n, Flash: flashText, Data: data})
-}
-
 // peopleMessage renders a refusal of the asked or people sections in the
 // app's layout, so that the person keeps their navigation.
 func (p *Pages) peopleMessage(c echo.Context, status int, section, title, msg string) error {
-	return p.render(c, status, "message", &page{Me: me(c), Section: section, Title: title, Message: msg})
+	return p.app(c, status, "message", &page{Section: section, Title: title, Message: msg})
 }

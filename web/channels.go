@@ -101,7 +101,7 @@ func (p *Pages) renderChannels(c echo.Context, status int, form createForm, errs
 			return err
 		}
 	}
-	return p.peopleApp(c, status, "channels", "channels", "Channels", flash(c, channelsFlash), data)
+	return p.app(c, status, "channels", &page{Section: "channels", Title: "Channels", Flash: flash(c, channelsFlash), Data: data})
 }
 
 // createChannel creates a channel from the form, with the person signed in
@@ -195,7 +195,7 @@ func (p *Pages) renderChannel(c echo.Context, status int, form postForm, errs ma
 		}
 	}
 	title := "#" + ch.Name
-	return p.peopleApp(c, status, "channels-channel", "channels", title, flash(c, channelsFlash), data)
+	return p.app(c, status, "channels-channel", &page{Section: "channels", Title: title, Flash: flash(c, channelsFlash), Data: data})
 }
 
 // channelMessages reads the page of messages the request asks for: the

@@ -188,13 +188,7 @@ func typed(c echo.Context, name string) string {
 // inboxRender renders a page of the inbox section with the waiting count
 // and the flash of the last action.
 func (p *Pages) inboxRender(c echo.Context, status int, name, title string, data any) error {
-	m := me(c)
-	n, err := p.inbox.Waiting(c.Request().Context(), m.OrgID, m.UserID)
-	if err != nil {
-		return err
-	}
-	return p.render(c, status, name, &page{Me: m, Section: "inbox", Title: title, Waiting: n, Data: data,
-		Flash: flash(c, inboxFlash)})
+	return p.app(c, status, name, &page{Section: "inbox", Title: title, Data: data, Flash: flash(c, inboxFlash)})
 }
 
 // inboxMessage renders what went wrong in words, inside the app: a
@@ -204,12 +198,7 @@ func (p *Pages) inboxMessage(c echo.Context, title string, err error) error {
 	if code == ctalk.EInternal || code == ctalk.EUnavailable {
 		return err
 	}
-	m := me(c)
-	n, werr := p.inbox.Waiting(c.Request().Context(), m.OrgID, m.UserID)
-	if werr != nil {
-		return werr
-	}
-	return p.render(c, ctalk.HTTPStatus(code), "message", &page{Me: m, Section: "inbox", Title: title, Waiting: n,
+	return p.app(c, ctalk.HTTPStatus(code), "message", &page{Section: "inbox", Title: title,
 		Message: ctalk.ErrorMessage(err) + ". Your inbox lists the questions sent to you.", Next: "/inbox"})
 }
 

@@ -53,7 +53,7 @@ func (p *Pages) directory(c echo.Context) error {
 	for i, u := range users {
 		entries[i] = directoryEntry{User: u, Notes: ctalk.Shorten(u.Notes, directoryNotes), Me: u.ID == m.UserID}
 	}
-	return p.peopleApp(c, http.StatusOK, "people", "people", "People", "", entries)
+	return p.app(c, http.StatusOK, "people", &page{Section: "people", Title: "People", Data: entries})
 }
 
 // profileData is a profile page: another member's, or mine.
@@ -96,7 +96,7 @@ func (p *Pages) renderProfile(c echo.Context, status int, userID string, form, e
 	if u.ID == m.UserID {
 		name, title = "profile-mine", "Your profile"
 	}
-	return p.peopleApp(c, status, name, "people", title, flash(c, peopleFlash), data)
+	return p.app(c, status, name, &page{Section: "people", Title: title, Flash: flash(c, peopleFlash), Data: data})
 }
 
 // peopleError shows a refusal of the people section on a page of its own;

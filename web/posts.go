@@ -82,12 +82,7 @@ func (p *Pages) postsPage(c echo.Context) error {
 // or above the list when its post is not listed (decided meanwhile, or not
 // the person's).
 func (p *Pages) showPosts(c echo.Context, status int, fail *postFail) error {
-	ctx, m := c.Request().Context(), me(c)
-	posts, err := p.posts.HeldPosts(ctx, postCaller(c))
-	if err != nil {
-		return err
-	}
-	n, err := p.inbox.Waiting(ctx, m.OrgID, m.UserID)
+	posts, err := p.posts.HeldPosts(c.Request().Context(), postCaller(c))
 	if err != nil {
 		return err
 	}
@@ -96,8 +91,8 @@ func (p *Pages) showPosts(c echo.Context, status int, fail *postFail) error {
 	if fail != nil && !heldIn(posts, fail.ID) {
 		d.Above, d.Fail = fail.Message, nil
 	}
-	return p.render(c, status, "posts", &page{Me: m, Section: "inbox", Title: "Channel posts waiting for you",
-		Waiting: n, Data: d, Flash: flash(c, postsFlash)})
+	return p.app(c, status, "posts", &page{Section: "inbox", Title: "Channel posts waiting for you",
+		Data: d, Flash: flash(c, postsFlash)})
 }
 
 func heldIn(posts []*channels.HeldPost, id string) bool {

@@ -89,7 +89,7 @@ func (p *Pages) tokens(c echo.Context, status int, d *tokensData, flashed string
 	}
 	d.Lifetimes = auth.PersonalTokenLifetimes
 	d.MCP = p.cfg.PublicURL(c.Request()) + "/mcp"
-	return p.appFlashed(c, status, "tokens", "tokens", "Agents and tokens", d, flashed)
+	return p.app(c, status, "tokens", &page{Section: "tokens", Title: "Agents and tokens", Data: d, Flash: flashed})
 }
 
 // createToken makes a personal token and shows it on this response only:
