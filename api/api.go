@@ -352,6 +352,9 @@ func (s *Server) bearer(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// rpcBodyKey holds, in the echo context, the body jsonRPCBody read.
+const rpcBodyKey = "ctalk.rpc-body"
+
 // jsonRPCBody reads a POST body before mcp-go does, so that a body over
 // MaxBodyBytes gets 413 even when it declared no length (mcp-go would call it
 // a parse error), and a message that is not one JSON-RPC 2.0 request,
@@ -376,6 +379,9 @@ func (s *Server) jsonRPCBody(next echo.HandlerFunc) echo.HandlerFunc {
 			return echo.NewHTTPError(http.StatusBadRequest, "the request body could not be read")
 		}
 		req.Body = io.NopCloser(bytes.NewReader(b))
+		// Later middleware (parkWaits) reads the body from here rather
+		// than reading and copying it again.
+		c.Set(rpcBodyKey, b)
 		msg, kind, method := checkJSONRPC(b)
 		if msg != "" {
 			return invalidRequest(c, http.StatusBadRequest, msg)

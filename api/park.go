@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -35,14 +34,10 @@ func (s *Server) parkWaits(next echo.HandlerFunc) echo.HandlerFunc {
 		req := c.Request()
 		ctx := req.Context()
 		sess, _ := ctx.Value(sessionKey).(*auth.Session)
-		if req.Method != http.MethodPost || sess == nil {
+		b, _ := c.Get(rpcBodyKey).([]byte)
+		if req.Method != http.MethodPost || sess == nil || b == nil {
 			return next(c)
 		}
-		b, err := io.ReadAll(req.Body)
-		if err != nil {
-			return err
-		}
-		req.Body = io.NopCloser(bytes.NewReader(b))
 		// In the 2025-11-25 era a call without its session id is refused by
 		// mcp-go; it must not wait first.
 		legacy := !mcp.IsModernProtocol(req.Header.Get(mcp.HeaderProtocolVersion))
