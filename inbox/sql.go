@@ -242,7 +242,7 @@ const settleUnseenWithdrawalSQL = `UPDATE questions SET withdrawal_handed_at = $
 // drafts proposed on those, and their own questions answered or declined;
 // the pending and asker indexes serve it.
 const countsSQL = `SELECT
-	(SELECT COUNT(*) FROM questions WHERE org_id = $1 AND recipient_id = $2 AND status = 'pending'),
+	(` + waitingSQL + `),
 	(SELECT COUNT(*) FROM drafts d JOIN questions q ON q.org_id = d.org_id AND q.id = d.question_id
 		WHERE q.org_id = $1 AND q.recipient_id = $2 AND q.status = 'pending'),
 	(SELECT COUNT(*) FROM questions WHERE org_id = $1 AND asker_id = $2 AND status IN ('answered', 'declined'))`
