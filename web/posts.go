@@ -12,10 +12,6 @@ import (
 	"github.com/ctalk/ctalk/channels"
 )
 
-// postService is what the page of held posts needs of the channels
-// service.
-type postService = *channels.Service
-
 // mountPosts adds the page of the channel posts a person's agent made while
 // the org holds agents' posts for approval (channel_post_mode human), with
 // the approve, edit and reject actions. Each action is the author's own, in
@@ -82,7 +78,7 @@ func (p *Pages) postsPage(c echo.Context) error {
 // or above the list when its post is not listed (decided meanwhile, or not
 // the person's).
 func (p *Pages) showPosts(c echo.Context, status int, fail *postFail) error {
-	posts, err := p.posts.HeldPosts(c.Request().Context(), postCaller(c))
+	posts, err := p.channels.HeldPosts(c.Request().Context(), postCaller(c))
 	if err != nil {
 		return err
 	}
@@ -135,25 +131,25 @@ func (p *Pages) postAction(form string, act postAct) echo.HandlerFunc {
 }
 
 func (p *Pages) approvePost(ctx context.Context, c echo.Context, id string) (string, error) {
-	_, err := p.posts.ApprovePost(ctx, postCaller(c), id)
+	_, err := p.channels.ApprovePost(ctx, postCaller(c), id)
 	return "", err
 }
 
 func (p *Pages) editPost(ctx context.Context, c echo.Context, id string) (string, error) {
 	text := typed(c, "text")
-	_, err := p.posts.EditPost(ctx, postCaller(c), id, text)
+	_, err := p.channels.EditPost(ctx, postCaller(c), id, text)
 	return text, err
 }
 
 func (p *Pages) rejectPost(ctx context.Context, c echo.Context, id string) (string, error) {
 	note := typed(c, "note")
-	_, err := p.posts.RejectPost(ctx, postCaller(c), id, note)
+	_, err := p.channels.RejectPost(ctx, postCaller(c), id, note)
 	return note, err
 }
 
 // heldCount is how many channel posts wait for the person signed in, for
 // the link from the inbox.
 func (p *Pages) heldCount(c echo.Context) (int, error) {
-	posts, err := p.posts.HeldPosts(c.Request().Context(), postCaller(c))
+	posts, err := p.channels.HeldPosts(c.Request().Context(), postCaller(c))
 	return len(posts), err
 }

@@ -101,15 +101,13 @@ type Pages struct {
 	channels *channels.Service
 	audit    *audit.Log
 	pages    map[string]*template.Template
-	// posts are the channel posts held for their person (posts.go).
-	posts postService
 	// owned are the paths of the routes Mount added (see Owns).
 	owned map[string]bool
 }
 
 // New returns the pages over the given services.
 func New(cfg Config, s Services) *Pages {
-	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, channels: s.Channels, posts: s.Channels, audit: s.Audit, pages: parsePages()}
+	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, channels: s.Channels, audit: s.Audit, pages: parsePages()}
 }
 
 // parsePages parses each page of templates/ (every file but the layout)
