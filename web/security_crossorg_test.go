@@ -44,25 +44,9 @@ func TestOtherOrgsIDsAreNotFound(t *testing.T) {
 		alice := sessionFor(t, s, "acme", "alice", "admin")
 		form := url.Values{"csrf": {alice.cookies["ctalk_csrf"].Value}, "version": {"1"}, "text": {"x"}, "note": {"x"}, "reason": {"x"},
 			"profile_notes": {"x"}, "role": {"admin"}, "new_password": {userPW + "2"}, "confirm": {userPW + "2"}}
-		var n int
-		for _, method := range []string{http.MethodGet, http.MethodPost} {
-			for _, path := range webRoutes(t, s, method) {
-				if !strings.Contains(path, "/:") {
-					continue
-				}
-				n++
-				u := fillPath(path, params)
-				var resp *http.Response
-				if method == http.MethodGet {
-					resp, _ = alice.do(method, u, nil)
-				} else {
-					resp = post(t, alice, u, form, nil)
-				}
-				if resp.StatusCode != http.StatusNotFound {
-					t.Errorf("%s %s with another org's ids: %d, want 404", method, u, resp.StatusCode)
-				}
-			}
-		}
+		n := requestRoutes(t, s, alice, params, form, http.StatusNotFound, "with another org's ids", func(path string) bool {
+			return strings.Contains(path, "/:")
+		})
 		if n < 10 {
 			t.Fatalf("only %d routes with ids", n)
 		}

@@ -103,6 +103,33 @@ func TestEveryFormRefusesCrossSitePosts(t *testing.T) {
 	})
 }
 
+// requestRoutes sends GET, and POST with form, to every route of the app
+// that keep accepts, its parameters filled from params, as c; each must
+// answer want. It returns how many routes it tried.
+func requestRoutes(t *testing.T, s *site, c *rawClient, params map[string]string, form url.Values, want int, as string, keep func(path string) bool) int {
+	t.Helper()
+	var n int
+	for _, method := range []string{http.MethodGet, http.MethodPost} {
+		for _, path := range webRoutes(t, s, method) {
+			if !keep(path) {
+				continue
+			}
+			n++
+			u := fillPath(path, params)
+			var resp *http.Response
+			if method == http.MethodGet {
+				resp, _ = c.do(method, u, nil)
+			} else {
+				resp = post(t, c, u, form, nil)
+			}
+			if resp.StatusCode != want {
+				t.Errorf("%s %s %s: %d, want %d", method, u, as, resp.StatusCode, want)
+			}
+		}
+	}
+	return n
+}
+
 // post sends a form with c's cookies and extra headers, following no
 // redirect.
 func post(t *testing.T, c *rawClient, path string, form url.Values, headers map[string]string) *http.Response {
@@ -141,25 +168,9 @@ func TestAdminRoutesRefuseMembers(t *testing.T) {
 		form := url.Values{"csrf": {token}, "approval_mode": {"human"}, "role": {"admin"}, "user_id": {"eve"}, "name": {"Eve"},
 			"password": {userPW}, "new_password": {userPW + "2"}, "confirm": {userPW + "2"}, "new_admin_password": {adminPW + "2"},
 			"profile_notes": {"x"}}
-		var n int
-		for _, method := range []string{http.MethodGet, http.MethodPost} {
-			for _, path := range webRoutes(t, s, method) {
-				if !strings.HasPrefix(path, "/admin") && path != "/people/:user_id/profile-notes" {
-					continue
-				}
-				n++
-				u := fillPath(path, params)
-				var resp *http.Response
-				if method == http.MethodGet {
-					resp, _ = bob.do(method, u, nil)
-				} else {
-					resp = post(t, bob, u, form, nil)
-				}
-				if resp.StatusCode != http.StatusForbidden {
-					t.Errorf("%s %s as a member: %d, want 403", method, u, resp.StatusCode)
-				}
-			}
-		}
+		n := requestRoutes(t, s, bob, params, form, http.StatusForbidden, "as a member", func(path string) bool {
+			return strings.HasPrefix(path, "/admin") || path == "/people/:user_id/profile-notes"
+		})
 		if n < 8 {
 			t.Fatalf("only %d admin routes found", n)
 		}
