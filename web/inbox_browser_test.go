@@ -151,7 +151,8 @@ func (f *inboxFlow) approve(t *testing.T) {
 		t.Fatalf("the page shows question %q and draft %q", question, shown)
 	}
 	testkit.Fail(t, f.answerer, "send_response", map[string]any{"message_id": id, "final_text": draft}, "not approved yet")
-	run(t, ctx, chromedp.Focus(chromedp.ID("approve-"+id)), chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS(".flash")))
+	tabTo(t, ctx, "approve-"+id)
+	run(t, ctx, chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS(".flash")))
 	if flash := text(t, ctx, ".flash"); !strings.Contains(flash, "Approved") {
 		t.Fatalf("after approving, the page says %q", flash)
 	}
@@ -219,4 +220,22 @@ func (f *inboxFlow) answer(t *testing.T) {
 		t.Fatalf("the asker's agent received %v, want exactly %q", r, mine)
 	}
 	testkit.Fail(t, f.answerer, "send_response", map[string]any{"message_id": id, "final_text": "Probably carol"}, "already answered")
+}
+
+// tabTo presses Tab from where the focus is until the element with id
+// has it, as a person with only a keyboard does: it fails when the focus
+// order never reaches the element.
+func tabTo(t *testing.T, ctx context.Context, id string) {
+	t.Helper()
+	for range 60 {
+		focused, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.activeElement ? document.activeElement.id : ""`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if focused == id {
+			return
+		}
+		run(t, ctx, chromedp.KeyEvent(kb.Tab))
+	}
+	t.Fatalf("60 presses of Tab never reached #%s", id)
 }
