@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -96,6 +97,9 @@ func TestSignInInBrowser(t *testing.T) {
 			if q := waitCallback(t, got); q.Get("code") == "" || q.Get("state") != "st-1" || q.Get("iss") != e.URL {
 				t.Fatalf("callback query %v", q)
 			}
+			// The callback server hears the request before the browser has
+			// its page: a navigation started now would abort that one.
+			loaded(t, ctx, redirect)
 
 			other := newClient(t, e.URL, "Second Agent", redirect)
 			err = chromedp.Do(ctx,
@@ -120,4 +124,14 @@ func TestSignInInBrowser(t *testing.T) {
 			}
 		})
 	}
+}
+
+// loaded waits until the browser has finished loading a page whose address
+// starts with prefix.
+func loaded(t *testing.T, ctx context.Context, prefix string) {
+	t.Helper()
+	testkit.WaitFor(t, 15*time.Second, "the browser to load "+prefix, func() (bool, error) {
+		at, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.readyState + " " + location.href`))
+		return err == nil && strings.HasPrefix(at, "complete "+prefix), nil
+	})
 }
