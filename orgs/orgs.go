@@ -83,28 +83,67 @@ func NewService(d *db.DB, a *auth.Service) *Service {
 //
 // Returns EInvalid for bad input, EConflict when the id is taken.
 func (s *Service) Register(ctx context.Context, in NewOrg) (*Org, error) {
-	org, errs := in.clean()
-	if len(errs) > 0 {
-		return nil, errs[0].Err
-	}
-	id := org.ID
-	hash, err := s.auth.HashPassword("admin_password", in.AdminPassword, auth.MinAdminPasswordLen)
+	org, hash, err := s.newOrg(in)
 	if err != nil {
 		return nil, err
 	}
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
-		org.CreatedAt = s.db.Now()
-		_, err := tx.Exec(ctx, `INSERT INTO orgs (id, name, admin_password_hash, approval_mode, created_at) VALUES ($1, $2, $3, $4, $5)`,
-			org.ID, org.Name, hash, org.ApprovalMode, org.CreatedAt)
-		if err != nil {
-			return fmt.Errorf("insert into orgs: %w", err)
-		}
-		return nil
+		return s.insertOrg(ctx, tx, org, hash)
 	})
-	if ctalk.ErrorCode(err) == ctalk.EConflict {
-		return nil, ctalk.Errorf(ctalk.EConflict, "organization id %q is taken; choose another org_id", id)
-	}
 	return org, err
+}
+
+// RegisterWithAdmin creates an organization and its first member, an admin,
+// in one transaction: either both exist afterwards or neither does.
+//
+// Returns EInvalid for bad input, EConflict when the org id is taken.
+func (s *Service) RegisterWithAdmin(ctx context.Context, in NewOrg, admin NewUser) (*Org, *User, error) {
+	admin.Role = RoleAdmin
+	org, orgHash, err := s.newOrg(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	u, userHash, err := s.newUser(org.ID, admin)
+	if err != nil {
+		return nil, nil, err
+	}
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
+		if err := s.insertOrg(ctx, tx, org, orgHash); err != nil {
+			return err
+		}
+		return s.insertUser(ctx, tx, u, userHash)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return org, u, nil
+}
+
+// newOrg checks in and hashes its admin password.
+func (s *Service) newOrg(in NewOrg) (*Org, string, error) {
+	org, errs := in.clean()
+	if len(errs) > 0 {
+		return nil, "", errs[0].Err
+	}
+	hash, err := s.auth.HashPassword("admin_password", in.AdminPassword, auth.MinAdminPasswordLen)
+	if err != nil {
+		return nil, "", err
+	}
+	return org, hash, nil
+}
+
+// insertOrg stores org in tx.
+func (s *Service) insertOrg(ctx context.Context, tx db.Querier, org *Org, hash string) error {
+	org.CreatedAt = s.db.Now()
+	_, err := tx.Exec(ctx, `INSERT INTO orgs (id, name, admin_password_hash, approval_mode, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		org.ID, org.Name, hash, org.ApprovalMode, org.CreatedAt)
+	if ctalk.ErrorCode(err) == ctalk.EConflict {
+		return ctalk.Errorf(ctalk.EConflict, "organization id %q is taken; choose another org_id", org.ID)
+	}
+	if err != nil {
+		return fmt.Errorf("insert into orgs: %w", err)
+	}
+	return nil
 }
 
 // AuthorizeAdmin decides whether a caller may administer orgID: either its
@@ -142,36 +181,49 @@ func (s *Service) AuthorizeAdmin(ctx context.Context, sess *auth.Session, orgID,
 // when the user id is taken, also by a former (removed) member: ids are not
 // reused.
 func (s *Service) AddUser(ctx context.Context, orgID string, in NewUser) (*User, error) {
-	u, errs := in.clean()
-	if len(errs) > 0 {
-		return nil, errs[0].Err
-	}
-	u.OrgID = orgID
-	id := u.ID
-	hash, err := s.auth.HashPassword("password", in.Password, auth.MinUserPasswordLen)
+	u, hash, err := s.newUser(orgID, in)
 	if err != nil {
 		return nil, err
 	}
-	own, _ := json.Marshal(u.Ownership)
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
-		u.CreatedAt = s.db.Now()
-		_, err := tx.Exec(ctx, `INSERT INTO users (org_id, id, name, password_hash, role, ownership, notes, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
-			orgID, u.ID, u.Name, hash, u.Role, string(own), u.Notes, u.CreatedAt)
-		if err != nil {
-			return fmt.Errorf("insert into users: %w", err)
-		}
-		return nil
+		return s.insertUser(ctx, tx, u, hash)
 	})
 	switch ctalk.ErrorCode(err) {
 	case ctalk.EConflict:
-		if s.removed(ctx, orgID, id) {
-			return nil, ctalk.Errorf(ctalk.EConflict, "user id %q belonged to a former member of organization %q, and ids are never reused so that their past questions stay theirs; choose another user_id", id, orgID)
+		if s.removed(ctx, orgID, u.ID) {
+			return nil, ctalk.Errorf(ctalk.EConflict, "user id %q belonged to a former member of organization %q, and ids are never reused so that their past questions stay theirs; choose another user_id", u.ID, orgID)
 		}
-		return nil, ctalk.Errorf(ctalk.EConflict, "user id %q is taken in organization %q; choose another user_id", id, orgID)
+		return nil, ctalk.Errorf(ctalk.EConflict, "user id %q is taken in organization %q; choose another user_id", u.ID, orgID)
 	case ctalk.ENotFound:
 		return nil, notFoundOrg(orgID)
 	}
 	return u, err
+}
+
+// newUser checks in as a member of orgID and hashes their password.
+func (s *Service) newUser(orgID string, in NewUser) (*User, string, error) {
+	u, errs := in.clean()
+	if len(errs) > 0 {
+		return nil, "", errs[0].Err
+	}
+	u.OrgID = orgID
+	hash, err := s.auth.HashPassword("password", in.Password, auth.MinUserPasswordLen)
+	if err != nil {
+		return nil, "", err
+	}
+	return u, hash, nil
+}
+
+// insertUser stores u in tx.
+func (s *Service) insertUser(ctx context.Context, tx db.Querier, u *User, hash string) error {
+	own, _ := json.Marshal(u.Ownership)
+	u.CreatedAt = s.db.Now()
+	_, err := tx.Exec(ctx, `INSERT INTO users (org_id, id, name, password_hash, role, ownership, notes, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
+		u.OrgID, u.ID, u.Name, hash, u.Role, string(own), u.Notes, u.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("insert into users: %w", err)
+	}
+	return nil
 }
 
 // Org returns an organization.

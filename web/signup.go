@@ -80,12 +80,13 @@ func (p *Pages) signup(c echo.Context) error {
 		f.Errors = map[string]string{field: ctalk.ErrorMessage(err)}
 		return p.renderSignup(c, ctalk.HTTPStatus(ctalk.ErrorCode(err)), next, f)
 	}
-	created, err := p.orgs.Register(ctx, org)
-	if err != nil {
+	// The organization and its admin are created together: a failure
+	// between the two must not leave an organization nobody can sign in to.
+	created, u, err := p.orgs.RegisterWithAdmin(ctx, org, user)
+	if ctalk.ErrorCode(err) == ctalk.EConflict {
 		// Its fields were checked: what is left is an id already taken.
 		return fail("org_id", err)
 	}
-	u, err := p.orgs.AddUser(ctx, created.ID, user)
 	if err != nil {
 		return fail("form", err)
 	}
