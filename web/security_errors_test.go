@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -53,6 +54,23 @@ func TestErrorPagesAreWords(t *testing.T) {
 			u := fillPath(path, map[string]string{"user_id": "bob"})
 			resp, body := alice.do(http.MethodPost, u, huge)
 			errorPage(t, "POST "+u+" of 2 MB", resp, body, http.StatusRequestEntityTooLarge, "too large")
+		}
+		// The same form sent without a length (chunked): only reading it
+		// finds it too large, and it must not be read as an empty form.
+		for _, path := range webRoutes(t, s, http.MethodPost) {
+			u := fillPath(path, map[string]string{"user_id": "bob"})
+			req, _ := http.NewRequest(http.MethodPost, s.URL+u, io.MultiReader(strings.NewReader(huge.Encode())))
+			req.ContentLength = -1
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			for _, ck := range alice.cookies {
+				req.AddCookie(&http.Cookie{Name: ck.Name, Value: ck.Value})
+			}
+			resp, err := http.DefaultTransport.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, body := read(t, resp)
+			errorPage(t, "POST "+u+" of 2 MB, chunked", resp, body, http.StatusRequestEntityTooLarge, "too large")
 		}
 		req, _ := http.NewRequest(http.MethodPost, s.URL+"/profile/notes", strings.NewReader(url.Values{"csrf": {token}, "notes": {"x"}}.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")

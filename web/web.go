@@ -138,7 +138,7 @@ func (p *Pages) Mount(e *echo.Echo) {
 	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", http.FileServer(http.FS(staticFiles{static})))), p.headers)
 	// Per route, not an echo Group: a group's middleware would also run on
 	// every path no route matches, answering them with CSRF refusals.
-	mw := []echo.MiddlewareFunc{p.headers, p.csrf()}
+	mw := []echo.MiddlewareFunc{p.headers, readForm, p.csrf()}
 	e.GET(oauth.AuthorizePath, p.authorize, mw...)
 	e.POST(oauth.AuthorizePath, p.authorizeForm, mw...)
 	e.GET("/signup", p.signupPage, mw...)
@@ -200,6 +200,33 @@ func (p *Pages) setHeaders(c echo.Context) {
 
 func (p *Pages) secure(r *http.Request) bool {
 	return strings.HasPrefix(p.cfg.PublicURL(r), "https://")
+}
+
+// readForm reads a posted form before anything looks into it. A form that
+// cannot be read (over the body limit when sent without a length, so that
+// only reading finds it too large; or malformed) is refused with what went
+// wrong, where echo's FormValue would ignore the error and see an empty form.
+func readForm(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if req.Method != http.MethodPost {
+			return next(c)
+		}
+		var err error
+		if strings.HasPrefix(req.Header.Get(echo.HeaderContentType), echo.MIMEMultipartForm) {
+			err = req.ParseMultipartForm(32 << 20)
+		} else {
+			err = req.ParseForm()
+		}
+		var he *echo.HTTPError
+		switch {
+		case errors.As(err, &he):
+			return he
+		case err != nil:
+			return echo.NewHTTPError(http.StatusBadRequest, "the form could not be read; reload the page and send it again")
+		}
+		return next(c)
+	}
 }
 
 // csrf is echo's CSRF protection: browsers that send Sec-Fetch-Site are
