@@ -51,6 +51,7 @@ func (res *Result) op(phase, op string) *OpStats {
 func (r *runner) evaluate() {
 	r.throughputTargets()
 	r.deliveryTargets()
+	r.fanOutTargets()
 	r.scaleTarget()
 	r.memoryTargets()
 	r.errorNotes()
@@ -136,6 +137,31 @@ func (r *runner) deliveryTargets() {
 		res.Targets = append(res.Targets, Target{Name: "delivery p99 (one process, two replicas)", Status: statusSkipped, Note: "phase not run"})
 	}
 
+}
+
+// fanOutTargets judges the last waiter's latency in each fan-out setting.
+func (r *runner) fanOutTargets() {
+	res := r.res
+	for _, f := range res.FanOut {
+		t := Target{Name: fmt.Sprintf("fan-out to %d waiters, last waiter p99 <= %.0f ms (%s)", f.Members, f.TargetP99, f.Setting), Want: fmt.Sprintf("<= %.0f ms", f.TargetP99)}
+		switch {
+		case f.Skipped:
+			t.Status, t.Note = statusSkipped, f.Note
+		case f.Rounds == 0:
+			t.Status, t.Note = statusMissed, "no round completed: "+f.FirstError
+		default:
+			t.Got, t.Status = fmt.Sprintf("%.1f ms", f.LastP99MS), pass(f.LastP99MS <= f.TargetP99)
+		}
+		res.Targets = append(res.Targets, t)
+	}
+	if !r.cfg.Phases["fanout"] {
+		res.Targets = append(res.Targets, Target{Name: "fan-out to a channel's waiters (one process, two replicas)", Status: statusSkipped, Note: "phase not run"})
+	}
+	for _, f := range res.FanOut {
+		if f.Errors > 0 {
+			r.note("fan-out (%s): %d rounds failed; first: %s", f.Setting, f.Errors, f.FirstError)
+		}
+	}
 }
 
 // scaleTarget judges check_inbox at the large history against the small.
@@ -244,6 +270,7 @@ func (res *Result) WriteText(w io.Writer) error {
 	res.writeSetup(p)
 	res.writeThroughput(p)
 	res.writeDelivery(p)
+	res.writeFanOut(p)
 	res.writeScale(p)
 	res.writeMemory(p)
 	res.writeTargets(p)
@@ -310,6 +337,23 @@ func (res *Result) writeDelivery(p printer) {
 	}
 	p("")
 
+}
+
+// writeFanOut writes the fan-out latency per setting.
+func (res *Result) writeFanOut(p printer) {
+	p("FAN-OUT  (post_message to a channel whose members all wait in wait_for_message, through the wire client -> each wait returns; a round starts once the server counts every member waiting)")
+	p("setting	members	rounds	last p50 ms	last p99 ms	each p50 ms	each p99 ms	post p50 ms	target p99	result")
+	for _, f := range res.FanOut {
+		if f.Skipped {
+			p("%s	%d	-	-	-	-	-	-	<= %.0f ms	skipped: %s", f.Setting, f.Members, f.TargetP99, f.Note)
+			continue
+		}
+		p("%s	%d	%d	%s	%s	%s	%s	%s	<= %.0f ms	%s", f.Setting, f.Members, f.Rounds, ms(f.LastP50MS), ms(f.LastP99MS), ms(f.EachP50MS), ms(f.EachP99MS), ms(f.PostP50MS), f.TargetP99, pass(f.Rounds > 0 && f.LastP99MS <= f.TargetP99))
+	}
+	if len(res.FanOut) == 0 {
+		p("(phase not run)")
+	}
+	p("")
 }
 
 // writeScale writes the reads at a small and a large history.
