@@ -159,7 +159,8 @@ type arrival struct {
 // counted (it opens the members' connections). In each, every member calls
 // wait_for_message on the channel after *after; once waiting counts all of
 // them, the poster posts, and the round ends when every call has returned.
-// Rounds are bounded by -fanout-rounds and -d.
+// Rounds are bounded by -fanout-rounds and by -d, counted from the end of the
+// first; at least one is counted.
 func (r *runner) fanOut(ctx context.Context, res FanOut, poster *wireSession, members []*wireSession, waiting waitCount, after *int64) FanOut {
 	var last, each, post []time.Duration
 	fail := func(err error) {
@@ -168,9 +169,12 @@ func (r *runner) fanOut(ctx context.Context, res FanOut, poster *wireSession, me
 			res.FirstError = err.Error()
 		}
 	}
-	deadline := time.Now().Add(r.cfg.Duration)
-	for round := 0; round <= r.cfg.FanOutRounds && (round == 0 || time.Now().Before(deadline)) && ctx.Err() == nil; round++ {
+	var deadline time.Time
+	for round := 0; round <= r.cfg.FanOutRounds && (round <= 1 || time.Now().Before(deadline)) && ctx.Err() == nil; round++ {
 		lat, took, err := r.fanOutRound(ctx, poster, members, waiting, after, round)
+		if round == 0 {
+			deadline = time.Now().Add(r.cfg.Duration)
+		}
 		if err != nil {
 			fail(err)
 			continue
