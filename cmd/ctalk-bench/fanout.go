@@ -8,6 +8,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/ctalk/ctalk/internal/testkit"
@@ -23,11 +24,16 @@ type FanOut struct {
 	// LastP50MS and LastP99MS are over the rounds, of the time from the
 	// post_message call to the return of the round's last waiter;
 	// EachP50MS and EachP99MS over every waiter of every round.
-	LastP50MS  float64 `json:"last_p50_ms"`
-	LastP99MS  float64 `json:"last_p99_ms"`
-	EachP50MS  float64 `json:"each_p50_ms"`
-	EachP99MS  float64 `json:"each_p99_ms"`
-	PostP50MS  float64 `json:"post_p50_ms"`
+	LastP50MS float64 `json:"last_p50_ms"`
+	LastP99MS float64 `json:"last_p99_ms"`
+	EachP50MS float64 `json:"each_p50_ms"`
+	EachP99MS float64 `json:"each_p99_ms"`
+	PostP50MS float64 `json:"post_p50_ms"`
+	// CPUMS is the CPU time this process (server and clients, with
+	// -url the clients alone) spent per round, from the post to the last
+	// return, mean over the rounds: on a machine shared with other work it
+	// varies less than the latencies.
+	CPUMS      float64 `json:"cpu_ms_per_round"`
 	TargetP99  float64 `json:"target_p99_ms"`
 	Skipped    bool    `json:"skipped,omitempty"`
 	Note       string  `json:"note,omitempty"`
@@ -162,7 +168,7 @@ type arrival struct {
 // Rounds are bounded by -fanout-rounds and by -d, counted from the end of the
 // first; at least one is counted.
 func (r *runner) fanOut(ctx context.Context, res FanOut, poster *wireSession, members []*wireSession, waiting waitCount, after *int64) FanOut {
-	var last, each, post []time.Duration
+	var last, each, post, cpu []time.Duration
 	fail := func(err error) {
 		res.Errors++
 		if res.FirstError == "" {
@@ -171,7 +177,7 @@ func (r *runner) fanOut(ctx context.Context, res FanOut, poster *wireSession, me
 	}
 	var deadline time.Time
 	for round := 0; round <= r.cfg.FanOutRounds && (round <= 1 || time.Now().Before(deadline)) && ctx.Err() == nil; round++ {
-		lat, took, err := r.fanOutRound(ctx, poster, members, waiting, after, round)
+		lat, took, used, err := r.fanOutRound(ctx, poster, members, waiting, after, round)
 		if round == 0 {
 			deadline = time.Now().Add(r.cfg.Duration)
 		}
@@ -182,27 +188,30 @@ func (r *runner) fanOut(ctx context.Context, res FanOut, poster *wireSession, me
 		if round == 0 {
 			continue
 		}
-		last, each, post = append(last, slices.Max(lat)), append(each, lat...), append(post, took)
+		last, each, post, cpu = append(last, slices.Max(lat)), append(each, lat...), append(post, took), append(cpu, used)
 	}
 	res.Rounds = len(last)
 	res.LastP50MS, res.LastP99MS = quantileMS(last, 0.50), quantileMS(last, 0.99)
 	res.EachP50MS, res.EachP99MS = quantileMS(each, 0.50), quantileMS(each, 0.99)
 	res.PostP50MS = quantileMS(post, 0.50)
+	for _, c := range cpu {
+		res.CPUMS += float64(c) / float64(time.Millisecond) / float64(len(cpu))
+	}
 	return res
 }
 
 // fanOutRound is one round of fanOut: it returns each waiter's latency from
-// just before the post_message call, and the post's own, and moves *after
-// to the posted message.
+// just before the post_message call, the post's own, and the CPU time this
+// process spent meanwhile, and moves *after to the posted message.
 //
 // A round starts once the servers count every member as waiting: a wait
 // counts from its subscription to the channel's wake-ups, which comes before
 // its first look for new messages, so a member still looking when the post
 // commits finds it there; none can miss it.
-func (r *runner) fanOutRound(ctx context.Context, poster *wireSession, members []*wireSession, waiting waitCount, after *int64, round int) ([]time.Duration, time.Duration, error) {
+func (r *runner) fanOutRound(ctx context.Context, poster *wireSession, members []*wireSession, waiting waitCount, after *int64, round int) ([]time.Duration, time.Duration, time.Duration, error) {
 	before, err := waiting(ctx)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	want := *after + 1
 	got := make(chan arrival, len(members))
@@ -225,6 +234,7 @@ func (r *runner) fanOutRound(ctx context.Context, poster *wireSession, members [
 	})
 	// Post even when the members were not all seen waiting, so that none is
 	// left waiting into the next round.
+	cpu0 := cpuTime()
 	sent := time.Now()
 	raw, postErr := poster.result(ctx, "post_message", map[string]any{"channel": fanOutChannel, "text": "fan-out round " + strconv.Itoa(round)})
 	took := time.Since(sent)
@@ -248,18 +258,28 @@ func (r *runner) fanOutRound(ctx context.Context, poster *wireSession, members [
 			}
 			lat = append(lat, a.at.Sub(sent))
 		case <-time.After(90 * time.Second):
-			return nil, 0, errors.New("a member's wait_for_message never returned")
+			return nil, 0, 0, errors.New("a member's wait_for_message never returned")
 		}
 	}
+	used := cpuTime() - cpu0
 	switch {
 	case settled != nil:
-		return nil, 0, fmt.Errorf("the members were not all seen waiting: %w", settled)
+		return nil, 0, 0, fmt.Errorf("the members were not all seen waiting: %w", settled)
 	case postErr != nil:
-		return nil, 0, postErr
+		return nil, 0, 0, postErr
 	case len(errs) > 0:
-		return nil, 0, fmt.Errorf("%d of %d waits failed; first: %w", len(errs), len(members), errs[0])
+		return nil, 0, 0, fmt.Errorf("%d of %d waits failed; first: %w", len(errs), len(members), errs[0])
 	}
-	return lat, took, nil
+	return lat, took, used, nil
+}
+
+// cpuTime is the CPU time, user and system, this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // handed checks that a wait_for_message result hands over message seq.

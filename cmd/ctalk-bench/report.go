@@ -342,13 +342,13 @@ func (res *Result) writeDelivery(p printer) {
 // writeFanOut writes the fan-out latency per setting.
 func (res *Result) writeFanOut(p printer) {
 	p("FAN-OUT  (post_message to a channel whose members all wait in wait_for_message, through the wire client -> each wait returns; a round starts once the server counts every member waiting)")
-	p("setting	members	rounds	last p50 ms	last p99 ms	each p50 ms	each p99 ms	post p50 ms	target p99	result")
+	p("setting\tmembers\trounds\tlast p50 ms\tlast p99 ms\teach p50 ms\teach p99 ms\tpost p50 ms\tCPU ms/round\ttarget p99\tresult")
 	for _, f := range res.FanOut {
 		if f.Skipped {
-			p("%s	%d	-	-	-	-	-	-	<= %.0f ms	skipped: %s", f.Setting, f.Members, f.TargetP99, f.Note)
+			p("%s\t%d\t-\t-\t-\t-\t-\t-\t-\t<= %.0f ms\tskipped: %s", f.Setting, f.Members, f.TargetP99, f.Note)
 			continue
 		}
-		p("%s	%d	%d	%s	%s	%s	%s	%s	<= %.0f ms	%s", f.Setting, f.Members, f.Rounds, ms(f.LastP50MS), ms(f.LastP99MS), ms(f.EachP50MS), ms(f.EachP99MS), ms(f.PostP50MS), f.TargetP99, pass(f.Rounds > 0 && f.LastP99MS <= f.TargetP99))
+		p("%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%.0f\t<= %.0f ms\t%s", f.Setting, f.Members, f.Rounds, ms(f.LastP50MS), ms(f.LastP99MS), ms(f.EachP50MS), ms(f.EachP99MS), ms(f.PostP50MS), f.CPUMS, f.TargetP99, pass(f.Rounds > 0 && f.LastP99MS <= f.TargetP99))
 	}
 	if len(res.FanOut) == 0 {
 		p("(phase not run)")
