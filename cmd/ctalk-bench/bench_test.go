@@ -194,6 +194,8 @@ func TestFlags(t *testing.T) {
 		{[]string{"-users", "2"}, "-users"},
 		{[]string{"-scale-rows", "10"}, "-scale-rows"},
 		{[]string{"-phases", "health,nap"}, "unknown phase"},
+		{[]string{"-fanout-members", "0"}, "-fanout-members"},
+		{[]string{"-fanout-cpuprofile", "f", "-cpuprofile", "c"}, "cannot run together"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			_, err := parseFlags(c.args, &bytes.Buffer{})

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"runtime/pprof"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -177,7 +179,7 @@ func (r *runner) fanOut(ctx context.Context, res FanOut, poster *wireSession, me
 	}
 	var deadline time.Time
 	for round := 0; round <= r.cfg.FanOutRounds && (round <= 1 || time.Now().Before(deadline)) && ctx.Err() == nil; round++ {
-		lat, took, used, err := r.fanOutRound(ctx, poster, members, waiting, after, round)
+		lat, took, used, err := r.fanOutRound(ctx, res.Setting, poster, members, waiting, after, round)
 		if round == 0 {
 			deadline = time.Now().Add(r.cfg.Duration)
 		}
@@ -208,7 +210,7 @@ func (r *runner) fanOut(ctx context.Context, res FanOut, poster *wireSession, me
 // counts from its subscription to the channel's wake-ups, which comes before
 // its first look for new messages, so a member still looking when the post
 // commits finds it there; none can miss it.
-func (r *runner) fanOutRound(ctx context.Context, poster *wireSession, members []*wireSession, waiting waitCount, after *int64, round int) ([]time.Duration, time.Duration, time.Duration, error) {
+func (r *runner) fanOutRound(ctx context.Context, setting string, poster *wireSession, members []*wireSession, waiting waitCount, after *int64, round int) ([]time.Duration, time.Duration, time.Duration, error) {
 	before, err := waiting(ctx)
 	if err != nil {
 		return nil, 0, 0, err
@@ -234,6 +236,13 @@ func (r *runner) fanOutRound(ctx context.Context, poster *wireSession, members [
 	})
 	// Post even when the members were not all seen waiting, so that none is
 	// left waiting into the next round.
+	if r.cfg.FanOutProfile != "" && round > 0 {
+		stop, err := profileRound(fmt.Sprintf("%s.%s.%d", r.cfg.FanOutProfile, strings.ReplaceAll(setting, " ", "-"), round))
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		defer stop()
+	}
 	cpu0 := cpuTime()
 	sent := time.Now()
 	raw, postErr := poster.result(ctx, "post_message", map[string]any{"channel": fanOutChannel, "text": "fan-out round " + strconv.Itoa(round)})
@@ -271,6 +280,20 @@ func (r *runner) fanOutRound(ctx context.Context, poster *wireSession, members [
 		return nil, 0, 0, fmt.Errorf("%d of %d waits failed; first: %w", len(errs), len(members), errs[0])
 	}
 	return lat, took, used, nil
+}
+
+// profileRound starts a CPU profile written to path, and returns the
+// function that ends it.
+func profileRound(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("fan-out profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("fan-out profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // cpuTime is the CPU time, user and system, this process has used.
