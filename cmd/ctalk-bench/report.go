@@ -122,16 +122,8 @@ func (r *runner) throughputTargets() {
 func (r *runner) deliveryTargets() {
 	res := r.res
 	for _, d := range res.Delivery {
-		t := Target{Name: fmt.Sprintf("delivery p99 <= %.0f ms (%s)", d.TargetP99, d.Setting), Want: fmt.Sprintf("<= %.0f ms", d.TargetP99)}
-		switch {
-		case d.Skipped:
-			t.Status, t.Note = statusSkipped, d.Note
-		case d.Samples == 0:
-			t.Status, t.Note = statusMissed, "no sample arrived: "+d.FirstError
-		default:
-			t.Got, t.Status = fmt.Sprintf("%.2f ms", d.P99MS), pass(d.P99MS <= d.TargetP99)
-		}
-		res.Targets = append(res.Targets, t)
+		name := fmt.Sprintf("delivery p99 <= %.0f ms (%s)", d.TargetP99, d.Setting)
+		res.Targets = append(res.Targets, latencyTarget(name, d.TargetP99, d.P99MS, d.Samples, d.Skipped, d.Note, "no sample arrived: "+d.FirstError))
 	}
 	if !r.cfg.Phases["delivery"] {
 		res.Targets = append(res.Targets, Target{Name: "delivery p99 (one process, two replicas)", Status: statusSkipped, Note: "phase not run"})
@@ -139,20 +131,28 @@ func (r *runner) deliveryTargets() {
 
 }
 
+// latencyTarget judges a p99 latency measured over n samples against its
+// target: skipped says why it was not measured, none what happened when
+// no sample arrived.
+func latencyTarget(name string, targetMS, p99MS float64, n int, skipped bool, why, none string) Target {
+	t := Target{Name: name, Want: fmt.Sprintf("<= %.0f ms", targetMS)}
+	switch {
+	case skipped:
+		t.Status, t.Note = statusSkipped, why
+	case n == 0:
+		t.Status, t.Note = statusMissed, none
+	default:
+		t.Got, t.Status = fmt.Sprintf("%.2f ms", p99MS), pass(p99MS <= targetMS)
+	}
+	return t
+}
+
 // fanOutTargets judges the last waiter's latency in each fan-out setting.
 func (r *runner) fanOutTargets() {
 	res := r.res
 	for _, f := range res.FanOut {
-		t := Target{Name: fmt.Sprintf("fan-out to %d waiters, last waiter p99 <= %.0f ms (%s)", f.Members, f.TargetP99, f.Setting), Want: fmt.Sprintf("<= %.0f ms", f.TargetP99)}
-		switch {
-		case f.Skipped:
-			t.Status, t.Note = statusSkipped, f.Note
-		case f.Rounds == 0:
-			t.Status, t.Note = statusMissed, "no round completed: "+f.FirstError
-		default:
-			t.Got, t.Status = fmt.Sprintf("%.1f ms", f.LastP99MS), pass(f.LastP99MS <= f.TargetP99)
-		}
-		res.Targets = append(res.Targets, t)
+		name := fmt.Sprintf("fan-out to %d waiters, last waiter p99 <= %.0f ms (%s)", f.Members, f.TargetP99, f.Setting)
+		res.Targets = append(res.Targets, latencyTarget(name, f.TargetP99, f.LastP99MS, f.Rounds, f.Skipped, f.Note, "no round completed: "+f.FirstError))
 	}
 	if !r.cfg.Phases["fanout"] {
 		res.Targets = append(res.Targets, Target{Name: "fan-out to a channel's waiters (one process, two replicas)", Status: statusSkipped, Note: "phase not run"})

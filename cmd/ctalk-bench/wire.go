@@ -130,9 +130,10 @@ func (w *wireSession) send(ctx context.Context, method string, params map[string
 		} `json:"error"`
 		Result *struct {
 			IsError bool `json:"isError"`
-			Content []struct {
-				Text string `json:"text"`
-			} `json:"content"`
+			// Content, the text copy of the result, is decoded only for
+			// an error's message: unquoting it costs the client as much as
+			// the rest of the response.
+			Content    json.RawMessage `json:"content"`
 			Structured json.RawMessage `json:"structuredContent"`
 		} `json:"result"`
 	}
@@ -145,8 +146,12 @@ func (w *wireSession) send(ctx context.Context, method string, params map[string
 	case msg.Result == nil:
 		return nil, fmt.Errorf("%s: the response has no result", tool)
 	case msg.Result.IsError:
+		var content []struct {
+			Text string `json:"text"`
+		}
+		json.Unmarshal(msg.Result.Content, &content)
 		var parts []string
-		for _, c := range msg.Result.Content {
+		for _, c := range content {
 			parts = append(parts, c.Text)
 		}
 		return nil, &testkit.ToolError{Tool: tool, Text: strings.Join(parts, "\n")}
