@@ -75,7 +75,7 @@ func (r *runner) phaseFanOut(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	poster, err := r.fanOutChannel(ctx, o)
+	poster, err := r.createFanOutChannel(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -123,9 +123,9 @@ func (r *runner) phaseFanOut(ctx context.Context) error {
 	return nil
 }
 
-// fanOutChannel has the org's first user create the channel and invite
+// createFanOutChannel has the org's first user create the channel and invite
 // everyone else, and returns that user's wire session, the poster.
-func (r *runner) fanOutChannel(ctx context.Context, o *org) (*wireSession, error) {
+func (r *runner) createFanOutChannel(ctx context.Context, o *org) (*wireSession, error) {
 	ws, err := r.wireAll(ctx, r.url, o.tokens[:1])
 	if err != nil {
 		return nil, err
