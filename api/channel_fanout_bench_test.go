@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"runtime/pprof"
 	"sync"
@@ -23,7 +24,9 @@ const fanOutMembers = 500
 // post_message call to the return of the last waiter's call (last-p50-ms,
 // last-p99-ms over the rounds), and to each waiter's (each-p99-ms). With two
 // replicas, half the members wait on each, and the post is made on the
-// first.
+// first. The members' connections stay open between rounds. The clients are
+// go-sdk's and share the server's cores; cmd/ctalk-bench's fanout phase
+// measures the same with a bare client.
 //
 //	go test ./api -run '^$' -bench ChannelFanOut -benchtime 20x
 func BenchmarkChannelFanOut(b *testing.B) {
@@ -68,6 +71,11 @@ func fanOutOrg(b *testing.B, servers []*env) (*mcp.ClientSession, []*mcp.ClientS
 	anon := servers[0].connect(b, era, "")
 	members := make([]*mcp.ClientSession, fanOutMembers)
 	ids := make([]string, fanOutMembers)
+	// The members keep their connections between rounds, as agents do: one
+	// transport whose idle pool holds all of them (the default keeps two per
+	// host, so each round would close and open the other 498).
+	keep := &http.Transport{MaxIdleConns: 2 * fanOutMembers, MaxIdleConnsPerHost: 2 * fanOutMembers, IdleConnTimeout: 90 * time.Second}
+	b.Cleanup(keep.CloseIdleConnections)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8)
 	for i := range fanOutMembers {
@@ -77,7 +85,7 @@ func fanOutOrg(b *testing.B, servers []*env) (*mcp.ClientSession, []*mcp.ClientS
 			defer func() { <-sem }()
 			ok(b, anon, "register_user", map[string]any{"org_id": "acme", "admin_password": adminPW, "user_id": ids[i], "name": ids[i], "password": userPW, "ownership": []string{}})
 			srv := servers[i%len(servers)]
-			members[i] = srv.connect(b, era, srv.login(b, anon, "acme", ids[i]))
+			members[i] = testkit.ConnectWith(b, srv.URL, era, testkit.Transport{Token: srv.login(b, anon, "acme", ids[i]), Next: keep})
 		})
 	}
 	wg.Wait()

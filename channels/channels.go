@@ -8,6 +8,7 @@ package channels
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -172,6 +173,32 @@ func memberChannel(ctx context.Context, q db.Reader, c Caller, name string) (*Ch
 		return nil, ctalk.Errorf(ctalk.EForbidden, "you are not a member of #%s; call join_channel first", ch.Name)
 	}
 	return ch, nil
+}
+
+// membersAmong reports which of users are members of channel name: one
+// statement for any number of them.
+func membersAmong(ctx context.Context, q db.Reader, engine db.Engine, orgID, name string, users []string) (map[string]bool, error) {
+	var rows *db.Rows
+	var err error
+	if engine == db.Postgres {
+		rows, err = q.Query(ctx, membersAmongPostgresSQL, orgID, name, users)
+	} else {
+		list, _ := json.Marshal(users)
+		rows, err = q.Query(ctx, membersAmongSQLiteSQL, orgID, name, string(list))
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	members := make(map[string]bool, len(users))
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		members[id] = true
+	}
+	return members, rows.Err()
 }
 
 func notFound(name string) error {

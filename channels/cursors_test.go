@@ -2,6 +2,8 @@ package channels
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -86,46 +88,73 @@ func unreadOf(t *testing.T, s *Service, c Caller, name string) int64 {
 
 // TestSharedReadsNeverStale shows that a caller never gets a shared read
 // that began before its call: such a read could miss the message whose
-// wake-up the caller answers.
+// wake-up the caller answers, or a change of its membership. The callers
+// that queue behind a running read share the next one, which checks the
+// membership of each of them, and only them.
 func TestSharedReadsNeverStale(t *testing.T) {
 	var g sharedReads
 	k := pageKey{"acme", "dev", 0}
 	started, release := make(chan struct{}), make(chan struct{})
-	first := make(chan []*Message)
+	first := make(chan *sharedPage)
 	go func() {
-		got, _ := g.page(k, func(context.Context) ([]*Message, error) {
+		got, _ := g.page(k, "alice", func(_ context.Context, readers []string) (*sharedPage, error) {
 			close(started)
 			<-release
-			return []*Message{{Text: "before"}}, nil
+			return &sharedPage{msgs: []*Message{{Text: "before"}}, members: asSet(readers)}, nil
 		})
 		first <- got
 	}()
 	<-started
-	second := make(chan []*Message)
-	go func() {
-		got, _ := g.page(k, func(context.Context) ([]*Message, error) {
-			return []*Message{{Text: "after"}}, nil
-		})
-		second <- got
-	}()
-	// The second caller queues for the next read before the first ends (or,
-	// were it to join the running read, waits in it).
+	const queued = 3
+	var reads atomic.Int32
+	later := make(chan *sharedPage, queued)
+	for i := range queued {
+		go func() {
+			got, _ := g.page(k, fmt.Sprint("u", i), func(_ context.Context, readers []string) (*sharedPage, error) {
+				reads.Add(1)
+				return &sharedPage{msgs: []*Message{{Text: "after"}}, members: asSet(readers)}, nil
+			})
+			later <- got
+		}()
+	}
+	// The later callers queue for the next read before the first ends (or,
+	// were one to join the running read, waits in it).
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		g.mu.Lock()
-		queued := g.reads[k] != nil && g.reads[k].next != nil
+		n := 0
+		if st := g.reads[k]; st != nil && st.next != nil {
+			n = len(st.next.readers)
+		}
 		g.mu.Unlock()
-		if queued {
+		if n == queued {
 			break
 		}
 	}
 	close(release)
-	if got := <-first; got[0].Text != "before" {
-		t.Fatalf("first caller got %q", got[0].Text)
+	if got := <-first; got.msgs[0].Text != "before" || len(got.members) != 1 || !got.members["alice"] {
+		t.Fatalf("first caller got %q for readers %v", got.msgs[0].Text, got.members)
 	}
-	if got := <-second; got[0].Text != "after" {
-		t.Fatalf("the second caller got %q, a read that began before its call", got[0].Text)
+	for range queued {
+		got := <-later
+		if got.msgs[0].Text != "after" {
+			t.Fatalf("a later caller got %q, a read that began before its call", got.msgs[0].Text)
+		}
+		if len(got.members) != queued || got.members["alice"] {
+			t.Fatalf("the later callers' read checked %v, want u0 to u%d", got.members, queued-1)
+		}
+	}
+	if n := reads.Load(); n != 1 {
+		t.Fatalf("the later callers ran %d reads, want one shared", n)
 	}
 	if len(g.reads) != 0 {
 		t.Fatalf("%d reads left behind", len(g.reads))
 	}
+}
+
+func asSet(ss []string) map[string]bool {
+	m := map[string]bool{}
+	for _, s := range ss {
+		m[s] = true
+	}
+	return m
 }

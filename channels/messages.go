@@ -326,28 +326,42 @@ func (s *Service) Messages(ctx context.Context, c Caller, name string, r Read) (
 	return p, nil
 }
 
-// newAfter is Messages for a wait after a sequence number: at most
-// MaxHanded messages, read once for all the waiters of this process that
-// wait on the same channel after the same number (see sharedReads), each
-// copy made for its reader.
+// newAfter is Messages for a wait after a sequence number, on a channel
+// whose name Wait has checked: at most MaxHanded messages, read once for all
+// the waiters of this process that wait on the same channel after the same
+// number, with one check of which of them are still members (see
+// sharedReads), each copy made for its reader.
+//
+// Returns ENotFound, EForbidden (no longer a member).
 func (s *Service) newAfter(ctx context.Context, c Caller, name string, after int64) ([]*Message, error) {
-	ch, err := memberChannel(ctx, s.db, c, name)
+	shared, err := s.shared.page(pageKey{c.OrgID, name, after}, c.UserID, func(ctx context.Context, readers []string) (*sharedPage, error) {
+		members, err := membersAmong(ctx, s.db, s.db.Engine, c.OrgID, name, readers)
+		if err != nil {
+			return nil, err
+		}
+		msgs, err := queryMessages(ctx, s.db, "", messagesAfterSQL, c.OrgID, name, after, MaxHanded)
+		return &sharedPage{msgs: msgs, members: members}, err
+	})
 	if err != nil {
 		return nil, err
 	}
-	shared, err := s.shared.page(pageKey{c.OrgID, ch.Name, after}, func(ctx context.Context) ([]*Message, error) {
-		return queryMessages(ctx, s.db, "", messagesAfterSQL, c.OrgID, ch.Name, after, MaxHanded)
-	})
-	if err != nil || len(shared) == 0 {
-		return []*Message{}, err
+	if !shared.members[c.UserID] {
+		// Left, or the channel is gone (or joined again since the read):
+		// the check of this caller alone says which, in its own words.
+		if _, err := memberChannel(ctx, s.db, c, name); err != nil {
+			return nil, err
+		}
 	}
-	out := make([]*Message, len(shared))
-	for i, m := range shared {
+	if len(shared.msgs) == 0 {
+		return []*Message{}, nil
+	}
+	out := make([]*Message, len(shared.msgs))
+	for i, m := range shared.msgs {
 		mine := *m
 		mine.MentionsYou = slices.Contains(m.Mentions, c.UserID) || slices.Contains(m.Mentions, MentionChannel)
 		out[i] = &mine
 	}
-	if err := s.cursors.advance(ctx, c, ch.Name, out[len(out)-1].Seq); err != nil {
+	if err := s.cursors.advance(ctx, c, name, out[len(out)-1].Seq); err != nil {
 		return nil, err
 	}
 	return out, nil

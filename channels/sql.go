@@ -32,6 +32,18 @@ const memberChannelSQL = `
 	LEFT JOIN channel_members m ON m.org_id = c.org_id AND m.channel = c.name AND m.user_id = $2
 	WHERE c.org_id = $1 AND c.name = $3 AND (NOT c.private OR m.user_id IS NOT NULL)`
 
+// membersAmongPostgresSQL and membersAmongSQLiteSQL list which of the users
+// given as a list ($3: an array, or a JSON array on SQLite) are members of
+// channel $2.
+const (
+	membersAmongPostgresSQL = `
+	SELECT user_id FROM channel_members
+	WHERE org_id = $1 AND channel = $2 AND user_id = ANY($3::text[])`
+	membersAmongSQLiteSQL = `
+	SELECT user_id FROM channel_members
+	WHERE org_id = $1 AND channel = $2 AND user_id IN (SELECT value FROM json_each($3))`
+)
+
 const insertChannelSQL = `
 	INSERT INTO channels (org_id, name, private, topic, description, created_by, created_at)
 	VALUES ($1, $2, $3, $4, $5, $6, $7)`

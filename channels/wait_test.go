@@ -141,3 +141,56 @@ func TestManyPostersManyWaiters(t *testing.T) {
 		}
 	})
 }
+
+// TestWokenWaitersCheckedEach shows that the waiters one post wakes, which
+// share the read of it and one check of their membership, are still each
+// checked: those who left the channel while waiting are refused, and every
+// other gets the message, once.
+func TestWokenWaitersCheckedEach(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		s := fixture(t, d)
+		noRecheck(s)
+		const waiters, leavers = 24, 6
+		ids := make([]string, waiters)
+		for i := range ids {
+			ids[i] = fmt.Sprintf("w%02d", i)
+			if _, err := dbtest.Exec(d, `INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ('acme', $1, $1, 'x', 'member', $2, $2)`, ids[i], d.Now()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		must(s.Create(ctx, alice, NewChannel{Name: "all", Members: ids}))
+		type result struct {
+			d   *Delivery
+			err error
+		}
+		results := make([]chan result, waiters)
+		for i, id := range ids {
+			results[i] = make(chan result, 1)
+			go func() {
+				after := int64(0)
+				d, err := s.Wait(ctx, Caller{OrgID: "acme", UserID: id}, "all", &after, WaitOptions{Timeout: 30 * time.Second})
+				results[i] <- result{d, err}
+			}()
+		}
+		for deadline := time.Now().Add(10 * time.Second); s.waker.(interface{ Waiting() int }).Waiting() < waiters; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the waiters did not all subscribe")
+			}
+		}
+		for _, id := range ids[:leavers] {
+			must(s.Leave(ctx, Caller{OrgID: "acme", UserID: id}, "all"))
+		}
+		m := must(s.Post(ctx, alice, Post{Channel: "all", Text: "to everyone still here"}))
+		for i, id := range ids {
+			r := <-results[i]
+			if i < leavers {
+				wantCode(t, r.err, ctalk.EForbidden)
+				continue
+			}
+			if r.err != nil || len(r.d.Messages) != 1 || r.d.Messages[0].ID != m.ID {
+				t.Errorf("%s: %v, %+v; want the one message", id, r.err, r.d)
+			}
+		}
+	})
+}

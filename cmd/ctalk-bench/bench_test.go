@@ -30,10 +30,10 @@ func TestMain(m *testing.M) {
 func tiny() []string {
 	if raceDetector {
 		return []string{"-users", "4", "-c", "4", "-d", "400ms", "-scale-rows", "2000", "-waiters", "20",
-			"-delivery-samples", "5", "-scale-samples", "3", "-q", "-json"}
+			"-delivery-samples", "5", "-scale-samples", "3", "-fanout-members", "20", "-fanout-rounds", "2", "-q", "-json"}
 	}
 	return []string{"-users", "4", "-c", "4", "-d", "1s", "-scale-rows", "2000", "-waiters", "50",
-		"-delivery-samples", "10", "-scale-samples", "10", "-q", "-json"}
+		"-delivery-samples", "10", "-scale-samples", "10", "-fanout-members", "20", "-fanout-rounds", "2", "-q", "-json"}
 }
 
 // TestSmoke runs the whole harness with tiny numbers on each engine and
@@ -56,7 +56,7 @@ func TestSmoke(t *testing.T) {
 			t.Parallel()
 			res, text := runHarness(t, args)
 
-			for _, section := range []string{"THROUGHPUT AND LATENCY", "RATIOS", "DELIVERY", "SCALE", "MEMORY", "TARGETS"} {
+			for _, section := range []string{"THROUGHPUT AND LATENCY", "RATIOS", "DELIVERY", "FAN-OUT", "SCALE", "MEMORY", "TARGETS"} {
 				if !strings.Contains(text, "\n"+section) {
 					t.Errorf("the report has no %s section:\n%s", section, text)
 				}
@@ -109,6 +109,20 @@ func TestSmoke(t *testing.T) {
 				t.Errorf("delivery across two replicas: %+v", d)
 			}
 
+			if len(res.FanOut) != 2 {
+				t.Fatalf("fan-out settings: %+v", res.FanOut)
+			}
+			for i, f := range res.FanOut {
+				switch {
+				case i == 1 && engine == db.SQLite:
+					if !f.Skipped {
+						t.Errorf("fan-out across two replicas on SQLite: %+v; want skipped", f)
+					}
+				case f.Skipped || f.Members != 20 || f.Rounds < 1 || f.Rounds > 2 || f.Errors > 0 || f.LastP50MS <= 0 || f.EachP99MS > f.LastP99MS || f.EachP50MS > f.LastP50MS:
+					t.Errorf("fan-out (%s): %+v; want 1 or 2 rounds (-d bounds them) of 20 members without errors, each waiter no later than the last", f.Setting, f)
+				}
+			}
+
 			sc := res.Scale
 			if sc == nil || sc.Skipped || len(sc.Ops) != 8 {
 				t.Fatalf("scale: %+v", sc)
@@ -129,8 +143,8 @@ func TestSmoke(t *testing.T) {
 			if m.GoroutinesWaiting < m.GoroutinesBaseline+m.Waiters || !m.BackToBaseline || m.ReturnedEarly > 0 {
 				t.Errorf("goroutines %d idle, %d waiting, %d after, %d early returns (%s)", m.GoroutinesBaseline, m.GoroutinesWaiting, m.GoroutinesAfter, m.ReturnedEarly, m.FirstError)
 			}
-			if len(res.Targets) != 10 {
-				t.Errorf("%d targets in the report, want 10: %+v", len(res.Targets), res.Targets)
+			if len(res.Targets) != 12 {
+				t.Errorf("%d targets in the report, want 12: %+v", len(res.Targets), res.Targets)
 			}
 			if t.Failed() {
 				t.Logf("report:\n%s", text)
@@ -180,6 +194,8 @@ func TestFlags(t *testing.T) {
 		{[]string{"-users", "2"}, "-users"},
 		{[]string{"-scale-rows", "10"}, "-scale-rows"},
 		{[]string{"-phases", "health,nap"}, "unknown phase"},
+		{[]string{"-fanout-members", "0"}, "-fanout-members"},
+		{[]string{"-fanout-cpuprofile", "f", "-cpuprofile", "c"}, "cannot run together"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			_, err := parseFlags(c.args, &bytes.Buffer{})

@@ -45,16 +45,13 @@ func (r *runner) phaseDelivery(ctx context.Context) error {
 	r.res.Delivery = append(r.res.Delivery, one)
 
 	two := Delivery{Setting: "two replicas", TargetP99: 50, Skipped: true}
+	replica, why, err := r.replica(ctx)
 	switch {
-	case r.primary == nil:
-		two.Note = "with -url the harness cannot start a second replica of the target"
-	case r.engine != db.Postgres:
-		two.Note = "SQLite is one process; replicas share Postgres and wake each other through LISTEN/NOTIFY"
+	case err != nil:
+		return err
+	case replica == nil:
+		two.Note = why
 	default:
-		replica, err := r.startServer(ctx)
-		if err != nil {
-			return err
-		}
 		waiter, err := r.cl.connect(ctx, replica.URL, o.tokens[0])
 		if err != nil {
 			return err
@@ -69,6 +66,24 @@ func (r *runner) phaseDelivery(ctx context.Context) error {
 		r.logf("  delivery %-13s %4d samples  p50 %6.2f ms  p99 %6.2f ms  %s", d.Setting, d.Samples, d.P50MS, d.P99MS, d.Note)
 	}
 	return nil
+}
+
+// replica returns a second server on the primary's Postgres database,
+// started the first time it is asked for, or nil and why there is none.
+func (r *runner) replica(ctx context.Context) (*server, string, error) {
+	switch {
+	case r.primary == nil:
+		return nil, "with -url the harness cannot start a second replica of the target", nil
+	case r.engine != db.Postgres:
+		return nil, "SQLite is one process; replicas share Postgres and wake each other through LISTEN/NOTIFY", nil
+	case r.second == nil:
+		s, err := r.startServer(ctx)
+		if err != nil {
+			return nil, "", err
+		}
+		r.second = s
+	}
+	return r.second, "", nil
 }
 
 // waitingOn returns a function that reports how many agents wait on a

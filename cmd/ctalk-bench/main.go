@@ -56,7 +56,7 @@ func main() {
 
 // allPhases are the phases in the order they run. Each tool phase runs right
 // after the limit it is compared with, so that both see the same machine.
-var allPhases = []string{"health", "whoami", "ask", "inbox", "cycle", "delivery", "scale", "memory"}
+var allPhases = []string{"health", "whoami", "ask", "inbox", "cycle", "delivery", "fanout", "scale", "memory"}
 
 // Config is what one run measures, from the command line.
 type Config struct {
@@ -78,12 +78,19 @@ type Config struct {
 	ScaleSmall      int
 	ScaleRows       int
 	Waiters         int
-	Phases          map[string]bool
-	CPUProfile      string
-	MemProfile      string
-	JSON            bool
-	Quiet           bool
-	Keep            bool
+	// FanOutMembers wait in the fanout phase's channel; FanOutRounds bounds
+	// its rounds, as Duration does.
+	FanOutMembers int
+	FanOutRounds  int
+	// FanOutProfile, when set, names the CPU profiles of the fan-out
+	// rounds: from each post to the last return, one file per round.
+	FanOutProfile string
+	Phases        map[string]bool
+	CPUProfile    string
+	MemProfile    string
+	JSON          bool
+	Quiet         bool
+	Keep          bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (Config, error) {
@@ -106,6 +113,9 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.IntVar(&c.ScaleSmall, "scale-small", 1000, "stored questions in the org's history for the small side of the scale phase")
 	fs.IntVar(&c.ScaleRows, "scale-rows", 1000000, "stored questions in the org's history for the big side of the scale phase")
 	fs.IntVar(&c.Waiters, "waiters", fullWaiters, "concurrent waiting agents in the memory phase (each holds a connection: needs about this many open files, see deploy/README.md)")
+	fs.IntVar(&c.FanOutMembers, "fanout-members", 500, "fanout phase: members of the channel, each waiting in wait_for_message (each holds a connection)")
+	fs.IntVar(&c.FanOutRounds, "fanout-rounds", 100, "fanout phase: posts per setting, after one that is not counted (also bounded by -d)")
+	fs.StringVar(&c.FanOutProfile, "fanout-cpuprofile", "", "fanout phase: write a CPU profile of each counted round alone, from the post to the last return, to this path + \".<setting>.<round>\" (then: go tool pprof -top ctalk-bench path.*); not with -cpuprofile")
 	phases := fs.String("phases", "all", "comma-separated phases to run: "+strings.Join(allPhases, ","))
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of this process to the file; server goroutines carry the label side=server (go tool pprof -tagfocus side=server)")
 	fs.StringVar(&c.MemProfile, "memprofile", "", "memory phase: write the child server's heap profile, with every agent waiting, to the file, and its goroutine profile to the file + \".goroutine\" (not with -server-bin or -url)")
@@ -173,6 +183,12 @@ func (c Config) validate() error {
 	}
 	if c.Waiters < 1 || c.Waiters > 10000 {
 		errs = append(errs, "-waiters must be from 1 to 10,000")
+	}
+	if c.FanOutProfile != "" && c.CPUProfile != "" {
+		errs = append(errs, "-fanout-cpuprofile and -cpuprofile cannot run together: Go writes one CPU profile at a time")
+	}
+	if c.FanOutMembers < 1 || c.FanOutMembers > 5000 || c.FanOutRounds < 1 {
+		errs = append(errs, "-fanout-members must be from 1 to 5,000 and -fanout-rounds at least 1")
 	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))

@@ -30,6 +30,7 @@ type Result struct {
 	Ops      []OpStats  `json:"ops"`
 	Ratios   []Ratio    `json:"ratios"`
 	Delivery []Delivery `json:"delivery"`
+	FanOut   []FanOut   `json:"fanout"`
 	Scale    *Scale     `json:"scale,omitempty"`
 	Memory   *Memory    `json:"memory,omitempty"`
 	Targets  []Target   `json:"targets"`
@@ -69,6 +70,9 @@ type runner struct {
 	broker  *inbox.Broker
 	inbox   *inbox.Service
 	primary *server
+	// second is a replica of primary on the same Postgres, started by the
+	// first phase that needs one (see replica).
+	second *server
 	// dbcfg opens the in-process server's database: replicas and the child
 	// server of the memory phase use it too.
 	dbcfg    db.Config
@@ -93,7 +97,7 @@ func Measure(ctx context.Context, cfg Config, progress io.Writer) (*Result, erro
 	if err := r.start(ctx); err != nil {
 		return nil, err
 	}
-	r.cl = newClient(cfg.Era, cfg.Concurrency, cfg.Waiters)
+	r.cl = newClient(cfg.Era, cfg.Concurrency, max(cfg.Waiters, cfg.FanOutMembers+1))
 	r.closers = append(r.closers, r.cl.tr.CloseIdleConnections)
 	fl, stopFloors, err := startFloors(ctx)
 	if err != nil {
@@ -115,6 +119,7 @@ func Measure(ctx context.Context, cfg Config, progress io.Writer) (*Result, erro
 		{"inbox", r.phaseInbox},
 		{"cycle", r.phaseCycle},
 		{"delivery", r.phaseDelivery},
+		{"fanout", r.phaseFanOut},
 		{"scale", r.phaseScale},
 		{"memory", r.phaseMemory},
 	}

@@ -51,6 +51,7 @@ func (res *Result) op(phase, op string) *OpStats {
 func (r *runner) evaluate() {
 	r.throughputTargets()
 	r.deliveryTargets()
+	r.fanOutTargets()
 	r.scaleTarget()
 	r.memoryTargets()
 	r.errorNotes()
@@ -121,21 +122,46 @@ func (r *runner) throughputTargets() {
 func (r *runner) deliveryTargets() {
 	res := r.res
 	for _, d := range res.Delivery {
-		t := Target{Name: fmt.Sprintf("delivery p99 <= %.0f ms (%s)", d.TargetP99, d.Setting), Want: fmt.Sprintf("<= %.0f ms", d.TargetP99)}
-		switch {
-		case d.Skipped:
-			t.Status, t.Note = statusSkipped, d.Note
-		case d.Samples == 0:
-			t.Status, t.Note = statusMissed, "no sample arrived: "+d.FirstError
-		default:
-			t.Got, t.Status = fmt.Sprintf("%.2f ms", d.P99MS), pass(d.P99MS <= d.TargetP99)
-		}
-		res.Targets = append(res.Targets, t)
+		name := fmt.Sprintf("delivery p99 <= %.0f ms (%s)", d.TargetP99, d.Setting)
+		res.Targets = append(res.Targets, latencyTarget(name, d.TargetP99, d.P99MS, d.Samples, d.Skipped, d.Note, "no sample arrived: "+d.FirstError))
 	}
 	if !r.cfg.Phases["delivery"] {
 		res.Targets = append(res.Targets, Target{Name: "delivery p99 (one process, two replicas)", Status: statusSkipped, Note: "phase not run"})
 	}
 
+}
+
+// latencyTarget judges a p99 latency measured over n samples against its
+// target: skipped says why it was not measured, none what happened when
+// no sample arrived.
+func latencyTarget(name string, targetMS, p99MS float64, n int, skipped bool, why, none string) Target {
+	t := Target{Name: name, Want: fmt.Sprintf("<= %.0f ms", targetMS)}
+	switch {
+	case skipped:
+		t.Status, t.Note = statusSkipped, why
+	case n == 0:
+		t.Status, t.Note = statusMissed, none
+	default:
+		t.Got, t.Status = fmt.Sprintf("%.2f ms", p99MS), pass(p99MS <= targetMS)
+	}
+	return t
+}
+
+// fanOutTargets judges the last waiter's latency in each fan-out setting.
+func (r *runner) fanOutTargets() {
+	res := r.res
+	for _, f := range res.FanOut {
+		name := fmt.Sprintf("fan-out to %d waiters, last waiter p99 <= %.0f ms (%s)", f.Members, f.TargetP99, f.Setting)
+		res.Targets = append(res.Targets, latencyTarget(name, f.TargetP99, f.LastP99MS, f.Rounds, f.Skipped, f.Note, "no round completed: "+f.FirstError))
+	}
+	if !r.cfg.Phases["fanout"] {
+		res.Targets = append(res.Targets, Target{Name: "fan-out to a channel's waiters (one process, two replicas)", Status: statusSkipped, Note: "phase not run"})
+	}
+	for _, f := range res.FanOut {
+		if f.Errors > 0 {
+			r.note("fan-out (%s): %d rounds failed; first: %s", f.Setting, f.Errors, f.FirstError)
+		}
+	}
 }
 
 // scaleTarget judges check_inbox at the large history against the small.
@@ -244,6 +270,7 @@ func (res *Result) WriteText(w io.Writer) error {
 	res.writeSetup(p)
 	res.writeThroughput(p)
 	res.writeDelivery(p)
+	res.writeFanOut(p)
 	res.writeScale(p)
 	res.writeMemory(p)
 	res.writeTargets(p)
@@ -310,6 +337,23 @@ func (res *Result) writeDelivery(p printer) {
 	}
 	p("")
 
+}
+
+// writeFanOut writes the fan-out latency per setting.
+func (res *Result) writeFanOut(p printer) {
+	p("FAN-OUT  (post_message to a channel whose members all wait in wait_for_message, through the wire client -> each wait returns; a round starts once the server counts every member waiting)")
+	p("setting\tmembers\trounds\tlast p50 ms\tlast p99 ms\teach p50 ms\teach p99 ms\tpost p50 ms\tCPU ms/round\ttarget p99\tresult")
+	for _, f := range res.FanOut {
+		if f.Skipped {
+			p("%s\t%d\t-\t-\t-\t-\t-\t-\t-\t<= %.0f ms\tskipped: %s", f.Setting, f.Members, f.TargetP99, f.Note)
+			continue
+		}
+		p("%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%.0f\t<= %.0f ms\t%s", f.Setting, f.Members, f.Rounds, ms(f.LastP50MS), ms(f.LastP99MS), ms(f.EachP50MS), ms(f.EachP99MS), ms(f.PostP50MS), f.CPUMS, f.TargetP99, pass(f.Rounds > 0 && f.LastP99MS <= f.TargetP99))
+	}
+	if len(res.FanOut) == 0 {
+		p("(phase not run)")
+	}
+	p("")
 }
 
 // writeScale writes the reads at a small and a large history.

@@ -53,6 +53,13 @@ func (c *client) wire(base, token string, cs *mcp.ClientSession) *wireSession {
 // call calls tool with args and reports a JSON-RPC error or a tool error as
 // an error, as callTool does.
 func (w *wireSession) call(ctx context.Context, tool string, args map[string]any) error {
+	_, err := w.result(ctx, tool, args)
+	return err
+}
+
+// result calls tool with args, as call does, and returns the result's
+// structured content.
+func (w *wireSession) result(ctx context.Context, tool string, args map[string]any) (json.RawMessage, error) {
 	return w.send(ctx, "tools/call", map[string]any{"name": tool, "arguments": args}, tool, true)
 }
 
@@ -65,21 +72,23 @@ func (w *wireSession) toolCall(tool string, args map[string]any) call {
 // work any MCP request costs the server, and with the token, any
 // authenticated one.
 func (w *wireSession) ping(ctx context.Context, withToken bool) error {
-	return w.send(ctx, "ping", map[string]any{}, "ping", withToken)
+	_, err := w.send(ctx, "ping", map[string]any{}, "ping", withToken)
+	return err
 }
 
-// send posts one JSON-RPC request; tool names it in errors.
-func (w *wireSession) send(ctx context.Context, method string, params map[string]any, tool string, withToken bool) error {
+// send posts one JSON-RPC request and returns the structured content of its
+// result; tool names it in errors.
+func (w *wireSession) send(ctx context.Context, method string, params map[string]any, tool string, withToken bool) (json.RawMessage, error) {
 	if w.meta != nil {
 		params["_meta"] = w.meta
 	}
 	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": w.nextID.Add(1), "method": method, "params": params})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.endpoint, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -92,15 +101,15 @@ func (w *wireSession) send(ctx context.Context, method string, params map[string
 	}
 	resp, err := w.cl.http.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: HTTP %s: %s", tool, resp.Status, bytes.TrimSpace(data))
+		return nil, fmt.Errorf("%s: HTTP %s: %s", tool, resp.Status, bytes.TrimSpace(data))
 	}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		// The response is the last data line of the stream; notifications
@@ -121,25 +130,31 @@ func (w *wireSession) send(ctx context.Context, method string, params map[string
 		} `json:"error"`
 		Result *struct {
 			IsError bool `json:"isError"`
-			Content []struct {
-				Text string `json:"text"`
-			} `json:"content"`
+			// Content, the text copy of the result, is decoded only for
+			// an error's message: unquoting it costs the client as much as
+			// the rest of the response.
+			Content    json.RawMessage `json:"content"`
+			Structured json.RawMessage `json:"structuredContent"`
 		} `json:"result"`
 	}
 	if err := json.Unmarshal(data, &msg); err != nil {
-		return fmt.Errorf("%s: the response is not JSON-RPC: %w", tool, err)
+		return nil, fmt.Errorf("%s: the response is not JSON-RPC: %w", tool, err)
 	}
 	switch {
 	case msg.Error != nil:
-		return fmt.Errorf("%s: %s", tool, msg.Error.Message)
+		return nil, fmt.Errorf("%s: %s", tool, msg.Error.Message)
 	case msg.Result == nil:
-		return fmt.Errorf("%s: the response has no result", tool)
+		return nil, fmt.Errorf("%s: the response has no result", tool)
 	case msg.Result.IsError:
+		var content []struct {
+			Text string `json:"text"`
+		}
+		json.Unmarshal(msg.Result.Content, &content)
 		var parts []string
-		for _, c := range msg.Result.Content {
+		for _, c := range content {
 			parts = append(parts, c.Text)
 		}
-		return &testkit.ToolError{Tool: tool, Text: strings.Join(parts, "\n")}
+		return nil, &testkit.ToolError{Tool: tool, Text: strings.Join(parts, "\n")}
 	}
-	return nil
+	return msg.Result.Structured, nil
 }
