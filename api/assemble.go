@@ -60,6 +60,9 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	}
 	in := inbox.NewService(d, w.Inbox, broker)
 	o := orgs.NewService(d, a)
+	if d.Engine == db.Postgres {
+		go o.Listen(ctx, w.API.Logger)
+	}
 	// Channel waits wake through the inbox's broker, keyed by channel.
 	ch := channels.NewService(d, channels.Config{Recheck: w.Inbox.Recheck}, broker)
 	srv := New(w.API, d, a, o, in, ch)
