@@ -73,9 +73,6 @@ func New[K comparable, V any](d *db.DB, channel string, ttl time.Duration, max i
 		cur: map[K]*entry[V]{}, prev: map[K]*entry[V]{}, rotated: time.Now()}
 }
 
-// TTL returns how long an entry lives.
-func (c *Cache[K, V]) TTL() time.Duration { return c.ttl }
-
 // Get returns the value kept for k, if it is still fresh at now (the
 // database's clock) and valid by its own terms.
 func (c *Cache[K, V]) Get(k K, now time.Time) (v V, ok bool) {
