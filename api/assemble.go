@@ -39,7 +39,9 @@ type Assembly struct {
 // Assemble wires a ctalk server over d, as every ctalk process does (the
 // ctalk command, the load harness, the tests): the auth, org and inbox
 // services, the wake-up broker with, on Postgres, its listener for other
-// replicas' wake-ups and its publisher of this one's, and the audit log with its pruner. w.API.Audit is
+// replicas' wake-ups and its publisher of this one's, the listeners of the
+// token and member caches for other replicas' changes, and the audit log
+// with its pruner. w.API.Audit is
 // replaced by the assembled log. The background work runs until Close; d
 // stays the caller's to close.
 func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
@@ -60,6 +62,9 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	}
 	in := inbox.NewService(d, w.Inbox, broker)
 	o := orgs.NewService(d, a)
+	if d.Engine == db.Postgres {
+		go o.Listen(ctx, w.API.Logger)
+	}
 	// Channel waits wake through the inbox's broker, keyed by channel.
 	ch := channels.NewService(d, channels.Config{Recheck: w.Inbox.Recheck}, broker)
 	srv := New(w.API, d, a, o, in, ch)

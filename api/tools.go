@@ -137,9 +137,24 @@ func addToolWith[In, Out any](s *Server, t mcp.Tool, traits toolTraits, fn func(
 		if out, err = fn(ctx, in); err != nil {
 			return s.toolError(ctx, err), nil
 		}
-		text, _ := json.Marshal(out)
-		return mcp.NewToolResultStructured(out, string(text)), nil
+		if res, err = structured(out); err != nil {
+			return s.toolError(ctx, err), nil
+		}
+		return res, nil
 	})
+}
+
+// structured returns out as a tool result: one JSON encoding serves as both
+// the structured content and its text copy, instead of mcp-go encoding out
+// a second time when it writes the response.
+func structured(out any) (*mcp.CallToolResult, error) {
+	text, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("encode the result: %w", err)
+	}
+	res := mcp.NewToolResultText(string(text))
+	res.RawStructuredContent = text
+	return res, nil
 }
 
 // decodeArgs decodes tool arguments strictly: unknown arguments, wrong types
@@ -157,8 +172,10 @@ func decodeArgs(raw any, dst any, required []string) error {
 			return ctalk.Errorf(ctalk.EInvalid, "the arguments are not a JSON object")
 		}
 	}
-	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
-		b = []byte("{}")
+	if t := bytes.TrimSpace(b); bytes.Equal(t, []byte("null")) || bytes.Equal(t, []byte("{}")) {
+		// No arguments: dst stays as decoding "{}" would leave it, and
+		// only a required one can be wrong.
+		return missingArg(nil, required)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -189,6 +206,9 @@ func decodeArgs(raw any, dst any, required []string) error {
 // missingArg refuses arguments that lack a required one. Without it, an
 // omitted field would decode as empty and, for example, erase notes.
 func missingArg(b []byte, required []string) error {
+	if len(required) == 0 {
+		return nil
+	}
 	var args map[string]json.RawMessage
 	json.Unmarshal(b, &args)
 	for _, name := range required {

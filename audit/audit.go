@@ -156,36 +156,51 @@ func (l *Log) isClosed() bool {
 	return l.closed
 }
 
+// insertSQL writes one event; on SQLite a batch runs it once per event in
+// one transaction, a statement prepared once per connection and kept.
+const insertSQL = `INSERT INTO audit_events (at, org_id, user_id, tool, outcome, duration_ms, ids, request_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
+
+// insertManySQL writes a whole batch in one statement on Postgres, one
+// array per column, so that every batch, whatever its size, is the same
+// statement: one round trip, planned once per connection.
+const insertManySQL = `INSERT INTO audit_events (at, org_id, user_id, tool, outcome, duration_ms, ids, request_id)
+	SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[], $6::float8[], $7::text[], $8::text[])`
+
 func (l *Log) insert(ctx context.Context, batch []Event) error {
 	return l.db.Tx(ctx, func(tx db.Querier) error {
-		var b strings.Builder
-		b.WriteString(`INSERT INTO audit_events (at, org_id, user_id, tool, outcome, duration_ms, ids, request_id) VALUES `)
-		args := make([]any, 0, len(batch)*8)
-		for i, e := range batch {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString("(")
-			for j := range 8 {
-				if j > 0 {
-					b.WriteString(", ")
-				}
-				b.WriteString("$" + strconv.Itoa(i*8+j+1))
-			}
-			b.WriteString(")")
-			ids, _ := json.Marshal(nonNil(e.IDs))
-			args = append(args, e.At.UTC(), e.OrgID, e.UserID, e.Tool, e.Outcome, e.DurationMS, string(ids), e.RequestID)
+		if l.db.Engine == db.Postgres {
+			return insertMany(ctx, tx, batch)
 		}
-		_, err := tx.Exec(ctx, b.String(), args...)
-		return err
+		for _, e := range batch {
+			if _, err := tx.Exec(ctx, insertSQL, e.At.UTC(), e.OrgID, e.UserID, e.Tool, e.Outcome, e.DurationMS, idsJSON(e.IDs), e.RequestID); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
+func insertMany(ctx context.Context, tx db.Querier, batch []Event) error {
+	n := len(batch)
+	var (
+		at                                 = make([]time.Time, n)
+		org, user, tool, outcome, ids, rid = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		dur                                = make([]float64, n)
+	)
+	for i, e := range batch {
+		at[i], org[i], user[i], tool[i], outcome[i], dur[i], ids[i], rid[i] = e.At.UTC(), e.OrgID, e.UserID, e.Tool, e.Outcome, e.DurationMS, idsJSON(e.IDs), e.RequestID
 	}
-	return s
+	_, err := tx.Exec(ctx, insertManySQL, at, org, user, tool, outcome, dur, ids, rid)
+	return err
+}
+
+// idsJSON is the stored form of ids: a JSON array of strings.
+func idsJSON(ids []string) string {
+	if len(ids) == 0 {
+		return "[]"
+	}
+	b, _ := json.Marshal(ids)
+	return string(b)
 }
 
 // Filter selects events of one org.

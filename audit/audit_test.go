@@ -75,3 +75,40 @@ func TestRecordNeverBlocksWhileTheDatabaseIsDown(t *testing.T) {
 		t.Fatal("Close did not give up on an unreachable database")
 	}
 }
+
+// TestBatchesKeepEveryFieldInOrder checks that events written in batches of
+// every size come back whole, newest first, each with its own fields.
+func TestBatchesKeepEveryFieldInOrder(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		l := audit.NewLog(d, slog.Default())
+		at := time.Date(2026, 11, 30, 12, 0, 0, 123456000, time.UTC)
+		const n = 700
+		for i := range n {
+			e := audit.Event{At: at.Add(time.Duration(i) * time.Millisecond), OrgID: "acme", UserID: fmt.Sprint("u", i%7), Tool: fmt.Sprint("t", i%5),
+				Outcome: "ok", DurationMS: float64(i) / 4, RequestID: fmt.Sprint("r", i)}
+			if i%3 == 0 {
+				e.IDs = []string{fmt.Sprint("q_", i), "bob"}
+			}
+			l.Record(e)
+		}
+		l.Close()
+		events, _, err := l.Events(context.Background(), "acme", audit.Filter{Limit: n + 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(events) != n {
+			t.Fatalf("%d events, want %d", len(events), n)
+		}
+		for k, e := range events {
+			i := n - 1 - k
+			wantIDs := "[]"
+			if i%3 == 0 {
+				wantIDs = fmt.Sprintf("[q_%d bob]", i)
+			}
+			if !e.At.Equal(at.Add(time.Duration(i)*time.Millisecond)) || e.UserID != fmt.Sprint("u", i%7) || e.Tool != fmt.Sprint("t", i%5) ||
+				e.Outcome != "ok" || e.DurationMS != float64(i)/4 || e.RequestID != fmt.Sprint("r", i) || fmt.Sprint(e.IDs) != wantIDs {
+				t.Fatalf("event %d of the newest first came back as %+v", k, e)
+			}
+		}
+	})
+}

@@ -89,10 +89,8 @@ type Service struct {
 	// nextPrune is when attempts that left the window are next deleted
 	// across all accounts, as Unix nanoseconds.
 	nextPrune atomic.Int64
-	// cache holds recent token checks (see TokenCacheTTL); listening is set
-	// once Listen hears other replicas' revocations.
-	cache     *sessionCache
-	listening atomic.Bool
+	// cache holds recent token checks (see TokenCacheTTL).
+	cache *sessionCache
 	// afterRead, when set by a test, runs between a token's read and its
 	// caching.
 	afterRead func()
@@ -107,7 +105,7 @@ func NewService(d *db.DB, cfg Config) (*Service, error) {
 	return &Service{db: d, cfg: cfg, dummyHash: dummy,
 		ips:     newIPLimiter(cfg.IPRate, cfg.IPBurst),
 		signups: newIPLimiter(cfg.SignupRate, cfg.SignupBurst),
-		cache:   newSessionCache(TokenCacheTTL),
+		cache:   newSessionCache(d, TokenCacheTTL),
 	}, nil
 }
 
@@ -242,10 +240,10 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Session, error
 	}
 	hash := HashToken(raw)
 	now := s.db.Now()
-	if sess, ok := s.cache.get(hash, now); ok {
-		return sess, nil
+	if sess, ok := s.cache.Get(hash, now); ok {
+		return &sess, nil
 	}
-	epoch, at := s.cache.epoch.Load(), time.Now()
+	read := s.cache.Begin(now)
 	sess, lastUsed, err := s.readToken(ctx, hash, now)
 	if err != nil {
 		return nil, err
@@ -263,7 +261,7 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Session, error
 	if idle := lastUsed.Add(s.cfg.IdleTTL); idle.Before(until) {
 		until = idle
 	}
-	s.cache.put(hash, sess, at, now, until, epoch)
+	s.cache.Put(hash, *sess, read, until)
 	return sess, nil
 }
 

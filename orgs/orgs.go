@@ -72,11 +72,16 @@ type NewUser struct {
 type Service struct {
 	db   *db.DB
 	auth *auth.Service
+	// members holds recent reads of Member (see MemberCacheTTL).
+	members *memberCache
+	// afterRead, when set by a test, runs between a member's read and its
+	// caching.
+	afterRead func()
 }
 
 // NewService returns a Service over d that hashes passwords with a.
 func NewService(d *db.DB, a *auth.Service) *Service {
-	return &Service{db: d, auth: a}
+	return &Service{db: d, auth: a, members: newMemberCache(d, MemberCacheTTL)}
 }
 
 // Register creates an organization.
@@ -268,7 +273,14 @@ var memberQuery = `SELECT ` + userColumns + `, o.id, o.name, o.approval_mode, o.
 
 // Member returns a user of orgID and the org, in one query: whoami's
 // answer. It returns ENotFound when either is gone or the user was removed.
+// What it read is served again for up to MemberCacheTTL.
 func (s *Service) Member(ctx context.Context, orgID, userID string) (*User, *Org, error) {
+	key, now := memberKey{orgID, userID}, s.db.Now()
+	if m, ok := s.members.Get(key, now); ok {
+		u, o := m.copies()
+		return u, o, nil
+	}
+	read := s.members.Begin(now)
 	o := &Org{}
 	u, err := scanUser(s.db.QueryRow(ctx, memberQuery, orgID, userID), &o.ID, &o.Name, &o.ApprovalMode, &o.ChannelPostMode, &o.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -279,6 +291,12 @@ func (s *Service) Member(ctx context.Context, orgID, userID string) (*User, *Org
 	}
 	// The caller's own presence is this very call: nothing to tell.
 	u.Presence, u.LastSeenAt = "", nil
+	if s.afterRead != nil {
+		s.afterRead()
+	}
+	m := member{user: *u, org: *o}
+	s.members.Put(key, m, read, time.Time{})
+	u, o = m.copies()
 	return u, o, nil
 }
 
@@ -336,11 +354,13 @@ func (s *Service) setText(ctx context.Context, orgID, userID, column, text strin
 		u, err = scanUser(tx.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = $1 AND id = $2`, orgID, userID))
 		return err
 	})
-	if u != nil {
-		// Presence belongs to the lists and profiles that show people.
-		u.Presence, u.LastSeenAt = "", nil
+	if err != nil {
+		return nil, err
 	}
-	return u, err
+	s.changed(ctx, orgID, userID)
+	// Presence belongs to the lists and profiles that show people.
+	u.Presence, u.LastSeenAt = "", nil
+	return u, nil
 }
 
 type scanner interface{ Scan(...any) error }

@@ -23,7 +23,7 @@ type fixture struct {
 	orgs *orgs.Service
 }
 
-func newFixture(t *testing.T, d *db.DB) *fixture {
+func newFixture(t testing.TB, d *db.DB) *fixture {
 	t.Helper()
 	cfg := auth.DefaultConfig()
 	cfg.BcryptCost = 4
@@ -36,7 +36,7 @@ func newFixture(t *testing.T, d *db.DB) *fixture {
 
 // twoOrgs registers orgs a and b, each with admin "alice", and members "bob"
 // in a and "dave" in b.
-func (f *fixture) twoOrgs(t *testing.T) {
+func (f *fixture) twoOrgs(t testing.TB) {
 	t.Helper()
 	ctx := context.Background()
 	for _, o := range []struct{ id, member string }{{"a", "bob"}, {"b", "dave"}} {

@@ -58,6 +58,7 @@ func (s *Service) RemoveUser(ctx context.Context, orgID, userID string) (*Remova
 		return nil, err
 	}
 	s.auth.Revoked(ctx, orgID, userID)
+	s.changed(ctx, orgID, userID)
 	return r, nil
 }
 

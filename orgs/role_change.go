@@ -47,6 +47,7 @@ func (s *Service) SetRole(ctx context.Context, orgID, userID, role string) (*Use
 	if err == nil {
 		// Token checks cache the role: a change takes effect at once.
 		s.auth.Revoked(ctx, orgID, userID)
+		s.changed(ctx, orgID, userID)
 	}
 	return u, err
 }

@@ -76,6 +76,7 @@ func (s *Service) SetSettings(ctx context.Context, orgID string, in Settings) (*
 	if err != nil {
 		return nil, err
 	}
+	s.changed(ctx, orgID, "")
 	return s.Org(ctx, orgID)
 }
 
