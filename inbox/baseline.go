@@ -52,7 +52,7 @@ func (b *Baseline) AskChecks(ctx context.Context, orgID, asker, to string) error
 
 // InboxPage runs the SELECT of check_inbox's first page of limit questions.
 func (b *Baseline) InboxPage(ctx context.Context, orgID, userID string, limit int) error {
-	_, err := queryQuestions(ctx, b.s.db, inboxPageSQL, orgID, userID, time.Unix(0, 0).UTC(), "", limit+1)
+	_, _, _, err := readInboxPage(ctx, b.s.db, orgID, userID, limit, pageCursor{At: time.Unix(0, 0).UTC()})
 	return err
 }
 
@@ -72,7 +72,7 @@ func (b *Baseline) PairStats(ctx context.Context, orgID, me string, senders []st
 // RecentExchanges runs the statement that reads the recent exchanges with a
 // page's senders.
 func (b *Baseline) RecentExchanges(ctx context.Context, orgID, me string, senders []string) error {
-	_, err := recentExchanges(ctx, b.s.db, orgID, me, senders)
+	_, err := readContext(ctx, b.s.db, exchangeRowsSQL(len(senders)), me, senders, nil, pairArgs(orgID, me, senders))
 	return err
 }
 

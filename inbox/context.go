@@ -2,6 +2,7 @@ package inbox
 
 import (
 	"context"
+	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -81,18 +82,22 @@ func (s *Service) Inbox(ctx context.Context, orgID, userID string, limit int, cu
 	if err != nil {
 		return nil, "", err
 	}
-	if items, next, done, err := s.handedPage(ctx, orgID, userID, limit, after); err != nil || done {
+	// A page whose questions were all handed over already, as on every
+	// check of an inbox after the first, needs no write, and on SQLite no
+	// turn in the writer queue. Handing over is never undone, so a page
+	// found all handed stays so.
+	qs, next, unhanded, err := readInboxPage(ctx, s.db, orgID, userID, limit, after)
+	if err != nil {
+		return nil, "", err
+	}
+	if !unhanded {
+		items, err = s.withContext(ctx, s.db, orgID, userID, qs)
 		return items, next, err
 	}
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
-		qs, err := queryQuestions(ctx, tx, inboxPageSQL, orgID, userID, after.At, after.ID, limit+1)
+		qs, next, _, err = readInboxPage(ctx, tx, orgID, userID, limit, after)
 		if err != nil {
-			return fmt.Errorf("read inbox page: %w", err)
-		}
-		if len(qs) > limit {
-			qs = qs[:limit]
-			last := qs[len(qs)-1]
-			next = encodeCursor(pageCursor{At: last.CreatedAt, ID: last.ID})
+			return err
 		}
 		if items, err = s.withContext(ctx, tx, orgID, userID, qs); err != nil {
 			return err
@@ -102,15 +107,28 @@ func (s *Service) Inbox(ctx context.Context, orgID, userID string, limit int, cu
 	return items, next, err
 }
 
-// handedPage reads a page of Inbox when every question on it was handed over
-// already, as on every check of an inbox after the first: it then needs no
-// write, and on SQLite no turn in the writer queue. Handing over is never
-// undone, so a page found all handed stays so. done is false when the page
-// holds a question not yet handed over: Inbox then reads and marks it in one
-// transaction.
-func (s *Service) handedPage(ctx context.Context, orgID, userID string, limit int, after pageCursor) (items []*InboxItem, next string, done bool, err error) {
-	qs, err := queryQuestions(ctx, s.db, inboxPageSQL, orgID, userID, after.At, after.ID, limit+1)
+// readInboxPage reads a page of check_inbox after a position, with the
+// cursor of the next page (empty on the last), and whether a question on it
+// was not yet handed over.
+func readInboxPage(ctx context.Context, r db.Reader, orgID, userID string, limit int, after pageCursor) (qs []*Question, next string, unhanded bool, err error) {
+	rows, err := r.Query(ctx, checkInboxPageSQL, orgID, userID, after.At, after.ID, limit+1)
 	if err != nil {
+		return nil, "", false, fmt.Errorf("read inbox page: %w", err)
+	}
+	defer rows.Close()
+	qs = make([]*Question, 0, limit+1)
+	for rows.Next() {
+		var notHanded bool
+		q, err := scanQuestion(rows, &notHanded)
+		if err != nil {
+			return nil, "", false, fmt.Errorf("read inbox page: %w", err)
+		}
+		if len(qs) < limit {
+			unhanded = unhanded || notHanded
+		}
+		qs = append(qs, q)
+	}
+	if err := rows.Err(); err != nil {
 		return nil, "", false, fmt.Errorf("read inbox page: %w", err)
 	}
 	if len(qs) > limit {
@@ -118,43 +136,20 @@ func (s *Service) handedPage(ctx context.Context, orgID, userID string, limit in
 		last := qs[len(qs)-1]
 		next = encodeCursor(pageCursor{At: last.CreatedAt, ID: last.ID})
 	}
-	if len(qs) > 0 {
-		var unhanded int
-		if err := s.db.QueryRow(ctx, unhandedSQL(len(qs)), append([]any{orgID}, anys(ids(qs))...)...).Scan(&unhanded); err != nil {
-			return nil, "", false, fmt.Errorf("read inbox page: %w", err)
-		}
-		if unhanded > 0 {
-			return nil, "", false, nil
-		}
-	}
-	if items, err = s.withContext(ctx, s.db, orgID, userID, qs); err != nil {
-		return nil, "", false, err
-	}
-	return items, next, true, nil
-}
-
-func anys(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
+	return qs, next, unhanded, nil
 }
 
 // withContext adds sender, history and latest draft to pending questions,
-// in four statements whatever the page's size and however many people
-// asked: the senders, the pair statistics, the recent exchanges and the
-// latest drafts.
+// in two statements whatever the page's size and however many people
+// asked: the senders (orgs owns users), then the rest of the context (see
+// readContext).
 func (s *Service) withContext(ctx context.Context, r db.Reader, orgID, userID string, qs []*Question) ([]*InboxItem, error) {
-	items := make([]*InboxItem, 0, len(qs))
 	if len(qs) == 0 {
-		return items, nil
+		return []*InboxItem{}, nil
 	}
-	var senders []string
-	seen := map[string]bool{}
+	senders := make([]string, 0, len(qs))
 	for _, q := range qs {
-		if !seen[q.From] {
-			seen[q.From] = true
+		if !slices.Contains(senders, q.From) {
 			senders = append(senders, q.From)
 		}
 	}
@@ -162,141 +157,137 @@ func (s *Service) withContext(ctx context.Context, r db.Reader, orgID, userID st
 	if err != nil {
 		return nil, err
 	}
-	stats, err := pairStats(ctx, r, orgID, userID, senders)
+	questionIDs := ids(qs)
+	c, err := readContext(ctx, r, contextSQL(len(senders), len(questionIDs)),
+		userID, senders, questionIDs, pairArgs(orgID, userID, senders, questionIDs))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read inbox context: %w", err)
 	}
-	recent, err := recentExchanges(ctx, r, orgID, userID, senders)
-	if err != nil {
-		return nil, err
-	}
-	drafts, err := latestDrafts(ctx, r, orgID, ids(qs))
-	if err != nil {
-		return nil, err
-	}
-	for _, q := range qs {
+	// One allocation for the page's items, which the result points into.
+	all := make([]InboxItem, len(qs))
+	items := make([]*InboxItem, len(qs))
+	for i, q := range qs {
 		p, ok := profiles[q.From]
 		if !ok {
 			return nil, fmt.Errorf("read sender %s of %s: no such user", q.From, q.ID)
 		}
-		items = append(items, &InboxItem{
+		all[i] = InboxItem{
 			Question: q,
 			Sender: Sender{UserID: p.ID, Name: p.Name, Ownership: p.Ownership, Notes: p.Notes,
 				ProfileNotes: p.ProfileNotes, FormerMember: p.Removed},
-			History:     History{Interaction: stats[q.From], RecentExchanges: recent[q.From]},
-			LatestDraft: drafts[q.ID],
-		})
+			History:     History{Interaction: c.stats[q.From], RecentExchanges: c.recent[q.From]},
+			LatestDraft: c.drafts[q.ID],
+		}
+		items[i] = &all[i]
 	}
 	return items, nil
 }
 
-// withOthers returns the arguments orgID, me, then extra, then others, for a
-// statement of pairs between me and others ($3 and on, after extra).
-func withOthers(orgID, me string, others []string, extra ...any) []any {
-	args := append([]any{orgID, me}, extra...)
-	for _, o := range others {
-		args = append(args, o)
+// pairArgs returns the arguments orgID, me, then the strings of lists in
+// order, for a statement of pairs between me and others ($3 and on) and
+// then, say, the questions of a page.
+func pairArgs(orgID, me string, lists ...[]string) []any {
+	n := 2
+	for _, l := range lists {
+		n += len(l)
+	}
+	args := make([]any, 0, n)
+	args = append(args, orgID, me)
+	for _, l := range lists {
+		for _, s := range l {
+			args = append(args, s)
+		}
 	}
 	return args
+}
+
+// pageContext is what readContext reads: by the other user's id, the
+// statistics of their pair with the caller and their recent exchanges; by
+// question id, the latest draft.
+type pageContext struct {
+	stats  map[string]*Interaction
+	recent map[string][]Exchange
+	drafts map[string]*Draft
+}
+
+// readContext runs query, a UNION ALL of pairRowsSQL, exchangeRowsSQL and
+// draftRowsSQL (or some of them) about me and others, with args, and
+// gathers its rows. A pair that never exchanged a question has zeros, and
+// no exchanges.
+func readContext(ctx context.Context, r db.Reader, query, me string, others, questionIDs []string, args []any) (*pageContext, error) {
+	c := &pageContext{
+		stats:  make(map[string]*Interaction, len(others)),
+		recent: make(map[string][]Exchange, len(others)),
+		drafts: make(map[string]*Draft, len(questionIDs)),
+	}
+	pairs := make([]Interaction, len(others))
+	for i, o := range others {
+		c.stats[o] = &pairs[i]
+		c.recent[o] = []Exchange{}
+	}
+	rows, err := r.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	// Declared once: Scan's arguments escape, and would be allocated anew
+	// for every row.
+	var (
+		kind                   int
+		id, asker, recipient   string
+		n                      int
+		body                   string
+		text                   sql.NullString
+		at, approved, rejected db.NullTime
+		byPerson               bool
+	)
+	for rows.Next() {
+		if err := rows.Scan(&kind, &id, &asker, &recipient, &n, &body, &text, &at, &approved, &rejected, &byPerson); err != nil {
+			return nil, err
+		}
+		switch kind {
+		case kindPair:
+			in := c.stats[recipient]
+			if asker == me {
+				in.YouAsked = n
+			} else {
+				in = c.stats[asker]
+				in.TheyAsked = n
+			}
+			if last := at.Time; in.Last == nil || last.After(*in.Last) {
+				in.Last = &last
+			}
+		case kindExchange:
+			other := recipient
+			if asker != me {
+				other = asker
+			}
+			c.recent[other] = append(c.recent[other], Exchange{MessageID: id, AskedBy: asker, Question: body, Answer: text.String, AnsweredAt: at.Time})
+		case kindDraft:
+			c.drafts[id] = &Draft{MessageID: id, Version: n, Text: body, CreatedAt: at.Time,
+				Approved: approved.Valid, Rejected: rejected.Valid, Note: text.String, ByPerson: byPerson}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// The statement returns up to RecentExchanges a direction; keep the
+	// newest of both.
+	for o, xs := range c.recent {
+		slices.SortStableFunc(xs, func(a, b Exchange) int { return b.AnsweredAt.Compare(a.AnsweredAt) })
+		c.recent[o] = xs[:min(len(xs), RecentExchanges)]
+	}
+	return c, nil
 }
 
 // pairStats returns the statistics of the pairs of me and each of others,
 // by the other's id; a pair that never exchanged a question has zeros.
 func pairStats(ctx context.Context, r db.Reader, orgID, me string, others []string) (map[string]*Interaction, error) {
-	out := make(map[string]*Interaction, len(others))
-	for _, o := range others {
-		out[o] = &Interaction{}
-	}
-	rows, err := r.Query(ctx, pairStatsSQL(len(others)), withOthers(orgID, me, others)...)
+	c, err := readContext(ctx, r, pairRowsSQL(len(others)), me, others, nil, pairArgs(orgID, me, others))
 	if err != nil {
 		return nil, fmt.Errorf("read pair statistics: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var asker, recipient string
-		var asked int
-		var last time.Time
-		if err := rows.Scan(&asker, &recipient, &asked, &last); err != nil {
-			return nil, fmt.Errorf("read pair statistics: %w", err)
-		}
-		in := out[recipient]
-		if asker == me {
-			in.YouAsked = asked
-		} else {
-			in = out[asker]
-			in.TheyAsked = asked
-		}
-		if last = last.UTC(); in.Last == nil || last.After(*in.Last) {
-			in.Last = &last
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read pair statistics: %w", err)
-	}
-	return out, nil
-}
-
-// recentExchanges returns, by the other's id, the last RecentExchanges
-// answered questions between me and each of others, newest first.
-func recentExchanges(ctx context.Context, r db.Reader, orgID, me string, others []string) (map[string][]Exchange, error) {
-	out := make(map[string][]Exchange, len(others))
-	for _, o := range others {
-		out[o] = []Exchange{}
-	}
-	rows, err := r.Query(ctx, recentExchangesSQL(len(others)), withOthers(orgID, me, others, RecentExchanges)...)
-	if err != nil {
-		return nil, fmt.Errorf("read recent exchanges: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var x Exchange
-		var recipient string
-		if err := rows.Scan(&x.MessageID, &x.AskedBy, &recipient, &x.Question, &x.Answer, &x.AnsweredAt); err != nil {
-			return nil, fmt.Errorf("read recent exchanges: %w", err)
-		}
-		x.AnsweredAt = x.AnsweredAt.UTC()
-		other := recipient
-		if x.AskedBy != me {
-			other = x.AskedBy
-		}
-		out[other] = append(out[other], x)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read recent exchanges: %w", err)
-	}
-	// The statement returns up to RecentExchanges a direction; keep the
-	// newest of both.
-	for o, xs := range out {
-		slices.SortStableFunc(xs, func(a, b Exchange) int { return b.AnsweredAt.Compare(a.AnsweredAt) })
-		out[o] = xs[:min(len(xs), RecentExchanges)]
-	}
-	return out, nil
-}
-
-// latestDrafts returns the newest draft of each of the questions that has
-// one, by question id.
-func latestDrafts(ctx context.Context, r db.Reader, orgID string, questionIDs []string) (map[string]*Draft, error) {
-	args := []any{orgID}
-	for _, id := range questionIDs {
-		args = append(args, id)
-	}
-	rows, err := r.Query(ctx, latestDraftsSQL(len(questionIDs)), args...)
-	if err != nil {
-		return nil, fmt.Errorf("read latest drafts: %w", err)
-	}
-	defer rows.Close()
-	out := make(map[string]*Draft, len(questionIDs))
-	for rows.Next() {
-		d, err := scanDraft(rows)
-		if err != nil {
-			return nil, fmt.Errorf("read latest drafts: %w", err)
-		}
-		out[d.MessageID] = d
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read latest drafts: %w", err)
-	}
-	return out, nil
+	return c.stats, nil
 }
 
 // pageCursor is the position after the last question of a page.

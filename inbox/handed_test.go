@@ -2,6 +2,8 @@ package inbox_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/ctalk/ctalk/db"
@@ -56,5 +58,70 @@ func TestInboxHandsOverOnce(t *testing.T) {
 		nothingToWaitFor()
 		page(q1, q2)
 		nothingToWaitFor()
+	})
+}
+
+// TestConcurrentInboxChecksHandOverWhatTheyShow checks that check_inbox
+// hands over every question it shows while other checks of the same inbox
+// run and new questions arrive: whether a page was all handed over is read
+// with the page, and a page that holds a question not yet handed over is
+// read and marked in one transaction, so no later wait hands over a
+// question a check showed, and the wait hands over every other one.
+func TestConcurrentInboxChecksHandOverWhatTheyShow(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		seed(t, d)
+		s := newService(d)
+		ctx := context.Background()
+		const asks = 20
+		var (
+			mu    sync.Mutex
+			shown = map[string]bool{}
+			asked []string
+			wg    sync.WaitGroup
+		)
+		wg.Go(func() {
+			for i := range asks {
+				q, err := s.Ask(ctx, "acme", "a", inbox.Ask{To: "b", Text: fmt.Sprint("question ", i)})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				asked = append(asked, q.ID)
+				mu.Unlock()
+			}
+		})
+		for range 4 {
+			wg.Go(func() {
+				for range 15 {
+					items, _, err := s.Inbox(ctx, "acme", "b", 50, "")
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					for _, it := range items {
+						shown[it.ID] = true
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		got, err := s.WaitInbox(ctx, "acme", "b", inbox.WaitOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range got.Questions {
+			if shown[q.ID] {
+				t.Errorf("a wait handed over %s, which check_inbox showed", q.ID)
+			}
+			shown[q.ID] = true
+		}
+		for _, id := range asked {
+			if !shown[id] {
+				t.Errorf("question %s was neither shown by check_inbox nor handed over by the wait", id)
+			}
+		}
 	})
 }

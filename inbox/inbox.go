@@ -241,11 +241,13 @@ func (s *Service) refuseAsk(c askChecks, to string, now time.Time) error {
 	return nil
 }
 
-func scanQuestion(r interface{ Scan(...any) error }) (*Question, error) {
+// scanQuestion scans the questionColumns of a row, then its extra columns
+// into extra.
+func scanQuestion(r interface{ Scan(...any) error }, extra ...any) (*Question, error) {
 	q := &Question{}
 	var resolved db.NullTime
 	var resolution sql.NullString
-	if err := r.Scan(&q.ID, &q.From, &q.To, &q.Text, &q.Status, &q.CreatedAt, &resolved, &resolution, &q.idempotency); err != nil {
+	if err := r.Scan(append([]any{&q.ID, &q.From, &q.To, &q.Text, &q.Status, &q.CreatedAt, &resolved, &resolution, &q.idempotency}, extra...)...); err != nil {
 		return nil, err
 	}
 	q.CreatedAt = q.CreatedAt.UTC()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ctalk/ctalk/db"
 )
@@ -62,12 +63,21 @@ const askPairStatsSQL = `
 
 const questionColumns = `id, asker_id, recipient_id, body, status, created_at, resolved_at, resolution, idempotency_key`
 
-// inboxPageSQL reads a page of a user's pending questions after a cursor
-// (created_at, id).
-const inboxPageSQL = `SELECT ` + questionColumns + ` FROM questions
+// inboxPageWhere keeps a user's ($2) pending questions after a cursor
+// (created_at $3, id $4), in the order of a page of at most $5.
+const inboxPageWhere = ` FROM questions
 	WHERE org_id = $1 AND recipient_id = $2 AND status = 'pending'
 	  AND (created_at > $3 OR (created_at = $3 AND id > $4))
 	ORDER BY created_at, id LIMIT $5`
+
+// inboxPageSQL reads a page of a user's pending questions, as their person
+// sees it in the web app.
+const inboxPageSQL = `SELECT ` + questionColumns + inboxPageWhere
+
+// checkInboxPageSQL reads a page of check_inbox: inboxPageSQL with, on each
+// question, whether it was not yet handed to its recipient, so that a page
+// all handed over is known without a second statement.
+const checkInboxPageSQL = `SELECT ` + questionColumns + `, recipient_handed_at IS NULL` + inboxPageWhere
 
 // repliesPageSQL reads a page of the questions a user asked that were
 // resolved after a position (resolved_at, id): after the time $3 alone when
@@ -82,42 +92,91 @@ const repliesPageSQL = `SELECT ` + questionColumns + ` FROM questions
 // draftColumns are the columns scanDraft reads.
 const draftColumns = `question_id, version, body, created_at, approved_at, rejected_at, rejection_note, by_person`
 
-// pairStatsSQL reads the statistics of the pairs of a user ($2) and each of
-// n others ($3 on), both directions: primary-key lookups.
-func pairStatsSQL(n int) string {
+// The context of a page of questions sent to a user is read in one
+// statement, the UNION ALL of the three reads below, whose rows share one
+// layout: the kind of row, then the columns contextRow scans. Their
+// parameters are the org ($1), the user ($2), n others ($3 on) and, for the
+// drafts, m questions (after the others). The casts give every column one
+// type on Postgres, which types a UNION's columns a pair of branches at a
+// time.
+const (
+	kindPair     = 0
+	kindExchange = 1
+	kindDraft    = 2
+)
+
+// unionAll joins statements of the context's row layout into one.
+func unionAll(parts ...string) string {
+	return strings.Join(parts, "\n\tUNION ALL\n")
+}
+
+// contextSQL reads the whole context of a page of m questions from n
+// senders: their pair statistics, recent exchanges and latest drafts.
+// Building its text costs about a tenth of running it on SQLite, so the
+// texts of the last few shapes of page are kept.
+func contextSQL(n, m int) string {
+	key := [2]int{n, m}
+	contextTexts.mu.Lock()
+	defer contextTexts.mu.Unlock()
+	if q, ok := contextTexts.byShape[key]; ok {
+		return q
+	}
+	if len(contextTexts.byShape) >= maxContextTexts {
+		clear(contextTexts.byShape)
+	}
+	q := unionAll(pairRowsSQL(n), exchangeRowsSQL(n), draftRowsSQL(3+n, m))
+	contextTexts.byShape[key] = q
+	return q
+}
+
+// maxContextTexts bounds the texts contextSQL keeps: a page of 50 from 50
+// senders is some 30 KB of SQL.
+const maxContextTexts = 64
+
+var contextTexts = struct {
+	mu      sync.Mutex
+	byShape map[[2]int]string
+}{byShape: map[[2]int]string{}}
+
+// pairRowsSQL reads the statistics of the pairs of the user and each of
+// n others, both directions: primary-key lookups.
+func pairRowsSQL(n int) string {
 	others := db.Placeholders(3, n)
-	return `SELECT asker_id, recipient_id, asked, last_at FROM interactions
+	cols := `SELECT ` + strconv.Itoa(kindPair) + `, '', asker_id, recipient_id, asked, '', '', last_at, CAST(NULL AS TIMESTAMPTZ), CAST(NULL AS TIMESTAMPTZ), FALSE FROM interactions`
+	return cols + `
 	WHERE org_id = $1 AND asker_id = $2 AND recipient_id IN (` + others + `)
 	UNION ALL
-	SELECT asker_id, recipient_id, asked, last_at FROM interactions
+	` + cols + `
 	WHERE org_id = $1 AND recipient_id = $2 AND asker_id IN (` + others + `)`
 }
 
-// recentExchangesSQL reads the last $3 answered exchanges of a user ($2)
-// with each of n others ($4 on), per direction: one ordered, limited index
+// exchangeRowsSQL reads the last RecentExchanges answered exchanges of the
+// user with each of n others, per direction: one ordered, limited index
 // range per pair and direction, so that it costs the same for a pair with
 // ten questions or ten thousand. An OR of the directions, or a window over
 // the pairs, would read the pairs' whole history.
-func recentExchangesSQL(n int) string {
+func exchangeRowsSQL(n int) string {
 	var b strings.Builder
 	for i := range n {
-		other := "$" + strconv.Itoa(4+i)
+		other := "$" + strconv.Itoa(3+i)
 		for j, dir := range [2][2]string{{"$2", other}, {other, "$2"}} {
 			if i > 0 || j > 0 {
 				b.WriteString("\n\tUNION ALL\n")
 			}
-			fmt.Fprintf(&b, `	SELECT * FROM (SELECT id, asker_id, recipient_id, body, resolution, resolved_at FROM questions
+			fmt.Fprintf(&b, `	SELECT %d, id, asker_id, recipient_id, 0, body, resolution, resolved_at, CAST(NULL AS TIMESTAMPTZ), CAST(NULL AS TIMESTAMPTZ), FALSE
+		FROM (SELECT id, asker_id, recipient_id, body, resolution, resolved_at FROM questions
 		WHERE org_id = $1 AND asker_id = %s AND recipient_id = %s AND status = 'answered'
-		ORDER BY resolved_at DESC LIMIT $3) x%d_%d`, dir[0], dir[1], i, j)
+		ORDER BY resolved_at DESC LIMIT %d) x%d_%d`, kindExchange, dir[0], dir[1], RecentExchanges, i, j)
 		}
 	}
 	return b.String()
 }
 
-// latestDraftsSQL reads the newest draft of each of n questions ($2 on).
-func latestDraftsSQL(n int) string {
-	return `SELECT ` + draftColumns + ` FROM drafts d
-	WHERE org_id = $1 AND question_id IN (` + db.Placeholders(2, n) + `)
+// draftRowsSQL reads the newest draft of each of m questions, whose
+// placeholders start at first.
+func draftRowsSQL(first, m int) string {
+	return `SELECT ` + strconv.Itoa(kindDraft) + `, question_id, '', '', version, body, rejection_note, created_at, approved_at, rejected_at, by_person FROM drafts d
+	WHERE org_id = $1 AND question_id IN (` + db.Placeholders(first, m) + `)
 	  AND version = (SELECT MAX(version) FROM drafts l WHERE l.org_id = d.org_id AND l.question_id = d.question_id)`
 }
 
@@ -288,9 +347,3 @@ const pendingInboxSQL = `SELECT EXISTS (SELECT 1 FROM questions
 const pendingRepliesSQL = `SELECT EXISTS (SELECT 1 FROM questions
 	WHERE org_id = $1 AND asker_id = $2 AND status <> 'pending' AND asker_handed_at IS NULL
 	  AND ($3 = '' OR id = $3))`
-
-// unhandedSQL counts the questions of org $1 among n ids ($2...) not yet
-// handed to their recipient.
-func unhandedSQL(n int) string {
-	return `SELECT COUNT(*) FROM questions WHERE org_id = $1 AND recipient_handed_at IS NULL AND id IN (` + db.Placeholders(2, n) + `)`
-}
