@@ -29,10 +29,10 @@ func TestMain(m *testing.M) {
 // the test stays under 30 s.
 func tiny() []string {
 	if raceDetector {
-		return []string{"-users", "4", "-c", "4", "-d", "400ms", "-scale-rows", "2000", "-waiters", "20",
+		return []string{"-users", "4", "-c", "4", "-d", "400ms", "-scale-rows", "2000", "-waiters", "20", "-wake-samples", "10",
 			"-delivery-samples", "5", "-scale-samples", "3", "-q", "-json"}
 	}
-	return []string{"-users", "4", "-c", "4", "-d", "1s", "-scale-rows", "2000", "-waiters", "50",
+	return []string{"-users", "4", "-c", "4", "-d", "1s", "-scale-rows", "2000", "-waiters", "50", "-wake-samples", "25",
 		"-delivery-samples", "10", "-scale-samples", "10", "-q", "-json"}
 }
 
@@ -129,8 +129,11 @@ func TestSmoke(t *testing.T) {
 			if m.GoroutinesWaiting < m.GoroutinesBaseline+m.Waiters || !m.BackToBaseline || m.ReturnedEarly > 0 {
 				t.Errorf("goroutines %d idle, %d waiting, %d after, %d early returns (%s)", m.GoroutinesBaseline, m.GoroutinesWaiting, m.GoroutinesAfter, m.ReturnedEarly, m.FirstError)
 			}
-			if len(res.Targets) != 10 {
-				t.Errorf("%d targets in the report, want 10: %+v", len(res.Targets), res.Targets)
+			if wk := m.Wake; wk == nil || wk.Asked == 0 || wk.Samples != wk.Asked || wk.Errors > 0 || wk.P50MS <= 0 || wk.MaxMS < wk.P99MS || wk.P99MS < wk.P50MS {
+				t.Errorf("wake-ups with every agent waiting: %+v", wk)
+			}
+			if len(res.Targets) != 11 {
+				t.Errorf("%d targets in the report, want 11: %+v", len(res.Targets), res.Targets)
 			}
 			if t.Failed() {
 				t.Logf("report:\n%s", text)
@@ -180,6 +183,7 @@ func TestFlags(t *testing.T) {
 		{[]string{"-users", "2"}, "-users"},
 		{[]string{"-scale-rows", "10"}, "-scale-rows"},
 		{[]string{"-phases", "health,nap"}, "unknown phase"},
+		{[]string{"-waiters", "10", "-wake-samples", "11"}, "-wake-samples"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			_, err := parseFlags(c.args, &bytes.Buffer{})

@@ -78,6 +78,7 @@ type Config struct {
 	ScaleSmall      int
 	ScaleRows       int
 	Waiters         int
+	WakeSamples     int
 	Phases          map[string]bool
 	CPUProfile      string
 	MemProfile      string
@@ -106,6 +107,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.IntVar(&c.ScaleSmall, "scale-small", 1000, "stored questions in the org's history for the small side of the scale phase")
 	fs.IntVar(&c.ScaleRows, "scale-rows", 1000000, "stored questions in the org's history for the big side of the scale phase")
 	fs.IntVar(&c.Waiters, "waiters", fullWaiters, "concurrent waiting agents in the memory phase (each holds a connection: needs about this many open files, see deploy/README.md)")
+	fs.IntVar(&c.WakeSamples, "wake-samples", 1000, "memory phase: with every agent waiting, ask this many of them a question each (at most -waiters; 4 askers, 200 asks/s, also bounded by -d) and time each wake-up; 0: none")
 	phases := fs.String("phases", "all", "comma-separated phases to run: "+strings.Join(allPhases, ","))
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of this process to the file; server goroutines carry the label side=server (go tool pprof -tagfocus side=server)")
 	fs.StringVar(&c.MemProfile, "memprofile", "", "memory phase: write the child server's heap profile, with every agent waiting, to the file, and its goroutine profile to the file + \".goroutine\" (not with -server-bin or -url)")
@@ -173,6 +175,9 @@ func (c Config) validate() error {
 	}
 	if c.Waiters < 1 || c.Waiters > 10000 {
 		errs = append(errs, "-waiters must be from 1 to 10,000")
+	}
+	if c.WakeSamples < 0 || c.WakeSamples > c.Waiters {
+		errs = append(errs, "-wake-samples must be from 0 to -waiters")
 	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))

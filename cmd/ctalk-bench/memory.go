@@ -37,8 +37,25 @@ type Memory struct {
 	BackToBaseline     bool    `json:"goroutines_back_to_baseline"`
 	ReturnedEarly      int     `json:"waits_returned_early"`
 	FirstError         string  `json:"first_error,omitempty"`
-	Skipped            bool    `json:"skipped,omitempty"`
-	Note               string  `json:"note,omitempty"`
+	// Wake is how soon waiting agents receive the questions asked to them
+	// while all of them wait.
+	Wake    *Wake  `json:"wake,omitempty"`
+	Skipped bool   `json:"skipped,omitempty"`
+	Note    string `json:"note,omitempty"`
+}
+
+// Wake is the time from the start of an ask_person to the return of the
+// asked agent's wait_for_inbox, with every agent of the memory phase waiting.
+type Wake struct {
+	Asked      int     `json:"asked"`
+	Samples    int     `json:"samples"`
+	Errors     int     `json:"errors"`
+	Askers     int     `json:"askers"`
+	RatePerSec float64 `json:"asks_per_second"`
+	P50MS      float64 `json:"p50_ms"`
+	P99MS      float64 `json:"p99_ms"`
+	MaxMS      float64 `json:"max_ms"`
+	FirstError string  `json:"first_error,omitempty"`
 }
 
 // waitBatch is how many agents start waiting at once in the memory phase.
@@ -109,6 +126,7 @@ func (r *runner) memoryTarget(ctx context.Context, mem *Memory) (base, token str
 func (r *runner) phaseMemory(ctx context.Context) error {
 	mem := &Memory{Waiters: r.cfg.Waiters}
 	r.res.Memory = mem
+	asked := min(r.cfg.WakeSamples, r.cfg.Waiters)
 	if err := raiseFileLimit(uint64(r.cfg.Waiters + fileSlack)); err != nil {
 		return err
 	}
@@ -118,7 +136,9 @@ func (r *runner) phaseMemory(ctx context.Context) error {
 	}
 	defer stop()
 	p := &memProbe{r: r, ctx: ctx, base: base, token: token, rss: rss}
-	o, err := r.newOrg(ctx, base, "memory", r.cfg.Users, false)
+	// The first asked agents are each a user of their own, so that a
+	// question wakes one agent; the others share the org's first users.
+	o, err := r.newOrg(ctx, base, "memory", r.cfg.Users+asked, false)
 	if err != nil {
 		return err
 	}
@@ -134,7 +154,11 @@ func (r *runner) phaseMemory(ctx context.Context) error {
 	r.logf("  connecting %d agents", r.cfg.Waiters)
 	sessions := make([]*mcp.ClientSession, r.cfg.Waiters)
 	err = parallel(len(sessions), max(r.cfg.Concurrency, 32), func(i int) error {
-		cs, err := r.cl.connect(ctx, base, o.tokens[i%len(o.tokens)])
+		tok := o.tokens[i%r.cfg.Users]
+		if i < asked {
+			tok = o.tokens[r.cfg.Users+i]
+		}
+		cs, err := r.cl.connect(ctx, base, tok)
 		sessions[i] = cs
 		return err
 	})
@@ -142,7 +166,10 @@ func (r *runner) phaseMemory(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	w := &waiters{}
+	w := &waiters{returns: make([]chan waitReturn, asked)}
+	for i := range w.returns {
+		w.returns[i] = make(chan waitReturn, 1)
+	}
 	defer w.hangUp()
 	if err := r.startWaiters(ctx, p, w, sessions); err != nil {
 		return err
@@ -150,6 +177,12 @@ func (r *runner) phaseMemory(ctx context.Context) error {
 	r.logf("  %d agents waiting", r.cfg.Waiters)
 	if err := p.peak(mem, baseRSS, profile); err != nil {
 		return err
+	}
+	if asked > 0 {
+		if mem.Wake, err = r.wake(ctx, base, o, w); err != nil {
+			return err
+		}
+		r.logf("  woke %d of %d asked agents: p50 %.2f ms, p99 %.2f ms, max %.2f ms", mem.Wake.Samples, mem.Wake.Asked, mem.Wake.P50MS, mem.Wake.P99MS, mem.Wake.MaxMS)
 	}
 
 	// The agents hang up, as killed or restarted agents do; every server
@@ -220,6 +253,17 @@ type waiters struct {
 	cancel   context.CancelFunc
 	early    atomic.Int64
 	firstErr atomic.Value
+	// returns[i] receives the return of agent i's wait once questions are
+	// being asked (waking is set): the first len(returns) agents are asked.
+	returns []chan waitReturn
+	waking  atomic.Bool
+}
+
+// waitReturn is when a waiting call returned, and with how many questions.
+type waitReturn struct {
+	at        time.Time
+	questions int
+	err       error
 }
 
 // hangUp cancels every waiting call and waits for them to return.
@@ -240,9 +284,14 @@ func (r *runner) startWaiters(ctx context.Context, p *memProbe, w *waiters, sess
 	n := 0
 	for start := 0; start < len(sessions); start += waitBatch {
 		batch := sessions[start:min(start+waitBatch, len(sessions))]
-		for _, cs := range batch {
+		for j, cs := range batch {
+			i := start + j
 			w.wg.Go(func() {
-				_, err := callTool(wctx, cs, "wait_for_inbox", map[string]any{"timeout_s": 120})
+				m, err := callTool(wctx, cs, "wait_for_inbox", map[string]any{"timeout_s": 120})
+				if i < len(w.returns) && w.waking.Load() {
+					w.returns[i] <- waitReturn{time.Now(), len(anySlice(m["questions"])), err}
+					return
+				}
 				if wctx.Err() == nil {
 					w.early.Add(1)
 					if err != nil {
@@ -266,6 +315,87 @@ func (r *runner) startWaiters(ctx context.Context, p *memProbe, w *waiters, sess
 		}
 	}
 	return nil
+}
+
+// Wake-up sampling: the asked agents are asked by wakeAskers sessions at
+// wakeRate questions a second in all, so that the figure is the wake-up of
+// one agent among thousands waiting, not a queue of asks.
+const (
+	wakeAskers = 4
+	wakeRate   = 200
+)
+
+// wake asks one question to each of the first len(w.returns) waiting agents,
+// within the phase duration, and times each from the start of its ask to the
+// return of the agent's wait_for_inbox.
+func (r *runner) wake(ctx context.Context, base string, o *org, w *waiters) (*Wake, error) {
+	res := &Wake{Askers: wakeAskers, RatePerSec: wakeRate}
+	askers := make([]*mcp.ClientSession, wakeAskers)
+	err := parallel(len(askers), len(askers), func(k int) error {
+		cs, err := r.cl.connect(ctx, base, o.tokens[k%r.cfg.Users])
+		askers[k] = cs
+		return err
+	})
+	defer closeAll(askers)
+	if err != nil {
+		return nil, err
+	}
+	w.waking.Store(true)
+	starts := make([]time.Time, len(w.returns))
+	askErrs := make([]error, len(w.returns))
+	begin := time.Now()
+	deadline := begin.Add(r.cfg.Duration)
+	every := time.Second / wakeRate
+	var asked atomic.Int64
+	parallel(len(askers), len(askers), func(k int) error {
+		for i := k; i < len(starts); i += len(askers) {
+			at := begin.Add(time.Duration(i) * every)
+			if at.After(deadline) || ctx.Err() != nil {
+				return nil
+			}
+			time.Sleep(time.Until(at))
+			starts[i] = time.Now()
+			asked.Add(1)
+			_, askErrs[i] = callTool(ctx, askers[k], "ask_person", map[string]any{"to_user_id": o.users[r.cfg.Users+i], "question": questionText})
+		}
+		return nil
+	})
+	res.Asked = int(asked.Load())
+	fail := func(err error) {
+		res.Errors++
+		if res.FirstError == "" {
+			res.FirstError = err.Error()
+		}
+	}
+	var lat []time.Duration
+	timeout := time.After(30 * time.Second)
+	for i, start := range starts {
+		switch {
+		case start.IsZero():
+			continue
+		case askErrs[i] != nil:
+			fail(askErrs[i])
+			continue
+		}
+		select {
+		case got := <-w.returns[i]:
+			switch {
+			case got.err != nil:
+				fail(got.err)
+			case got.questions != 1:
+				fail(fmt.Errorf("wait_for_inbox returned %d questions, not the one asked", got.questions))
+			default:
+				lat = append(lat, got.at.Sub(start))
+			}
+		case <-timeout:
+			fail(fmt.Errorf("agent %d was not woken within 30 s of its question", i))
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	res.Samples = len(lat)
+	res.P50MS, res.P99MS, res.MaxMS = quantileMS(lat, 0.50), quantileMS(lat, 0.99), quantileMS(lat, 1)
+	return res, nil
 }
 
 // afterWaits records the server once the agents have hung up. The
