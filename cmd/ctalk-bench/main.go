@@ -109,7 +109,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.IntVar(&c.Waiters, "waiters", fullWaiters, "concurrent waiting agents in the memory phase (each holds a connection: needs about this many open files, see deploy/README.md)")
 	fs.IntVar(&c.WakeSamples, "wake-samples", 1000, "memory phase: with every agent waiting, ask this many of them a question each (at most -waiters; 4 askers, 200 asks/s, also bounded by -d) and time each wake-up; 0: none")
 	phases := fs.String("phases", "all", "comma-separated phases to run: "+strings.Join(allPhases, ","))
-	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of this process to the file; server goroutines carry the label side=server (go tool pprof -tagfocus side=server)")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of this process to the file; server goroutines carry the label side=server (go tool pprof -tagfocus side=server); the memory phase's child server writes its CPU profile while its agents are woken to the file + \".wake\" (not with -server-bin or -url)")
 	fs.StringVar(&c.MemProfile, "memprofile", "", "memory phase: write the child server's heap profile, with every agent waiting, to the file, and its goroutine profile to the file + \".goroutine\" (not with -server-bin or -url)")
 	fs.BoolVar(&c.JSON, "json", false, "print the report as JSON instead of a table")
 	fs.BoolVar(&c.Quiet, "q", false, "no progress lines on stderr")

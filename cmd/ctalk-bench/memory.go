@@ -65,22 +65,22 @@ const waitBatch = 500
 // back to it: the runtime and the database pool come and go.
 const goroutineSlack = 5
 
-// memoryTarget says which server the memory phase measures and how: a child
-// server process it starts (stopped by stop), or the -url target through its
-// /metrics; with neither, it marks the phase skipped.
-func (r *runner) memoryTarget(ctx context.Context, mem *Memory) (base, token string, rss func() (int64, error), profile func() error, stop func(), err error) {
+// memoryTarget says which server the memory phase measures and how, in p: a
+// child server process it starts (stopped by stop), or the -url target
+// through its /metrics; with neither, it marks the phase skipped.
+func (r *runner) memoryTarget(ctx context.Context, mem *Memory, p *memProbe) (stop func(), err error) {
 	if r.primary == nil {
 		if r.cfg.MetricsToken == "" {
 			mem.Skipped, mem.Note = true, "with -url, the target's memory is read from /metrics; pass -metrics-token"
-			return
+			return func() {}, nil
 		}
-		base, token = r.url, r.cfg.MetricsToken
-		rss = func() (int64, error) {
-			m, err := r.cl.metrics(ctx, base, token, "process_resident_memory_bytes")
+		p.base, p.token = r.url, r.cfg.MetricsToken
+		p.rss = func() (int64, error) {
+			m, err := r.cl.metrics(ctx, p.base, p.token, "process_resident_memory_bytes")
 			return int64(m["process_resident_memory_bytes"]), err
 		}
 		mem.Mode = "the target's process, through its /metrics (the baseline includes whatever it already held)"
-		return base, token, rss, nil, func() {}, nil
+		return func() {}, nil
 	}
 	dbc := r.dbcfg
 	if r.engine == db.SQLite {
@@ -91,10 +91,10 @@ func (r *runner) memoryTarget(ctx context.Context, mem *Memory) (base, token str
 	if r.cfg.MemProfile != "" && r.cfg.ServerBin == "" {
 		path, err := filepath.Abs(r.cfg.MemProfile)
 		if err != nil {
-			return "", "", nil, nil, nil, err
+			return nil, err
 		}
 		env = append(env, heapProfileEnv+"="+path)
-		profile = func() error {
+		p.profile = func() error {
 			if err := writeProfiles(ch, path); err != nil {
 				return err
 			}
@@ -102,8 +102,24 @@ func (r *runner) memoryTarget(ctx context.Context, mem *Memory) (base, token str
 			return nil
 		}
 	}
+	if r.cfg.CPUProfile != "" && r.cfg.ServerBin == "" {
+		path, err := filepath.Abs(r.cfg.CPUProfile + ".wake")
+		if err != nil {
+			return nil, err
+		}
+		env = append(env, cpuProfileEnv+"="+path)
+		p.cpu = func(start bool) error {
+			if err := toggleCPUProfile(ch, path, start); err != nil {
+				return err
+			}
+			if !start {
+				r.note("CPU profile of the memory phase's server while its agents were woken: %s.", path)
+			}
+			return nil
+		}
+	}
 	if ch, err = startChild(ctx, r.cfg.ServerBin, env, filepath.Join(r.tmp, "memory-server.log")); err != nil {
-		return "", "", nil, nil, nil, err
+		return nil, err
 	}
 	pid := ch.Cmd.Process.Pid
 	what := "this binary re-executed as a server wired like cmd/ctalk"
@@ -111,8 +127,9 @@ func (r *runner) memoryTarget(ctx context.Context, mem *Memory) (base, token str
 		what = r.cfg.ServerBin
 	}
 	mem.Mode = fmt.Sprintf("child process (%s, pid %d, %s); RSS from /proc, goroutines from its /metrics", what, pid, r.engine)
-	rss = func() (int64, error) { return rssBytes(pid) }
-	return ch.URL, benchMetricsToken, rss, profile, func() { ch.Stop(30 * time.Second) }, nil
+	p.base, p.token = ch.URL, benchMetricsToken
+	p.rss = func() (int64, error) { return rssBytes(pid) }
+	return func() { ch.Stop(30 * time.Second) }, nil
 }
 
 // phaseMemory measures a server with many agents blocked in wait_for_inbox.
@@ -130,19 +147,20 @@ func (r *runner) phaseMemory(ctx context.Context) error {
 	if err := raiseFileLimit(uint64(r.cfg.Waiters + fileSlack)); err != nil {
 		return err
 	}
-	base, token, rss, profile, stop, err := r.memoryTarget(ctx, mem)
+	p := &memProbe{r: r, ctx: ctx}
+	stop, err := r.memoryTarget(ctx, mem, p)
 	if err != nil || mem.Skipped {
 		return err
 	}
 	defer stop()
-	p := &memProbe{r: r, ctx: ctx, base: base, token: token, rss: rss}
+	base := p.base
 	// The first asked agents are each a user of their own, so that a
 	// question wakes one agent; the others share the org's first users.
 	o, err := r.newOrg(ctx, base, "memory", r.cfg.Users+asked, false)
 	if err != nil {
 		return err
 	}
-	baseRSS, baseG, err := r.settled(rss, p.goroutines)
+	baseRSS, baseG, err := r.settled(p.rss, p.goroutines)
 	if err != nil {
 		return err
 	}
@@ -175,11 +193,11 @@ func (r *runner) phaseMemory(ctx context.Context) error {
 		return err
 	}
 	r.logf("  %d agents waiting", r.cfg.Waiters)
-	if err := p.peak(mem, baseRSS, profile); err != nil {
+	if err := p.peak(mem, baseRSS); err != nil {
 		return err
 	}
 	if asked > 0 {
-		if mem.Wake, err = r.wake(ctx, base, o, w); err != nil {
+		if mem.Wake, err = r.wake(ctx, p, o, w); err != nil {
 			return err
 		}
 		r.logf("  woke %d of %d asked agents: p50 %.2f ms, p99 %.2f ms, max %.2f ms", mem.Wake.Samples, mem.Wake.Asked, mem.Wake.P50MS, mem.Wake.P99MS, mem.Wake.MaxMS)
@@ -200,12 +218,16 @@ func (r *runner) phaseMemory(ctx context.Context) error {
 }
 
 // memProbe reads the memory phase's server: its RSS and, from its metrics,
-// goroutines, Go's heap and stacks, and how many agents wait.
+// goroutines, Go's heap and stacks, and how many agents wait; and, when
+// asked for, its heap profile (profile) and its CPU profile (cpu starts and
+// stops it).
 type memProbe struct {
 	r           *runner
 	ctx         context.Context
 	base, token string
 	rss         func() (int64, error)
+	profile     func() error
+	cpu         func(start bool) error
 }
 
 func (p *memProbe) goroutines() (int, error) {
@@ -226,7 +248,7 @@ func (p *memProbe) waiting() (int, error) {
 
 // peak records the server's memory with every agent waiting, and takes the
 // heap profile when one is asked for.
-func (p *memProbe) peak(mem *Memory, baseRSS int64, profile func() error) error {
+func (p *memProbe) peak(mem *Memory, baseRSS int64) error {
 	time.Sleep(500 * time.Millisecond)
 	peak, err := p.rss()
 	if err != nil {
@@ -240,8 +262,8 @@ func (p *memProbe) peak(mem *Memory, baseRSS int64, profile func() error) error 
 	if mem.HeapWaitingMB, mem.StackWaitingMB, err = p.runtimeMem(); err != nil {
 		return err
 	}
-	if profile != nil {
-		return profile()
+	if p.profile != nil {
+		return p.profile()
 	}
 	return nil
 }
@@ -328,17 +350,22 @@ const (
 // wake asks one question to each of the first len(w.returns) waiting agents,
 // within the phase duration, and times each from the start of its ask to the
 // return of the agent's wait_for_inbox.
-func (r *runner) wake(ctx context.Context, base string, o *org, w *waiters) (*Wake, error) {
+func (r *runner) wake(ctx context.Context, p *memProbe, o *org, w *waiters) (*Wake, error) {
 	res := &Wake{Askers: wakeAskers, RatePerSec: wakeRate}
 	askers := make([]*mcp.ClientSession, wakeAskers)
 	err := parallel(len(askers), len(askers), func(k int) error {
-		cs, err := r.cl.connect(ctx, base, o.tokens[k%r.cfg.Users])
+		cs, err := r.cl.connect(ctx, p.base, o.tokens[k%r.cfg.Users])
 		askers[k] = cs
 		return err
 	})
 	defer closeAll(askers)
 	if err != nil {
 		return nil, err
+	}
+	if p.cpu != nil {
+		if err := p.cpu(true); err != nil {
+			return nil, err
+		}
 	}
 	w.waking.Store(true)
 	starts := make([]time.Time, len(w.returns))
@@ -361,6 +388,11 @@ func (r *runner) wake(ctx context.Context, base string, o *org, w *waiters) (*Wa
 		return nil
 	})
 	res.Asked = int(asked.Load())
+	if p.cpu != nil {
+		if err := p.cpu(false); err != nil {
+			return nil, err
+		}
+	}
 	fail := func(err error) {
 		res.Errors++
 		if res.FirstError == "" {
