@@ -129,6 +129,9 @@ func TestSmoke(t *testing.T) {
 			if m.GoroutinesWaiting < m.GoroutinesBaseline+m.Waiters || !m.BackToBaseline || m.ReturnedEarly > 0 {
 				t.Errorf("goroutines %d idle, %d waiting, %d after, %d early returns (%s)", m.GoroutinesBaseline, m.GoroutinesWaiting, m.GoroutinesAfter, m.ReturnedEarly, m.FirstError)
 			}
+			if m.OpenFilesWaiting < m.OpenFilesIdle+m.Waiters {
+				t.Errorf("open files %d idle, %d with %d waiting; want one more per waiting agent", m.OpenFilesIdle, m.OpenFilesWaiting, m.Waiters)
+			}
 			if wk := m.Wake; wk == nil || wk.Asked == 0 || wk.Samples != wk.Asked || wk.Errors > 0 || wk.P50MS <= 0 || wk.MaxMS < wk.P99MS || wk.P99MS < wk.P50MS {
 				t.Errorf("wake-ups with every agent waiting: %+v", wk)
 			}

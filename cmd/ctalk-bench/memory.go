@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -26,17 +27,21 @@ type Memory struct {
 	PerWaiterKB   float64 `json:"rss_per_waiter_kb"`
 	// HeapMB and StackMB split the Go runtime's memory in use, idle and
 	// with every agent waiting, from the server's /metrics.
-	HeapIdleMB         float64 `json:"heap_inuse_idle_mb"`
-	HeapWaitingMB      float64 `json:"heap_inuse_waiting_mb"`
-	HeapAfterMB        float64 `json:"heap_inuse_after_mb"`
-	StackIdleMB        float64 `json:"stack_inuse_idle_mb"`
-	StackWaitingMB     float64 `json:"stack_inuse_waiting_mb"`
-	GoroutinesBaseline int     `json:"goroutines_baseline"`
-	GoroutinesWaiting  int     `json:"goroutines_waiting"`
-	GoroutinesAfter    int     `json:"goroutines_after"`
-	BackToBaseline     bool    `json:"goroutines_back_to_baseline"`
-	ReturnedEarly      int     `json:"waits_returned_early"`
-	FirstError         string  `json:"first_error,omitempty"`
+	HeapIdleMB     float64 `json:"heap_inuse_idle_mb"`
+	HeapWaitingMB  float64 `json:"heap_inuse_waiting_mb"`
+	HeapAfterMB    float64 `json:"heap_inuse_after_mb"`
+	StackIdleMB    float64 `json:"stack_inuse_idle_mb"`
+	StackWaitingMB float64 `json:"stack_inuse_waiting_mb"`
+	// OpenFiles counts the child server's file descriptors, idle and with
+	// every agent waiting (0 when the server is not a child process).
+	OpenFilesIdle      int    `json:"open_files_idle,omitempty"`
+	OpenFilesWaiting   int    `json:"open_files_waiting,omitempty"`
+	GoroutinesBaseline int    `json:"goroutines_baseline"`
+	GoroutinesWaiting  int    `json:"goroutines_waiting"`
+	GoroutinesAfter    int    `json:"goroutines_after"`
+	BackToBaseline     bool   `json:"goroutines_back_to_baseline"`
+	ReturnedEarly      int    `json:"waits_returned_early"`
+	FirstError         string `json:"first_error,omitempty"`
 	// Wake is how soon waiting agents receive the questions asked to them
 	// while all of them wait.
 	Wake    *Wake  `json:"wake,omitempty"`
@@ -129,6 +134,7 @@ func (r *runner) memoryTarget(ctx context.Context, mem *Memory, p *memProbe) (st
 	mem.Mode = fmt.Sprintf("child process (%s, pid %d, %s); RSS from /proc, goroutines from its /metrics", what, pid, r.engine)
 	p.base, p.token = ch.URL, benchMetricsToken
 	p.rss = func() (int64, error) { return rssBytes(pid) }
+	p.files = func() (int, error) { return openFiles(pid) }
 	return func() { ch.Stop(30 * time.Second) }, nil
 }
 
@@ -165,6 +171,11 @@ func (r *runner) phaseMemory(ctx context.Context) error {
 		return err
 	}
 	mem.RSSBaselineMB, mem.GoroutinesBaseline = mb(baseRSS), baseG
+	if p.files != nil {
+		if mem.OpenFilesIdle, err = p.files(); err != nil {
+			return err
+		}
+	}
 	if mem.HeapIdleMB, mem.StackIdleMB, err = p.runtimeMem(); err != nil {
 		return err
 	}
@@ -226,6 +237,7 @@ type memProbe struct {
 	ctx         context.Context
 	base, token string
 	rss         func() (int64, error)
+	files       func() (int, error)
 	profile     func() error
 	cpu         func(start bool) error
 }
@@ -255,6 +267,11 @@ func (p *memProbe) peak(mem *Memory, baseRSS int64) error {
 		return err
 	}
 	mem.RSSWaitingMB = mb(peak)
+	if p.files != nil {
+		if mem.OpenFilesWaiting, err = p.files(); err != nil {
+			return err
+		}
+	}
 	mem.PerWaiterKB = float64(peak-baseRSS) / 1024 / float64(mem.Waiters)
 	if mem.GoroutinesWaiting, err = p.goroutines(); err != nil {
 		return err
@@ -367,6 +384,11 @@ func (r *runner) wake(ctx context.Context, p *memProbe, o *org, w *waiters) (*Wa
 			return nil, err
 		}
 	}
+	// This process holds the clients of every waiting agent, a heap of
+	// hundreds of MB: its collector, run during the wake-ups, would delay
+	// the clients' reading of their answers and count against the server.
+	// It pauses for the few seconds of asks and collects after.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	w.waking.Store(true)
 	starts := make([]time.Time, len(w.returns))
 	askErrs := make([]error, len(w.returns))

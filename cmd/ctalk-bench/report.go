@@ -358,6 +358,9 @@ func (res *Result) writeMemory(p printer) {
 			p("measured:\t%s", m.Mode)
 			p("RSS:\t%.1f MB idle, %.1f MB with %d waiting (+%.1f MB, %.1f KB per agent), %.1f MB after they left", m.RSSBaselineMB, m.RSSWaitingMB, m.Waiters, m.RSSWaitingMB-m.RSSBaselineMB, m.PerWaiterKB, m.RSSAfterMB)
 			p("Go runtime:\theap in use %.1f MB idle, %.1f MB waiting, %.1f MB after they left; goroutine stacks %.1f MB idle, %.1f MB waiting (%.1f KB per goroutine)", m.HeapIdleMB, m.HeapWaitingMB, m.HeapAfterMB, m.StackIdleMB, m.StackWaitingMB, perGoroutineKB(m))
+			if m.OpenFilesWaiting > 0 {
+				p("open files:\t%d idle, %d with %d waiting (+%d)", m.OpenFilesIdle, m.OpenFilesWaiting, m.Waiters, m.OpenFilesWaiting-m.OpenFilesIdle)
+			}
 			p("goroutines:\t%d idle, %d with %d waiting, %d after they left (back to baseline: %v)", m.GoroutinesBaseline, m.GoroutinesWaiting, m.Waiters, m.GoroutinesAfter, m.BackToBaseline)
 			if wk := m.Wake; wk != nil {
 				p("wake-ups:\t%d agents asked a question each (%d askers, %.0f asks/s) with all %d waiting: %d woken, p50 %s ms, p99 %s ms, max %s ms from the ask's start to the wait's return; %d errors", wk.Asked, wk.Askers, wk.RatePerSec, m.Waiters, wk.Samples, ms(wk.P50MS), ms(wk.P99MS), ms(wk.MaxMS), wk.Errors)

@@ -389,6 +389,12 @@ func rssBytes(pid int) (int64, error) {
 	return 0, errors.New("no VmRSS in /proc status")
 }
 
+// openFiles counts the open file descriptors of a process from /proc.
+func openFiles(pid int) (int, error) {
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	return len(fds), err
+}
+
 // scratchSchema creates an empty schema on the Postgres server of base and
 // returns a URL whose search_path points at it, and a function that drops it.
 func scratchSchema(ctx context.Context, base string) (string, func(), error) {
