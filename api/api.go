@@ -80,6 +80,10 @@ type Config struct {
 	// OAuth configures the authorization server; the zero value means
 	// oauth.DefaultConfig.
 	OAuth *oauth.Config
+	// SessionIdleTTL is how long an MCP session of the 2025-11-25 protocol
+	// stays registered in mcp-go after its last request; zero means
+	// DefaultSessionIdleTTL (see sessionIdleTTL).
+	SessionIdleTTL time.Duration
 }
 
 // Server is the ctalk HTTP application.
@@ -148,6 +152,7 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 		server.WithStreamableHTTPLogger(s.log),
 		// Session ids name their owner (see bindSession).
 		server.WithSessionIdManagerResolver(sessionIDResolver{}),
+		server.WithSessionIdleTTL(s.sessionIdleTTL()),
 	)
 
 	e := echo.New()

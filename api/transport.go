@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/inbox"
 )
 
 // readDeadline gives a request ReadTimeout to send its whole body, so that
@@ -38,6 +39,33 @@ func (s *Server) readDeadline(next echo.HandlerFunc) echo.HandlerFunc {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// DefaultSessionIdleTTL is how long mcp-go keeps an MCP session of the
+// 2025-11-25 protocol registered after the last request on it, when its
+// client vanishes without ending it (DELETE /mcp): about 9 KB each, which
+// would otherwise be held until the process ends.
+//
+// mcp-go counts as activity a request reaching it and each event written
+// on the session's event stream (GET /mcp, which carries a heartbeat every
+// 25 s). A wait parked before mcp-go (parkWaits) reaches it only when it
+// ends, so the request before the wait stands for it meanwhile: the TTL is
+// far longer than the longest wait, inbox.MaxWait. Forgetting a session
+// costs its client nothing: its id is checked by its MAC, not looked up
+// (sessionIDs), so later calls on it are served as on another replica, and
+// an event stream opened on it registers it again.
+const DefaultSessionIdleTTL = 10 * time.Minute
+
+// MinSessionIdleTTL is the shortest session idle TTL a deployment may set:
+// the longest wait and a minute more.
+const MinSessionIdleTTL = inbox.MaxWait + time.Minute
+
+// sessionIdleTTL is the session idle TTL of the configuration.
+func (s *Server) sessionIdleTTL() time.Duration {
+	if s.cfg.SessionIdleTTL > 0 {
+		return s.cfg.SessionIdleTTL
+	}
+	return DefaultSessionIdleTTL
 }
 
 // maxStreamsPerUser bounds the event streams (GET /mcp) one user may hold

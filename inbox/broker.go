@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -116,6 +117,23 @@ func (b *Broker) Waiting() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.count
+}
+
+// recheckRate bounds the safety re-checks of one process's waiting agents,
+// all together, a second. Each re-check is a query or two; ten thousand
+// agents re-checking every 10 s would send the database two thousand a
+// second, and those that started waiting together would re-check together,
+// holding up the asks and hand-overs queued behind them.
+const recheckRate = 200
+
+// RecheckEvery is how long a waiting agent of this process waits before it
+// next re-reads the database on its own, in case a wake-up was lost: every, or longer when so many agents wait that their re-checks
+// would exceed recheckRate a second, spread by a quarter either way so that
+// agents that started waiting together do not re-check together. A lost
+// wake-up costs at most this, and never more than the wait's own timeout.
+func (b *Broker) RecheckEvery(every time.Duration) time.Duration {
+	d := max(every, time.Duration(b.Waiting())*time.Second/recheckRate)
+	return d*3/4 + rand.N(d/2+1)
 }
 
 // notifyChannel is the Postgres channel that carries wake-ups between replicas.

@@ -139,7 +139,8 @@ func (s *Service) pending(ctx context.Context, query string, args ...any) (bool,
 
 // wait subscribes before the first check, so that nothing committed between
 // the check and the subscription can be missed, then re-checks on every
-// wake-up, on every Recheck tick, and gives up at the timeout. Between checks
+// wake-up and about every Recheck (longer when thousands wait: see
+// Broker.RecheckEvery), and gives up at the timeout. Between checks
 // it holds no database connection.
 func (s *Service) wait(ctx context.Context, orgID, userID string, opts WaitOptions, check func() (bool, error)) error {
 	wake, cancel := s.broker.Subscribe(orgID, userID)
@@ -147,7 +148,7 @@ func (s *Service) wait(ctx context.Context, orgID, userID string, opts WaitOptio
 	timeout := min(max(opts.Timeout, 0), MaxWait)
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
-	recheck := time.NewTicker(s.cfg.Recheck)
+	recheck := time.NewTimer(s.broker.RecheckEvery(s.cfg.Recheck))
 	defer recheck.Stop()
 	var tick <-chan time.Time
 	if opts.Tick != nil && opts.TickEvery > 0 {
@@ -163,6 +164,7 @@ func (s *Service) wait(ctx context.Context, orgID, userID string, opts WaitOptio
 		select {
 		case <-wake:
 		case <-recheck.C:
+			recheck.Reset(s.broker.RecheckEvery(s.cfg.Recheck))
 		case now := <-tick:
 			opts.Tick(now.Sub(start))
 			continue

@@ -29,10 +29,10 @@ func TestMain(m *testing.M) {
 // the test stays under 30 s.
 func tiny() []string {
 	if raceDetector {
-		return []string{"-users", "4", "-c", "4", "-d", "400ms", "-scale-rows", "2000", "-waiters", "20",
+		return []string{"-users", "4", "-c", "4", "-d", "400ms", "-scale-rows", "2000", "-waiters", "20", "-wake-samples", "10",
 			"-delivery-samples", "5", "-scale-samples", "3", "-fanout-members", "20", "-fanout-rounds", "2", "-q", "-json"}
 	}
-	return []string{"-users", "4", "-c", "4", "-d", "1s", "-scale-rows", "2000", "-waiters", "50",
+	return []string{"-users", "4", "-c", "4", "-d", "1s", "-scale-rows", "2000", "-waiters", "50", "-wake-samples", "25",
 		"-delivery-samples", "10", "-scale-samples", "10", "-fanout-members", "20", "-fanout-rounds", "2", "-q", "-json"}
 }
 
@@ -143,8 +143,14 @@ func TestSmoke(t *testing.T) {
 			if m.GoroutinesWaiting < m.GoroutinesBaseline+m.Waiters || !m.BackToBaseline || m.ReturnedEarly > 0 {
 				t.Errorf("goroutines %d idle, %d waiting, %d after, %d early returns (%s)", m.GoroutinesBaseline, m.GoroutinesWaiting, m.GoroutinesAfter, m.ReturnedEarly, m.FirstError)
 			}
-			if len(res.Targets) != 12 {
-				t.Errorf("%d targets in the report, want 12: %+v", len(res.Targets), res.Targets)
+			if m.OpenFilesWaiting < m.OpenFilesIdle+m.Waiters {
+				t.Errorf("open files %d idle, %d with %d waiting; want one more per waiting agent", m.OpenFilesIdle, m.OpenFilesWaiting, m.Waiters)
+			}
+			if wk := m.Wake; wk == nil || wk.Asked == 0 || wk.Samples != wk.Asked || wk.Errors > 0 || wk.P50MS <= 0 || wk.MaxMS < wk.P99MS || wk.P99MS < wk.P50MS {
+				t.Errorf("wake-ups with every agent waiting: %+v", wk)
+			}
+			if len(res.Targets) != 13 {
+				t.Errorf("%d targets in the report, want 13: %+v", len(res.Targets), res.Targets)
 			}
 			if t.Failed() {
 				t.Logf("report:\n%s", text)
@@ -196,6 +202,7 @@ func TestFlags(t *testing.T) {
 		{[]string{"-phases", "health,nap"}, "unknown phase"},
 		{[]string{"-fanout-members", "0"}, "-fanout-members"},
 		{[]string{"-fanout-cpuprofile", "f", "-cpuprofile", "c"}, "cannot run together"},
+		{[]string{"-waiters", "10", "-wake-samples", "11"}, "-wake-samples"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			_, err := parseFlags(c.args, &bytes.Buffer{})

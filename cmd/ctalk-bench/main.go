@@ -85,6 +85,7 @@ type Config struct {
 	// FanOutProfile, when set, names the CPU profiles of the fan-out
 	// rounds: from each post to the last return, one file per round.
 	FanOutProfile string
+	WakeSamples   int
 	Phases        map[string]bool
 	CPUProfile    string
 	MemProfile    string
@@ -116,8 +117,9 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.IntVar(&c.FanOutMembers, "fanout-members", 500, "fanout phase: members of the channel, each waiting in wait_for_message (each holds a connection)")
 	fs.IntVar(&c.FanOutRounds, "fanout-rounds", 100, "fanout phase: posts per setting, after one that is not counted (also bounded by -d)")
 	fs.StringVar(&c.FanOutProfile, "fanout-cpuprofile", "", "fanout phase: write a CPU profile of each counted round alone, from the post to the last return, to this path + \".<setting>.<round>\" (then: go tool pprof -top ctalk-bench path.*); not with -cpuprofile")
+	fs.IntVar(&c.WakeSamples, "wake-samples", 1000, "memory phase: with every agent waiting, ask this many of them a question each (at most -waiters; 4 askers, 200 asks/s, also bounded by -d) and time each wake-up; 0: none")
 	phases := fs.String("phases", "all", "comma-separated phases to run: "+strings.Join(allPhases, ","))
-	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of this process to the file; server goroutines carry the label side=server (go tool pprof -tagfocus side=server)")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of this process to the file; server goroutines carry the label side=server (go tool pprof -tagfocus side=server); the memory phase's child server writes its CPU profile while its agents are woken to the file + \".wake\" (not with -server-bin or -url)")
 	fs.StringVar(&c.MemProfile, "memprofile", "", "memory phase: write the child server's heap profile, with every agent waiting, to the file, and its goroutine profile to the file + \".goroutine\" (not with -server-bin or -url)")
 	fs.BoolVar(&c.JSON, "json", false, "print the report as JSON instead of a table")
 	fs.BoolVar(&c.Quiet, "q", false, "no progress lines on stderr")
@@ -189,6 +191,9 @@ func (c Config) validate() error {
 	}
 	if c.FanOutMembers < 1 || c.FanOutMembers > 5000 || c.FanOutRounds < 1 {
 		errs = append(errs, "-fanout-members must be from 1 to 5,000 and -fanout-rounds at least 1")
+	}
+	if c.WakeSamples < 0 || c.WakeSamples > c.Waiters {
+		errs = append(errs, "-wake-samples must be from 0 to -waiters")
 	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))

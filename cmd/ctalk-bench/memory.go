@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -26,19 +27,40 @@ type Memory struct {
 	PerWaiterKB   float64 `json:"rss_per_waiter_kb"`
 	// HeapMB and StackMB split the Go runtime's memory in use, idle and
 	// with every agent waiting, from the server's /metrics.
-	HeapIdleMB         float64 `json:"heap_inuse_idle_mb"`
-	HeapWaitingMB      float64 `json:"heap_inuse_waiting_mb"`
-	HeapAfterMB        float64 `json:"heap_inuse_after_mb"`
-	StackIdleMB        float64 `json:"stack_inuse_idle_mb"`
-	StackWaitingMB     float64 `json:"stack_inuse_waiting_mb"`
-	GoroutinesBaseline int     `json:"goroutines_baseline"`
-	GoroutinesWaiting  int     `json:"goroutines_waiting"`
-	GoroutinesAfter    int     `json:"goroutines_after"`
-	BackToBaseline     bool    `json:"goroutines_back_to_baseline"`
-	ReturnedEarly      int     `json:"waits_returned_early"`
-	FirstError         string  `json:"first_error,omitempty"`
-	Skipped            bool    `json:"skipped,omitempty"`
-	Note               string  `json:"note,omitempty"`
+	HeapIdleMB     float64 `json:"heap_inuse_idle_mb"`
+	HeapWaitingMB  float64 `json:"heap_inuse_waiting_mb"`
+	HeapAfterMB    float64 `json:"heap_inuse_after_mb"`
+	StackIdleMB    float64 `json:"stack_inuse_idle_mb"`
+	StackWaitingMB float64 `json:"stack_inuse_waiting_mb"`
+	// OpenFiles counts the child server's file descriptors, idle and with
+	// every agent waiting (0 when the server is not a child process).
+	OpenFilesIdle      int    `json:"open_files_idle,omitempty"`
+	OpenFilesWaiting   int    `json:"open_files_waiting,omitempty"`
+	GoroutinesBaseline int    `json:"goroutines_baseline"`
+	GoroutinesWaiting  int    `json:"goroutines_waiting"`
+	GoroutinesAfter    int    `json:"goroutines_after"`
+	BackToBaseline     bool   `json:"goroutines_back_to_baseline"`
+	ReturnedEarly      int    `json:"waits_returned_early"`
+	FirstError         string `json:"first_error,omitempty"`
+	// Wake is how soon waiting agents receive the questions asked to them
+	// while all of them wait.
+	Wake    *Wake  `json:"wake,omitempty"`
+	Skipped bool   `json:"skipped,omitempty"`
+	Note    string `json:"note,omitempty"`
+}
+
+// Wake is the time from the start of an ask_person to the return of the
+// asked agent's wait_for_inbox, with every agent of the memory phase waiting.
+type Wake struct {
+	Asked      int     `json:"asked"`
+	Samples    int     `json:"samples"`
+	Errors     int     `json:"errors"`
+	Askers     int     `json:"askers"`
+	RatePerSec float64 `json:"asks_per_second"`
+	P50MS      float64 `json:"p50_ms"`
+	P99MS      float64 `json:"p99_ms"`
+	MaxMS      float64 `json:"max_ms"`
+	FirstError string  `json:"first_error,omitempty"`
 }
 
 // waitBatch is how many agents start waiting at once in the memory phase.
@@ -48,22 +70,22 @@ const waitBatch = 500
 // back to it: the runtime and the database pool come and go.
 const goroutineSlack = 5
 
-// memoryTarget says which server the memory phase measures and how: a child
-// server process it starts (stopped by stop), or the -url target through its
-// /metrics; with neither, it marks the phase skipped.
-func (r *runner) memoryTarget(ctx context.Context, mem *Memory) (base, token string, rss func() (int64, error), profile func() error, stop func(), err error) {
+// memoryTarget says which server the memory phase measures and how, in p: a
+// child server process it starts (stopped by stop), or the -url target
+// through its /metrics; with neither, it marks the phase skipped.
+func (r *runner) memoryTarget(ctx context.Context, mem *Memory, p *memProbe) (stop func(), err error) {
 	if r.primary == nil {
 		if r.cfg.MetricsToken == "" {
 			mem.Skipped, mem.Note = true, "with -url, the target's memory is read from /metrics; pass -metrics-token"
-			return
+			return func() {}, nil
 		}
-		base, token = r.url, r.cfg.MetricsToken
-		rss = func() (int64, error) {
-			m, err := r.cl.metrics(ctx, base, token, "process_resident_memory_bytes")
+		p.base, p.token = r.url, r.cfg.MetricsToken
+		p.rss = func() (int64, error) {
+			m, err := r.cl.metrics(ctx, p.base, p.token, "process_resident_memory_bytes")
 			return int64(m["process_resident_memory_bytes"]), err
 		}
 		mem.Mode = "the target's process, through its /metrics (the baseline includes whatever it already held)"
-		return base, token, rss, nil, func() {}, nil
+		return func() {}, nil
 	}
 	dbc := r.dbcfg
 	if r.engine == db.SQLite {
@@ -74,10 +96,10 @@ func (r *runner) memoryTarget(ctx context.Context, mem *Memory) (base, token str
 	if r.cfg.MemProfile != "" && r.cfg.ServerBin == "" {
 		path, err := filepath.Abs(r.cfg.MemProfile)
 		if err != nil {
-			return "", "", nil, nil, nil, err
+			return nil, err
 		}
 		env = append(env, heapProfileEnv+"="+path)
-		profile = func() error {
+		p.profile = func() error {
 			if err := writeProfiles(ch, path); err != nil {
 				return err
 			}
@@ -85,8 +107,24 @@ func (r *runner) memoryTarget(ctx context.Context, mem *Memory) (base, token str
 			return nil
 		}
 	}
+	if r.cfg.CPUProfile != "" && r.cfg.ServerBin == "" {
+		path, err := filepath.Abs(r.cfg.CPUProfile + ".wake")
+		if err != nil {
+			return nil, err
+		}
+		env = append(env, cpuProfileEnv+"="+path)
+		p.cpu = func(start bool) error {
+			if err := toggleCPUProfile(ch, path, start); err != nil {
+				return err
+			}
+			if !start {
+				r.note("CPU profile of the memory phase's server while its agents were woken: %s.", path)
+			}
+			return nil
+		}
+	}
 	if ch, err = startChild(ctx, r.cfg.ServerBin, env, filepath.Join(r.tmp, "memory-server.log")); err != nil {
-		return "", "", nil, nil, nil, err
+		return nil, err
 	}
 	pid := ch.Cmd.Process.Pid
 	what := "this binary re-executed as a server wired like cmd/ctalk"
@@ -94,8 +132,10 @@ func (r *runner) memoryTarget(ctx context.Context, mem *Memory) (base, token str
 		what = r.cfg.ServerBin
 	}
 	mem.Mode = fmt.Sprintf("child process (%s, pid %d, %s); RSS from /proc, goroutines from its /metrics", what, pid, r.engine)
-	rss = func() (int64, error) { return rssBytes(pid) }
-	return ch.URL, benchMetricsToken, rss, profile, func() { ch.Stop(30 * time.Second) }, nil
+	p.base, p.token = ch.URL, benchMetricsToken
+	p.rss = func() (int64, error) { return rssBytes(pid) }
+	p.files = func() (int, error) { return openFiles(pid) }
+	return func() { ch.Stop(30 * time.Second) }, nil
 }
 
 // phaseMemory measures a server with many agents blocked in wait_for_inbox.
@@ -109,24 +149,33 @@ func (r *runner) memoryTarget(ctx context.Context, mem *Memory) (base, token str
 func (r *runner) phaseMemory(ctx context.Context) error {
 	mem := &Memory{Waiters: r.cfg.Waiters}
 	r.res.Memory = mem
+	asked := min(r.cfg.WakeSamples, r.cfg.Waiters)
 	if err := raiseFileLimit(uint64(r.cfg.Waiters + fileSlack)); err != nil {
 		return err
 	}
-	base, token, rss, profile, stop, err := r.memoryTarget(ctx, mem)
+	p := &memProbe{r: r, ctx: ctx}
+	stop, err := r.memoryTarget(ctx, mem, p)
 	if err != nil || mem.Skipped {
 		return err
 	}
 	defer stop()
-	p := &memProbe{r: r, ctx: ctx, base: base, token: token, rss: rss}
-	o, err := r.newOrg(ctx, base, "memory", r.cfg.Users, false)
+	base := p.base
+	// The first asked agents are each a user of their own, so that a
+	// question wakes one agent; the others share the org's first users.
+	o, err := r.newOrg(ctx, base, "memory", r.cfg.Users+asked, false)
 	if err != nil {
 		return err
 	}
-	baseRSS, baseG, err := r.settled(rss, p.goroutines)
+	baseRSS, baseG, err := r.settled(p.rss, p.goroutines)
 	if err != nil {
 		return err
 	}
 	mem.RSSBaselineMB, mem.GoroutinesBaseline = mb(baseRSS), baseG
+	if p.files != nil {
+		if mem.OpenFilesIdle, err = p.files(); err != nil {
+			return err
+		}
+	}
 	if mem.HeapIdleMB, mem.StackIdleMB, err = p.runtimeMem(); err != nil {
 		return err
 	}
@@ -134,7 +183,11 @@ func (r *runner) phaseMemory(ctx context.Context) error {
 	r.logf("  connecting %d agents", r.cfg.Waiters)
 	sessions := make([]*mcp.ClientSession, r.cfg.Waiters)
 	err = parallel(len(sessions), max(r.cfg.Concurrency, 32), func(i int) error {
-		cs, err := r.cl.connect(ctx, base, o.tokens[i%len(o.tokens)])
+		tok := o.tokens[i%r.cfg.Users]
+		if i < asked {
+			tok = o.tokens[r.cfg.Users+i]
+		}
+		cs, err := r.cl.connect(ctx, base, tok)
 		sessions[i] = cs
 		return err
 	})
@@ -142,14 +195,23 @@ func (r *runner) phaseMemory(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	w := &waiters{}
+	w := &waiters{returns: make([]chan waitReturn, asked)}
+	for i := range w.returns {
+		w.returns[i] = make(chan waitReturn, 1)
+	}
 	defer w.hangUp()
 	if err := r.startWaiters(ctx, p, w, sessions); err != nil {
 		return err
 	}
 	r.logf("  %d agents waiting", r.cfg.Waiters)
-	if err := p.peak(mem, baseRSS, profile); err != nil {
+	if err := p.peak(mem, baseRSS); err != nil {
 		return err
+	}
+	if asked > 0 {
+		if mem.Wake, err = r.wake(ctx, p, o, w); err != nil {
+			return err
+		}
+		r.logf("  woke %d of %d asked agents: p50 %.2f ms, p99 %.2f ms, max %.2f ms", mem.Wake.Samples, mem.Wake.Asked, mem.Wake.P50MS, mem.Wake.P99MS, mem.Wake.MaxMS)
 	}
 
 	// The agents hang up, as killed or restarted agents do; every server
@@ -167,12 +229,17 @@ func (r *runner) phaseMemory(ctx context.Context) error {
 }
 
 // memProbe reads the memory phase's server: its RSS and, from its metrics,
-// goroutines, Go's heap and stacks, and how many agents wait.
+// goroutines, Go's heap and stacks, and how many agents wait; and, when
+// asked for, its heap profile (profile) and its CPU profile (cpu starts and
+// stops it).
 type memProbe struct {
 	r           *runner
 	ctx         context.Context
 	base, token string
 	rss         func() (int64, error)
+	files       func() (int, error)
+	profile     func() error
+	cpu         func(start bool) error
 }
 
 func (p *memProbe) goroutines() (int, error) {
@@ -193,13 +260,18 @@ func (p *memProbe) waiting() (int, error) {
 
 // peak records the server's memory with every agent waiting, and takes the
 // heap profile when one is asked for.
-func (p *memProbe) peak(mem *Memory, baseRSS int64, profile func() error) error {
+func (p *memProbe) peak(mem *Memory, baseRSS int64) error {
 	time.Sleep(500 * time.Millisecond)
 	peak, err := p.rss()
 	if err != nil {
 		return err
 	}
 	mem.RSSWaitingMB = mb(peak)
+	if p.files != nil {
+		if mem.OpenFilesWaiting, err = p.files(); err != nil {
+			return err
+		}
+	}
 	mem.PerWaiterKB = float64(peak-baseRSS) / 1024 / float64(mem.Waiters)
 	if mem.GoroutinesWaiting, err = p.goroutines(); err != nil {
 		return err
@@ -207,8 +279,8 @@ func (p *memProbe) peak(mem *Memory, baseRSS int64, profile func() error) error 
 	if mem.HeapWaitingMB, mem.StackWaitingMB, err = p.runtimeMem(); err != nil {
 		return err
 	}
-	if profile != nil {
-		return profile()
+	if p.profile != nil {
+		return p.profile()
 	}
 	return nil
 }
@@ -220,6 +292,17 @@ type waiters struct {
 	cancel   context.CancelFunc
 	early    atomic.Int64
 	firstErr atomic.Value
+	// returns[i] receives the return of agent i's wait once questions are
+	// being asked (waking is set): the first len(returns) agents are asked.
+	returns []chan waitReturn
+	waking  atomic.Bool
+}
+
+// waitReturn is when a waiting call returned, and with how many questions.
+type waitReturn struct {
+	at        time.Time
+	questions int
+	err       error
 }
 
 // hangUp cancels every waiting call and waits for them to return.
@@ -240,9 +323,14 @@ func (r *runner) startWaiters(ctx context.Context, p *memProbe, w *waiters, sess
 	n := 0
 	for start := 0; start < len(sessions); start += waitBatch {
 		batch := sessions[start:min(start+waitBatch, len(sessions))]
-		for _, cs := range batch {
+		for j, cs := range batch {
+			i := start + j
 			w.wg.Go(func() {
-				_, err := callTool(wctx, cs, "wait_for_inbox", map[string]any{"timeout_s": 120})
+				m, err := callTool(wctx, cs, "wait_for_inbox", map[string]any{"timeout_s": 120})
+				if i < len(w.returns) && w.waking.Load() {
+					w.returns[i] <- waitReturn{time.Now(), len(anySlice(m["questions"])), err}
+					return
+				}
 				if wctx.Err() == nil {
 					w.early.Add(1)
 					if err != nil {
@@ -266,6 +354,102 @@ func (r *runner) startWaiters(ctx context.Context, p *memProbe, w *waiters, sess
 		}
 	}
 	return nil
+}
+
+// Wake-up sampling: the asked agents are asked by wakeAskers sessions at
+// wakeRate questions a second in all, so that the figure is the wake-up of
+// one agent among thousands waiting, not a queue of asks.
+const (
+	wakeAskers = 4
+	wakeRate   = 200
+)
+
+// wake asks one question to each of the first len(w.returns) waiting agents,
+// within the phase duration, and times each from the start of its ask to the
+// return of the agent's wait_for_inbox.
+func (r *runner) wake(ctx context.Context, p *memProbe, o *org, w *waiters) (*Wake, error) {
+	res := &Wake{Askers: wakeAskers, RatePerSec: wakeRate}
+	askers := make([]*mcp.ClientSession, wakeAskers)
+	err := parallel(len(askers), len(askers), func(k int) error {
+		cs, err := r.cl.connect(ctx, p.base, o.tokens[k%r.cfg.Users])
+		askers[k] = cs
+		return err
+	})
+	defer closeAll(askers)
+	if err != nil {
+		return nil, err
+	}
+	if p.cpu != nil {
+		if err := p.cpu(true); err != nil {
+			return nil, err
+		}
+	}
+	// This process holds the clients of every waiting agent, a heap of
+	// hundreds of MB: its collector, run during the wake-ups, would delay
+	// the clients' reading of their answers and count against the server.
+	// It pauses for the few seconds of asks and collects after.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	w.waking.Store(true)
+	starts := make([]time.Time, len(w.returns))
+	askErrs := make([]error, len(w.returns))
+	begin := time.Now()
+	deadline := begin.Add(r.cfg.Duration)
+	every := time.Second / wakeRate
+	var asked atomic.Int64
+	parallel(len(askers), len(askers), func(k int) error {
+		for i := k; i < len(starts); i += len(askers) {
+			at := begin.Add(time.Duration(i) * every)
+			if at.After(deadline) || ctx.Err() != nil {
+				return nil
+			}
+			time.Sleep(time.Until(at))
+			starts[i] = time.Now()
+			asked.Add(1)
+			_, askErrs[i] = callTool(ctx, askers[k], "ask_person", map[string]any{"to_user_id": o.users[r.cfg.Users+i], "question": questionText})
+		}
+		return nil
+	})
+	res.Asked = int(asked.Load())
+	if p.cpu != nil {
+		if err := p.cpu(false); err != nil {
+			return nil, err
+		}
+	}
+	fail := func(err error) {
+		res.Errors++
+		if res.FirstError == "" {
+			res.FirstError = err.Error()
+		}
+	}
+	var lat []time.Duration
+	timeout := time.After(30 * time.Second)
+	for i, start := range starts {
+		switch {
+		case start.IsZero():
+			continue
+		case askErrs[i] != nil:
+			fail(askErrs[i])
+			continue
+		}
+		select {
+		case got := <-w.returns[i]:
+			switch {
+			case got.err != nil:
+				fail(got.err)
+			case got.questions != 1:
+				fail(fmt.Errorf("wait_for_inbox returned %d questions, not the one asked", got.questions))
+			default:
+				lat = append(lat, got.at.Sub(start))
+			}
+		case <-timeout:
+			fail(fmt.Errorf("agent %d was not woken within 30 s of its question", i))
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	res.Samples = len(lat)
+	res.P50MS, res.P99MS, res.MaxMS = quantileMS(lat, 0.50), quantileMS(lat, 0.99), quantileMS(lat, 1)
+	return res, nil
 }
 
 // afterWaits records the server once the agents have hung up. The

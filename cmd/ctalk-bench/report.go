@@ -190,12 +190,26 @@ func (r *runner) memoryTargets() {
 	rssTarget := Target{Name: fmt.Sprintf("RSS with %s waiting agents <= 1 GiB", count(fullWaiters)), Want: "<= 1024 MB", Status: statusSkipped}
 	perTarget := Target{Name: "RSS per waiting agent <= 50 KB", Want: "<= 50 KB", Status: statusSkipped}
 	goTarget := Target{Name: "goroutines back to baseline after the waiting agents leave", Want: fmt.Sprintf("<= baseline + %d", goroutineSlack), Status: statusSkipped}
+	wakeTarget := Target{Name: fmt.Sprintf("each of %s waiting agents woken within 100 ms p99 of its question", count(fullWaiters)), Want: "<= 100 ms", Status: statusSkipped}
 	switch m := res.Memory; {
 	case m == nil:
-		rssTarget.Note, perTarget.Note, goTarget.Note = "phase not run", "phase not run", "phase not run"
+		rssTarget.Note, perTarget.Note, goTarget.Note, wakeTarget.Note = "phase not run", "phase not run", "phase not run", "phase not run"
 	case m.Skipped:
-		rssTarget.Note, perTarget.Note, goTarget.Note = m.Note, m.Note, m.Note
+		rssTarget.Note, perTarget.Note, goTarget.Note, wakeTarget.Note = m.Note, m.Note, m.Note, m.Note
 	default:
+		wakeTarget.Note = "-wake-samples 0"
+		if wk := m.Wake; wk != nil {
+			wakeTarget.Got, wakeTarget.Note = fmt.Sprintf("%.1f ms, %d of %d woken with %d waiting", wk.P99MS, wk.Samples, wk.Asked, m.Waiters), ""
+			switch {
+			case wk.Samples == 0 || wk.Errors > 0:
+				wakeTarget.Status = statusMissed
+				wakeTarget.Note = fmt.Sprintf("%d errors; first: %s", wk.Errors, wk.FirstError)
+			case m.Waiters >= fullWaiters:
+				wakeTarget.Status = pass(wk.P99MS <= 100)
+			default:
+				wakeTarget.Status, wakeTarget.Note = statusInfo, fmt.Sprintf("not judged: %d waiters measured, the target is for %s", m.Waiters, count(fullWaiters))
+			}
+		}
 		rssTarget.Got = fmt.Sprintf("%.1f MB with %d", m.RSSWaitingMB, m.Waiters)
 		perTarget.Got = fmt.Sprintf("%.1f KB with %d", m.PerWaiterKB, m.Waiters)
 		if m.Waiters >= fullWaiters {
@@ -212,7 +226,7 @@ func (r *runner) memoryTargets() {
 		goTarget.Status = pass(m.BackToBaseline)
 	}
 	res.Targets = append(res.Targets, perTarget)
-	res.Targets = append(res.Targets, rssTarget, goTarget)
+	res.Targets = append(res.Targets, rssTarget, goTarget, wakeTarget)
 
 }
 
@@ -388,7 +402,16 @@ func (res *Result) writeMemory(p printer) {
 			p("measured:\t%s", m.Mode)
 			p("RSS:\t%.1f MB idle, %.1f MB with %d waiting (+%.1f MB, %.1f KB per agent), %.1f MB after they left", m.RSSBaselineMB, m.RSSWaitingMB, m.Waiters, m.RSSWaitingMB-m.RSSBaselineMB, m.PerWaiterKB, m.RSSAfterMB)
 			p("Go runtime:\theap in use %.1f MB idle, %.1f MB waiting, %.1f MB after they left; goroutine stacks %.1f MB idle, %.1f MB waiting (%.1f KB per goroutine)", m.HeapIdleMB, m.HeapWaitingMB, m.HeapAfterMB, m.StackIdleMB, m.StackWaitingMB, perGoroutineKB(m))
+			if m.OpenFilesWaiting > 0 {
+				p("open files:\t%d idle, %d with %d waiting (+%d)", m.OpenFilesIdle, m.OpenFilesWaiting, m.Waiters, m.OpenFilesWaiting-m.OpenFilesIdle)
+			}
 			p("goroutines:\t%d idle, %d with %d waiting, %d after they left (back to baseline: %v)", m.GoroutinesBaseline, m.GoroutinesWaiting, m.Waiters, m.GoroutinesAfter, m.BackToBaseline)
+			if wk := m.Wake; wk != nil {
+				p("wake-ups:\t%d agents asked a question each (%d askers, %.0f asks/s) with all %d waiting: %d woken, p50 %s ms, p99 %s ms, max %s ms from the ask's start to the wait's return; %d errors", wk.Asked, wk.Askers, wk.RatePerSec, m.Waiters, wk.Samples, ms(wk.P50MS), ms(wk.P99MS), ms(wk.MaxMS), wk.Errors)
+				if wk.FirstError != "" {
+					p("wake error:\t%s", wk.FirstError)
+				}
+			}
 			if m.ReturnedEarly > 0 {
 				p("early returns:\t%d waits returned before the agents hung up; first error: %s", m.ReturnedEarly, m.FirstError)
 			}

@@ -190,6 +190,9 @@ func serveChild() int {
 	if path := os.Getenv(heapProfileEnv); path != "" {
 		go profileOnSignal(ctx, path, log)
 	}
+	if path := os.Getenv(cpuProfileEnv); path != "" {
+		go cpuProfileOnSignal(ctx, path, log)
+	}
 	log.Info("ctalk listening", "addr", strings.TrimPrefix(s.URL, "http://"))
 	<-ctx.Done()
 	s.Close()
@@ -229,6 +232,63 @@ func profileOnSignal(ctx context.Context, path string, log *slog.Logger) {
 			}
 		}
 	}
+}
+
+// cpuProfileEnv names the file a child server writes a CPU profile to: it
+// starts profiling at one SIGUSR2 and writes the profile at the next.
+const cpuProfileEnv = "CTALK_BENCH_CPUPROFILE"
+
+func cpuProfileOnSignal(ctx context.Context, path string, log *slog.Logger) {
+	usr2 := make(chan os.Signal, 1)
+	signal.Notify(usr2, syscall.SIGUSR2)
+	defer signal.Stop(usr2)
+	var f *os.File
+	for {
+		select {
+		case <-ctx.Done():
+			if f != nil {
+				pprof.StopCPUProfile()
+				f.Close()
+			}
+			return
+		case <-usr2:
+		}
+		var err error
+		if f == nil {
+			if f, err = os.Create(path + ".tmp"); err == nil {
+				if err = pprof.StartCPUProfile(f); err != nil {
+					f.Close()
+					f = nil
+				}
+			}
+		} else {
+			pprof.StopCPUProfile()
+			err = f.Close()
+			f = nil
+			if err == nil {
+				// The profile appears whole: its appearance says it is done.
+				err = os.Rename(path+".tmp", path)
+			}
+		}
+		if err != nil {
+			log.Error("cpu profile", "error", err)
+		}
+	}
+}
+
+// toggleCPUProfile starts a child's CPU profile (started with cpuProfileEnv),
+// or stops it and waits for the file.
+func toggleCPUProfile(p *testkit.Process, path string, start bool) error {
+	if start {
+		os.Remove(path)
+	}
+	if err := p.Cmd.Process.Signal(syscall.SIGUSR2); err != nil {
+		return err
+	}
+	if start {
+		return nil
+	}
+	return waitForFile(path, "CPU")
 }
 
 // loginRateEnv lifts the login limit of a child server of this binary;
@@ -296,12 +356,17 @@ func writeProfiles(p *testkit.Process, path string) error {
 	if err := p.Cmd.Process.Signal(syscall.SIGUSR1); err != nil {
 		return err
 	}
+	return waitForFile(path, "heap")
+}
+
+// waitForFile waits for a child server to write the profile of kind at path.
+func waitForFile(path, kind string) error {
 	err := testkit.Poll(context.Background(), 30*time.Second, 50*time.Millisecond, func() (bool, error) {
 		_, err := os.Stat(path)
 		return err == nil, nil
 	})
 	if err != nil {
-		return fmt.Errorf("the server process wrote no heap profile to %s within 30 s", path)
+		return fmt.Errorf("the server process wrote no %s profile to %s within 30 s", kind, path)
 	}
 	return nil
 }
@@ -322,6 +387,12 @@ func rssBytes(pid int) (int64, error) {
 		}
 	}
 	return 0, errors.New("no VmRSS in /proc status")
+}
+
+// openFiles counts the open file descriptors of a process from /proc.
+func openFiles(pid int) (int, error) {
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	return len(fds), err
 }
 
 // scratchSchema creates an empty schema on the Postgres server of base and

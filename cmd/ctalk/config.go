@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/ctalk/ctalk/api"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/inbox"
 )
@@ -45,6 +46,9 @@ type Config struct {
 	// ReadTimeout bounds the time a client may take to send a request's
 	// headers, and then its body.
 	ReadTimeout time.Duration
+	// SessionIdleTTL is how long an MCP session that its client left
+	// without ending it stays in memory; see api.DefaultSessionIdleTTL.
+	SessionIdleTTL time.Duration
 	// TrustedProxies are the peers whose ClientIPHeader names a request's
 	// client, for the per-address limits; see TRUSTED_PROXIES.
 	TrustedProxies []netip.Prefix
@@ -128,6 +132,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 
 		AuditRetentionDays: 90,
 		ReadTimeout:        10 * time.Second,
+		SessionIdleTTL:     api.DefaultSessionIdleTTL,
 	}
 	e := &env{getenv: getenv}
 	e.integer("PORT", &c.Port, 0, 65535)
@@ -144,6 +149,12 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	e.integer("LOOP_MAX_QUESTIONS", &c.Inbox.LoopMax, 2, 100000)
 	e.duration("LOOP_WINDOW", &c.Inbox.LoopWindow)
 	e.duration("READ_TIMEOUT", &c.ReadTimeout)
+	e.duration("MCP_SESSION_IDLE_TTL", &c.SessionIdleTTL)
+	if c.SessionIdleTTL < api.MinSessionIdleTTL {
+		// A session waiting in wait_for_inbox (up to inbox.MaxWait) must
+		// not be forgotten meanwhile.
+		e.bad("MCP_SESSION_IDLE_TTL", "%s is shorter than the longest wait and a minute (%s)", c.SessionIdleTTL, api.MinSessionIdleTTL)
+	}
 	e.str("METRICS_TOKEN", &c.MetricsToken)
 	e.integer("AUDIT_RETENTION_DAYS", &c.AuditRetentionDays, 1, 36500)
 	var err error

@@ -135,6 +135,7 @@ func wiring(cfg Config, log *slog.Logger) api.Wiring {
 			SignupSecret:   cfg.SignupSecret,
 			MetricsToken:   cfg.MetricsToken,
 			ReadTimeout:    cfg.ReadTimeout,
+			SessionIdleTTL: cfg.SessionIdleTTL,
 			TrustedProxies: cfg.TrustedProxies,
 			ClientIPHeader: cfg.ClientIPHeader,
 		},

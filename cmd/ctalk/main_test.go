@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctalk/ctalk/api"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/syncbuf"
@@ -208,6 +209,8 @@ func TestBadConfigurationFailsBeforeListening(t *testing.T) {
 		{"PUBLIC_URL", "ftp://x"},
 		{"PUBLIC_URL", "ctalk.example.com"},
 		{"PORT", "80\n81"},
+		{"MCP_SESSION_IDLE_TTL", "1m"},
+		{"MCP_SESSION_IDLE_TTL", "never"},
 	} {
 		t.Run(c.name+"="+c.value, func(t *testing.T) {
 			env := testEnviron(t)
@@ -266,6 +269,7 @@ func TestConfigDefaults(t *testing.T) {
 		{"TOKEN_IDLE_TTL", c.Auth.IdleTTL, 168 * time.Hour},
 		{"ALLOW_ORG_SIGNUP", c.AllowOrgSignup, true},
 		{"SIGNUP_SECRET", c.SignupSecret, ""},
+		{"MCP_SESSION_IDLE_TTL", c.SessionIdleTTL, api.DefaultSessionIdleTTL},
 	} {
 		if f.got != f.want {
 			t.Errorf("default %s = %v, want %v", f.name, f.got, f.want)
@@ -279,13 +283,15 @@ func TestConfigDefaults(t *testing.T) {
 		"PORT": " 9090 ", "HOST": "127.0.0.1", "RELAY_DB_PATH": "/data/x.db", "BCRYPT_COST": "10",
 		"TOKEN_TTL": "24h", "TOKEN_IDLE_TTL": "1h", "LOG_LEVEL": "debug", "ALLOW_ORG_SIGNUP": "false",
 		"SIGNUP_SECRET": "s", "DATABASE_URL": "postgresql://u@h/d", "PUBLIC_URL": "https://x.example/",
+		"MCP_SESSION_IDLE_TTL": "1h",
 	}.get)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if set.Port != 9090 || set.Host != "127.0.0.1" || set.DBPath != "/data/x.db" || set.Auth.BcryptCost != 10 ||
 		set.Auth.TokenTTL != 24*time.Hour || set.Auth.IdleTTL != time.Hour || set.LogLevel != slog.LevelDebug ||
-		set.AllowOrgSignup || set.SignupSecret != "s" || set.DatabaseURL != "postgresql://u@h/d" || set.PublicURL != "https://x.example" {
+		set.AllowOrgSignup || set.SignupSecret != "s" || set.DatabaseURL != "postgresql://u@h/d" || set.PublicURL != "https://x.example" ||
+		set.SessionIdleTTL != time.Hour {
 		t.Errorf("LoadConfig = %+v", set)
 	}
 }
