@@ -127,10 +127,11 @@ func (b *Broker) Waiting() int {
 const recheckRate = 200
 
 // RecheckEvery is how long a waiting agent of this process waits before it
-// next re-reads the database on its own, in case a wake-up was lost: every, or longer when so many agents wait that their re-checks
-// would exceed recheckRate a second, spread by a quarter either way so that
-// agents that started waiting together do not re-check together. A lost
-// wake-up costs at most this, and never more than the wait's own timeout.
+// next re-reads the database on its own, in case a wake-up was lost: every,
+// or longer when so many agents wait that their re-checks would exceed
+// recheckRate a second, spread by a quarter either way so that agents that
+// started waiting together do not re-check together. A lost wake-up costs
+// at most this, and never more than the wait's own timeout.
 func (b *Broker) RecheckEvery(every time.Duration) time.Duration {
 	d := max(every, time.Duration(b.Waiting())*time.Second/recheckRate)
 	return d*3/4 + rand.N(d/2+1)
