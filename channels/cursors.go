@@ -49,7 +49,8 @@ type cursors struct {
 	// which advances are written at once.
 	scheduled, closed bool
 	// flushing is held by a flush from taking the batch until it is
-	// written, so that close's flush comes after one in progress.
+	// written, so that close's flush and settle come after one in
+	// progress.
 	flushing sync.Mutex
 }
 
@@ -112,9 +113,13 @@ func (w *cursors) flush(attempt int) {
 	}
 }
 
-// settle writes the pending advances of the caller at once.
+// settle writes the pending advances of the caller at once. A flush in
+// progress may hold some of them, taken from pending but not yet written:
+// settle waits for it first, so that what it returns after is written (or
+// put back by a failed flush, and written here).
 func (w *cursors) settle(ctx context.Context, c Caller) error {
 	mine := map[cursorKey]int64{}
+	w.flushing.Lock()
 	w.mu.Lock()
 	for k, seq := range w.pending {
 		if k.org == c.OrgID && k.user == c.UserID {
@@ -123,6 +128,7 @@ func (w *cursors) settle(ctx context.Context, c Caller) error {
 		}
 	}
 	w.mu.Unlock()
+	w.flushing.Unlock()
 	if len(mine) == 0 {
 		return nil
 	}

@@ -158,3 +158,52 @@ func asSet(ss []string) map[string]bool {
 	}
 	return m
 }
+
+// TestSettleWaitsForFlush shows that a reader's own process counts its read
+// at once even while a batch that holds the read is being written: settle
+// waits for that write instead of finding nothing pending and letting the
+// count read the old cursor.
+func TestSettleWaitsForFlush(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		s := fixture(t, d)
+		s.cursors.delay = time.Hour
+		must(s.Create(ctx, alice, NewChannel{Name: "dev", Members: []string{"bob"}}))
+		must(s.Post(ctx, alice, Post{Channel: "dev", Text: "one"}))
+		must(s.Messages(ctx, bob, "dev", Read{Limit: 10}))
+
+		// Hold the batch's write at its first statement.
+		entered, release := make(chan struct{}), make(chan struct{})
+		var once atomic.Bool
+		d.OnStatement(func(q string) {
+			if (q == advanceReadSQL || q == advanceReadsPostgresSQL) && once.CompareAndSwap(false, true) {
+				close(entered)
+				<-release
+			}
+		})
+		t.Cleanup(func() { d.OnStatement(nil) })
+		flushed := make(chan struct{})
+		go func() { s.cursors.flush(0); close(flushed) }()
+		<-entered
+
+		counted := make(chan int64, 1)
+		go func() { counted <- unreadOf(t, s, bob, "dev") }()
+		var got int64
+		select {
+		case got = <-counted:
+		case <-time.After(200 * time.Millisecond):
+			// Waiting for the write, as it should: let it finish.
+			close(release)
+			got = <-counted
+		}
+		if got != 0 {
+			t.Fatalf("while its read's batch was being written, the reader's own process counted %d unread, want 0", got)
+		}
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+		<-flushed
+	})
+}
