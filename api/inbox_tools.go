@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -93,24 +92,6 @@ type inboxResult struct {
 	ChannelEvents []*channels.Alert  `json:"channel_events" jsonschema:"channel messages that mention you or @channel, or are urgent, each shown once (first page only)"`
 	NextCursor    string             `json:"next_cursor,omitempty" jsonschema:"pass as cursor to get the next page; absent on the last page"`
 	NextStep      string             `json:"next_step"`
-
-	// encoded is the result's JSON, once encoded.
-	encoded []byte
-}
-
-// MarshalJSON encodes r once: the tool's result carries the same JSON twice,
-// as its text and its structured content, and a page of questions with
-// their context is the largest result a frequent tool returns.
-func (r *inboxResult) MarshalJSON() ([]byte, error) {
-	if r.encoded == nil {
-		type fields inboxResult // without this method
-		b, err := json.Marshal((*fields)(r))
-		if err != nil {
-			return nil, err
-		}
-		r.encoded = b
-	}
-	return r.encoded, nil
 }
 
 func (s *Server) registerCheckInbox() {
