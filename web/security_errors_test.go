@@ -59,34 +59,15 @@ func TestErrorPagesAreWords(t *testing.T) {
 		// finds it too large, and it must not be read as an empty form.
 		for _, path := range webRoutes(t, s, http.MethodPost) {
 			u := fillPath(path, map[string]string{"user_id": "bob"})
-			req, _ := http.NewRequest(http.MethodPost, s.URL+u, io.MultiReader(strings.NewReader(huge.Encode())))
-			req.ContentLength = -1
-			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			for _, ck := range alice.cookies {
-				req.AddCookie(&http.Cookie{Name: ck.Name, Value: ck.Value})
-			}
-			resp, err := http.DefaultTransport.RoundTrip(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, body := read(t, resp)
+			resp, body := alice.post(u, io.MultiReader(strings.NewReader(huge.Encode())), nil)
 			errorPage(t, "POST "+u+" of 2 MB, chunked", resp, body, http.StatusRequestEntityTooLarge, "too large")
 		}
-		req, _ := http.NewRequest(http.MethodPost, s.URL+"/profile/notes", strings.NewReader(url.Values{"csrf": {token}, "notes": {"x"}}.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("Sec-Fetch-Site", "cross-site")
-		for _, ck := range alice.cookies {
-			req.AddCookie(&http.Cookie{Name: ck.Name, Value: ck.Value})
-		}
-		resp, err := http.DefaultTransport.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, body := read(t, resp)
+		resp, body := alice.post("/profile/notes", strings.NewReader(url.Values{"csrf": {token}, "notes": {"x"}}.Encode()),
+			http.Header{"Sec-Fetch-Site": {"cross-site"}})
 		errorPage(t, "a cross-site post", resp, body, http.StatusForbidden, "did not come from this site")
 
 		// An internal error: the audit log's table is gone.
-		err = s.DB.Write(context.Background(), func(q db.Querier) error {
+		err := s.DB.Write(context.Background(), func(q db.Querier) error {
 			_, err := q.Exec(context.Background(), `DROP TABLE audit_events`)
 			return err
 		})
@@ -96,4 +77,28 @@ func TestErrorPagesAreWords(t *testing.T) {
 		resp, body = alice.do(http.MethodGet, "/admin/audit", nil)
 		errorPage(t, "GET /admin/audit without its table", resp, body, http.StatusInternalServerError, "report request "+resp.Header.Get("X-Request-Id"))
 	})
+}
+
+// post sends a form as body (of unknown length unless a strings.Reader)
+// with the client's cookies and the given headers, bare: no redirect
+// followed, no cookie kept.
+func (c *rawClient) post(path string, body io.Reader, h http.Header) (*http.Response, string) {
+	c.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, c.base+path, body)
+	if _, ok := body.(*strings.Reader); !ok {
+		req.ContentLength = -1
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	for _, ck := range c.cookies {
+		req.AddCookie(&http.Cookie{Name: ck.Name, Value: ck.Value})
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	_, text := read(c.t, resp)
+	return resp, text
 }
