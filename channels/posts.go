@@ -103,6 +103,9 @@ func (s *Service) AgentPost(ctx context.Context, c Caller, in Post) (*Posted, er
 	}
 	if out.Message != nil {
 		s.published(c.OrgID, out.Message.Channel, alerted)
+	} else {
+		// The person's open pages count what waits for them.
+		s.wakeUsers(c.OrgID, []string{c.UserID})
 	}
 	return &out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/channels"
 )
 
@@ -45,8 +46,11 @@ var channelsFlash = map[string]string{
 }
 
 // caller is the person signed in, as the channels service knows them.
-func caller(c echo.Context) channels.Caller {
-	m := me(c)
+func caller(c echo.Context) channels.Caller { return sessionCaller(me(c)) }
+
+// sessionCaller is the person of session m, as the channels service knows
+// them.
+func sessionCaller(m *auth.Session) channels.Caller {
 	return channels.Caller{OrgID: m.OrgID, UserID: m.UserID, Admin: m.IsAdmin()}
 }
 

@@ -67,7 +67,7 @@ func (p *Pages) inboxPage(c echo.Context) error {
 		return p.inboxMessage(c, "Inbox", err)
 	}
 	data := inboxList{Next: next}
-	if data.HeldPosts, err = p.heldCount(c); err != nil {
+	if data.HeldPosts, err = p.heldCount(c.Request().Context(), caller(c)); err != nil {
 		return err
 	}
 	for _, r := range rs {

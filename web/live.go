@@ -52,7 +52,16 @@ func (l *live) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// events streams the signed-in person's counts (inbox.Counts) as "counts"
+// liveCounts is what a "counts" event carries: the inbox's counts and the
+// channel posts waiting for the person's approval.
+type liveCounts struct {
+	inbox.Counts
+	// Posts counts the person's agents' channel posts held for their
+	// approval (the org's channel_post_mode is human).
+	Posts int `json:"posts"`
+}
+
+// events streams the signed-in person's counts (liveCounts) as "counts"
 // events: one at once, then one whenever they change; with ?channel=, also
 // the channel's new messages (see channelFeed). It is woken by the
 // inbox's broker (on Postgres, by any replica), re-reads on each keep-alive
@@ -103,9 +112,13 @@ func (l *live) events(c echo.Context) error {
 func (l *live) stream(ctx context.Context, w http.ResponseWriter, m *auth.Session, wake <-chan struct{}, feed *channelFeed) {
 	keepAlive := time.NewTicker(sse.KeepAlive)
 	defer keepAlive.Stop()
-	var last *inbox.Counts
+	var last *liveCounts
 	for {
-		counts, err := l.p.inbox.Counts(ctx, m.OrgID, m.UserID)
+		var counts liveCounts
+		var err error
+		if counts.Counts, err = l.p.inbox.Counts(ctx, m.OrgID, m.UserID); err == nil {
+			counts.Posts, err = l.p.heldCount(ctx, sessionCaller(m))
+		}
 		if err != nil {
 			l.fail(ctx, w, err)
 			return

@@ -127,3 +127,33 @@ func replica(t *testing.T, cfg db.Config) *site {
 	})
 	return &site{URL: srv.URL, DB: d, Assembly: a, logs: logs}
 }
+
+// TestLiveHeldPostAnnounced: bob has his inbox open when his agent posts to a
+// channel of an org that holds agents' posts; the page says, without a
+// reload, that a channel post waits for his approval, and links to it.
+func TestLiveHeldPostAnnounced(t *testing.T) {
+	chromium := testkit.Browser(t)
+	s, bob := heldPostSite(t, db.SQLite)
+	ctx := browser(t, chromium)
+	signIn(t, ctx, s.URL, "acme", "bob")
+	err := chromedp.Do(ctx,
+		chromedp.WaitReady(chromedp.CSS(`body[data-live="open"]`)),
+		chromedp.Evaluate[chromedp.Void](`window.notReloaded = true`),
+	)
+	if err != nil {
+		t.Fatalf("bob's inbox with live updates: %v", err)
+	}
+	heldPost(t, s, bob, "we ship on friday")
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`window.notReloaded === true && document.querySelector(".live a") !== null`,
+		chromedp.WithPollingTimeout(10*time.Second)))
+	if err != nil {
+		t.Fatalf("the page did not announce the held post: %v", err)
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[document.querySelector(".live").textContent, document.querySelector(".live a").getAttribute("href")]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"1 channel post to approve — show", "/inbox"}; got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("announcement %q, want %q", got, want)
+	}
+}

@@ -78,7 +78,7 @@ func (p *Pages) postsPage(c echo.Context) error {
 // or above the list when its post is not listed (decided meanwhile, or not
 // the person's).
 func (p *Pages) showPosts(c echo.Context, status int, fail *postFail) error {
-	posts, err := p.channels.HeldPosts(c.Request().Context(), postCaller(c))
+	posts, err := p.channels.HeldPosts(c.Request().Context(), caller(c))
 	if err != nil {
 		return err
 	}
@@ -98,12 +98,6 @@ func heldIn(posts []*channels.HeldPost, id string) bool {
 		}
 	}
 	return false
-}
-
-// postCaller is the channels package's view of the person signed in.
-func postCaller(c echo.Context) channels.Caller {
-	m := me(c)
-	return channels.Caller{OrgID: m.OrgID, UserID: m.UserID, Admin: m.IsAdmin()}
 }
 
 // postAct is one decision on held post id: it returns what the person
@@ -131,25 +125,25 @@ func (p *Pages) postAction(form string, act postAct) echo.HandlerFunc {
 }
 
 func (p *Pages) approvePost(ctx context.Context, c echo.Context, id string) (string, error) {
-	_, err := p.channels.ApprovePost(ctx, postCaller(c), id)
+	_, err := p.channels.ApprovePost(ctx, caller(c), id)
 	return "", err
 }
 
 func (p *Pages) editPost(ctx context.Context, c echo.Context, id string) (string, error) {
 	text := typed(c, "text")
-	_, err := p.channels.EditPost(ctx, postCaller(c), id, text)
+	_, err := p.channels.EditPost(ctx, caller(c), id, text)
 	return text, err
 }
 
 func (p *Pages) rejectPost(ctx context.Context, c echo.Context, id string) (string, error) {
 	note := typed(c, "note")
-	_, err := p.channels.RejectPost(ctx, postCaller(c), id, note)
+	_, err := p.channels.RejectPost(ctx, caller(c), id, note)
 	return note, err
 }
 
-// heldCount is how many channel posts wait for the person signed in, for
-// the link from the inbox.
-func (p *Pages) heldCount(c echo.Context) (int, error) {
-	posts, err := p.channels.HeldPosts(c.Request().Context(), postCaller(c))
+// heldCount is how many channel posts wait for who's approval, for the link
+// from the inbox and the live counts.
+func (p *Pages) heldCount(ctx context.Context, who channels.Caller) (int, error) {
+	posts, err := p.channels.HeldPosts(ctx, who)
 	return len(posts), err
 }

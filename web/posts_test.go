@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"html"
 	"net/http"
 	"net/url"
@@ -102,6 +103,49 @@ func TestHeldPostApprovedByItsPerson(t *testing.T) {
 		}
 		if code, page := web.get("/inbox/posts"); code != http.StatusOK || strings.Contains(page, `id="`+id+`"`) {
 			t.Fatalf("the approved post is still listed: %d", code)
+		}
+	})
+}
+
+// TestHeldPostsInLiveCounts: a person's open pages learn at once, through
+// /events, that their agent's channel post waits for them, and that it no
+// longer does once they decided on it in another tab; nobody else's count
+// moves.
+func TestHeldPostsInLiveCounts(t *testing.T) {
+	each(t, func(t *testing.T, engine db.Engine) {
+		s, bob := heldPostSite(t, engine)
+		bobWeb := s.newClient(t, "acme", "bob")
+		bobPage, carolPage := bobWeb.openStream(t), s.newClient(t, "acme", "carol").openStream(t)
+		posts := func(st *stream) int {
+			t.Helper()
+			ev := st.next(t)
+			var c struct{ Waiting, Posts int }
+			if ev.name != "counts" || json.Unmarshal([]byte(ev.data), &c) != nil {
+				t.Fatalf("event %s %s, want counts", ev.name, ev.data)
+			}
+			return c.Posts
+		}
+		if n, m := posts(bobPage), posts(carolPage); n != 0 || m != 0 {
+			t.Fatalf("first counts: bob %d, carol %d posts, want none", n, m)
+		}
+		id := heldPost(t, s, bob, "we ship on friday")
+		// Only a wake-up sends counts within eventWait; the stream's
+		// re-check comes every 25 s.
+		if n := posts(bobPage); n != 1 {
+			t.Fatalf("after the held post bob's page counts %d, want 1", n)
+		}
+		if code, page := bobWeb.post("/inbox/posts/"+id+"/approve", url.Values{}); code != http.StatusOK || !strings.Contains(page, "Approved.") {
+			t.Fatalf("bob approves: %d\n%s", code, page)
+		}
+		if n := posts(bobPage); n != 0 {
+			t.Fatalf("after the approval bob's page counts %d, want 0", n)
+		}
+		select {
+		case ev := <-carolPage.evs():
+			if ev.name == "counts" {
+				t.Fatalf("carol's page was sent %s: bob's post is not hers to approve", ev.data)
+			}
+		case <-time.After(200 * time.Millisecond):
 		}
 	})
 }

@@ -113,6 +113,7 @@
       if (c.waiting > shown) { news.push(plural(c.waiting - shown, "new question")); }
       if (c.waiting < shown) { news.push(plural(shown - c.waiting, "question") + " no longer waiting"); }
       if (c.drafts > first.drafts) { news.push(plural(c.drafts - first.drafts, "new draft")); }
+      if (c.posts > first.posts) { news.push(plural(c.posts - first.posts, "channel post") + " to approve"); }
     }
     if (onAsked && c.replies > first.replies) { news.push(plural(c.replies - first.replies, "new reply", "new replies")); }
     if (news.length) { say(news.join(", "), true); }
