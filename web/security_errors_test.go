@@ -1,8 +1,10 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strings"
@@ -36,6 +38,42 @@ func errorPage(t *testing.T, where string, resp *http.Response, body string, sta
 			t.Errorf("%s: page shows %q: %s", where, leak, ctalkShort(body))
 		}
 	}
+}
+
+// TestMultipartForms: a form sent as multipart/form-data, as a browser
+// sends a form with that enctype, is read like an url-encoded one (its CSRF
+// token included), and one over the limit sent without a length is refused
+// 413, never read as empty.
+func TestMultipartForms(t *testing.T) {
+	s := start(t, db.SQLite)
+	s.org(t, "acme")
+	alice := sessionFor(t, s, "acme", "alice", "admin")
+	token := alice.cookies["ctalk_csrf"].Value
+	form := func(fields map[string]string) (io.Reader, http.Header) {
+		var b bytes.Buffer
+		w := multipart.NewWriter(&b)
+		for k, v := range fields {
+			if err := w.WriteField(k, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		// Not a *strings.Reader: sent without a length.
+		return io.MultiReader(&b), http.Header{"Content-Type": {w.FormDataContentType()}}
+	}
+	body, h := form(map[string]string{"csrf": token, "notes": "multipart notes"})
+	if resp, page := alice.post("/profile/notes", body, h); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("a multipart form: %d %s", resp.StatusCode, ctalkShort(page))
+	}
+	u, _, err := s.Orgs.Member(context.Background(), "acme", "alice")
+	if err != nil || u.Notes != "multipart notes" {
+		t.Fatalf("notes after the multipart form = %q, %v", u.Notes, err)
+	}
+	body, h = form(map[string]string{"csrf": token, "notes": strings.Repeat("x", 2<<20)})
+	resp, page := alice.post("/profile/notes", body, h)
+	errorPage(t, "a multipart form of 2 MB, chunked", resp, page, http.StatusRequestEntityTooLarge, "too large")
 }
 
 // TestErrorPagesAreWords: what the app's routes answer when a request
