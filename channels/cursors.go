@@ -10,9 +10,20 @@ import (
 	"github.com/ctalk/ctalk/db"
 )
 
-// cursorDelay is how long a read cursor's advance may wait for others to
-// share its write.
-const cursorDelay = 5 * time.Millisecond
+// cursorDelay is how long a batch of read-cursor advances waits, after the
+// latest, for more to share its write; cursorMaxDelay bounds how long a
+// batch that keeps growing may wait in all.
+//
+// Waiting for the advances to stop rather than a fixed time after the
+// first keeps the write out of a fan-out's way: the 500 waiters woken by one
+// post advance their cursors over the tens of milliseconds it takes to
+// answer them all, and a write every cursorDelay would put several
+// statements on the database (and on the cores the answers need) while the
+// last waiters still wait; one write when they are done costs one.
+const (
+	cursorDelay    = 5 * time.Millisecond
+	cursorMaxDelay = 100 * time.Millisecond
+)
 
 // cursorRetries bounds how often a failed batch of advances is written
 // again before it is dropped.
@@ -22,8 +33,9 @@ const cursorRetries = 8
 type cursorKey struct{ org, user, channel string }
 
 // cursors gathers the read-cursor advances of Messages and of waits after a
-// sequence number, and writes what arrived within cursorDelay in one
-// transaction (one statement on Postgres), instead of one write per reader:
+// sequence number, and writes them in one transaction (one statement on
+// Postgres) once none arrived for cursorDelay, or cursorMaxDelay after the
+// first, instead of one write per reader:
 // a post to a channel of 500 waiting members costs one write, not 500
 // writes queued behind SQLite's one writer or 500 flushed commits on
 // Postgres.
@@ -36,15 +48,21 @@ type cursorKey struct{ org, user, channel string }
 // over again, never lost. settle writes a caller's pending advances at once
 // before anything that reads their cursors in this process (unread counts,
 // get_unread), so that a caller never sees its own read as unread here;
-// another replica may see it up to cursorDelay late.
+// another replica may see it up to cursorMaxDelay late.
 type cursors struct {
 	db *db.DB
-	// delay is cursorDelay; tests lengthen it to stand for a crash before
-	// the write.
-	delay time.Duration
+	// delay and maxDelay are cursorDelay and cursorMaxDelay; tests lengthen
+	// them to stand for a crash before the write.
+	delay, maxDelay time.Duration
+	// store is write; tests of the timing replace it, to run on a fake
+	// clock without a database.
+	store func(context.Context, map[cursorKey]int64) error
 
 	mu      sync.Mutex
 	pending map[cursorKey]int64
+	// first and last are when the first and the latest advance of the
+	// pending batch arrived.
+	first, last time.Time
 	// scheduled says that a flush is due; closed that close ran, after
 	// which advances are written at once.
 	scheduled, closed bool
@@ -55,7 +73,9 @@ type cursors struct {
 }
 
 func newCursors(d *db.DB) *cursors {
-	return &cursors{db: d, delay: cursorDelay, pending: map[cursorKey]int64{}}
+	w := &cursors{db: d, delay: cursorDelay, maxDelay: cursorMaxDelay, pending: map[cursorKey]int64{}}
+	w.store = w.write
+	return w
 }
 
 // advance records that the reader c has read channel up to seq.
@@ -64,17 +84,45 @@ func (w *cursors) advance(ctx context.Context, c Caller, channel string, seq int
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
-		return w.write(ctx, map[cursorKey]int64{k: seq})
+		return w.store(ctx, map[cursorKey]int64{k: seq})
 	}
+	now := time.Now()
+	if len(w.pending) == 0 {
+		w.first = now
+	}
+	w.last = now
 	if seq > w.pending[k] {
 		w.pending[k] = seq
 	}
-	w.scheduleLocked(w.delay, 0)
+	if !w.scheduled {
+		w.scheduled = true
+		time.AfterFunc(min(w.delay, w.maxDelay), w.due)
+	}
 	w.mu.Unlock()
 	return nil
 }
 
-func (w *cursors) scheduleLocked(after time.Duration, attempt int) {
+// due runs when the batch may be ready: it writes it if no advance came
+// for delay, or it has waited maxDelay since its first; otherwise it looks
+// again when one of those will be true. Checking the time of the latest
+// advance here, rather than resetting a timer on every advance, keeps an
+// advance to a lock and a clock read.
+func (w *cursors) due() {
+	w.mu.Lock()
+	if len(w.pending) > 0 && !w.closed {
+		now := time.Now()
+		if wait := min(w.last.Sub(now)+w.delay, w.first.Sub(now)+w.maxDelay); wait > 0 {
+			time.AfterFunc(wait, w.due)
+			w.mu.Unlock()
+			return
+		}
+	}
+	w.mu.Unlock()
+	w.flush(0)
+}
+
+// retryLocked schedules the next attempt of a failed flush.
+func (w *cursors) retryLocked(after time.Duration, attempt int) {
 	if w.scheduled {
 		return
 	}
@@ -96,7 +144,7 @@ func (w *cursors) flush(attempt int) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	err := w.write(ctx, batch)
+	err := w.store(ctx, batch)
 	cancel()
 	if err == nil || attempt+1 >= cursorRetries {
 		return
@@ -109,7 +157,7 @@ func (w *cursors) flush(attempt int) {
 		}
 	}
 	if !w.closed {
-		w.scheduleLocked(min(100*time.Millisecond<<attempt, 5*time.Second), attempt+1)
+		w.retryLocked(min(100*time.Millisecond<<attempt, 5*time.Second), attempt+1)
 	}
 }
 
@@ -132,7 +180,7 @@ func (w *cursors) settle(ctx context.Context, c Caller) error {
 	if len(mine) == 0 {
 		return nil
 	}
-	if err := w.write(ctx, mine); err != nil {
+	if err := w.store(ctx, mine); err != nil {
 		w.mu.Lock()
 		for k, seq := range mine {
 			if seq > w.pending[k] {

@@ -21,7 +21,7 @@ func TestReadCursorsAtLeastOnce(t *testing.T) {
 		ctx := context.Background()
 		s := fixture(t, d)
 		// A write that never comes in this test stands for a crash before it.
-		s.cursors.delay = time.Hour
+		s.cursors.delay, s.cursors.maxDelay = time.Hour, time.Hour
 		must(s.Create(ctx, alice, NewChannel{Name: "dev", Members: []string{"bob"}}))
 		for _, text := range []string{"one", "two"} {
 			must(s.Post(ctx, alice, Post{Channel: "dev", Text: text}))
@@ -66,7 +66,7 @@ func TestReadCursorsClose(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := fixture(t, d)
-		s.cursors.delay = time.Hour
+		s.cursors.delay, s.cursors.maxDelay = time.Hour, time.Hour
 		must(s.Create(ctx, alice, NewChannel{Name: "dev", Members: []string{"bob", "carol"}}))
 		must(s.Post(ctx, alice, Post{Channel: "dev", Text: "one"}))
 		must(s.Messages(ctx, bob, "dev", Read{Limit: 10}))
@@ -167,7 +167,7 @@ func TestSettleWaitsForFlush(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := fixture(t, d)
-		s.cursors.delay = time.Hour
+		s.cursors.delay, s.cursors.maxDelay = time.Hour, time.Hour
 		must(s.Create(ctx, alice, NewChannel{Name: "dev", Members: []string{"bob"}}))
 		must(s.Post(ctx, alice, Post{Channel: "dev", Text: "one"}))
 		must(s.Messages(ctx, bob, "dev", Read{Limit: 10}))

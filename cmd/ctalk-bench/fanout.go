@@ -35,11 +35,18 @@ type FanOut struct {
 	// -url the clients alone) spent per round, from the post to the last
 	// return, mean over the rounds: on a machine shared with other work it
 	// varies less than the latencies.
-	CPUMS      float64 `json:"cpu_ms_per_round"`
-	TargetP99  float64 `json:"target_p99_ms"`
-	Skipped    bool    `json:"skipped,omitempty"`
-	Note       string  `json:"note,omitempty"`
-	FirstError string  `json:"first_error,omitempty"`
+	CPUMS float64 `json:"cpu_ms_per_round"`
+	// DBCPUMS is the CPU time the Postgres backends of the server's
+	// database spent in the same span, mean over the rounds, when Postgres
+	// runs on this machine; DBRoundCPUMS theirs over whole rounds, from one
+	// post to the next, which counts the writes put off until the last
+	// waiter returned and the next round's waits starting.
+	DBCPUMS      float64 `json:"db_cpu_ms_per_round,omitempty"`
+	DBRoundCPUMS float64 `json:"db_cpu_ms_per_whole_round,omitempty"`
+	TargetP99    float64 `json:"target_p99_ms"`
+	Skipped      bool    `json:"skipped,omitempty"`
+	Note         string  `json:"note,omitempty"`
+	FirstError   string  `json:"first_error,omitempty"`
 }
 
 // fanOutChannel is the channel every member of the fan-out org waits on.
@@ -170,7 +177,10 @@ type arrival struct {
 // Rounds are bounded by -fanout-rounds and by -d, counted from the end of the
 // first; at least one is counted.
 func (r *runner) fanOut(ctx context.Context, res FanOut, poster *wireSession, members []*wireSession, waiting waitCount, after *int64) FanOut {
-	var last, each, post, cpu []time.Duration
+	var last, each, post, cpu, dbcpu []time.Duration
+	// dbAt and dbStart are the backends' CPU time at the start of the
+	// latest and of the first counted round.
+	var dbAt, dbStart time.Duration
 	fail := func(err error) {
 		res.Errors++
 		if res.FirstError == "" {
@@ -179,7 +189,7 @@ func (r *runner) fanOut(ctx context.Context, res FanOut, poster *wireSession, me
 	}
 	var deadline time.Time
 	for round := 0; round <= r.cfg.FanOutRounds && (round <= 1 || time.Now().Before(deadline)) && ctx.Err() == nil; round++ {
-		lat, took, used, err := r.fanOutRound(ctx, res.Setting, poster, members, waiting, after, round)
+		lat, took, used, dbUsed, dbNow, err := r.fanOutRound(ctx, res.Setting, poster, members, waiting, after, round)
 		if round == 0 {
 			deadline = time.Now().Add(r.cfg.Duration)
 		}
@@ -190,30 +200,39 @@ func (r *runner) fanOut(ctx context.Context, res FanOut, poster *wireSession, me
 		if round == 0 {
 			continue
 		}
-		last, each, post, cpu = append(last, slices.Max(lat)), append(each, lat...), append(post, took), append(cpu, used)
+		if len(last) == 0 {
+			dbStart = dbNow
+		}
+		dbAt = dbNow
+		last, each, post, cpu, dbcpu = append(last, slices.Max(lat)), append(each, lat...), append(post, took), append(cpu, used), append(dbcpu, dbUsed)
 	}
 	res.Rounds = len(last)
 	res.LastP50MS, res.LastP99MS = quantileMS(last, 0.50), quantileMS(last, 0.99)
 	res.EachP50MS, res.EachP99MS = quantileMS(each, 0.50), quantileMS(each, 0.99)
 	res.PostP50MS = quantileMS(post, 0.50)
-	for _, c := range cpu {
-		res.CPUMS += float64(c) / float64(time.Millisecond) / float64(len(cpu))
+	for i := range cpu {
+		res.CPUMS += float64(cpu[i]) / float64(time.Millisecond) / float64(len(cpu))
+		res.DBCPUMS += float64(dbcpu[i]) / float64(time.Millisecond) / float64(len(cpu))
+	}
+	if len(last) > 1 && dbAt > dbStart {
+		res.DBRoundCPUMS = float64(dbAt-dbStart) / float64(time.Millisecond) / float64(len(last)-1)
 	}
 	return res
 }
 
 // fanOutRound is one round of fanOut: it returns each waiter's latency from
-// just before the post_message call, the post's own, and the CPU time this
-// process spent meanwhile, and moves *after to the posted message.
+// just before the post_message call, the post's own, the CPU time this
+// process and the database's backends spent meanwhile, and the backends'
+// CPU time so far at the post, and moves *after to the posted message.
 //
 // A round starts once the servers count every member as waiting: a wait
 // counts from its subscription to the channel's wake-ups, which comes before
 // its first look for new messages, so a member still looking when the post
 // commits finds it there; none can miss it.
-func (r *runner) fanOutRound(ctx context.Context, setting string, poster *wireSession, members []*wireSession, waiting waitCount, after *int64, round int) ([]time.Duration, time.Duration, time.Duration, error) {
+func (r *runner) fanOutRound(ctx context.Context, setting string, poster *wireSession, members []*wireSession, waiting waitCount, after *int64, round int) (lat []time.Duration, took, used, dbUsed, dbAt time.Duration, err error) {
 	before, err := waiting(ctx)
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, 0, 0, 0, 0, err
 	}
 	want := *after + 1
 	got := make(chan arrival, len(members))
@@ -239,14 +258,21 @@ func (r *runner) fanOutRound(ctx context.Context, setting string, poster *wireSe
 	if r.cfg.FanOutProfile != "" && round > 0 {
 		stop, err := profileRound(fmt.Sprintf("%s.%s.%d", r.cfg.FanOutProfile, strings.ReplaceAll(setting, " ", "-"), round))
 		if err != nil {
-			return nil, 0, 0, err
+			return nil, 0, 0, 0, 0, err
 		}
 		defer stop()
 	}
+	// The backends are listed before the round, so that the query is not
+	// in it; one the pool opens during the round is left out.
+	bs, err := dbBackends(ctx, r.db)
+	if err != nil {
+		return nil, 0, 0, 0, 0, err
+	}
+	dbAt = bs.cpu()
 	cpu0 := cpuTime()
 	sent := time.Now()
 	raw, postErr := poster.result(ctx, "post_message", map[string]any{"channel": fanOutChannel, "text": "fan-out round " + strconv.Itoa(round)})
-	took := time.Since(sent)
+	took = time.Since(sent)
 	if postErr == nil {
 		var m struct {
 			Seq int64 `json:"seq"`
@@ -256,7 +282,7 @@ func (r *runner) fanOutRound(ctx context.Context, setting string, poster *wireSe
 		}
 		*after = m.Seq
 	}
-	lat := make([]time.Duration, 0, len(members))
+	lat = make([]time.Duration, 0, len(members))
 	var errs []error
 	for range members {
 		select {
@@ -267,19 +293,20 @@ func (r *runner) fanOutRound(ctx context.Context, setting string, poster *wireSe
 			}
 			lat = append(lat, a.at.Sub(sent))
 		case <-time.After(90 * time.Second):
-			return nil, 0, 0, errors.New("a member's wait_for_message never returned")
+			return nil, 0, 0, 0, 0, errors.New("a member's wait_for_message never returned")
 		}
 	}
-	used := cpuTime() - cpu0
+	used = cpuTime() - cpu0
+	dbUsed = bs.cpu() - dbAt
 	switch {
 	case settled != nil:
-		return nil, 0, 0, fmt.Errorf("the members were not all seen waiting: %w", settled)
+		return nil, 0, 0, 0, 0, fmt.Errorf("the members were not all seen waiting: %w", settled)
 	case postErr != nil:
-		return nil, 0, 0, postErr
+		return nil, 0, 0, 0, 0, postErr
 	case len(errs) > 0:
-		return nil, 0, 0, fmt.Errorf("%d of %d waits failed; first: %w", len(errs), len(members), errs[0])
+		return nil, 0, 0, 0, 0, fmt.Errorf("%d of %d waits failed; first: %w", len(errs), len(members), errs[0])
 	}
-	return lat, took, used, nil
+	return lat, took, used, dbUsed, dbAt, nil
 }
 
 // profileRound starts a CPU profile written to path, and returns the

@@ -1,0 +1,77 @@
+package orgs_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/internal/testkit"
+	"github.com/ctalk/ctalk/orgs"
+)
+
+// TestPresenceWritesQueuedTogetherShareATransaction shows that the presence
+// writes queued while the writer was busy are made in one transaction (on
+// Postgres the rows they wrote carry one transaction id), and that a write
+// that fails in it, a mark of a user who is gone, is left out alone: the
+// others are made one at a time after.
+func TestPresenceWritesQueuedTogetherShareATransaction(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		f := newFixture(t, d)
+		f.twoOrgs(t)
+		p := orgs.NewPresence(d, slog.Default())
+		// Queued before Run starts, as they queue while it writes.
+		p.Seen("a", "alice")
+		p.Waiting("a", "bob")
+		p.Seen("a", "bob")
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go p.Run(ctx)
+		written := func(ctx context.Context) error {
+			return testkit.Poll(ctx, 10*time.Second, 5*time.Millisecond, func() (bool, error) {
+				var n int
+				err := d.QueryRow(ctx, `SELECT (SELECT COUNT(*) FROM users WHERE org_id = 'a' AND last_seen_at IS NOT NULL) + (SELECT COUNT(*) FROM presence_waits WHERE org_id = 'a')`).Scan(&n)
+				return n == 3, err
+			})
+		}
+		if err := written(ctx); err != nil {
+			t.Fatalf("the queued writes were not all made: %v", err)
+		}
+		if d.Engine == db.Postgres {
+			var txs int
+			if err := d.QueryRow(ctx, `SELECT COUNT(DISTINCT x) FROM (
+				SELECT xmin::text AS x FROM users WHERE org_id = 'a' AND last_seen_at IS NOT NULL
+				UNION ALL SELECT xmin::text FROM presence_waits WHERE org_id = 'a') t`).Scan(&txs); err != nil {
+				t.Fatal(err)
+			}
+			if txs != 1 {
+				t.Fatalf("the queued writes were made in %d transactions, want 1", txs)
+			}
+		}
+
+		// A failing write among them: the others are still made.
+		cancel()
+		ctx, cancel = context.WithCancel(context.Background())
+		defer cancel()
+		if err := d.Write(ctx, func(q db.Querier) error {
+			if _, err := q.Exec(ctx, `UPDATE users SET last_seen_at = NULL WHERE org_id = 'a'`); err != nil {
+				return err
+			}
+			_, err := q.Exec(ctx, `DELETE FROM presence_waits`)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		p = orgs.NewPresence(d, slog.Default())
+		p.Seen("a", "alice")
+		p.Waiting("a", "ghost") // no such user: its mark fails
+		p.Waiting("a", "bob")
+		p.Seen("a", "bob")
+		go p.Run(ctx)
+		if err := written(ctx); err != nil {
+			t.Fatalf("after a failed write, the others were not all made: %v", err)
+		}
+	})
+}
