@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -68,7 +70,10 @@ type Presence struct {
 }
 
 type presenceWrite struct {
-	what  string
+	what string
+	// order is the write's place in a batch: the user's key, then its
+	// table (see runBatch).
+	order string
 	stmts []stmt
 }
 
@@ -125,12 +130,16 @@ func (p *Presence) Run(ctx context.Context) {
 
 // runBatch makes the writes of batch in one transaction; should it fail, it
 // makes them one at a time, so that one failed write (a user removed since)
-// does not lose the others.
+// does not lose the others. The writes go by user, and for each user the
+// users row before their wait marks: two replicas' batches thus take their
+// row locks in the same order and cannot deadlock on each other. The sort
+// is stable, so a user's marks and clears keep the order they were queued in.
 func (p *Presence) runBatch(ctx context.Context, batch []presenceWrite) {
 	if len(batch) == 1 {
 		p.run(ctx, batch[0])
 		return
 	}
+	slices.SortStableFunc(batch, func(a, b presenceWrite) int { return strings.Compare(a.order, b.order) })
 	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	err := p.db.Tx(tctx, func(q db.Querier) error {
 		for _, w := range batch {
@@ -146,6 +155,7 @@ func (p *Presence) runBatch(ctx context.Context, batch []presenceWrite) {
 	if err == nil || ctx.Err() != nil {
 		return
 	}
+	p.log.Debug("presence writes failed together; making them one at a time", "writes", len(batch), "error", err)
 	for _, w := range batch {
 		p.run(ctx, w)
 	}
@@ -169,9 +179,9 @@ func (p *Presence) run(ctx context.Context, w presenceWrite) {
 
 // write queues a write for Run; with the queue full (the database is not
 // keeping up) it is dropped: presence is a hint, and marks expire.
-func (p *Presence) write(what string, stmts ...stmt) {
+func (p *Presence) write(what, order string, stmts ...stmt) {
 	select {
-	case p.writes <- presenceWrite{what, stmts}:
+	case p.writes <- presenceWrite{what, order, stmts}:
 	default:
 	}
 }
@@ -202,7 +212,7 @@ func (p *Presence) Seen(orgID, userID string) {
 	}
 	p.seen[key] = now
 	p.mu.Unlock()
-	p.write("record last seen", stmt{seenSQL, []any{orgID, userID, now, now.Add(-SeenEvery)}})
+	p.write("record last seen", key+"\x00users", stmt{seenSQL, []any{orgID, userID, now, now.Add(-SeenEvery)}})
 }
 
 // Waiting marks the user as waiting until done is called. A nil Presence
@@ -241,7 +251,7 @@ func (p *Presence) startWait(orgID, userID string) {
 // mark writes w's mark ahead of now and arms its refresh; p.mu is held.
 func (p *Presence) mark(w *waitMark) {
 	now := p.db.Now()
-	p.write("mark waiting",
+	p.write("mark waiting", presenceKey(w.orgID, w.userID)+"\x00waits",
 		stmt{dropExpiredWaitsSQL, []any{w.orgID, w.userID, p.replica, now}},
 		stmt{markWaitSQL, []any{w.orgID, w.userID, p.replica, now.Add(WaitTTL)}})
 	w.timer = time.AfterFunc(WaitTTL/3, func() { p.refresh(w) })
@@ -262,7 +272,7 @@ func (p *Presence) refresh(w *waitMark) {
 		return
 	}
 	delete(p.waits, key)
-	p.write("clear waiting", stmt{clearWaitSQL, []any{w.orgID, w.userID, p.replica}})
+	p.write("clear waiting", key+"\x00waits", stmt{clearWaitSQL, []any{w.orgID, w.userID, p.replica}})
 }
 
 func (p *Presence) endWait(orgID, userID string) {

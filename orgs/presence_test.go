@@ -2,12 +2,15 @@ package orgs_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/internal/syncbuf"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/orgs"
 )
@@ -72,6 +75,50 @@ func TestPresenceWritesQueuedTogetherShareATransaction(t *testing.T) {
 		go p.Run(ctx)
 		if err := written(ctx); err != nil {
 			t.Fatalf("after a failed write, the others were not all made: %v", err)
+		}
+	})
+}
+
+// TestPresenceBatchesOfTwoReplicasDoNotDeadlock: two replicas' batches that
+// write the same users' last-seen times, queued in opposite orders, run at
+// once; they take their locks in one order, so neither fails on a deadlock
+// (which Postgres would detect after a second and the writer would make up
+// for one write at a time).
+func TestPresenceBatchesOfTwoReplicasDoNotDeadlock(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		f := newFixture(t, d)
+		f.twoOrgs(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		const users = 60
+		var ids []string
+		for i := range users {
+			id := fmt.Sprintf("u%02d", i)
+			if _, err := f.orgs.AddUser(ctx, "a", orgs.NewUser{ID: id, Name: id, Password: userPW}); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, id)
+		}
+		logs := &syncbuf.Buffer{}
+		log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		one, two := orgs.NewPresence(d, log), orgs.NewPresence(d, log)
+		for i := range users {
+			one.Seen("a", ids[i])
+			two.Seen("a", ids[users-1-i])
+		}
+		go one.Run(ctx)
+		go two.Run(ctx)
+		err := testkit.Poll(ctx, 10*time.Second, 5*time.Millisecond, func() (bool, error) {
+			var n int
+			err := d.QueryRow(ctx, `SELECT COUNT(*) FROM users WHERE org_id = 'a' AND last_seen_at IS NOT NULL`).Scan(&n)
+			return n == users, err
+		})
+		if err != nil {
+			t.Fatalf("the last-seen writes were not all made: %v", err)
+		}
+		cancel()
+		if strings.Contains(logs.String(), "failed together") {
+			t.Fatalf("a batch failed:\n%s", logs.String())
 		}
 	})
 }
