@@ -140,9 +140,8 @@ func readInboxPage(ctx context.Context, r db.Reader, orgID, userID string, limit
 }
 
 // withContext adds sender, history and latest draft to pending questions,
-// in two statements whatever the page's size and however many people
-// asked: the senders (orgs owns users), then the rest of the context (see
-// readContext).
+// in one statement whatever the page's size and however many people asked
+// (see readContext and contextSQL).
 func (s *Service) withContext(ctx context.Context, r db.Reader, orgID, userID string, qs []*Question) ([]*InboxItem, error) {
 	if len(qs) == 0 {
 		return []*InboxItem{}, nil
@@ -152,10 +151,6 @@ func (s *Service) withContext(ctx context.Context, r db.Reader, orgID, userID st
 		if !slices.Contains(senders, q.From) {
 			senders = append(senders, q.From)
 		}
-	}
-	profiles, err := orgs.Profiles(ctx, r, orgID, senders)
-	if err != nil {
-		return nil, err
 	}
 	questionIDs := ids(qs)
 	c, err := readContext(ctx, r, contextSQL(len(senders), len(questionIDs)),
@@ -167,14 +162,13 @@ func (s *Service) withContext(ctx context.Context, r db.Reader, orgID, userID st
 	all := make([]InboxItem, len(qs))
 	items := make([]*InboxItem, len(qs))
 	for i, q := range qs {
-		p, ok := profiles[q.From]
+		sender, ok := c.senders[q.From]
 		if !ok {
 			return nil, fmt.Errorf("read sender %s of %s: no such user", q.From, q.ID)
 		}
 		all[i] = InboxItem{
-			Question: q,
-			Sender: Sender{UserID: p.ID, Name: p.Name, Ownership: p.Ownership, Notes: p.Notes,
-				ProfileNotes: p.ProfileNotes, FormerMember: p.Removed},
+			Question:    q,
+			Sender:      sender,
 			History:     History{Interaction: c.stats[q.From], RecentExchanges: c.recent[q.From]},
 			LatestDraft: c.drafts[q.ID],
 		}
@@ -201,24 +195,27 @@ func pairArgs(orgID, me string, lists ...[]string) []any {
 	return args
 }
 
-// pageContext is what readContext reads: by the other user's id, the
-// statistics of their pair with the caller and their recent exchanges; by
-// question id, the latest draft.
+// pageContext is what readContext reads: by the other user's id, who
+// they are (when the statement reads senders), the statistics of their
+// pair with the caller and their recent exchanges; by question id, the
+// latest draft.
 type pageContext struct {
-	stats  map[string]*Interaction
-	recent map[string][]Exchange
-	drafts map[string]*Draft
+	senders map[string]Sender
+	stats   map[string]*Interaction
+	recent  map[string][]Exchange
+	drafts  map[string]*Draft
 }
 
-// readContext runs query, a UNION ALL of pairRowsSQL, exchangeRowsSQL and
-// draftRowsSQL (or some of them) about me and others, with args, and
-// gathers its rows. A pair that never exchanged a question has zeros, and
-// no exchanges.
+// readContext runs query, a UNION ALL of pairRowsSQL, exchangeRowsSQL,
+// draftRowsSQL and senderRowsSQL (or some of them) about me and others,
+// with args, and gathers its rows. A pair that never exchanged a question
+// has zeros, and no exchanges.
 func readContext(ctx context.Context, r db.Reader, query, me string, others, questionIDs []string, args []any) (*pageContext, error) {
 	c := &pageContext{
-		stats:  make(map[string]*Interaction, len(others)),
-		recent: make(map[string][]Exchange, len(others)),
-		drafts: make(map[string]*Draft, len(questionIDs)),
+		senders: make(map[string]Sender, len(others)),
+		stats:   make(map[string]*Interaction, len(others)),
+		recent:  make(map[string][]Exchange, len(others)),
+		drafts:  make(map[string]*Draft, len(questionIDs)),
 	}
 	pairs := make([]Interaction, len(others))
 	for i, o := range others {
@@ -266,6 +263,9 @@ func readContext(ctx context.Context, r db.Reader, query, me string, others, que
 		case kindDraft:
 			c.drafts[id] = &Draft{MessageID: id, Version: n, Text: body, CreatedAt: at.Time,
 				Approved: approved.Valid, Rejected: rejected.Valid, Note: text.String, ByPerson: byPerson}
+		case kindSender:
+			c.senders[id] = Sender{UserID: id, Name: recipient, Ownership: orgs.DecodeOwnership(asker),
+				Notes: body, ProfileNotes: text.String, FormerMember: byPerson}
 		}
 	}
 	if err := rows.Err(); err != nil {
