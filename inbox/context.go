@@ -12,6 +12,7 @@ import (
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/internal/readcache"
 	"github.com/ctalk/ctalk/orgs"
 )
 
@@ -74,7 +75,10 @@ const RecentExchanges = 3
 
 // Inbox returns the caller's pending questions, oldest first, a page at a
 // time, and marks them handed to the caller. cursor is the NextCursor of the
-// previous page, or empty.
+// previous page, or empty. A page whose questions were all handed over
+// already may be served as this replica read it up to Config.PageCacheTTL
+// before (see DefaultPageCacheTTL); its items are then shared with other
+// calls, and the caller must not change them.
 //
 // Returns EInvalid for a cursor this server did not issue.
 func (s *Service) Inbox(ctx context.Context, orgID, userID string, limit int, cursor string) (items []*InboxItem, next string, err error) {
@@ -82,17 +86,33 @@ func (s *Service) Inbox(ctx context.Context, orgID, userID string, limit int, cu
 	if err != nil {
 		return nil, "", err
 	}
+	key := pageKey{orgID: orgID, userID: userID, limit: limit, afterNanos: after.At.UnixNano(), afterID: after.ID}
+	var read readcache.Read
+	if s.pages != nil {
+		now := s.db.Now()
+		if p, ok := s.pages.Get(key, now); ok {
+			return p.items, p.next, nil
+		}
+		// Before the first statement: a change forgotten from here on keeps
+		// this read's page out of the cache.
+		read = s.pages.Begin(now)
+	}
 	// A page whose questions were all handed over already, as on every
 	// check of an inbox after the first, needs no write, and on SQLite no
 	// turn in the writer queue. Handing over is never undone, so a page
-	// found all handed stays so.
+	// found all handed stays so, and only such a page is kept.
 	qs, next, unhanded, err := readInboxPage(ctx, s.db, orgID, userID, limit, after)
 	if err != nil {
 		return nil, "", err
 	}
 	if !unhanded {
-		items, err = s.withContext(ctx, s.db, orgID, userID, qs)
-		return items, next, err
+		if items, err = s.withContext(ctx, s.db, orgID, userID, qs); err != nil {
+			return nil, "", err
+		}
+		if s.pages != nil {
+			s.pages.Put(key, cachedPage{orgID: orgID, userID: userID, items: items, next: next}, read, time.Time{})
+		}
+		return items, next, nil
 	}
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		qs, next, _, err = readInboxPage(ctx, tx, orgID, userID, limit, after)

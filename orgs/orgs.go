@@ -77,6 +77,8 @@ type Service struct {
 	// afterRead, when set by a test, runs between a member's read and its
 	// caching.
 	afterRead func()
+	// onChange run after every change that changed announces (see OnChange).
+	onChange []func(orgID, userID string)
 }
 
 // NewService returns a Service over d that hashes passwords with a.
