@@ -86,7 +86,7 @@ func (s *Service) Inbox(ctx context.Context, orgID, userID string, limit int, cu
 	if err != nil {
 		return nil, "", err
 	}
-	key := pageKey{orgID: orgID, userID: userID, limit: limit, afterNanos: after.At.UnixNano(), afterID: after.ID}
+	key := pageKey{orgID: orgID, userID: userID, limit: limit, afterSec: after.At.Unix(), afterNsec: after.At.Nanosecond(), afterID: after.ID}
 	var read readcache.Read
 	if s.pages != nil {
 		now := s.db.Now()

@@ -25,11 +25,14 @@ const DefaultPageCacheTTL = time.Second
 // maxCachedPages bounds the page cache; beyond it, pages are not kept.
 const maxCachedPages = 10000
 
-// pageKey names a page: whose, how long, and after which position.
+// pageKey names a page: whose, how long, and after which position (in
+// seconds and nanoseconds, exact for every year a cursor may carry, where
+// UnixNano would overflow).
 type pageKey struct {
 	orgID, userID string
 	limit         int
-	afterNanos    int64
+	afterSec      int64
+	afterNsec     int
 	afterID       string
 }
 

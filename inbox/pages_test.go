@@ -2,6 +2,7 @@ package inbox_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -314,4 +315,28 @@ func TestPageCacheOtherReplicas(t *testing.T) {
 	if items, _, _ := c.Inbox(ctx, "acme", "a", 10, ""); items[0].LatestDraft.Version != 2 {
 		t.Errorf("a replica that heard nothing still serves the page after its lifetime: version %d", items[0].LatestDraft.Version)
 	}
+}
+
+// TestPageCacheCursorKeys checks that a cursor whose time lies 2^64 ns
+// after the first page's position (where UnixNano wraps around to the same
+// number) names a page of its own, not the cached first page.
+func TestPageCacheCursorKeys(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		s := pageService(d, time.Hour)
+		seedOrg(t, d, "acme", "a", "b")
+		if _, err := s.Ask(ctx, "acme", "b", inbox.Ask{To: "a", Text: "q"}); err != nil {
+			t.Fatal(err)
+		}
+		cachedInbox(t, d, s, "acme", "a")
+		far := time.Unix(0, 0).Add(time.Duration(1<<63 - 1)).Add(time.Duration(1<<63 - 1)).Add(2).UTC()
+		cursor := base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, `{"t":%q,"i":""}`, far.Format(time.RFC3339Nano)))
+		items, _, err := s.Inbox(ctx, "acme", "a", 10, cursor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(items) != 0 {
+			t.Errorf("the page after %s holds %d questions; want none (it was served the first page)", far, len(items))
+		}
+	})
 }
