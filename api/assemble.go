@@ -62,6 +62,8 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	}
 	in := inbox.NewService(d, w.Inbox, broker)
 	o := orgs.NewService(d, a)
+	// The inbox's cached pages show senders as orgs stores them.
+	o.OnChange(in.MembersChanged)
 	if d.Engine == db.Postgres {
 		go o.Listen(ctx, w.API.Logger)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/internal/readcache"
 )
 
 // Broker wakes the agents of this process that wait for a user. A wake-up
@@ -24,6 +25,33 @@ type Broker struct {
 	// remote queues the wake-ups for other replicas while Publish runs.
 	remote     chan string
 	publishing atomic.Bool
+	// pages are the page caches of the services that wake through this
+	// broker; a wake-up from another replica forgets its org's pages.
+	pages []*pageCache
+}
+
+// forgetWith makes the wake-ups that other replicas send forget the pages
+// of their org in c before they wake anyone, and a reconnect of Listen
+// forget every page in c.
+func (b *Broker) forgetWith(c *pageCache) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.pages = append(b.pages, c)
+}
+
+// forgetPages forgets the pages of orgID, or every page when all is set, in
+// the page caches of forgetWith.
+func (b *Broker) forgetPages(orgID string, all bool) {
+	b.mu.Lock()
+	pages := b.pages
+	b.mu.Unlock()
+	for _, c := range pages {
+		if all {
+			c.ForgetAll()
+		} else {
+			c.Forget(readcache.Scope{OrgID: orgID})
+		}
+	}
 }
 
 // NewBroker returns an empty broker.
@@ -145,11 +173,18 @@ func notifyPayload(orgID, userID string) string { return orgID + "/" + userID }
 
 // Listen relays the wake-ups of other replicas to this one's waiters until
 // ctx ends, so that a commit on one replica wakes waiters on every other.
-// After each (re)connect it wakes every local waiter, because wake-ups sent
-// while it was away are lost. It returns at once on SQLite.
+// A wake-up first forgets the cached pages of its org (see
+// DefaultPageCacheTTL), so that a woken agent reads them anew. After each
+// (re)connect it forgets every cached page and wakes every local waiter,
+// because wake-ups sent while it was away are lost. It returns at once on
+// SQLite.
 func (b *Broker) Listen(ctx context.Context, d *db.DB, log *slog.Logger) {
-	d.Listen(ctx, notifyChannel, b.WakeAll, func(payload string) {
+	d.Listen(ctx, notifyChannel, func() {
+		b.forgetPages("", true)
+		b.WakeAll()
+	}, func(payload string) {
 		if org, user, ok := strings.Cut(payload, "/"); ok {
+			b.forgetPages(org, false)
 			b.wakeLocal(org, user)
 		}
 	}, log)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/internal/readcache"
 	"github.com/ctalk/ctalk/orgs"
 )
 
@@ -74,7 +75,10 @@ const RecentExchanges = 3
 
 // Inbox returns the caller's pending questions, oldest first, a page at a
 // time, and marks them handed to the caller. cursor is the NextCursor of the
-// previous page, or empty.
+// previous page, or empty. A page whose questions were all handed over
+// already may be served as this replica read it up to Config.PageCacheTTL
+// before (see DefaultPageCacheTTL); its items are then shared with other
+// calls, and the caller must not change them.
 //
 // Returns EInvalid for a cursor this server did not issue.
 func (s *Service) Inbox(ctx context.Context, orgID, userID string, limit int, cursor string) (items []*InboxItem, next string, err error) {
@@ -82,17 +86,33 @@ func (s *Service) Inbox(ctx context.Context, orgID, userID string, limit int, cu
 	if err != nil {
 		return nil, "", err
 	}
+	key := pageKey{orgID: orgID, userID: userID, limit: limit, afterSec: after.At.Unix(), afterNsec: after.At.Nanosecond(), afterID: after.ID}
+	var read readcache.Read
+	if s.pages != nil {
+		now := s.db.Now()
+		if p, ok := s.pages.Get(key, now); ok {
+			return p.items, p.next, nil
+		}
+		// Before the first statement: a change forgotten from here on keeps
+		// this read's page out of the cache.
+		read = s.pages.Begin(now)
+	}
 	// A page whose questions were all handed over already, as on every
 	// check of an inbox after the first, needs no write, and on SQLite no
 	// turn in the writer queue. Handing over is never undone, so a page
-	// found all handed stays so.
+	// found all handed stays so, and only such a page is kept.
 	qs, next, unhanded, err := readInboxPage(ctx, s.db, orgID, userID, limit, after)
 	if err != nil {
 		return nil, "", err
 	}
 	if !unhanded {
-		items, err = s.withContext(ctx, s.db, orgID, userID, qs)
-		return items, next, err
+		if items, err = s.withContext(ctx, s.db, orgID, userID, qs); err != nil {
+			return nil, "", err
+		}
+		if s.pages != nil {
+			s.pages.Put(key, cachedPage{orgID: orgID, userID: userID, items: items, next: next}, read, time.Time{})
+		}
+		return items, next, nil
 	}
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		qs, next, _, err = readInboxPage(ctx, tx, orgID, userID, limit, after)
@@ -140,9 +160,8 @@ func readInboxPage(ctx context.Context, r db.Reader, orgID, userID string, limit
 }
 
 // withContext adds sender, history and latest draft to pending questions,
-// in two statements whatever the page's size and however many people
-// asked: the senders (orgs owns users), then the rest of the context (see
-// readContext).
+// in one statement whatever the page's size and however many people asked
+// (see readContext and contextSQL).
 func (s *Service) withContext(ctx context.Context, r db.Reader, orgID, userID string, qs []*Question) ([]*InboxItem, error) {
 	if len(qs) == 0 {
 		return []*InboxItem{}, nil
@@ -152,10 +171,6 @@ func (s *Service) withContext(ctx context.Context, r db.Reader, orgID, userID st
 		if !slices.Contains(senders, q.From) {
 			senders = append(senders, q.From)
 		}
-	}
-	profiles, err := orgs.Profiles(ctx, r, orgID, senders)
-	if err != nil {
-		return nil, err
 	}
 	questionIDs := ids(qs)
 	c, err := readContext(ctx, r, contextSQL(len(senders), len(questionIDs)),
@@ -167,14 +182,13 @@ func (s *Service) withContext(ctx context.Context, r db.Reader, orgID, userID st
 	all := make([]InboxItem, len(qs))
 	items := make([]*InboxItem, len(qs))
 	for i, q := range qs {
-		p, ok := profiles[q.From]
+		sender, ok := c.senders[q.From]
 		if !ok {
 			return nil, fmt.Errorf("read sender %s of %s: no such user", q.From, q.ID)
 		}
 		all[i] = InboxItem{
-			Question: q,
-			Sender: Sender{UserID: p.ID, Name: p.Name, Ownership: p.Ownership, Notes: p.Notes,
-				ProfileNotes: p.ProfileNotes, FormerMember: p.Removed},
+			Question:    q,
+			Sender:      sender,
 			History:     History{Interaction: c.stats[q.From], RecentExchanges: c.recent[q.From]},
 			LatestDraft: c.drafts[q.ID],
 		}
@@ -201,24 +215,27 @@ func pairArgs(orgID, me string, lists ...[]string) []any {
 	return args
 }
 
-// pageContext is what readContext reads: by the other user's id, the
-// statistics of their pair with the caller and their recent exchanges; by
-// question id, the latest draft.
+// pageContext is what readContext reads: by the other user's id, who
+// they are (when the statement reads senders), the statistics of their
+// pair with the caller and their recent exchanges; by question id, the
+// latest draft.
 type pageContext struct {
-	stats  map[string]*Interaction
-	recent map[string][]Exchange
-	drafts map[string]*Draft
+	senders map[string]Sender
+	stats   map[string]*Interaction
+	recent  map[string][]Exchange
+	drafts  map[string]*Draft
 }
 
-// readContext runs query, a UNION ALL of pairRowsSQL, exchangeRowsSQL and
-// draftRowsSQL (or some of them) about me and others, with args, and
-// gathers its rows. A pair that never exchanged a question has zeros, and
-// no exchanges.
+// readContext runs query, a UNION ALL of pairRowsSQL, exchangeRowsSQL,
+// draftRowsSQL and senderRowsSQL (or some of them) about me and others,
+// with args, and gathers its rows. A pair that never exchanged a question
+// has zeros, and no exchanges.
 func readContext(ctx context.Context, r db.Reader, query, me string, others, questionIDs []string, args []any) (*pageContext, error) {
 	c := &pageContext{
-		stats:  make(map[string]*Interaction, len(others)),
-		recent: make(map[string][]Exchange, len(others)),
-		drafts: make(map[string]*Draft, len(questionIDs)),
+		senders: make(map[string]Sender, len(others)),
+		stats:   make(map[string]*Interaction, len(others)),
+		recent:  make(map[string][]Exchange, len(others)),
+		drafts:  make(map[string]*Draft, len(questionIDs)),
 	}
 	pairs := make([]Interaction, len(others))
 	for i, o := range others {
@@ -266,6 +283,9 @@ func readContext(ctx context.Context, r db.Reader, query, me string, others, que
 		case kindDraft:
 			c.drafts[id] = &Draft{MessageID: id, Version: n, Text: body, CreatedAt: at.Time,
 				Approved: approved.Valid, Rejected: rejected.Valid, Note: text.String, ByPerson: byPerson}
+		case kindSender:
+			c.senders[id] = Sender{UserID: id, Name: recipient, Ownership: orgs.DecodeOwnership(asker),
+				Notes: body, ProfileNotes: text.String, FormerMember: byPerson}
 		}
 	}
 	if err := rows.Err(); err != nil {

@@ -44,6 +44,9 @@ type Config struct {
 	// Recheck is the safety re-read of a waiting agent, in case a wake-up
 	// was lost.
 	Recheck time.Duration
+	// PageCacheTTL is how long a replica may serve a page of check_inbox
+	// it read before (see DefaultPageCacheTTL); zero keeps no page.
+	PageCacheTTL time.Duration
 }
 
 // DefaultConfig returns the production defaults.
@@ -53,6 +56,7 @@ func DefaultConfig() Config {
 		LoopMax:       20,
 		LoopWindow:    5 * time.Minute,
 		Recheck:       10 * time.Second,
+		PageCacheTTL:  DefaultPageCacheTTL,
 	}
 }
 
@@ -61,11 +65,20 @@ type Service struct {
 	db     *db.DB
 	cfg    Config
 	broker *Broker
+	// pages holds pages of check_inbox read recently (see
+	// DefaultPageCacheTTL); nil when cfg.PageCacheTTL is zero.
+	pages *pageCache
 }
 
-// NewService returns a Service over d that wakes waiters through b.
+// NewService returns a Service over d that wakes waiters through b, whose
+// listener also forgets the service's cached pages on other replicas'
+// changes.
 func NewService(d *db.DB, cfg Config, b *Broker) *Service {
-	return &Service{db: d, cfg: cfg, broker: b}
+	s := &Service{db: d, cfg: cfg, broker: b, pages: newPageCache(d, cfg.PageCacheTTL)}
+	if s.pages != nil {
+		b.forgetWith(s.pages)
+	}
+	return s
 }
 
 // Broker returns the service's broker.
@@ -147,7 +160,8 @@ func (s *Service) Ask(ctx context.Context, orgID, askerID string, in Ask) (*Ques
 		}
 		return existing, nil
 	}
-	s.broker.Wake(orgID, to)
+	// The asker's pages change too: their pair statistics with to.
+	s.changed(orgID, to)
 	return q, nil
 }
 
@@ -414,7 +428,7 @@ func (s *Service) Propose(ctx context.Context, orgID, userID, msgID, text string
 		return nil, "", err
 	}
 	// The person's open pages show the new draft to approve.
-	s.broker.Wake(orgID, userID)
+	s.changed(orgID, userID)
 	return d, mode, nil
 }
 
@@ -511,8 +525,7 @@ func (s *Service) Send(ctx context.Context, orgID, userID, msgID, finalText stri
 		return nil, err
 	}
 	// The recipient's open pages stop counting it as waiting.
-	s.broker.Wake(orgID, q.To)
-	s.broker.Wake(orgID, q.From)
+	s.changed(orgID, q.To, q.From)
 	return q, nil
 }
 
@@ -562,8 +575,7 @@ func (s *Service) Decline(ctx context.Context, orgID, userID, msgID, reason stri
 		return nil, err
 	}
 	// The recipient's open pages stop counting it as waiting.
-	s.broker.Wake(orgID, q.To)
-	s.broker.Wake(orgID, q.From)
+	s.changed(orgID, q.To, q.From)
 	return q, nil
 }
 
@@ -589,8 +601,7 @@ func (s *Service) Withdraw(ctx context.Context, orgID, userID, msgID string) (*Q
 	if err != nil {
 		return nil, err
 	}
-	s.broker.Wake(orgID, q.To)
-	s.broker.Wake(orgID, q.From)
+	s.changed(orgID, q.To, q.From)
 	return q, nil
 }
 

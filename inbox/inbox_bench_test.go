@@ -80,13 +80,26 @@ func benchForgetAsks(b *testing.B, d *db.DB) {
 // a page of ten pending questions from ten coworkers, each with its
 // sender's context, over an org history of 100
 // and of 10,000 answered questions spread evenly over every pair of users:
-// the pending page is the same, only the history differs.
+// the pending page is the same, only the history differs. It reads the
+// page every time, without the page cache (see BenchmarkInboxCached).
 func BenchmarkInbox(b *testing.B) {
+	benchInbox(b, 0)
+}
+
+// BenchmarkInboxCached is BenchmarkInbox with the page cache of production,
+// which serves every call after the first of each second.
+func BenchmarkInboxCached(b *testing.B) {
+	benchInbox(b, inbox.DefaultPageCacheTTL)
+}
+
+func benchInbox(b *testing.B, pageCacheTTL time.Duration) {
 	for _, e := range dbtest.Engines {
 		b.Run(string(e), func(b *testing.B) {
 			d := dbtest.Open(b, e)
 			benchOrg(b, d)
-			s := inbox.NewService(d, inbox.DefaultConfig(), inbox.NewBroker())
+			cfg := inbox.DefaultConfig()
+			cfg.PageCacheTTL = pageCacheTTL
+			s := inbox.NewService(d, cfg, inbox.NewBroker())
 			ctx := context.Background()
 			for i := 1; i <= benchSenders; i++ {
 				if _, err := s.Ask(ctx, "acme", "u"+strconv.Itoa(i), inbox.Ask{To: "u0", Text: benchQuestion}); err != nil {

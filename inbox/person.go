@@ -222,7 +222,7 @@ func (s *Service) onLatest(ctx context.Context, orgID, userID, msgID string, ver
 		return nil, err
 	}
 	// The person's other open pages show the decision.
-	s.broker.Wake(orgID, userID)
+	s.changed(orgID, userID)
 	return out, nil
 }
 
@@ -264,7 +264,6 @@ func (s *Service) AnswerDirectly(ctx context.Context, orgID, userID, msgID, text
 		return nil, err
 	}
 	// The person's open pages stop counting it as waiting.
-	s.broker.Wake(orgID, q.To)
-	s.broker.Wake(orgID, q.From)
+	s.changed(orgID, q.To, q.From)
 	return q, nil
 }

@@ -103,6 +103,7 @@ const (
 	kindPair     = 0
 	kindExchange = 1
 	kindDraft    = 2
+	kindSender   = 3
 )
 
 // unionAll joins statements of the context's row layout into one.
@@ -111,7 +112,8 @@ func unionAll(parts ...string) string {
 }
 
 // contextSQL reads the whole context of a page of m questions from n
-// senders: their pair statistics, recent exchanges and latest drafts.
+// senders: who they are, their pair statistics, recent exchanges and
+// latest drafts.
 // Building its text costs about a tenth of running it on SQLite, so the
 // texts of the last few shapes of page are kept.
 func contextSQL(n, m int) string {
@@ -124,7 +126,7 @@ func contextSQL(n, m int) string {
 	if len(contextTexts.byShape) >= maxContextTexts {
 		clear(contextTexts.byShape)
 	}
-	q := unionAll(pairRowsSQL(n), exchangeRowsSQL(n), draftRowsSQL(3+n, m))
+	q := unionAll(pairRowsSQL(n), exchangeRowsSQL(n), draftRowsSQL(3+n, m), senderRowsSQL(n))
 	contextTexts.byShape[key] = q
 	return q
 }
@@ -178,6 +180,19 @@ func draftRowsSQL(first, m int) string {
 	return `SELECT ` + strconv.Itoa(kindDraft) + `, question_id, '', '', version, body, rejection_note, created_at, approved_at, rejected_at, by_person FROM drafts d
 	WHERE org_id = $1 AND question_id IN (` + db.Placeholders(first, m) + `)
 	  AND version = (SELECT MAX(version) FROM drafts l WHERE l.org_id = d.org_id AND l.question_id = d.question_id)`
+}
+
+// senderRowsSQL reads the n others as a page shows its senders: name,
+// ownership, notes, profile notes and whether they were removed, removed
+// ones included, and nothing else (not the presence that orgs.Profiles
+// reads). users belongs to orgs; this one read of it stays inside the
+// context's statement so that a page costs one round trip fewer, and
+// ownership is decoded by orgs.DecodeOwnership. In the row layout: the id,
+// the ownership as asker, the name as recipient, the notes as body, the
+// profile notes as text, and removal as the last column.
+func senderRowsSQL(n int) string {
+	return `SELECT ` + strconv.Itoa(kindSender) + `, id, ownership, name, 0, notes, profile_notes, CAST(NULL AS TIMESTAMPTZ), CAST(NULL AS TIMESTAMPTZ), CAST(NULL AS TIMESTAMPTZ), removed_at IS NOT NULL FROM users
+	WHERE org_id = $1 AND id IN (` + db.Placeholders(3, n) + `)`
 }
 
 // markHandedSQL marks n questions ($3 on) handed over at $1 through column,

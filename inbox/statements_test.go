@@ -14,17 +14,17 @@ import (
 // pageStatements is what a page of the inbox may cost, whatever its size
 // and however many people asked, once every question on it was handed over:
 // the page (which says whether any of its questions was not yet handed
-// over), the senders, and the rest of the context (pair statistics, recent
-// exchanges, latest drafts) in one statement. newPageStatements is the cost
+// over), and its whole context (senders, pair statistics, recent exchanges,
+// latest drafts) in one statement. newPageStatements is the cost
 // of a page that holds questions not yet handed over: the page, then in a
-// transaction the page again, the two reads of context and one UPDATE that
+// transaction the page again, the read of context and one UPDATE that
 // marks the page handed over. deliveryStatements is the cost of a wait that
 // hands questions over: one UPDATE claims the questions and returns them,
-// two read their context, one claims withdrawal notices.
+// one reads their context, one claims withdrawal notices.
 const (
-	pageStatements     = 3
-	newPageStatements  = 5
-	deliveryStatements = 4
+	pageStatements     = 2
+	newPageStatements  = 4
+	deliveryStatements = 3
 )
 
 // seedSenders creates org acme with user me and users s0 to s(n-1).

@@ -53,6 +53,18 @@ func (m member) copies() (*User, *Org) {
 // (userID empty) take effect in every replica's member cache.
 func (s *Service) changed(ctx context.Context, orgID, userID string) {
 	s.members.Changed(ctx, readcache.Scope{OrgID: orgID, UserID: userID}, slog.Default())
+	for _, fn := range s.onChange {
+		fn(orgID, userID)
+	}
+}
+
+// OnChange makes fn run after every committed change of a member (userID)
+// or of a whole org (userID empty), on the replica that made it, so that
+// another package that shows members from a cache of its own (inbox's
+// pages show their senders) forgets them; fn carries the change to the
+// other replicas itself. Call it before the service serves calls.
+func (s *Service) OnChange(fn func(orgID, userID string)) {
+	s.onChange = append(s.onChange, fn)
 }
 
 // Listen applies the changes announced by other replicas to this one's

@@ -296,3 +296,44 @@ func TestLostMemberNoticeIsBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestOnChangeHearsEveryChange checks that a function given to OnChange runs
+// once each change of a member's shown data (notes, profile notes, removal)
+// or of the org's settings has committed, with the member or the org, so
+// that inbox's cached pages, which show senders, forget them.
+func TestOnChangeHearsEveryChange(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		f := newFixture(t, d)
+		f.twoOrgs(t)
+		ctx := context.Background()
+		var mu sync.Mutex
+		var got []string
+		f.orgs.OnChange(func(orgID, userID string) {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, orgID+"/"+userID)
+		})
+		for _, c := range []struct {
+			change string
+			do     func() error
+			want   string
+		}{
+			{"set_my_notes", func() error { _, err := f.orgs.SetNotes(ctx, "a", "bob", "new notes"); return err }, "a/bob"},
+			{"set_user_profile", func() error { _, err := f.orgs.SetProfileNotes(ctx, "a", "bob", "admin notes"); return err }, "a/bob"},
+			{"approval_mode", func() error { _, err := f.orgs.SetApprovalMode(ctx, "a", orgs.ApprovalHuman); return err }, "a/"},
+			{"remove_user", func() error { _, err := f.orgs.RemoveUser(ctx, "a", "bob"); return err }, "a/bob"},
+		} {
+			mu.Lock()
+			got = nil
+			mu.Unlock()
+			if err := c.do(); err != nil {
+				t.Fatalf("%s: %v", c.change, err)
+			}
+			mu.Lock()
+			if !slices.Contains(got, c.want) {
+				t.Errorf("%s: OnChange heard %v; want %s", c.change, got, c.want)
+			}
+			mu.Unlock()
+		}
+	})
+}

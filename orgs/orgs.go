@@ -77,6 +77,8 @@ type Service struct {
 	// afterRead, when set by a test, runs between a member's read and its
 	// caching.
 	afterRead func()
+	// onChange run after every change that changed announces (see OnChange).
+	onChange []func(orgID, userID string)
 }
 
 // NewService returns a Service over d that hashes passwords with a.
@@ -378,10 +380,20 @@ func scanUser(r scanner, extra ...any) (*User, error) {
 		t := seen.Time
 		u.LastSeenAt = &t
 	}
-	if err := json.Unmarshal([]byte(own), &u.Ownership); err != nil || u.Ownership == nil {
-		u.Ownership = []string{}
-	}
+	u.Ownership = DecodeOwnership(own)
 	return u, nil
+}
+
+// DecodeOwnership returns a user's ownership from the text of its column,
+// as a list that is never nil. A package that reads users.ownership in one
+// of its own statements, to save a round trip, decodes it here, so that how
+// orgs stores it stays orgs' concern.
+func DecodeOwnership(stored string) []string {
+	var own []string
+	if err := json.Unmarshal([]byte(stored), &own); err != nil || own == nil {
+		return []string{}
+	}
+	return own
 }
 
 func notFoundOrg(orgID string) error {

@@ -118,6 +118,15 @@ func (c *Cache[K, V]) Put(k K, v V, r Read, until time.Time) {
 	c.cur[k] = &entry[V]{v: v, at: r.at, wall: r.wall, until: until}
 }
 
+// Forget drops every entry of scope s on this replica only, for a cache
+// whose changes reach the other replicas by a path of its own (inbox's
+// pages ride on its wake-ups); Changed does both.
+func (c *Cache[K, V]) Forget(s Scope) { c.forget(s) }
+
+// ForgetAll drops every entry on this replica, for a cache whose own
+// listener has just (re)connected.
+func (c *Cache[K, V]) ForgetAll() { c.forgetAll() }
+
 // forget drops every entry of scope s.
 func (c *Cache[K, V]) forget(s Scope) {
 	c.mu.Lock()
