@@ -68,7 +68,7 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 		go o.Listen(ctx, w.API.Logger)
 	}
 	// Channel waits wake through the inbox's broker, keyed by channel.
-	ch := channels.NewService(d, channels.Config{Recheck: w.Inbox.Recheck}, broker)
+	ch := channels.NewService(d, channels.Config{Recheck: w.Inbox.Recheck, NoAlertsTTL: channels.DefaultNoAlertsTTL}, broker)
 	srv := New(w.API, d, a, o, in, ch)
 	srv.presence = orgs.NewPresence(d, srv.log)
 	go srv.presence.Run(ctx)

@@ -91,11 +91,8 @@ func fileAlerts(ctx context.Context, q db.Querier, orgID string, m *Message) ([]
 // HasAlerts says whether c has alerts or decisions on held posts not yet
 // handed over, without handing them over.
 func (s *Service) HasAlerts(ctx context.Context, c Caller) (bool, error) {
-	var n, decided int
-	if err := s.db.QueryRow(ctx, hasAlertsSQL, c.OrgID, c.UserID).Scan(&n, &decided); err != nil {
-		return false, fmt.Errorf("check channel alerts: %w", err)
-	}
-	return n+decided > 0, nil
+	n, decided, err := s.pendingAlerts(ctx, c)
+	return n+decided > 0, err
 }
 
 // Alerts hands over the caller's alerts not yet handed over, oldest first,
@@ -103,14 +100,11 @@ func (s *Service) HasAlerts(ctx context.Context, c Caller) (bool, error) {
 // never hand over the same alert.
 func (s *Service) Alerts(ctx context.Context, c Caller) ([]*Alert, error) {
 	out := []*Alert{}
-	var n, decided int
-	if err := s.db.QueryRow(ctx, hasAlertsSQL, c.OrgID, c.UserID).Scan(&n, &decided); err != nil || n+decided == 0 {
-		if err != nil {
-			return nil, fmt.Errorf("read channel alerts: %w", err)
-		}
-		return out, nil
+	n, decided, err := s.pendingAlerts(ctx, c)
+	if err != nil || n+decided == 0 {
+		return out, err
 	}
-	err := s.db.Tx(ctx, func(tx db.Querier) error {
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		out = out[:0]
 		if decided > 0 {
 			d, err := claimDecisions(ctx, tx, c, s.db.Now())

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/internal/readcache"
 	"github.com/ctalk/ctalk/orgs"
 )
 
@@ -45,6 +46,10 @@ type Waker interface {
 	// Watch is Subscribe for a listener that is not an agent waiting.
 	Watch(orgID, key string) (<-chan struct{}, func())
 	Wake(orgID, key string)
+	// Heard makes fn hear the wake-ups of other replicas before they wake
+	// anyone here, and (orgID empty) a reconnect after which some may have
+	// been lost.
+	Heard(fn func(orgID, key string))
 }
 
 // channelKey is the wake-up key of a channel's waiters.
@@ -55,10 +60,15 @@ type Config struct {
 	// Recheck is the safety re-read of a waiting agent, in case a wake-up
 	// was lost.
 	Recheck time.Duration
+	// NoAlertsTTL is how long a replica trusts that a member has no alerts
+	// pending (see DefaultNoAlertsTTL); zero or less: it asks every time.
+	NoAlertsTTL time.Duration
 }
 
 // DefaultConfig returns the production defaults.
-func DefaultConfig() Config { return Config{Recheck: 10 * time.Second} }
+func DefaultConfig() Config {
+	return Config{Recheck: 10 * time.Second, NoAlertsTTL: DefaultNoAlertsTTL}
+}
 
 // Service manages channels and their messages.
 type Service struct {
@@ -67,6 +77,8 @@ type Service struct {
 	waker   Waker
 	cursors *cursors
 	shared  sharedReads
+	// noAlerts knows who has nothing pending (noalerts.go); nil when off.
+	noAlerts *noAlertsCache
 }
 
 // NewService returns a Service over d that wakes waiters through w.
@@ -74,7 +86,11 @@ func NewService(d *db.DB, cfg Config, w Waker) *Service {
 	if cfg.Recheck <= 0 {
 		cfg.Recheck = DefaultConfig().Recheck
 	}
-	return &Service{db: d, cfg: cfg, waker: w, cursors: newCursors(d)}
+	s := &Service{db: d, cfg: cfg, waker: w, cursors: newCursors(d), noAlerts: newNoAlertsCache(d, cfg.NoAlertsTTL)}
+	if w != nil && s.noAlerts != nil {
+		w.Heard(s.heard)
+	}
+	return s
 }
 
 // Close writes the read-cursor moves still pending; call it once the calls
@@ -341,8 +357,14 @@ func addMembers(ctx context.Context, q db.Querier, orgID, name string, ids []str
 
 // wakeUsers wakes the waits of users whose channels changed, so that a wait
 // on all of their channels starts watching a new one.
+//
+// A wake-up also forgets, first, that a user had no alerts pending: every
+// alert and every decision on a held post is announced by waking its user.
 func (s *Service) wakeUsers(orgID string, ids []string) {
 	for _, id := range ids {
+		if s.noAlerts != nil {
+			s.noAlerts.Forget(readcache.Scope{OrgID: orgID, UserID: id})
+		}
 		s.waker.Wake(orgID, id)
 	}
 }

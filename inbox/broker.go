@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/db"
-	"github.com/ctalk/ctalk/internal/readcache"
 )
 
 // Broker wakes the agents of this process that wait for a user. A wake-up
@@ -25,32 +24,30 @@ type Broker struct {
 	// remote queues the wake-ups for other replicas while Publish runs.
 	remote     chan string
 	publishing atomic.Bool
-	// pages are the page caches of the services that wake through this
-	// broker; a wake-up from another replica forgets its org's pages.
-	pages []*pageCache
+	// heard are the functions of Heard.
+	heard []func(orgID, key string)
 }
 
-// forgetWith makes the wake-ups that other replicas send forget the pages
-// of their org in c before they wake anyone, and a reconnect of Listen
-// forget every page in c.
-func (b *Broker) forgetWith(c *pageCache) {
+// Heard makes fn hear every wake-up that another replica sends, with its
+// org and key (a user id, or a channel's key), before any waiter here is
+// woken by it, and, with orgID empty, every (re)connect of Listen, after
+// which the wake-ups sent meanwhile are lost. Caches whose changes announce
+// themselves as wake-ups forget with it what the change touched (the inbox's
+// pages, channels' knowledge that a user has no alerts), so that a woken
+// agent reads anew.
+func (b *Broker) Heard(fn func(orgID, key string)) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.pages = append(b.pages, c)
+	b.heard = append(b.heard, fn)
 }
 
-// forgetPages forgets the pages of orgID, or every page when all is set, in
-// the page caches of forgetWith.
-func (b *Broker) forgetPages(orgID string, all bool) {
+// hear calls the functions of Heard.
+func (b *Broker) hear(orgID, key string) {
 	b.mu.Lock()
-	pages := b.pages
+	heard := b.heard
 	b.mu.Unlock()
-	for _, c := range pages {
-		if all {
-			c.ForgetAll()
-		} else {
-			c.Forget(readcache.Scope{OrgID: orgID})
-		}
+	for _, fn := range heard {
+		fn(orgID, key)
 	}
 }
 
@@ -180,11 +177,11 @@ func notifyPayload(orgID, userID string) string { return orgID + "/" + userID }
 // SQLite.
 func (b *Broker) Listen(ctx context.Context, d *db.DB, log *slog.Logger) {
 	d.Listen(ctx, notifyChannel, func() {
-		b.forgetPages("", true)
+		b.hear("", "")
 		b.WakeAll()
 	}, func(payload string) {
-		if org, user, ok := strings.Cut(payload, "/"); ok {
-			b.forgetPages(org, false)
+		if org, user, ok := strings.Cut(payload, "/"); ok && org != "" {
+			b.hear(org, user)
 			b.wakeLocal(org, user)
 		}
 	}, log)

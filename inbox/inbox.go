@@ -14,6 +14,7 @@ import (
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/internal/readcache"
 	"github.com/ctalk/ctalk/orgs"
 )
 
@@ -76,7 +77,13 @@ type Service struct {
 func NewService(d *db.DB, cfg Config, b *Broker) *Service {
 	s := &Service{db: d, cfg: cfg, broker: b, pages: newPageCache(d, cfg.PageCacheTTL)}
 	if s.pages != nil {
-		b.forgetWith(s.pages)
+		b.Heard(func(orgID, _ string) {
+			if orgID == "" {
+				s.pages.ForgetAll()
+				return
+			}
+			s.pages.Forget(readcache.Scope{OrgID: orgID})
+		})
 	}
 	return s
 }
