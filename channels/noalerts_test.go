@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,15 +12,6 @@ import (
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 )
-
-// statements returns how many statements d runs while fn runs.
-func statements(d *db.DB, fn func()) int64 {
-	var n atomic.Int64
-	d.OnStatement(func(string) { n.Add(1) })
-	defer d.OnStatement(nil)
-	fn()
-	return n.Load()
-}
 
 // TestNoAlertsKnown: once a replica has found that a member has nothing
 // pending, asking again costs no statement; a mention, an @channel post, an
@@ -40,7 +30,7 @@ func TestNoAlertsKnown(t *testing.T) {
 			if as := must(s.Alerts(ctx, bob)); len(as) != 0 {
 				t.Fatalf("%s: bob has alerts %+v", when, as[0])
 			}
-			if n := statements(d, func() {
+			if n := dbtest.Statements(d, func() {
 				if must(s.HasAlerts(ctx, bob)) || len(must(s.Alerts(ctx, bob))) != 0 {
 					t.Fatalf("%s: bob has alerts", when)
 				}
@@ -131,7 +121,7 @@ func TestNoAlertsOtherReplicas(t *testing.T) {
 		t.Fatal("bob still has alerts after they were handed over")
 	}
 	two.heard("", "")
-	if n := statements(d, func() { must(two.HasAlerts(ctx, bob)) }); n != 1 {
+	if n := dbtest.Statements(d, func() { must(two.HasAlerts(ctx, bob)) }); n != 1 {
 		t.Fatalf("after a reconnect asking whether bob has alerts ran %d statements, want 1", n)
 	}
 }

@@ -241,7 +241,7 @@ func TestAskedPageStatementCount(t *testing.T) {
 		for _, size := range []int{1, 50} {
 			var items []*inbox.AskedItem
 			var err error
-			n := countStatements(d, func() { items, _, err = s.Asked(ctx, "acme", "me", size, "") })
+			n := dbtest.Statements(d, func() { items, _, err = s.Asked(ctx, "acme", "me", size, "") })
 			if err != nil || len(items) != size {
 				t.Fatalf("a page of %d: %v, %d items", size, err, len(items))
 			}

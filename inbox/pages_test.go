@@ -43,7 +43,7 @@ func cachedInbox(t *testing.T, d *db.DB, s *inbox.Service, org, user string) []*
 	var items []*inbox.InboxItem
 	for i := range 3 {
 		var err error
-		n := countStatements(d, func() { items, _, err = s.Inbox(context.Background(), org, user, 10, "") })
+		n := dbtest.Statements(d, func() { items, _, err = s.Inbox(context.Background(), org, user, 10, "") })
 		if err != nil {
 			t.Fatal(err)
 		}

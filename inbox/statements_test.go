@@ -3,7 +3,6 @@ package inbox_test
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"testing"
 
 	"github.com/ctalk/ctalk/db"
@@ -55,15 +54,6 @@ func seedSenders(t *testing.T, d *db.DB, n int) []string {
 	return senders
 }
 
-// countStatements returns the statements d runs while fn runs.
-func countStatements(d *db.DB, fn func()) int64 {
-	var n atomic.Int64
-	d.OnStatement(func(string) { n.Add(1) })
-	defer d.OnStatement(nil)
-	fn()
-	return n.Load()
-}
-
 // TestInboxPageStatementCount checks that a page of check_inbox, and a
 // delivery of a waiting inbox, cost a fixed number of statements for pages
 // of 1, 10 and 50 questions from as many people, each with a history and
@@ -107,14 +97,14 @@ func TestInboxPageStatementCount(t *testing.T) {
 			t.Run(fmt.Sprintf("page of %d", size), func(t *testing.T) {
 				var items []*inbox.InboxItem
 				var err error
-				n := countStatements(d, func() { items, _, err = s.Inbox(ctx, "acme", "me", size, "") })
+				n := dbtest.Statements(d, func() { items, _, err = s.Inbox(ctx, "acme", "me", size, "") })
 				if err != nil {
 					t.Fatal(err)
 				}
 				if n != newPageStatements {
 					t.Errorf("a page of %d with new questions cost %d statements, want %d", size, n, newPageStatements)
 				}
-				n = countStatements(d, func() { items, _, err = s.Inbox(ctx, "acme", "me", size, "") })
+				n = dbtest.Statements(d, func() { items, _, err = s.Inbox(ctx, "acme", "me", size, "") })
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -139,7 +129,7 @@ func TestInboxPageStatementCount(t *testing.T) {
 		// MaxHanded at a time.
 		var d1 *inbox.Delivery
 		var err error
-		n := countStatements(d, func() { d1, err = s.WaitInbox(ctx, "acme", "me", inbox.WaitOptions{}) })
+		n := dbtest.Statements(d, func() { d1, err = s.WaitInbox(ctx, "acme", "me", inbox.WaitOptions{}) })
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
@@ -101,4 +102,13 @@ func Exec(d *db.DB, query string, args ...any) (res sql.Result, err error) {
 		return err
 	})
 	return res, err
+}
+
+// Statements returns how many statements d runs while fn runs.
+func Statements(d *db.DB, fn func()) int64 {
+	var n atomic.Int64
+	d.OnStatement(func(string) { n.Add(1) })
+	defer d.OnStatement(nil)
+	fn()
+	return n.Load()
 }
