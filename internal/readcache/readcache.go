@@ -47,13 +47,79 @@ type Cache[K comparable, V any] struct {
 	scope   func(V) Scope
 
 	mu        sync.Mutex
-	cur, prev map[K]*entry[V]
+	cur, prev generation[K, V]
 	rotated   time.Time
 	// epoch counts forgets. A read that began before a forget may have
 	// read what the forget's change changed, so its value is not kept
 	// (see Put).
 	epoch     atomic.Uint64
 	listening atomic.Bool
+}
+
+// generation is one generation of entries, with the keys of each scope's
+// entries and the scopes of each org, so that a change visits only the
+// entries it touches: a user's, or their org's.
+type generation[K comparable, V any] struct {
+	entries map[K]*entry[V]
+	scopes  map[Scope]map[K]struct{}
+	orgs    map[string]map[Scope]struct{}
+}
+
+func newGeneration[K comparable, V any](size int) generation[K, V] {
+	return generation[K, V]{entries: make(map[K]*entry[V], size),
+		scopes: map[Scope]map[K]struct{}{}, orgs: map[string]map[Scope]struct{}{}}
+}
+
+// put keeps e for k, whose value belongs to scope s.
+func (g generation[K, V]) put(k K, e *entry[V], s Scope) {
+	g.entries[k] = e
+	keys := g.scopes[s]
+	if keys == nil {
+		keys = map[K]struct{}{}
+		g.scopes[s] = keys
+		scopes := g.orgs[s.OrgID]
+		if scopes == nil {
+			scopes = map[Scope]struct{}{}
+			g.orgs[s.OrgID] = scopes
+		}
+		scopes[s] = struct{}{}
+	}
+	keys[k] = struct{}{}
+}
+
+// forget drops the entries of scope s (see Scope.covers), whose values'
+// scopes scope tells.
+func (g generation[K, V]) forget(s Scope, scope func(V) Scope) {
+	if s.UserID != "" {
+		g.forgetScope(s, scope)
+		return
+	}
+	for es := range g.orgs[s.OrgID] {
+		g.forgetScope(es, scope)
+	}
+}
+
+// forgetScope drops the entries kept under scope s. A key put again since
+// with a value of another scope stays.
+func (g generation[K, V]) forgetScope(s Scope, scope func(V) Scope) {
+	for k := range g.scopes[s] {
+		if e := g.entries[k]; e != nil && scope(e.v) == s {
+			delete(g.entries, k)
+		}
+	}
+	delete(g.scopes, s)
+	if scopes := g.orgs[s.OrgID]; scopes != nil {
+		delete(scopes, s)
+		if len(scopes) == 0 {
+			delete(g.orgs, s.OrgID)
+		}
+	}
+}
+
+func (g generation[K, V]) clear() {
+	clear(g.entries)
+	clear(g.scopes)
+	clear(g.orgs)
 }
 
 type entry[V any] struct {
@@ -70,16 +136,16 @@ type entry[V any] struct {
 // values belong to the scope that scope returns.
 func New[K comparable, V any](d *db.DB, channel string, ttl time.Duration, max int, scope func(V) Scope) *Cache[K, V] {
 	return &Cache[K, V]{db: d, channel: channel, ttl: ttl, max: max, scope: scope,
-		cur: map[K]*entry[V]{}, prev: map[K]*entry[V]{}, rotated: time.Now()}
+		cur: newGeneration[K, V](0), prev: newGeneration[K, V](0), rotated: time.Now()}
 }
 
 // Get returns the value kept for k, if it is still fresh at now (the
 // database's clock) and valid by its own terms.
 func (c *Cache[K, V]) Get(k K, now time.Time) (v V, ok bool) {
 	c.mu.Lock()
-	e := c.cur[k]
+	e := c.cur.entries[k]
 	if e == nil {
-		e = c.prev[k]
+		e = c.prev.entries[k]
 	}
 	c.mu.Unlock()
 	if e == nil || time.Since(e.at) >= c.ttl || now.Sub(e.wall) >= c.ttl || now.Before(e.wall) || !e.until.IsZero() && !now.Before(e.until) {
@@ -110,12 +176,12 @@ func (c *Cache[K, V]) Put(k K, v V, r Read, until time.Time) {
 		return
 	}
 	if time.Since(c.rotated) >= c.ttl {
-		c.prev, c.cur, c.rotated = c.cur, make(map[K]*entry[V], len(c.cur)), time.Now()
+		c.prev, c.cur, c.rotated = c.cur, newGeneration[K, V](len(c.cur.entries)), time.Now()
 	}
-	if len(c.cur) >= c.max {
+	if len(c.cur.entries) >= c.max {
 		return
 	}
-	c.cur[k] = &entry[V]{v: v, at: r.at, wall: r.wall, until: until}
+	c.cur.put(k, &entry[V]{v: v, at: r.at, wall: r.wall, until: until}, c.scope(v))
 }
 
 // Forget drops every entry of scope s on this replica only, for a cache
@@ -127,18 +193,13 @@ func (c *Cache[K, V]) Forget(s Scope) { c.forget(s) }
 // listener has just (re)connected.
 func (c *Cache[K, V]) ForgetAll() { c.forgetAll() }
 
-// forget drops every entry of scope s.
+// forget drops every entry of scope s, visiting only those.
 func (c *Cache[K, V]) forget(s Scope) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.epoch.Add(1)
-	for _, m := range []map[K]*entry[V]{c.cur, c.prev} {
-		for k, e := range m {
-			if s.covers(c.scope(e.v)) {
-				delete(m, k)
-			}
-		}
-	}
+	c.cur.forget(s, c.scope)
+	c.prev.forget(s, c.scope)
 }
 
 // forgetAll drops every entry.
@@ -146,8 +207,8 @@ func (c *Cache[K, V]) forgetAll() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.epoch.Add(1)
-	clear(c.cur)
-	clear(c.prev)
+	c.cur.clear()
+	c.prev.clear()
 }
 
 // Changed makes a committed change of what scope s holds take effect: at

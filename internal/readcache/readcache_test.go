@@ -71,16 +71,16 @@ func TestGenerations(t *testing.T) {
 	time.Sleep(35 * time.Millisecond)
 	now := time.Now()
 	c.Put("new", item{"acme", "bob", 2}, c.Begin(now), time.Time{})
-	if len(c.prev) != 1 || len(c.cur) != 1 {
-		t.Fatalf("after a TTL: %d entries in the older generation, %d in the newer; want 1 and 1", len(c.prev), len(c.cur))
+	if len(c.prev.entries) != 1 || len(c.cur.entries) != 1 {
+		t.Fatalf("after a TTL: %d entries in the older generation, %d in the newer; want 1 and 1", len(c.prev.entries), len(c.cur.entries))
 	}
 	if _, ok := c.Get("new", now); !ok {
 		t.Error("the new entry is not served")
 	}
 	time.Sleep(35 * time.Millisecond)
 	c.Put("newer", item{"acme", "bob", 3}, c.Begin(time.Now()), time.Time{})
-	if _, kept := c.prev["old"]; kept || len(c.prev) != 1 {
-		t.Fatalf("after two TTLs the older generation holds %v; want only the entry of the last", c.prev)
+	if _, kept := c.prev.entries["old"]; kept || len(c.prev.entries) != 1 {
+		t.Fatalf("after two TTLs the older generation holds %v; want only the entry of the last", c.prev.entries)
 	}
 }
 
@@ -131,6 +131,29 @@ func TestForgetScopes(t *testing.T) {
 	c.forgetAll()
 	if got := served(); len(got) != 0 {
 		t.Errorf("after forgetting all: %s served", got)
+	}
+}
+
+// TestForgetAfterPutAgain: a key put again with a value of another scope
+// is forgotten by a change of its new scope, and not by one of its old.
+func TestForgetAfterPutAgain(t *testing.T) {
+	c := newTestCache(time.Minute, 10)
+	now := time.Now()
+	c.Put("k", item{"acme", "bob", 1}, c.Begin(now), time.Time{})
+	c.Put("k", item{"globex", "carol", 2}, c.Begin(now), time.Time{})
+	c.forget(Scope{OrgID: "acme", UserID: "bob"})
+	c.forget(Scope{OrgID: "acme"})
+	if v, ok := c.Get("k", now); !ok || v.n != 2 {
+		t.Fatalf("after changes of its old scope: %v, %v; want the new value", v, ok)
+	}
+	c.forget(Scope{OrgID: "globex", UserID: "carol"})
+	if _, ok := c.Get("k", now); ok {
+		t.Fatal("after a change of its new scope: served")
+	}
+	c.Put("k", item{"globex", "carol", 3}, c.Begin(now), time.Time{})
+	c.forget(Scope{OrgID: "globex"})
+	if _, ok := c.Get("k", now); ok {
+		t.Fatal("after a change of its new org: served")
 	}
 }
 
@@ -190,4 +213,26 @@ func TestConcurrentReadsAndChanges(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
+}
+
+// BenchmarkForget forgets one user's entries, and puts them back, in a
+// cache of 10,000 users' entries, in 1,000 orgs or in one, as every
+// wake-up heard from another replica does.
+func BenchmarkForget(b *testing.B) {
+	for _, orgs := range []int{1000, 1} {
+		b.Run(fmt.Sprint("orgs=", orgs), func(b *testing.B) {
+			c := newTestCache(time.Hour, 20000)
+			now := time.Now()
+			for i := range 10000 {
+				v := item{fmt.Sprint("org", i%orgs), fmt.Sprint("user", i), i}
+				c.Put(v.org+"/"+v.user, v, c.Begin(now), time.Time{})
+			}
+			v := item{fmt.Sprint("org", 7%orgs), "user7", 7}
+			b.ReportAllocs()
+			for b.Loop() {
+				c.forget(Scope{OrgID: v.org, UserID: v.user})
+				c.Put(v.org+"/"+v.user, v, c.Begin(now), time.Time{})
+			}
+		})
+	}
 }
