@@ -77,12 +77,15 @@ type Service struct {
 func NewService(d *db.DB, cfg Config, b *Broker) *Service {
 	s := &Service{db: d, cfg: cfg, broker: b, pages: newPageCache(d, cfg.PageCacheTTL)}
 	if s.pages != nil {
-		b.Heard(func(orgID, _ string) {
-			if orgID == "" {
+		b.Heard(func(orgID, key string) {
+			switch {
+			case orgID == "":
 				s.pages.ForgetAll()
-				return
+			case strings.HasPrefix(key, "#"):
+				// A channel's waiters: nothing a page shows changed.
+			default:
+				s.pages.Forget(readcache.Scope{OrgID: orgID})
 			}
-			s.pages.Forget(readcache.Scope{OrgID: orgID})
 		})
 	}
 	return s

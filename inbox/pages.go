@@ -17,7 +17,8 @@ import (
 // (orgs announces it through MembersChanged). It takes effect at once on
 // the replica that made it, and on the others when the wake-up that
 // announces it arrives, within milliseconds; their brokers forget the org's
-// pages before they wake anyone. A lost wake-up lets another replica show
+// pages before they wake anyone (a channel's wake-ups, which change nothing
+// a page shows, forget nothing). A lost wake-up lets another replica show
 // the old page for at most DefaultPageCacheTTL more, and a broker whose
 // listener reconnects forgets every page.
 const DefaultPageCacheTTL = time.Second

@@ -278,6 +278,23 @@ func TestPageCacheOtherReplicas(t *testing.T) {
 	stopWatch()
 
 	cachedInbox(t, d, b, "acme", "a")
+	// A channel's wake-up (a post) changes nothing a page shows: the page
+	// stays cached.
+	posted, stopPosted := b.Broker().Watch("acme", "#eng")
+	a.Broker().Wake("acme", "#eng")
+	select {
+	case <-posted:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the channel's wake-up did not reach the other replica")
+	}
+	stopPosted()
+	if n := dbtest.Statements(d, func() {
+		if _, _, err := b.Inbox(ctx, "acme", "a", 10, ""); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Fatalf("after a channel's wake-up the page cost %d statements; want 0 (still cached)", n)
+	}
 	if _, _, err := a.Propose(ctx, "acme", "a", q.ID, "a draft"); err != nil {
 		t.Fatal(err)
 	}
