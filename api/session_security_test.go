@@ -70,6 +70,17 @@ func TestSessionsBelongToTheirUser(t *testing.T) {
 				t.Fatal(err)
 			}
 			sid := cs.ID()
+			// The client opens its event stream in the background after
+			// initialize; under load it may not be attached yet, and a post
+			// before then reaches no stream. Wait until one reaches it, then
+			// for the notifications of any further posts, so that the one
+			// awaited at the end can only come from the stream surviving all
+			// that follows.
+			post := func() { ok(t, u["bob"], "post_message", map[string]any{"channel": "dev", "text": "still there?"}) }
+			if uri := attached(t, updates, post); uri != "ctalk://channels/dev" {
+				t.Fatalf("notification for %s", uri)
+			}
+			drained(updates)
 			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 			defer cancel()
 			ping := `{"jsonrpc":"2.0","id":9,"method":"ping"}`
@@ -95,7 +106,7 @@ func TestSessionsBelongToTheirUser(t *testing.T) {
 				t.Errorf("bob's event stream on an anonymous session: %d, want 405", resp.StatusCode)
 			}
 			// Nothing above ended alice's session or its stream.
-			ok(t, u["bob"], "post_message", map[string]any{"channel": "dev", "text": "still there?"})
+			post()
 			if uri := nextUpdate(t, updates); uri != "ctalk://channels/dev" {
 				t.Fatalf("notification for %s", uri)
 			}
