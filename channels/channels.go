@@ -17,7 +17,6 @@ import (
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
-	"github.com/ctalk/ctalk/internal/readcache"
 	"github.com/ctalk/ctalk/orgs"
 )
 
@@ -46,9 +45,9 @@ type Waker interface {
 	// Watch is Subscribe for a listener that is not an agent waiting.
 	Watch(orgID, key string) (<-chan struct{}, func())
 	Wake(orgID, key string)
-	// Heard makes fn hear the wake-ups of other replicas before they wake
-	// anyone here, and (orgID empty) a reconnect after which some may have
-	// been lost.
+	// Heard makes fn hear every wake-up, of this replica or another,
+	// before it wakes anyone here, and (orgID empty) a reconnect after
+	// which some may have been lost.
 	Heard(fn func(orgID, key string))
 }
 
@@ -357,14 +356,11 @@ func addMembers(ctx context.Context, q db.Querier, orgID, name string, ids []str
 
 // wakeUsers wakes the waits of users whose channels changed, so that a wait
 // on all of their channels starts watching a new one.
-//
-// A wake-up also forgets, first, that a user had no alerts pending: every
-// alert and every decision on a held post is announced by waking its user.
+// Every alert and every decision on a held post is announced this way, and
+// the waker's wake-ups first forget that the user had no alerts pending
+// (see heard).
 func (s *Service) wakeUsers(orgID string, ids []string) {
 	for _, id := range ids {
-		if s.noAlerts != nil {
-			s.noAlerts.Forget(readcache.Scope{OrgID: orgID, UserID: id})
-		}
 		s.waker.Wake(orgID, id)
 	}
 }

@@ -28,13 +28,13 @@ type Broker struct {
 	heard []func(orgID, key string)
 }
 
-// Heard makes fn hear every wake-up that another replica sends, with its
-// org and key (a user id, or a channel's key), before any waiter here is
-// woken by it, and, with orgID empty, every (re)connect of Listen, after
-// which the wake-ups sent meanwhile are lost. Caches whose changes announce
-// themselves as wake-ups forget with it what the change touched (the inbox's
-// pages, channels' knowledge that a user has no alerts), so that a woken
-// agent reads anew.
+// Heard makes fn hear every wake-up, of this replica (Wake) or sent by
+// another (Listen), with its org and key (a user id, or a key of channels'),
+// before any waiter here is woken by it, and, with orgID empty, every
+// (re)connect of Listen, after which the wake-ups sent meanwhile are lost.
+// Caches whose changes announce themselves as wake-ups forget with it what
+// the change touched (the inbox's pages, channels' knowledge that a user has
+// no alerts), on every replica alike, so that a woken agent reads anew.
 func (b *Broker) Heard(fn func(orgID, key string)) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -101,6 +101,7 @@ func (b *Broker) subscribe(orgID, userID string, weight int) (<-chan struct{}, f
 // while Publish runs, those of other replicas through Postgres. Call it once
 // the change it announces has committed. It never blocks.
 func (b *Broker) Wake(orgID, userID string) {
+	b.hear(orgID, userID)
 	b.wakeLocal(orgID, userID)
 	if b.publishing.Load() {
 		select {
@@ -170,11 +171,9 @@ func notifyPayload(orgID, userID string) string { return orgID + "/" + userID }
 
 // Listen relays the wake-ups of other replicas to this one's waiters until
 // ctx ends, so that a commit on one replica wakes waiters on every other.
-// A wake-up first forgets the cached pages of its org (see
-// DefaultPageCacheTTL), so that a woken agent reads them anew. After each
-// (re)connect it forgets every cached page and wakes every local waiter,
-// because wake-ups sent while it was away are lost. It returns at once on
-// SQLite.
+// A wake-up is heard first (see Heard). After each (re)connect it is heard
+// with no org, and it wakes every local waiter, because wake-ups sent while
+// it was away are lost. It returns at once on SQLite.
 func (b *Broker) Listen(ctx context.Context, d *db.DB, log *slog.Logger) {
 	d.Listen(ctx, notifyChannel, func() {
 		b.hear("", "")

@@ -14,7 +14,6 @@ import (
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
-	"github.com/ctalk/ctalk/internal/readcache"
 	"github.com/ctalk/ctalk/orgs"
 )
 
@@ -72,21 +71,12 @@ type Service struct {
 }
 
 // NewService returns a Service over d that wakes waiters through b, whose
-// listener also forgets the service's cached pages on other replicas'
-// changes.
+// wake-ups, of this replica or another, also forget the service's cached
+// pages.
 func NewService(d *db.DB, cfg Config, b *Broker) *Service {
 	s := &Service{db: d, cfg: cfg, broker: b, pages: newPageCache(d, cfg.PageCacheTTL)}
 	if s.pages != nil {
-		b.Heard(func(orgID, key string) {
-			switch {
-			case orgID == "":
-				s.pages.ForgetAll()
-			case strings.HasPrefix(key, "#"):
-				// A channel's waiters: nothing a page shows changed.
-			default:
-				s.pages.Forget(readcache.Scope{OrgID: orgID})
-			}
-		})
+		b.Heard(s.forgetPages)
 	}
 	return s
 }

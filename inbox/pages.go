@@ -1,6 +1,7 @@
 package inbox
 
 import (
+	"strings"
 	"time"
 
 	"github.com/ctalk/ctalk/db"
@@ -60,17 +61,27 @@ func newPageCache(d *db.DB, ttl time.Duration) *pageCache {
 }
 
 // changed makes a committed change of orgID's questions, drafts or pair
-// statistics take effect: it forgets the org's pages on this replica, then
-// wakes the waiters of users here and, through the broker, on every other
-// replica, whose brokers forget the org's pages before they wake anyone.
-// The forget comes first, so that an agent woken by the change and calling
+// statistics take effect: it wakes the waiters of users, here and on every
+// other replica, whose brokers each forget the org's pages first (see
+// forgetPages), so that an agent woken by the change and calling
 // check_inbox reads the page anew.
 func (s *Service) changed(orgID string, users ...string) {
-	if s.pages != nil {
-		s.pages.Forget(readcache.Scope{OrgID: orgID})
-	}
 	for _, u := range users {
 		s.broker.Wake(orgID, u)
+	}
+}
+
+// forgetPages is how the service hears a wake-up of its broker (see
+// Broker.Heard): it forgets the pages of the wake-up's org, or every page
+// after a reconnect. The keys of channels (a channel's waiters, "#name",
+// and an MCP session's subscriptions, "~id") change nothing a page shows.
+func (s *Service) forgetPages(orgID, key string) {
+	switch {
+	case orgID == "":
+		s.pages.ForgetAll()
+	case strings.HasPrefix(key, "#"), strings.HasPrefix(key, "~"):
+	default:
+		s.pages.Forget(readcache.Scope{OrgID: orgID})
 	}
 }
 

@@ -278,22 +278,25 @@ func TestPageCacheOtherReplicas(t *testing.T) {
 	stopWatch()
 
 	cachedInbox(t, d, b, "acme", "a")
-	// A channel's wake-up (a post) changes nothing a page shows: the page
+	// The wake-ups of channels (a post to a channel's waiters, a change of
+	// an MCP session's subscriptions) change nothing a page shows: the page
 	// stays cached.
-	posted, stopPosted := b.Broker().Watch("acme", "#eng")
-	a.Broker().Wake("acme", "#eng")
-	select {
-	case <-posted:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the channel's wake-up did not reach the other replica")
+	for _, key := range []string{"#eng", "~session"} {
+		heard, stopHeard := b.Broker().Watch("acme", key)
+		a.Broker().Wake("acme", key)
+		select {
+		case <-heard:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the wake-up of %s did not reach the other replica", key)
+		}
+		stopHeard()
 	}
-	stopPosted()
 	if n := dbtest.Statements(d, func() {
 		if _, _, err := b.Inbox(ctx, "acme", "a", 10, ""); err != nil {
 			t.Fatal(err)
 		}
 	}); n != 0 {
-		t.Fatalf("after a channel's wake-up the page cost %d statements; want 0 (still cached)", n)
+		t.Fatalf("after channels' wake-ups the page cost %d statements; want 0 (still cached)", n)
 	}
 	if _, _, err := a.Propose(ctx, "acme", "a", q.ID, "a draft"); err != nil {
 		t.Fatal(err)
