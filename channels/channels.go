@@ -78,6 +78,10 @@ type Service struct {
 	shared  sharedReads
 	// noAlerts knows who has nothing pending (noalerts.go); nil when off.
 	noAlerts *noAlertsCache
+	// between, when set, runs between the read of a channel's messages and
+	// the check of its readers' membership (see betweenReads); only tests
+	// set it.
+	between func()
 }
 
 // NewService returns a Service over d that wakes waiters through w.

@@ -299,31 +299,46 @@ func (s *Service) Messages(ctx context.Context, c Caller, name string, r Read) (
 	if r.After < 0 {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "after must be 0 or a seq from an earlier message")
 	}
-	ch, err := memberChannel(ctx, s.db, c, name)
+	name, err := ParseName(name)
 	if err != nil {
 		return nil, err
 	}
 	p := &Page{}
 	if r.Latest > 0 {
-		if p.Messages, err = queryMessages(ctx, s.db, c.UserID, latestMessagesSQL, c.OrgID, ch.Name, r.Latest); err != nil {
+		if p.Messages, err = queryMessages(ctx, s.db, c.UserID, latestMessagesSQL, c.OrgID, name, r.Latest); err != nil {
 			return nil, err
 		}
 		slices.Reverse(p.Messages)
 	} else {
-		if p.Messages, err = queryMessages(ctx, s.db, c.UserID, messagesAfterSQL, c.OrgID, ch.Name, r.After, r.Limit+1); err != nil {
+		if p.Messages, err = queryMessages(ctx, s.db, c.UserID, messagesAfterSQL, c.OrgID, name, r.After, r.Limit+1); err != nil {
 			return nil, err
 		}
 		if len(p.Messages) > r.Limit {
 			p.Messages, p.HasMore = p.Messages[:r.Limit], true
 		}
 	}
+	// The membership is checked after the messages are read, never before:
+	// see newAfter.
+	s.betweenReads()
+	if _, err := memberChannel(ctx, s.db, c, name); err != nil {
+		return nil, err
+	}
 	if len(p.Messages) == 0 || r.Peek {
 		return p, nil
 	}
-	if err := s.cursors.advance(ctx, c, ch.Name, p.Messages[len(p.Messages)-1].Seq); err != nil {
+	if err := s.cursors.advance(ctx, c, name, p.Messages[len(p.Messages)-1].Seq); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// betweenReads runs Service.between, when set, between the read of a
+// channel's messages and the check of its readers' membership: tests commit
+// a leave and a post there, the interleaving a real leave and post can reach.
+func (s *Service) betweenReads() {
+	if s.between != nil {
+		s.between()
+	}
 }
 
 // newAfter is Messages for a wait after a sequence number, on a channel
@@ -335,11 +350,24 @@ func (s *Service) Messages(ctx context.Context, c Caller, name string, r Read) (
 // Returns ENotFound, EForbidden (no longer a member).
 func (s *Service) newAfter(ctx context.Context, c Caller, name string, after int64) ([]*Message, error) {
 	shared, err := s.shared.page(pageKey{c.OrgID, name, after}, c.UserID, func(ctx context.Context, readers []string) (*sharedPage, error) {
-		members, err := membersAmong(ctx, s.db, s.db.Engine, c.OrgID, name, readers)
+		// The messages first, then which readers are members, never the
+		// other way round. Checked first, a membership could be read just
+		// before a leave, and the messages just after a post that followed
+		// it: the leaver would be handed a post made after they left. In
+		// this order, each statement sees everything committed before it
+		// began (SQLite's WAL and Postgres's read committed alike), so every
+		// message of the page was committed before the check began: a
+		// reader the check finds a member was one after every message of
+		// the page existed, and may read them all, as get_messages reads a
+		// channel's history. A reader who left before any of them is not a
+		// member at the check (unless they joined or were invited again,
+		// and may then read them too).
+		msgs, err := queryMessages(ctx, s.db, "", messagesAfterSQL, c.OrgID, name, after, MaxHanded)
 		if err != nil {
 			return nil, err
 		}
-		msgs, err := queryMessages(ctx, s.db, "", messagesAfterSQL, c.OrgID, name, after, MaxHanded)
+		s.betweenReads()
+		members, err := membersAmong(ctx, s.db, s.db.Engine, c.OrgID, name, readers)
 		return &sharedPage{msgs: msgs, members: members}, err
 	})
 	if err != nil {

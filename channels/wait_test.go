@@ -152,32 +152,9 @@ func TestWokenWaitersCheckedEach(t *testing.T) {
 		s := fixture(t, d)
 		noRecheck(s)
 		const waiters, leavers = 24, 6
-		ids := make([]string, waiters)
-		for i := range ids {
-			ids[i] = fmt.Sprintf("w%02d", i)
-			if _, err := dbtest.Exec(d, `INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ('acme', $1, $1, 'x', 'member', $2, $2)`, ids[i], d.Now()); err != nil {
-				t.Fatal(err)
-			}
-		}
+		ids := seedPeople(t, d, "w", waiters)
 		must(s.Create(ctx, alice, NewChannel{Name: "all", Members: ids}))
-		type result struct {
-			d   *Delivery
-			err error
-		}
-		results := make([]chan result, waiters)
-		for i, id := range ids {
-			results[i] = make(chan result, 1)
-			go func() {
-				after := int64(0)
-				d, err := s.Wait(ctx, Caller{OrgID: "acme", UserID: id}, "all", &after, WaitOptions{Timeout: 30 * time.Second})
-				results[i] <- result{d, err}
-			}()
-		}
-		for deadline := time.Now().Add(10 * time.Second); s.waker.(interface{ Waiting() int }).Waiting() < waiters; time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatal("the waiters did not all subscribe")
-			}
-		}
+		results := waitAll(t, s, ids, "all")
 		for _, id := range ids[:leavers] {
 			must(s.Leave(ctx, Caller{OrgID: "acme", UserID: id}, "all"))
 		}
