@@ -73,7 +73,7 @@ func TestREST(t *testing.T) {
 				t.Fatalf("list: %d %v", code, m)
 			}
 			code, m = e.rest(t, tok["bob"], "POST", "/api/v1/channels/dev/messages", `{"text": "from a script", "priority": "high"}`)
-			if code != 201 || m["seq"] != 1.0 || m["posted_by_agent"] != true || m["priority"] != "high" {
+			if code != 201 || m["seq"] != 1.0 || m["posted_by_agent"] != true || m["priority"] != "high" || m["from_name"] != "Bob" {
 				t.Fatalf("post: %d %v", code, m)
 			}
 			if code, m = e.rest(t, tok["bob"], "POST", "/api/v1/channels/dev/messages", `{"text": "x", "colour": "red"}`); code != 400 || !strings.Contains(m["message"].(string), "colour") {

@@ -168,7 +168,7 @@ func (s *Service) publish(ctx context.Context, tx db.Querier, c Caller, name str
 		return nil, err
 	}
 	m.CreatedAt = s.db.Now()
-	err = tx.QueryRow(ctx, nextSeqSQL, c.OrgID, ch.Name, m.CreatedAt).Scan(&m.Seq)
+	err = tx.QueryRow(ctx, nextSeqSQL, c.OrgID, ch.Name, m.CreatedAt, c.UserID).Scan(&m.Seq, &m.FromName)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, archived(ch.Name)
 	}

@@ -40,7 +40,7 @@ func TestPostAndRead(t *testing.T) {
 		must(s.Create(ctx, alice, NewChannel{Name: "dev", Members: []string{"bob"}}))
 
 		m := must(s.Post(ctx, alice, Post{Channel: "dev", Text: "  deploy at 5, @bob and @nobody and @channel  ", Type: "status", Priority: "URGENT", ByAgent: true}))
-		if m.Seq != 1 || m.Priority != PriorityUrgent || m.Type != "status" || !m.ByAgent || m.From != "alice" ||
+		if m.Seq != 1 || m.Priority != PriorityUrgent || m.Type != "status" || !m.ByAgent || m.From != "alice" || m.FromName != "Name of alice" ||
 			m.Text != "deploy at 5, @bob and @nobody and @channel" || !slices.Equal(m.Mentions, []string{"bob", MentionChannel}) {
 			t.Fatalf("posted %+v", m)
 		}
