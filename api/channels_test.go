@@ -44,6 +44,11 @@ func TestChannelTools(t *testing.T) {
 		}
 		reply := ok(t, u["carol"], "post_message", map[string]any{"channel": "dev", "text": "on it", "reply_to": posted["message_id"]})
 		fail(t, u["carol"], "post_message", map[string]any{"channel": "dev", "text": "x", "priority": "whenever"}, "invalid")
+		// Carol replied after bob's post, unread for her: her own reply is
+		// never unread.
+		if mine := list(ok(t, u["carol"], "get_unread", nil), "messages"); len(mine) != 1 || field(mine[0], "message_id") != posted["message_id"] {
+			t.Fatalf("carol's get_unread after her reply = %v, want bob's post alone", mine)
+		}
 
 		unread := ok(t, u["alice"], "get_unread", nil)
 		msgs := list(unread, "messages")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
@@ -140,6 +141,36 @@ func TestLatestAndUnread(t *testing.T) {
 			if c.UnreadCount != 0 {
 				t.Fatalf("%s has %d unread after get_unread handed all", c.Name, c.UnreadCount)
 			}
+		}
+	})
+}
+
+// TestOwnPostsNeverUnread: a post made after an unread message leaves that
+// message unread, but get_unread, and a wait for unread messages, hand over
+// only the others' messages, and read past one's own.
+func TestOwnPostsNeverUnread(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		s := fixture(t, d)
+		must(s.Create(ctx, alice, NewChannel{Name: "dev", Members: []string{"bob"}}))
+		must(s.Create(ctx, alice, NewChannel{Name: "ops", Members: []string{"bob"}}))
+		must(s.Post(ctx, alice, Post{Channel: "dev", Text: "deploy?"}))
+		must(s.Post(ctx, bob, Post{Channel: "dev", Text: "bob: after alice's, unread"}))
+		must(s.Post(ctx, alice, Post{Channel: "dev", Text: "go"}))
+		must(s.Post(ctx, bob, Post{Channel: "dev", Text: "bob: last"}))
+		u := must(s.Unread(ctx, bob, ""))
+		if got := texts(u.Messages); !slices.Equal(got, []string{"deploy?", "go"}) || u.UnreadLeft != 0 {
+			t.Fatalf("bob's get_unread = %q, %d left; want alice's two messages only, none left", got, u.UnreadLeft)
+		}
+		if u := must(s.Unread(ctx, bob, "")); len(u.Messages) != 0 {
+			t.Fatalf("bob's second get_unread = %q, want nothing", texts(u.Messages))
+		}
+
+		must(s.Post(ctx, alice, Post{Channel: "ops", Text: "paged"}))
+		must(s.Post(ctx, bob, Post{Channel: "ops", Text: "bob: looking"}))
+		w := must(s.Wait(ctx, bob, "ops", nil, WaitOptions{Timeout: time.Second}))
+		if got := texts(w.Messages); !slices.Equal(got, []string{"paged"}) {
+			t.Fatalf("bob's wait for unread = %q, want alice's message only", got)
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/ctalk/ctalk"
@@ -48,8 +49,9 @@ var errClaimed = errors.New("read cursor moved by a concurrent call")
 // Unread hands over the caller's unread messages, in every channel they are
 // a member of or only in channel name when it is not empty: oldest first in
 // each channel, at most MaxHanded in all, and moves the read cursors past
-// the messages handed over. Two concurrent calls of one user never hand over
-// the same message.
+// the messages handed over. The caller's own posts are never handed over:
+// the cursors move past them too. Two concurrent calls of one user never
+// hand over the same message.
 //
 // Returns EInvalid, ENotFound, EForbidden (not a member of name).
 func (s *Service) Unread(ctx context.Context, c Caller, name string) (*Delivery, error) {
@@ -90,6 +92,10 @@ func (s *Service) claim(ctx context.Context, c Caller, name string) (*Delivery, 
 			for _, m := range d.Messages {
 				last[m.Channel] = m.Seq
 			}
+			// The caller's own posts are read past, never handed over: a
+			// post made after an unread message leaves the cursor before
+			// that message (see readOwnPostSQL), but is not unread itself.
+			d.Messages = slices.DeleteFunc(d.Messages, func(m *Message) bool { return m.From == c.UserID })
 			for ch, seq := range last {
 				res, err := tx.Exec(ctx, claimReadSQL, c.OrgID, ch, c.UserID, cursors[ch], seq)
 				if err != nil {
