@@ -112,7 +112,15 @@ func (p *Pages) renderChannels(c echo.Context, status int, form createForm, errs
 // as its first member.
 func (p *Pages) createChannel(c echo.Context) error {
 	start := time.Now()
-	form := createForm{Name: c.FormValue("name"), Topic: c.FormValue("topic"), Private: c.FormValue("visibility") == "private"}
+	visibility := c.FormValue("visibility")
+	form := createForm{Name: c.FormValue("name"), Topic: c.FormValue("topic"), Private: visibility == "private"}
+	if visibility != "" && visibility != "public" && visibility != "private" {
+		// A value the form does not offer is refused, not taken for public:
+		// a channel meant to be hidden must never be created open.
+		err := ctalk.Errorf(ctalk.EInvalid, "Who can see it must be public or private, not %q: choose one of the two and create the channel again.", ctalk.Shorten(visibility, 40))
+		p.recordAction(c, "web:create_channel", start, err)
+		return p.renderChannels(c, http.StatusBadRequest, form, map[string]string{"form": ctalk.ErrorMessage(err)})
+	}
 	ch, err := p.channels.Create(c.Request().Context(), caller(c), channels.NewChannel{Name: form.Name, Private: form.Private, Topic: form.Topic})
 	name := ""
 	if ch != nil {

@@ -75,11 +75,17 @@ func TestChannelsCreateAndList(t *testing.T) {
 			{"no name", "name-error", "The name is required", url.Values{"name": {""}}, http.StatusBadRequest},
 			{"taken name", "name-error", "exists already", url.Values{"name": {"release-42"}}, http.StatusConflict},
 			{"long topic", "topic-error", "The topic is 251 characters", url.Values{"name": {"fine"}, "topic": {strings.Repeat("t", channels.MaxTopicLen+1)}}, http.StatusBadRequest},
+			// A visibility the form does not offer is refused, never taken for public.
+			{"unknown visibility", "create-error", "must be public or private, not &#34;secret&#34;", url.Values{"name": {"hidden"}, "visibility": {"secret"}}, http.StatusBadRequest},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				code, page := bob.post("/channels", tc.form)
 				wantStatus(t, tc.name, code, tc.status, page)
-				mustShow(t, tc.name, page, `id="`+tc.field+`"`, tc.text, `aria-invalid="true"`, `value="`+tc.form.Get("name")+`"`)
+				invalid := `aria-invalid="true"`
+				if tc.field == "create-error" {
+					invalid = `role="alert"`
+				}
+				mustShow(t, tc.name, page, `id="`+tc.field+`"`, tc.text, invalid, `value="`+tc.form.Get("name")+`"`)
 			})
 		}
 		if got := s.channelNames(t, "acme", "bob"); strings.Join(got, ",") != "release-42,secret" {
