@@ -168,7 +168,7 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	e.GET("/metrics", s.metricsHandler())
 	e.GET("/approve/:token", s.approvalLink)
 	e.POST("/approve/:token", s.approvalLinkPost)
-	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, mcpCORS, s.bearer, s.bindSession, s.eventStream, s.jsonRPCBody, s.challengeAnonymous, s.parkWaits)
+	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, mcpCORS, s.bearer, s.bindSession, s.eventStream, s.jsonRPCBody, s.challengeAnonymous, s.parkWaits, s.resourceReadErrors)
 	s.mountOAuth(e)
 	s.registerREST(e)
 	s.echo = e

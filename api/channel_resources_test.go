@@ -2,12 +2,15 @@ package api_test
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	mcpgoclient "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctalk/ctalk/db/dbtest"
@@ -71,14 +74,33 @@ func TestChannelsAsResources(t *testing.T) {
 			t.Fatalf("after resources/read, get_unread returned %d messages, want 3", n)
 		}
 
-		for who, uri := range map[*mcp.ClientSession]string{
-			bob:            "ctalk://channels/secret",
-			other["alice"]: "ctalk://channels/secret",
-			other["bob"]:   "ctalk://channels/nope",
+		// An unknown resource is the specification's invalid params,
+		// "Resource not found", with its URI; never an internal error.
+		for _, c := range []struct {
+			who  *mcp.ClientSession
+			uri  string
+			hint string
+		}{
+			{bob, "ctalk://channels/secret", "list_channels"},
+			{other["alice"], "ctalk://channels/secret", "list_channels"},
+			{other["bob"], "ctalk://channels/nope", "list_channels"},
+			{bob, "ctalk://channels/no%20such%20name", "channel"},
 		} {
-			if _, err := who.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri}); err == nil || !strings.Contains(err.Error(), "not found") {
-				t.Errorf("resources/read %s: %v, want not found", uri, err)
+			_, err := c.who.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: c.uri})
+			var rpc *jsonrpc.Error
+			if !errors.As(err, &rpc) || rpc.Code != -32602 || !strings.HasPrefix(rpc.Message, "Resource not found: ") ||
+				!strings.Contains(rpc.Message, c.hint) || string(rpc.Data) != mustJSON(map[string]string{"uri": c.uri}) {
+				t.Errorf("resources/read %s: %#v (%v), want code -32602, \"Resource not found: ...%s...\" and the URI as data", c.uri, rpc, err, c.hint)
 			}
+			// The 2026-07-28 transport answers invalid params with 400.
+			if era == eraStateless && !strings.Contains(fmt.Sprint(err), "Bad Request") {
+				t.Errorf("resources/read %s in the %s era: %v, want status 400", c.uri, era, err)
+			}
+		}
+		// A URI of no resource template, which mcp-go answers itself.
+		var rpc *jsonrpc.Error
+		if _, err := bob.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "ctalk://elsewhere/dev"}); !errors.As(err, &rpc) || rpc.Code != -32602 || !strings.Contains(strings.ToLower(rpc.Message), "resource not found") {
+			t.Errorf("resources/read of a URI of no template: %#v (%v), want code -32602, resource not found", rpc, err)
 		}
 		if _, err := carol.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "ctalk://channels/dev"}); err == nil || !strings.Contains(err.Error(), "forbidden") {
 			t.Errorf("a public channel carol is not in: %v, want forbidden", err)
