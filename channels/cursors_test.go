@@ -81,6 +81,43 @@ func TestReadCursorsClose(t *testing.T) {
 	})
 }
 
+// TestReadCursorsNeverMoveBack reads newer messages and then older ones in
+// separate batches of cursor moves, one reader at a time (each reader's
+// own list writes its batch) and two readers in one batch: every cursor
+// stays at the newest message read.
+func TestReadCursorsNeverMoveBack(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		s := fixture(t, d)
+		s.cursors.delay, s.cursors.maxDelay = time.Hour, time.Hour
+		must(s.Create(ctx, alice, NewChannel{Name: "dev", Members: []string{"bob", "carol"}}))
+		for i := range 5 {
+			must(s.Post(ctx, alice, Post{Channel: "dev", Text: fmt.Sprint("m", i+1)}))
+		}
+		other := NewService(d, DefaultConfig(), inbox.NewBroker())
+		for _, c := range []Caller{bob, carol} {
+			must(s.Messages(ctx, c, "dev", Read{After: 2, Limit: 10}))
+			if got := unreadOf(t, s, c, "dev"); got != 0 {
+				t.Fatalf("%s read all 5: %d unread, want 0", c.UserID, got)
+			}
+		}
+		// Older messages again, in a batch of their own: bob's written by
+		// his own list, then bob's and carol's together.
+		must(s.Messages(ctx, bob, "dev", Read{After: 0, Limit: 1}))
+		if got := unreadOf(t, s, bob, "dev"); got != 0 {
+			t.Fatalf("bob read seq 1 again after seq 5: %d unread, want 0", got)
+		}
+		must(s.Messages(ctx, bob, "dev", Read{After: 1, Limit: 2}))
+		must(s.Messages(ctx, carol, "dev", Read{After: 0, Limit: 2}))
+		s.cursors.flush(0)
+		for _, c := range []Caller{bob, carol} {
+			if got := unreadOf(t, other, c, "dev"); got != 0 {
+				t.Errorf("%s read older messages after newer: %d unread, want 0", c.UserID, got)
+			}
+		}
+	})
+}
+
 func unreadOf(t *testing.T, s *Service, c Caller, name string) int64 {
 	t.Helper()
 	return must(s.Channel(context.Background(), c, name)).UnreadCount
