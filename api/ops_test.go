@@ -53,7 +53,7 @@ func TestAuditLogRecordsToolCalls(t *testing.T) {
 			t.Fatalf("send_response events = %v", events)
 		}
 		ask := auditEvents(t, alice, "acme", map[string]any{"tool": "ask_person"}, 1)
-		if len(ask) != 1 || ask[0]["user_id"] != "bob" || ask[0]["org_id"] != "acme" || !strings.Contains(mustJSON(ask[0]["ids"]), id) {
+		if len(ask) != 1 || ask[0]["user_id"] != "bob" || ask[0]["org_id"] != "acme" || mustJSON(ask[0]["ids"]) != `["alice","`+id+`"]` {
 			t.Fatalf("ask_person events = %v", ask)
 		}
 		if refused := auditEvents(t, alice, "acme", map[string]any{"outcome": "conflict"}, 1); len(refused) != 1 {
