@@ -108,7 +108,8 @@ type Ask struct {
 
 // Ask stores a question from askerID to another user of the same org and
 // wakes the recipient. A repeated IdempotencyKey returns the original
-// question, also under concurrent retries.
+// question, also under concurrent retries, and whatever the limits say by
+// then: a retry is not a new ask.
 //
 // Returns EInvalid, ENotFound (no such recipient in the org), EConflict (key
 // reused for another question), ERateLimited.
@@ -141,17 +142,23 @@ func (s *Service) Ask(ctx context.Context, orgID, askerID string, in Ask) (*Ques
 	if existing == nil {
 		q.ID, q.CreatedAt = newID(messageIDPrefix), s.db.Now()
 		inserted, err := s.insertQuestion(ctx, orgID, q)
-		if err != nil {
+		// A concurrent ask with the same key may have been stored first,
+		// and counted toward the limits that now refuse this one: a retry
+		// of it is not a new ask, and gets it.
+		if err != nil && !(key != "" && ctalk.ErrorCode(err) == ctalk.ERateLimited) {
 			return nil, err
 		}
 		if !inserted {
-			// A concurrent retry with the same key was stored first.
-			if existing, err = byKey(ctx, s.db, orgID, askerID, key); err != nil {
+			stored, lookErr := byKey(ctx, s.db, orgID, askerID, key)
+			switch {
+			case lookErr != nil:
+				return nil, lookErr
+			case stored == nil && err != nil:
 				return nil, err
-			}
-			if existing == nil {
+			case stored == nil:
 				return nil, ctalk.Errorf(ctalk.EConflict, "this idempotency_key was taken by a concurrent ask that is not visible yet; retry the call")
 			}
+			existing = stored
 		}
 	}
 	if existing != nil {

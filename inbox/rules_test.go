@@ -3,6 +3,7 @@ package inbox_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -278,6 +279,91 @@ func TestAskIdempotencyKeys(t *testing.T) {
 		}
 		if n != 3 {
 			t.Fatalf("asker stored %d questions in acme, want 3 (one for key k1, two without a key)", n)
+		}
+	})
+}
+
+// TestIdempotentRetryIsNotANewAsk retries an ask with its key, one after
+// another and concurrently, and once the asker's rate and the pair's loop
+// breaker are exhausted: every retry gets the stored question, none is
+// refused, stored or counted in the pair's statistics, and the limits count
+// the one question alone.
+func TestIdempotentRetryIsNotANewAsk(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		rulesOrgs(t, d)
+		ctx := context.Background()
+		limited := func(perMinute, loopMax int) *inbox.Service {
+			cfg := inbox.DefaultConfig()
+			cfg.AsksPerMinute, cfg.LoopMax = perMinute, loopMax
+			return inbox.NewService(d, cfg, inbox.NewBroker())
+		}
+		retry := func(s *inbox.Service, what string, in inbox.Ask, want *inbox.Question) {
+			t.Helper()
+			got, err := s.Ask(ctx, "acme", "asker", in)
+			if err != nil || got.ID != want.ID {
+				// Errorf: concurrent retries call it from their goroutines.
+				t.Errorf("%s: %+v (err %v), want the stored %s", what, got, err, want.ID)
+			}
+		}
+
+		// The asker may ask 2 questions a minute; the second is sent 8
+		// times at once with one key, as a client retrying would: one is
+		// stored, and the others get it, not a refusal for the rate it
+		// exhausted.
+		rate := limited(2, 0)
+		if _, err := rate.Ask(ctx, "acme", "asker", inbox.Ask{To: "bystander", Text: "first"}); err != nil {
+			t.Fatal(err)
+		}
+		in := inbox.Ask{To: "answerer", Text: "deploy window?", IdempotencyKey: "k-rate"}
+		ids := make([]string, 8)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range ids {
+			wg.Go(func() {
+				<-start
+				q, err := rate.Ask(ctx, "acme", "asker", in)
+				if err != nil {
+					t.Errorf("concurrent ask %d with one key: %v, want the one question", i, err)
+					return
+				}
+				ids[i] = q.ID
+			})
+		}
+		close(start)
+		wg.Wait()
+		if t.Failed() {
+			t.FailNow()
+		}
+		stored := &inbox.Question{ID: ids[0]}
+		for _, id := range ids {
+			if id != stored.ID {
+				t.Fatalf("concurrent asks with one key got different questions: %q", ids)
+			}
+		}
+		for range 3 {
+			retry(rate, "a retry at the exhausted rate", in, stored)
+		}
+		_, err := rate.Ask(ctx, "acme", "asker", inbox.Ask{To: "answerer", Text: "third"})
+		wantRefusal(t, "the third ask of the minute", err, ctalk.ERateLimited, "retry after")
+		c, err := rate.Between(ctx, "acme", "asker", "answerer", 10)
+		if err != nil || c.YouAsked != 1 || len(c.Recent) != 1 {
+			t.Fatalf("after 11 asks of one question: %+v (err %v), want 1 asked, 1 question", c, err)
+		}
+
+		loop := limited(0, 2)
+		in = inbox.Ask{To: "bystander", Text: "still there?", IdempotencyKey: "k-loop"}
+		pairFirst, err := loop.Ask(ctx, "acme", "asker", in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		retry(loop, "a retry in the pair", in, pairFirst)
+		// With "first" above, the pair has exchanged 2 questions, the
+		// loop breaker's limit.
+		_, err = loop.Ask(ctx, "acme", "asker", inbox.Ask{To: "bystander", Text: "and now?"})
+		wantRefusal(t, "the pair's third ask", err, ctalk.ERateLimited, "loop")
+		retry(loop, "a retry at the exhausted loop breaker", in, pairFirst)
+		if c, err := loop.Between(ctx, "acme", "asker", "bystander", 10); err != nil || c.YouAsked != 2 || c.TheyAsked != 0 {
+			t.Fatalf("between asker and bystander: %+v (err %v), want 2 asked", c, err)
 		}
 	})
 }
