@@ -78,9 +78,8 @@ type Service struct {
 	shared  sharedReads
 	// noAlerts knows who has nothing pending (noalerts.go); nil when off.
 	noAlerts *noAlertsCache
-	// between, when set, runs between the read of a channel's messages and
-	// the check of its readers' membership (see betweenReads); only tests
-	// set it.
+	// between, when set, runs between the two statements of a read of
+	// messages and membership (see betweenReads); only tests set it.
 	between func()
 }
 

@@ -67,7 +67,8 @@ type betweenOnce struct {
 // and its check of who is a member until the leaves and the later post have
 // committed, where a real leave and post can fall. No leaver is ever handed
 // the post made after they left (they are refused), and every member who
-// stayed gets the post that woke them. get_messages is held the same way.
+// stayed gets the post that woke them. get_messages and search_messages are
+// held the same way.
 func TestLeaverNeverHandedLaterPost(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
@@ -142,6 +143,27 @@ func TestLeaverNeverHandedLaterPost(t *testing.T) {
 				t.Fatalf("round %d: get_messages of #%s by bob, who left before %s was posted, returned %q", round, name, late.ID, texts(p.Messages))
 			}
 			wantCode(t, err, ctalk.EForbidden)
+		}
+
+		// A search reads the reader's channels, then searches them (on
+		// Postgres in two statements): a leave and a post committed in
+		// between leave the post unfound.
+		for round := range rounds {
+			name := fmt.Sprintf("find-%d", round)
+			must(s.Create(ctx, alice, NewChannel{Name: name, Members: []string{"bob"}}))
+			must(s.Post(ctx, alice, Post{Channel: name, Text: "launch plan"}))
+			var late *Message
+			armed.Store(&betweenOnce{do: func() {
+				must(s.Leave(ctx, bob, name))
+				late = must(s.Post(ctx, alice, Post{Channel: name, Text: "launch moved"}))
+			}})
+			found := must(s.Search(ctx, bob, Search{Query: "launch", Limit: 20}))
+			armed.Store(nil)
+			for _, m := range found {
+				if late != nil && m.ID == late.ID {
+					t.Fatalf("round %d: bob's search found %s, posted to #%s after he left", round, late.ID, name)
+				}
+			}
 		}
 	})
 }

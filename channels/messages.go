@@ -332,9 +332,10 @@ func (s *Service) Messages(ctx context.Context, c Caller, name string, r Read) (
 	return p, nil
 }
 
-// betweenReads runs Service.between, when set, between the read of a
-// channel's messages and the check of its readers' membership: tests commit
-// a leave and a post there, the interleaving a real leave and post can reach.
+// betweenReads runs Service.between, when set, between the two statements
+// of a read that checks membership in one and reads messages in the other
+// (in either order): tests commit a leave and a post there, the
+// interleaving a real leave and post can reach.
 func (s *Service) betweenReads() {
 	if s.between != nil {
 		s.between()

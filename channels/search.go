@@ -66,7 +66,8 @@ func (s *Service) Search(ctx context.Context, c Caller, in Search) ([]*Message, 
 	if err != nil || len(mine) == 0 {
 		return []*Message{}, err
 	}
-	return queryMessages(ctx, s.db, c.UserID, searchPostgresSQL, s.db.PlanEachRun(c.OrgID, mine, query, from, in.Since.UTC(), until.UTC(), in.Limit, SearchWindow)...)
+	s.betweenReads()
+	return queryMessages(ctx, s.db, c.UserID, searchPostgresSQL, s.db.PlanEachRun(c.OrgID, mine, query, from, in.Since.UTC(), until.UTC(), in.Limit, SearchWindow, c.UserID)...)
 }
 
 // searchChannels returns the channels a search covers: the caller's, or

@@ -217,7 +217,10 @@ const searchFilters = `
 // each query (see db.PlanEachRun), and with the channels given as a list
 // rather than joined it plans one table: the newest matches of a common
 // word come from channel_messages_recent walked backwards, those of a rare
-// word from the GIN index.
+// word from the GIN index. The caller ($9) must still be a member of each
+// hit's channel, checked in this statement, after the list of channels was
+// read: a channel left in between, and a post made to it since, are not
+// searched.
 const searchPostgresSQL = `
 	WITH hits AS (
 	  SELECT ` + messageColumnsOf + `, m.author_id AS author, m.search
@@ -227,6 +230,7 @@ const searchPostgresSQL = `
 	  ORDER BY m.created_at DESC LIMIT $8)
 	SELECT ` + hitColumns + `
 	FROM hits m LEFT JOIN users u ON u.org_id = $1 AND u.id = m.author
+	WHERE EXISTS (SELECT 1 FROM channel_members cm WHERE cm.org_id = $1 AND cm.channel = m.channel AND cm.user_id = $9)
 	ORDER BY ts_rank(m.search, websearch_to_tsquery('english', $3)) DESC, m.created_at DESC LIMIT $7`
 
 // searchSQLiteSQL ranks by bm25, lower first, the newest $9 matches of the
