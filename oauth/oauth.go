@@ -34,8 +34,8 @@ type Config struct {
 	AccessTTL  time.Duration
 	RefreshTTL time.Duration
 	// RefreshGrace is how long a refresh token that was just rotated may
-	// still be used, for clients that retry a refresh they think failed. It
-	// also stays usable as long as its successor was never used.
+	// still be used, for clients that retry a refresh they think failed;
+	// only until its successor is first used.
 	RefreshGrace time.Duration
 	// CodeTTL is an authorization code's lifetime.
 	CodeTTL time.Duration

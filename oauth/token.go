@@ -187,10 +187,12 @@ func (s *Service) issue(ctx context.Context, tx db.Querier, g grant, now time.Ti
 		RefreshToken: refresh, Scope: g.scope}, nil
 }
 
-// refresh rotates a refresh token. The previous token keeps working for
-// RefreshGrace after its rotation, and for as long as its successor was
-// never used, because a client that lost the answer retries with it; any
-// other reuse means the token leaked, and ends the grant.
+// refresh rotates a refresh token. The previous token may be presented
+// again within RefreshGrace of its rotation while its successor was never
+// used, because a client that lost the answer retries with it; any other
+// use of a replaced token is reuse (OAuth 2.1 section 4.3.1): someone else
+// holds the chain, and the whole grant ends, every access and refresh token
+// of it.
 func (s *Service) refresh(ctx context.Context, form url.Values) (*TokenResponse, error) {
 	raw := form.Get("refresh_token")
 	if raw == "" {
@@ -287,7 +289,10 @@ func (r *refreshRow) check(clientID string, now time.Time, grace time.Duration) 
 		return invalidGrant("the refresh token expired; sign in again")
 	case clientID != "" && clientID != r.clientID:
 		return invalidGrant("the refresh token was issued to another client")
-	case r.rotated.Valid && now.After(r.rotated.Time.Add(grace)) && r.successorRotated.Valid:
+	case r.rotated.Valid && (r.successorRotated.Valid || now.After(r.rotated.Time.Add(grace))):
+		// A replaced token is retried only before its successor is used,
+		// and within the grace: anything else is reuse, even a moment
+		// after the successor's own refresh.
 		return errRefreshLeaked
 	}
 	return nil
@@ -298,9 +303,15 @@ func (r *refreshRow) check(clientID string, now time.Time, grace time.Duration) 
 func (s *Service) rotate(ctx context.Context, tx db.Querier, raw string, r *refreshRow, now time.Time) (*TokenResponse, error) {
 	if r.rotated.Valid && r.successor.Valid {
 		// A retry within the grace: the successor it never received is
-		// dropped, with its access token's sibling left to expire.
-		if _, err := tx.Exec(ctx, `DELETE FROM oauth_tokens WHERE hash = $1`, r.successor.String); err != nil {
+		// dropped, with its access token's sibling left to expire. Only
+		// while still unused: a successor refreshed since this read makes
+		// the retry start over, and find it used.
+		ok, err := changedOne(tx.Exec(ctx, `DELETE FROM oauth_tokens WHERE hash = $1 AND rotated_at IS NULL`, r.successor.String))
+		if err != nil {
 			return nil, fmt.Errorf("drop unreceived refresh token: %w", err)
+		}
+		if !ok {
+			return nil, errRefreshRace
 		}
 	}
 	out, err := s.issue(ctx, tx, r.grant, now)
