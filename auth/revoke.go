@@ -88,9 +88,11 @@ func (s *Service) ChangePassword(ctx context.Context, sess *Session, current, ne
 		return 0, err
 	}
 	addr := addressKey(ClientAddr(ctx))
-	if err := s.reserveAttempt(ctx, sess.OrgID, sess.UserID, addr); err != nil {
+	a, err := s.reserveAttempt(ctx, sess.OrgID, sess.UserID, addr)
+	if err != nil {
 		return 0, err
 	}
+	defer a.end(ctx)
 	var old string
 	err = s.db.QueryRow(ctx, `SELECT password_hash FROM users WHERE org_id = $1 AND id = $2 AND removed_at IS NULL`, sess.OrgID, sess.UserID).Scan(&old)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -103,7 +105,7 @@ func (s *Service) ChangePassword(ctx context.Context, sess *Session, current, ne
 		// The attempt was counted before the check and stays counted.
 		return 0, ctalk.Errorf(ctalk.EUnauthorized, "current_password is wrong; your password is unchanged and your token still works")
 	}
-	err = s.db.Tx(ctx, func(tx db.Querier) error {
+	err = a.cleared(s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
 		// Only over the hash just checked: a concurrent change wins, and this
 		// one must be retried with the password it set.
@@ -115,12 +117,12 @@ func (s *Service) ChangePassword(ctx context.Context, sess *Session, current, ne
 		if n, _ := res.RowsAffected(); n == 0 {
 			return ctalk.Errorf(ctalk.EConflict, "your password was changed by another call meanwhile; retry with the current password")
 		}
-		if err := clearAttempts(ctx, tx, sess.OrgID, sess.UserID, addr); err != nil {
+		if err := a.clear(ctx, tx); err != nil {
 			return err
 		}
 		revoked, err = RevokeTokens(ctx, tx, sess.OrgID, sess.UserID, sess, now)
 		return err
-	})
+	}))
 	if err != nil {
 		return 0, err
 	}
