@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -241,8 +242,13 @@ func (s *Service) VerifyAdminPassword(ctx context.Context, orgID, password strin
 //
 // Returns EUnauthorized for an unknown, malformed, expired or revoked token.
 func (s *Service) Authenticate(ctx context.Context, raw string) (*Session, error) {
-	if !WellFormed(raw) {
+	if !strings.HasPrefix(raw, TokenPrefix) {
 		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the auth token is not a ctalk token (they start with %q); log in again with login", TokenPrefix)
+	}
+	if !WellFormed(raw) {
+		// A ctalk token with a character changed, missing or added is
+		// refused without a round trip, and answered as any unknown one.
+		return nil, ctalk.Errorf(ctalk.EUnauthorized, unknownToken)
 	}
 	hash := HashToken(raw)
 	now := s.db.Now()
@@ -271,6 +277,10 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Session, error
 	return sess, nil
 }
 
+// unknownToken is the answer to a ctalk token that no login issued, or
+// whose record is gone: a token mistyped or cut short looks the same.
+const unknownToken = "the auth token is not valid: it is unknown or expired (check that it was copied whole); log in again with login for a new one"
+
 // readToken reads and checks the token with hash at now, and returns its
 // session and when it was last used.
 func (s *Service) readToken(ctx context.Context, hash string, now time.Time) (*Session, time.Time, error) {
@@ -285,7 +295,7 @@ func (s *Service) readToken(ctx context.Context, hash string, now time.Time) (*S
 		FROM tokens t JOIN users u ON u.org_id = t.org_id AND u.id = t.user_id
 		WHERE t.hash = $1 AND u.removed_at IS NULL`, hash).Scan(&sess.OrgID, &sess.UserID, &sess.Role, &lastUsed, &expires, &revoked, &kind)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, lastUsed, ctalk.Errorf(ctalk.EUnauthorized, "the auth token is not valid; log in again with login")
+		return nil, lastUsed, ctalk.Errorf(ctalk.EUnauthorized, unknownToken)
 	}
 	if err != nil {
 		return nil, lastUsed, fmt.Errorf("read tokens: %w", err)

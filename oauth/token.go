@@ -359,7 +359,7 @@ func (s *Service) Authenticate(ctx context.Context, raw, resource string) (*auth
 		WHERE t.hash = $1 AND t.kind = 'access'`, hash).
 		Scan(&sess.GrantID, &sess.OrgID, &sess.UserID, &sess.Role, &aud, &revoked, &lastUsed, &sess.ExpiresAt)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the access token is not valid"+again)
+		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the access token is not valid: it is unknown or expired"+again)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read oauth_tokens: %w", err)
