@@ -54,7 +54,7 @@ func newServer(t *testing.T, d *db.DB) *server {
 	if _, err := o.AddUser(ctx, "acme", orgs.NewUser{ID: "alice", Name: "Alice", Password: "hunter22-long"}); err != nil {
 		t.Fatal(err)
 	}
-	srv.svc = oauth.NewService(d, oauth.DefaultConfig())
+	srv.svc = oauth.NewService(d, a, oauth.DefaultConfig())
 	reg, err := srv.svc.Register(ctx, []byte(`{"client_name":"Test","redirect_uris":["`+redirect+`"],"token_endpoint_auth_method":"none"}`), "192.0.2.1")
 	if err != nil {
 		t.Fatal(err)
