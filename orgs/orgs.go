@@ -478,3 +478,36 @@ func Profiles(ctx context.Context, r db.Reader, orgID string, ids []string) (map
 	}
 	return out, nil
 }
+
+// currentMembersSQL lists which of the given users are current members of
+// the org; the IN list is appended by CurrentMembers.
+const currentMembersSQL = `SELECT id FROM users WHERE org_id = $1 AND removed_at IS NULL AND id IN `
+
+// CurrentMembers returns which of ids are current members of orgID (not
+// removed ones), read through q: inside the caller's transaction when q is
+// one, so that what it checks holds for the rest of it.
+func CurrentMembers(ctx context.Context, q db.Reader, orgID string, ids []string) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	marks := make([]string, len(ids))
+	args := []any{orgID}
+	for i, id := range ids {
+		marks[i] = fmt.Sprintf("$%d", i+2)
+		args = append(args, id)
+	}
+	rows, err := q.Query(ctx, currentMembersSQL+"("+strings.Join(marks, ", ")+")", args...)
+	if err != nil {
+		return nil, fmt.Errorf("read users: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("read users: %w", err)
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
