@@ -131,7 +131,7 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	if cfg.OAuth != nil {
 		ocfg = *cfg.OAuth
 	}
-	s.oauth = oauth.NewService(d, ocfg)
+	s.oauth = oauth.NewService(d, a, ocfg)
 
 	s.mcp = server.NewMCPServer("ctalk", cfg.Version,
 		server.WithToolCapabilities(false),

@@ -495,7 +495,7 @@ func TestNULCharacters(t *testing.T) {
 			{anon, "register_user", user("admin_password", adminPW+"\x00"), "wrong"},
 			{anon, "login", map[string]any{"org_id": "a", "user_id": "bob\x00", "password": userPW}, "has the character"},
 			{anon, "login", map[string]any{"org_id": "a", "user_id": "bob", "password": userPW + "\x00"}, "login failed"},
-			{anon, "whoami", map[string]any{"auth_token": "ctalk_\x00"}, "not a ctalk token"},
+			{anon, "whoami", map[string]any{"auth_token": "ctalk_\x00"}, "unknown or expired"},
 			{a["bob"], "update_my_notes", map[string]any{"notes": "a\x00b"}, "NUL"},
 			{a["bob"], "get_user_profile", map[string]any{"user_id": "\x00"}, "has the character"},
 			{a["alice"], "update_user_profile_notes", map[string]any{"org_id": "a", "user_id": "bob", "profile_notes": "\x00"}, "NUL"},

@@ -252,3 +252,38 @@ func TestMemberToolsAreMarkedDestructive(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentRegisterUser: 20 register_user calls at once with the right
+// admin password, from one address, all succeed: admin-password checks
+// still running are not failures.
+func TestConcurrentRegisterUser(t *testing.T) {
+	for _, engine := range dbtest.Engines {
+		t.Run(string(engine), func(t *testing.T) {
+			e := start(t, engine)
+			anon := e.connect(t, eraStateless, "")
+			ok(t, anon, "register_organization", map[string]any{"org_id": "acme", "name": "Acme", "admin_password": adminPW})
+			const n = 20
+			clients := make([]*mcp.ClientSession, n)
+			for i := range clients {
+				clients[i] = e.connect(t, eraStateless, "")
+			}
+			results := make([]*mcp.CallToolResult, n)
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() {
+					<-start
+					results[i] = call(t, clients[i], "register_user", map[string]any{"org_id": "acme", "admin_password": adminPW,
+						"user_id": fmt.Sprintf("u%d", i), "name": fmt.Sprintf("User %d", i), "password": userPW, "ownership": []string{}})
+				})
+			}
+			close(start)
+			wg.Wait()
+			for i, r := range results {
+				if r.IsError {
+					t.Errorf("register_user %d of %d at once: %s", i+1, n, text(r))
+				}
+			}
+		})
+	}
+}

@@ -243,12 +243,28 @@ func TestOAuthRefusals(t *testing.T) {
 				if status != http.StatusOK {
 					t.Fatalf("second refresh: %d %v", status, t3)
 				}
-				clk.advance(oauth.DefaultConfig().RefreshGrace + time.Second)
+				// Within the grace: its successor was used, so this is
+				// reuse, not a retry.
 				if status, m := refresh(t1["refresh_token"].(string)); status != http.StatusBadRequest || m["error"] != "invalid_grant" {
-					t.Errorf("refreshed-away token after the grace: %d %v, want invalid_grant", status, m)
+					t.Errorf("refreshed-away token after its successor was used: %d %v, want invalid_grant", status, m)
 				}
 				if status, m := refresh(t3["refresh_token"].(string)); status != http.StatusBadRequest {
 					t.Errorf("newest refresh token after a reuse was detected: %d %v, want the grant revoked", status, m)
+				}
+				if status, _ := mcpStatus(t, e.URL, t3["access_token"].(string)); status != http.StatusUnauthorized {
+					t.Errorf("newest access token after a reuse was detected: %d, want 401", status)
+				}
+			})
+			t.Run("retry after the grace", func(t *testing.T) {
+				v, _ := pkce("late")
+				_, t1 := exchange(code(t, "late"), v)
+				_, t2 := refresh(t1["refresh_token"].(string))
+				clk.advance(oauth.DefaultConfig().RefreshGrace + time.Second)
+				if status, m := refresh(t1["refresh_token"].(string)); status != http.StatusBadRequest || m["error"] != "invalid_grant" {
+					t.Errorf("replaced token after the grace: %d %v, want invalid_grant", status, m)
+				}
+				if status, _ := mcpStatus(t, e.URL, t2["access_token"].(string)); status != http.StatusUnauthorized {
+					t.Errorf("successor's access token after a reuse was detected: %d, want 401", status)
 				}
 			})
 			t.Run("token of another org", func(t *testing.T) {

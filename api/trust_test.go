@@ -334,7 +334,7 @@ func TestTokenLifetime(t *testing.T) {
 			unknown, _ := auth.NewToken()
 			for _, c := range []struct{ header, want string }{
 				{"Bearer garbage", "not a ctalk token"},
-				{"Bearer " + tok[:len(tok)-1], "not a ctalk token"},
+				{"Bearer " + tok[:len(tok)-1], "unknown or expired"},
 				{"Bearer " + unknown, "not valid"},
 				{"Bearer " + strings.Repeat("x", 100<<10), "not a ctalk token"},
 				{"Basic " + tok, `must be "Bearer <token>"`},
@@ -583,7 +583,7 @@ func TestLogsAreClean(t *testing.T) {
 		fail(t, anon, "login", map[string]any{"org_id": "a", "user_id": "bob", "password": userPW + "x"}, "login failed")
 		fail(t, anon, "register_user", map[string]any{"org_id": "a", "admin_password": adminPW + "x", "user_id": "z", "name": "Z", "password": userPW, "ownership": "x"}, "wrong")
 		ok(t, a["alice"], "update_user_profile_notes", map[string]any{"org_id": "a", "admin_password": adminPW, "user_id": "bob", "profile_notes": "n"})
-		wantChallenge(t, e, "Bearer "+tok+"x", "not a ctalk token")
+		wantChallenge(t, e, "Bearer "+tok+"x", "unknown or expired")
 		ok(t, anon, "logout", map[string]any{"auth_token": tok})
 		wantChallenge(t, e, "Bearer "+tok, "revoked")
 

@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -123,16 +124,17 @@ const adminAccount = "*admin"
 // failed too often from this address or from all addresses, or this address
 // has tried too often, EInvalid for malformed ids.
 func (s *Service) Login(ctx context.Context, orgID, userID, password, clientIP string) (token string, sess *Session, err error) {
-	sess, addr, hash, err := s.verifyPassword(ctx, orgID, userID, password, clientIP)
+	sess, a, hash, err := s.verifyPassword(ctx, orgID, userID, password, clientIP)
 	if err != nil {
 		return "", nil, err
 	}
+	defer a.end(ctx)
 	raw, tokenHash := NewToken()
 	sess.TokenHash = tokenHash
-	err = s.db.Tx(ctx, func(tx db.Querier) error {
+	err = a.cleared(s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
 		sess.ExpiresAt = now.Add(s.cfg.TokenTTL)
-		if err := clearAttempts(ctx, tx, sess.OrgID, sess.UserID, addr); err != nil {
+		if err := a.clear(ctx, tx); err != nil {
 			return err
 		}
 		// Only while the password just checked is still the user's: a
@@ -148,7 +150,7 @@ func (s *Service) Login(ctx context.Context, orgID, userID, password, clientIP s
 			return ctalk.Errorf(ctalk.EUnauthorized, badLogin)
 		}
 		return nil
-	})
+	}))
 	if err != nil {
 		return "", nil, err
 	}
@@ -162,43 +164,46 @@ func (s *Service) Login(ctx context.Context, orgID, userID, password, clientIP s
 //
 // Returns the errors of Login.
 func (s *Service) CheckPassword(ctx context.Context, orgID, userID, password, clientIP string) (*Session, error) {
-	sess, addr, _, err := s.verifyPassword(ctx, orgID, userID, password, clientIP)
+	sess, a, _, err := s.verifyPassword(ctx, orgID, userID, password, clientIP)
 	if err != nil {
 		return nil, err
 	}
-	err = s.db.Tx(ctx, func(tx db.Querier) error { return clearAttempts(ctx, tx, sess.OrgID, sess.UserID, addr) })
+	defer a.end(ctx)
+	err = a.cleared(s.db.Tx(ctx, func(tx db.Querier) error { return a.clear(ctx, tx) }))
 	return sess, err
 }
 
 // verifyPassword runs Login's checks up to and including the password
 // compare: the per-address limit, the ids, the attempt counted before the
 // compare (see reserveAttempt). It returns the session it identifies, the
-// client's address key whose attempts a success clears, and the password
-// hash that matched.
-func (s *Service) verifyPassword(ctx context.Context, orgID, userID, password, clientIP string) (sess *Session, addr, hash string, err error) {
-	addr = addressKey(clientIP)
+// attempt that the caller clears and ends, and the password hash that
+// matched.
+func (s *Service) verifyPassword(ctx context.Context, orgID, userID, password, clientIP string) (sess *Session, a *attempt, hash string, err error) {
+	addr := addressKey(clientIP)
 	if err := s.ips.allow("login", addr); err != nil {
-		return nil, "", "", err
+		return nil, nil, "", err
 	}
 	if orgID, err = ctalk.ParseID("org_id", orgID); err != nil {
-		return nil, "", "", err
+		return nil, nil, "", err
 	}
 	if userID, err = ctalk.ParseID("user_id", userID); err != nil {
-		return nil, "", "", err
+		return nil, nil, "", err
 	}
-	if err := s.reserveAttempt(ctx, orgID, userID, addr); err != nil {
-		return nil, "", "", err
+	if a, err = s.reserveAttempt(ctx, orgID, userID, addr); err != nil {
+		return nil, nil, "", err
 	}
 	var role string
 	err = s.db.QueryRow(ctx, `SELECT password_hash, role FROM users WHERE org_id = $1 AND id = $2`, orgID, userID).Scan(&hash, &role)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, "", "", fmt.Errorf("read users: %w", err)
+		a.end(ctx)
+		return nil, nil, "", fmt.Errorf("read users: %w", err)
 	}
 	if !s.checkPassword(hash, password) {
 		// The attempt was counted before the check and stays counted.
-		return nil, "", "", ctalk.Errorf(ctalk.EUnauthorized, badLogin)
+		a.end(ctx)
+		return nil, nil, "", ctalk.Errorf(ctalk.EUnauthorized, badLogin)
 	}
-	return &Session{OrgID: orgID, UserID: userID, Role: role}, addr, hash, nil
+	return &Session{OrgID: orgID, UserID: userID, Role: role}, a, hash, nil
 }
 
 // VerifyAdminPassword checks an org's admin password, with the same
@@ -211,11 +216,13 @@ func (s *Service) VerifyAdminPassword(ctx context.Context, orgID, password strin
 	if err := s.ips.allow("admin", addr); err != nil {
 		return err
 	}
-	if err := s.reserveAttempt(ctx, orgID, adminAccount, addr); err != nil {
+	a, err := s.reserveAttempt(ctx, orgID, adminAccount, addr)
+	if err != nil {
 		return err
 	}
+	defer a.end(ctx)
 	var hash string
-	err := s.db.QueryRow(ctx, `SELECT admin_password_hash FROM orgs WHERE id = $1`, orgID).Scan(&hash)
+	err = s.db.QueryRow(ctx, `SELECT admin_password_hash FROM orgs WHERE id = $1`, orgID).Scan(&hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		s.checkPassword("", password)
 		return ctalk.Errorf(ctalk.ENotFound, "organization %q not found; check org_id, or create it with register_organization", orgID)
@@ -226,7 +233,7 @@ func (s *Service) VerifyAdminPassword(ctx context.Context, orgID, password strin
 	if !s.checkPassword(hash, password) {
 		return ctalk.Errorf(ctalk.EUnauthorized, "the admin password of organization %q is wrong", orgID)
 	}
-	return s.db.Tx(ctx, func(tx db.Querier) error { return clearAttempts(ctx, tx, orgID, adminAccount, addr) })
+	return a.cleared(s.db.Tx(ctx, func(tx db.Querier) error { return a.clear(ctx, tx) }))
 }
 
 // Authenticate returns the session of a token. A revocation takes effect on
@@ -235,8 +242,13 @@ func (s *Service) VerifyAdminPassword(ctx context.Context, orgID, password strin
 //
 // Returns EUnauthorized for an unknown, malformed, expired or revoked token.
 func (s *Service) Authenticate(ctx context.Context, raw string) (*Session, error) {
-	if !WellFormed(raw) {
+	if !strings.HasPrefix(raw, TokenPrefix) {
 		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the auth token is not a ctalk token (they start with %q); log in again with login", TokenPrefix)
+	}
+	if !WellFormed(raw) {
+		// A ctalk token with a character changed, missing or added is
+		// refused without a round trip, and answered as any unknown one.
+		return nil, ctalk.Errorf(ctalk.EUnauthorized, unknownToken)
 	}
 	hash := HashToken(raw)
 	now := s.db.Now()
@@ -265,6 +277,10 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Session, error
 	return sess, nil
 }
 
+// unknownToken is the answer to a ctalk token that no login issued, or
+// whose record is gone: a token mistyped or cut short looks the same.
+const unknownToken = "the auth token is not valid: it is unknown or expired (check that it was copied whole); log in again with login for a new one"
+
 // readToken reads and checks the token with hash at now, and returns its
 // session and when it was last used.
 func (s *Service) readToken(ctx context.Context, hash string, now time.Time) (*Session, time.Time, error) {
@@ -279,7 +295,7 @@ func (s *Service) readToken(ctx context.Context, hash string, now time.Time) (*S
 		FROM tokens t JOIN users u ON u.org_id = t.org_id AND u.id = t.user_id
 		WHERE t.hash = $1 AND u.removed_at IS NULL`, hash).Scan(&sess.OrgID, &sess.UserID, &sess.Role, &lastUsed, &expires, &revoked, &kind)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, lastUsed, ctalk.Errorf(ctalk.EUnauthorized, "the auth token is not valid; log in again with login")
+		return nil, lastUsed, ctalk.Errorf(ctalk.EUnauthorized, unknownToken)
 	}
 	if err != nil {
 		return nil, lastUsed, fmt.Errorf("read tokens: %w", err)

@@ -243,6 +243,34 @@ func TestAuthenticate(t *testing.T) {
 				wantCode(t, err, ctalk.EUnauthorized, "log in again")
 			}
 		})
+		t.Run("one character changed", func(t *testing.T) {
+			raw := login(t)
+			body := len(auth.TokenPrefix)
+			swap := func(i int, c byte) string { b := []byte(raw); b[i] = c; return string(b) }
+			other := func(i int) byte {
+				if raw[i] == 'A' {
+					return 'B'
+				}
+				return 'A'
+			}
+			for name, bad := range map[string]string{
+				"first character after the prefix": swap(body, other(body)),
+				"a middle character":               swap(body+20, other(body+20)),
+				"the last character":               swap(len(raw)-1, other(len(raw)-1)),
+				"a character outside the alphabet": swap(body+5, '!'),
+				"one character cut":                raw[:len(raw)-1],
+				"one character added":              raw + "A",
+			} {
+				_, err := f.auth.Authenticate(ctx, bad)
+				if wantCode(t, err, ctalk.EUnauthorized, "unknown or expired"); strings.Contains(ctalk.ErrorMessage(err), "not a ctalk token") {
+					t.Errorf("%s: %q, want it answered as unknown, not as another kind of value", name, ctalk.ErrorMessage(err))
+				}
+			}
+			for _, bad := range []string{"garbage", "Ctalk_" + raw[body:], strings.Repeat("a", 100<<10)} {
+				_, err := f.auth.Authenticate(ctx, bad)
+				wantCode(t, err, ctalk.EUnauthorized, "not a ctalk token (they start with \"ctalk_\")")
+			}
+		})
 		t.Run("unknown well-formed token", func(t *testing.T) {
 			raw, _ := auth.NewToken()
 			_, err := f.auth.Authenticate(ctx, raw)

@@ -1,11 +1,14 @@
 package auth
 
 import (
+	"context"
+	"fmt"
 	"unicode/utf8"
 
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/db"
 )
 
 // Password length rules. bcrypt reads at most 72 bytes, so a longer password
@@ -58,4 +61,27 @@ func (s *Service) checkPassword(hash, pw string) bool {
 		return false
 	}
 	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(pw)) == nil
+}
+
+// StorePassword sets, inside tx, the password hash of the user orgID/userID
+// (one made by HashPassword, or "" for none, which no password matches),
+// and reports whether that user exists. The orgs package calls it for the
+// user it creates; auth alone writes the column.
+func StorePassword(ctx context.Context, tx db.Querier, orgID, userID, hash string) (bool, error) {
+	ok, err := changedOne(tx.Exec(ctx, `UPDATE users SET password_hash = $1 WHERE org_id = $2 AND id = $3`, hash, orgID, userID))
+	if err != nil {
+		return false, fmt.Errorf("update users: %w", err)
+	}
+	return ok, nil
+}
+
+// StoreAdminPassword sets, inside tx, the admin password hash of orgID
+// (one made by HashPassword), and reports whether the org exists. The orgs
+// package calls it for the org it creates; auth alone writes the column.
+func StoreAdminPassword(ctx context.Context, tx db.Querier, orgID, hash string) (bool, error) {
+	ok, err := changedOne(tx.Exec(ctx, `UPDATE orgs SET admin_password_hash = $1 WHERE id = $2`, hash, orgID))
+	if err != nil {
+		return false, fmt.Errorf("update orgs: %w", err)
+	}
+	return ok, nil
 }

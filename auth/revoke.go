@@ -42,6 +42,18 @@ func RevokeTokens(ctx context.Context, tx db.Querier, orgID, userID string, keep
 	return total, nil
 }
 
+// RemoveCredentials ends, inside tx, every way the user orgID/userID had
+// to act: their password is cleared, so that login fails for a former
+// member exactly as for an unknown user, and every credential is revoked
+// (see RevokeTokens, whose count it returns). The orgs package calls it
+// when it removes a member, and Service.Revoked once tx has committed.
+func RemoveCredentials(ctx context.Context, tx db.Querier, orgID, userID string, now time.Time) (int, error) {
+	if _, err := StorePassword(ctx, tx, orgID, userID, ""); err != nil {
+		return 0, err
+	}
+	return RevokeTokens(ctx, tx, orgID, userID, nil, now)
+}
+
 // RevokeUserTokens revokes every token of a current member of orgID, and
 // returns how many were live. The caller must have been authorized as an
 // admin of orgID.
@@ -88,9 +100,11 @@ func (s *Service) ChangePassword(ctx context.Context, sess *Session, current, ne
 		return 0, err
 	}
 	addr := addressKey(ClientAddr(ctx))
-	if err := s.reserveAttempt(ctx, sess.OrgID, sess.UserID, addr); err != nil {
+	a, err := s.reserveAttempt(ctx, sess.OrgID, sess.UserID, addr)
+	if err != nil {
 		return 0, err
 	}
+	defer a.end(ctx)
 	var old string
 	err = s.db.QueryRow(ctx, `SELECT password_hash FROM users WHERE org_id = $1 AND id = $2 AND removed_at IS NULL`, sess.OrgID, sess.UserID).Scan(&old)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -103,24 +117,24 @@ func (s *Service) ChangePassword(ctx context.Context, sess *Session, current, ne
 		// The attempt was counted before the check and stays counted.
 		return 0, ctalk.Errorf(ctalk.EUnauthorized, "current_password is wrong; your password is unchanged and your token still works")
 	}
-	err = s.db.Tx(ctx, func(tx db.Querier) error {
+	err = a.cleared(s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
 		// Only over the hash just checked: a concurrent change wins, and this
 		// one must be retried with the password it set.
-		res, err := tx.Exec(ctx, `UPDATE users SET password_hash = $1, updated_at = $2 WHERE org_id = $3 AND id = $4 AND password_hash = $5 AND removed_at IS NULL`,
-			hash, now, sess.OrgID, sess.UserID, old)
+		res, err := tx.Exec(ctx, `UPDATE users SET password_hash = $1 WHERE org_id = $2 AND id = $3 AND password_hash = $4 AND removed_at IS NULL`,
+			hash, sess.OrgID, sess.UserID, old)
 		if err != nil {
 			return fmt.Errorf("update users: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return ctalk.Errorf(ctalk.EConflict, "your password was changed by another call meanwhile; retry with the current password")
 		}
-		if err := clearAttempts(ctx, tx, sess.OrgID, sess.UserID, addr); err != nil {
+		if err := a.clear(ctx, tx); err != nil {
 			return err
 		}
 		revoked, err = RevokeTokens(ctx, tx, sess.OrgID, sess.UserID, sess, now)
 		return err
-	})
+	}))
 	if err != nil {
 		return 0, err
 	}
@@ -143,8 +157,8 @@ func (s *Service) ResetPassword(ctx context.Context, orgID, userID, next string)
 	}
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
-		res, err := tx.Exec(ctx, `UPDATE users SET password_hash = $1, updated_at = $2 WHERE org_id = $3 AND id = $4 AND removed_at IS NULL`,
-			hash, now, orgID, userID)
+		res, err := tx.Exec(ctx, `UPDATE users SET password_hash = $1 WHERE org_id = $2 AND id = $3 AND removed_at IS NULL`,
+			hash, orgID, userID)
 		if err != nil {
 			return fmt.Errorf("update users: %w", err)
 		}
@@ -171,14 +185,11 @@ func (s *Service) ChangeAdminPassword(ctx context.Context, orgID, next string) e
 		return err
 	}
 	return s.db.Tx(ctx, func(tx db.Querier) error {
-		res, err := tx.Exec(ctx, `UPDATE orgs SET admin_password_hash = $1 WHERE id = $2`, hash, orgID)
-		if err != nil {
-			return fmt.Errorf("update orgs: %w", err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		ok, err := StoreAdminPassword(ctx, tx, orgID, hash)
+		if err == nil && !ok {
 			return ctalk.Errorf(ctalk.ENotFound, "organization %q not found; check org_id", orgID)
 		}
-		return nil
+		return err
 	})
 }
 

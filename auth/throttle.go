@@ -57,59 +57,110 @@ func (s *Service) AllowSignup(ctx context.Context) error {
 // account. The two-key form keeps them apart from single-key locks.
 const attemptLockClass = 0x63746c6b
 
+// Limits of the wait for password checks still running (see
+// reserveAttempt): how often the count is read again, for how long at most,
+// and when a check that never ended (its replica stopped) counts as failed.
+const (
+	checkPoll    = 20 * time.Millisecond
+	checkWaitMax = 10 * time.Second
+	checkStale   = time.Minute
+)
+
+// attempt is one password check on an account, counted from before it
+// runs until it fails (it stays counted) or succeeds (it is forgotten).
+type attempt struct {
+	s                    *Service
+	orgID, account, addr string
+	id                   string
+	succeeded            bool
+}
+
 // reserveAttempt counts one password check on account from addr before the
 // check runs, and refuses it when the account has failed MaxFailures times
 // from addr, or AccountMaxFailures times from all addresses, within
 // FailureWindow. The count and the new row are one transaction that attempts
 // on the same account run one at a time (SQLite has a single writer;
 // Postgres takes an advisory lock per account), so concurrent attempts see
-// each other and no more checks run than the limits allow. A successful
-// check removes the row again (clearAttempts); a failed one leaves it.
+// each other and no more checks run than the limits allow. A check still
+// running is not a failure: when checks running would take the count to a
+// limit that the failures alone do not reach, the attempt waits for them to
+// end instead of being refused. The caller ends the attempt with end, after
+// succeeded once the password matched.
 //
 // Returns ERateLimited.
-func (s *Service) reserveAttempt(ctx context.Context, orgID, account, addr string) error {
-	err := s.db.Tx(ctx, func(tx db.Querier) error {
+func (s *Service) reserveAttempt(ctx context.Context, orgID, account, addr string) (*attempt, error) {
+	a := &attempt{s: s, orgID: orgID, account: account, addr: addr}
+	a.id, _ = NewToken()
+	give := time.Now().Add(checkWaitMax)
+	for {
+		busy, err := a.reserve(ctx)
+		if err != nil || !busy {
+			if err == nil {
+				s.pruneAttempts(ctx)
+			}
+			return a, err
+		}
+		if time.Now().After(give) {
+			return nil, &ctalk.Error{Code: ctalk.ERateLimited, RetryAfter: time.Second,
+				Message: "too many password checks of this account are running at once; retry in a second"}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctalk.Errorf(ctalk.EUnavailable, "the password check was abandoned while others of this account ran: %v", ctx.Err())
+		case <-time.After(checkPoll):
+		}
+	}
+}
+
+// reserve is one try of reserveAttempt: it stores the attempt, or reports
+// busy when checks still running must end first.
+func (a *attempt) reserve(ctx context.Context) (busy bool, err error) {
+	s := a.s
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
 		if s.db.Engine == db.Postgres {
 			h := fnv.New32a()
-			h.Write([]byte(orgID + "\x00" + account))
+			h.Write([]byte(a.orgID + "\x00" + a.account))
 			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, int32(attemptLockClass), int32(h.Sum32())); err != nil {
 				return fmt.Errorf("take advisory lock: %w", err)
 			}
 		}
 		var (
-			total, fromAddr        int
-			oldest, oldestFromAddr sql.NullTime
+			failed, fromAddr, running, runningFromAddr int
+			oldest, oldestFromAddr                     sql.NullTime
 		)
+		// A row is a failure once its check ended wrong (no check id) or
+		// was abandoned long ago; the others are checks still running.
 		err := tx.QueryRow(ctx, `
-			SELECT COUNT(*), MIN(failed_at),
-			       COUNT(CASE WHEN client_addr = $4 THEN 1 END), MIN(CASE WHEN client_addr = $4 THEN failed_at END)
-			FROM login_failures WHERE org_id = $1 AND user_id = $2 AND failed_at > $3`,
-			orgID, account, now.Add(-s.cfg.FailureWindow), addr).
-			Scan(&total, (*db.NullTime)(&oldest), &fromAddr, (*db.NullTime)(&oldestFromAddr))
+			SELECT COUNT(CASE WHEN f THEN 1 END), MIN(CASE WHEN f THEN failed_at END),
+			       COUNT(CASE WHEN f AND a THEN 1 END), MIN(CASE WHEN f AND a THEN failed_at END),
+			       COUNT(CASE WHEN NOT f THEN 1 END), COUNT(CASE WHEN a AND NOT f THEN 1 END)
+			FROM (SELECT failed_at, (check_id IS NULL OR failed_at <= $5) AS f, client_addr = $4 AS a
+			      FROM login_failures WHERE org_id = $1 AND user_id = $2 AND failed_at > $3) x`,
+			a.orgID, a.account, now.Add(-s.cfg.FailureWindow), a.addr, now.Add(-checkStale)).
+			Scan(&failed, (*db.NullTime)(&oldest), &fromAddr, (*db.NullTime)(&oldestFromAddr), &running, &runningFromAddr)
 		if err != nil {
 			return fmt.Errorf("read login_failures: %w", err)
 		}
 		switch {
 		case fromAddr >= s.cfg.MaxFailures:
 			return s.held(now, oldestFromAddr.Time, "this account failed too often from your address")
-		case total >= s.cfg.AccountMaxFailures:
+		case failed >= s.cfg.AccountMaxFailures:
 			return s.held(now, oldest.Time, "this account failed too often from many addresses; its org admin can see the attempts in get_audit_log")
+		case fromAddr+runningFromAddr >= s.cfg.MaxFailures || failed+running >= s.cfg.AccountMaxFailures:
+			busy = true
+			return nil
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM login_failures WHERE org_id = $1 AND user_id = $2 AND failed_at <= $3`, orgID, account, now.Add(-s.cfg.FailureWindow)); err != nil {
+		if _, err := tx.Exec(ctx, `DELETE FROM login_failures WHERE org_id = $1 AND user_id = $2 AND failed_at <= $3`, a.orgID, a.account, now.Add(-s.cfg.FailureWindow)); err != nil {
 			return fmt.Errorf("delete from login_failures: %w", err)
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO login_failures (org_id, user_id, client_addr, failed_at) VALUES ($1, $2, $3, $4)`, orgID, account, addr, now)
+		_, err = tx.Exec(ctx, `INSERT INTO login_failures (org_id, user_id, client_addr, failed_at, check_id) VALUES ($1, $2, $3, $4, $5)`, a.orgID, a.account, a.addr, now, a.id)
 		if err != nil {
 			return fmt.Errorf("insert into login_failures: %w", err)
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	s.pruneAttempts(ctx)
-	return nil
+	return busy, err
 }
 
 // held is the error of an attempt refused until the failure at oldest leaves
@@ -124,16 +175,45 @@ func (s *Service) held(now, oldest time.Time, why string) error {
 	}
 }
 
-// clearAttempts forgets the attempts on account from addr after a
-// successful check, the one just reserved among them. Failures from other
-// addresses stay counted, so that the owner's login does not reset a
-// distributed guesser's count.
-func clearAttempts(ctx context.Context, tx db.Querier, orgID, account, addr string) error {
-	_, err := tx.Exec(ctx, `DELETE FROM login_failures WHERE org_id = $1 AND user_id = $2 AND client_addr = $3`, orgID, account, addr)
+// clear forgets, inside tx, the failures on the account from the
+// attempt's address after its successful check, and the attempt itself.
+// Failures from other addresses stay counted, so that the owner's login
+// does not reset a distributed guesser's count, and so do checks from the
+// same address still running, which may yet fail. The caller passes tx's
+// outcome to cleared.
+func (a *attempt) clear(ctx context.Context, tx db.Querier) error {
+	_, err := tx.Exec(ctx, `DELETE FROM login_failures WHERE org_id = $1 AND user_id = $2 AND client_addr = $3 AND (check_id IS NULL OR check_id = $4)`,
+		a.orgID, a.account, a.addr, a.id)
 	if err != nil {
 		return fmt.Errorf("delete from login_failures: %w", err)
 	}
 	return nil
+}
+
+// cleared takes the outcome of the transaction that cleared the attempt:
+// once it committed, end has nothing left to do. It returns err.
+func (a *attempt) cleared(err error) error {
+	if err == nil {
+		a.succeeded = true
+	}
+	return err
+}
+
+// end records the attempt as a failure unless it cleared: a wrong password,
+// and any other end of a check that did not succeed, counts. It runs even
+// when the caller's context ended, so that a client that hangs up mid-check
+// leaves a failure rather than a check that seems to run on.
+func (a *attempt) end(ctx context.Context) {
+	if a == nil || a.succeeded {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	// A failed write leaves the row as a running check, which counts as a
+	// failure after checkStale.
+	a.s.db.Write(ctx, func(q db.Querier) error {
+		_, err := q.Exec(ctx, `UPDATE login_failures SET check_id = NULL WHERE check_id = $1`, a.id)
+		return err
+	})
 }
 
 // pruneAttempts deletes, at most once per window on this replica, the

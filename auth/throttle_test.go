@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/auth"
@@ -167,5 +168,36 @@ func TestIPv6NetworksShareABudget(t *testing.T) {
 		}
 		_, _, err = f.auth.Login(ctx, "acme", "bob", userPW, "::ffff:192.0.2.44")
 		wantCode(t, err, ctalk.ERateLimited, "from this address")
+	})
+}
+
+// TestChecksRunningAreNotFailures: 20 correct admin passwords at once from
+// one address, more than the failures the address may have, all pass: a
+// check still running holds the others back only until it ends. The same
+// after failures short of the limit. A refusal after real failures names
+// the real wait: until the oldest of them leaves the window.
+func TestChecksRunningAreNotFailures(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		f := setup(t, d, func(c *auth.Config) { c.IPBurst = 1000 })
+		ctx := auth.WithClientAddr(context.Background(), "198.51.100.7")
+		correct := func(int) error { return f.auth.VerifyAdminPassword(ctx, "acme", adminPW) }
+		if got := outcomes(t, 20, correct); got[""] != 20 {
+			t.Fatalf("20 correct admin passwords at once: %v, want all 20 accepted", got)
+		}
+		for range 9 {
+			wantCode(t, f.auth.VerifyAdminPassword(ctx, "acme", "wrong admin password"), ctalk.EUnauthorized, "admin password")
+		}
+		if got := outcomes(t, 20, correct); got[""] != 20 {
+			t.Fatalf("20 correct admin passwords at once after 9 failures: %v, want all 20 accepted", got)
+		}
+		for range 10 {
+			wantCode(t, f.auth.VerifyAdminPassword(ctx, "acme", "wrong admin password"), ctalk.EUnauthorized, "admin password")
+		}
+		f.clock.advance(5 * time.Minute)
+		err := f.auth.VerifyAdminPassword(ctx, "acme", adminPW)
+		wantCode(t, err, ctalk.ERateLimited, "(in 10m0s): this account failed too often from your address")
+		if got := outcomes(t, 20, correct); got[ctalk.ERateLimited] != 20 {
+			t.Errorf("20 correct admin passwords at once after 10 failures: %v, want all 20 refused", got)
+		}
 	})
 }

@@ -320,25 +320,10 @@ func anys(ss []string) []any {
 	return out
 }
 
-// orgUsers returns which of ids are users of the org.
+// orgUsers returns which of ids are current members of the org, asked of
+// orgs, which owns users.
 func orgUsers(ctx context.Context, q db.Reader, orgID string, ids []string) ([]string, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	rows, err := q.Query(ctx, orgUsersInSQL+inList(2, len(ids)), append([]any{orgID}, anys(ids)...)...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return orgs.CurrentMembers(ctx, q, orgID, ids)
 }
 
 // addMembers adds users to a channel in one statement, after checking that

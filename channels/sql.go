@@ -48,11 +48,6 @@ const insertChannelSQL = `
 	INSERT INTO channels (org_id, name, private, topic, description, created_by, created_at)
 	VALUES ($1, $2, $3, $4, $5, $6, $7)`
 
-// orgUsersInSQL lists which of the given users are current members of the
-// org (removed members are not); the IN list
-// is appended by inList.
-const orgUsersInSQL = `SELECT id FROM users WHERE org_id = $1 AND removed_at IS NULL AND id IN `
-
 // addMembersSQL adds users ($4...) to a channel ($2) at $3, each starting to
 // read after the channel's last message: joining does not make the history
 // unread. Existing members are left as they are.

@@ -63,7 +63,7 @@ func TestGrants(t *testing.T) {
 		grant("stale", "acme", "bob", now.Add(-40*24*time.Hour), now.Add(-time.Hour), false)
 		grant("carols", "acme", "carol", now, now.Add(time.Hour), false)
 		grant("theirs", "globex", "bob", now, now.Add(time.Hour), false)
-		s := oauth.NewService(d, oauth.DefaultConfig())
+		s := oauth.NewService(d, a, oauth.DefaultConfig())
 		gs, err := s.Grants(ctx, "acme", "bob")
 		if err != nil {
 			t.Fatal(err)

@@ -8,7 +8,9 @@
 // No maintained Go library covers the MCP profile (resource indicators,
 // dynamic registration, metadata documents, any-port loopback redirects,
 // empty scopes), so the endpoints are written here over the database package,
-// like every other ctalk service; the metadata and registration types come
+// like every other ctalk service; grants and their tokens are stored by the
+// auth package, with every other credential. The metadata and registration
+// types come
 // from the official MCP Go SDK's oauthex package. The sign-in and consent
 // pages that end an authorization live in the web package.
 package oauth
@@ -34,8 +36,8 @@ type Config struct {
 	AccessTTL  time.Duration
 	RefreshTTL time.Duration
 	// RefreshGrace is how long a refresh token that was just rotated may
-	// still be used, for clients that retry a refresh they think failed. It
-	// also stays usable as long as its successor was never used.
+	// still be used, for clients that retry a refresh they think failed;
+	// only until its successor is first used.
 	RefreshGrace time.Duration
 	// CodeTTL is an authorization code's lifetime.
 	CodeTTL time.Duration
@@ -69,18 +71,20 @@ func DefaultConfig() Config {
 // Service is the authorization server.
 type Service struct {
 	db       *db.DB
+	auth     *auth.Service
 	cfg      Config
 	register *auth.AddressLimiter
 	fetch    *http.Client
 }
 
-// NewService returns a Service over d.
-func NewService(d *db.DB, cfg Config) *Service {
+// NewService returns a Service over d that keeps its grants and tokens with
+// a's credentials.
+func NewService(d *db.DB, a *auth.Service, cfg Config) *Service {
 	fetch := cfg.MetadataFetch
 	if fetch == nil {
 		fetch = guardedClient()
 	}
-	return &Service{db: d, cfg: cfg, register: auth.NewAddressLimiter(cfg.RegisterRate, cfg.RegisterBurst), fetch: fetch}
+	return &Service{db: d, auth: a, cfg: cfg, register: auth.NewAddressLimiter(cfg.RegisterRate, cfg.RegisterBurst), fetch: fetch}
 }
 
 // Prefixes of the secrets this package hands out, so that people and secret

@@ -87,7 +87,7 @@ func (s *Service) exchangeCode(ctx context.Context, form url.Values, site Site) 
 		return err
 	})
 	if reused != "" {
-		if rerr := s.revokeGrant(ctx, reused); rerr != nil {
+		if rerr := s.auth.RevokeGrantOf(ctx, "", reused); rerr != nil {
 			return nil, rerr
 		}
 	}
@@ -149,19 +149,15 @@ func useCode(ctx context.Context, tx db.Querier, code string, c *codeRow, now ti
 	g.id = g.id[:22]
 	// The condition makes the code's use a compare-and-set: of two
 	// exchanges at once, the second finds it used and fails.
-	ok, err := changedOne(tx.Exec(ctx, `UPDATE oauth_codes SET used_at = $1, grant_id = $2 WHERE hash = $3 AND used_at IS NULL`, now, g.id, auth.HashToken(code)))
+	res, err := tx.Exec(ctx, `UPDATE oauth_codes SET used_at = $1, grant_id = $2 WHERE hash = $3 AND used_at IS NULL`, now, g.id, auth.HashToken(code))
 	if err != nil {
 		return g, fmt.Errorf("mark authorization code used: %w", err)
 	}
-	if !ok {
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return g, invalidGrant("the authorization code was already used; start the sign-in again")
 	}
-	if _, err := tx.Exec(ctx, `
-		INSERT INTO oauth_grants (id, org_id, user_id, client_id, client_name, scope, resource, created_at, last_used_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`, g.id, g.orgID, g.userID, g.clientID, c.clientName, g.scope, g.resource, now); err != nil {
-		return g, fmt.Errorf("create grant: %w", err)
-	}
-	return g, nil
+	return g, auth.CreateGrant(ctx, tx, auth.NewGrant{ID: g.id, OrgID: g.orgID, UserID: g.userID, ClientID: g.clientID,
+		ClientName: c.clientName, Scope: g.scope, Resource: g.resource}, now)
 }
 
 func pkceMatches(verifier, challenge string) bool {
@@ -171,26 +167,22 @@ func pkceMatches(verifier, challenge string) bool {
 
 // issue stores a new access and refresh token of g.
 func (s *Service) issue(ctx context.Context, tx db.Querier, g grant, now time.Time) (*TokenResponse, error) {
-	// The grant's expired tokens go as new ones come, so a grant keeps only
-	// what may still be presented.
-	if _, err := tx.Exec(ctx, `DELETE FROM oauth_tokens WHERE grant_id = $1 AND expires_at < $2`, g.id, now); err != nil {
-		return nil, fmt.Errorf("drop expired tokens: %w", err)
-	}
 	access, accessHash := newSecret(accessPrefix)
 	refresh, refreshHash := newSecret(refreshPrefix)
-	if _, err := tx.Exec(ctx, `
-		INSERT INTO oauth_tokens (hash, grant_id, kind, created_at, expires_at) VALUES ($1, $2, 'access', $3, $4), ($5, $2, 'refresh', $3, $6)`,
-		accessHash, g.id, now, now.Add(s.cfg.AccessTTL), refreshHash, now.Add(s.cfg.RefreshTTL)); err != nil {
-		return nil, fmt.Errorf("store tokens: %w", err)
+	if err := auth.IssueGrantTokens(ctx, tx, g.id, auth.GrantTokens{AccessHash: accessHash, RefreshHash: refreshHash,
+		AccessExpires: now.Add(s.cfg.AccessTTL), RefreshExpires: now.Add(s.cfg.RefreshTTL)}, now); err != nil {
+		return nil, err
 	}
 	return &TokenResponse{AccessToken: access, TokenType: "Bearer", ExpiresIn: int64(s.cfg.AccessTTL / time.Second),
 		RefreshToken: refresh, Scope: g.scope}, nil
 }
 
-// refresh rotates a refresh token. The previous token keeps working for
-// RefreshGrace after its rotation, and for as long as its successor was
-// never used, because a client that lost the answer retries with it; any
-// other reuse means the token leaked, and ends the grant.
+// refresh rotates a refresh token. The previous token may be presented
+// again within RefreshGrace of its rotation while its successor was never
+// used, because a client that lost the answer retries with it; any other
+// use of a replaced token is reuse (OAuth 2.1 section 4.3.1): someone else
+// holds the chain, and the whole grant ends, every access and refresh token
+// of it.
 func (s *Service) refresh(ctx context.Context, form url.Values) (*TokenResponse, error) {
 	raw := form.Get("refresh_token")
 	if raw == "" {
@@ -209,15 +201,6 @@ func (s *Service) refresh(ctx context.Context, form url.Values) (*TokenResponse,
 // same token.
 var errRefreshRace = errors.New("refresh token rotated concurrently")
 
-// changedOne reports whether an UPDATE changed exactly one row.
-func changedOne(res sql.Result, err error) (bool, error) {
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
-}
-
 func (s *Service) refreshOnce(ctx context.Context, raw, clientID string) (*TokenResponse, error) {
 	var out *TokenResponse
 	var leaked string
@@ -229,7 +212,7 @@ func (s *Service) refreshOnce(ctx context.Context, raw, clientID string) (*Token
 		}
 		if err := r.check(clientID, now, s.cfg.RefreshGrace); err != nil {
 			if errors.Is(err, errRefreshLeaked) {
-				leaked = r.id
+				leaked = r.Grant.ID
 				return invalidGrant("the refresh token was already used and replaced; this connection is revoked for safety; sign in again")
 			}
 			return err
@@ -238,7 +221,7 @@ func (s *Service) refreshOnce(ctx context.Context, raw, clientID string) (*Token
 		return err
 	})
 	if leaked != "" {
-		if rerr := s.revokeGrant(ctx, leaked); rerr != nil {
+		if rerr := s.auth.RevokeGrantOf(ctx, "", leaked); rerr != nil {
 			return nil, rerr
 		}
 	}
@@ -249,29 +232,17 @@ func (s *Service) refreshOnce(ctx context.Context, raw, clientID string) (*Token
 }
 
 // refreshRow is a refresh token as stored, with its grant and successor.
-type refreshRow struct {
-	grant
-	expires          time.Time
-	rotated, revoked sql.NullTime
-	successor        sql.NullString
-	successorRotated sql.NullTime
-}
+type refreshRow struct{ auth.RefreshToken }
 
 func readRefresh(ctx context.Context, tx db.Querier, raw string) (*refreshRow, error) {
-	var r refreshRow
-	err := tx.QueryRow(ctx, `
-		SELECT g.id, g.org_id, g.user_id, g.client_id, g.scope, g.resource, g.revoked_at, t.expires_at, t.rotated_at, t.replaced_by,
-			(SELECT n.rotated_at FROM oauth_tokens n WHERE n.hash = t.replaced_by)
-		FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id
-		WHERE t.hash = $1 AND t.kind = 'refresh'`, auth.HashToken(raw)).
-		Scan(&r.id, &r.orgID, &r.userID, &r.clientID, &r.scope, &r.resource, &r.revoked, &r.expires, &r.rotated, &r.successor, (*db.NullTime)(&r.successorRotated))
-	if errors.Is(err, sql.ErrNoRows) {
+	r, err := auth.ReadRefreshToken(ctx, tx, auth.HashToken(raw))
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
 		return nil, invalidGrant("the refresh token is not valid; sign in again")
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read refresh token: %w", err)
-	}
-	return &r, nil
+	return &refreshRow{*r}, nil
 }
 
 // errRefreshLeaked is a refresh token presented again after its successor
@@ -281,13 +252,16 @@ var errRefreshLeaked = errors.New("refresh token reused after rotation")
 // check refuses a refresh token that may not be rotated now.
 func (r *refreshRow) check(clientID string, now time.Time, grace time.Duration) error {
 	switch {
-	case r.revoked.Valid:
+	case r.GrantRevoked.Valid:
 		return invalidGrant("this connection was revoked; sign in again")
-	case !now.Before(r.expires):
+	case !now.Before(r.Expires):
 		return invalidGrant("the refresh token expired; sign in again")
-	case clientID != "" && clientID != r.clientID:
+	case clientID != "" && clientID != r.Grant.ClientID:
 		return invalidGrant("the refresh token was issued to another client")
-	case r.rotated.Valid && now.After(r.rotated.Time.Add(grace)) && r.successorRotated.Valid:
+	case r.Rotated.Valid && (r.SuccessorRotated.Valid || now.After(r.Rotated.Time.Add(grace))):
+		// A replaced token is retried only before its successor is used,
+		// and within the grace: anything else is reuse, even a moment
+		// after the successor's own refresh.
 		return errRefreshLeaked
 	}
 	return nil
@@ -296,30 +270,33 @@ func (r *refreshRow) check(clientID string, now time.Time, grace time.Duration) 
 // rotate issues the grant's new tokens and records them as the refresh
 // token's successor.
 func (s *Service) rotate(ctx context.Context, tx db.Querier, raw string, r *refreshRow, now time.Time) (*TokenResponse, error) {
-	if r.rotated.Valid && r.successor.Valid {
+	if r.Rotated.Valid && r.Successor.Valid {
 		// A retry within the grace: the successor it never received is
-		// dropped, with its access token's sibling left to expire.
-		if _, err := tx.Exec(ctx, `DELETE FROM oauth_tokens WHERE hash = $1`, r.successor.String); err != nil {
-			return nil, fmt.Errorf("drop unreceived refresh token: %w", err)
+		// dropped, with its access token's sibling left to expire. Only
+		// while still unused: a successor refreshed since this read makes
+		// the retry start over, and find it used.
+		ok, err := auth.DropUnusedRefreshToken(ctx, tx, r.Successor.String)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, errRefreshRace
 		}
 	}
-	out, err := s.issue(ctx, tx, r.grant, now)
+	g := r.Grant
+	out, err := s.issue(ctx, tx, grant{id: g.ID, orgID: g.OrgID, userID: g.UserID, clientID: g.ClientID, scope: g.Scope, resource: g.Resource}, now)
 	if err != nil {
 		return nil, err
 	}
 	// A compare-and-set on the successor that was read: a refresh of the
 	// same token that committed meanwhile makes this one start over, so a
 	// token never has two live successors.
-	ok, err := changedOne(tx.Exec(ctx, `UPDATE oauth_tokens SET rotated_at = $1, replaced_by = $2 WHERE hash = $3 AND COALESCE(replaced_by, '') = $4`,
-		now, auth.HashToken(out.RefreshToken), auth.HashToken(raw), r.successor.String))
+	ok, err := auth.RecordRotation(ctx, tx, g.ID, auth.HashToken(raw), r.Successor.String, auth.HashToken(out.RefreshToken), now)
 	if err != nil {
-		return nil, fmt.Errorf("record refresh token rotation: %w", err)
+		return nil, err
 	}
 	if !ok {
 		return nil, errRefreshRace
-	}
-	if _, err := tx.Exec(ctx, `UPDATE oauth_grants SET last_used_at = $1 WHERE id = $2`, now, r.id); err != nil {
-		return nil, fmt.Errorf("touch grant: %w", err)
 	}
 	return out, nil
 }
@@ -334,125 +311,45 @@ func (s *Service) Authenticate(ctx context.Context, raw, resource string) (*auth
 	if !IsAccessToken(raw) {
 		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the access token is malformed"+again)
 	}
-	hash := auth.HashToken(raw)
-	var (
-		sess     = auth.Session{TokenHash: hash}
-		aud      string
-		lastUsed time.Time
-		revoked  sql.NullTime
-	)
-	err := s.db.QueryRow(ctx, `
-		SELECT g.id, g.org_id, g.user_id, u.role, g.resource, g.revoked_at, g.last_used_at, t.expires_at
-		FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id
-		JOIN users u ON u.org_id = g.org_id AND u.id = g.user_id AND u.removed_at IS NULL
-		WHERE t.hash = $1 AND t.kind = 'access'`, hash).
-		Scan(&sess.GrantID, &sess.OrgID, &sess.UserID, &sess.Role, &aud, &revoked, &lastUsed, &sess.ExpiresAt)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the access token is not valid"+again)
-	}
+	a, err := s.auth.OAuthAccess(ctx, auth.HashToken(raw))
 	if err != nil {
-		return nil, fmt.Errorf("read oauth_tokens: %w", err)
+		return nil, err
 	}
-	now := s.db.Now()
+	if a == nil {
+		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the access token is not valid: it is unknown or expired"+again)
+	}
 	switch {
-	case revoked.Valid:
+	case a.Revoked:
 		return nil, ctalk.Errorf(ctalk.EUnauthorized, "this connection was revoked (logged out)"+again)
-	case !now.Before(sess.ExpiresAt):
+	case !s.db.Now().Before(a.ExpiresAt):
 		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the access token expired; your client should refresh it")
-	case !oauthex.MatchesResource([]string{aud}, resource):
-		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the access token was issued for %s, not for %s"+again, aud, resource)
+	case !oauthex.MatchesResource([]string{a.Resource}, resource):
+		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the access token was issued for %s, not for %s"+again, a.Resource, resource)
 	}
-	if now.Sub(lastUsed) > time.Minute {
-		err := s.db.Write(ctx, func(q db.Querier) error {
-			_, err := q.Exec(ctx, `UPDATE oauth_grants SET last_used_at = $1 WHERE id = $2`, now, sess.GrantID)
-			if err != nil {
-				return fmt.Errorf("update oauth_grants: %w", err)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return &sess, nil
+	return &a.Session, nil
 }
 
 // RevokeGrant ends a connection of the person orgID/userID: its access and
 // refresh tokens stop working at once. Revoking an unknown or another
 // person's grant does nothing.
 func (s *Service) RevokeGrant(ctx context.Context, orgID, userID, grantID string) error {
-	return s.db.Write(ctx, func(q db.Querier) error {
-		_, err := q.Exec(ctx, `UPDATE oauth_grants SET revoked_at = $1 WHERE org_id = $2 AND user_id = $3 AND id = $4 AND revoked_at IS NULL`,
-			s.db.Now(), orgID, userID, grantID)
-		if err != nil {
-			return fmt.Errorf("update oauth_grants: %w", err)
-		}
-		return nil
-	})
-}
-
-func (s *Service) revokeGrant(ctx context.Context, grantID string) error {
-	return s.db.Write(ctx, func(q db.Querier) error {
-		_, err := q.Exec(ctx, `UPDATE oauth_grants SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL`, s.db.Now(), grantID)
-		if err != nil {
-			return fmt.Errorf("update oauth_grants: %w", err)
-		}
-		return nil
-	})
+	if err := s.auth.RevokeGrant(ctx, orgID, userID, grantID); ctalk.ErrorCode(err) != ctalk.ENotFound {
+		return err
+	}
+	return nil
 }
 
 // Revoke ends the grant of an access or refresh token (RFC 7009). Unknown
 // tokens are not an error, as the RFC asks.
 func (s *Service) Revoke(ctx context.Context, raw string) error {
-	var grantID string
-	err := s.db.QueryRow(ctx, `SELECT grant_id FROM oauth_tokens WHERE hash = $1`, auth.HashToken(raw)).Scan(&grantID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read oauth_tokens: %w", err)
-	}
-	return s.revokeGrant(ctx, grantID)
+	return s.auth.RevokeGrantOf(ctx, auth.HashToken(raw), "")
 }
 
 // Grant is a client connected as a person, for the page that lists them.
-type Grant struct {
-	ID         string
-	ClientID   string
-	ClientName string
-	CreatedAt  time.Time
-	LastUsedAt time.Time
-	// ExpiresAt is when its refresh token expires: unless the client
-	// refreshes before then, it must sign in again.
-	ExpiresAt time.Time
-}
+type Grant = auth.Grant
 
 // Grants lists the live connections of a person, newest first: not
 // revoked, with a refresh token that has not expired.
 func (s *Service) Grants(ctx context.Context, orgID, userID string) ([]Grant, error) {
-	rows, err := s.db.Query(ctx, `
-		SELECT g.id, g.client_id, g.client_name, g.created_at, g.last_used_at,
-			(SELECT MAX(t.expires_at) FROM oauth_tokens t WHERE t.grant_id = g.id AND t.kind = 'refresh')
-		FROM oauth_grants g
-		WHERE g.org_id = $1 AND g.user_id = $2 AND g.revoked_at IS NULL ORDER BY g.created_at DESC`, orgID, userID)
-	if err != nil {
-		return nil, fmt.Errorf("list oauth_grants: %w", err)
-	}
-	defer rows.Close()
-	now := s.db.Now()
-	out := []Grant{}
-	for rows.Next() {
-		var g Grant
-		var expires db.NullTime
-		if err := rows.Scan(&g.ID, &g.ClientID, &g.ClientName, &g.CreatedAt, &g.LastUsedAt, &expires); err != nil {
-			return nil, fmt.Errorf("list oauth_grants: %w", err)
-		}
-		if g.ExpiresAt = expires.Time; expires.Valid && g.ExpiresAt.After(now) {
-			out = append(out, g)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list oauth_grants: %w", err)
-	}
-	return out, nil
+	return s.auth.Grants(ctx, orgID, userID)
 }

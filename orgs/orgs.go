@@ -142,15 +142,16 @@ func (s *Service) newOrg(in NewOrg) (*Org, string, error) {
 // insertOrg stores org in tx.
 func (s *Service) insertOrg(ctx context.Context, tx db.Querier, org *Org, hash string) error {
 	org.CreatedAt = s.db.Now()
-	_, err := tx.Exec(ctx, `INSERT INTO orgs (id, name, admin_password_hash, approval_mode, created_at) VALUES ($1, $2, $3, $4, $5)`,
-		org.ID, org.Name, hash, org.ApprovalMode, org.CreatedAt)
+	_, err := tx.Exec(ctx, `INSERT INTO orgs (id, name, approval_mode, created_at) VALUES ($1, $2, $3, $4)`,
+		org.ID, org.Name, org.ApprovalMode, org.CreatedAt)
 	if ctalk.ErrorCode(err) == ctalk.EConflict {
 		return ctalk.Errorf(ctalk.EConflict, "organization id %q is taken; choose another org_id", org.ID)
 	}
 	if err != nil {
 		return fmt.Errorf("insert into orgs: %w", err)
 	}
-	return nil
+	_, err = auth.StoreAdminPassword(ctx, tx, org.ID, hash)
+	return err
 }
 
 // AuthorizeAdmin decides whether a caller may administer orgID: either its
@@ -225,12 +226,13 @@ func (s *Service) newUser(orgID string, in NewUser) (*User, string, error) {
 func (s *Service) insertUser(ctx context.Context, tx db.Querier, u *User, hash string) error {
 	own, _ := json.Marshal(u.Ownership)
 	u.CreatedAt = s.db.Now()
-	_, err := tx.Exec(ctx, `INSERT INTO users (org_id, id, name, password_hash, role, ownership, notes, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
-		u.OrgID, u.ID, u.Name, hash, u.Role, string(own), u.Notes, u.CreatedAt)
+	_, err := tx.Exec(ctx, `INSERT INTO users (org_id, id, name, role, ownership, notes, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`,
+		u.OrgID, u.ID, u.Name, u.Role, string(own), u.Notes, u.CreatedAt)
 	if err != nil {
 		return fmt.Errorf("insert into users: %w", err)
 	}
-	return nil
+	_, err = auth.StorePassword(ctx, tx, u.OrgID, u.ID, hash)
+	return err
 }
 
 // Org returns an organization.
@@ -335,7 +337,14 @@ func (s *Service) SetProfileNotes(ctx context.Context, orgID, userID, notes stri
 	return s.setText(ctx, orgID, userID, "profile_notes", notes)
 }
 
-// setText updates one free-text column; column is one of two constants above.
+// setTextSQL updates each free-text column, spelled out so that the
+// columns a statement writes can be read from the source.
+var setTextSQL = map[string]string{
+	"notes":         `UPDATE users SET notes = $1, updated_at = $2 WHERE org_id = $3 AND id = $4 AND removed_at IS NULL`,
+	"profile_notes": `UPDATE users SET profile_notes = $1, updated_at = $2 WHERE org_id = $3 AND id = $4 AND removed_at IS NULL`,
+}
+
+// setText updates one free-text column; column is one of setTextSQL's.
 func (s *Service) setText(ctx context.Context, orgID, userID, column, text string) (*User, error) {
 	userID, err := ctalk.ParseID("user_id", userID)
 	if err != nil {
@@ -346,7 +355,7 @@ func (s *Service) setText(ctx context.Context, orgID, userID, column, text strin
 	}
 	var u *User
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
-		res, err := tx.Exec(ctx, `UPDATE users SET `+column+` = $1, updated_at = $2 WHERE org_id = $3 AND id = $4 AND removed_at IS NULL`, text, s.db.Now(), orgID, userID)
+		res, err := tx.Exec(ctx, setTextSQL[column], text, s.db.Now(), orgID, userID)
 		if err != nil {
 			return fmt.Errorf("update users: %w", err)
 		}
@@ -468,4 +477,37 @@ func Profiles(ctx context.Context, r db.Reader, orgID string, ids []string) (map
 		return nil, fmt.Errorf("read profiles: %w", err)
 	}
 	return out, nil
+}
+
+// currentMembersSQL lists which of the given users are current members of
+// the org; the IN list is appended by CurrentMembers.
+const currentMembersSQL = `SELECT id FROM users WHERE org_id = $1 AND removed_at IS NULL AND id IN `
+
+// CurrentMembers returns which of ids are current members of orgID (not
+// removed ones), read through q: inside the caller's transaction when q is
+// one, so that what it checks holds for the rest of it.
+func CurrentMembers(ctx context.Context, q db.Reader, orgID string, ids []string) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	marks := make([]string, len(ids))
+	args := []any{orgID}
+	for i, id := range ids {
+		marks[i] = fmt.Sprintf("$%d", i+2)
+		args = append(args, id)
+	}
+	rows, err := q.Query(ctx, currentMembersSQL+"("+strings.Join(marks, ", ")+")", args...)
+	if err != nil {
+		return nil, fmt.Errorf("read users: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("read users: %w", err)
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
 }

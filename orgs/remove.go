@@ -45,13 +45,11 @@ func (s *Service) RemoveUser(ctx context.Context, orgID, userID string) (*Remova
 			return ctalk.Errorf(ctalk.EConflict, "user %q is the last admin of organization %q and cannot be removed; add another admin first (register_user with role admin)", userID, orgID)
 		}
 		r.RemovedAt = s.db.Now()
-		// The password hash goes too: a former member has no password, and
-		// login then fails for them exactly as for an unknown user.
-		if _, err := tx.Exec(ctx, `UPDATE users SET removed_at = $1, updated_at = $1, password_hash = '' WHERE org_id = $2 AND id = $3`,
+		if _, err := tx.Exec(ctx, `UPDATE users SET removed_at = $1, updated_at = $1 WHERE org_id = $2 AND id = $3`,
 			r.RemovedAt, orgID, userID); err != nil {
 			return fmt.Errorf("update users: %w", err)
 		}
-		r.TokensRevoked, err = auth.RevokeTokens(ctx, tx, orgID, userID, nil, r.RemovedAt)
+		r.TokensRevoked, err = auth.RemoveCredentials(ctx, tx, orgID, userID, r.RemovedAt)
 		return err
 	})
 	if err != nil {

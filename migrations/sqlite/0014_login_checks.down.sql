@@ -1,0 +1,1 @@
+ALTER TABLE login_failures DROP COLUMN check_id;

@@ -1,0 +1,2 @@
+-- SQLite keeps the defaults of the up step: it cannot add a NOT NULL column
+-- without one, and they change nothing a previous version relies on.
