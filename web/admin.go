@@ -65,7 +65,7 @@ func (p *Pages) admin(c echo.Context, status int, d *adminData, flashed string) 
 	if d.Members, err = p.orgs.Users(ctx, m.OrgID); err != nil {
 		return err
 	}
-	d.CSRF, _ = c.Get("csrf").(string)
+	d.CSRF = csrfToken(c)
 	return p.app(c, status, "admin", &page{Section: "admin", Title: "Admin · " + d.Org.Name, Data: d, Flash: flashed})
 }
 

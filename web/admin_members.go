@@ -37,7 +37,7 @@ func (p *Pages) member(c echo.Context, status int, d *memberData, flashed string
 		return p.adminNotFound(c, err)
 	}
 	d.User, d.Self = u, u.ID == me(c).UserID
-	d.CSRF, _ = c.Get("csrf").(string)
+	d.CSRF = csrfToken(c)
 	return p.app(c, status, "admin-member", &page{Section: "admin", Title: u.Name + " · Admin", Data: d, Flash: flashed})
 }
 

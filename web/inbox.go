@@ -232,7 +232,7 @@ type draftView struct {
 }
 
 func newQuestionView(c echo.Context, r *inbox.Review, listed bool, fail *formError) questionView {
-	csrf, _ := c.Get("csrf").(string)
+	csrf := csrfToken(c)
 	v := questionView{Review: r, CSRF: csrf, Listed: listed, Fail: fail}
 	for i, d := range r.Drafts {
 		anchor := "v" + strconv.Itoa(d.Version)

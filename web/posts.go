@@ -82,7 +82,7 @@ func (p *Pages) showPosts(c echo.Context, status int, fail *postFail) error {
 	if err != nil {
 		return err
 	}
-	csrf, _ := c.Get("csrf").(string)
+	csrf := csrfToken(c)
 	d := postsData{CSRF: csrf, Posts: posts, Fail: fail}
 	if fail != nil && !heldIn(posts, fail.ID) {
 		d.Above, d.Fail = fail.Message, nil
