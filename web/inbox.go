@@ -70,8 +70,10 @@ func (p *Pages) inboxPage(c echo.Context) error {
 	if data.HeldPosts, err = p.heldCount(c.Request().Context(), caller(c)); err != nil {
 		return err
 	}
-	for _, r := range rs {
-		data.Questions = append(data.Questions, newQuestionView(c, r, true, nil))
+	for i, r := range rs {
+		v := newQuestionView(c, r, true, nil)
+		v.Position = i + 1
+		data.Questions = append(data.Questions, v)
 	}
 	return p.inboxRender(c, http.StatusOK, "inbox", "Inbox", data)
 }
@@ -219,9 +221,12 @@ type questionView struct {
 	// Listed is true in the inbox's list, whose forms return there, and
 	// false on the question's own page.
 	Listed bool
-	Newest *draftView
-	Older  []draftView
-	Fail   *formError
+	// Position is the question's place in the list, from 1, which names
+	// its drafts' region apart from the others'.
+	Position int
+	Newest   *draftView
+	Older    []draftView
+	Fail     *formError
 }
 
 // draftView is a draft with its element id, the target of #v{version}
