@@ -47,7 +47,7 @@ func TestPagesAccessibleInBothThemes(t *testing.T) {
 	q := a11yFixture(t, s)
 	signedOut := []string{"/", "/signin", "/signup"}
 	signedIn := []string{"/inbox", "/inbox/" + q, "/inbox/posts", "/inbox/unknown", "/asked", "/channels", "/channels/general",
-		"/people", "/people/bob", "/profile", "/tokens", "/admin", "/admin/members/bob", "/admin/audit"}
+		"/people", "/people/bob", "/profile", "/tokens", "/admin", "/admin/members/bob", "/admin/members/bob/remove", "/admin/audit"}
 	for _, scheme := range []string{"light", "dark"} {
 		t.Run(scheme, func(t *testing.T) {
 			ctx := browser(t, chromium)

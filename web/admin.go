@@ -22,6 +22,7 @@ func (p *Pages) mountAdmin(r routes) {
 	r.POST("/admin/members/:user_id/role", p.setRole)
 	r.POST("/admin/members/:user_id/password", p.resetPassword)
 	r.POST("/admin/members/:user_id/revoke", p.revokeMemberTokens)
+	r.GET("/admin/members/:user_id/remove", p.removeMemberPage)
 	r.POST("/admin/members/:user_id/remove", p.removeMember)
 	r.POST("/admin/settings", p.updateSettings)
 	r.POST("/admin/password", p.changeAdminPassword)
