@@ -8,8 +8,12 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
 	"github.com/ctalk/ctalk/api"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/internal/testkit"
 )
 
 var (
@@ -137,6 +141,41 @@ func TestHeldPostDecisionsReturnToTheNext(t *testing.T) {
 	} {
 		if got := submit(t, bob, "/inbox/posts", c.action, c.more); got != c.want {
 			t.Errorf("%s: back to %q, want %q", c.what, got, c.want)
+		}
+	}
+}
+
+// TestInboxApprovalLandsAtTheItem: in Chromium, approving a question far
+// down the inbox's list lands the person at that question,
+// in view and marked, with what the approval did in view above it.
+func TestInboxApprovalLandsAtTheItem(t *testing.T) {
+	chromium := testkit.Browser(t)
+	s := start(t, db.SQLite)
+	s.org(t, "acme")
+	var ids []string
+	for i := range 8 {
+		ids = append(ids, s.ask(t, "alice", "bob", "Question "+strconv.Itoa(i)))
+		s.propose(t, ids[i], "Draft "+strconv.Itoa(i))
+	}
+	last := ids[5]
+	ctx := browser(t, chromium)
+	signIn(t, ctx, s.URL, "acme", "bob")
+	run(t, ctx, chromedp.EmulateViewport(1000, 700), chromedp.Navigate(s.URL+"/inbox"),
+		chromedp.WaitVisible(chromedp.ID("approve-"+last)),
+		chromedp.Focus(chromedp.ID("approve-"+last)), chromedp.KeyEvent(kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS(`.flash[role="status"]`)))
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]any](`(() => {
+		const item = document.getElementById(`+strconv.Quote(last)+`), flash = document.querySelector('.flash[role="status"]');
+		const r = item.getBoundingClientRect(), f = flash.getBoundingClientRect();
+		return {target: item.matches(":target"), scrolled: scrollY > 0, itemInView: r.top >= 0 && r.top < innerHeight,
+			flashInView: f.top >= 0 && f.bottom <= r.top + 1, flash: flash.textContent};
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"target", "scrolled", "itemInView", "flashInView"} {
+		if got[k] != true {
+			t.Errorf("after approving a question far down the list: %s is %v (%v)", k, got[k], got)
 		}
 	}
 }
