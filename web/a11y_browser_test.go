@@ -35,7 +35,8 @@ type axeViolation struct {
 }
 
 // TestPagesAccessibleInBothThemes runs axe-core on every page of the app,
-// signed out and signed in as an admin with questions, drafts, a channel,
+// an OAuth client's sign-in and consent pages among them, signed out and
+// signed in as an admin with questions, drafts, a channel,
 // a held post and tokens to show, in the light and the dark theme (the
 // browser's prefers-color-scheme, emulated): no page may break any rule,
 // whatever its impact: neither a serious one (contrast, a region that
@@ -45,8 +46,9 @@ func TestPagesAccessibleInBothThemes(t *testing.T) {
 	chromium := testkit.Browser(t)
 	s := start(t, db.SQLite)
 	q := a11yFixture(t, s)
-	signedOut := []string{"/", "/signin", "/signup"}
-	signedIn := []string{"/inbox", "/inbox/" + q, "/inbox/posts", "/inbox/unknown", "/asked", "/channels", "/channels/general",
+	authorize := authorization(t, s, "Claude Code")
+	signedOut := []string{"/", "/signin", "/signup", authorize}
+	signedIn := []string{authorize, "/inbox", "/inbox/" + q, "/inbox/posts", "/inbox/unknown", "/asked", "/channels", "/channels/general",
 		"/people", "/people/bob", "/profile", "/tokens", "/admin", "/admin/members/bob", "/admin/members/bob/remove", "/admin/audit"}
 	for _, scheme := range []string{"light", "dark"} {
 		t.Run(scheme, func(t *testing.T) {
