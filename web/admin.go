@@ -22,6 +22,7 @@ func (p *Pages) mountAdmin(r routes) {
 	r.POST("/admin/members/:user_id/role", p.setRole)
 	r.POST("/admin/members/:user_id/password", p.resetPassword)
 	r.POST("/admin/members/:user_id/revoke", p.revokeMemberTokens)
+	r.GET("/admin/members/:user_id/remove", p.removeMemberPage)
 	r.POST("/admin/members/:user_id/remove", p.removeMember)
 	r.POST("/admin/settings", p.updateSettings)
 	r.POST("/admin/password", p.changeAdminPassword)
@@ -65,7 +66,7 @@ func (p *Pages) admin(c echo.Context, status int, d *adminData, flashed string) 
 	if d.Members, err = p.orgs.Users(ctx, m.OrgID); err != nil {
 		return err
 	}
-	d.CSRF, _ = c.Get("csrf").(string)
+	d.CSRF = csrfToken(c)
 	return p.app(c, status, "admin", &page{Section: "admin", Title: "Admin · " + d.Org.Name, Data: d, Flash: flashed})
 }
 

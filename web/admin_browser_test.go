@@ -14,7 +14,8 @@ import (
 
 // TestAdminAddsMemberInBrowser: in Chromium, with the keyboard, an admin
 // adds a member, who signs in in a browser of their own; the admin then
-// removes them, and the member's next page is the sign-in.
+// removes them, confirming it on the page that asks, and the member's next
+// page is the sign-in.
 func TestAdminAddsMemberInBrowser(t *testing.T) {
 	chromium := testkit.Browser(t)
 	each(t, func(t *testing.T, engine db.Engine) {
@@ -55,10 +56,22 @@ func TestAdminAddsMemberInBrowser(t *testing.T) {
 		if who, err := chromedp.Run(member, chromedp.Text(chromedp.CSS(".who span"))); err != nil || who != "dave · acme" {
 			t.Fatalf("the new member signed in as %q (%v)", who, err)
 		}
+		// Remove asks first, on a page of its own.
 		err = chromedp.Do(admin,
 			chromedp.Navigate(s.URL+"/admin/members/dave"),
-			chromedp.WaitVisible(chromedp.CSS(`form[action="/admin/members/dave/remove"] button`)),
-			chromedp.Focus(chromedp.CSS(`form[action="/admin/members/dave/remove"] button`)),
+			chromedp.WaitVisible(chromedp.CSS(`a[href="/admin/members/dave/remove"]`)),
+			chromedp.Focus(chromedp.CSS(`a[href="/admin/members/dave/remove"]`)),
+			chromedp.KeyEvent(kb.Enter),
+			chromedp.WaitVisible(chromedp.ID("remove-confirm")),
+		)
+		if err != nil {
+			t.Fatalf("open the removal's confirmation: %v", err)
+		}
+		if u, err := s.Orgs.User(context.Background(), "acme", "dave"); err != nil || u == nil {
+			t.Fatalf("dave was removed before the removal was confirmed: %+v, %v", u, err)
+		}
+		err = chromedp.Do(admin,
+			chromedp.Focus(chromedp.ID("remove-confirm")),
 			chromedp.KeyEvent(kb.Enter),
 			chromedp.WaitVisible(chromedp.CSS(".flash")),
 		)

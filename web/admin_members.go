@@ -17,6 +17,8 @@ type memberData struct {
 	User        *orgs.User
 	Self        bool
 	Form, Error string
+	// Confirmed is the value the removal's confirmation form sends.
+	Confirmed string
 }
 
 var memberFlash = map[string]string{
@@ -37,7 +39,7 @@ func (p *Pages) member(c echo.Context, status int, d *memberData, flashed string
 		return p.adminNotFound(c, err)
 	}
 	d.User, d.Self = u, u.ID == me(c).UserID
-	d.CSRF, _ = c.Get("csrf").(string)
+	d.CSRF = csrfToken(c)
 	return p.app(c, status, "admin-member", &page{Section: "admin", Title: u.Name + " · Admin", Data: d, Flash: flashed})
 }
 
@@ -109,9 +111,29 @@ func (p *Pages) revokeMemberTokens(c echo.Context) error {
 	})
 }
 
-// removeMember removes a member; their sessions and tokens end in the same
-// transaction. An admin who removes themselves is signed out with it.
+// removeConfirmed is the value of the confirmation page's field
+// "confirmed": only a post that carries it removes a member.
+const removeConfirmed = "yes"
+
+// removeMemberPage asks the admin to confirm the removal of a member, which
+// cannot be undone: the page says what it does and posts the removal.
+func (p *Pages) removeMemberPage(c echo.Context) error {
+	u, err := p.orgs.User(c.Request().Context(), me(c).OrgID, c.Param("user_id"))
+	if err != nil {
+		return p.adminNotFound(c, err)
+	}
+	d := &memberData{CSRF: csrfToken(c), User: u, Self: u.ID == me(c).UserID, Confirmed: removeConfirmed}
+	return p.app(c, http.StatusOK, "admin-remove", &page{Section: "admin", Title: "Remove " + u.ID + "?", Data: d})
+}
+
+// removeMember removes a member once the confirmation page's form asked
+// for it (any other post shows that page and changes nothing); their
+// sessions and tokens end in the same transaction. An admin who removes
+// themselves is signed out with it.
 func (p *Pages) removeMember(c echo.Context) error {
+	if c.Request().PostFormValue("confirmed") != removeConfirmed {
+		return p.removeMemberPage(c)
+	}
 	start := time.Now()
 	r, err := p.orgs.RemoveUser(c.Request().Context(), me(c).OrgID, c.Param("user_id"))
 	var touched []string

@@ -96,8 +96,10 @@ func TestAdminAddsMember(t *testing.T) {
 	})
 }
 
-// TestAdminRemovesMember: removing a member ends their browser session
-// (their next page is the sign-in) and every token, at once.
+// TestAdminRemovesMember: removing a member asks first (a page of its own,
+// which a post without its confirmation shows too), then ends their
+// browser session (their next page is the sign-in) and every token, at
+// once.
 func TestAdminRemovesMember(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
@@ -107,7 +109,27 @@ func TestAdminRemovesMember(t *testing.T) {
 		agent := s.agent(t, "acme", "bob")
 		personal, _ := newPersonalToken(t, bob, "ci")
 		viaPersonal := testkit.Connect(t, s.URL, testkit.EraSessions, personal)
-		code, body := alice.post("/admin/members/bob/remove", url.Values{})
+		// The member's page only links to the confirmation; the page, and a
+		// post without its confirmation, ask and change nothing.
+		if _, body := alice.get("/admin/members/bob"); !strings.Contains(body, `href="/admin/members/bob/remove"`) ||
+			strings.Contains(body, `action="/admin/members/bob/remove"`) {
+			t.Errorf("the member's page removes at once, or has no way to:\n%s", body)
+		}
+		code, page := alice.get("/admin/members/bob/remove")
+		codeRaw, pageRaw := alice.post("/admin/members/bob/remove", url.Values{})
+		for _, asked := range []struct {
+			code int
+			body string
+		}{{code, page}, {codeRaw, pageRaw}} {
+			if asked.code != http.StatusOK || !strings.Contains(asked.body, "This cannot be undone.") ||
+				!strings.Contains(asked.body, `name="confirmed" value="yes"`) || strings.Contains(asked.body, "Member removed.") {
+				t.Fatalf("asking to remove bob: %d\n%s", asked.code, asked.body)
+			}
+		}
+		if u, err := s.Orgs.User(context.Background(), "acme", "bob"); err != nil || u == nil || !agentWorks(agent) {
+			t.Fatalf("bob was removed before it was confirmed: %+v, %v", u, err)
+		}
+		code, body := alice.post("/admin/members/bob/remove", url.Values{"confirmed": {"yes"}})
 		if code != http.StatusOK || !strings.Contains(body, "Member removed.") || strings.Contains(body, `href="/admin/members/bob"`) {
 			t.Fatalf("remove bob: %d\n%s", code, body)
 		}
@@ -135,7 +157,7 @@ func TestLastAdmin(t *testing.T) {
 		if code != http.StatusConflict || !strings.Contains(body, "last admin") {
 			t.Fatalf("demote the last admin: %d\n%s", code, body)
 		}
-		if code, body := alice.post("/admin/members/alice/remove", url.Values{}); code != http.StatusConflict || !strings.Contains(body, "last admin") {
+		if code, body := alice.post("/admin/members/alice/remove", url.Values{"confirmed": {"yes"}}); code != http.StatusConflict || !strings.Contains(body, "last admin") {
 			t.Fatalf("remove the last admin: %d\n%s", code, body)
 		}
 		bob := s.newClient(t, "acme", "bob")

@@ -79,8 +79,10 @@ func (p *Pages) app(c echo.Context, status int, name string, pg *page) error {
 }
 
 // done redirects after a successful form (post/redirect/get), with what
-// happened as a key into the flash messages of the page it lands on.
+// happened as a key into the flash messages of the page it lands on; a
+// fragment of path (the item the person returns to) stays last.
 func done(c echo.Context, path, what string) error {
+	path, fragment, _ := strings.Cut(path, "#")
 	if what != "" {
 		sep := "?"
 		if strings.Contains(path, "?") {
@@ -88,7 +90,36 @@ func done(c echo.Context, path, what string) error {
 		}
 		path += sep + url.Values{"done": {what}}.Encode()
 	}
+	if fragment != "" {
+		path += "#" + fragment
+	}
 	return c.Redirect(http.StatusSeeOther, path)
+}
+
+// nextItemField names the hidden field of a list's forms that says which
+// item the person returns to once theirs has left the list: the one after
+// it, or before it when it was the last.
+const nextItemField = "next_item"
+
+// at is path with the fragment of the page's element id, when id has the
+// shape of one; the person lands at that item of the list, not its top.
+func at(path, id string) string {
+	if !ctalk.IsID(id) {
+		return path
+	}
+	return path + "#" + id
+}
+
+// neighbour is the id of the item after ids[i], or the one before it when it
+// is the last: where a list's page returns once ids[i] has left it.
+func neighbour(ids []string, i int) string {
+	switch {
+	case i+1 < len(ids):
+		return ids[i+1]
+	case i > 0:
+		return ids[i-1]
+	}
+	return ""
 }
 
 // flash is what the last action did, in words, when the request names a

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -70,8 +71,14 @@ func (p *Pages) inboxPage(c echo.Context) error {
 	if data.HeldPosts, err = p.heldCount(c.Request().Context(), caller(c)); err != nil {
 		return err
 	}
-	for _, r := range rs {
-		data.Questions = append(data.Questions, newQuestionView(c, r, true, nil))
+	ids := make([]string, len(rs))
+	for i, r := range rs {
+		ids[i] = r.ID
+	}
+	for i, r := range rs {
+		v := newQuestionView(c, r, true, nil)
+		v.Position, v.Neighbour, v.Cursor = i+1, neighbour(ids, i), c.QueryParam("after")
+		data.Questions = append(data.Questions, v)
 	}
 	return p.inboxRender(c, http.StatusOK, "inbox", "Inbox", data)
 }
@@ -108,11 +115,7 @@ func (p *Pages) inboxAction(form string, act inboxAct) echo.HandlerFunc {
 		kept, err := act(c.Request().Context(), c, m, id)
 		p.auditInbox(c, inboxForms[form].audit, start, err, id)
 		if err == nil {
-			back := "/inbox/" + id
-			if c.FormValue("back") == "/inbox" {
-				back = "/inbox"
-			}
-			return done(c, back, inboxForms[form].done)
+			return done(c, inboxReturn(c, form, id), inboxForms[form].done)
 		}
 		code := ctalk.ErrorCode(err)
 		if code == ctalk.EInternal || code == ctalk.EUnavailable {
@@ -120,6 +123,25 @@ func (p *Pages) inboxAction(form string, act inboxAct) echo.HandlerFunc {
 		}
 		return p.showQuestion(c, ctalk.HTTPStatus(code), &formError{Form: form, Message: ctalk.ErrorMessage(err), Text: kept})
 	}
+}
+
+// inboxReturn is where a successful form on question id returns: the
+// question's page; or, from the inbox's list, that page of the list at the
+// question when it is still listed (approved, edited or rejected drafts
+// leave it pending), else at its neighbour (declined or answered).
+func inboxReturn(c echo.Context, form, id string) string {
+	back := c.FormValue("back")
+	if back != "/inbox" && !strings.HasPrefix(back, "/inbox?") {
+		return "/inbox/" + id
+	}
+	list := "/inbox"
+	if u, err := url.Parse(back); err == nil && u.Query().Get("after") != "" {
+		list += "?" + url.Values{"after": {u.Query().Get("after")}}.Encode()
+	}
+	if form == "decline" || form == "answer" {
+		return at(list, c.FormValue(nextItemField))
+	}
+	return at(list, id)
 }
 
 func (p *Pages) approveDraft(ctx context.Context, c echo.Context, m *auth.Session, id string) (string, error) {
@@ -219,9 +241,15 @@ type questionView struct {
 	// Listed is true in the inbox's list, whose forms return there, and
 	// false on the question's own page.
 	Listed bool
-	Newest *draftView
-	Older  []draftView
-	Fail   *formError
+	// Position is the question's place in the list, from 1, which names
+	// its drafts' region apart from the others'; Neighbour is the question
+	// the list returns to once this one has left it, and Cursor the
+	// list's page.
+	Position          int
+	Neighbour, Cursor string
+	Newest            *draftView
+	Older             []draftView
+	Fail              *formError
 }
 
 // draftView is a draft with its element id, the target of #v{version}
@@ -232,7 +260,7 @@ type draftView struct {
 }
 
 func newQuestionView(c echo.Context, r *inbox.Review, listed bool, fail *formError) questionView {
-	csrf, _ := c.Get("csrf").(string)
+	csrf := csrfToken(c)
 	v := questionView{Review: r, CSRF: csrf, Listed: listed, Fail: fail}
 	for i, d := range r.Drafts {
 		anchor := "v" + strconv.Itoa(d.Version)
@@ -251,9 +279,13 @@ func newQuestionView(c echo.Context, r *inbox.Review, listed bool, fail *formErr
 // Pending says whether the question still waits for an answer.
 func (v questionView) Pending() bool { return v.Status == inbox.StatusPending }
 
-// Back is where the question's forms return after success.
+// Back is where the question's forms return after success: the page of
+// the list it is on, or its own page.
 func (v questionView) Back() string {
-	if v.Listed {
+	switch {
+	case v.Listed && v.Cursor != "":
+		return "/inbox?" + url.Values{"after": {v.Cursor}}.Encode()
+	case v.Listed:
 		return "/inbox"
 	}
 	return "/inbox/" + v.ID

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -264,4 +265,28 @@ func TestInboxActionsAreAudited(t *testing.T) {
 			t.Fatalf("the audit log holds what was typed: %d rows (err %v)", n, err)
 		}
 	})
+}
+
+// TestInboxDraftRegionsNamedApart: each question listed in the inbox names
+// its drafts' region for itself, so that no two landmarks of the page have
+// the same name, even for two questions from the same person.
+func TestInboxDraftRegionsNamedApart(t *testing.T) {
+	s := start(t, db.SQLite)
+	s.org(t, "acme")
+	for _, text := range []string{"Where is the runbook?", "And the rota?"} {
+		s.propose(t, s.ask(t, "alice", "bob", text), "Here.")
+	}
+	s.ask(t, "carol", "bob", "Lunch?")
+	_, body := s.newClient(t, "acme", "bob").get("/inbox")
+	names := regexp.MustCompile(`<section class="inbox-drafts" aria-label="([^"]*)"`).FindAllStringSubmatch(body, -1)
+	seen := map[string]bool{}
+	for _, m := range names {
+		if seen[m[1]] {
+			t.Errorf("two drafts regions are named %q", m[1])
+		}
+		seen[m[1]] = true
+	}
+	if len(names) != 3 || !seen["Drafts of question 1, from Alice"] {
+		t.Errorf("drafts regions %q, want 3 named for their question", names)
+	}
 }

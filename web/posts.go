@@ -61,6 +61,23 @@ func (d postsData) FailOn(id, form string) string {
 	return d.Fail.Message
 }
 
+// Neighbour is the post the page returns to once post id is decided (and
+// so leaves the list).
+func (d postsData) Neighbour(id string) string {
+	ids := make([]string, len(d.Posts))
+	pos := -1
+	for i, h := range d.Posts {
+		ids[i] = h.ID
+		if h.ID == id {
+			pos = i
+		}
+	}
+	if pos < 0 {
+		return ""
+	}
+	return neighbour(ids, pos)
+}
+
 // Kept is what was typed in form on post id before it was refused, else
 // fallback.
 func (d postsData) Kept(id, form, fallback string) string {
@@ -82,7 +99,7 @@ func (p *Pages) showPosts(c echo.Context, status int, fail *postFail) error {
 	if err != nil {
 		return err
 	}
-	csrf, _ := c.Get("csrf").(string)
+	csrf := csrfToken(c)
 	d := postsData{CSRF: csrf, Posts: posts, Fail: fail}
 	if fail != nil && !heldIn(posts, fail.ID) {
 		d.Above, d.Fail = fail.Message, nil
@@ -105,7 +122,8 @@ func heldIn(posts []*channels.HeldPost, id string) bool {
 type postAct func(ctx context.Context, c echo.Context, id string) (typed string, err error)
 
 // postAction runs act for form, records it in the audit log (never what was
-// typed), and redirects to the list after success; a refusal shows the list
+// typed), and redirects to the list after success, at the post after the
+// decided one (or before it, when it was the last); a refusal shows the list
 // again with the message next to the form, with the status of its code
 // (404 for a post that is not the person's).
 func (p *Pages) postAction(form string, act postAct) echo.HandlerFunc {
@@ -114,7 +132,7 @@ func (p *Pages) postAction(form string, act postAct) echo.HandlerFunc {
 		kept, err := act(c.Request().Context(), c, id)
 		p.recordAction(c, postForms[form].audit, start, err, id)
 		if err == nil {
-			return done(c, "/inbox/posts", postForms[form].done)
+			return done(c, at("/inbox/posts", c.FormValue(nextItemField)), postForms[form].done)
 		}
 		code := ctalk.ErrorCode(err)
 		if code == ctalk.EInternal || code == ctalk.EUnavailable {

@@ -23,6 +23,11 @@ func unchanged(t *testing.T, s *site, msgID string) {
 	s.DB.QueryRow(ctx, `SELECT COUNT(*) FROM tokens WHERE kind = 'personal'`).Scan(&personal)
 	s.DB.QueryRow(ctx, `SELECT COUNT(*) FROM web_sessions WHERE revoked_at IS NOT NULL`).Scan(&ended)
 	q, err := s.Inbox.Review(ctx, "acme", "alice", msgID)
+	for _, u := range users {
+		if u.Notes != "" || u.ProfileNotes != "" {
+			t.Errorf("refused forms changed %s's notes: %q, %q", u.ID, u.Notes, u.ProfileNotes)
+		}
+	}
 	if err != nil || len(users) != 3 || org.ApprovalMode != orgs.ApprovalAgent || personal != 0 || ended != 0 || q.Status != inbox.StatusPending {
 		t.Errorf("refused forms changed something: %d users, mode %s, %d personal tokens, %d sessions ended, question %v %v",
 			len(users), org.ApprovalMode, personal, ended, q, err)
@@ -33,8 +38,10 @@ func unchanged(t *testing.T, s *site, msgID string) {
 // (read from its routes, so a new form is covered without a change here),
 // as a signed-in admin and signed out, with every field a form has:
 // without the CSRF token, with it but from another site (Sec-Fetch-Site),
-// without it from a sibling site, and without it with another site's
-// Origin. Each is refused with 403 and changes nothing.
+// without it from a sibling site, without it with another site's Origin,
+// with it in the query string only (where URLs and logs would carry it),
+// and without it from this very site (Sec-Fetch-Site same-origin or none,
+// which is no pass). Each is refused with 403 and changes nothing.
 func TestEveryFormRefusesCrossSitePosts(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
@@ -75,18 +82,24 @@ func TestEveryFormRefusesCrossSitePosts(t *testing.T) {
 				for what, try := range map[string]struct {
 					form    url.Values
 					headers map[string]string
+					query   string
 				}{
 					"a planted token, from a sibling site": {with(url.Values{"csrf": {planted}}),
-						map[string]string{"Sec-Fetch-Site": "same-site", "Cookie": "ctalk_csrf=" + planted}},
-					"no token":                      {with(nil), nil},
-					"a wrong token":                 {with(url.Values{"csrf": {strings.Repeat("a", len(token))}}), nil},
-					"the token, from another site":  {with(url.Values{"csrf": {token}}), map[string]string{"Sec-Fetch-Site": "cross-site"}},
-					"no token, from a sibling site": {with(nil), map[string]string{"Sec-Fetch-Site": "same-site"}},
-					"no token, another Origin":      {with(nil), map[string]string{"Origin": "https://evil.example"}},
+						map[string]string{"Sec-Fetch-Site": "same-site", "Cookie": "ctalk_csrf=" + planted}, ""},
+					"no token":                           {with(nil), nil, ""},
+					"a wrong token":                      {with(url.Values{"csrf": {strings.Repeat("a", len(token))}}), nil, ""},
+					"the token, from another site":       {with(url.Values{"csrf": {token}}), map[string]string{"Sec-Fetch-Site": "cross-site"}, ""},
+					"no token, from a sibling site":      {with(nil), map[string]string{"Sec-Fetch-Site": "same-site"}, ""},
+					"no token, another Origin":           {with(nil), map[string]string{"Origin": "https://evil.example"}, ""},
+					"the token in the query string only": {form: with(nil), query: "?" + url.Values{"csrf": {token}}.Encode()},
+					"the token in the query string, from this site": {form: with(nil),
+						headers: map[string]string{"Sec-Fetch-Site": "same-origin"}, query: "?" + url.Values{"csrf": {token}}.Encode()},
+					"no token, from this site":           {with(nil), map[string]string{"Sec-Fetch-Site": "same-origin"}, ""},
+					"no token, typed in the address bar": {with(nil), map[string]string{"Sec-Fetch-Site": "none"}, ""},
 				} {
-					resp := post(t, c, u, try.form, try.headers)
+					resp := post(t, c, u+try.query, try.form, try.headers)
 					if resp.StatusCode != http.StatusForbidden {
-						t.Errorf("POST %s as %s with %s: %d, want 403", u, who, what, resp.StatusCode)
+						t.Errorf("POST %s as %s with %s: %d, want 403", u+try.query, who, what, resp.StatusCode)
 					}
 					for _, ck := range resp.Cookies() {
 						if ck.Name == web.SessionCookie {
@@ -177,6 +190,38 @@ func TestAdminRoutesRefuseMembers(t *testing.T) {
 		unchanged(t, s, q.ID)
 		if u, _ := s.Orgs.User(context.Background(), "acme", "carol"); u == nil || u.Role != orgs.RoleMember || u.ProfileNotes != "" {
 			t.Errorf("carol changed: %+v", u)
+		}
+	})
+}
+
+// TestFormTokenFromBodyOrHeader: a form's CSRF token counts in its body, as
+// the pages send it, or in the X-CSRF-Token header, with or without the
+// Sec-Fetch-Site of a browser on this site.
+func TestFormTokenFromBodyOrHeader(t *testing.T) {
+	each(t, func(t *testing.T, engine db.Engine) {
+		s := start(t, engine)
+		s.org(t, "acme")
+		bob := sessionFor(t, s, "acme", "bob", "member")
+		token := bob.cookies["ctalk_csrf"].Value
+		for what, try := range map[string]struct {
+			form    url.Values
+			headers map[string]string
+		}{
+			"in the body":                   {url.Values{"csrf": {token}}, nil},
+			"in the body, from this site":   {url.Values{"csrf": {token}}, map[string]string{"Sec-Fetch-Site": "same-origin"}},
+			"in the header":                 {url.Values{}, map[string]string{"X-CSRF-Token": token}},
+			"in the header, from this site": {url.Values{}, map[string]string{"X-CSRF-Token": token, "Sec-Fetch-Site": "same-origin"}},
+		} {
+			notes := "notes sent with the token " + what
+			try.form.Set("notes", notes)
+			resp := post(t, bob, "/profile/notes", try.form, try.headers)
+			if resp.StatusCode != http.StatusSeeOther {
+				t.Errorf("POST /profile/notes with the token %s: %d, want 303", what, resp.StatusCode)
+				continue
+			}
+			if u, _ := s.Orgs.User(context.Background(), "acme", "bob"); u == nil || u.Notes != notes {
+				t.Errorf("POST /profile/notes with the token %s: notes %+v, want %q", what, u, notes)
+			}
 		}
 	})
 }

@@ -65,7 +65,7 @@ func (p *Pages) tokensPage(c echo.Context) error {
 // tokens renders the tokens page around d, with everything I hold.
 func (p *Pages) tokens(c echo.Context, status int, d *tokensData, flashed string) error {
 	ctx, m := c.Request().Context(), me(c)
-	d.CSRF, _ = c.Get("csrf").(string)
+	d.CSRF = csrfToken(c)
 	grants, err := p.oauth.Grants(ctx, m.OrgID, m.UserID)
 	if err != nil {
 		return err

@@ -20,7 +20,6 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/audit"
@@ -229,30 +228,6 @@ func readForm(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// csrf is echo's CSRF protection: browsers that send Sec-Fetch-Site are
-// checked by it, others by a token in a cookie that each form repeats.
-// A post from a sibling site (same-site: another host of this one's
-// registrable domain) is refused too, where echo would check the token:
-// such a site can set the CSRF cookie for this one, and post its value.
-func (p *Pages) csrf() echo.MiddlewareFunc {
-	return middleware.CSRFWithConfig(middleware.CSRFConfig{
-		AllowSecFetchSiteFunc: func(echo.Context) (bool, error) {
-			return false, echo.NewHTTPError(http.StatusForbidden, "cross-site request blocked by CSRF")
-		},
-		TokenLookup:    "form:csrf",
-		CookieName:     cookieName(csrfCookie, p.cfg.SecureCookies),
-		CookiePath:     "/",
-		CookieHTTPOnly: true,
-		CookieSameSite: http.SameSiteLaxMode,
-		CookieMaxAge:   int(auth.WebSessionTTL.Seconds()),
-		CookieSecure:   p.cfg.SecureCookies,
-		ErrorHandler: func(err error, c echo.Context) error {
-			return p.render(c, http.StatusForbidden, "message", &page{Title: "Form expired",
-				Message: "This form expired or did not come from this site. Go back, reload the page and try again."})
-		},
-	})
-}
-
 // page is what every template receives.
 type page struct {
 	Title   string
@@ -286,7 +261,7 @@ type page struct {
 }
 
 func (p *Pages) render(c echo.Context, status int, name string, data *page) error {
-	if t, _ := c.Get("csrf").(string); t != "" {
+	if t := csrfToken(c); t != "" {
 		data.CSRF = t
 	}
 	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)

@@ -1,8 +1,8 @@
 // ctalk's pages work without this script. It shows times in the person's
-// time zone, keeps the count of what waits for them up to date without a
-// reload (from the /events stream), adds a channel's new messages to its
-// open page, announces new items quietly, and adds a few keyboard
-// shortcuts (? lists them).
+// time zone, gives each command a copy button, keeps the count of what
+// waits for them up to date without a reload (from the /events stream),
+// adds a channel's new messages to its open page, announces new items
+// quietly, and adds a few keyboard shortcuts (? lists them).
 "use strict";
 (function () {
   var body = document.body;
@@ -63,6 +63,45 @@
     if (e.key === "j" || e.key === "k") { move(e.key === "j" ? 1 : -1); e.preventDefault(); }
     else if (e.key === "?") { toggleHelp(); e.preventDefault(); }
     else if (e.key === "Escape" && help && !help.hidden) { help.hidden = true; }
+  });
+
+  // Copy buttons: each command (a <pre> in .command, readable and
+  // selectable without the script) gets a button that copies it whole and
+  // says so. Where the clipboard API is missing (a page served over plain
+  // http to another machine), the button selects the command for the
+  // person to copy.
+  document.querySelectorAll(".command > pre[id]").forEach(function (pre) {
+    var button = document.createElement("button");
+    var said = document.createElement("span");
+    button.type = "button";
+    button.className = "copy";
+    button.textContent = "Copy";
+    button.setAttribute("aria-describedby", pre.id);
+    said.className = "copied";
+    said.setAttribute("role", "status");
+    function select() {
+      var range = document.createRange();
+      range.selectNodeContents(pre);
+      var sel = window.getSelection();
+      sel.removeAllRanges();
+      sel.addRange(range);
+    }
+    button.addEventListener("click", function () {
+      var text = pre.textContent;
+      if (!navigator.clipboard || !navigator.clipboard.writeText) {
+        select();
+        said.textContent = "Selected: press Ctrl+C (or ⌘C) to copy.";
+        return;
+      }
+      navigator.clipboard.writeText(text).then(function () {
+        said.textContent = "Copied.";
+      }, function () {
+        select();
+        said.textContent = "Selected: press Ctrl+C (or ⌘C) to copy.";
+      });
+    });
+    pre.parentNode.appendChild(button);
+    pre.parentNode.appendChild(said);
   });
 
   // Live updates, for a signed-in person.

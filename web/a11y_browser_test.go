@@ -1,0 +1,140 @@
+package web_test
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"testing"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+
+	"github.com/ctalk/ctalk/channels"
+	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/internal/testkit"
+	"github.com/ctalk/ctalk/orgs"
+)
+
+// axeSource is axe-core (testdata/axe.min.js, MPL-2.0, its licence beside
+// it), the accessibility checker the page tests run in Chromium.
+//
+//go:embed testdata/axe.min.js
+var axeSource string
+
+// axeRules are the rule sets the pages must pass: WCAG 2.0, 2.1 and 2.2 A
+// and AA, and axe's best practices (unique landmarks among them).
+const axeRules = `["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]`
+
+// axeViolation is one rule a page breaks, with where.
+type axeViolation struct {
+	ID     string   `json:"id"`
+	Impact string   `json:"impact"`
+	Help   string   `json:"help"`
+	Nodes  []string `json:"nodes"`
+}
+
+// TestPagesAccessibleInBothThemes runs axe-core on every page of the app,
+// an OAuth client's sign-in and consent pages among them, signed out and
+// signed in as an admin with questions, drafts, a channel,
+// a held post and tokens to show, in the light and the dark theme (the
+// browser's prefers-color-scheme, emulated): no page may break any rule,
+// whatever its impact: neither a serious one (contrast, a region that
+// scrolls but cannot be reached by keyboard) nor a moderate one (landmarks
+// that are not unique).
+func TestPagesAccessibleInBothThemes(t *testing.T) {
+	chromium := testkit.Browser(t)
+	s := start(t, db.SQLite)
+	q := a11yFixture(t, s)
+	authorize := authorization(t, s, "Claude Code")
+	signedOut := []string{"/", "/signin", "/signup", authorize}
+	signedIn := []string{authorize, "/inbox", "/inbox/" + q, "/inbox/posts", "/inbox/unknown", "/asked", "/channels", "/channels/general",
+		"/people", "/people/bob", "/profile", "/tokens", "/admin", "/admin/members/bob", "/admin/members/bob/remove", "/admin/audit"}
+	for _, scheme := range []string{"light", "dark"} {
+		t.Run(scheme, func(t *testing.T) {
+			ctx := browser(t, chromium)
+			run(t, ctx, chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+				_, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+					Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}})
+				return err
+			}))
+			for _, path := range signedOut {
+				checkPage(t, ctx, s.URL, path, scheme)
+			}
+			signIn(t, ctx, s.URL, "acme", "alice")
+			for _, path := range signedIn {
+				checkPage(t, ctx, s.URL, path, scheme)
+			}
+		})
+	}
+}
+
+// checkPage opens path and fails the test on every violation axe finds
+// there.
+func checkPage(t *testing.T, ctx context.Context, base, path, scheme string) {
+	t.Helper()
+	run(t, ctx, chromedp.Navigate(base+path), chromedp.WaitReady(chromedp.CSS("main")))
+	dark, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`matchMedia("(prefers-color-scheme: dark)").matches`))
+	if err != nil || dark != (scheme == "dark") {
+		t.Fatalf("%s: the page's scheme is dark=%v (%v), want %s", path, dark, err, scheme)
+	}
+	found, err := chromedp.Run(ctx, chromedp.Evaluate[[]axeViolation](axeSource+`;
+		axe.run(document, {runOnly: {type: "tag", values: `+axeRules+`}, resultTypes: ["violations"]}).then(r =>
+			r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+				nodes: v.nodes.map(n => n.target.join(" ") + ": " + n.failureSummary.replace(/\s+/g, " "))})))`,
+		chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("%s: axe: %v", path, err)
+	}
+	for _, v := range found {
+		msg := fmt.Sprintf("%s (%s, %s): %s: %s", path, scheme, v.Impact, v.ID, v.Help)
+		for _, n := range v.Nodes {
+			msg += "\n\t" + n
+		}
+		t.Error(msg)
+	}
+}
+
+// a11yFixture fills acme's pages for alice: two questions waiting for her
+// (one with two drafts), one she asked that was answered, a channel with
+// messages, a post of her agent's held for her approval and an agent's
+// login token. It returns the question with two drafts.
+func a11yFixture(t *testing.T, s *site) string {
+	t.Helper()
+	ctx := context.Background()
+	s.org(t, "acme")
+	if _, err := s.Orgs.SetSettings(ctx, "acme", orgs.Settings{ChannelPostMode: orgs.ChannelPostHuman}); err != nil {
+		t.Fatal(err)
+	}
+	must := func(_ any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	q1, err := s.Inbox.Ask(ctx, "acme", "bob", inbox.Ask{To: "alice", Text: "Where is the runbook for the payments service?"})
+	must(q1, err)
+	_, _, err = s.Inbox.Propose(ctx, "acme", "alice", q1.ID, "In the wiki.")
+	must(nil, err)
+	_, _, err = s.Inbox.Propose(ctx, "acme", "alice", q1.ID, "In docs/runbook.md of payments-service, with the on-call rota.")
+	must(nil, err)
+	q2, err := s.Inbox.Ask(ctx, "acme", "carol", inbox.Ask{To: "alice", Text: "Can I deploy billing on Friday?"})
+	must(q2, err)
+	_, _, err = s.Inbox.Propose(ctx, "acme", "alice", q2.ID, "Yes, before 3 pm.")
+	must(nil, err)
+	q3, err := s.Inbox.Ask(ctx, "acme", "alice", inbox.Ask{To: "bob", Text: "Which branch has the new backoff?"})
+	must(q3, err)
+	_, _, err = s.Inbox.Propose(ctx, "acme", "bob", q3.ID, "release/2.4")
+	must(nil, err)
+	must(s.Inbox.Send(ctx, "acme", "bob", q3.ID, "release/2.4"))
+	alice := channels.Caller{OrgID: "acme", UserID: "alice"}
+	must(s.Channels.Create(ctx, alice, channels.NewChannel{Name: "general", Topic: "Everything", Members: []string{"bob", "carol"}}))
+	must(s.Channels.Post(ctx, alice, channels.Post{Channel: "general", Text: "Deploy freeze from Friday 3 pm.", Priority: "urgent"}))
+	must(s.Channels.Post(ctx, channels.Caller{OrgID: "acme", UserID: "bob"}, channels.Post{Channel: "general", Text: "@alice noted, thanks."}))
+	agent := s.agent(t, "acme", "alice")
+	res := testkit.OK(t, agent, "post_message", map[string]any{"channel": "general", "text": "Status: billing 3.2 is on staging."})
+	if res["status"] != "pending_approval" {
+		t.Fatalf("post_message = %v, want it held", res)
+	}
+	return q1.ID
+}
