@@ -126,8 +126,8 @@ func TestServeAndShutDown(t *testing.T) {
 	if status != http.StatusOK || !strings.Contains(home, want) {
 		t.Errorf("/ = %d, without the line\n%s\nin\n%s", status, want, home)
 	}
-	if v, c, b := buildInfo(); !strings.Contains(home, v) || !strings.Contains(home, "commit "+c) || !strings.Contains(home, "built "+b) {
-		t.Errorf("/ does not show version %s, commit %s and build time %s:\n%s", v, c, b, home)
+	if b := buildInfo(); !strings.Contains(home, b.Version) || !strings.Contains(home, b.String()) {
+		t.Errorf("/ does not show version %s and %s:\n%s", b.Version, b, home)
 	}
 
 	// A whole account flow through the program's own wiring.
@@ -211,6 +211,12 @@ func TestBadConfigurationFailsBeforeListening(t *testing.T) {
 		{"PORT", "80\n81"},
 		{"MCP_SESSION_IDLE_TTL", "1m"},
 		{"MCP_SESSION_IDLE_TTL", "never"},
+		{"HOST", "http://0.0.0.0"},
+		{"HOST", "0.0.0.0:8080"},
+		{"HOST", "[::1]"},
+		{"HOST", "my host"},
+		{"HOST", "-bad.example"},
+		{"TOKEN_IDLE_TTL", "721h"},
 	} {
 		t.Run(c.name+"="+c.value, func(t *testing.T) {
 			env := testEnviron(t)
@@ -237,11 +243,11 @@ func TestBadConfigurationFailsBeforeListening(t *testing.T) {
 		})
 	}
 	t.Run("every bad variable is named", func(t *testing.T) {
-		_, err := LoadConfig(environ{"PORT": "abc", "LOG_LEVEL": "loud", "TOKEN_TTL": "-1h"}.get)
+		_, err := LoadConfig(environ{"PORT": "abc", "LOG_LEVEL": "loud", "TOKEN_TTL": "-1h", "HOST": "http://x"}.get)
 		if err == nil {
 			t.Fatal("LoadConfig succeeded")
 		}
-		for _, name := range []string{"PORT:", "LOG_LEVEL:", "TOKEN_TTL:"} {
+		for _, name := range []string{"PORT:", "LOG_LEVEL:", "TOKEN_TTL:", "HOST:"} {
 			if !strings.Contains(err.Error(), name) {
 				t.Errorf("error %q does not name %s", err, name)
 			}

@@ -228,7 +228,7 @@ type progressTarget struct {
 }
 
 func newBridge(cfg stdioConfig, log *slog.Logger) *bridge {
-	v, _, _ := buildInfo()
+	v := buildInfo().Version
 	b := &bridge{
 		cfg: cfg,
 		log: log,
