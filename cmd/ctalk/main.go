@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -184,20 +185,24 @@ func migrate(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 		return err
 	}
 	defer d.Close()
+	var reverted []uint
 	switch args[0] {
 	case "up":
-		if err := d.MigrateUp(); err != nil {
-			return err
-		}
+		err = d.MigrateUp()
 	case "down":
 		n, _ := strconv.Atoi(args[1])
-		if err := d.MigrateDown(n); err != nil {
-			return err
-		}
+		reverted, err = d.MigrateDown(n)
+	}
+	if err != nil {
+		return err
 	}
 	v, dirty, err := d.MigrationVersion()
 	if err != nil {
 		return err
+	}
+	if args[0] == "down" {
+		n, _ := strconv.Atoi(args[1])
+		fmt.Fprintln(stdout, revertedLine(n, reverted, v))
 	}
 	fmt.Fprintf(stdout, "schema version %d (%s)", v, d.Engine)
 	if dirty {
@@ -205,6 +210,30 @@ func migrate(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 	}
 	fmt.Fprintln(stdout)
 	return nil
+}
+
+// revertedLine says what "migrate down n" reverted, leaving version left.
+func revertedLine(n int, reverted []uint, left uint) string {
+	vs := make([]string, len(reverted))
+	for i, v := range reverted {
+		vs[i] = strconv.FormatUint(uint64(v), 10)
+	}
+	var line string
+	switch len(reverted) {
+	case 0:
+		return "nothing to revert: no migration is applied"
+	case 1:
+		line = "reverted migration " + vs[0]
+	default:
+		line = fmt.Sprintf("reverted %d migrations, versions %s", len(reverted), strings.Join(vs, ", "))
+	}
+	if len(reverted) < n {
+		line += fmt.Sprintf(" (%d asked, %d applied)", n, len(reverted))
+	}
+	if left == 0 {
+		line += "; none is applied now, and schema_migrations is dropped: the database holds nothing of ctalk's"
+	}
+	return line
 }
 
 // wiring is what api.Assemble needs from the configuration.

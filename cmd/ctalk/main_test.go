@@ -337,6 +337,7 @@ func TestMigrateCommand(t *testing.T) {
 	for _, engine := range []string{"sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
 			env := engines[engine](t)
+			var said string // the lines before the version
 			migrate := func(t *testing.T, args ...string) (int, error) {
 				t.Helper()
 				var out bytes.Buffer
@@ -344,7 +345,9 @@ func TestMigrateCommand(t *testing.T) {
 				if err != nil {
 					return 0, err
 				}
-				line := strings.TrimSpace(out.String())
+				lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+				line := lines[len(lines)-1]
+				said = strings.Join(lines[:len(lines)-1], "\n")
 				var v int
 				rest, found := strings.CutPrefix(line, "schema version ")
 				if found {
@@ -367,11 +370,25 @@ func TestMigrateCommand(t *testing.T) {
 			}
 			// Versions may have gaps: one down goes to the version before top.
 			prev := previousMigration(t, engine, top)
-			if v, err := migrate(t, "down", "1"); err != nil || v != prev {
-				t.Fatalf("down 1 = %d, %v; want %d", v, err, prev)
+			if v, err := migrate(t, "down", "1"); err != nil || v != prev || said != fmt.Sprintf("reverted migration %d", top) {
+				t.Fatalf("down 1 = %d, %v, saying %q; want %d, saying it reverted %d", v, err, said, prev, top)
 			}
 			if v, err := migrate(t, "version"); err != nil || v != prev {
 				t.Fatalf("version = %d, %v; want %d", v, err, prev)
+			}
+			if v, err := migrate(t, "up"); err != nil || v != top {
+				t.Fatalf("up = %d, %v; want %d", v, err, top)
+			}
+			// More than are applied reverts them all and says so; then
+			// there is nothing to revert, which is no error.
+			all, _ := db.Migrations(db.Engine(engine))
+			if v, err := migrate(t, "down", "99"); err != nil || v != 0 ||
+				!strings.HasPrefix(said, fmt.Sprintf("reverted %d migrations, versions %d, %d,", len(all), top, prev)) ||
+				!strings.Contains(said, fmt.Sprintf("(99 asked, %d applied); none is applied now, and schema_migrations is dropped", len(all))) {
+				t.Fatalf("down 99 = %d, %v, saying %q; want 0, saying all %d were reverted", v, err, said, len(all))
+			}
+			if v, err := migrate(t, "down", "1"); err != nil || v != 0 || said != "nothing to revert: no migration is applied" {
+				t.Fatalf("down 1 at version 0 = %d, %v, saying %q; want 0, saying nothing was reverted", v, err, said)
 			}
 			if v, err := migrate(t, "up"); err != nil || v != top {
 				t.Fatalf("up = %d, %v; want %d", v, err, top)
