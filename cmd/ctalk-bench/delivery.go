@@ -10,7 +10,7 @@ import (
 
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
-	"github.com/ctalk/ctalk/internal/testkit"
+	"github.com/ctalk/ctalk/internal/mcpclient"
 )
 
 // Delivery is how long an answer takes to reach the agent waiting for it.
@@ -179,7 +179,7 @@ func waitUntilWaiting(ctx context.Context, waiting func(context.Context) (int, e
 		time.Sleep(50 * time.Millisecond)
 		return nil
 	}
-	err := testkit.Poll(ctx, 10*time.Second, 50*time.Microsecond, func() (bool, error) {
+	err := mcpclient.Poll(ctx, 10*time.Second, 50*time.Microsecond, func() (bool, error) {
 		n, err := waiting(ctx)
 		return err != nil || n > before, err
 	})

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ctalk/ctalk/internal/testkit"
+	"github.com/ctalk/ctalk/internal/mcpclient"
 )
 
 // FanOut is how long a post to a big channel takes to reach every member's
@@ -249,7 +249,7 @@ func (r *runner) fanOutRound(ctx context.Context, setting string, poster *wireSe
 			got <- arrival{at, err}
 		})
 	}
-	settled := testkit.Poll(ctx, 30*time.Second, time.Millisecond, func() (bool, error) {
+	settled := mcpclient.Poll(ctx, 30*time.Second, time.Millisecond, func() (bool, error) {
 		n, err := waiting(ctx)
 		return err != nil || n-before >= len(members), err
 	})

@@ -19,7 +19,7 @@ import (
 
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
-	"github.com/ctalk/ctalk/internal/testkit"
+	"github.com/ctalk/ctalk/internal/mcpclient"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -359,7 +359,7 @@ func login(ctx context.Context, cs *mcp.ClientSession, org, user string) (map[st
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
 		m, err := callTool(ctx, cs, "login", map[string]any{"org_id": org, "user_id": user, "password": userPassword})
-		var te *testkit.ToolError
+		var te *mcpclient.ToolError
 		if err == nil || !errors.As(err, &te) || !strings.Contains(te.Text, "rate limited") || time.Now().After(deadline) {
 			return m, err
 		}

@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctalk/ctalk/db"
-	"github.com/ctalk/ctalk/internal/testkit"
+	"github.com/ctalk/ctalk/internal/mcpclient"
 )
 
 // Memory is the footprint of many waiting agents on one server.
@@ -92,7 +92,7 @@ func (r *runner) memoryTarget(ctx context.Context, mem *Memory, p *memProbe) (st
 		dbc.Path = filepath.Join(r.tmp, "memory.db")
 	}
 	env := childServerEnv(dbc)
-	var ch *testkit.Process
+	var ch *mcpclient.Process
 	if r.cfg.MemProfile != "" && r.cfg.ServerBin == "" {
 		path, err := filepath.Abs(r.cfg.MemProfile)
 		if err != nil {
@@ -340,7 +340,7 @@ func (r *runner) startWaiters(ctx context.Context, p *memProbe, w *waiters, sess
 			})
 		}
 		want := start + len(batch)
-		err := testkit.Poll(ctx, limit, 20*time.Millisecond, func() (bool, error) {
+		err := mcpclient.Poll(ctx, limit, 20*time.Millisecond, func() (bool, error) {
 			var err error
 			if n, err = p.waiting(); err != nil || w.early.Load() > 0 {
 				return true, err
@@ -461,7 +461,7 @@ func (r *runner) afterWaits(p *memProbe, mem *Memory, baseG int) error {
 		afterG     int
 		settledErr error
 	)
-	testkit.Poll(p.ctx, 15*time.Second, 100*time.Millisecond, func() (bool, error) {
+	mcpclient.Poll(p.ctx, 15*time.Second, 100*time.Millisecond, func() (bool, error) {
 		after, afterG, settledErr = r.settled(p.rss, p.goroutines)
 		return settledErr != nil || afterG <= baseG+goroutineSlack, nil
 	})

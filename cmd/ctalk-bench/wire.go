@@ -13,7 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ctalk/ctalk/internal/testkit"
+	"github.com/ctalk/ctalk/internal/mcpclient"
 )
 
 // wireSession sends tool calls as the JSON-RPC requests an MCP client puts
@@ -37,7 +37,7 @@ type wireSession struct {
 // protocol version and, in the 2025-11-25 era, the same MCP session.
 func (c *client) wire(base, token string, cs *mcp.ClientSession) *wireSession {
 	w := &wireSession{cl: c, endpoint: base + "/mcp", token: token, era: c.era}
-	if c.era == testkit.EraSessions {
+	if c.era == mcpclient.EraSessions {
 		w.sessionID = cs.ID()
 	} else {
 		// The keys the go-sdk client puts in every request's _meta.
@@ -154,7 +154,7 @@ func (w *wireSession) send(ctx context.Context, method string, params map[string
 		for _, c := range content {
 			parts = append(parts, c.Text)
 		}
-		return nil, &testkit.ToolError{Tool: tool, Text: strings.Join(parts, "\n")}
+		return nil, &mcpclient.ToolError{Tool: tool, Text: strings.Join(parts, "\n")}
 	}
 	return msg.Result.Structured, nil
 }
