@@ -193,3 +193,16 @@ func anySlice(v any) []any {
 	s, _ := v.([]any)
 	return s
 }
+
+// deliveryTargets judges delivery latency in each setting measured.
+func (r *runner) deliveryTargets() {
+	res := r.res
+	for _, d := range res.Delivery {
+		name := fmt.Sprintf("delivery p99 <= %.0f ms (%s)", d.TargetP99, d.Setting)
+		res.Targets = append(res.Targets, latencyTarget(name, d.TargetP99, d.P99MS, d.Samples, d.Skipped, d.Note, "no sample arrived: "+d.FirstError))
+	}
+	if !r.cfg.Phases["delivery"] {
+		res.Targets = append(res.Targets, Target{Name: "delivery p99 (one process, two replicas)", Status: statusSkipped, Note: "phase not run"})
+	}
+
+}

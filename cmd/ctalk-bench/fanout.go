@@ -347,3 +347,20 @@ func handed(raw json.RawMessage, seq int64) error {
 	}
 	return nil
 }
+
+// fanOutTargets judges the last waiter's latency in each fan-out setting.
+func (r *runner) fanOutTargets() {
+	res := r.res
+	for _, f := range res.FanOut {
+		name := fmt.Sprintf("fan-out to %d waiters, last waiter p99 <= %.0f ms (%s)", f.Members, f.TargetP99, f.Setting)
+		res.Targets = append(res.Targets, latencyTarget(name, f.TargetP99, f.LastP99MS, f.Rounds, f.Skipped, f.Note, "no round completed: "+f.FirstError))
+	}
+	if !r.cfg.Phases["fanout"] {
+		res.Targets = append(res.Targets, Target{Name: "fan-out to a channel's waiters (one process, two replicas)", Status: statusSkipped, Note: "phase not run"})
+	}
+	for _, f := range res.FanOut {
+		if f.Errors > 0 {
+			r.note("fan-out (%s): %d rounds failed; first: %s", f.Setting, f.Errors, f.FirstError)
+		}
+	}
+}
