@@ -300,8 +300,8 @@ type org struct {
 	users    []string
 	tokens   []string
 	sessions []*mcp.ClientSession
-	// wire continues each session without the MCP client (see wireSession).
-	wire []*wireSession
+	// wire continues each session without the MCP client (see mcpclient.Wire).
+	wire []*mcpclient.Wire
 }
 
 // newOrg registers an org with n users on base, logs each in and, when

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/internal/mcpclient"
 )
 
 // phaseHealth measures GET /health beside the same request to a bare
@@ -39,7 +40,7 @@ func (r *runner) phaseWhoami(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("connect to the mcp-go floor: %w", err)
 	}
-	floorWire := make([]*wireSession, len(floor))
+	floorWire := make([]*mcpclient.Wire, len(floor))
 	for i, cs := range floor {
 		floorWire[i] = r.cl.wire(r.floors.mcp, "", cs)
 	}
@@ -49,7 +50,7 @@ func (r *runner) phaseWhoami(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("connect without a token: %w", err)
 	}
-	anonWire := make([]*wireSession, len(anon))
+	anonWire := make([]*mcpclient.Wire, len(anon))
 	for i, cs := range anon {
 		anonWire[i] = r.cl.wire(r.url, "", cs)
 	}
@@ -60,14 +61,14 @@ func (r *runner) phaseWhoami(ctx context.Context) error {
 		}
 		return func(rec *recorder) call {
 			ws := sessions[rec.pick(len(sessions))]
-			return func(ctx context.Context) error { return ws.ping(ctx, withToken) }
+			return func(ctx context.Context) error { return ws.Ping(ctx, withToken) }
 		}
 	}
 	r.compare(ctx, "whoami",
-		row{"wire", opFloorTool, func(rec *recorder) call { return floorWire[rec.pick(len(floorWire))].toolCall(floorTool, nil) }},
+		row{"wire", opFloorTool, func(rec *recorder) call { return wireCall(floorWire[rec.pick(len(floorWire))], floorTool, nil) }},
 		row{"wire", opPing, ping(false)},
 		row{"wire", opPingToken, ping(true)},
-		row{"wire", wireOp("whoami"), func(rec *recorder) call { return o.wire[rec.pick(len(o.wire))].toolCall("whoami", nil) }},
+		row{"wire", wireOp("whoami"), func(rec *recorder) call { return wireCall(o.wire[rec.pick(len(o.wire))], "whoami", nil) }},
 		row{"tool", "whoami", func(rec *recorder) call { return toolCall(o.sessions[rec.pick(len(o.sessions))], "whoami", nil) }})
 	return nil
 }
@@ -108,7 +109,7 @@ func (r *runner) phaseAsk(ctx context.Context) error {
 	}
 	runs = append(runs,
 		askRun{wireOp("ask_person"), "wire", func(o *org, a, b int) call {
-			return o.wire[a].toolCall("ask_person", map[string]any{"to_user_id": o.users[b], "question": questionText})
+			return wireCall(o.wire[a], "ask_person", map[string]any{"to_user_id": o.users[b], "question": questionText})
 		}},
 		askRun{"ask_person", "tool", func(o *org, a, b int) call {
 			return toolCall(o.sessions[a], "ask_person", map[string]any{"to_user_id": o.users[b], "question": questionText})
@@ -149,8 +150,8 @@ func (r *runner) phaseInbox(ctx context.Context) error {
 		}})
 	}
 	rows = append(rows,
-		row{"wire", wireOp("whoami"), func(rec *recorder) call { return o.wire[rec.pick(n)].toolCall("whoami", nil) }},
-		row{"wire", wireOp("check_inbox"), func(rec *recorder) call { return o.wire[rec.pick(n)].toolCall("check_inbox", nil) }},
+		row{"wire", wireOp("whoami"), func(rec *recorder) call { return wireCall(o.wire[rec.pick(n)], "whoami", nil) }},
+		row{"wire", wireOp("check_inbox"), func(rec *recorder) call { return wireCall(o.wire[rec.pick(n)], "check_inbox", nil) }},
 		row{"tool", "check_inbox", func(rec *recorder) call { return toolCall(o.sessions[rec.pick(n)], "check_inbox", nil) }})
 	r.compare(ctx, "inbox", rows...)
 	return nil
