@@ -185,9 +185,11 @@ func (s *Server) Handler() http.Handler {
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
 			switch r.URL.Path {
 			case "/health":
+				w.Header()[echo.HeaderXRequestID] = []string{requestIDOf(r)}
 				writeProbe(w, http.StatusOK, healthBody)
 				return
 			case "/ready":
+				w.Header()[echo.HeaderXRequestID] = []string{requestIDOf(r)}
 				s.serveReady(w, r)
 				return
 			}
@@ -241,10 +243,7 @@ func (s *Server) requestContext(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
 		req := c.Request()
-		id := req.Header.Get(echo.HeaderXRequestID)
-		if !validRequestID(id) {
-			id = newRequestID()
-		}
+		id := requestIDOf(req)
 		c.Response().Header().Set(echo.HeaderXRequestID, id)
 		ctx := context.WithValue(req.Context(), requestIDKey, id)
 		ip := c.RealIP()
@@ -584,6 +583,14 @@ func (s *Server) publicURLFromContext(ctx context.Context) string {
 func requestID(ctx context.Context) string {
 	id, _ := ctx.Value(requestIDKey).(string)
 	return id
+}
+
+// requestIDOf is r's id: the caller's X-Request-ID when valid, else a new one.
+func requestIDOf(r *http.Request) string {
+	if id := r.Header.Get(echo.HeaderXRequestID); validRequestID(id) {
+		return id
+	}
+	return newRequestID()
 }
 
 func newRequestID() string {

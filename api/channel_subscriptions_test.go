@@ -178,7 +178,7 @@ func TestEventStreamLimits(t *testing.T) {
 	token := e.login(t, e.connect(t, eraSessions, ""), "acme", "alice")
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	if resp := openStream(t, ctx, e.URL, "", "s-anon"); resp.StatusCode != http.StatusMethodNotAllowed {
+	if resp := openStream(t, ctx, e.URL, "", initSession(t, e.URL, "")); resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Fatalf("anonymous GET /mcp: %d, want 405", resp.StatusCode)
 	}
 	if resp := openStream(t, ctx, e.URL, token, ""); resp.StatusCode != http.StatusMethodNotAllowed {

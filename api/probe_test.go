@@ -52,6 +52,37 @@ func TestProbesSkipTheRequestLog(t *testing.T) {
 	}
 }
 
+// TestProbesCarryRequestID: GET and HEAD of /health and /ready carry an
+// X-Request-ID like every other response, the caller's when it sent a
+// valid one.
+func TestProbesCarryRequestID(t *testing.T) {
+	e := start(t, dbtest.Engines[0])
+	for _, path := range []string{"/health", "/ready"} {
+		for _, method := range []string{http.MethodGet, http.MethodHead, http.MethodPost} {
+			for _, sent := range []string{"", "probe-42", "bad id\twith tab"} {
+				req, _ := http.NewRequest(method, e.URL+path, nil)
+				if sent != "" {
+					req.Header.Set("X-Request-ID", sent)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				got := resp.Header.Get("X-Request-ID")
+				switch {
+				case got == "":
+					t.Errorf("%s %s (sent %q): no X-Request-ID", method, path, sent)
+				case sent == "probe-42" && got != sent:
+					t.Errorf("%s %s: X-Request-ID %q, want the caller's %q", method, path, got, sent)
+				case sent != "probe-42" && got == sent:
+					t.Errorf("%s %s: X-Request-ID %q kept an invalid id", method, path, got)
+				}
+			}
+		}
+	}
+}
+
 // TestToolCallLoggedOnce checks that a tool call leaves one line in the log,
 // the tool call's, carrying what the request's line would have (request id,
 // client), and that other requests to /mcp are still logged.

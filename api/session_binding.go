@@ -25,8 +25,10 @@ import (
 // as for a session that does not exist: it may not read the session's
 // notifications (its event stream, or the stream of a POST), end it, or
 // attach an event stream to it. Sessions initialized without a credential
-// get an id without a MAC; they never hold an event stream, so they share
-// nothing worth binding, and any caller may use them.
+// get an id whose MAC names no owner; they never hold an event stream, so
+// they share nothing worth binding, and any caller may use them. An id whose
+// MAC is neither (one ctalk never issued, such as a made-up one) gets
+// 404 too, and the client starts a new session, as the transport asks.
 const (
 	sessionIDPrefix = "mcp-session-"
 	// maxSessionID bounds an id a client sends.
@@ -48,23 +50,24 @@ func sessionMAC(owner, nonce string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// newSessionID returns a new session id bound to owner.
+// newSessionID returns a new session id bound to owner ("" for none).
 func newSessionID(owner string) string {
 	nonce := rand.Text()
-	if owner == "" {
-		return sessionIDPrefix + nonce
-	}
 	return sessionIDPrefix + nonce + "." + sessionMAC(owner, nonce)
 }
 
-// sessionBound says whether id is bound to an owner, and whether that
-// owner is owner.
-func sessionBound(id, owner string) (bound, owned bool) {
-	nonce, mac, bound := strings.Cut(strings.TrimPrefix(id, sessionIDPrefix), ".")
-	if !bound || owner == "" {
-		return bound, false
+// sessionIssued says whether id is one ctalk issued to owner, or one it
+// issued to no owner, which anyone may use.
+func sessionIssued(id, owner string) (owned, anonymous bool) {
+	rest, ok := strings.CutPrefix(id, sessionIDPrefix)
+	nonce, mac, dot := strings.Cut(rest, ".")
+	if !ok || !dot || len(id) > maxSessionID {
+		return false, false
 	}
-	return true, subtle.ConstantTimeCompare([]byte(mac), []byte(sessionMAC(owner, nonce))) == 1
+	macOf := func(owner string) bool {
+		return subtle.ConstantTimeCompare([]byte(mac), []byte(sessionMAC(owner, nonce))) == 1
+	}
+	return owner != "" && macOf(owner), macOf("")
 }
 
 // sessionIDs is the session id manager of each request: it mints ids
@@ -94,13 +97,13 @@ func (sessionIDResolver) ResolveSessionIdManager(r *http.Request) server.Session
 	return sessionIDs{owner: sessionOwner(sess)}
 }
 
-// bindSession refuses a request of the session era on a session bound to
-// someone else with 404, as for an unknown session: the client starts a
-// new session of its own. A session without an owner may be used by
-// anyone, but holds no event stream (see eventStream), so no request on it
-// shares another's notifications. A request whose token cannot be checked now
-// (the database is down) is served on a session of its own, so that it
-// reaches its tool error without touching the session it named.
+// bindSession refuses a request of the session era on a session that is
+// neither the caller's nor anonymous with 404, as for an unknown session:
+// the client starts a new session of its own. A session without an owner
+// may be used by anyone, but holds no event stream (see eventStream), so no
+// request on it shares another's notifications. A request whose token cannot
+// be checked now (the database is down) is served on a session of its own,
+// so that it reaches its tool error without touching the session it named.
 func (s *Server) bindSession(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
@@ -110,11 +113,11 @@ func (s *Server) bindSession(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		ctx := req.Context()
 		sess, _ := ctx.Value(sessionKey).(*auth.Session)
-		bound, owned := sessionBound(id, sessionOwner(sess))
+		owned, anonymous := sessionIssued(id, sessionOwner(sess))
 		switch {
-		case owned, !bound:
+		case owned, anonymous:
 			return next(c)
-		case bound && sess == nil && ctx.Value(authErrKey) != nil:
+		case sess == nil && ctx.Value(authErrKey) != nil:
 			req.Header.Set(server.HeaderKeySessionID, newSessionID(""))
 			return next(c)
 		}

@@ -101,9 +101,31 @@ func TestSessionsBelongToTheirUser(t *testing.T) {
 				t.Errorf("alice's own ping on her session: %d", resp.StatusCode)
 			}
 			// A session initialized without a credential holds no stream
-			// (405: clients take it as "no stream").
-			if resp := rawMCP(t, ctx, http.MethodGet, e.URL, bob, initSession(t, e.URL, ""), ""); resp.StatusCode != http.StatusMethodNotAllowed {
+			// (405: clients take it as "no stream"), and anyone may use it.
+			anonSID := initSession(t, e.URL, "")
+			if resp := rawMCP(t, ctx, http.MethodGet, e.URL, bob, anonSID, ""); resp.StatusCode != http.StatusMethodNotAllowed {
 				t.Errorf("bob's event stream on an anonymous session: %d, want 405", resp.StatusCode)
+			}
+			for who, token := range map[string]string{"bob": bob, "no credential": ""} {
+				if resp := rawMCP(t, ctx, http.MethodPost, e.URL, token, anonSID, ping); resp.StatusCode != http.StatusOK {
+					t.Errorf("%s's ping on an anonymous session: %d, want 200", who, resp.StatusCode)
+				}
+			}
+			// A session id ctalk never issued is unknown to everyone: 404,
+			// and the client starts a new session.
+			nonce, _, _ := strings.Cut(strings.TrimPrefix(sid, "mcp-session-"), ".")
+			for _, made := range []string{"mcp-session-made-up", "mcp-session-" + nonce, "mcp-session-" + nonce + ".00112233445566778899aabbccddeeff", sid + "0", "not-a-session"} {
+				for who, token := range map[string]string{"alice": alice, "no credential": ""} {
+					for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+						body := ""
+						if m == http.MethodPost {
+							body = ping
+						}
+						if resp := rawMCP(t, ctx, m, e.URL, token, made, body); resp.StatusCode != http.StatusNotFound {
+							t.Errorf("%s %s on the session id %q ctalk never issued: %d, want 404", who, m, made, resp.StatusCode)
+						}
+					}
+				}
 			}
 			// Nothing above ended alice's session or its stream.
 			post()

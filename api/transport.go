@@ -95,7 +95,7 @@ func (s *Server) eventStream(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Response().Header().Set(echo.HeaderAllow, "POST, DELETE")
 			return invalidRequest(c, http.StatusMethodNotAllowed, "ctalk offers its event stream (GET /mcp) only to a signed-in session of the 2025-11-25 protocol, for resource subscriptions; results and progress arrive on the response to each POST")
 		}
-		if _, owned := sessionBound(sessionID, sessionOwner(sess)); !owned {
+		if owned, _ := sessionIssued(sessionID, sessionOwner(sess)); !owned {
 			// A session initialized without a credential (bindSession
 			// answered another's 404): no stream, as clients expect.
 			c.Response().Header().Set(echo.HeaderAllow, "POST, DELETE")

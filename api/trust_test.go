@@ -45,26 +45,7 @@ func allRows(t *testing.T, d *db.DB) string {
 // tables returns the names of the database's tables.
 func tables(t *testing.T, d *db.DB) []string {
 	t.Helper()
-	q := `SELECT name FROM sqlite_master WHERE type = 'table'`
-	if d.Engine == db.Postgres {
-		q = `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`
-	}
-	rows, err := d.Query(context.Background(), q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var names []string
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, name)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
+	names := dbtest.Tables(t, d)
 	if len(names) < 4 {
 		t.Fatalf("found only the tables %v", names)
 	}

@@ -11,12 +11,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -81,6 +84,9 @@ type Config struct {
 	DirectURL string
 	// Path is the SQLite database file, used when URL is empty.
 	Path string
+	// PathSetting names what sets Path, such as an environment variable,
+	// in the errors that say the file or its directory cannot be used.
+	PathSetting string
 	// MaxOpenConns bounds the pool; zero picks a default per engine.
 	MaxOpenConns int
 	// Logger receives the warning that a URL is pooled where it must not
@@ -172,6 +178,12 @@ func (d *DB) openPostgres(cfg Config) error {
 // openSQLite opens the file cfg.Path with its writer queue.
 func (d *DB) openSQLite(cfg Config) error {
 	d.Engine, d.path = SQLite, cfg.Path
+	if err := checkSQLitePath(cfg.Path); err != nil {
+		if cfg.PathSetting != "" {
+			return fmt.Errorf("%w. To keep it elsewhere, set %s to a file in a writable directory", err, cfg.PathSetting)
+		}
+		return err
+	}
 	connector, err := newStmtCacheConnector(sqliteDSN(cfg.Path))
 	if err != nil {
 		return fmt.Errorf("open sqlite %s: %w", cfg.Path, err)
@@ -187,6 +199,56 @@ func (d *DB) openSQLite(cfg Config) error {
 	d.pool.SetMaxIdleConns(n)
 	d.writer = make(chan struct{}, 1)
 	return nil
+}
+
+// checkSQLitePath says in words what would stop SQLite from writing the
+// database at path, which the driver reports only as "unable to open
+// database file" or, at the first write, "attempt to write a readonly
+// database": a directory that is missing, is not one or is not writable
+// (SQLite creates the file and its -wal and -shm files there), or a file
+// that is not writable. It tries, rather than reading permission bits,
+// which do not stop root, a read-only mount or an immutable file.
+func checkSQLitePath(path string) error {
+	if path == "" || path == ":memory:" {
+		return nil
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	dir := filepath.Dir(abs)
+	switch fi, err := os.Stat(dir); {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("the SQLite database %s cannot be created: its directory %s does not exist; create it", abs, dir)
+	case errors.Is(err, syscall.ENOTDIR) || err == nil && !fi.IsDir():
+		return fmt.Errorf("the SQLite database %s cannot be created: %s is not a directory", abs, dir)
+	case err != nil:
+		return fmt.Errorf("the SQLite database %s cannot be used: its directory %s: %w", abs, dir, pathErr(err))
+	}
+	probe, err := os.CreateTemp(dir, ".ctalk-write-check-*")
+	if err != nil {
+		return fmt.Errorf("the directory %s of the SQLite database %s is not writable (%w): SQLite creates the database and its -wal and -shm files there; make it writable", dir, abs, pathErr(err))
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	f, err := os.OpenFile(abs, os.O_RDWR, 0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("the SQLite database file %s is not writable (%w); make it writable", abs, pathErr(err))
+	default:
+		f.Close()
+	}
+	return nil
+}
+
+// pathErr drops the operation and path an os error repeats.
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // checkpointEvery is how often the SQLite checkpointer runs.

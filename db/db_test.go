@@ -3,6 +3,7 @@ package db_test
 import (
 	"context"
 	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,11 +23,31 @@ func TestMigrateDownAndUp(t *testing.T) {
 		// Versions may have gaps (each change takes its own number), so
 		// the steps down are counted from the files.
 		ups, _ := fs.Glob(migrations.FS, string(d.Engine)+"/*.up.sql")
-		if err := d.MigrateDown(len(ups)); err != nil {
+		all, err := db.Migrations(d.Engine)
+		if err != nil || len(all) != len(ups) || all[len(all)-1] != v {
+			t.Fatalf("Migrations = %v, %v; want the %d files' versions up to %d", all, err, len(ups), v)
+		}
+		reverted, err := d.MigrateDown(2)
+		if want := []uint{all[len(all)-1], all[len(all)-2]}; err != nil || !slices.Equal(reverted, want) {
+			t.Fatalf("down 2 = %v, %v; want %v", reverted, err, want)
+		}
+		if err := d.MigrateUp(); err != nil {
 			t.Fatal(err)
+		}
+		// More than are applied reverts every one, and leaves no table.
+		reverted, err = d.MigrateDown(len(ups) + 5)
+		if err != nil || len(reverted) != len(ups) || reverted[0] != v || reverted[len(reverted)-1] != all[0] {
+			t.Fatalf("down %d = %v, %v; want all %d versions, newest first", len(ups)+5, reverted, err, len(ups))
 		}
 		if v, dirty, err := d.MigrationVersion(); err != nil || dirty || v != 0 {
 			t.Fatalf("after down: version %d, dirty %v, err %v; want a clean version 0", v, dirty, err)
+		}
+		if tables := dbtest.Tables(t, d); len(tables) != 0 {
+			t.Errorf("after reverting every migration, tables %v are left", tables)
+		}
+		// At version 0 there is nothing to revert, and that is no error.
+		if reverted, err := d.MigrateDown(1); err != nil || len(reverted) != 0 {
+			t.Errorf("down 1 at version 0 = %v, %v; want nothing reverted, no error", reverted, err)
 		}
 		if err := d.MigrateUp(); err != nil {
 			t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ctalk/ctalk/internal/testkit"
+	"github.com/ctalk/ctalk/internal/mcpclient"
 )
 
 // client is the one HTTP client of a run: every MCP session, GET /health and
@@ -40,12 +40,12 @@ func newClient(era string, concurrency, waiters int) *client {
 // shared transport, sending the token as a bearer header when it is not
 // empty.
 func (c *client) connect(ctx context.Context, base, token string) (*mcp.ClientSession, error) {
-	return testkit.Dial(ctx, base, c.era, testkit.Transport{Token: token, Next: c.tr})
+	return mcpclient.Dial(ctx, base, c.era, mcpclient.Transport{Token: token, Next: c.tr})
 }
 
 // callTool calls a tool and returns its structured result; a tool error is
-// a *testkit.ToolError.
-var callTool = testkit.CallTool
+// a *mcpclient.ToolError.
+var callTool = mcpclient.CallTool
 
 // str returns a string field of a tool result.
 func str(m map[string]any, key string) string {
@@ -74,5 +74,5 @@ func (c *client) get(ctx context.Context, url string) error {
 
 // metrics reads the named series from a server's /metrics.
 func (c *client) metrics(ctx context.Context, base, token string, names ...string) (map[string]float64, error) {
-	return testkit.Metrics(ctx, c.http, base, token, names...)
+	return mcpclient.Metrics(ctx, c.http, base, token, names...)
 }

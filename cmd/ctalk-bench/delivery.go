@@ -10,7 +10,7 @@ import (
 
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
-	"github.com/ctalk/ctalk/internal/testkit"
+	"github.com/ctalk/ctalk/internal/mcpclient"
 )
 
 // Delivery is how long an answer takes to reach the agent waiting for it.
@@ -179,7 +179,7 @@ func waitUntilWaiting(ctx context.Context, waiting func(context.Context) (int, e
 		time.Sleep(50 * time.Millisecond)
 		return nil
 	}
-	err := testkit.Poll(ctx, 10*time.Second, 50*time.Microsecond, func() (bool, error) {
+	err := mcpclient.Poll(ctx, 10*time.Second, 50*time.Microsecond, func() (bool, error) {
 		n, err := waiting(ctx)
 		return err != nil || n > before, err
 	})
@@ -192,4 +192,17 @@ func waitUntilWaiting(ctx context.Context, waiting func(context.Context) (int, e
 func anySlice(v any) []any {
 	s, _ := v.([]any)
 	return s
+}
+
+// deliveryTargets judges delivery latency in each setting measured.
+func (r *runner) deliveryTargets() {
+	res := r.res
+	for _, d := range res.Delivery {
+		name := fmt.Sprintf("delivery p99 <= %.0f ms (%s)", d.TargetP99, d.Setting)
+		res.Targets = append(res.Targets, latencyTarget(name, d.TargetP99, d.P99MS, d.Samples, d.Skipped, d.Note, "no sample arrived: "+d.FirstError))
+	}
+	if !r.cfg.Phases["delivery"] {
+		res.Targets = append(res.Targets, Target{Name: "delivery p99 (one process, two replicas)", Status: statusSkipped, Note: "phase not run"})
+	}
+
 }

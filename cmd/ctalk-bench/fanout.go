@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ctalk/ctalk/internal/testkit"
+	"github.com/ctalk/ctalk/internal/mcpclient"
 )
 
 // FanOut is how long a post to a big channel takes to reach every member's
@@ -132,18 +132,18 @@ func (r *runner) phaseFanOut(ctx context.Context) error {
 
 // createFanOutChannel has the org's first user create the channel and invite
 // everyone else, and returns that user's wire session, the poster.
-func (r *runner) createFanOutChannel(ctx context.Context, o *org) (*wireSession, error) {
+func (r *runner) createFanOutChannel(ctx context.Context, o *org) (*mcpclient.Wire, error) {
 	ws, err := r.wireAll(ctx, r.url, o.tokens[:1])
 	if err != nil {
 		return nil, err
 	}
 	poster := ws[0]
-	if err := poster.call(ctx, "create_channel", map[string]any{"channel": fanOutChannel}); err != nil {
+	if err := poster.Call(ctx, "create_channel", map[string]any{"channel": fanOutChannel}); err != nil {
 		return nil, err
 	}
 	for i := 1; i < len(o.users); i += 100 {
 		ids := o.users[i:min(i+100, len(o.users))]
-		if err := poster.call(ctx, "invite_to_channel", map[string]any{"channel": fanOutChannel, "user_ids": ids}); err != nil {
+		if err := poster.Call(ctx, "invite_to_channel", map[string]any{"channel": fanOutChannel, "user_ids": ids}); err != nil {
 			return nil, err
 		}
 	}
@@ -152,12 +152,12 @@ func (r *runner) createFanOutChannel(ctx context.Context, o *org) (*wireSession,
 
 // wireAll opens an MCP session per token on base and returns the wire
 // sessions that continue them.
-func (r *runner) wireAll(ctx context.Context, base string, tokens []string) ([]*wireSession, error) {
+func (r *runner) wireAll(ctx context.Context, base string, tokens []string) ([]*mcpclient.Wire, error) {
 	sessions, err := r.connectAll(ctx, base, tokens)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*wireSession, len(sessions))
+	out := make([]*mcpclient.Wire, len(sessions))
 	for i, cs := range sessions {
 		out[i] = r.cl.wire(base, tokens[i], cs)
 	}
@@ -176,7 +176,7 @@ type arrival struct {
 // them, the poster posts, and the round ends when every call has returned.
 // Rounds are bounded by -fanout-rounds and by -d, counted from the end of the
 // first; at least one is counted.
-func (r *runner) fanOut(ctx context.Context, res FanOut, poster *wireSession, members []*wireSession, waiting waitCount, after *int64) FanOut {
+func (r *runner) fanOut(ctx context.Context, res FanOut, poster *mcpclient.Wire, members []*mcpclient.Wire, waiting waitCount, after *int64) FanOut {
 	var last, each, post, cpu, dbcpu []time.Duration
 	// dbAt and dbStart are the backends' CPU time at the start of the
 	// latest and of the first counted round.
@@ -229,7 +229,7 @@ func (r *runner) fanOut(ctx context.Context, res FanOut, poster *wireSession, me
 // counts from its subscription to the channel's wake-ups, which comes before
 // its first look for new messages, so a member still looking when the post
 // commits finds it there; none can miss it.
-func (r *runner) fanOutRound(ctx context.Context, setting string, poster *wireSession, members []*wireSession, waiting waitCount, after *int64, round int) (lat []time.Duration, took, used, dbUsed, dbAt time.Duration, err error) {
+func (r *runner) fanOutRound(ctx context.Context, setting string, poster *mcpclient.Wire, members []*mcpclient.Wire, waiting waitCount, after *int64, round int) (lat []time.Duration, took, used, dbUsed, dbAt time.Duration, err error) {
 	before, err := waiting(ctx)
 	if err != nil {
 		return nil, 0, 0, 0, 0, err
@@ -241,7 +241,7 @@ func (r *runner) fanOutRound(ctx context.Context, setting string, poster *wireSe
 		go pprof.Do(ctx, pprof.Labels("side", "client"), func(ctx context.Context) {
 			c, cancel := callCtx(ctx)
 			defer cancel()
-			raw, err := m.result(c, "wait_for_message", args)
+			raw, err := m.Result(c, "wait_for_message", args)
 			at := time.Now()
 			if err == nil {
 				err = handed(raw, want)
@@ -249,7 +249,7 @@ func (r *runner) fanOutRound(ctx context.Context, setting string, poster *wireSe
 			got <- arrival{at, err}
 		})
 	}
-	settled := testkit.Poll(ctx, 30*time.Second, time.Millisecond, func() (bool, error) {
+	settled := mcpclient.Poll(ctx, 30*time.Second, time.Millisecond, func() (bool, error) {
 		n, err := waiting(ctx)
 		return err != nil || n-before >= len(members), err
 	})
@@ -271,7 +271,7 @@ func (r *runner) fanOutRound(ctx context.Context, setting string, poster *wireSe
 	dbAt = bs.cpu()
 	cpu0 := cpuTime()
 	sent := time.Now()
-	raw, postErr := poster.result(ctx, "post_message", map[string]any{"channel": fanOutChannel, "text": "fan-out round " + strconv.Itoa(round)})
+	raw, postErr := poster.Result(ctx, "post_message", map[string]any{"channel": fanOutChannel, "text": "fan-out round " + strconv.Itoa(round)})
 	took = time.Since(sent)
 	if postErr == nil {
 		var m struct {
@@ -346,4 +346,21 @@ func handed(raw json.RawMessage, seq int64) error {
 		return fmt.Errorf("wait_for_message returned %d messages, not message %d", len(d.Messages), seq)
 	}
 	return nil
+}
+
+// fanOutTargets judges the last waiter's latency in each fan-out setting.
+func (r *runner) fanOutTargets() {
+	res := r.res
+	for _, f := range res.FanOut {
+		name := fmt.Sprintf("fan-out to %d waiters, last waiter p99 <= %.0f ms (%s)", f.Members, f.TargetP99, f.Setting)
+		res.Targets = append(res.Targets, latencyTarget(name, f.TargetP99, f.LastP99MS, f.Rounds, f.Skipped, f.Note, "no round completed: "+f.FirstError))
+	}
+	if !r.cfg.Phases["fanout"] {
+		res.Targets = append(res.Targets, Target{Name: "fan-out to a channel's waiters (one process, two replicas)", Status: statusSkipped, Note: "phase not run"})
+	}
+	for _, f := range res.FanOut {
+		if f.Errors > 0 {
+			r.note("fan-out (%s): %d rounds failed; first: %s", f.Setting, f.Errors, f.FirstError)
+		}
+	}
 }

@@ -36,7 +36,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ctalk/ctalk/internal/testkit"
+	"github.com/ctalk/ctalk/internal/mcpclient"
 )
 
 func main() {
@@ -104,7 +104,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&c.MetricsToken, "metrics-token", "", "with -url: the target's METRICS_TOKEN, to read its memory and goroutines from /metrics")
 	fs.StringVar(&c.SignupSecret, "signup-secret", "", "with -url: the target's SIGNUP_SECRET, when its organization sign-up is closed")
 	fs.StringVar(&c.ServerBin, "server-bin", "", "memory phase: a ctalk binary to run as the measured child process (go build -o ctalk ./cmd/ctalk); default: this binary re-executed as a server wired like cmd/ctalk")
-	fs.StringVar(&c.Era, "era", testkit.EraSessions, "MCP protocol era of the clients: "+testkit.EraSessions+" (sessions) or "+testkit.EraStateless+" (stateless)")
+	fs.StringVar(&c.Era, "era", mcpclient.EraSessions, "MCP protocol era of the clients: "+mcpclient.EraSessions+" (sessions) or "+mcpclient.EraStateless+" (stateless)")
 	fs.IntVar(&c.Users, "users", 20, "users per organization (at least 4)")
 	fs.IntVar(&c.Concurrency, "c", 16, "concurrent clients in each throughput phase")
 	fs.DurationVar(&c.Duration, "d", 10*time.Second, "duration of each phase")
@@ -162,8 +162,8 @@ func (c Config) validate() error {
 	} else if !loopback(c.URL) {
 		errs = append(errs, fmt.Sprintf("-url %q is not a loopback http URL (http://127.0.0.1:PORT or http://localhost:PORT): this harness only loads loopback servers", c.URL))
 	}
-	if c.Era != testkit.EraSessions && c.Era != testkit.EraStateless {
-		errs = append(errs, fmt.Sprintf("-era %q is not %s or %s", c.Era, testkit.EraSessions, testkit.EraStateless))
+	if c.Era != mcpclient.EraSessions && c.Era != mcpclient.EraStateless {
+		errs = append(errs, fmt.Sprintf("-era %q is not %s or %s", c.Era, mcpclient.EraSessions, mcpclient.EraStateless))
 	}
 	if c.Users < 4 || c.Users > 1000 {
 		errs = append(errs, "-users must be from 4 to 1000")

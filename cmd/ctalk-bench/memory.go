@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctalk/ctalk/db"
-	"github.com/ctalk/ctalk/internal/testkit"
+	"github.com/ctalk/ctalk/internal/mcpclient"
 )
 
 // Memory is the footprint of many waiting agents on one server.
@@ -92,7 +92,7 @@ func (r *runner) memoryTarget(ctx context.Context, mem *Memory, p *memProbe) (st
 		dbc.Path = filepath.Join(r.tmp, "memory.db")
 	}
 	env := childServerEnv(dbc)
-	var ch *testkit.Process
+	var ch *mcpclient.Process
 	if r.cfg.MemProfile != "" && r.cfg.ServerBin == "" {
 		path, err := filepath.Abs(r.cfg.MemProfile)
 		if err != nil {
@@ -340,7 +340,7 @@ func (r *runner) startWaiters(ctx context.Context, p *memProbe, w *waiters, sess
 			})
 		}
 		want := start + len(batch)
-		err := testkit.Poll(ctx, limit, 20*time.Millisecond, func() (bool, error) {
+		err := mcpclient.Poll(ctx, limit, 20*time.Millisecond, func() (bool, error) {
 			var err error
 			if n, err = p.waiting(); err != nil || w.early.Load() > 0 {
 				return true, err
@@ -461,7 +461,7 @@ func (r *runner) afterWaits(p *memProbe, mem *Memory, baseG int) error {
 		afterG     int
 		settledErr error
 	)
-	testkit.Poll(p.ctx, 15*time.Second, 100*time.Millisecond, func() (bool, error) {
+	mcpclient.Poll(p.ctx, 15*time.Second, 100*time.Millisecond, func() (bool, error) {
 		after, afterG, settledErr = r.settled(p.rss, p.goroutines)
 		return settledErr != nil || afterG <= baseG+goroutineSlack, nil
 	})
@@ -530,3 +530,50 @@ func raiseFileLimit(need uint64) error {
 // fileSlack is what a process needs besides one file per waiting agent:
 // the database, logs, listeners, other clients.
 const fileSlack = 256
+
+// memoryTargets judges the memory of waiting agents and that their
+// goroutines end.
+func (r *runner) memoryTargets() {
+	res := r.res
+	rssTarget := Target{Name: fmt.Sprintf("RSS with %s waiting agents <= 1 GiB", count(fullWaiters)), Want: "<= 1024 MB", Status: statusSkipped}
+	perTarget := Target{Name: "RSS per waiting agent <= 50 KB", Want: "<= 50 KB", Status: statusSkipped}
+	goTarget := Target{Name: "goroutines back to baseline after the waiting agents leave", Want: fmt.Sprintf("<= baseline + %d", goroutineSlack), Status: statusSkipped}
+	wakeTarget := Target{Name: fmt.Sprintf("each of %s waiting agents woken within 100 ms p99 of its question", count(fullWaiters)), Want: "<= 100 ms", Status: statusSkipped}
+	switch m := res.Memory; {
+	case m == nil:
+		rssTarget.Note, perTarget.Note, goTarget.Note, wakeTarget.Note = "phase not run", "phase not run", "phase not run", "phase not run"
+	case m.Skipped:
+		rssTarget.Note, perTarget.Note, goTarget.Note, wakeTarget.Note = m.Note, m.Note, m.Note, m.Note
+	default:
+		wakeTarget.Note = "-wake-samples 0"
+		if wk := m.Wake; wk != nil {
+			wakeTarget.Got, wakeTarget.Note = fmt.Sprintf("%.1f ms, %d of %d woken with %d waiting", wk.P99MS, wk.Samples, wk.Asked, m.Waiters), ""
+			switch {
+			case wk.Samples == 0 || wk.Errors > 0:
+				wakeTarget.Status = statusMissed
+				wakeTarget.Note = fmt.Sprintf("%d errors; first: %s", wk.Errors, wk.FirstError)
+			case m.Waiters >= fullWaiters:
+				wakeTarget.Status = pass(wk.P99MS <= 100)
+			default:
+				wakeTarget.Status, wakeTarget.Note = statusInfo, fmt.Sprintf("not judged: %d waiters measured, the target is for %s", m.Waiters, count(fullWaiters))
+			}
+		}
+		rssTarget.Got = fmt.Sprintf("%.1f MB with %d", m.RSSWaitingMB, m.Waiters)
+		perTarget.Got = fmt.Sprintf("%.1f KB with %d", m.PerWaiterKB, m.Waiters)
+		if m.Waiters >= fullWaiters {
+			rssTarget.Status = pass(m.RSSWaitingMB <= 1024)
+		} else {
+			rssTarget.Status, rssTarget.Note = statusInfo, fmt.Sprintf("not judged: %d waiters measured, the target is for %s (-waiters %d)", m.Waiters, count(fullWaiters), fullWaiters)
+		}
+		if m.Waiters >= 1000 {
+			perTarget.Status = pass(m.PerWaiterKB <= 50)
+		} else {
+			perTarget.Status, perTarget.Note = statusInfo, "not judged below 1,000 waiters, where the baseline's noise dominates"
+		}
+		goTarget.Got = fmt.Sprintf("%d -> %d -> %d", m.GoroutinesBaseline, m.GoroutinesWaiting, m.GoroutinesAfter)
+		goTarget.Status = pass(m.BackToBaseline)
+	}
+	res.Targets = append(res.Targets, perTarget)
+	res.Targets = append(res.Targets, rssTarget, goTarget, wakeTarget)
+
+}

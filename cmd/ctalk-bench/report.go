@@ -47,7 +47,8 @@ func (res *Result) op(phase, op string) *OpStats {
 	return nil
 }
 
-// evaluate computes the ratios and checks every target.
+// evaluate computes the ratios and checks every target. Each phase judges
+// its own targets, in its own file.
 func (r *runner) evaluate() {
 	r.throughputTargets()
 	r.deliveryTargets()
@@ -55,80 +56,6 @@ func (r *runner) evaluate() {
 	r.scaleTarget()
 	r.memoryTargets()
 	r.errorNotes()
-}
-
-// throughputTargets compares each row with the limit that bounds it, and
-// judges the throughput targets.
-func (r *runner) throughputTargets() {
-	res := r.res
-	ratio := func(toolPhase, tool, limitPhase, limit string, want float64) (Ratio, bool) {
-		t, l := res.op(toolPhase, tool), res.op(limitPhase, limit)
-		rt := Ratio{Tool: tool, Limit: limit, Status: statusInfo}
-		if want > 0 {
-			rt.Target = fmt.Sprintf(">= %.2f", want)
-		}
-		if t == nil || l == nil || l.PerSecond == 0 {
-			rt.Status = statusSkipped
-			return rt, false
-		}
-		rt.Value = t.PerSecond / l.PerSecond
-		if want > 0 {
-			rt.Status = pass(rt.Value >= want)
-		}
-		return rt, true
-	}
-	add := func(rt Ratio, _ bool) { res.Ratios = append(res.Ratios, rt) }
-	// The targets are judged on the wire rows, sent through the same net/http
-	// client as GET /health; the go-sdk rows add that client's own work. Every
-	// tool is compared with the bare mcp-go floor's trivial tool, and /health
-	// with a bare net/http handler.
-	health, healthOK := ratio("health", "GET /health", "health", opBareHealth, 0.9)
-	add(health, healthOK)
-	whoami, whoamiOK := ratio("whoami", wireOp("whoami"), "whoami", opFloorTool, 0.6)
-	add(whoami, whoamiOK)
-	inbox, inboxOK := ratio("inbox", wireOp("check_inbox"), "inbox", wireOp("whoami"), 0.5)
-	add(inbox, inboxOK)
-	for _, o := range []struct{ phase, op string }{
-		{"whoami", opPing}, {"whoami", opPingToken}, {"whoami", "whoami"},
-		{"ask", wireOp("ask_person")}, {"ask", "ask_person"}, {"inbox", wireOp("check_inbox")}, {"inbox", "check_inbox"},
-	} {
-		add(ratio(o.phase, o.op, "whoami", opFloorTool, 0))
-	}
-	add(ratio("whoami", opFloorTool, "health", opBareHealth, 0))
-	add(ratio("whoami", wireOp("whoami"), "health", "GET /health", 0))
-	add(ratio("whoami", wireOp("whoami"), "whoami", opPingToken, 0))
-	ask, askOK := ratio("ask", wireOp("ask_person"), "ask", "SQL insert only", 0.5)
-	add(ask, askOK)
-	add(ratio("ask", "ask_person", "ask", "SQL ask transaction", 0))
-	add(ratio("ask", "inbox.Service.Ask", "ask", "SQL ask transaction", 0))
-	add(ratio("inbox", wireOp("check_inbox"), "inbox", "SQL inbox select", 0))
-	add(ratio("inbox", "inbox.Service.Inbox", "inbox", "SQL inbox select", 0))
-
-	ratioTarget := func(name string, rt Ratio, ok bool, why string) {
-		t := Target{Name: name, Want: rt.Target + " (throughput ratio)", Status: statusSkipped, Note: why}
-		if ok {
-			t.Got, t.Status, t.Note = fmt.Sprintf("%.2f", rt.Value), rt.Status, ""
-		}
-		res.Targets = append(res.Targets, t)
-	}
-	ratioTarget("GET /health >= 90% of a bare net/http handler", health, healthOK, "needs the health phase")
-	ratioTarget("whoami >= 60% of the bare mcp-go floor's trivial tool", whoami, whoamiOK, "needs the whoami phase")
-	ratioTarget("check_inbox (10 questions from 10 senders) >= 50% of whoami", inbox, inboxOK, "needs the whoami and inbox phases")
-	ratioTarget("ask_person throughput >= 50% of the raw INSERT", ask, askOK, "needs the ask phase with database access")
-
-}
-
-// deliveryTargets judges delivery latency in each setting measured.
-func (r *runner) deliveryTargets() {
-	res := r.res
-	for _, d := range res.Delivery {
-		name := fmt.Sprintf("delivery p99 <= %.0f ms (%s)", d.TargetP99, d.Setting)
-		res.Targets = append(res.Targets, latencyTarget(name, d.TargetP99, d.P99MS, d.Samples, d.Skipped, d.Note, "no sample arrived: "+d.FirstError))
-	}
-	if !r.cfg.Phases["delivery"] {
-		res.Targets = append(res.Targets, Target{Name: "delivery p99 (one process, two replicas)", Status: statusSkipped, Note: "phase not run"})
-	}
-
 }
 
 // latencyTarget judges a p99 latency measured over n samples against its
@@ -145,89 +72,6 @@ func latencyTarget(name string, targetMS, p99MS float64, n int, skipped bool, wh
 		t.Got, t.Status = fmt.Sprintf("%.2f ms", p99MS), pass(p99MS <= targetMS)
 	}
 	return t
-}
-
-// fanOutTargets judges the last waiter's latency in each fan-out setting.
-func (r *runner) fanOutTargets() {
-	res := r.res
-	for _, f := range res.FanOut {
-		name := fmt.Sprintf("fan-out to %d waiters, last waiter p99 <= %.0f ms (%s)", f.Members, f.TargetP99, f.Setting)
-		res.Targets = append(res.Targets, latencyTarget(name, f.TargetP99, f.LastP99MS, f.Rounds, f.Skipped, f.Note, "no round completed: "+f.FirstError))
-	}
-	if !r.cfg.Phases["fanout"] {
-		res.Targets = append(res.Targets, Target{Name: "fan-out to a channel's waiters (one process, two replicas)", Status: statusSkipped, Note: "phase not run"})
-	}
-	for _, f := range res.FanOut {
-		if f.Errors > 0 {
-			r.note("fan-out (%s): %d rounds failed; first: %s", f.Setting, f.Errors, f.FirstError)
-		}
-	}
-}
-
-// scaleTarget judges check_inbox at the large history against the small.
-func (r *runner) scaleTarget() {
-	res := r.res
-	inboxTarget := Target{Name: fmt.Sprintf("check_inbox p50 at %s rows <= 1.5x at %s", count(r.cfg.ScaleRows), count(r.cfg.ScaleSmall)), Want: "<= 1.50x", Status: statusSkipped}
-	if sc := res.Scale; sc != nil && !sc.Skipped {
-		for _, op := range sc.Ops {
-			if op.Op == "check_inbox" {
-				inboxTarget.Got, inboxTarget.Status = fmt.Sprintf("%.2fx", op.Ratio), pass(op.Ratio > 0 && op.Ratio <= 1.5)
-			}
-		}
-	} else if sc != nil {
-		inboxTarget.Note = sc.Note
-	} else {
-		inboxTarget.Note = "phase not run"
-	}
-	res.Targets = append(res.Targets, inboxTarget)
-
-}
-
-// memoryTargets judges the memory of waiting agents and that their
-// goroutines end.
-func (r *runner) memoryTargets() {
-	res := r.res
-	rssTarget := Target{Name: fmt.Sprintf("RSS with %s waiting agents <= 1 GiB", count(fullWaiters)), Want: "<= 1024 MB", Status: statusSkipped}
-	perTarget := Target{Name: "RSS per waiting agent <= 50 KB", Want: "<= 50 KB", Status: statusSkipped}
-	goTarget := Target{Name: "goroutines back to baseline after the waiting agents leave", Want: fmt.Sprintf("<= baseline + %d", goroutineSlack), Status: statusSkipped}
-	wakeTarget := Target{Name: fmt.Sprintf("each of %s waiting agents woken within 100 ms p99 of its question", count(fullWaiters)), Want: "<= 100 ms", Status: statusSkipped}
-	switch m := res.Memory; {
-	case m == nil:
-		rssTarget.Note, perTarget.Note, goTarget.Note, wakeTarget.Note = "phase not run", "phase not run", "phase not run", "phase not run"
-	case m.Skipped:
-		rssTarget.Note, perTarget.Note, goTarget.Note, wakeTarget.Note = m.Note, m.Note, m.Note, m.Note
-	default:
-		wakeTarget.Note = "-wake-samples 0"
-		if wk := m.Wake; wk != nil {
-			wakeTarget.Got, wakeTarget.Note = fmt.Sprintf("%.1f ms, %d of %d woken with %d waiting", wk.P99MS, wk.Samples, wk.Asked, m.Waiters), ""
-			switch {
-			case wk.Samples == 0 || wk.Errors > 0:
-				wakeTarget.Status = statusMissed
-				wakeTarget.Note = fmt.Sprintf("%d errors; first: %s", wk.Errors, wk.FirstError)
-			case m.Waiters >= fullWaiters:
-				wakeTarget.Status = pass(wk.P99MS <= 100)
-			default:
-				wakeTarget.Status, wakeTarget.Note = statusInfo, fmt.Sprintf("not judged: %d waiters measured, the target is for %s", m.Waiters, count(fullWaiters))
-			}
-		}
-		rssTarget.Got = fmt.Sprintf("%.1f MB with %d", m.RSSWaitingMB, m.Waiters)
-		perTarget.Got = fmt.Sprintf("%.1f KB with %d", m.PerWaiterKB, m.Waiters)
-		if m.Waiters >= fullWaiters {
-			rssTarget.Status = pass(m.RSSWaitingMB <= 1024)
-		} else {
-			rssTarget.Status, rssTarget.Note = statusInfo, fmt.Sprintf("not judged: %d waiters measured, the target is for %s (-waiters %d)", m.Waiters, count(fullWaiters), fullWaiters)
-		}
-		if m.Waiters >= 1000 {
-			perTarget.Status = pass(m.PerWaiterKB <= 50)
-		} else {
-			perTarget.Status, perTarget.Note = statusInfo, "not judged below 1,000 waiters, where the baseline's noise dominates"
-		}
-		goTarget.Got = fmt.Sprintf("%d -> %d -> %d", m.GoroutinesBaseline, m.GoroutinesWaiting, m.GoroutinesAfter)
-		goTarget.Status = pass(m.BackToBaseline)
-	}
-	res.Targets = append(res.Targets, perTarget)
-	res.Targets = append(res.Targets, rssTarget, goTarget, wakeTarget)
-
 }
 
 // errorNotes notes the rows whose calls failed.

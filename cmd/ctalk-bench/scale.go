@@ -201,3 +201,22 @@ func (r *runner) scaleOps(ctx context.Context, o *org, me, asker *mcp.ClientSess
 	}
 	return out, nil
 }
+
+// scaleTarget judges check_inbox at the large history against the small.
+func (r *runner) scaleTarget() {
+	res := r.res
+	inboxTarget := Target{Name: fmt.Sprintf("check_inbox p50 at %s rows <= 1.5x at %s", count(r.cfg.ScaleRows), count(r.cfg.ScaleSmall)), Want: "<= 1.50x", Status: statusSkipped}
+	if sc := res.Scale; sc != nil && !sc.Skipped {
+		for _, op := range sc.Ops {
+			if op.Op == "check_inbox" {
+				inboxTarget.Got, inboxTarget.Status = fmt.Sprintf("%.2fx", op.Ratio), pass(op.Ratio > 0 && op.Ratio <= 1.5)
+			}
+		}
+	} else if sc != nil {
+		inboxTarget.Note = sc.Note
+	} else {
+		inboxTarget.Note = "phase not run"
+	}
+	res.Targets = append(res.Targets, inboxTarget)
+
+}

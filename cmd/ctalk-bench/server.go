@@ -25,7 +25,7 @@ import (
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
-	"github.com/ctalk/ctalk/internal/testkit"
+	"github.com/ctalk/ctalk/internal/mcpclient"
 )
 
 // Settings of every server the harness starts. A low bcrypt cost keeps the
@@ -278,7 +278,7 @@ func cpuProfileOnSignal(ctx context.Context, path string, log *slog.Logger) {
 
 // toggleCPUProfile starts a child's CPU profile (started with cpuProfileEnv),
 // or stops it and waits for the file.
-func toggleCPUProfile(p *testkit.Process, path string, start bool) error {
+func toggleCPUProfile(p *mcpclient.Process, path string, start bool) error {
 	if start {
 		os.Remove(path)
 	}
@@ -321,7 +321,7 @@ func childServerEnv(dbc db.Config) []string {
 
 // startChild runs bin (or this binary as serveChild when bin is empty) and
 // waits for it to listen. Its log goes to logPath.
-func startChild(ctx context.Context, bin string, env []string, logPath string) (*testkit.Process, error) {
+func startChild(ctx context.Context, bin string, env []string, logPath string) (*mcpclient.Process, error) {
 	var cmd *exec.Cmd
 	if bin == "" {
 		self, err := os.Executable()
@@ -340,7 +340,7 @@ func startChild(ctx context.Context, bin string, env []string, logPath string) (
 	}
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	p, err := testkit.StartProcess(ctx, cmd, logFile)
+	p, err := mcpclient.StartProcess(ctx, cmd, logFile)
 	if err != nil {
 		logFile.Close()
 		return nil, fmt.Errorf("%w; its log is %s", err, logPath)
@@ -351,7 +351,7 @@ func startChild(ctx context.Context, bin string, env []string, logPath string) (
 
 // profile asks a child started with heapProfileEnv for its profiles and
 // waits for them.
-func writeProfiles(p *testkit.Process, path string) error {
+func writeProfiles(p *mcpclient.Process, path string) error {
 	os.Remove(path)
 	if err := p.Cmd.Process.Signal(syscall.SIGUSR1); err != nil {
 		return err
@@ -361,7 +361,7 @@ func writeProfiles(p *testkit.Process, path string) error {
 
 // waitForFile waits for a child server to write the profile of kind at path.
 func waitForFile(path, kind string) error {
-	err := testkit.Poll(context.Background(), 30*time.Second, 50*time.Millisecond, func() (bool, error) {
+	err := mcpclient.Poll(context.Background(), 30*time.Second, 50*time.Millisecond, func() (bool, error) {
 		_, err := os.Stat(path)
 		return err == nil, nil
 	})

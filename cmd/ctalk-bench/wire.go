@@ -1,160 +1,23 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
-	"strings"
-	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ctalk/ctalk/internal/testkit"
+	"github.com/ctalk/ctalk/internal/mcpclient"
 )
 
-// wireSession sends tool calls as the JSON-RPC requests an MCP client puts
-// on the wire, through the run's one net/http client, without an MCP
-// client's own machinery. GET /health goes through the same net/http client,
-// so a tool's "wire" row and the health row differ only in what the server
-// does: on this machine the client shares the two cores with the server, and
-// the go-sdk client's own work (its JSON-RPC layer, typed decoding) would
-// otherwise count against the server.
-type wireSession struct {
-	cl        *client
-	endpoint  string
-	token     string
-	sessionID string // empty in the stateless era
-	era       string
-	meta      json.RawMessage // params._meta in the stateless era
-	nextID    atomic.Int64
+// wire returns a wire session that continues cs through the run's one
+// net/http client. GET /health goes through the same client, so a tool's
+// "wire" row and the health row differ only in what the server does: on
+// this machine the client shares the two cores with the server, and the
+// go-sdk client's own work would otherwise count against the server.
+func (c *client) wire(base, token string, cs *mcp.ClientSession) *mcpclient.Wire {
+	return mcpclient.Continue(c.http, base, token, c.era, cs)
 }
 
-// wire returns a wire session that continues cs: the same endpoint, token,
-// protocol version and, in the 2025-11-25 era, the same MCP session.
-func (c *client) wire(base, token string, cs *mcp.ClientSession) *wireSession {
-	w := &wireSession{cl: c, endpoint: base + "/mcp", token: token, era: c.era}
-	if c.era == testkit.EraSessions {
-		w.sessionID = cs.ID()
-	} else {
-		// The keys the go-sdk client puts in every request's _meta.
-		w.meta, _ = json.Marshal(map[string]any{
-			mcp.MetaKeyProtocolVersion:    c.era,
-			mcp.MetaKeyClientInfo:         map[string]string{"name": "ctalk-bench", "version": "1"},
-			mcp.MetaKeyClientCapabilities: map[string]any{},
-		})
-	}
-	return w
-}
-
-// call calls tool with args and reports a JSON-RPC error or a tool error as
-// an error, as callTool does.
-func (w *wireSession) call(ctx context.Context, tool string, args map[string]any) error {
-	_, err := w.result(ctx, tool, args)
-	return err
-}
-
-// result calls tool with args, as call does, and returns the result's
-// structured content.
-func (w *wireSession) result(ctx context.Context, tool string, args map[string]any) (json.RawMessage, error) {
-	return w.send(ctx, "tools/call", map[string]any{"name": tool, "arguments": args}, tool, true)
-}
-
-// toolCall is call as a timed operation.
-func (w *wireSession) toolCall(tool string, args map[string]any) call {
-	return func(ctx context.Context) error { return w.call(ctx, tool, args) }
-}
-
-// ping sends an MCP ping, with or without the session's token: the least
-// work any MCP request costs the server, and with the token, any
-// authenticated one.
-func (w *wireSession) ping(ctx context.Context, withToken bool) error {
-	_, err := w.send(ctx, "ping", map[string]any{}, "ping", withToken)
-	return err
-}
-
-// send posts one JSON-RPC request and returns the structured content of its
-// result; tool names it in errors.
-func (w *wireSession) send(ctx context.Context, method string, params map[string]any, tool string, withToken bool) (json.RawMessage, error) {
-	if w.meta != nil {
-		params["_meta"] = w.meta
-	}
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": w.nextID.Add(1), "method": method, "params": params})
-	if err != nil {
-		return nil, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.endpoint, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", w.era)
-	if withToken && w.token != "" {
-		req.Header.Set("Authorization", "Bearer "+w.token)
-	}
-	if w.sessionID != "" {
-		req.Header.Set("Mcp-Session-Id", w.sessionID)
-	}
-	resp, err := w.cl.http.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: HTTP %s: %s", tool, resp.Status, bytes.TrimSpace(data))
-	}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		// The response is the last data line of the stream; notifications
-		// before it are skipped.
-		var last []byte
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(nil, len(data)+1)
-		for sc.Scan() {
-			if line, ok := bytes.CutPrefix(sc.Bytes(), []byte("data:")); ok {
-				last = bytes.TrimSpace(line)
-			}
-		}
-		data = last
-	}
-	var msg struct {
-		Error *struct {
-			Message string `json:"message"`
-		} `json:"error"`
-		Result *struct {
-			IsError bool `json:"isError"`
-			// Content, the text copy of the result, is decoded only for
-			// an error's message: unquoting it costs the client as much as
-			// the rest of the response.
-			Content    json.RawMessage `json:"content"`
-			Structured json.RawMessage `json:"structuredContent"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(data, &msg); err != nil {
-		return nil, fmt.Errorf("%s: the response is not JSON-RPC: %w", tool, err)
-	}
-	switch {
-	case msg.Error != nil:
-		return nil, fmt.Errorf("%s: %s", tool, msg.Error.Message)
-	case msg.Result == nil:
-		return nil, fmt.Errorf("%s: the response has no result", tool)
-	case msg.Result.IsError:
-		var content []struct {
-			Text string `json:"text"`
-		}
-		json.Unmarshal(msg.Result.Content, &content)
-		var parts []string
-		for _, c := range content {
-			parts = append(parts, c.Text)
-		}
-		return nil, &testkit.ToolError{Tool: tool, Text: strings.Join(parts, "\n")}
-	}
-	return msg.Result.Structured, nil
+// wireCall is a wire tool call as a timed operation.
+func wireCall(w *mcpclient.Wire, tool string, args map[string]any) call {
+	return func(ctx context.Context) error { return w.Call(ctx, tool, args) }
 }

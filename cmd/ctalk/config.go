@@ -115,6 +115,28 @@ func parseTrustedProxies(v string) ([]netip.Prefix, string, error) {
 	return nets, header, nil
 }
 
+// listenHost reports whether h can be listened on: an IP address, or a host
+// name made of letters, digits, hyphens and dots.
+func listenHost(h string) bool {
+	if _, err := netip.ParseAddr(h); err == nil {
+		return true
+	}
+	if len(h) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(h, "."), ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // Addr is the address the server listens on.
 func (c Config) Addr() string { return net.JoinHostPort(c.Host, strconv.Itoa(c.Port)) }
 
@@ -137,6 +159,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	e := &env{getenv: getenv}
 	e.integer("PORT", &c.Port, 0, 65535)
 	e.str("HOST", &c.Host)
+	if !listenHost(c.Host) {
+		e.bad("HOST", "%q is not an address to listen on; use an IP address such as 0.0.0.0, 127.0.0.1 or ::, or a host name such as localhost (no scheme, port or brackets)", c.Host)
+	}
 	e.str("DATABASE_URL", &c.DatabaseURL)
 	e.str("DATABASE_URL_UNPOOLED", &c.DatabaseURLUnpooled)
 	e.str("RELAY_DB_PATH", &c.DBPath)
@@ -144,6 +169,11 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	e.integer("BCRYPT_COST", &c.Auth.BcryptCost, bcrypt.MinCost, bcrypt.MaxCost)
 	e.duration("TOKEN_TTL", &c.Auth.TokenTTL)
 	e.duration("TOKEN_IDLE_TTL", &c.Auth.IdleTTL)
+	if strings.TrimSpace(getenv("TOKEN_IDLE_TTL")) != "" && c.Auth.IdleTTL > c.Auth.TokenTTL {
+		// Left unset, the idle default simply never applies to tokens
+		// that end sooner; set, it would promise what TOKEN_TTL prevents.
+		e.bad("TOKEN_IDLE_TTL", "%s is longer than TOKEN_TTL (%s), which ends every token first; set it shorter, or raise TOKEN_TTL", c.Auth.IdleTTL, c.Auth.TokenTTL)
+	}
 	e.str("SIGNUP_SECRET", &c.SignupSecret)
 	e.integer("ASKS_PER_MINUTE", &c.Inbox.AsksPerMinute, 1, 100000)
 	e.integer("LOOP_MAX_QUESTIONS", &c.Inbox.LoopMax, 2, 100000)

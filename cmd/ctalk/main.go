@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -31,7 +32,49 @@ Usage:
   ctalk stdio --url URL      local stdio MCP server forwarding to a hosted ctalk (see --help)
   ctalk version              print version, commit and build time
 
-Configuration comes from the environment; see README.md.
+Every command answers --help. Configuration comes from the environment; see
+README.md.
+`
+
+// serveHelp is printed by "ctalk serve --help".
+const serveHelp = `ctalk serve: serve HTTP and MCP at /mcp on $HOST:$PORT.
+
+Usage:
+  ctalk serve
+  ctalk              (the same)
+
+It takes no arguments: the environment configures it (PORT, HOST,
+DATABASE_URL or RELAY_DB_PATH, PUBLIC_URL, ...; see README.md). It first
+checks every variable and that the address is free, then opens the database,
+applies pending migrations, and serves until SIGTERM or SIGINT, when it ends
+waiting calls and lets in-flight requests finish for up to 25 s.
+`
+
+// migrateHelp is printed by "ctalk migrate --help".
+const migrateHelp = `ctalk migrate: change or show the database schema.
+
+Usage:
+  ctalk migrate up           apply every pending migration
+  ctalk migrate down N       revert the last N applied migrations
+  ctalk migrate version      print the applied schema version
+
+Each command prints the schema version it leaves, such as "schema version 13
+(sqlite)". A version is the number of the newest applied migration file
+(0013_channel_post_approval.up.sql is version 13), not a count: numbers may
+be skipped. Version 0 means no migration is applied. "ctalk serve" applies
+pending migrations itself; migrate works on the database the environment
+names (DATABASE_URL, else RELAY_DB_PATH).
+`
+
+// versionHelp is printed by "ctalk version --help".
+const versionHelp = `ctalk version: print the version, the commit and the build time.
+
+Usage:
+  ctalk version
+
+They come from the linker (-ldflags "-X main.version=... -X main.commit=...
+-X main.buildTime=..."), else from what Go records of the git checkout a
+binary is built in ("go build ./cmd/ctalk" in a clone).
 `
 
 func main() {
@@ -50,17 +93,34 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(args) > 0 {
 		cmd, args = args[0], args[1:]
 	}
+	if h, ok := commandHelp[cmd]; ok && wantsHelp(args) {
+		fmt.Fprint(stdout, h)
+		return nil
+	}
 	switch cmd {
 	case "version", "--version", "-v":
-		v, c, t := buildInfo()
-		fmt.Fprintf(stdout, "ctalk %s (commit %s, built %s)\n", v, c, t)
+		if len(args) > 0 {
+			return fmt.Errorf("version takes no arguments, not %q; see \"ctalk version --help\"", args[0])
+		}
+		b := buildInfo()
+		fmt.Fprintf(stdout, "ctalk %s (%s)\n", b.Version, b)
+		if b.Commit == "" {
+			fmt.Fprintln(stdout, unknownCommit)
+		}
 		return nil
 	case "help", "--help", "-h":
 		fmt.Fprint(stdout, usage)
 		return nil
 	case "stdio":
 		return stdio(ctx, args, getenv, os.Stdin, stdout, stderr)
-	case "serve", "migrate":
+	case "serve":
+		if len(args) > 0 {
+			return fmt.Errorf("serve takes no arguments, not %q: the environment configures it; see \"ctalk serve --help\"", args[0])
+		}
+	case "migrate":
+		if err := checkMigrateArgs(args); err != nil {
+			return err
+		}
 	default:
 		return fmt.Errorf("unknown command %q\n\n%s", cmd, usage)
 	}
@@ -76,42 +136,73 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return serve(ctx, cfg, log, onListen)
 }
 
+// commandHelp is each command's --help; stdio answers its own.
+var commandHelp = map[string]string{
+	"serve": serveHelp, "migrate": migrateHelp, "version": versionHelp,
+	"--version": versionHelp, "-v": versionHelp,
+	"help": usage, "--help": usage, "-h": usage,
+}
+
+// wantsHelp reports whether any argument asks for help.
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "-h", "--help", "-help", "help":
+			return true
+		}
+	}
+	return false
+}
+
+// checkMigrateArgs refuses a migrate command line before anything is opened.
+func checkMigrateArgs(args []string) error {
+	if len(args) == 0 {
+		return errors.New("migrate needs one of: up, down N, version; see \"ctalk migrate --help\"")
+	}
+	want := map[string]int{"up": 1, "version": 1, "down": 2}[args[0]]
+	switch {
+	case want == 0:
+		return fmt.Errorf("unknown migrate command %q: use up, down N or version; see \"ctalk migrate --help\"", args[0])
+	case args[0] == "down" && len(args) == 1:
+		return errors.New("migrate down needs the number of migrations to revert, e.g. \"ctalk migrate down 1\"")
+	case len(args) > want:
+		return fmt.Errorf("migrate %s: unexpected argument %q; see \"ctalk migrate --help\"", args[0], args[want])
+	case args[0] == "down":
+		if n, err := strconv.Atoi(args[1]); err != nil || n < 1 {
+			return fmt.Errorf("migrate down: %q is not a positive number of migrations to revert", args[1])
+		}
+	}
+	return nil
+}
+
 func dbConfig(cfg Config, log *slog.Logger) db.Config {
-	return db.Config{URL: cfg.DatabaseURL, DirectURL: cfg.DatabaseURLUnpooled, Path: cfg.DBPath, Logger: log}
+	return db.Config{URL: cfg.DatabaseURL, DirectURL: cfg.DatabaseURLUnpooled, Path: cfg.DBPath, PathSetting: "RELAY_DB_PATH", Logger: log}
 }
 
 func migrate(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout io.Writer) error {
-	if len(args) == 0 {
-		return errors.New("migrate needs one of: up, down N, version")
-	}
 	d, err := db.Connect(ctx, dbConfig(cfg, log))
 	if err != nil {
 		return err
 	}
 	defer d.Close()
+	var reverted []uint
 	switch args[0] {
 	case "up":
-		if err := d.MigrateUp(); err != nil {
-			return err
-		}
+		err = d.MigrateUp()
 	case "down":
-		if len(args) != 2 {
-			return errors.New("migrate down needs the number of migrations to revert, e.g. \"ctalk migrate down 1\"")
-		}
-		n, err := strconv.Atoi(args[1])
-		if err != nil || n < 1 {
-			return fmt.Errorf("migrate down: %q is not a positive number", args[1])
-		}
-		if err := d.MigrateDown(n); err != nil {
-			return err
-		}
-	case "version":
-	default:
-		return fmt.Errorf("unknown migrate command %q: use up, down N or version", args[0])
+		n, _ := strconv.Atoi(args[1])
+		reverted, err = d.MigrateDown(n)
+	}
+	if err != nil {
+		return err
 	}
 	v, dirty, err := d.MigrationVersion()
 	if err != nil {
 		return err
+	}
+	if args[0] == "down" {
+		n, _ := strconv.Atoi(args[1])
+		fmt.Fprintln(stdout, revertedLine(n, reverted, v))
 	}
 	fmt.Fprintf(stdout, "schema version %d (%s)", v, d.Engine)
 	if dirty {
@@ -121,15 +212,39 @@ func migrate(ctx context.Context, cfg Config, log *slog.Logger, args []string, s
 	return nil
 }
 
+// revertedLine says what "migrate down n" reverted, leaving version left.
+func revertedLine(n int, reverted []uint, left uint) string {
+	vs := make([]string, len(reverted))
+	for i, v := range reverted {
+		vs[i] = strconv.FormatUint(uint64(v), 10)
+	}
+	var line string
+	switch len(reverted) {
+	case 0:
+		return "nothing to revert: no migration is applied"
+	case 1:
+		line = "reverted migration " + vs[0]
+	default:
+		line = fmt.Sprintf("reverted %d migrations, versions %s", len(reverted), strings.Join(vs, ", "))
+	}
+	if len(reverted) < n {
+		line += fmt.Sprintf(" (%d asked, %d applied)", n, len(reverted))
+	}
+	if left == 0 {
+		line += "; none is applied now, and schema_migrations is dropped: the database holds nothing of ctalk's"
+	}
+	return line
+}
+
 // wiring is what api.Assemble needs from the configuration.
 func wiring(cfg Config, log *slog.Logger) api.Wiring {
-	v, c, t := buildInfo()
+	b := buildInfo()
 	return api.Wiring{
 		API: api.Config{
 			PublicURL:      cfg.PublicURL,
 			AllowedOrigins: cfg.AllowedOrigins,
-			Version:        v,
-			Build:          fmt.Sprintf("commit %s, built %s", c, t),
+			Version:        b.Version,
+			Build:          b.String(),
 			Logger:         log,
 			AllowOrgSignup: cfg.AllowOrgSignup,
 			SignupSecret:   cfg.SignupSecret,
@@ -148,10 +263,17 @@ func wiring(cfg Config, log *slog.Logger) api.Wiring {
 // serve runs the HTTP server until ctx is cancelled, then drains in-flight
 // requests and returns nil.
 func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(string)) error {
-	v, c, t := buildInfo()
+	b := buildInfo()
 	if cfg.Auth.BcryptCost < 10 {
 		log.Warn("BCRYPT_COST is below 10: passwords are cheap to brute-force; use this only for tests", "bcrypt_cost", cfg.Auth.BcryptCost)
 	}
+	// The address is taken before the database is opened, so that a port in
+	// use is reported without creating or migrating a database.
+	ln, err := net.Listen("tcp", cfg.Addr())
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w; set PORT (or HOST) to a free address", cfg.Addr(), err)
+	}
+	defer ln.Close()
 	dcfg := dbConfig(cfg, log)
 	d, err := db.Open(ctx, dcfg)
 	if err != nil {
@@ -163,12 +285,6 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(stri
 	if err != nil {
 		return err
 	}
-
-	ln, err := net.Listen("tcp", cfg.Addr())
-	if err != nil {
-		app.Close(ctx)
-		return fmt.Errorf("listen on %s (HOST, PORT): %w", cfg.Addr(), err)
-	}
 	// The api bounds the read of a request's body itself, and answers 408
 	// saying so, where ReadTimeout would drop the connection unanswered.
 	srv := &http.Server{
@@ -178,7 +294,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(stri
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	log.Info("ctalk listening",
-		"addr", ln.Addr().String(), "version", v, "commit", c, "built", t,
+		"addr", ln.Addr().String(), "version", b.Version, "commit", b.commit(), "built", b.time(),
 		"database", string(d.Engine), "database_at", d.Describe(dcfg), "public_url", cfg.PublicURL,
 		"trusted_proxy_networks", len(cfg.TrustedProxies), "client_ip_header", cfg.ClientIPHeader)
 	if onListen != nil {

@@ -126,8 +126,8 @@ func TestServeAndShutDown(t *testing.T) {
 	if status != http.StatusOK || !strings.Contains(home, want) {
 		t.Errorf("/ = %d, without the line\n%s\nin\n%s", status, want, home)
 	}
-	if v, c, b := buildInfo(); !strings.Contains(home, v) || !strings.Contains(home, "commit "+c) || !strings.Contains(home, "built "+b) {
-		t.Errorf("/ does not show version %s, commit %s and build time %s:\n%s", v, c, b, home)
+	if b := buildInfo(); !strings.Contains(home, b.Version) || !strings.Contains(home, b.String()) {
+		t.Errorf("/ does not show version %s and %s:\n%s", b.Version, b, home)
 	}
 
 	// A whole account flow through the program's own wiring.
@@ -211,6 +211,12 @@ func TestBadConfigurationFailsBeforeListening(t *testing.T) {
 		{"PORT", "80\n81"},
 		{"MCP_SESSION_IDLE_TTL", "1m"},
 		{"MCP_SESSION_IDLE_TTL", "never"},
+		{"HOST", "http://0.0.0.0"},
+		{"HOST", "0.0.0.0:8080"},
+		{"HOST", "[::1]"},
+		{"HOST", "my host"},
+		{"HOST", "-bad.example"},
+		{"TOKEN_IDLE_TTL", "721h"},
 	} {
 		t.Run(c.name+"="+c.value, func(t *testing.T) {
 			env := testEnviron(t)
@@ -237,11 +243,11 @@ func TestBadConfigurationFailsBeforeListening(t *testing.T) {
 		})
 	}
 	t.Run("every bad variable is named", func(t *testing.T) {
-		_, err := LoadConfig(environ{"PORT": "abc", "LOG_LEVEL": "loud", "TOKEN_TTL": "-1h"}.get)
+		_, err := LoadConfig(environ{"PORT": "abc", "LOG_LEVEL": "loud", "TOKEN_TTL": "-1h", "HOST": "http://x"}.get)
 		if err == nil {
 			t.Fatal("LoadConfig succeeded")
 		}
-		for _, name := range []string{"PORT:", "LOG_LEVEL:", "TOKEN_TTL:"} {
+		for _, name := range []string{"PORT:", "LOG_LEVEL:", "TOKEN_TTL:", "HOST:"} {
 			if !strings.Contains(err.Error(), name) {
 				t.Errorf("error %q does not name %s", err, name)
 			}
@@ -331,6 +337,7 @@ func TestMigrateCommand(t *testing.T) {
 	for _, engine := range []string{"sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
 			env := engines[engine](t)
+			var said string // the lines before the version
 			migrate := func(t *testing.T, args ...string) (int, error) {
 				t.Helper()
 				var out bytes.Buffer
@@ -338,7 +345,9 @@ func TestMigrateCommand(t *testing.T) {
 				if err != nil {
 					return 0, err
 				}
-				line := strings.TrimSpace(out.String())
+				lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+				line := lines[len(lines)-1]
+				said = strings.Join(lines[:len(lines)-1], "\n")
 				var v int
 				rest, found := strings.CutPrefix(line, "schema version ")
 				if found {
@@ -361,11 +370,25 @@ func TestMigrateCommand(t *testing.T) {
 			}
 			// Versions may have gaps: one down goes to the version before top.
 			prev := previousMigration(t, engine, top)
-			if v, err := migrate(t, "down", "1"); err != nil || v != prev {
-				t.Fatalf("down 1 = %d, %v; want %d", v, err, prev)
+			if v, err := migrate(t, "down", "1"); err != nil || v != prev || said != fmt.Sprintf("reverted migration %d", top) {
+				t.Fatalf("down 1 = %d, %v, saying %q; want %d, saying it reverted %d", v, err, said, prev, top)
 			}
 			if v, err := migrate(t, "version"); err != nil || v != prev {
 				t.Fatalf("version = %d, %v; want %d", v, err, prev)
+			}
+			if v, err := migrate(t, "up"); err != nil || v != top {
+				t.Fatalf("up = %d, %v; want %d", v, err, top)
+			}
+			// More than are applied reverts them all and says so; then
+			// there is nothing to revert, which is no error.
+			all, _ := db.Migrations(db.Engine(engine))
+			if v, err := migrate(t, "down", "99"); err != nil || v != 0 ||
+				!strings.HasPrefix(said, fmt.Sprintf("reverted %d migrations, versions %d, %d,", len(all), top, prev)) ||
+				!strings.Contains(said, fmt.Sprintf("(99 asked, %d applied); none is applied now, and schema_migrations is dropped", len(all))) {
+				t.Fatalf("down 99 = %d, %v, saying %q; want 0, saying all %d were reverted", v, err, said, len(all))
+			}
+			if v, err := migrate(t, "down", "1"); err != nil || v != 0 || said != "nothing to revert: no migration is applied" {
+				t.Fatalf("down 1 at version 0 = %d, %v, saying %q; want 0, saying nothing was reverted", v, err, said)
 			}
 			if v, err := migrate(t, "up"); err != nil || v != top {
 				t.Fatalf("up = %d, %v; want %d", v, err, top)

@@ -20,6 +20,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctalk/ctalk/internal/mcpclient"
 )
 
 // stdioHelp is printed by "ctalk stdio --help".
@@ -228,7 +230,7 @@ type progressTarget struct {
 }
 
 func newBridge(cfg stdioConfig, log *slog.Logger) *bridge {
-	v, _, _ := buildInfo()
+	v := buildInfo().Version
 	b := &bridge{
 		cfg: cfg,
 		log: log,
@@ -300,16 +302,7 @@ func (b *bridge) httpClient(rh *remoteHTTP) *http.Client {
 func (b *bridge) connect(ctx context.Context) (*remoteSession, []*mcp.Tool, error) {
 	since := time.Now()
 	rh := &remoteHTTP{token: b.cfg.Token, base: b.base}
-	t := &mcp.StreamableClientTransport{
-		Endpoint:   b.cfg.Endpoint,
-		HTTPClient: b.httpClient(rh),
-		// Server-initiated messages outside a call are not needed, and the
-		// stream would hold a connection open for nothing.
-		DisableStandaloneSSE: true,
-		// ctalk does not resume broken streams: retrying only delays the error.
-		MaxRetries: -1,
-	}
-	cs, err := b.client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: b.cfg.protocolVersion})
+	cs, err := mcpclient.Open(ctx, b.cfg.Endpoint, mcpclient.Options{Client: b.client, HTTP: b.httpClient(rh), Era: b.cfg.protocolVersion})
 	if err != nil {
 		return nil, nil, &remoteFailure{err: err, http: rh, since: since, notSent: true}
 	}

@@ -112,3 +112,30 @@ func Statements(d *db.DB, fn func()) int64 {
 	fn()
 	return n.Load()
 }
+
+// Tables returns the names of the tables of d's database (of its schema on
+// Postgres), without SQLite's own.
+func Tables(t testing.TB, d *db.DB) []string {
+	t.Helper()
+	q := `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\'`
+	if d.Engine == db.Postgres {
+		q = `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`
+	}
+	rows, err := d.Query(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return names
+}

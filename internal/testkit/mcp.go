@@ -3,7 +3,6 @@ package testkit
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
@@ -11,36 +10,14 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctalk/ctalk/internal/mcpclient"
 )
 
 // Dial opens an official-SDK client session to base/mcp in era, sending
-// every request through rt. An empty era takes the SDK's default and is not
-// checked. The client does not retry and opens no standalone SSE stream: a
-// test wants to see each failure as it happened, and a load test no idle
-// connection per session.
+// every request through rt; see mcpclient.Dial.
 func Dial(ctx context.Context, base, era string, rt http.RoundTripper) (*mcp.ClientSession, error) {
-	c := mcp.NewClient(&mcp.Implementation{Name: "ctalk-test", Version: "1"}, nil)
-	tr := &mcp.StreamableClientTransport{
-		Endpoint:             base + "/mcp",
-		HTTPClient:           &http.Client{Transport: rt},
-		DisableStandaloneSSE: true,
-		MaxRetries:           -1,
-	}
-	var opts *mcp.ClientSessionOptions
-	if era != "" {
-		opts = &mcp.ClientSessionOptions{ProtocolVersion: era}
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	cs, err := c.Connect(ctx, tr, opts)
-	if err != nil {
-		return nil, fmt.Errorf("connect to %s/mcp (%s): %w", base, era, err)
-	}
-	if got := cs.InitializeResult().ProtocolVersion; era != "" && got != era {
-		cs.Close()
-		return nil, fmt.Errorf("the server negotiated protocol %s, not %s", got, era)
-	}
-	return cs, nil
+	return mcpclient.Dial(ctx, base, era, rt)
 }
 
 // Connect opens a session to base/mcp in era as the holder of token (none
@@ -111,46 +88,20 @@ func Fail(t testing.TB, cs *mcp.ClientSession, tool string, args map[string]any,
 }
 
 // Text joins a result's text content.
-func Text(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
+func Text(res *mcp.CallToolResult) string { return mcpclient.Text(res) }
 
 // Structured returns a result's structured content as an object.
 func Structured(tool string, res *mcp.CallToolResult) (map[string]any, error) {
-	if m, ok := res.StructuredContent.(map[string]any); ok {
-		return m, nil
-	}
-	b, _ := json.Marshal(res.StructuredContent)
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil || m == nil {
-		return nil, fmt.Errorf("%s: structured content %s is not an object", tool, b)
-	}
-	return m, nil
+	return mcpclient.Structured(tool, res)
 }
 
 // ToolError is a tool result with isError set.
-type ToolError struct{ Tool, Text string }
-
-func (e *ToolError) Error() string { return e.Tool + ": " + e.Text }
+type ToolError = mcpclient.ToolError
 
 // CallTool calls a tool and returns its structured result, or the error:
-// a *ToolError for a tool error. It is Call and OK for code that is not a
-// test, such as the load harness.
+// a *ToolError for a tool error; see mcpclient.CallTool.
 func CallTool(ctx context.Context, cs *mcp.ClientSession, tool string, args map[string]any) (map[string]any, error) {
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-	if err != nil {
-		return nil, err
-	}
-	if res.IsError {
-		return nil, &ToolError{tool, Text(res)}
-	}
-	return Structured(tool, res)
+	return mcpclient.CallTool(ctx, cs, tool, args)
 }
 
 func mustJSON(v any) string {

@@ -1,64 +1,34 @@
 // Package testkit is what the api, cmd, fault and load-harness tests share
 // to drive a ctalk server from outside: the MCP client in both protocol
-// eras, tool calls with their checks, the child-process starter, and
-// waiting for state the server reports. It is an ordinary package so that
-// the load harness, a command, can use it too; nothing in the server does.
+// eras (internal/mcpclient's, which the programs use too), tool calls with
+// their checks, the child-process starter, and waiting for state the server
+// reports. Only tests import it.
 package testkit
 
 import (
 	"net"
-	"net/http"
 	"net/url"
 	"testing"
+
+	"github.com/ctalk/ctalk/internal/mcpclient"
 )
 
 // The two protocol eras current MCP clients speak: with sessions, and
 // stateless.
 const (
-	EraSessions  = "2025-11-25"
-	EraStateless = "2026-07-28"
+	EraSessions  = mcpclient.EraSessions
+	EraStateless = mcpclient.EraStateless
 )
 
 // Eras are both protocol eras, in that order.
 var Eras = []string{EraSessions, EraStateless}
 
 // Transport adds a bearer token and fixed headers to every request and
-// reports each response's status.
-type Transport struct {
-	// Token is sent as "Authorization: Bearer Token" when it is not empty.
-	Token string
-	// Header is set on every request.
-	Header map[string]string
-	// Next sends the request; nil means http.DefaultTransport.
-	Next http.RoundTripper
-	// Status, when set, is called with the status of every response.
-	Status func(code int)
-}
+// reports each response's status; see mcpclient.Transport.
+type Transport = mcpclient.Transport
 
 // Bearer is a transport that sends token as a bearer header.
 func Bearer(token string) Transport { return Transport{Token: token} }
-
-// RoundTrip sends r with the transport's headers.
-func (tr Transport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if tr.Token != "" || len(tr.Header) > 0 {
-		r = r.Clone(r.Context())
-		for k, v := range tr.Header {
-			r.Header.Set(k, v)
-		}
-		if tr.Token != "" {
-			r.Header.Set("Authorization", "Bearer "+tr.Token)
-		}
-	}
-	next := tr.Next
-	if next == nil {
-		next = http.DefaultTransport
-	}
-	resp, err := next.RoundTrip(r)
-	if err == nil && tr.Status != nil {
-		tr.Status(resp.StatusCode)
-	}
-	return resp, err
-}
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
 func FreePort(t testing.TB) int {

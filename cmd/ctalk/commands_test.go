@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestEveryCommandAnswersHelp: every command and subcommand prints its usage
+// for --help or -h and returns nil, without listening or creating the
+// database.
+func TestEveryCommandAnswersHelp(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--help"}, "ctalk migrate up"},
+		{[]string{"-h"}, "ctalk migrate up"},
+		{[]string{"help"}, "ctalk migrate up"},
+		{[]string{"serve", "--help"}, "ctalk serve:"},
+		{[]string{"serve", "-h"}, "ctalk serve:"},
+		{[]string{"migrate", "--help"}, "ctalk migrate:"},
+		{[]string{"migrate", "-h"}, "ctalk migrate:"},
+		{[]string{"migrate", "up", "--help"}, "ctalk migrate:"},
+		{[]string{"migrate", "down", "-h"}, "ctalk migrate:"},
+		{[]string{"migrate", "down", "2", "--help"}, "ctalk migrate:"},
+		{[]string{"migrate", "version", "--help"}, "ctalk migrate:"},
+		{[]string{"version", "--help"}, "ctalk version:"},
+		{[]string{"version", "-h"}, "ctalk version:"},
+		{[]string{"stdio", "--help"}, "ctalk stdio:"},
+		{[]string{"stdio", "-h"}, "ctalk stdio:"},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			env := testEnviron(t)
+			var stdout bytes.Buffer
+			listened := false
+			err := run(context.Background(), c.args, env.get, &stdout, io.Discard, func(string) { listened = true })
+			if err != nil {
+				t.Fatalf("run = %v, want nil", err)
+			}
+			if !strings.Contains(stdout.String(), c.want) || !strings.Contains(stdout.String(), "Usage:") {
+				t.Errorf("printed %q, want the usage with %q", stdout.String(), c.want)
+			}
+			if listened {
+				t.Error("help listened")
+			}
+			if _, err := os.Stat(env["RELAY_DB_PATH"]); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("help created the database file (%v)", err)
+			}
+		})
+	}
+}
+
+// TestBadCommandLinesTouchNothing: arguments a command does not take are
+// refused, with a pointer to its help, before the database is opened.
+func TestBadCommandLinesTouchNothing(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--port", "9000"}, `serve takes no arguments, not "--port"`},
+		{[]string{"migrate"}, "migrate needs one of: up, down N, version"},
+		{[]string{"migrate", "sideways"}, `unknown migrate command "sideways"`},
+		{[]string{"migrate", "down"}, "migrate down needs the number of migrations to revert"},
+		{[]string{"migrate", "down", "x"}, `"x" is not a positive number`},
+		{[]string{"migrate", "down", "0"}, `"0" is not a positive number`},
+		{[]string{"migrate", "up", "now"}, `migrate up: unexpected argument "now"`},
+		{[]string{"migrate", "down", "1", "2"}, `migrate down: unexpected argument "2"`},
+		{[]string{"version", "now"}, `version takes no arguments, not "now"`},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			env := testEnviron(t)
+			err := run(context.Background(), c.args, env.get, io.Discard, io.Discard, nil)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("run = %v, want an error with %q", err, c.want)
+			}
+			if _, err := os.Stat(env["RELAY_DB_PATH"]); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the database file was created (%v)", err)
+			}
+		})
+	}
+}
+
+// TestPortInUseFoundBeforeDatabase: a taken port is reported, naming the
+// address and the variable, before the database is created or migrated.
+func TestPortInUseFoundBeforeDatabase(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	env := testEnviron(t)
+	env["PORT"] = strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	err = run(context.Background(), nil, env.get, io.Discard, io.Discard, nil)
+	if err == nil || !strings.Contains(err.Error(), ln.Addr().String()) || !strings.Contains(err.Error(), "PORT") {
+		t.Fatalf("run = %v, want an error naming %s and PORT", err, ln.Addr())
+	}
+	if _, err := os.Stat(env["RELAY_DB_PATH"]); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the database file was created although the port is taken (%v)", err)
+	}
+}
+
+// TestBuildFromGoRecord: without linker flags, the commit, whether the
+// checkout had changes and the commit's time come from Go's build record;
+// linker flags win.
+func TestBuildFromGoRecord(t *testing.T) {
+	record := &debug.BuildInfo{
+		Main: debug.Module{Version: "(devel)"},
+		Settings: []debug.BuildSetting{
+			{Key: "vcs", Value: "git"},
+			{Key: "vcs.revision", Value: "879cf31ebd4b06455bb007a9bcf3b93095dc399b"},
+			{Key: "vcs.time", Value: "2026-11-30T23:36:09Z"},
+			{Key: "vcs.modified", Value: "true"},
+		},
+	}
+	clean := &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261130233609-879cf31ebd4b"}, Settings: record.Settings[:3]}
+	for _, c := range []struct {
+		name             string
+		v, commit, built string
+		bi               *debug.BuildInfo
+		version, want    string
+	}{
+		{"go record, modified", "dev", "", "", record, "dev", "commit 879cf31ebd4b06455bb007a9bcf3b93095dc399b with uncommitted changes, committed 2026-11-30T23:36:09Z"},
+		{"go record, clean", "dev", "", "", clean, "v0.0.0-20261130233609-879cf31ebd4b", "commit 879cf31ebd4b06455bb007a9bcf3b93095dc399b, committed 2026-11-30T23:36:09Z"},
+		{"linker flags", "1.2.0", "abc123", "2026-12-01T10:00:00Z", record, "1.2.0", "commit abc123, built 2026-12-01T10:00:00Z"},
+		{"linker commit only", "dev", "abc123", "", record, "dev", "commit abc123, built unknown"},
+		{"no record", "dev", "", "", nil, "dev", "commit unknown, built unknown"},
+		{"record without git", "dev", "", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "dev", "commit unknown, built unknown"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := buildFrom(c.v, c.commit, c.built, c.bi)
+			if b.Version != c.version || b.String() != c.want {
+				t.Errorf("build = %s (%s), want %s (%s)", b.Version, b, c.version, c.want)
+			}
+		})
+	}
+}
+
+// TestVersionSaysWhyCommitUnknown: a test binary carries no git record, so
+// "ctalk version" must say how to get one.
+func TestVersionSaysWhyCommitUnknown(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"version"}, environ{}.get, &out, io.Discard, nil); err != nil {
+		t.Fatal(err)
+	}
+	if buildInfo().Commit == "" && !strings.Contains(out.String(), `"go build ./cmd/ctalk" in a git clone`) {
+		t.Errorf("version printed %q without saying how to record the commit", out.String())
+	}
+}
