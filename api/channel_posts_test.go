@@ -29,7 +29,7 @@ func TestChannelPostMode(t *testing.T) {
 
 		res := ok(t, bob, "post_message", map[string]any{"channel": "dev", "text": "held for bob @alice", "priority": "urgent"})
 		id, _ := res["post_id"].(string)
-		if res["status"] != "pending_approval" || !strings.HasPrefix(id, "p_") || res["message_id"] != "" || res["seq"] != 0.0 ||
+		if res["status"] != "pending_approval" || !strings.HasPrefix(id, "p_") || res["message_id"] != "" || res["seq"] != 0.0 || res["from_name"] != "Bob" ||
 			res["approval_url"] != e.URL+"/inbox/posts#"+id {
 			t.Fatalf("post_message in human mode = %v", res)
 		}

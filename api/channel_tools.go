@@ -275,7 +275,7 @@ func (s *Server) addPostMessage() {
 		}
 		if h := got.Held; h != nil {
 			touch(ctx, h.Channel, h.ID)
-			return &postResult{Message: heldMessage(h, sess.UserID), Status: postHeld, PostID: h.ID,
+			return &postResult{Message: heldMessage(h, sess.UserID, got.AuthorName), Status: postHeld, PostID: h.ID,
 				ApprovalURL: heldPostURL(s.publicURLFromContext(ctx), h.ID),
 				NextStep:    "nothing is posted yet: ask your person to approve it at approval_url; check_inbox or wait_for_inbox tells you their decision (post_approved, post_edited, or post_rejected with their note)"}, nil
 		}
@@ -287,8 +287,8 @@ func (s *Server) addPostMessage() {
 
 // heldMessage is a held post in the shape of a message that is not in its
 // channel yet: no id, no number.
-func heldMessage(h *channels.HeldPost, author string) *channels.Message {
-	return &channels.Message{Channel: h.Channel, From: author, ByAgent: true, Type: h.Type, Priority: h.Priority,
+func heldMessage(h *channels.HeldPost, author, authorName string) *channels.Message {
+	return &channels.Message{Channel: h.Channel, From: author, FromName: authorName, ByAgent: true, Type: h.Type, Priority: h.Priority,
 		Text: h.Text, ReplyTo: h.ReplyTo, Mentions: []string{}, CreatedAt: h.CreatedAt}
 }
 

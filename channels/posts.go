@@ -59,6 +59,9 @@ type HeldPost struct {
 type Posted struct {
 	Message *Message
 	Held    *HeldPost
+	// AuthorName is the held post's author's name, as a message of theirs
+	// would show it.
+	AuthorName string
 }
 
 // postIDPrefix starts every held post's id; newPostID adds 24 hex digits.
@@ -95,7 +98,7 @@ func (s *Service) AgentPost(ctx context.Context, c Caller, in Post) (*Posted, er
 			alerted, err = s.publish(ctx, tx, c, in.Channel, m, mentions)
 			return err
 		}
-		out.Held, err = s.hold(ctx, tx, c, in.Channel, m)
+		out.Held, out.AuthorName, err = s.hold(ctx, tx, c, in.Channel, m)
 		return err
 	})
 	if err != nil {
@@ -111,25 +114,26 @@ func (s *Service) AgentPost(ctx context.Context, c Caller, in Post) (*Posted, er
 }
 
 // hold stores m as a held post of channel name, after the checks a post
-// passes.
-func (s *Service) hold(ctx context.Context, tx db.Querier, c Caller, name string, m *Message) (*HeldPost, error) {
+// passes, and returns it with its author's name.
+func (s *Service) hold(ctx context.Context, tx db.Querier, c Caller, name string, m *Message) (*HeldPost, string, error) {
 	ch, err := memberChannel(ctx, tx, c, name)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if ch.Archived {
-		return nil, archived(ch.Name)
+		return nil, "", archived(ch.Name)
 	}
 	if err := checkReply(ctx, tx, c.OrgID, ch.Name, m.ReplyTo); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	p := &HeldPost{ID: newPostID(), Channel: ch.Name, Status: PostPending, Text: m.Text, Type: m.Type,
 		Priority: m.Priority, ReplyTo: m.ReplyTo, CreatedAt: s.db.Now()}
-	if _, err := tx.Exec(ctx, insertHeldSQL, c.OrgID, p.ID, p.Channel, c.UserID, p.Type, p.Priority, p.Text,
-		sql.NullString{String: p.ReplyTo, Valid: p.ReplyTo != ""}, p.CreatedAt); err != nil {
-		return nil, fmt.Errorf("hold channel post: %w", err)
+	var author string
+	if err := tx.QueryRow(ctx, insertHeldSQL, c.OrgID, p.ID, p.Channel, c.UserID, p.Type, p.Priority, p.Text,
+		sql.NullString{String: p.ReplyTo, Valid: p.ReplyTo != ""}, p.CreatedAt).Scan(&author); err != nil {
+		return nil, "", fmt.Errorf("hold channel post: %w", err)
 	}
-	return p, nil
+	return p, author, nil
 }
 
 // HeldPosts lists the caller's posts that wait for their approval, oldest

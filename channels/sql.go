@@ -300,9 +300,12 @@ const pruneAlertsSQL = `DELETE FROM channel_alerts WHERE created_at < $1`
 const heldColumns = `id, channel, status, body, kind, priority, COALESCE(reply_to, ''), created_at,
 	decided_at, note, edited_body, COALESCE(message_id, ''), COALESCE(seq, 0)`
 
+// insertHeldSQL holds a post of an author ($4) and returns the author's
+// name, for the held post's result, in the same round trip.
 const insertHeldSQL = `
 	INSERT INTO channel_posts (org_id, id, channel, author_id, kind, priority, body, reply_to, created_at)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+	RETURNING COALESCE((SELECT u.name FROM users u WHERE u.org_id = $1 AND u.id = $4), '')`
 
 // heldPostsSQL lists an author's ($2) posts waiting for them, oldest first.
 const heldPostsSQL = `SELECT ` + heldColumns + ` FROM channel_posts
