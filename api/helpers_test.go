@@ -18,6 +18,7 @@ import (
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/syncbuf"
 	"github.com/ctalk/ctalk/internal/testkit"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // The two protocol eras current clients speak.
@@ -44,7 +45,7 @@ type env struct {
 	Auth *auth.Service
 	App  *api.Server
 	// Broker wakes this server's waiting agents.
-	Broker *inbox.Broker
+	Broker *wait.Broker
 	logs   *syncbuf.Buffer
 }
 

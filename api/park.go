@@ -13,7 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/ctalk/ctalk/auth"
-	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // parkWaits lets a call of wait_for_inbox or wait_for_reply wait here, at
@@ -48,7 +48,7 @@ func (s *Server) parkWaits(next echo.HandlerFunc) echo.HandlerFunc {
 		if !ok {
 			return next(c)
 		}
-		opts := inbox.WaitOptions{Timeout: timeout, Stop: s.stop}
+		opts := wait.Options{Timeout: timeout, Stop: s.stop}
 		deadline := time.Now().Add(timeout)
 		// A parked agent is waiting, for presence as in the tool.
 		done := s.presence.Waiting(sess.OrgID, sess.UserID)
@@ -57,8 +57,8 @@ func (s *Server) parkWaits(next echo.HandlerFunc) echo.HandlerFunc {
 		} else {
 			// A channel alert ends the wait as a question does; the tool
 			// then hands both over.
-			opts.Also = func() (bool, error) { return s.channels.HasAlerts(ctx, caller(sess)) }
-			s.inbox.AwaitInbox(ctx, sess.OrgID, sess.UserID, opts)
+			alerts := func() (bool, error) { return s.channels.HasAlerts(ctx, caller(sess)) }
+			s.inbox.AwaitInbox(ctx, sess.OrgID, sess.UserID, opts, alerts)
 		}
 		done()
 		c.SetRequest(req.WithContext(context.WithValue(ctx, waitDeadlineKey, deadline)))

@@ -14,6 +14,7 @@ import (
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/internal/sse"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // openAPI describes the REST mirror; a test checks it against the routes.
@@ -166,7 +167,7 @@ func (s *Server) restWait(c echo.Context) error {
 	}
 	who := restCaller(c)
 	done := s.presence.Waiting(who.OrgID, who.UserID)
-	d, err := s.channels.Wait(c.Request().Context(), who, c.QueryParam("channel"), after, channels.WaitOptions{Timeout: timeout, Stop: s.stop})
+	d, err := s.channels.Wait(c.Request().Context(), who, c.QueryParam("channel"), after, wait.Options{Timeout: timeout, Stop: s.stop})
 	done()
 	if err != nil {
 		return err
@@ -209,7 +210,7 @@ func (s *Server) restEvents(c echo.Context) error {
 	// wait_for_message is.
 	defer s.presence.Waiting(who.OrgID, who.UserID)()
 	for !s.draining() {
-		d, err := s.channels.Wait(ctx, who, ch.Name, &after, channels.WaitOptions{Timeout: sse.KeepAlive, Stop: s.stop})
+		d, err := s.channels.Wait(ctx, who, ch.Name, &after, wait.Options{Timeout: sse.KeepAlive, Stop: s.stop})
 		if ctx.Err() != nil {
 			return nil
 		}

@@ -13,7 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/ctalk/ctalk/auth"
-	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // readDeadline gives a request ReadTimeout to send its whole body, so that
@@ -50,7 +50,7 @@ func isTimeout(err error) bool {
 // on the session's event stream (GET /mcp, which carries a heartbeat every
 // 25 s). A wait parked before mcp-go (parkWaits) reaches it only when it
 // ends, so the request before the wait stands for it meanwhile: the TTL is
-// far longer than the longest wait, inbox.MaxWait. Forgetting a session
+// far longer than the longest wait, wait.MaxWait. Forgetting a session
 // costs its client nothing: its id is checked by its MAC, not looked up
 // (sessionIDs), so later calls on it are served as on another replica, and
 // an event stream opened on it registers it again.
@@ -58,7 +58,7 @@ const DefaultSessionIdleTTL = 10 * time.Minute
 
 // MinSessionIdleTTL is the shortest session idle TTL a deployment may set:
 // the longest wait and a minute more.
-const MinSessionIdleTTL = inbox.MaxWait + time.Minute
+const MinSessionIdleTTL = wait.MaxWait + time.Minute
 
 // sessionIdleTTL is the session idle TTL of the configuration.
 func (s *Server) sessionIdleTTL() time.Duration {
