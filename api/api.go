@@ -231,6 +231,9 @@ const (
 	// waitDeadlineKey carries when a waiting call parked by parkWaits must
 	// return.
 	waitDeadlineKey
+	// credentialKey carries the *wait.Credential of the Authorization
+	// header (see credential).
+	credentialKey
 )
 
 // requestContext gives every request an id, records the client address and
@@ -339,6 +342,9 @@ func (s *Server) bearer(next echo.HandlerFunc) echo.HandlerFunc {
 			return s.unauthorized(c, "the Authorization header must be \"Bearer <token>\"; get a token with the login tool")
 		}
 		ctx := c.Request().Context()
+		// Taken before the check: a revocation from now on makes what the
+		// request holds open check again (see wait.Broker.Checked).
+		seen := s.broker().Revocations()
 		sess, err := s.authenticate(ctx, raw)
 		if err != nil {
 			if ctalk.ErrorCode(err) == ctalk.EUnauthorized {
@@ -354,7 +360,9 @@ func (s *Server) bearer(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			return err
 		}
-		c.SetRequest(c.Request().WithContext(context.WithValue(ctx, sessionKey, sess)))
+		ctx = context.WithValue(ctx, sessionKey, sess)
+		ctx = context.WithValue(ctx, credentialKey, s.credential(ctx, raw, sess, seen))
+		c.SetRequest(c.Request().WithContext(ctx))
 		return next(c)
 	}
 }

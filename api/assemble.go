@@ -52,6 +52,9 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	broker := wait.NewBroker()
+	// Every revocation, of this replica or another, ends what the revoked
+	// credentials hold open.
+	a.OnRevoked(broker.Revoked)
 	if d.Engine == db.Postgres {
 		go broker.Listen(ctx, d, w.API.Logger)
 		go broker.Publish(ctx, d, w.API.Logger)

@@ -381,7 +381,7 @@ func (s *Server) registerWaitForReply() {
 // waitOptions ends waits at shutdown and sends progress notifications when
 // the client asked for them with a progress token.
 func (s *Server) waitOptions(ctx context.Context, timeout time.Duration) wait.Options {
-	opts := wait.Options{Timeout: waitLeft(ctx, timeout), Stop: s.stop}
+	opts := wait.Options{Timeout: waitLeft(ctx, timeout), Stop: s.stop, Credential: credentialOf(ctx)}
 	c, _ := ctx.Value(callKey).(*call)
 	if c == nil || c.req == nil || c.req.Params.Meta == nil || c.req.Params.Meta.ProgressToken == nil {
 		return opts

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/wait"
 )
@@ -28,7 +29,9 @@ import (
 // Only calls identified by the Authorization header, without a progress
 // token (progress notifications need mcp-go's session), are parked; others
 // wait in the tool as before. A parked call whose client hangs up is still
-// passed on, so that it is logged and audited like any cancelled call.
+// passed on, so that it is logged and audited like any cancelled call, and
+// the tool then claims nothing. One whose credential is revoked while it waits is
+// answered as a request with that credential would be.
 func (s *Server) parkWaits(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
@@ -48,19 +51,23 @@ func (s *Server) parkWaits(next echo.HandlerFunc) echo.HandlerFunc {
 		if !ok {
 			return next(c)
 		}
-		opts := wait.Options{Timeout: timeout, Stop: s.stop}
+		opts := wait.Options{Timeout: timeout, Stop: s.stop, Credential: credentialOf(ctx)}
 		deadline := time.Now().Add(timeout)
 		// A parked agent is waiting, for presence as in the tool.
 		done := s.presence.Waiting(sess.OrgID, sess.UserID)
+		var err error
 		if tool == "wait_for_reply" {
-			s.inbox.AwaitReply(ctx, sess.OrgID, sess.UserID, msgID, opts)
+			err = s.inbox.AwaitReply(ctx, sess.OrgID, sess.UserID, msgID, opts)
 		} else {
 			// A channel alert ends the wait as a question does; the tool
 			// then hands both over.
 			alerts := func() (bool, error) { return s.channels.HasAlerts(ctx, caller(sess)) }
-			s.inbox.AwaitInbox(ctx, sess.OrgID, sess.UserID, opts, alerts)
+			err = s.inbox.AwaitInbox(ctx, sess.OrgID, sess.UserID, opts, alerts)
 		}
 		done()
+		if refused := ctalk.ErrorCode(err); refused == ctalk.EUnauthorized || refused == ctalk.EForbidden {
+			return s.unauthorized(c, ctalk.ErrorMessage(err))
+		}
 		c.SetRequest(req.WithContext(context.WithValue(ctx, waitDeadlineKey, deadline)))
 		return next(c)
 	}

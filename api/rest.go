@@ -167,7 +167,8 @@ func (s *Server) restWait(c echo.Context) error {
 	}
 	who := restCaller(c)
 	done := s.presence.Waiting(who.OrgID, who.UserID)
-	d, err := s.channels.Wait(c.Request().Context(), who, c.QueryParam("channel"), after, wait.Options{Timeout: timeout, Stop: s.stop})
+	ctx := c.Request().Context()
+	d, err := s.channels.Wait(ctx, who, c.QueryParam("channel"), after, wait.Options{Timeout: timeout, Stop: s.stop, Credential: credentialOf(ctx)})
 	done()
 	if err != nil {
 		return err
@@ -209,8 +210,16 @@ func (s *Server) restEvents(c echo.Context) error {
 	// A bot reading the stream is waiting for messages, as an agent in
 	// wait_for_message is.
 	defer s.presence.Waiting(who.OrgID, who.UserID)()
+	// Held for the whole stream, so that a revocation between two waits
+	// ends it too.
+	ctx, release := s.hold(ctx)
+	defer release()
 	for !s.draining() {
 		d, err := s.channels.Wait(ctx, who, ch.Name, &after, wait.Options{Timeout: sse.KeepAlive, Stop: s.stop})
+		if err := wait.Refused(ctx); err != nil {
+			sse.Fail(w, err)
+			return nil
+		}
 		if ctx.Err() != nil {
 			return nil
 		}

@@ -107,7 +107,11 @@ func (s *Server) eventStream(next echo.HandlerFunc) echo.HandlerFunc {
 			return invalidRequest(c, http.StatusMethodNotAllowed, fmt.Sprintf("you hold %d event streams (GET /mcp) on this server, the most one user may; close one, or carry on without: results arrive on each POST", maxStreamsPerUser))
 		}
 		defer release()
-		ctx, cancel := context.WithCancel(req.Context())
+		// The stream, and the watch of its subscriptions, end once the
+		// credential it was opened with is revoked.
+		ctx, unhold := s.hold(req.Context())
+		defer unhold()
+		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		go func() {
 			select {

@@ -27,6 +27,8 @@ type Broker struct {
 	publishing atomic.Bool
 	// heard are the functions of Heard.
 	heard []func(orgID, key string)
+	// revocations are the waits and streams held for their credential.
+	revocations revocations
 }
 
 // Heard makes fn hear every wake-up, of this replica (Wake) or sent by

@@ -1,7 +1,8 @@
 // Package wait is where every waiting call and open stream of ctalk waits:
 // the broker that wakes them (on Postgres across replicas), the one wait
 // loop (subscribe before the first check, re-check on a timer, give up at
-// the deadline) and the one longest wait. The services keep only what
+// the deadline), the one longest wait, and the credential a wait was opened
+// with, whose revocation ends it (see Hold). The services keep only what
 // they claim; how they wait is here, once.
 package wait
 
@@ -26,6 +27,9 @@ type Options struct {
 	// Recheck is the safety re-read in case a wake-up was lost (spread by
 	// Broker.RecheckEvery); the service that waits sets it.
 	Recheck time.Duration
+	// Credential, when set, is what the wait was opened with: the wait
+	// ends with its refusal once it is revoked (see Broker.Hold).
+	Credential *Credential
 }
 
 // Keys returns the wake-up keys a wait listens to. It is called before
@@ -44,7 +48,15 @@ func Key(key string) Keys {
 // check, so that nothing committed between a check and the subscription
 // can be missed, checks again on every wake-up and about every
 // opts.Recheck, and holds no database connection between checks.
+//
+// A wait never checks once ctx has ended: a call whose client went away or
+// cancelled it claims nothing, and what it would have got stays for the
+// next. With opts.Credential, the wait ends with the credential's refusal
+// as soon as it is found revoked (see Hold), and nothing it checks
+// afterwards is handed over.
 func (b *Broker) For(ctx context.Context, orgID string, keys Keys, opts Options, check func() (bool, error)) error {
+	ctx, release := b.Hold(ctx, opts.Credential)
+	defer release()
 	sub := b.subscription(orgID, 1)
 	defer sub.cancel()
 	timeout := min(max(opts.Timeout, 0), MaxWait)
@@ -67,7 +79,16 @@ func (b *Broker) For(ctx context.Context, orgID string, keys Keys, opts Options,
 		for _, k := range ks {
 			sub.add(k)
 		}
-		if found, err := check(); found || err != nil {
+		if err := Ended(ctx); err != nil {
+			return err
+		}
+		found, err := check()
+		if err := Ended(ctx); err != nil {
+			// Revoked or cancelled while checking: what the check claimed
+			// is handed to no one rather than to a caller no longer there.
+			return err
+		}
+		if found || err != nil {
 			return err
 		}
 	sleep:
@@ -85,7 +106,7 @@ func (b *Broker) For(ctx context.Context, orgID string, keys Keys, opts Options,
 			case <-opts.Stop:
 				return nil
 			case <-ctx.Done():
-				return ctx.Err()
+				return Ended(ctx)
 			}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/sse"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // MaxStreams caps the live streams one person may hold open on one server:
@@ -103,7 +104,15 @@ func (l *live) events(c echo.Context) error {
 	if err := sse.Retry(w, reconnectAfter); err != nil {
 		return nil
 	}
-	l.stream(c.Request().Context(), w, m, wake, feed)
+	// Ended at once when the session is signed out, here or on another
+	// replica; the stream's first read checks the session after this.
+	broker := l.p.inbox.Broker()
+	ctx, release := broker.Hold(c.Request().Context(), &wait.Credential{
+		OrgID: m.OrgID, UserID: m.UserID, ID: m.TokenHash, Seen: broker.Revocations(),
+		Check: func(ctx context.Context) error { return l.p.auth.StillSignedIn(ctx, m) },
+	})
+	defer release()
+	l.stream(ctx, w, m, wake, feed)
 	return nil
 }
 
@@ -154,6 +163,9 @@ func (l *live) stream(ctx context.Context, w http.ResponseWriter, m *auth.Sessio
 		case <-l.p.cfg.Stop:
 			return
 		case <-ctx.Done():
+			if err := wait.Refused(ctx); err != nil {
+				sse.Fail(w, err)
+			}
 			return
 		}
 	}
@@ -161,6 +173,10 @@ func (l *live) stream(ctx context.Context, w http.ResponseWriter, m *auth.Sessio
 
 // fail ends a stream with the error as its last event.
 func (l *live) fail(ctx context.Context, w http.ResponseWriter, err error) {
+	if refused := wait.Refused(ctx); refused != nil {
+		sse.Fail(w, refused)
+		return
+	}
 	if ctx.Err() != nil {
 		return
 	}
