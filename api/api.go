@@ -116,6 +116,8 @@ type Server struct {
 	// streams counts the open event streams (GET /mcp) per user.
 	streamsMu sync.Mutex
 	streams   map[string]int
+	// parked are the calls parkWaits holds, for their clients' cancels.
+	parked parkedCalls
 }
 
 // New builds the application over the given services.
@@ -408,6 +410,11 @@ func (s *Server) jsonRPCBody(next echo.HandlerFunc) echo.HandlerFunc {
 			// error status makes some clients drop their session.
 			s.log.DebugContext(req.Context(), "JSON-RPC response from a client dropped: ctalk sends no requests to clients")
 			return c.NoContent(http.StatusAccepted)
+		}
+		if kind == rpcNotification && method == "notifications/cancelled" {
+			// mcp-go cancels only the calls it handles: a parked one is
+			// cancelled here.
+			s.parked.cancelled(req, b)
 		}
 		if kind == rpcNotification && method == "notifications/cancelled" && mcp.IsModernProtocol(req.Header.Get(mcp.HeaderProtocolVersion)) {
 			// In the stateless era a call is cancelled by closing its HTTP

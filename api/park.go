@@ -28,9 +28,10 @@ import (
 //
 // Only calls identified by the Authorization header, without a progress
 // token (progress notifications need mcp-go's session), are parked; others
-// wait in the tool as before. A parked call whose client hangs up is still
-// passed on, so that it is logged and audited like any cancelled call, and
-// the tool then claims nothing. One whose credential is revoked while it waits is
+// wait in the tool as before. A parked call whose client hangs up, or
+// cancels it (notifications/cancelled, see parkedCalls), is still passed on,
+// so that it is logged and audited like any cancelled call, and the tool
+// then claims nothing. One whose credential is revoked while it waits is
 // answered as a request with that credential would be.
 func (s *Server) parkWaits(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -46,6 +47,17 @@ func (s *Server) parkWaits(next echo.HandlerFunc) echo.HandlerFunc {
 		legacy := !mcp.IsModernProtocol(req.Header.Get(mcp.HeaderProtocolVersion))
 		if !bytes.Contains(b, []byte(`"wait_for_`)) || (legacy && req.Header.Get(server.HeaderKeySessionID) == "") {
 			return next(c)
+		}
+		// A waiting call is cancellable by its client until the tool has
+		// returned: parked, in the stateless era (where mcp-go cancels
+		// nothing), and as the park hands over to mcp-go.
+		if k, ok := keyOf(req, rpcID(b)); ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer cancel()
+			defer s.parked.park(k, cancel)()
+			c.SetRequest(req.WithContext(ctx))
+			req = c.Request()
 		}
 		tool, msgID, timeout, ok := parkable(b)
 		if !ok {
@@ -112,6 +124,18 @@ func parkable(b []byte) (tool, msgID string, timeout time.Duration, ok bool) {
 	}
 	timeout, err := waitArg(*timeoutS)
 	return m.Params.Name, msgID, timeout, err == nil
+}
+
+// rpcID is the id of a JSON-RPC call of tools/call, or nil.
+func rpcID(b []byte) json.RawMessage {
+	var m struct {
+		Method string          `json:"method"`
+		ID     json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(b, &m) != nil || m.Method != "tools/call" {
+		return nil
+	}
+	return m.ID
 }
 
 // waitLeft is what is left of a waiting call's timeout after parkWaits
