@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/netip"
@@ -37,6 +38,7 @@ import (
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/orgs"
+	"github.com/ctalk/ctalk/wait"
 	"github.com/ctalk/ctalk/web"
 )
 
@@ -113,9 +115,9 @@ type Server struct {
 	channels *channels.Service
 	// presence is set by Assemble, after New.
 	presence *orgs.Presence
-	// streams counts the open event streams (GET /mcp) per user.
-	streamsMu sync.Mutex
-	streams   map[string]int
+	// streams caps the open event streams (GET /mcp) per user;
+	// restStreams the REST event streams, restPolls the REST long-polls.
+	streams, restStreams, restPolls *wait.Limit
 	// parked are the calls parkWaits holds, for their clients' cancels.
 	parked parkedCalls
 }
@@ -128,7 +130,8 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	if cfg.ProgressEvery <= 0 {
 		cfg.ProgressEvery = 10 * time.Second
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, db: d, auth: a, orgs: o, inbox: i, channels: ch, stop: make(chan struct{}), hosts: newHostPolicy(cfg)}
+	s := &Server{cfg: cfg, log: cfg.Logger, db: d, auth: a, orgs: o, inbox: i, channels: ch, stop: make(chan struct{}), hosts: newHostPolicy(cfg),
+		streams: wait.NewLimit(maxStreamsPerUser), restStreams: wait.NewLimit(MaxRESTPerUser), restPolls: wait.NewLimit(MaxRESTPerUser)}
 	ocfg := oauth.DefaultConfig()
 	if cfg.OAuth != nil {
 		ocfg = *cfg.OAuth
@@ -542,6 +545,10 @@ func (s *Server) httpError(err error, c echo.Context) {
 	code := ctalk.ErrorCode(err)
 	if code == ctalk.EInternal {
 		s.log.Error("request failed", "request_id", requestID(c.Request().Context()), "error", err)
+	}
+	var ce *ctalk.Error
+	if errors.As(err, &ce) && ce.RetryAfter > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(ce.RetryAfter.Seconds()))))
 	}
 	if s.web != nil && s.web.Owns(c) {
 		s.web.ErrorPage(c, ctalk.HTTPStatus(code), ctalk.ErrorMessage(err))

@@ -101,7 +101,7 @@ func (s *Server) eventStream(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Response().Header().Set(echo.HeaderAllow, "POST, DELETE")
 			return invalidRequest(c, http.StatusMethodNotAllowed, "this MCP session was initialized without your credential, so it has no event stream: initialize a new session with your bearer token to get one; results arrive on each POST either way")
 		}
-		release, ok := s.holdStream(sess)
+		release, ok := s.streams.Take(sess.OrgID, sess.UserID)
 		if !ok {
 			c.Response().Header().Set(echo.HeaderAllow, "POST, DELETE")
 			return invalidRequest(c, http.StatusMethodNotAllowed, fmt.Sprintf("you hold %d event streams (GET /mcp) on this server, the most one user may; close one, or carry on without: results arrive on each POST", maxStreamsPerUser))
@@ -124,26 +124,4 @@ func (s *Server) eventStream(next echo.HandlerFunc) echo.HandlerFunc {
 		c.SetRequest(req.WithContext(ctx))
 		return next(c)
 	}
-}
-
-// holdStream counts an open event stream of the user, refusing one over
-// maxStreamsPerUser.
-func (s *Server) holdStream(sess *auth.Session) (release func(), ok bool) {
-	key := sess.OrgID + "/" + sess.UserID
-	s.streamsMu.Lock()
-	defer s.streamsMu.Unlock()
-	if s.streams[key] >= maxStreamsPerUser {
-		return nil, false
-	}
-	if s.streams == nil {
-		s.streams = map[string]int{}
-	}
-	s.streams[key]++
-	return func() {
-		s.streamsMu.Lock()
-		defer s.streamsMu.Unlock()
-		if s.streams[key]--; s.streams[key] == 0 {
-			delete(s.streams, key)
-		}
-	}, true
 }
