@@ -542,6 +542,12 @@ func (s *Server) httpError(err error, c echo.Context) {
 		c.JSON(he.Code, map[string]string{"error": strings.ToLower(strings.ReplaceAll(http.StatusText(he.Code), " ", "_")), "message": msg})
 		return
 	}
+	if ctx := c.Request().Context(); ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		// The client went away (hung up on a long-poll): nothing failed
+		// here, and no one reads an answer.
+		c.Response().WriteHeader(statusClientClosed)
+		return
+	}
 	code := ctalk.ErrorCode(err)
 	if code == ctalk.EInternal {
 		s.log.Error("request failed", "request_id", requestID(c.Request().Context()), "error", err)
@@ -556,6 +562,10 @@ func (s *Server) httpError(err error, c echo.Context) {
 	}
 	c.JSON(ctalk.HTTPStatus(code), map[string]string{"error": string(code), "message": ctalk.ErrorMessage(err)})
 }
+
+// statusClientClosed is the status a request whose client went away before
+// its answer is logged with, as nginx logs it: not a server error.
+const statusClientClosed = 499
 
 // healthBody is the answer of GET /health, made once.
 var healthBody = []byte(`{"status":"ok"}` + "\n")

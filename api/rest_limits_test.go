@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -92,6 +93,42 @@ func TestRESTStreamsCappedPerUser(t *testing.T) {
 					go openREST(t, again, e.URL, tok["bob"], kind.path)
 					waitForWaiters(t, e, before+1)
 				})
+			}
+		})
+	}
+}
+
+// TestAbandonedLongPollIsNoServerError: a client hanging up on
+// /api/v1/wait is logged as a client gone (499), not as a failure: no
+// ERROR line, no 500.
+func TestAbandonedLongPollIsNoServerError(t *testing.T) {
+	for _, engine := range dbtest.Engines {
+		t.Run(string(engine), func(t *testing.T) {
+			e := start(t, engine)
+			tok := e.tokens(t, eraStateless, "acme")
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.URL+"/api/v1/wait?timeout_s=60", nil)
+				req.Header.Set("Authorization", "Bearer "+tok["bob"])
+				if resp, err := http.DefaultClient.Do(req); err == nil {
+					resp.Body.Close()
+				}
+			}()
+			waitForWaiters(t, e, 1)
+			cancel()
+			<-done
+			waitForWaiters(t, e, 0)
+			testkit.WaitFor(t, 10*time.Second, "the long-poll's access line", func() (bool, error) {
+				return strings.Contains(e.logs.String(), `"path":"/api/v1/wait"`), nil
+			})
+			logs := e.logs.String()
+			if strings.Contains(logs, `"level":"ERROR"`) || strings.Contains(logs, `"status":500`) {
+				t.Fatalf("an abandoned long-poll was logged as a server error:\n%s", logs)
+			}
+			if !strings.Contains(logs, `"status":499`) {
+				t.Fatalf("the abandoned long-poll's access line has no status 499:\n%s", logs)
 			}
 		})
 	}
