@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ctalk/ctalk"
@@ -59,8 +60,29 @@ func Refused(ctx context.Context) error {
 	return nil
 }
 
-// heldKey marks a context already held for its credential.
+// heldKey marks a context held for its credential, and carries its holder.
 type heldKey struct{}
+
+// Settle waits, when ctx is held (Hold) and a revocation of its user was
+// announced, until its credential has been checked anew (ending ctx when it
+// was refused), for at most the check's own bound. Whatever hands over
+// something a wake-up brought calls it first, so that a revocation heard
+// before the wake-up keeps it from being handed over.
+func Settle(ctx context.Context) {
+	h, _ := ctx.Value(heldKey{}).(*holder)
+	if h == nil {
+		return
+	}
+	if p := h.pending.Load(); p != nil {
+		select {
+		case <-*p:
+		case <-time.After(checkTimeout):
+		}
+	}
+}
+
+// checkTimeout bounds one check of a credential.
+const checkTimeout = 5 * time.Second
 
 // Hold returns ctx, ended with the refusal of credential c as soon as a
 // revocation of c's user is announced (Revoked) and c's Check refuses it; a
@@ -71,8 +93,9 @@ func (b *Broker) Hold(ctx context.Context, c *Credential) (context.Context, func
 	if c == nil || c.Check == nil || ctx.Value(heldKey{}) != nil {
 		return ctx, func() {}
 	}
-	ctx, cancel := context.WithCancelCause(context.WithValue(ctx, heldKey{}, true))
-	h := &holder{cred: c, end: cancel}
+	h := &holder{cred: c}
+	ctx, cancel := context.WithCancelCause(context.WithValue(ctx, heldKey{}, h))
+	h.end = cancel
 	remove := b.revocations.add(h)
 	if b.revocations.count() != c.Seen {
 		b.revocations.check([]*holder{h})
@@ -96,6 +119,9 @@ func (b *Broker) Revoked(orgID, userID string) {
 type holder struct {
 	cred *Credential
 	end  context.CancelCauseFunc
+	// pending is closed once the check of the last announcement that
+	// touched the holder is done (see Settle).
+	pending atomic.Pointer[chan struct{}]
 }
 
 // revocations holds the open holders by user, and counts revocations.
@@ -162,7 +188,8 @@ func (r *revocations) of(orgID, userID string) []*holder {
 }
 
 // check checks the credentials of hs, once each, in the background, and
-// ends the holders of each one refused.
+// ends the holders of each one refused. Until a check is done its holders
+// are pending (see Settle): marked here, before check returns.
 func (r *revocations) check(hs []*holder) {
 	byCred := map[string][]*holder{}
 	for _, h := range hs {
@@ -170,13 +197,18 @@ func (r *revocations) check(hs []*holder) {
 		byCred[id] = append(byCred[id], h)
 	}
 	for _, group := range byCred {
+		done := make(chan struct{})
+		for _, h := range group {
+			h.pending.Store(&done)
+		}
 		go func() {
+			defer close(done)
 			r.mu.Lock()
 			checks := r.checks
 			r.mu.Unlock()
 			checks <- struct{}{}
 			defer func() { <-checks }()
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
 			defer cancel()
 			err := group[0].cred.Check(ctx)
 			if c := ctalk.ErrorCode(err); c != ctalk.EUnauthorized && c != ctalk.EForbidden {

@@ -109,3 +109,34 @@ func TestHoldChecksARevocationItMissed(t *testing.T) {
 		t.Fatal("a hold checked after the last revocation ended")
 	}
 }
+
+// TestWaitHandsNothingOverWhileItsCredentialIsChecked: a wait that finds
+// something while the check its user's revocation started is still running
+// waits for that check, and, the credential refused, hands nothing over.
+func TestWaitHandsNothingOverWhileItsCredentialIsChecked(t *testing.T) {
+	for range 20 {
+		b := wait.NewBroker()
+		release := make(chan struct{})
+		c := &wait.Credential{OrgID: "acme", UserID: "bob", ID: "t", Seen: b.Revocations(), Check: func(context.Context) error {
+			<-release
+			return ctalk.Errorf(ctalk.EUnauthorized, "revoked")
+		}}
+		checking, announced := make(chan struct{}), make(chan struct{})
+		go func() {
+			<-checking
+			b.Revoked("acme", "bob")
+			close(announced)
+			// The credential's check outlasts the wait's own.
+			time.AfterFunc(20*time.Millisecond, func() { close(release) })
+		}()
+		err := b.For(context.Background(), "acme", wait.Key("bob"), wait.Options{Timeout: time.Minute, Credential: c}, func() (bool, error) {
+			// The revocation is announced while the wait checks.
+			close(checking)
+			<-announced
+			return true, nil
+		})
+		if ctalk.ErrorCode(err) != ctalk.EUnauthorized {
+			t.Fatalf("a wait that found something as its credential was revoked returned %v; want the refusal", err)
+		}
+	}
+}

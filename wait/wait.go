@@ -83,6 +83,9 @@ func (b *Broker) For(ctx context.Context, orgID string, keys Keys, opts Options,
 			return err
 		}
 		found, err := check()
+		if found {
+			Settle(ctx)
+		}
 		if err := Ended(ctx); err != nil {
 			// Revoked or cancelled while checking: what the check claimed
 			// is handed to no one rather than to a caller no longer there.
