@@ -169,7 +169,9 @@ func (s *Service) Wait(ctx context.Context, c Caller, name string, after *int64,
 	if after != nil && name == "" {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "after needs a channel: give channel with it, or omit after to wait for unread messages in all your channels")
 	}
-	keys := func() ([]string, error) { return s.waitKeys(ctx, c) }
+	// The caller's own key, listened to before their channels are read,
+	// wakes when their channels change.
+	keys := wait.Keys{Fixed: []string{c.UserID}, More: func() ([]string, error) { return s.waitKeys(ctx, c) }}
 	if name != "" {
 		ch, err := memberChannel(ctx, s.db, c, name)
 		if err != nil {
@@ -199,16 +201,15 @@ func (s *Service) Wait(ctx context.Context, c Caller, name string, after *int64,
 	return out, nil
 }
 
-// waitKeys are the wake-up keys of a wait on all of the caller's channels:
-// each channel's, and the caller's own, which wakes when their channels
-// change.
+// waitKeys are the wake-up keys of the caller's channels, for a wait on
+// all of them.
 func (s *Service) waitKeys(ctx context.Context, c Caller) ([]string, error) {
 	rows, err := s.db.Query(ctx, myChannelsSQL, c.OrgID, c.UserID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	keys := []string{c.UserID}
+	var keys []string
 	for rows.Next() {
 		var name string
 		if err := rows.Scan(&name); err != nil {

@@ -32,15 +32,18 @@ type Options struct {
 	Credential *Credential
 }
 
-// Keys returns the wake-up keys a wait listens to. It is called before
-// every check, so that a wait may listen to keys that appear while it
-// waits (a channel the caller joins); keys once listened to stay.
-type Keys func() ([]string, error)
+// Keys are the wake-up keys a wait listens to: Fixed from the start, and
+// those More returns, when set. More is called before every check, once
+// Fixed are listened to, so that a wait may listen to keys that appear
+// while it waits (a channel the caller joins, which a Fixed key announces);
+// keys once listened to stay.
+type Keys struct {
+	Fixed []string
+	More  func() ([]string, error)
+}
 
 // Key is the Keys of a wait on one key.
-func Key(key string) Keys {
-	return func() ([]string, error) { return []string{key}, nil }
-}
+func Key(key string) Keys { return Keys{Fixed: []string{key}} }
 
 // For waits, as every waiting call does, until check reports that it found
 // something (or fails), opts.Timeout (at most MaxWait) passes, opts.Stop
@@ -71,13 +74,18 @@ func (b *Broker) For(ctx context.Context, orgID string, keys Keys, opts Options,
 		tick = t.C
 	}
 	start := time.Now()
+	for _, k := range keys.Fixed {
+		sub.add(k)
+	}
 	for {
-		ks, err := keys()
-		if err != nil {
-			return err
-		}
-		for _, k := range ks {
-			sub.add(k)
+		if keys.More != nil {
+			ks, err := keys.More()
+			if err != nil {
+				return err
+			}
+			for _, k := range ks {
+				sub.add(k)
+			}
 		}
 		if err := Ended(ctx); err != nil {
 			return err
