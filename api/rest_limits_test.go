@@ -46,7 +46,9 @@ func TestRESTStreamsCappedPerUser(t *testing.T) {
 				{"long-polls", "/api/v1/wait?channel=dev&timeout_s=120"},
 			} {
 				t.Run(kind.name, func(t *testing.T) {
-					before := e.Broker.Waiting()
+					// What the last kind left open has closed.
+					const before = 0
+					waitForWaiters(t, e, before)
 					ctx, cancel := context.WithCancel(context.Background())
 					defer cancel()
 					const tries = 3 * api.MaxRESTPerUser
