@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/netip"
@@ -37,6 +38,7 @@ import (
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/orgs"
+	"github.com/ctalk/ctalk/wait"
 	"github.com/ctalk/ctalk/web"
 )
 
@@ -113,9 +115,11 @@ type Server struct {
 	channels *channels.Service
 	// presence is set by Assemble, after New.
 	presence *orgs.Presence
-	// streams counts the open event streams (GET /mcp) per user.
-	streamsMu sync.Mutex
-	streams   map[string]int
+	// streams caps the open event streams (GET /mcp) per user;
+	// restStreams the REST event streams, restPolls the REST long-polls.
+	streams, restStreams, restPolls *wait.Limit
+	// parked are the calls parkWaits holds, for their clients' cancels.
+	parked parkedCalls
 }
 
 // New builds the application over the given services.
@@ -126,7 +130,8 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	if cfg.ProgressEvery <= 0 {
 		cfg.ProgressEvery = 10 * time.Second
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, db: d, auth: a, orgs: o, inbox: i, channels: ch, stop: make(chan struct{}), hosts: newHostPolicy(cfg)}
+	s := &Server{cfg: cfg, log: cfg.Logger, db: d, auth: a, orgs: o, inbox: i, channels: ch, stop: make(chan struct{}), hosts: newHostPolicy(cfg),
+		streams: wait.NewLimit(maxStreamsPerUser), restStreams: wait.NewLimit(MaxRESTPerUser), restPolls: wait.NewLimit(MaxRESTPerUser)}
 	ocfg := oauth.DefaultConfig()
 	if cfg.OAuth != nil {
 		ocfg = *cfg.OAuth
@@ -233,6 +238,9 @@ const (
 	// waitDeadlineKey carries when a waiting call parked by parkWaits must
 	// return.
 	waitDeadlineKey
+	// credentialKey carries the *wait.Credential of the Authorization
+	// header (see credential).
+	credentialKey
 )
 
 // requestContext gives every request an id, records the client address and
@@ -338,6 +346,9 @@ func (s *Server) bearer(next echo.HandlerFunc) echo.HandlerFunc {
 			return s.unauthorized(c, "the Authorization header must be \"Bearer <token>\"; get a token with the login tool")
 		}
 		ctx := c.Request().Context()
+		// Taken before the check: a revocation from now on makes what the
+		// request holds open check again (see wait.Broker.Checked).
+		seen := s.broker().Revocations()
 		sess, err := s.authenticate(ctx, raw)
 		if err != nil {
 			if ctalk.ErrorCode(err) == ctalk.EUnauthorized {
@@ -353,7 +364,9 @@ func (s *Server) bearer(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			return err
 		}
-		c.SetRequest(c.Request().WithContext(context.WithValue(ctx, sessionKey, sess)))
+		ctx = context.WithValue(ctx, sessionKey, sess)
+		ctx = context.WithValue(ctx, credentialKey, s.credential(ctx, raw, sess, seen))
+		c.SetRequest(c.Request().WithContext(ctx))
 		return next(c)
 	}
 }
@@ -399,6 +412,11 @@ func (s *Server) jsonRPCBody(next echo.HandlerFunc) echo.HandlerFunc {
 			// error status makes some clients drop their session.
 			s.log.DebugContext(req.Context(), "JSON-RPC response from a client dropped: ctalk sends no requests to clients")
 			return c.NoContent(http.StatusAccepted)
+		}
+		if kind == rpcNotification && method == "notifications/cancelled" {
+			// mcp-go cancels only the calls it handles: a parked one is
+			// cancelled here.
+			s.parked.cancelled(req, b)
 		}
 		if kind == rpcNotification && method == "notifications/cancelled" && mcp.IsModernProtocol(req.Header.Get(mcp.HeaderProtocolVersion)) {
 			// In the stateless era a call is cancelled by closing its HTTP
@@ -523,9 +541,19 @@ func (s *Server) httpError(err error, c echo.Context) {
 		c.JSON(he.Code, map[string]string{"error": strings.ToLower(strings.ReplaceAll(http.StatusText(he.Code), " ", "_")), "message": msg})
 		return
 	}
+	if ctx := c.Request().Context(); ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		// The client went away (hung up on a long-poll): nothing failed
+		// here, and no one reads an answer.
+		c.Response().WriteHeader(statusClientClosed)
+		return
+	}
 	code := ctalk.ErrorCode(err)
 	if code == ctalk.EInternal {
 		s.log.Error("request failed", "request_id", requestID(c.Request().Context()), "error", err)
+	}
+	var ce *ctalk.Error
+	if errors.As(err, &ce) && ce.RetryAfter > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(ce.RetryAfter.Seconds()))))
 	}
 	if s.web != nil && s.web.Owns(c) {
 		s.web.ErrorPage(c, ctalk.HTTPStatus(code), ctalk.ErrorMessage(err))
@@ -533,6 +561,10 @@ func (s *Server) httpError(err error, c echo.Context) {
 	}
 	c.JSON(ctalk.HTTPStatus(code), map[string]string{"error": string(code), "message": ctalk.ErrorMessage(err)})
 }
+
+// statusClientClosed is the status a request whose client went away before
+// its answer is logged with, as nginx logs it: not a server error.
+const statusClientClosed = 499
 
 // healthBody is the answer of GET /health, made once.
 var healthBody = []byte(`{"status":"ok"}` + "\n")

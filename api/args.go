@@ -13,6 +13,7 @@ import (
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/orgs"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // tokenArg is embedded in the input of every tool that needs identity: the
@@ -144,10 +145,10 @@ func waitArg(v *float64) (time.Duration, error) {
 		return defaultWait, nil
 	}
 	if math.IsNaN(*v) || *v < 0 {
-		return 0, ctalk.Errorf(ctalk.EInvalid, "timeout_s must be a number of seconds from 0 to %d (larger values are lowered to %d)", int(inbox.MaxWait.Seconds()), int(inbox.MaxWait.Seconds()))
+		return 0, ctalk.Errorf(ctalk.EInvalid, "timeout_s must be a number of seconds from 0 to %d (larger values are lowered to %d)", int(wait.MaxWait.Seconds()), int(wait.MaxWait.Seconds()))
 	}
-	if *v >= inbox.MaxWait.Seconds() {
-		return inbox.MaxWait, nil
+	if *v >= wait.MaxWait.Seconds() {
+		return wait.MaxWait, nil
 	}
 	return time.Duration(*v * float64(time.Second)), nil
 }

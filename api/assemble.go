@@ -10,6 +10,7 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/orgs"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // Wiring configures Assemble.
@@ -31,7 +32,7 @@ type Assembly struct {
 	// Channels is the channels service the tools, the REST mirror and the
 	// web app share.
 	Channels *channels.Service
-	Broker   *inbox.Broker
+	Broker   *wait.Broker
 	Audit    *audit.Log
 	cancel   context.CancelFunc
 }
@@ -50,7 +51,10 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	broker := inbox.NewBroker()
+	broker := wait.NewBroker()
+	// Every revocation, of this replica or another, ends what the revoked
+	// credentials hold open.
+	a.OnRevoked(broker.Revoked)
 	if d.Engine == db.Postgres {
 		go broker.Listen(ctx, d, w.API.Logger)
 		go broker.Publish(ctx, d, w.API.Logger)

@@ -16,6 +16,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/channels"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // Channels are MCP resources too, for clients that show resources to their
@@ -114,6 +115,10 @@ func (s *Server) subscription(ctx context.Context, uri string, change func(conte
 // until ctx ends.
 func (s *Server) watchSubscriptions(ctx context.Context, sess *auth.Session, sessionID string) {
 	err := s.channels.Watch(ctx, caller(sess), sessionID, func(name string) {
+		// A revocation heard before the post ends the stream instead.
+		if wait.Settle(ctx); ctx.Err() != nil {
+			return
+		}
 		// Fails only while the stream's session is not registered yet, or
 		// is gone: the client reads the resource anew when it next looks.
 		s.mcp.SendNotificationToSpecificClient(sessionID, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": channelURIPrefix + name})

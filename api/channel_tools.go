@@ -11,6 +11,7 @@ import (
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // channelDataNote is repeated in every description of a channel tool that
@@ -405,7 +406,7 @@ func (s *Server) addWaitForMessage() {
 			after = &a
 		}
 		done := s.presence.Waiting(sess.OrgID, sess.UserID)
-		d, err := s.channels.Wait(ctx, caller(sess), in.Channel, after, s.channelWaitOptions(ctx, timeout))
+		d, err := s.channels.Wait(ctx, caller(sess), in.Channel, after, s.waitOptions(ctx, timeout))
 		done()
 		if err != nil {
 			return nil, err
@@ -428,17 +429,17 @@ func (s *Server) addWaitForMessage() {
 // clampWait lowers a timeout above the longest wait to it while it is still
 // in seconds: 1e300 seconds would overflow a time.Duration.
 func clampWait(v *float64) *float64 {
-	if v == nil || !(*v > channels.MaxWait.Seconds()) {
+	if v == nil || !(*v > wait.MaxWait.Seconds()) {
 		return v
 	}
-	longest := channels.MaxWait.Seconds()
+	longest := wait.MaxWait.Seconds()
 	return &longest
 }
 
 // channelWaitOptions are waitOptions for the channels service.
-func (s *Server) channelWaitOptions(ctx context.Context, timeout time.Duration) channels.WaitOptions {
+func (s *Server) channelWaitOptions(ctx context.Context, timeout time.Duration) wait.Options {
 	o := s.waitOptions(ctx, timeout)
-	return channels.WaitOptions{Timeout: o.Timeout, Stop: o.Stop, Tick: o.Tick, TickEvery: o.TickEvery}
+	return wait.Options{Timeout: o.Timeout, Stop: o.Stop, Tick: o.Tick, TickEvery: o.TickEvery}
 }
 
 type searchArgs struct {

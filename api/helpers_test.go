@@ -18,6 +18,8 @@ import (
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/syncbuf"
 	"github.com/ctalk/ctalk/internal/testkit"
+	"github.com/ctalk/ctalk/orgs"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // The two protocol eras current clients speak.
@@ -44,7 +46,8 @@ type env struct {
 	Auth *auth.Service
 	App  *api.Server
 	// Broker wakes this server's waiting agents.
-	Broker *inbox.Broker
+	Broker *wait.Broker
+	Orgs   *orgs.Service
 	logs   *syncbuf.Buffer
 }
 
@@ -100,7 +103,7 @@ func start(t testing.TB, e db.Engine, opts ...options) *env {
 		app.Close(ctx)
 		srv.Close()
 	})
-	return &env{URL: srv.URL, DB: d, Auth: app.Auth, App: app.Server, Broker: app.Broker, logs: logs}
+	return &env{URL: srv.URL, DB: d, Auth: app.Auth, App: app.Server, Broker: app.Broker, Orgs: app.Orgs, logs: logs}
 }
 
 // each runs fn on both engines and in both protocol eras, on servers

@@ -15,6 +15,7 @@ import (
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/orgs"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // dataNote is repeated in every description of a tool that returns other
@@ -301,8 +302,7 @@ func (s *Server) registerWaitForInbox() {
 			return nil, err
 		}
 		events := []*channels.Alert{}
-		opts := s.waitOptions(ctx, timeout)
-		opts.Also = func() (bool, error) {
+		alerts := func() (bool, error) {
 			got, err := s.channels.Alerts(ctx, caller(sess))
 			if err != nil {
 				return false, err
@@ -311,7 +311,7 @@ func (s *Server) registerWaitForInbox() {
 			return len(got) > 0, nil
 		}
 		done := s.presence.Waiting(sess.OrgID, sess.UserID)
-		d, err := s.inbox.WaitInbox(ctx, sess.OrgID, sess.UserID, opts)
+		d, err := s.inbox.WaitInbox(ctx, sess.OrgID, sess.UserID, s.waitOptions(ctx, timeout), alerts)
 		done()
 		if err != nil {
 			return nil, err
@@ -380,8 +380,8 @@ func (s *Server) registerWaitForReply() {
 
 // waitOptions ends waits at shutdown and sends progress notifications when
 // the client asked for them with a progress token.
-func (s *Server) waitOptions(ctx context.Context, timeout time.Duration) inbox.WaitOptions {
-	opts := inbox.WaitOptions{Timeout: waitLeft(ctx, timeout), Stop: s.stop}
+func (s *Server) waitOptions(ctx context.Context, timeout time.Duration) wait.Options {
+	opts := wait.Options{Timeout: waitLeft(ctx, timeout), Stop: s.stop, Credential: credentialOf(ctx)}
 	c, _ := ctx.Value(callKey).(*call)
 	if c == nil || c.req == nil || c.req.Params.Meta == nil || c.req.Params.Meta.ProgressToken == nil {
 		return opts

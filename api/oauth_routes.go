@@ -103,5 +103,11 @@ func (s *Server) revokeOAuthGrant(ctx context.Context, sess *auth.Session) error
 	if sess.GrantID == "" {
 		return nil
 	}
-	return s.oauth.RevokeGrant(ctx, sess.OrgID, sess.UserID, sess.GrantID)
+	if err := s.oauth.RevokeGrant(ctx, sess.OrgID, sess.UserID, sess.GrantID); err != nil {
+		return err
+	}
+	// Announced, as every revocation is, so that the waits and streams the
+	// grant's tokens hold open end on every replica.
+	s.auth.Revoked(ctx, sess.OrgID, sess.UserID)
+	return nil
 }

@@ -12,8 +12,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/auth"
-	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // parkWaits lets a call of wait_for_inbox or wait_for_reply wait here, at
@@ -27,8 +28,11 @@ import (
 //
 // Only calls identified by the Authorization header, without a progress
 // token (progress notifications need mcp-go's session), are parked; others
-// wait in the tool as before. A parked call whose client hangs up is still
-// passed on, so that it is logged and audited like any cancelled call.
+// wait in the tool as before. A parked call whose client hangs up, or
+// cancels it (notifications/cancelled, see parkedCalls), is still passed on,
+// so that it is logged and audited like any cancelled call, and the tool
+// then claims nothing. One whose credential is revoked while it waits is
+// answered as a request with that credential would be.
 func (s *Server) parkWaits(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
@@ -44,23 +48,38 @@ func (s *Server) parkWaits(next echo.HandlerFunc) echo.HandlerFunc {
 		if !bytes.Contains(b, []byte(`"wait_for_`)) || (legacy && req.Header.Get(server.HeaderKeySessionID) == "") {
 			return next(c)
 		}
+		// A waiting call is cancellable by its client until the tool has
+		// returned: parked, in the stateless era (where mcp-go cancels
+		// nothing), and as the park hands over to mcp-go.
+		if k, ok := keyOf(req, rpcID(b)); ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer cancel()
+			defer s.parked.park(k, cancel)()
+			c.SetRequest(req.WithContext(ctx))
+			req = c.Request()
+		}
 		tool, msgID, timeout, ok := parkable(b)
 		if !ok {
 			return next(c)
 		}
-		opts := inbox.WaitOptions{Timeout: timeout, Stop: s.stop}
+		opts := wait.Options{Timeout: timeout, Stop: s.stop, Credential: credentialOf(ctx)}
 		deadline := time.Now().Add(timeout)
 		// A parked agent is waiting, for presence as in the tool.
 		done := s.presence.Waiting(sess.OrgID, sess.UserID)
+		var err error
 		if tool == "wait_for_reply" {
-			s.inbox.AwaitReply(ctx, sess.OrgID, sess.UserID, msgID, opts)
+			err = s.inbox.AwaitReply(ctx, sess.OrgID, sess.UserID, msgID, opts)
 		} else {
 			// A channel alert ends the wait as a question does; the tool
 			// then hands both over.
-			opts.Also = func() (bool, error) { return s.channels.HasAlerts(ctx, caller(sess)) }
-			s.inbox.AwaitInbox(ctx, sess.OrgID, sess.UserID, opts)
+			alerts := func() (bool, error) { return s.channels.HasAlerts(ctx, caller(sess)) }
+			err = s.inbox.AwaitInbox(ctx, sess.OrgID, sess.UserID, opts, alerts)
 		}
 		done()
+		if refused := ctalk.ErrorCode(err); refused == ctalk.EUnauthorized || refused == ctalk.EForbidden {
+			return s.unauthorized(c, ctalk.ErrorMessage(err))
+		}
 		c.SetRequest(req.WithContext(context.WithValue(ctx, waitDeadlineKey, deadline)))
 		return next(c)
 	}
@@ -105,6 +124,18 @@ func parkable(b []byte) (tool, msgID string, timeout time.Duration, ok bool) {
 	}
 	timeout, err := waitArg(*timeoutS)
 	return m.Params.Name, msgID, timeout, err == nil
+}
+
+// rpcID is the id of a JSON-RPC call of tools/call, or nil.
+func rpcID(b []byte) json.RawMessage {
+	var m struct {
+		Method string          `json:"method"`
+		ID     json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(b, &m) != nil || m.Method != "tools/call" {
+		return nil
+	}
+	return m.ID
 }
 
 // waitLeft is what is left of a waiting call's timeout after parkWaits

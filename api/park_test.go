@@ -15,7 +15,7 @@ func waitingStack(t *testing.T) string {
 	buf = buf[:runtime.Stack(buf, true)]
 	var found []string
 	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "inbox.(*Service).wait(") {
+		if strings.Contains(g, "wait.(*Broker).For(") {
 			found = append(found, g)
 		}
 	}

@@ -3,10 +3,12 @@ package api
 import (
 	_ "embed"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/internal/sse"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // openAPI describes the REST mirror; a test checks it against the routes.
@@ -146,6 +149,26 @@ type restHeld struct {
 	ApprovalURL string `json:"approval_url"`
 }
 
+// MaxRESTPerUser caps, per user and server, the REST event streams
+// (/api/v1/channels/{c}/events) and, apart, the REST long-polls
+// (/api/v1/wait) held open at once; one more is answered 429 with
+// Retry-After restRetryAfter.
+const MaxRESTPerUser = 10
+
+// restRetryAfter is the Retry-After of a stream or long-poll over the cap:
+// a guess, since a place frees when the caller closes one.
+const restRetryAfter = 10 * time.Second
+
+// restPlace takes a place of the caller's in l, or says what to do.
+func restPlace(l *wait.Limit, who channels.Caller, what string) (release func(), err error) {
+	release, ok := l.Take(who.OrgID, who.UserID)
+	if !ok {
+		return nil, &ctalk.Error{Code: ctalk.ERateLimited, RetryAfter: restRetryAfter,
+			Message: fmt.Sprintf("you hold %d %s open on this server, the most one user may; close one, then retry", l.Max(), what)}
+	}
+	return release, nil
+}
+
 func (s *Server) restWait(c echo.Context) error {
 	v, err := queryNumber(c, "timeout_s")
 	if err != nil {
@@ -165,8 +188,14 @@ func (s *Server) restWait(c echo.Context) error {
 		after = &a
 	}
 	who := restCaller(c)
+	release, err := restPlace(s.restPolls, who, "long-polls (/api/v1/wait)")
+	if err != nil {
+		return err
+	}
+	defer release()
 	done := s.presence.Waiting(who.OrgID, who.UserID)
-	d, err := s.channels.Wait(c.Request().Context(), who, c.QueryParam("channel"), after, channels.WaitOptions{Timeout: timeout, Stop: s.stop})
+	ctx := c.Request().Context()
+	d, err := s.channels.Wait(ctx, who, c.QueryParam("channel"), after, wait.Options{Timeout: timeout, Stop: s.stop, Credential: credentialOf(ctx)})
 	done()
 	if err != nil {
 		return err
@@ -201,6 +230,11 @@ func (s *Server) restEvents(c echo.Context) error {
 		after = n
 		break
 	}
+	release, err := restPlace(s.restStreams, who, "channel event streams (/api/v1/channels/{channel}/events)")
+	if err != nil {
+		return err
+	}
+	defer release()
 	w := c.Response()
 	if err := sse.Start(w); err != nil {
 		return nil
@@ -208,8 +242,16 @@ func (s *Server) restEvents(c echo.Context) error {
 	// A bot reading the stream is waiting for messages, as an agent in
 	// wait_for_message is.
 	defer s.presence.Waiting(who.OrgID, who.UserID)()
+	// Held for the whole stream, so that a revocation between two waits
+	// ends it too.
+	ctx, unhold := s.hold(ctx)
+	defer unhold()
 	for !s.draining() {
-		d, err := s.channels.Wait(ctx, who, ch.Name, &after, channels.WaitOptions{Timeout: sse.KeepAlive, Stop: s.stop})
+		d, err := s.channels.Wait(ctx, who, ch.Name, &after, wait.Options{Timeout: sse.KeepAlive, Stop: s.stop})
+		if err := wait.Refused(ctx); err != nil {
+			sse.Fail(w, err)
+			return nil
+		}
 		if ctx.Err() != nil {
 			return nil
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // call is what one tool call learns about itself, for its log line.
@@ -25,6 +26,9 @@ type call struct {
 	orgID  string
 	userID string
 	req    *mcp.CallToolRequest
+	// cred is the credential of the auth_token argument, when the call was
+	// identified by it (see identify).
+	cred *wait.Credential
 	// ids are the message and user ids the call touched, for the audit log.
 	ids []string
 }
@@ -333,9 +337,14 @@ func (s *Server) identify(ctx context.Context, in hasToken) (*auth.Session, erro
 		return nil, ctalk.Errorf(ctalk.EInvalid, "this call carries two different tokens, one in the Authorization header and another as auth_token; drop the auth_token argument to act as the header's user (preferred), or drop the header to act as the argument's")
 	}
 	if sess == nil && in.token() != "" {
+		raw := strings.TrimSpace(in.token())
+		seen := s.broker().Revocations()
 		var err error
-		if sess, err = s.authenticate(ctx, strings.TrimSpace(in.token())); err != nil {
+		if sess, err = s.authenticate(ctx, raw); err != nil {
 			return nil, err
+		}
+		if c, ok := ctx.Value(callKey).(*call); ok {
+			c.cred = s.credential(ctx, raw, sess, seen)
 		}
 	}
 	if sess == nil {

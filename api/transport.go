@@ -13,7 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/ctalk/ctalk/auth"
-	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // readDeadline gives a request ReadTimeout to send its whole body, so that
@@ -50,7 +50,7 @@ func isTimeout(err error) bool {
 // on the session's event stream (GET /mcp, which carries a heartbeat every
 // 25 s). A wait parked before mcp-go (parkWaits) reaches it only when it
 // ends, so the request before the wait stands for it meanwhile: the TTL is
-// far longer than the longest wait, inbox.MaxWait. Forgetting a session
+// far longer than the longest wait, wait.MaxWait. Forgetting a session
 // costs its client nothing: its id is checked by its MAC, not looked up
 // (sessionIDs), so later calls on it are served as on another replica, and
 // an event stream opened on it registers it again.
@@ -58,7 +58,7 @@ const DefaultSessionIdleTTL = 10 * time.Minute
 
 // MinSessionIdleTTL is the shortest session idle TTL a deployment may set:
 // the longest wait and a minute more.
-const MinSessionIdleTTL = inbox.MaxWait + time.Minute
+const MinSessionIdleTTL = wait.MaxWait + time.Minute
 
 // sessionIdleTTL is the session idle TTL of the configuration.
 func (s *Server) sessionIdleTTL() time.Duration {
@@ -101,13 +101,17 @@ func (s *Server) eventStream(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Response().Header().Set(echo.HeaderAllow, "POST, DELETE")
 			return invalidRequest(c, http.StatusMethodNotAllowed, "this MCP session was initialized without your credential, so it has no event stream: initialize a new session with your bearer token to get one; results arrive on each POST either way")
 		}
-		release, ok := s.holdStream(sess)
+		release, ok := s.streams.Take(sess.OrgID, sess.UserID)
 		if !ok {
 			c.Response().Header().Set(echo.HeaderAllow, "POST, DELETE")
 			return invalidRequest(c, http.StatusMethodNotAllowed, fmt.Sprintf("you hold %d event streams (GET /mcp) on this server, the most one user may; close one, or carry on without: results arrive on each POST", maxStreamsPerUser))
 		}
 		defer release()
-		ctx, cancel := context.WithCancel(req.Context())
+		// The stream, and the watch of its subscriptions, end once the
+		// credential it was opened with is revoked.
+		ctx, unhold := s.hold(req.Context())
+		defer unhold()
+		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		go func() {
 			select {
@@ -120,26 +124,4 @@ func (s *Server) eventStream(next echo.HandlerFunc) echo.HandlerFunc {
 		c.SetRequest(req.WithContext(ctx))
 		return next(c)
 	}
-}
-
-// holdStream counts an open event stream of the user, refusing one over
-// maxStreamsPerUser.
-func (s *Server) holdStream(sess *auth.Session) (release func(), ok bool) {
-	key := sess.OrgID + "/" + sess.UserID
-	s.streamsMu.Lock()
-	defer s.streamsMu.Unlock()
-	if s.streams[key] >= maxStreamsPerUser {
-		return nil, false
-	}
-	if s.streams == nil {
-		s.streams = map[string]int{}
-	}
-	s.streams[key]++
-	return func() {
-		s.streamsMu.Lock()
-		defer s.streamsMu.Unlock()
-		if s.streams[key]--; s.streams[key] == 0 {
-			delete(s.streams, key)
-		}
-	}, true
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk"
-	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // TestWaitArg checks the timeout_s rule of the README: 0 to 120 seconds,
@@ -19,12 +19,12 @@ func TestWaitArg(t *testing.T) {
 		{0, 0},
 		{0.25, 250 * time.Millisecond},
 		{30, 30 * time.Second},
-		{120, inbox.MaxWait},
-		{121, inbox.MaxWait},
-		{1e10, inbox.MaxWait},
-		{1e300, inbox.MaxWait},
-		{math.MaxFloat64, inbox.MaxWait},
-		{math.Inf(1), inbox.MaxWait},
+		{120, wait.MaxWait},
+		{121, wait.MaxWait},
+		{1e10, wait.MaxWait},
+		{1e300, wait.MaxWait},
+		{math.MaxFloat64, wait.MaxWait},
+		{math.Inf(1), wait.MaxWait},
 	} {
 		got, err := waitArg(&tc.in)
 		if err != nil || got != tc.want {

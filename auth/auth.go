@@ -82,6 +82,8 @@ const adminRole = "admin"
 
 // Service checks credentials and tokens.
 type Service struct {
+	// onRevoked is the function of OnRevoked.
+	onRevoked func(orgID, userID string)
 	db        *db.DB
 	cfg       Config
 	dummyHash []byte

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/internal/readcache"
 )
@@ -43,6 +44,33 @@ func newSessionCache(d *db.DB, ttl time.Duration) *sessionCache {
 // calls it once that transaction has committed.
 func (s *Service) Revoked(ctx context.Context, orgID, userID string) {
 	s.cache.Changed(ctx, readcache.Scope{OrgID: orgID, UserID: userID}, slog.Default())
+	if s.onRevoked != nil {
+		s.onRevoked(orgID, userID)
+	}
+}
+
+// OnRevoked makes fn hear every revocation once it has taken effect: of
+// this replica (Revoked) and, through Listen, of the others; and, with
+// orgID empty, every reconnect of Listen, after which revocations
+// announced meanwhile are lost. What credentials stay open beyond one call
+// (waits, streams) check theirs anew with it. Call it before Listen.
+func (s *Service) OnRevoked(fn func(orgID, userID string)) {
+	s.onRevoked = fn
+	s.cache.Heard(func(sc readcache.Scope) { fn(sc.OrgID, sc.UserID) })
+}
+
+// Recheck reads a login or personal token anew, bypassing the cache, and
+// returns its session as Authenticate would, without counting the read as
+// a use of the token: an open wait or stream checks with it that the
+// token it was opened with still holds.
+//
+// Returns EUnauthorized for an unknown, malformed, expired or revoked token.
+func (s *Service) Recheck(ctx context.Context, raw string) (*Session, error) {
+	if !WellFormed(raw) {
+		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the auth token is not a ctalk token (they start with %q); log in again with login", TokenPrefix)
+	}
+	sess, _, err := s.readToken(ctx, HashToken(raw), s.db.Now())
+	return sess, err
 }
 
 // Listen applies the revocations announced by other replicas to this one's

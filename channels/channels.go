@@ -18,6 +18,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/orgs"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // Limits on text, in characters, and on lists.
@@ -35,20 +36,6 @@ type Caller struct {
 	OrgID  string
 	UserID string
 	Admin  bool
-}
-
-// Waker wakes waiting agents by key, on this process and on other replicas
-// (inbox.Broker is one). A key is a user id, or "#" and a channel name, which
-// no user id can be.
-type Waker interface {
-	Subscribe(orgID, key string) (<-chan struct{}, func())
-	// Watch is Subscribe for a listener that is not an agent waiting.
-	Watch(orgID, key string) (<-chan struct{}, func())
-	Wake(orgID, key string)
-	// Heard makes fn hear every wake-up, of this replica or another,
-	// before it wakes anyone here, and (orgID empty) a reconnect after
-	// which some may have been lost.
-	Heard(fn func(orgID, key string))
 }
 
 // channelKey is the wake-up key of a channel's waiters.
@@ -73,7 +60,7 @@ func DefaultConfig() Config {
 type Service struct {
 	db      *db.DB
 	cfg     Config
-	waker   Waker
+	waker   *wait.Broker
 	cursors *cursors
 	shared  sharedReads
 	// noAlerts knows who has nothing pending (noalerts.go); nil when off.
@@ -83,8 +70,10 @@ type Service struct {
 	between func()
 }
 
-// NewService returns a Service over d that wakes waiters through w.
-func NewService(d *db.DB, cfg Config, w Waker) *Service {
+// NewService returns a Service over d that wakes waiters through w. A
+// wake-up key is a user id, or "#" and a channel name, which no user id can
+// be.
+func NewService(d *db.DB, cfg Config, w *wait.Broker) *Service {
 	if cfg.Recheck <= 0 {
 		cfg.Recheck = DefaultConfig().Recheck
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
-	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // People of the fixture: acme has an admin and two members, other has one.
@@ -37,7 +37,7 @@ func fixture(t testing.TB, d *db.DB) *Service {
 			t.Fatal(err)
 		}
 	}
-	return NewService(d, DefaultConfig(), inbox.NewBroker())
+	return NewService(d, DefaultConfig(), wait.NewBroker())
 }
 
 // must returns v, and panics, failing the test, on an error: it keeps the
@@ -184,7 +184,7 @@ func TestTenancy(t *testing.T) {
 				"post":     func() error { _, err := s.Post(ctx, carol, Post{Channel: name, Text: "hi"}); return err },
 				"messages": func() error { _, err := s.Messages(ctx, carol, name, Read{Limit: 10}); return err },
 				"unread":   func() error { _, err := s.Unread(ctx, carol, name); return err },
-				"wait":     func() error { _, err := s.Wait(ctx, carol, name, &after, WaitOptions{}); return err },
+				"wait":     func() error { _, err := s.Wait(ctx, carol, name, &after, wait.Options{}); return err },
 				"search": func() error {
 					_, err := s.Search(ctx, carol, Search{Query: "secret", Channel: name, Limit: 10})
 					return err

@@ -9,7 +9,7 @@ import (
 
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
-	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // TestReadCursorsAtLeastOnce shows what batching read-cursor moves keeps: a
@@ -31,7 +31,7 @@ func TestReadCursorsAtLeastOnce(t *testing.T) {
 		}
 
 		// Another process, or this one after a crash, has not seen the read.
-		other := NewService(d, DefaultConfig(), inbox.NewBroker())
+		other := NewService(d, DefaultConfig(), wait.NewBroker())
 		if got := unreadOf(t, other, bob, "dev"); got != 2 {
 			t.Fatalf("another process counts %d unread before the batch is written, want 2", got)
 		}
@@ -46,7 +46,7 @@ func TestReadCursorsAtLeastOnce(t *testing.T) {
 		// A read whose batch is lost is handed over again by get_unread.
 		must(s.Post(ctx, alice, Post{Channel: "dev", Text: "three"}))
 		after := int64(2)
-		if got := must(s.Wait(ctx, bob, "dev", &after, WaitOptions{})); len(got.Messages) != 1 {
+		if got := must(s.Wait(ctx, bob, "dev", &after, wait.Options{})); len(got.Messages) != 1 {
 			t.Fatalf("wait returned %q", texts(got.Messages))
 		}
 		if got := must(other.Unread(ctx, bob, "dev")); len(got.Messages) != 1 || got.Messages[0].Text != "three" {
@@ -72,7 +72,7 @@ func TestReadCursorsClose(t *testing.T) {
 		must(s.Messages(ctx, bob, "dev", Read{Limit: 10}))
 		s.Close()
 		must(s.Messages(ctx, carol, "dev", Read{Limit: 10}))
-		other := NewService(d, DefaultConfig(), inbox.NewBroker())
+		other := NewService(d, DefaultConfig(), wait.NewBroker())
 		for _, c := range []Caller{bob, carol} {
 			if got := unreadOf(t, other, c, "dev"); got != 0 {
 				t.Errorf("%s: %d unread, want 0", c.UserID, got)
@@ -94,7 +94,7 @@ func TestReadCursorsNeverMoveBack(t *testing.T) {
 		for i := range 5 {
 			must(s.Post(ctx, alice, Post{Channel: "dev", Text: fmt.Sprint("m", i+1)}))
 		}
-		other := NewService(d, DefaultConfig(), inbox.NewBroker())
+		other := NewService(d, DefaultConfig(), wait.NewBroker())
 		for _, c := range []Caller{bob, carol} {
 			must(s.Messages(ctx, c, "dev", Read{After: 2, Limit: 10}))
 			if got := unreadOf(t, s, c, "dev"); got != 0 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // BenchmarkWaitFanOut measures the channels service alone, without HTTP or
@@ -68,7 +69,7 @@ func fanOutOnce(b *testing.B, s *Service, ids []string, seq int64, withAfter boo
 			if !withAfter {
 				after = nil
 			}
-			m, err := s.Wait(context.Background(), Caller{OrgID: "acme", UserID: id}, "all", after, WaitOptions{Timeout: time.Minute})
+			m, err := s.Wait(context.Background(), Caller{OrgID: "acme", UserID: id}, "all", after, wait.Options{Timeout: time.Minute})
 			if err != nil || len(m.Messages) != 1 {
 				b.Errorf("%s: %v, %v", id, m, err)
 			}
@@ -76,7 +77,7 @@ func fanOutOnce(b *testing.B, s *Service, ids []string, seq int64, withAfter boo
 		}()
 	}
 	// Every waiter is subscribed once the broker counts them all.
-	for s.waker.(interface{ Waiting() int }).Waiting() < len(ids) {
+	for s.waker.Waiting() < len(ids) {
 		time.Sleep(time.Millisecond)
 	}
 	b.StartTimer()

@@ -12,6 +12,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // seedPeople adds n members to org acme, named prefix00, prefix01, ...
@@ -42,11 +43,11 @@ func waitAll(t *testing.T, s *Service, ids []string, name string) []chan waitRes
 		results[i] = make(chan waitResult, 1)
 		go func() {
 			after := int64(0)
-			d, err := s.Wait(context.Background(), Caller{OrgID: "acme", UserID: id}, name, &after, WaitOptions{Timeout: 30 * time.Second})
+			d, err := s.Wait(context.Background(), Caller{OrgID: "acme", UserID: id}, name, &after, wait.Options{Timeout: 30 * time.Second})
 			results[i] <- waitResult{d, err}
 		}()
 	}
-	for deadline := time.Now().Add(10 * time.Second); s.waker.(interface{ Waiting() int }).Waiting() < len(ids); time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); s.waker.Waiting() < len(ids); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the waiters did not all subscribe")
 		}

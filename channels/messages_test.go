@@ -10,6 +10,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/wait"
 )
 
 func texts(ms []*Message) []string {
@@ -168,7 +169,7 @@ func TestOwnPostsNeverUnread(t *testing.T) {
 
 		must(s.Post(ctx, alice, Post{Channel: "ops", Text: "paged"}))
 		must(s.Post(ctx, bob, Post{Channel: "ops", Text: "bob: looking"}))
-		w := must(s.Wait(ctx, bob, "ops", nil, WaitOptions{Timeout: time.Second}))
+		w := must(s.Wait(ctx, bob, "ops", nil, wait.Options{Timeout: time.Second}))
 		if got := texts(w.Messages); !slices.Equal(got, []string{"paged"}) {
 			t.Fatalf("bob's wait for unread = %q, want alice's message only", got)
 		}

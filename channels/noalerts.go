@@ -44,7 +44,7 @@ func newNoAlertsCache(d *db.DB, ttl time.Duration) *noAlertsCache {
 // heard forgets, on every wake-up of this replica or another, what it may
 // have changed: the member's knowledge (a key of channels' own, "#name" or
 // "~id", names no member), or everything when orgID is empty (see
-// inbox.Broker.Heard).
+// wait.Broker.Heard).
 func (s *Service) heard(orgID, key string) {
 	if orgID == "" {
 		s.noAlerts.ForgetAll()

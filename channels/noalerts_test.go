@@ -10,7 +10,7 @@ import (
 
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
-	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // TestNoAlertsKnown: once a replica has found that a member has nothing
@@ -23,7 +23,7 @@ func TestNoAlertsKnown(t *testing.T) {
 		cfg := DefaultConfig()
 		cfg.NoAlertsTTL = time.Hour // only a change may end what is known
 		fixture(t, d)
-		s := NewService(d, cfg, inbox.NewBroker())
+		s := NewService(d, cfg, wait.NewBroker())
 		must(s.Create(ctx, alice, NewChannel{Name: "eng", Members: []string{"bob", "carol"}}))
 		known := func(when string) {
 			t.Helper()
@@ -84,9 +84,9 @@ func TestNoAlertsOtherReplicas(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.NoAlertsTTL = time.Hour
 	fixture(t, d)
-	one, two := NewService(d, cfg, inbox.NewBroker()), NewService(d, cfg, inbox.NewBroker())
-	go one.waker.(*inbox.Broker).Publish(ctx, d, log)
-	go two.waker.(*inbox.Broker).Listen(ctx, d, log)
+	one, two := NewService(d, cfg, wait.NewBroker()), NewService(d, cfg, wait.NewBroker())
+	go one.waker.Publish(ctx, d, log)
+	go two.waker.Listen(ctx, d, log)
 	// Until two's listener has connected, wake-ups are lost: wait for one.
 	heard, stop := two.waker.Watch("acme", "probe")
 	for connected := false; !connected; {
@@ -135,7 +135,7 @@ func TestNoAlertsRacingPosts(t *testing.T) {
 		cfg := DefaultConfig()
 		cfg.NoAlertsTTL = time.Hour
 		fixture(t, d)
-		s := NewService(d, cfg, inbox.NewBroker())
+		s := NewService(d, cfg, wait.NewBroker())
 		must(s.Create(ctx, alice, NewChannel{Name: "eng", Members: []string{"bob", "carol"}}))
 		const posters, posts = 2, 15
 		var mu sync.Mutex

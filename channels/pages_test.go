@@ -8,7 +8,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
-	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // TestLocate: a member finds a message of the channel by its id; a message
@@ -55,7 +55,7 @@ func TestLocate(t *testing.T) {
 func TestWatchPosts(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
-		broker := inbox.NewBroker()
+		broker := wait.NewBroker()
 		s := fixture(t, d)
 		s.waker = broker
 		must(s.Create(ctx, alice, NewChannel{Name: "dev"}))

@@ -10,6 +10,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // humanMode sets the fixture org acme to hold agents' channel posts.
@@ -51,7 +52,7 @@ func TestHeldPostIsSeenByNoOne(t *testing.T) {
 				t.Errorf("%s sees #eng at seq %d, %d unread", c.UserID, ch.LastSeq, ch.UnreadCount)
 			}
 		}
-		if w := must(s.Wait(ctx, carol, "eng", nil, WaitOptions{Timeout: 50 * time.Millisecond})); len(w.Messages) != 0 {
+		if w := must(s.Wait(ctx, carol, "eng", nil, wait.Options{Timeout: 50 * time.Millisecond})); len(w.Messages) != 0 {
 			t.Errorf("a waiter got %+v", w.Messages[0])
 		}
 		for _, c := range []Caller{alice, carol, mallory} {
@@ -94,7 +95,7 @@ func TestApprovePublishesOnce(t *testing.T) {
 		t.Cleanup(func() { cancel(); <-finished })
 		go func() {
 			defer close(finished)
-			d, err := s.Wait(wctx, carol, "eng", nil, WaitOptions{Timeout: 30 * time.Second})
+			d, err := s.Wait(wctx, carol, "eng", nil, wait.Options{Timeout: 30 * time.Second})
 			if err != nil && wctx.Err() == nil {
 				t.Error(err)
 			}

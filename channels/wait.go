@@ -3,17 +3,12 @@ package channels
 import (
 	"context"
 	"errors"
-	"reflect"
 	"slices"
-	"time"
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/wait"
 )
-
-// MaxWait caps how long one waiting call may block: platform proxies cut
-// requests after a few minutes.
-const MaxWait = 120 * time.Second
 
 // MaxHanded is the most messages one call hands over, and maxPerChannel the
 // most of one channel; the rest wait for the next call, so that a busy
@@ -29,17 +24,6 @@ type Delivery struct {
 	// UnreadLeft counts the caller's unread messages left after this call,
 	// across the channels it covered.
 	UnreadLeft int64 `json:"unread_left" jsonschema:"unread messages left after this call: call again to get them"`
-}
-
-// WaitOptions shape a waiting call.
-type WaitOptions struct {
-	Timeout time.Duration
-	// Stop ends the wait early, empty-handed: the server is shutting down.
-	Stop <-chan struct{}
-	// Tick, when set, is called every TickEvery while waiting, e.g. to send
-	// progress notifications.
-	Tick      func(waited time.Duration)
-	TickEvery time.Duration
 }
 
 // errClaimed says that another call moved a read cursor while this one was
@@ -187,23 +171,24 @@ func earlier(a, b *Message) bool {
 // connection while it waits.
 //
 // Returns EInvalid, ENotFound, EForbidden (not a member of name).
-func (s *Service) Wait(ctx context.Context, c Caller, name string, after *int64, opts WaitOptions) (*Delivery, error) {
+func (s *Service) Wait(ctx context.Context, c Caller, name string, after *int64, opts wait.Options) (*Delivery, error) {
 	if after != nil && name == "" {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "after needs a channel: give channel with it, or omit after to wait for unread messages in all your channels")
 	}
-	var keys func() ([]string, error)
+	// The caller's own key, listened to before their channels are read,
+	// wakes when their channels change.
+	keys := wait.Keys{Fixed: []string{c.UserID}, More: func() ([]string, error) { return s.waitKeys(ctx, c) }}
 	if name != "" {
 		ch, err := memberChannel(ctx, s.db, c, name)
 		if err != nil {
 			return nil, err
 		}
 		name = ch.Name
-		keys = func() ([]string, error) { return []string{channelKey(name)}, nil }
-	} else {
-		keys = func() ([]string, error) { return s.waitKeys(ctx, c) }
+		keys = wait.Key(channelKey(name))
 	}
+	opts.Recheck = s.cfg.Recheck
 	var out *Delivery
-	err := s.wait(ctx, c.OrgID, keys, opts, func() (bool, error) {
+	err := s.waker.For(ctx, c.OrgID, keys, opts, func() (bool, error) {
 		if after == nil {
 			var err error
 			out, err = s.claim(ctx, c, name)
@@ -222,16 +207,15 @@ func (s *Service) Wait(ctx context.Context, c Caller, name string, after *int64,
 	return out, nil
 }
 
-// waitKeys are the wake-up keys of a wait on all of the caller's channels:
-// each channel's, and the caller's own, which wakes when their channels
-// change.
+// waitKeys are the wake-up keys of the caller's channels, for a wait on
+// all of them.
 func (s *Service) waitKeys(ctx context.Context, c Caller) ([]string, error) {
 	rows, err := s.db.Query(ctx, myChannelsSQL, c.OrgID, c.UserID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	keys := []string{c.UserID}
+	var keys []string
 	for rows.Next() {
 		var name string
 		if err := rows.Scan(&name); err != nil {
@@ -240,76 +224,4 @@ func (s *Service) waitKeys(ctx context.Context, c Caller) ([]string, error) {
 		keys = append(keys, channelKey(name))
 	}
 	return keys, rows.Err()
-}
-
-// The fixed cases of a wait's select, before the wake-up channels.
-const (
-	caseDone = iota
-	caseStop
-	caseDeadline
-	caseRecheck
-	caseTick
-	caseWakeups
-)
-
-// wait subscribes to the wake-up keys before each check, so that nothing
-// committed between the check and the subscription can be missed, then
-// re-checks on every wake-up and every Recheck tick, and gives up at the
-// timeout. Between checks it holds no database connection.
-func (s *Service) wait(ctx context.Context, orgID string, keys func() ([]string, error), opts WaitOptions, check func() (bool, error)) error {
-	subs := map[string]<-chan struct{}{}
-	var cancels []func()
-	defer func() {
-		for _, cancel := range cancels {
-			cancel()
-		}
-	}()
-	timeout := min(max(opts.Timeout, 0), MaxWait)
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	recheck := time.NewTicker(s.cfg.Recheck)
-	defer recheck.Stop()
-	var tick <-chan time.Time
-	if opts.Tick != nil && opts.TickEvery > 0 {
-		t := time.NewTicker(opts.TickEvery)
-		defer t.Stop()
-		tick = t.C
-	}
-	start := time.Now()
-	for {
-		ks, err := keys()
-		if err != nil {
-			return err
-		}
-		for _, k := range ks {
-			if _, ok := subs[k]; !ok {
-				ch, cancel := s.waker.Subscribe(orgID, k)
-				subs[k], cancels = ch, append(cancels, cancel)
-			}
-		}
-		if found, err := check(); found || err != nil {
-			return err
-		}
-		cases := make([]reflect.SelectCase, caseWakeups, caseWakeups+len(subs))
-		for i, ch := range map[int]any{caseDone: ctx.Done(), caseStop: opts.Stop, caseDeadline: deadline.C, caseRecheck: recheck.C, caseTick: tick} {
-			cases[i] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ch)}
-		}
-		for _, ch := range subs {
-			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ch)})
-		}
-	sleep:
-		for {
-			chosen, v, _ := reflect.Select(cases)
-			switch chosen {
-			case caseDone:
-				return ctx.Err()
-			case caseStop, caseDeadline:
-				return nil
-			case caseTick:
-				opts.Tick(v.Interface().(time.Time).Sub(start))
-			default:
-				break sleep
-			}
-		}
-	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // noRecheck makes waiters rely on wake-ups alone: a lost wake-up then shows
@@ -22,12 +23,12 @@ func TestWaitRefusals(t *testing.T) {
 		s := fixture(t, d)
 		must(s.Create(ctx, alice, NewChannel{Name: "dev"}))
 		after := int64(0)
-		_, err := s.Wait(ctx, bob, "", &after, WaitOptions{})
+		_, err := s.Wait(ctx, bob, "", &after, wait.Options{})
 		wantCode(t, err, ctalk.EInvalid)
-		_, err = s.Wait(ctx, bob, "dev", nil, WaitOptions{})
+		_, err = s.Wait(ctx, bob, "dev", nil, wait.Options{})
 		wantCode(t, err, ctalk.EForbidden)
 		// A zero timeout checks once and returns.
-		got := must(s.Wait(ctx, alice, "", nil, WaitOptions{}))
+		got := must(s.Wait(ctx, alice, "", nil, wait.Options{}))
 		if len(got.Messages) != 0 {
 			t.Fatalf("wait with nothing new returned %q", texts(got.Messages))
 		}
@@ -44,7 +45,7 @@ func TestWaitSeesNewChannels(t *testing.T) {
 		must(s.Create(ctx, alice, NewChannel{Name: "later", Private: true}))
 		done := make(chan *Delivery)
 		go func() {
-			got, err := s.Wait(ctx, bob, "", nil, WaitOptions{Timeout: 30 * time.Second})
+			got, err := s.Wait(ctx, bob, "", nil, wait.Options{Timeout: 30 * time.Second})
 			if err != nil {
 				t.Error(err)
 			}
@@ -70,7 +71,7 @@ func TestManyPostersManyWaiters(t *testing.T) {
 		must(s.Create(ctx, alice, NewChannel{Name: "load", Members: []string{"bob", "carol"}}))
 		const posters, perPoster, cursorWaiters, sharedWaiters = 4, 15, 4, 3
 		const total = posters * perPoster
-		opts := WaitOptions{Timeout: 30 * time.Second}
+		opts := wait.Options{Timeout: 30 * time.Second}
 
 		var wg sync.WaitGroup
 		for w := range cursorWaiters {

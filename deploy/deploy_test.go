@@ -443,12 +443,12 @@ func checkCompose(src string, r *repoFacts) problems {
 // TestLongestWait keeps longestWait honest: the windows above are only long
 // enough while no tool may wait longer than it.
 func TestLongestWait(t *testing.T) {
-	m := regexp.MustCompile(`(?m)^const MaxWait = (\d+) \* time\.Second`).FindStringSubmatch(readRepo(t, "inbox/wait.go"))
+	m := regexp.MustCompile(`(?m)^const MaxWait = (\d+) \* time\.Second`).FindStringSubmatch(readRepo(t, "wait/wait.go"))
 	if m == nil {
-		t.Fatal("inbox/wait.go no longer declares \"const MaxWait = N * time.Second\"; update this test to read the longest wait")
+		t.Fatal("wait/wait.go no longer declares \"const MaxWait = N * time.Second\"; update this test to read the longest wait")
 	}
 	if n, _ := strconv.Atoi(m[1]); n > longestWait {
-		t.Errorf("inbox.MaxWait is %d s, longer than longestWait (%d s): raise longestWait and every shutdown window and proxy timeout in the deployment files", n, longestWait)
+		t.Errorf("wait.MaxWait is %d s, longer than longestWait (%d s): raise longestWait and every shutdown window and proxy timeout in the deployment files", n, longestWait)
 	}
 }
 

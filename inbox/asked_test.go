@@ -10,6 +10,7 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // seedZeta creates org zeta with users a (the same id as acme's a) and z,
@@ -160,7 +161,7 @@ func TestAskedLeavesRepliesForTheAgent(t *testing.T) {
 				t.Fatalf("asked: %+v", items)
 			}
 		}
-		got, err := s.WaitReply(ctx, "acme", "a", answered.ID, inbox.WaitOptions{Timeout: time.Millisecond})
+		got, err := s.WaitReply(ctx, "acme", "a", answered.ID, wait.Options{Timeout: time.Millisecond})
 		if err != nil || len(got) != 1 || got[0].Answer != "three tries, backing off" {
 			t.Fatalf("wait_for_reply after the listing: %v %+v", err, got)
 		}
@@ -168,7 +169,7 @@ func TestAskedLeavesRepliesForTheAgent(t *testing.T) {
 		if err != nil || len(replies) != 2 {
 			t.Fatalf("check_replies after the listing: %v, %d replies, want 2", err, len(replies))
 		}
-		got, err = s.WaitReply(ctx, "acme", "a", "", inbox.WaitOptions{Timeout: time.Millisecond})
+		got, err = s.WaitReply(ctx, "acme", "a", "", wait.Options{Timeout: time.Millisecond})
 		if err != nil || len(got) != 0 {
 			t.Fatalf("a second wait: %v %+v, want nothing new", err, got)
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // TestCountsFollowAQuestion: the counts a person's pages show move with a
@@ -88,7 +89,7 @@ func TestRecipientIsWoken(t *testing.T) {
 // TestWatchersAreNotWaitingAgents: an open page watching a person is woken
 // like a waiting agent, but not counted as one.
 func TestWatchersAreNotWaitingAgents(t *testing.T) {
-	b := inbox.NewBroker()
+	b := wait.NewBroker()
 	agent, stopAgent := b.Subscribe("acme", "b")
 	page, stopPage := b.Watch("acme", "b")
 	if got := b.Waiting(); got != 1 {

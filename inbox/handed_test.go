@@ -9,6 +9,7 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // TestInboxHandsOverOnce checks that check_inbox hands over every question
@@ -44,7 +45,7 @@ func TestInboxHandsOverOnce(t *testing.T) {
 		}
 		nothingToWaitFor := func() {
 			t.Helper()
-			got, err := s.WaitInbox(ctx, "acme", "b", inbox.WaitOptions{})
+			got, err := s.WaitInbox(ctx, "acme", "b", wait.Options{}, nil)
 			if err != nil || !got.Empty() {
 				t.Fatalf("a wait after check_inbox got %d questions (%v); want none: check_inbox handed them over", len(got.Questions), err)
 			}
@@ -108,7 +109,7 @@ func TestConcurrentInboxChecksHandOverWhatTheyShow(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		got, err := s.WaitInbox(ctx, "acme", "b", inbox.WaitOptions{})
+		got, err := s.WaitInbox(ctx, "acme", "b", wait.Options{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/orgs"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // Limits on text, in characters.
@@ -64,7 +65,7 @@ func DefaultConfig() Config {
 type Service struct {
 	db     *db.DB
 	cfg    Config
-	broker *Broker
+	broker *wait.Broker
 	// pages holds pages of check_inbox read recently (see
 	// DefaultPageCacheTTL); nil when cfg.PageCacheTTL is zero.
 	pages *pageCache
@@ -73,7 +74,7 @@ type Service struct {
 // NewService returns a Service over d that wakes waiters through b, whose
 // wake-ups, of this replica or another, also forget the service's cached
 // pages.
-func NewService(d *db.DB, cfg Config, b *Broker) *Service {
+func NewService(d *db.DB, cfg Config, b *wait.Broker) *Service {
 	s := &Service{db: d, cfg: cfg, broker: b, pages: newPageCache(d, cfg.PageCacheTTL)}
 	if s.pages != nil {
 		b.Heard(s.forgetPages)
@@ -82,7 +83,7 @@ func NewService(d *db.DB, cfg Config, b *Broker) *Service {
 }
 
 // Broker returns the service's broker.
-func (s *Service) Broker() *Broker { return s.broker }
+func (s *Service) Broker() *wait.Broker { return s.broker }
 
 // Question is a question and, once resolved, its outcome.
 type Question struct {

@@ -10,6 +10,7 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // benchUsers is the size of the benchmark org; benchSenders of them have
@@ -36,7 +37,7 @@ func BenchmarkAsk(b *testing.B) {
 		b.Run(string(e), func(b *testing.B) {
 			d := dbtest.Open(b, e)
 			benchOrg(b, d)
-			s := inbox.NewService(d, inbox.DefaultConfig(), inbox.NewBroker())
+			s := inbox.NewService(d, inbox.DefaultConfig(), wait.NewBroker())
 			ctx := context.Background()
 			seeded := 0
 			for _, history := range []int{100, 10000} {
@@ -99,7 +100,7 @@ func benchInbox(b *testing.B, pageCacheTTL time.Duration) {
 			benchOrg(b, d)
 			cfg := inbox.DefaultConfig()
 			cfg.PageCacheTTL = pageCacheTTL
-			s := inbox.NewService(d, cfg, inbox.NewBroker())
+			s := inbox.NewService(d, cfg, wait.NewBroker())
 			ctx := context.Background()
 			for i := 1; i <= benchSenders; i++ {
 				if _, err := s.Ask(ctx, "acme", "u"+strconv.Itoa(i), inbox.Ask{To: "u0", Text: benchQuestion}); err != nil {

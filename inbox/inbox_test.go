@@ -11,6 +11,7 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // seed creates org acme with users a and b.
@@ -36,7 +37,7 @@ func seed(t testing.TB, d *db.DB) {
 func newService(d *db.DB) *inbox.Service {
 	cfg := inbox.DefaultConfig()
 	cfg.AsksPerMinute, cfg.LoopMax = 1<<30, 1<<30
-	return inbox.NewService(d, cfg, inbox.NewBroker())
+	return inbox.NewService(d, cfg, wait.NewBroker())
 }
 
 func TestWaitsLeaveNoGoroutineOrSubscription(t *testing.T) {
@@ -49,9 +50,9 @@ func TestWaitsLeaveNoGoroutineOrSubscription(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range 50 {
 			wg.Go(func() {
-				opts := inbox.WaitOptions{Timeout: 100 * time.Millisecond}
+				opts := wait.Options{Timeout: 100 * time.Millisecond}
 				if i%2 == 0 {
-					if _, err := s.WaitInbox(ctx, "acme", "a", opts); err != nil {
+					if _, err := s.WaitInbox(ctx, "acme", "a", opts, nil); err != nil {
 						t.Error(err)
 					}
 				} else if _, err := s.WaitReply(ctx, "acme", "b", "", opts); err != nil {
@@ -95,7 +96,7 @@ func TestConcurrentWaitersNeverShareAQuestion(t *testing.T) {
 		for range 8 {
 			wg.Go(func() {
 				for {
-					got, err := s.WaitInbox(ctx, "acme", "a", inbox.WaitOptions{Timeout: 50 * time.Millisecond})
+					got, err := s.WaitInbox(ctx, "acme", "a", wait.Options{Timeout: 50 * time.Millisecond}, nil)
 					if err != nil {
 						t.Error(err)
 						return
@@ -167,11 +168,11 @@ func TestLostWakeUpCostsOnlyLatency(t *testing.T) {
 		cfg.Recheck = 50 * time.Millisecond
 		// Two services with separate brokers and no listener: the asker's
 		// wake-up never reaches the waiter, as if the notification was lost.
-		waiter := inbox.NewService(d, cfg, inbox.NewBroker())
-		asker := inbox.NewService(d, cfg, inbox.NewBroker())
+		waiter := inbox.NewService(d, cfg, wait.NewBroker())
+		asker := inbox.NewService(d, cfg, wait.NewBroker())
 		got := make(chan *inbox.Delivery, 1)
 		go func() {
-			dl, err := waiter.WaitInbox(context.Background(), "acme", "a", inbox.WaitOptions{Timeout: 10 * time.Second})
+			dl, err := waiter.WaitInbox(context.Background(), "acme", "a", wait.Options{Timeout: 10 * time.Second}, nil)
 			if err != nil {
 				t.Error(err)
 			}

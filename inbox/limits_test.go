@@ -11,6 +11,7 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // seedUsers creates org acme with the given users.
@@ -116,7 +117,7 @@ func TestAskLimitsHoldUnderConcurrency(t *testing.T) {
 				service := func(cfg inbox.Config) []*inbox.Service {
 					var out []*inbox.Service
 					for _, d := range dbs {
-						out = append(out, inbox.NewService(d, cfg, inbox.NewBroker()))
+						out = append(out, inbox.NewService(d, cfg, wait.NewBroker()))
 					}
 					return out
 				}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/internal/readcache"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // DefaultPageCacheTTL is how long a replica serves a page of check_inbox as
@@ -55,7 +56,7 @@ func newPageCache(d *db.DB, ttl time.Duration) *pageCache {
 	if ttl <= 0 {
 		return nil
 	}
-	return readcache.New[pageKey](d, notifyChannel, ttl, maxCachedPages, func(p cachedPage) readcache.Scope {
+	return readcache.New[pageKey](d, wait.NotifyChannel, ttl, maxCachedPages, func(p cachedPage) readcache.Scope {
 		return readcache.Scope{OrgID: p.orgID, UserID: p.userID}
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // seedOrg creates org with the given users.
@@ -57,7 +58,7 @@ func cachedInbox(t *testing.T, d *db.DB, s *inbox.Service, org, user string) []*
 func pageService(d *db.DB, ttl time.Duration) *inbox.Service {
 	cfg := inbox.DefaultConfig()
 	cfg.AsksPerMinute, cfg.LoopMax, cfg.PageCacheTTL = 1<<30, 1<<30, ttl
-	return inbox.NewService(d, cfg, inbox.NewBroker())
+	return inbox.NewService(d, cfg, wait.NewBroker())
 }
 
 // item returns the page's item of question id, or nil.

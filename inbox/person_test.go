@@ -11,6 +11,7 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // What a person does in the web app, checked on inbox.Service.
@@ -50,7 +51,7 @@ func TestPersonReadsWithoutTakingFromTheAgent(t *testing.T) {
 			t.Fatalf("review = %+v, err %v", full, err)
 		}
 		// The agent is still handed both questions.
-		got, err := s.WaitInbox(ctx, "acme", "answerer", inbox.WaitOptions{Timeout: time.Millisecond})
+		got, err := s.WaitInbox(ctx, "acme", "answerer", wait.Options{Timeout: time.Millisecond}, nil)
 		if err != nil || len(got.Questions) != 2 {
 			t.Fatalf("the agent was handed %v (err %v) after the person looked; want both questions", got, err)
 		}
@@ -164,7 +165,7 @@ func TestAnswerDirectly(t *testing.T) {
 		if err != nil || a.Status != inbox.StatusAnswered || a.Answer != "I do." {
 			t.Fatalf("answer = %+v, %v", a, err)
 		}
-		replies, err := s.WaitReply(ctx, "acme", "asker", q.ID, inbox.WaitOptions{Timeout: time.Millisecond})
+		replies, err := s.WaitReply(ctx, "acme", "asker", q.ID, wait.Options{Timeout: time.Millisecond})
 		if err != nil || len(replies) != 1 || replies[0].Answer != "I do." {
 			t.Fatalf("the asker got %v (err %v)", replies, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // The rules of questions and answers, checked on inbox.Service itself: the
@@ -295,7 +296,7 @@ func TestIdempotentRetryIsNotANewAsk(t *testing.T) {
 		limited := func(perMinute, loopMax int) *inbox.Service {
 			cfg := inbox.DefaultConfig()
 			cfg.AsksPerMinute, cfg.LoopMax = perMinute, loopMax
-			return inbox.NewService(d, cfg, inbox.NewBroker())
+			return inbox.NewService(d, cfg, wait.NewBroker())
 		}
 		retry := func(s *inbox.Service, what string, in inbox.Ask, want *inbox.Question) {
 			t.Helper()
@@ -378,13 +379,13 @@ func TestQuestionsStayInTheirOrg(t *testing.T) {
 		// The same user ids in org other reach none of acme's question.
 		wantNotFound(t, s, "other", "answerer", q.ID, "answer")
 		wantNotFound(t, s, "other", "asker", q.ID, "answer")
-		_, err := s.WaitReply(ctx, "other", "asker", q.ID, inbox.WaitOptions{})
+		_, err := s.WaitReply(ctx, "other", "asker", q.ID, wait.Options{})
 		wantRefusal(t, "wait for a reply from another org", err, ctalk.ENotFound, "not found")
 		items, _, err := s.Inbox(ctx, "other", "answerer", 10, "")
 		if err != nil || len(items) != 0 {
 			t.Fatalf("other's inbox = %v (err %v), want empty", items, err)
 		}
-		got, err := s.WaitInbox(ctx, "other", "answerer", inbox.WaitOptions{})
+		got, err := s.WaitInbox(ctx, "other", "answerer", wait.Options{}, nil)
 		if err != nil || !got.Empty() {
 			t.Fatalf("other's wait = %+v (err %v), want nothing", got, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // TestInboxSenders checks that check_inbox and wait_for_inbox show each
@@ -67,7 +68,7 @@ func TestInboxSenders(t *testing.T) {
 			if _, err := dbtest.Exec(d, `UPDATE questions SET recipient_handed_at = NULL WHERE org_id = 'acme'`); err != nil {
 				t.Fatal(err)
 			}
-			got, err := s.WaitInbox(ctx, "acme", "a", inbox.WaitOptions{})
+			got, err := s.WaitInbox(ctx, "acme", "a", wait.Options{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // pageStatements is what a page of the inbox may cost, whatever its size
@@ -129,7 +130,7 @@ func TestInboxPageStatementCount(t *testing.T) {
 		// MaxHanded at a time.
 		var d1 *inbox.Delivery
 		var err error
-		n := dbtest.Statements(d, func() { d1, err = s.WaitInbox(ctx, "acme", "me", inbox.WaitOptions{}) })
+		n := dbtest.Statements(d, func() { d1, err = s.WaitInbox(ctx, "acme", "me", wait.Options{}, nil) })
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,11 +8,8 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/wait"
 )
-
-// MaxWait caps how long one waiting call may block: platform proxies cut
-// requests after a few minutes.
-const MaxWait = 120 * time.Second
 
 // MaxHanded is the most questions one wait hands over; the rest wait for
 // the next call, so that a full inbox does not flood an agent's context.
@@ -28,25 +25,12 @@ type Delivery struct {
 // Empty reports whether there is nothing to hand over.
 func (d *Delivery) Empty() bool { return len(d.Questions) == 0 && len(d.Withdrawn) == 0 }
 
-// WaitOptions shape a waiting call.
-type WaitOptions struct {
-	Timeout time.Duration
-	// Stop ends the wait early, empty-handed: the server is shutting down.
-	Stop <-chan struct{}
-	// Tick, when set, is called every TickEvery while waiting, e.g. to send
-	// progress notifications.
-	Tick      func(waited time.Duration)
-	TickEvery time.Duration
-	// Also, when set, is a second check WaitInbox makes on every wake-up,
-	// after its own claim: it hands over events of other packages (channel
-	// alerts) woken by the same user's key, and reports whether it found any.
-	Also func() (bool, error)
-}
-
 // WaitInbox hands over questions the caller has not yet been handed, waiting
 // up to opts.Timeout for one to arrive. Each question is handed over once,
-// whether by a wait or by Inbox.
-func (s *Service) WaitInbox(ctx context.Context, orgID, userID string, opts WaitOptions) (*Delivery, error) {
+// whether by a wait or by Inbox. also, when not nil, is a claim of another
+// package's events woken by the same user's key (channel alerts), made
+// after the inbox's own on every check; it reports whether it found any.
+func (s *Service) WaitInbox(ctx context.Context, orgID, userID string, opts wait.Options, also func() (bool, error)) (*Delivery, error) {
 	var out *Delivery
 	err := s.wait(ctx, orgID, userID, opts, func() (bool, error) {
 		var err error
@@ -54,14 +38,14 @@ func (s *Service) WaitInbox(ctx context.Context, orgID, userID string, opts Wait
 			return false, err
 		}
 		found := !out.Empty()
-		if opts.Also != nil {
-			also, err := opts.Also()
+		if also != nil {
+			more, err := also()
 			if err != nil && !found {
 				return false, err
 			}
 			// With questions claimed, an error of the second check must not
 			// lose them: its events stay for the next call.
-			found = found || also
+			found = found || more
 		}
 		return found, nil
 	})
@@ -74,7 +58,7 @@ func (s *Service) WaitInbox(ctx context.Context, orgID, userID string, opts Wait
 // Replies.
 //
 // Returns ENotFound when msgID is not one of the caller's questions.
-func (s *Service) WaitReply(ctx context.Context, orgID, userID, msgID string, opts WaitOptions) ([]*Question, error) {
+func (s *Service) WaitReply(ctx context.Context, orgID, userID, msgID string, opts wait.Options) ([]*Question, error) {
 	if msgID != "" {
 		q, err := question(ctx, s.db, orgID, userID, msgID)
 		if err != nil {
@@ -98,23 +82,24 @@ func (s *Service) WaitReply(ctx context.Context, orgID, userID, msgID string, op
 // something over, the timeout passes, opts.Stop closes or ctx ends, but hands
 // nothing over and reads nothing but whether there is something. It lets a
 // caller park a waiting request while it holds little memory, then make the
-// real call, which returns at once. opts.Tick is not called; opts.Also,
-// when set, must only look, never hand over.
-func (s *Service) AwaitInbox(ctx context.Context, orgID, userID string, opts WaitOptions) error {
+// real call, which returns at once. opts.Tick is not called; also, when not
+// nil, must only look, never hand over. It returns the wait's error: ctx's,
+// or its credential's refusal (see wait.Broker.For).
+func (s *Service) AwaitInbox(ctx context.Context, orgID, userID string, opts wait.Options, also func() (bool, error)) error {
 	opts.Tick = nil
 	return s.wait(ctx, orgID, userID, opts, func() (bool, error) {
 		found, err := s.pending(ctx, pendingInboxSQL, orgID, userID)
-		if found || err != nil || opts.Also == nil {
+		if found || err != nil || also == nil {
 			return found, err
 		}
-		return opts.Also()
+		return also()
 	})
 }
 
 // AwaitReply is AwaitInbox for WaitReply. It returns at once, with no
 // error, when msgID is not one of the caller's questions: WaitReply then
 // says so.
-func (s *Service) AwaitReply(ctx context.Context, orgID, userID, msgID string, opts WaitOptions) error {
+func (s *Service) AwaitReply(ctx context.Context, orgID, userID, msgID string, opts wait.Options) error {
 	if msgID != "" {
 		q, err := question(ctx, s.db, orgID, userID, msgID)
 		if err != nil || q.From != userID {
@@ -137,45 +122,10 @@ func (s *Service) pending(ctx context.Context, query string, args ...any) (bool,
 	return found, nil
 }
 
-// wait subscribes before the first check, so that nothing committed between
-// the check and the subscription can be missed, then re-checks on every
-// wake-up and about every Recheck (longer when thousands wait: see
-// Broker.RecheckEvery), and gives up at the timeout. Between checks
-// it holds no database connection.
-func (s *Service) wait(ctx context.Context, orgID, userID string, opts WaitOptions, check func() (bool, error)) error {
-	wake, cancel := s.broker.Subscribe(orgID, userID)
-	defer cancel()
-	timeout := min(max(opts.Timeout, 0), MaxWait)
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	recheck := time.NewTimer(s.broker.RecheckEvery(s.cfg.Recheck))
-	defer recheck.Stop()
-	var tick <-chan time.Time
-	if opts.Tick != nil && opts.TickEvery > 0 {
-		t := time.NewTicker(opts.TickEvery)
-		defer t.Stop()
-		tick = t.C
-	}
-	start := time.Now()
-	for {
-		if found, err := check(); found || err != nil {
-			return err
-		}
-		select {
-		case <-wake:
-		case <-recheck.C:
-			recheck.Reset(s.broker.RecheckEvery(s.cfg.Recheck))
-		case now := <-tick:
-			opts.Tick(now.Sub(start))
-			continue
-		case <-deadline.C:
-			return nil
-		case <-opts.Stop:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+// wait waits on the user's key (see wait.Broker.For).
+func (s *Service) wait(ctx context.Context, orgID, userID string, opts wait.Options, check func() (bool, error)) error {
+	opts.Recheck = s.cfg.Recheck
+	return s.broker.For(ctx, orgID, wait.Key(userID), opts, check)
 }
 
 // claimInbox atomically takes the caller's unhanded questions and

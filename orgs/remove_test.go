@@ -11,6 +11,7 @@ import (
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/orgs"
+	"github.com/ctalk/ctalk/wait"
 )
 
 func TestRemoveUser(t *testing.T) {
@@ -18,7 +19,7 @@ func TestRemoveUser(t *testing.T) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
 		ctx := context.Background()
-		in := inbox.NewService(d, inbox.DefaultConfig(), inbox.NewBroker())
+		in := inbox.NewService(d, inbox.DefaultConfig(), wait.NewBroker())
 		bobToken, _, err := f.auth.Login(ctx, "a", "bob", userPW, "")
 		if err != nil {
 			t.Fatal(err)

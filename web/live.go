@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -13,6 +12,7 @@ import (
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/sse"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // MaxStreams caps the live streams one person may hold open on one server:
@@ -27,14 +27,13 @@ const reconnectAfter = 2 * time.Second
 // open pages up to date, and counts the streams open per person.
 type live struct {
 	p    *Pages
-	mu   sync.Mutex
-	open map[[2]string]int
+	open *wait.Limit
 }
 
 // mountLive adds the routes of the app's live section: the Server-Sent
 // Events stream that updates open pages without a reload.
 func (p *Pages) mountLive(r routes) {
-	l := &live{p: p, open: map[[2]string]int{}}
+	l := &live{p: p, open: wait.NewLimit(MaxStreams)}
 	// Not behind signedIn: a browser's event source cannot follow it to
 	// the sign-in page, so a stream without a session is answered 401.
 	r.e.GET("/events", l.events, p.headers, l.signedIn)
@@ -79,7 +78,7 @@ func (l *live) events(c echo.Context) error {
 		}
 		return nil
 	}
-	release, ok := l.acquire(m)
+	release, ok := l.open.Take(m.OrgID, m.UserID)
 	if !ok {
 		return c.String(http.StatusTooManyRequests, fmt.Sprintf(
 			"You have %d ctalk pages with live updates open; close some of those tabs or windows, then reload this page.", MaxStreams))
@@ -103,7 +102,15 @@ func (l *live) events(c echo.Context) error {
 	if err := sse.Retry(w, reconnectAfter); err != nil {
 		return nil
 	}
-	l.stream(c.Request().Context(), w, m, wake, feed)
+	// Ended at once when the session is signed out, here or on another
+	// replica; the stream's first read checks the session after this.
+	broker := l.p.inbox.Broker()
+	ctx, release := broker.Hold(c.Request().Context(), &wait.Credential{
+		OrgID: m.OrgID, UserID: m.UserID, ID: m.TokenHash, Seen: broker.Revocations(),
+		Check: func(ctx context.Context) error { return l.p.auth.StillSignedIn(ctx, m) },
+	})
+	defer release()
+	l.stream(ctx, w, m, wake, feed)
 	return nil
 }
 
@@ -154,6 +161,9 @@ func (l *live) stream(ctx context.Context, w http.ResponseWriter, m *auth.Sessio
 		case <-l.p.cfg.Stop:
 			return
 		case <-ctx.Done():
+			if err := wait.Refused(ctx); err != nil {
+				sse.Fail(w, err)
+			}
 			return
 		}
 	}
@@ -161,6 +171,10 @@ func (l *live) stream(ctx context.Context, w http.ResponseWriter, m *auth.Sessio
 
 // fail ends a stream with the error as its last event.
 func (l *live) fail(ctx context.Context, w http.ResponseWriter, err error) {
+	if refused := wait.Refused(ctx); refused != nil {
+		sse.Fail(w, refused)
+		return
+	}
 	if ctx.Err() != nil {
 		return
 	}
@@ -168,24 +182,6 @@ func (l *live) fail(ctx context.Context, w http.ResponseWriter, err error) {
 		l.p.cfg.Logger.Error("live updates failed", "error", err)
 	}
 	sse.Fail(w, err)
-}
-
-// acquire takes one of the person's streams, if they have one left.
-func (l *live) acquire(m *auth.Session) (release func(), ok bool) {
-	key := [2]string{m.OrgID, m.UserID}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.open[key] >= MaxStreams {
-		return nil, false
-	}
-	l.open[key]++
-	return func() {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if l.open[key]--; l.open[key] == 0 {
-			delete(l.open, key)
-		}
-	}, true
 }
 
 func (l *live) draining() bool {

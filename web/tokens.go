@@ -122,7 +122,10 @@ func (p *Pages) revokeToken(c echo.Context) error {
 	var err error
 	switch kind {
 	case kindOAuth:
-		err = p.oauth.RevokeOwnGrant(ctx, m.OrgID, m.UserID, id)
+		if err = p.oauth.RevokeOwnGrant(ctx, m.OrgID, m.UserID, id); err == nil {
+			// Announced, so that what the grant's tokens hold open ends.
+			p.auth.Revoked(ctx, m.OrgID, m.UserID)
+		}
 	case auth.KindLogin, auth.KindPersonal, auth.KindSession:
 		current, err = p.auth.RevokeCredential(ctx, m, kind, id)
 	default:

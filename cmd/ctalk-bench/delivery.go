@@ -9,8 +9,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctalk/ctalk/db"
-	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/mcpclient"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // Delivery is how long an answer takes to reach the agent waiting for it.
@@ -89,7 +89,7 @@ func (r *runner) replica(ctx context.Context) (*server, string, error) {
 // waitingOn returns a function that reports how many agents wait on a
 // server: from its broker in this process, from /metrics with -metrics-token,
 // or nil when there is no way to know.
-func (r *runner) waitingOn(base string, broker *inbox.Broker) func(context.Context) (int, error) {
+func (r *runner) waitingOn(base string, broker *wait.Broker) func(context.Context) (int, error) {
 	if broker != nil {
 		return func(context.Context) (int, error) { return broker.Waiting(), nil }
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/mcpclient"
+	"github.com/ctalk/ctalk/wait"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -67,7 +68,7 @@ type runner struct {
 	url     string
 	engine  db.Engine
 	db      *db.DB
-	broker  *inbox.Broker
+	broker  *wait.Broker
 	inbox   *inbox.Service
 	primary *server
 	// second is a replica of primary on the same Postgres, started by the
@@ -260,7 +261,7 @@ func (r *runner) startRemote(ctx context.Context) error {
 	r.closers = append(r.closers, func() { d.Close() })
 	icfg := inbox.DefaultConfig()
 	icfg.AsksPerMinute, icfg.LoopMax = benchAsksPerMin, benchLoopMax
-	r.db, r.engine, r.inbox = d, db.Postgres, inbox.NewService(d, icfg, inbox.NewBroker())
+	r.db, r.engine, r.inbox = d, db.Postgres, inbox.NewService(d, icfg, wait.NewBroker())
 	st.Engine = "postgres"
 	r.note("The organizations this run created stay in the target's database (ids start with %s).", r.prefix)
 	return nil

@@ -26,6 +26,7 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/mcpclient"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // Settings of every server the harness starts. A low bcrypt cost keeps the
@@ -61,7 +62,7 @@ type serverConfig struct {
 type server struct {
 	URL    string
 	DB     *db.DB
-	Broker *inbox.Broker
+	Broker *wait.Broker
 	Inbox  *inbox.Service
 	app    *api.Assembly
 	srv    *http.Server

@@ -181,7 +181,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	e.duration("READ_TIMEOUT", &c.ReadTimeout)
 	e.duration("MCP_SESSION_IDLE_TTL", &c.SessionIdleTTL)
 	if c.SessionIdleTTL < api.MinSessionIdleTTL {
-		// A session waiting in wait_for_inbox (up to inbox.MaxWait) must
+		// A session waiting in wait_for_inbox (up to wait.MaxWait) must
 		// not be forgotten meanwhile.
 		e.bad("MCP_SESSION_IDLE_TTL", "%s is shorter than the longest wait and a minute (%s)", c.SessionIdleTTL, api.MinSessionIdleTTL)
 	}

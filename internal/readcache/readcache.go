@@ -54,6 +54,8 @@ type Cache[K comparable, V any] struct {
 	// (see Put).
 	epoch     atomic.Uint64
 	listening atomic.Bool
+	// heard is the function of Heard.
+	heard func(Scope)
 }
 
 // generation is one generation of entries, with the keys of each scope's
@@ -236,12 +238,25 @@ func (c *Cache[K, V]) Listen(ctx context.Context, log *slog.Logger) {
 	c.db.Listen(ctx, c.channel, func() {
 		c.forgetAll()
 		c.listening.Store(true)
+		if c.heard != nil {
+			c.heard(Scope{})
+		}
 	}, func(payload string) {
 		if org, user, ok := strings.Cut(payload, "/"); ok {
-			c.forget(Scope{OrgID: org, UserID: user})
+			s := Scope{OrgID: org, UserID: user}
+			c.forget(s)
+			if c.heard != nil {
+				c.heard(s)
+			}
 		}
 	}, log)
 }
+
+// Heard makes fn hear, after Listen has applied it, every change another
+// replica announced, and, with an empty scope, every (re)connect of
+// Listen, after which the changes announced meanwhile are lost. Call it
+// before Listen.
+func (c *Cache[K, V]) Heard(fn func(Scope)) { c.heard = fn }
 
 // Listening reports whether Listen has connected once.
 func (c *Cache[K, V]) Listening() bool { return c.listening.Load() }

@@ -1,4 +1,4 @@
-package inbox
+package wait
 
 import (
 	"context"
@@ -14,7 +14,8 @@ import (
 	"github.com/ctalk/ctalk/db"
 )
 
-// Broker wakes the agents of this process that wait for a user. A wake-up
+// Broker wakes the agents of this process that wait for a key (a user, a
+// channel, an MCP session's subscriptions) of an org. A wake-up
 // carries no data: the waiter reads what is new from the database, so a
 // duplicate wake-up costs one query and a lost one costs latency only.
 type Broker struct {
@@ -26,6 +27,8 @@ type Broker struct {
 	publishing atomic.Bool
 	// heard are the functions of Heard.
 	heard []func(orgID, key string)
+	// revocations are the waits and streams held for their credential.
+	revocations revocations
 }
 
 // Heard makes fn hear every wake-up, of this replica (Wake) or sent by
@@ -73,28 +76,58 @@ func (b *Broker) Watch(orgID, userID string) (<-chan struct{}, func()) {
 
 // subscribe adds a waiter, counted as weight agents.
 func (b *Broker) subscribe(orgID, userID string, weight int) (<-chan struct{}, func()) {
-	key := userKey(orgID, userID)
-	ch := make(chan struct{}, 1)
+	sub := b.subscription(orgID, weight)
+	sub.add(userID)
+	return sub.ch, sub.cancel
+}
+
+// subscription is one waiter woken by any of several keys of an org, on
+// one channel, counted as weight agents however many keys it has.
+type subscription struct {
+	b      *Broker
+	orgID  string
+	ch     chan struct{}
+	keys   []string
+	weight int
+}
+
+func (b *Broker) subscription(orgID string, weight int) *subscription {
 	b.mu.Lock()
-	set := b.waiters[key]
-	if set == nil {
-		set = map[chan struct{}]struct{}{}
-		b.waiters[key] = set
-	}
-	set[ch] = struct{}{}
 	b.count += weight
 	b.mu.Unlock()
-	return ch, func() {
-		b.mu.Lock()
-		if _, ok := set[ch]; ok {
-			delete(set, ch)
-			b.count -= weight
+	return &subscription{b: b, orgID: orgID, ch: make(chan struct{}, 1), weight: weight}
+}
+
+// add makes the waiter woken by key too.
+func (s *subscription) add(key string) {
+	k := userKey(s.orgID, key)
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	set := s.b.waiters[k]
+	if set == nil {
+		set = map[chan struct{}]struct{}{}
+		s.b.waiters[k] = set
+	}
+	if _, ok := set[s.ch]; !ok {
+		set[s.ch] = struct{}{}
+		s.keys = append(s.keys, k)
+	}
+}
+
+// cancel removes the waiter; calling it again does nothing.
+func (s *subscription) cancel() {
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	for _, k := range s.keys {
+		if set := s.b.waiters[k]; set != nil {
+			delete(set, s.ch)
 			if len(set) == 0 {
-				delete(b.waiters, key)
+				delete(s.b.waiters, k)
 			}
 		}
-		b.mu.Unlock()
 	}
+	s.b.count -= s.weight
+	s.keys, s.weight = nil, 0
 }
 
 // Wake wakes every waiter of the user: those of this process at once and,
@@ -163,8 +196,8 @@ func (b *Broker) RecheckEvery(every time.Duration) time.Duration {
 	return d*3/4 + rand.N(d/2+1)
 }
 
-// notifyChannel is the Postgres channel that carries wake-ups between replicas.
-const notifyChannel = "ctalk_wake"
+// NotifyChannel is the Postgres channel that carries wake-ups between replicas.
+const NotifyChannel = "ctalk_wake"
 
 // notifyPayload names the user to wake: ids only, never message text.
 func notifyPayload(orgID, userID string) string { return orgID + "/" + userID }
@@ -175,7 +208,7 @@ func notifyPayload(orgID, userID string) string { return orgID + "/" + userID }
 // with no org, and it wakes every local waiter, because wake-ups sent while
 // it was away are lost. It returns at once on SQLite.
 func (b *Broker) Listen(ctx context.Context, d *db.DB, log *slog.Logger) {
-	d.Listen(ctx, notifyChannel, func() {
+	d.Listen(ctx, NotifyChannel, func() {
 		b.hear("", "")
 		b.WakeAll()
 	}, func(payload string) {
@@ -214,7 +247,7 @@ func (b *Broker) Publish(ctx context.Context, d *db.DB, log *slog.Logger) {
 		batch := slices.Collect(maps.Keys(pending))
 		clear(pending)
 		sendCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := d.Notify(sendCtx, notifyChannel, batch)
+		err := d.Notify(sendCtx, NotifyChannel, batch)
 		cancel()
 		switch {
 		case err != nil && ctx.Err() == nil && !failing:

@@ -1,18 +1,18 @@
-package inbox_test
+package wait_test
 
 import (
 	"fmt"
 	"testing"
 	"time"
 
-	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/wait"
 )
 
 // TestRecheckEvery: the safety re-checks of one process's waiting agents
 // stay under 200 a second together however many wait, and agents that start
 // waiting together are spread instead of re-checking together.
 func TestRecheckEvery(t *testing.T) {
-	b := inbox.NewBroker()
+	b := wait.NewBroker()
 	every := 10 * time.Second
 	for _, waiting := range []int{0, 1, 2000, 10000} {
 		for n := b.Waiting(); n < waiting; n++ {
