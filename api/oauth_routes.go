@@ -103,11 +103,7 @@ func (s *Server) revokeOAuthGrant(ctx context.Context, sess *auth.Session) error
 	if sess.GrantID == "" {
 		return nil
 	}
-	if err := s.oauth.RevokeGrant(ctx, sess.OrgID, sess.UserID, sess.GrantID); err != nil {
-		return err
-	}
-	// Announced, as every revocation is, so that the waits and streams the
-	// grant's tokens hold open end on every replica.
-	s.auth.Revoked(ctx, sess.OrgID, sess.UserID)
-	return nil
+	// auth announces the revocation after it commits, so that the waits and
+	// streams the grant's tokens hold open end on every replica.
+	return s.oauth.RevokeGrant(ctx, sess.OrgID, sess.UserID, sess.GrantID)
 }

@@ -122,10 +122,8 @@ func (p *Pages) revokeToken(c echo.Context) error {
 	var err error
 	switch kind {
 	case kindOAuth:
-		if err = p.oauth.RevokeOwnGrant(ctx, m.OrgID, m.UserID, id); err == nil {
-			// Announced, so that what the grant's tokens hold open ends.
-			p.auth.Revoked(ctx, m.OrgID, m.UserID)
-		}
+		// auth announces it, so that what the grant's tokens hold open ends.
+		err = p.oauth.RevokeOwnGrant(ctx, m.OrgID, m.UserID, id)
 	case auth.KindLogin, auth.KindPersonal, auth.KindSession:
 		current, err = p.auth.RevokeCredential(ctx, m, kind, id)
 	default:
