@@ -415,16 +415,16 @@ func (s *Server) jsonRPCBody(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		if kind == rpcNotification && method == "notifications/cancelled" {
 			// mcp-go cancels only the calls it handles: a parked one is
-			// cancelled here.
+			// cancelled here, in both eras.
 			s.parked.cancelled(req, b)
-		}
-		if kind == rpcNotification && method == "notifications/cancelled" && mcp.IsModernProtocol(req.Header.Get(mcp.HeaderProtocolVersion)) {
-			// In the stateless era a call is cancelled by closing its HTTP
-			// request, which already ends the tool call, so the notice needs
-			// no handling; and some clients send it without the _meta that
-			// mcp-go requires, which would answer 400 and make those clients
-			// drop their whole session.
-			return c.NoContent(http.StatusAccepted)
+			if mcp.IsModernProtocol(req.Header.Get(mcp.HeaderProtocolVersion)) {
+				// mcp-go has nothing more to cancel in the stateless era, where
+				// closing the HTTP request ends the tool call it handles; and
+				// some clients send the notice without the _meta that mcp-go
+				// requires, which would answer 400 and make those clients drop
+				// their whole session.
+				return c.NoContent(http.StatusAccepted)
+			}
 		}
 		return next(c)
 	}

@@ -179,7 +179,7 @@ func (r *revocations) of(orgID, userID string) []*holder {
 	for _, set := range r.holders {
 		for h := range set {
 			c := h.cred
-			if orgID == "" || c.OrgID == orgID && (userID == "" || c.UserID == userID) {
+			if orgID == "" || c.OrgID == orgID {
 				out = append(out, h)
 			}
 		}
