@@ -63,9 +63,6 @@ func testSIGTERM(t *testing.T, e db.Engine) {
 	for i := range readers {
 		loop(eraOf(i), "check_inbox", map[string]any{"limit": 5})
 	}
-	// The recipient's own waiter returns each time a question arrives.
-	loop(eraStateless, "wait_for_inbox", map[string]any{"timeout_s": 20})
-
 	// The askers' waits for replies never end by themselves: nobody answers.
 	var waiting sync.WaitGroup
 	for i := range waiters {
@@ -80,8 +77,12 @@ func testSIGTERM(t *testing.T, e db.Engine) {
 		})
 	}
 	waiting.Wait()
-	// SIGTERM must find every wait subscribed in the server.
+	// SIGTERM must find every wait subscribed in the server. The count is
+	// taken before the recipient's own waiter starts: that one comes and
+	// goes, and counted here it could stand in for a wait not yet arrived.
 	s.waitForWaiting(waiters, 15*time.Second)
+	// The recipient's own waiter returns each time a question arrives.
+	loop(eraStateless, "wait_for_inbox", map[string]any{"timeout_s": 20})
 
 	// Let the load build up, then signal.
 	deadline := time.Now().Add(10 * time.Second)
