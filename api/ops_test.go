@@ -8,6 +8,7 @@ import (
 )
 
 func TestAuditLogRecordsToolCalls(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.org(t, era, "acme")
 		other := e.org(t, era, "other")
@@ -79,6 +80,7 @@ func TestAuditLogRecordsToolCalls(t *testing.T) {
 }
 
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	e := start(t, "sqlite")
 	u := e.org(t, eraStateless, "acme")
 	ok(t, u["bob"], "whoami", nil)

@@ -149,6 +149,7 @@ var roleChanger *orgs.Service
 // another, and nothing posted or asked afterwards reaches it; a logout of
 // one token leaves the user's other tokens' streams open.
 func TestRevocationEndsWhatIsOpen(t *testing.T) {
+	t.Parallel()
 	type setup struct {
 		name     string
 		engine   db.Engine

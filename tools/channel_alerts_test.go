@@ -25,6 +25,7 @@ func events(res map[string]any) []string {
 }
 
 func TestChannelAlertsReachTheInbox(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.org(t, era, "acme")
 		alice, bob, carol := u["alice"], u["bob"], u["carol"]
@@ -100,6 +101,7 @@ func TestChannelAlertsReachTheInbox(t *testing.T) {
 // servers over one database, and checks that each alert reaches each member
 // exactly once.
 func TestChannelAlertsDeliveredOnceAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			one := start(t, engine)

@@ -30,6 +30,7 @@ func resourceURIs(t *testing.T, cs *mcp.ClientSession) []string {
 }
 
 func TestChannelsAsResources(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.org(t, era, "acme")
 		alice, bob, carol := u["alice"], u["bob"], u["carol"]
@@ -118,6 +119,7 @@ func TestChannelsAsResources(t *testing.T) {
 // TestChannelResourcesWithMCPGo lists and reads channel resources with
 // mcp-go's client, over real HTTP.
 func TestChannelResourcesWithMCPGo(t *testing.T) {
+	t.Parallel()
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e := start(t, engine)

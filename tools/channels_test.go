@@ -14,6 +14,7 @@ import (
 )
 
 func TestChannelTools(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.org(t, era, "acme")
 		ch := ok(t, u["alice"], "create_channel", map[string]any{"channel": "#Dev", "topic": "builds", "members": []string{"bob"}})
@@ -91,6 +92,7 @@ func TestChannelTools(t *testing.T) {
 // TestChannelToolsFenceText checks that every channel tool that hands over
 // other people's words says, in its description, that they are data.
 func TestChannelToolsFenceText(t *testing.T) {
+	t.Parallel()
 	e := start(t, db.SQLite)
 	cs := e.connect(t, eraStateless, "")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -116,6 +118,7 @@ func TestChannelToolsFenceText(t *testing.T) {
 // TestChannelTenancy calls every channel tool on a channel of another org
 // and on a private channel the caller is not in: each is "not found".
 func TestChannelTenancy(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		a := e.org(t, era, "org-a")
 		b := e.org(t, era, "org-b")
@@ -155,6 +158,7 @@ func TestChannelTenancy(t *testing.T) {
 // lowered to the limit, not overflow into no wait at all, and the wait must
 // return the message posted while it waits.
 func TestWaitForMessage(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.org(t, era, "acme")
 		ok(t, u["alice"], "create_channel", map[string]any{"channel": "dev", "members": []string{"bob"}})
@@ -186,6 +190,7 @@ func TestWaitForMessage(t *testing.T) {
 // another: only the Postgres notification can wake it, since the safety
 // re-check is an hour away.
 func TestChannelWakeAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	slow := options{inbox: func(c *inbox.Config) { c.Recheck = time.Hour }}
 	for _, era := range eras {
 		t.Run(era, func(t *testing.T) {

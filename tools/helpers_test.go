@@ -116,12 +116,15 @@ func start(t testing.TB, e db.Engine, opts ...options) *env {
 }
 
 // each runs fn on both engines and in both protocol eras, on servers
-// started with opts.
+// started with opts, in parallel: each run has a server and a database of
+// its own.
 func each(t *testing.T, fn func(t *testing.T, e *env, era string), opts ...options) {
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
 			for _, era := range eras {
 				t.Run(era, func(t *testing.T) {
+					t.Parallel()
 					fn(t, start(t, engine, opts...), era)
 				})
 			}

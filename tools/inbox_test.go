@@ -21,6 +21,7 @@ import (
 )
 
 func TestQuestionAndAnswerFlow(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.org(t, era, "acme")
 		bob, alice := u["bob"], u["alice"]
@@ -86,6 +87,7 @@ func TestQuestionAndAnswerFlow(t *testing.T) {
 }
 
 func TestApprovalRules(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.org(t, era, "acme")
 		bob, alice, carol := u["bob"], u["alice"], u["carol"]
@@ -130,6 +132,7 @@ func TestApprovalRules(t *testing.T) {
 // approved its exact draft in the web app, signed in; the approval_url
 // leads there and approves nothing by itself.
 func TestHumanApproval(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.org(t, era, "acme")
 		bob, alice := u["bob"], u["alice"]
@@ -188,6 +191,7 @@ func TestHumanApproval(t *testing.T) {
 // TestOldApprovalLinks: a link of an earlier release leads to its question
 // in the web app, and posting it approves nothing.
 func TestOldApprovalLinks(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.org(t, era, "acme")
 		bob, alice := u["bob"], u["alice"]
@@ -233,6 +237,7 @@ func get(t *testing.T, u string) string {
 }
 
 func TestAskIdempotentUnderConcurrentRetries(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.org(t, era, "acme")
 		bob := u["bob"]
@@ -266,6 +271,7 @@ func TestAskIdempotentUnderConcurrentRetries(t *testing.T) {
 }
 
 func TestWaiting(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.org(t, era, "acme")
 		bob, alice := u["bob"], u["alice"]
@@ -332,6 +338,7 @@ func TestWaiting(t *testing.T) {
 }
 
 func TestWakeAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	for _, era := range eras {
 		t.Run(era, func(t *testing.T) {
 			one := start(t, db.Postgres)
@@ -356,6 +363,7 @@ func TestWakeAcrossReplicas(t *testing.T) {
 }
 
 func TestMessagesOfAnotherOrgAreNotFound(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		a := e.org(t, era, "org-a")
 		b := e.org(t, era, "org-b")
@@ -383,6 +391,7 @@ func TestMessagesOfAnotherOrgAreNotFound(t *testing.T) {
 }
 
 func TestAskLimits(t *testing.T) {
+	t.Parallel()
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e := start(t, engine, options{inbox: func(c *inbox.Config) { c.AsksPerMinute = 3; c.LoopMax = 100 }})

@@ -16,6 +16,7 @@ import (
 var memberTools = []string{"remove_user", "revoke_user_tokens", "change_password", "reset_user_password", "change_admin_password"}
 
 func TestRemoveUserOverMCP(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.org(t, era, "acme")
 		alice, bob, carol := u["alice"], u["bob"], u["carol"]
@@ -68,6 +69,7 @@ func TestRemoveUserOverMCP(t *testing.T) {
 }
 
 func TestMemberToolsAcrossOrgs(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		a := e.org(t, era, "acme")
 		b := e.org(t, era, "other")
@@ -98,6 +100,7 @@ func TestMemberToolsAcrossOrgs(t *testing.T) {
 // TestRemoveLastTwoAdminsOverMCP removes the last two admins of an org at the
 // same moment, with the admin password, in several orgs: one must stay.
 func TestRemoveLastTwoAdminsOverMCP(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		anon := []*mcp.ClientSession{e.connect(t, era, ""), e.connect(t, era, "")}
 		for round := range 5 {
@@ -139,6 +142,7 @@ func TestRemoveLastTwoAdminsOverMCP(t *testing.T) {
 }
 
 func TestPasswordToolsOverMCP(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.org(t, era, "acme")
 		alice, carol := u["alice"], u["carol"]
@@ -232,6 +236,7 @@ func TestPasswordToolsOverMCP(t *testing.T) {
 }
 
 func TestMemberToolsAreMarkedDestructive(t *testing.T) {
+	t.Parallel()
 	e := start(t, dbtest.Engines[0])
 	res, err := e.connect(t, eraStateless, "").ListTools(t.Context(), nil)
 	if err != nil {
@@ -257,6 +262,7 @@ func TestMemberToolsAreMarkedDestructive(t *testing.T) {
 // admin password, from one address, all succeed: admin-password checks
 // still running are not failures.
 func TestConcurrentRegisterUser(t *testing.T) {
+	t.Parallel()
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e := start(t, engine)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestPresence(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.org(t, era, "acme")
 		alice, bob := u["alice"], u["bob"]
@@ -35,6 +36,7 @@ func TestPresence(t *testing.T) {
 // waiting on the other, and that a wait ending on one server does not hide
 // one still running on the other.
 func TestPresenceAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			one := start(t, engine)
