@@ -62,13 +62,11 @@ type Config struct {
 	Version string
 	Build   string
 	Logger  *slog.Logger
-	// AllowOrgSignup lets anyone call register_organization; when false it
-	// needs SignupSecret.
+	// AllowOrgSignup, SignupSecret and ProgressEvery are handed to the
+	// tools (see tools.Config), and the first two to the web app's sign-up.
 	AllowOrgSignup bool
 	SignupSecret   string
-	// ProgressEvery is how often a waiting tool sends a progress
-	// notification when the client asked for them; zero means 10 s.
-	ProgressEvery time.Duration
+	ProgressEvery  time.Duration
 	// ReadTimeout bounds the time a client may take to send a request
 	// body (see readDeadline); zero means no bound.
 	ReadTimeout time.Duration
@@ -125,13 +123,9 @@ type Server struct {
 
 // Parts are what a Server serves and calls, built by Assemble.
 type Parts struct {
-	DB       *db.DB
-	Auth     *auth.Service
-	Orgs     *orgs.Service
-	Inbox    *inbox.Service
-	Channels *channels.Service
-	OAuth    *oauth.Service
-	Presence *orgs.Presence
+	DB *db.DB
+	// Services are the domain services, which the tools call too.
+	tools.Services
 	// Tools are the MCP tools served at /mcp; Web the web app for people.
 	Tools *tools.Server
 	Web   *web.Pages

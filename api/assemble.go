@@ -91,11 +91,10 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	go presence.Run(ctx)
 	go ch.PruneAlertsEvery(ctx, time.Hour, log)
 
-	p := Parts{DB: d, Auth: a, Orgs: o, Inbox: in, Channels: ch, Presence: presence,
-		OAuth: oauth.NewService(d, a, oauthConfig(w.API)), Metrics: prometheus.NewRegistry(), Stop: make(chan struct{})}
+	svc := tools.Services{Auth: a, Orgs: o, Inbox: in, Channels: ch, Presence: presence, OAuth: oauth.NewService(d, a, oauthConfig(w.API))}
+	p := Parts{DB: d, Services: svc, Metrics: prometheus.NewRegistry(), Stop: make(chan struct{})}
 	p.Tools = tools.New(tools.Config{Version: w.API.Version, Logger: log, AllowOrgSignup: w.API.AllowOrgSignup, SignupSecret: w.API.SignupSecret,
-		ProgressEvery: w.API.ProgressEvery, Audit: w.API.Audit, Stop: p.Stop, Metrics: p.Metrics},
-		tools.Services{Auth: a, Orgs: o, Inbox: in, Channels: ch, OAuth: p.OAuth, Presence: presence})
+		ProgressEvery: w.API.ProgressEvery, Audit: w.API.Audit, Stop: p.Stop, Metrics: p.Metrics}, svc)
 	p.Web = web.New(web.Config{
 		Logger:            log,
 		PublicURL:         func(r *http.Request) string { return PublicURL(w.API.PublicURL, r) },

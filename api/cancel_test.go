@@ -9,7 +9,6 @@ import (
 )
 
 func TestCancelledWaitLeavesTheSessionUsable(t *testing.T) {
-	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		alice := e.org(t, era, "acme")["alice"]
 		ctx, cancel := context.WithCancel(context.Background())

@@ -104,7 +104,6 @@ func TestOAuthIssuerIsOrigin(t *testing.T) {
 // passwords work, and a tool that acts as the person gets 401 with the
 // challenge that starts the browser sign-in.
 func TestAnonymousChallenge(t *testing.T) {
-	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		anon := e.connect(t, era, "")
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -8,7 +8,6 @@ import (
 )
 
 func TestAuditLogRecordsToolCalls(t *testing.T) {
-	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.org(t, era, "acme")
 		other := e.org(t, era, "other")

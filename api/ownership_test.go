@@ -6,7 +6,6 @@ import (
 )
 
 func TestOwnershipJunkOverMCP(t *testing.T) {
-	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		anon := e.connect(t, era, "")
 		ok(t, anon, "register_organization", map[string]any{"org_id": "acme", "name": "Acme", "admin_password": adminPW})

@@ -8,7 +8,6 @@ import (
 // one page has no next_cursor and has_more false, and a cursor the server
 // did not issue is refused.
 func TestCheckRepliesCursor(t *testing.T) {
-	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		s := e.org(t, era, "acme")
 		q := ok(t, s["alice"], "ask_person", map[string]any{"to_user_id": "bob", "question": "retry logic?"})

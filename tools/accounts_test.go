@@ -6,7 +6,6 @@ import (
 )
 
 func TestAccountFlow(t *testing.T) {
-	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		anon := e.connect(t, era, "")
 		org := ok(t, anon, "register_organization", map[string]any{"org_id": "  Acme ", "name": "Acme Inc", "admin_password": adminPW})
@@ -67,7 +66,6 @@ func TestAccountFlow(t *testing.T) {
 }
 
 func TestToolsListHasSchemasAndAnnotations(t *testing.T) {
-	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		cs := e.connect(t, era, "")
 		res, err := cs.ListTools(t.Context(), nil)

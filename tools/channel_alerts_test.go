@@ -25,7 +25,6 @@ func events(res map[string]any) []string {
 }
 
 func TestChannelAlertsReachTheInbox(t *testing.T) {
-	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.org(t, era, "acme")
 		alice, bob, carol := u["alice"], u["bob"], u["carol"]

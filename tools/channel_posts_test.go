@@ -14,7 +14,6 @@ import (
 // an approval_url into the web app, and no member sees it; back in agent
 // mode, posts go out at once.
 func TestChannelPostMode(t *testing.T) {
-	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		tok := e.tokens(t, era, "acme")
 		alice, bob := e.connect(t, era, tok["alice"]), e.connect(t, era, tok["bob"])

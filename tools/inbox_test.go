@@ -21,7 +21,6 @@ import (
 )
 
 func TestQuestionAndAnswerFlow(t *testing.T) {
-	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.org(t, era, "acme")
 		bob, alice := u["bob"], u["alice"]
@@ -87,7 +86,6 @@ func TestQuestionAndAnswerFlow(t *testing.T) {
 }
 
 func TestApprovalRules(t *testing.T) {
-	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.org(t, era, "acme")
 		bob, alice, carol := u["bob"], u["alice"], u["carol"]
@@ -132,7 +130,6 @@ func TestApprovalRules(t *testing.T) {
 // approved its exact draft in the web app, signed in; the approval_url
 // leads there and approves nothing by itself.
 func TestHumanApproval(t *testing.T) {
-	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.org(t, era, "acme")
 		bob, alice := u["bob"], u["alice"]
@@ -191,7 +188,6 @@ func TestHumanApproval(t *testing.T) {
 // TestOldApprovalLinks: a link of an earlier release leads to its question
 // in the web app, and posting it approves nothing.
 func TestOldApprovalLinks(t *testing.T) {
-	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.org(t, era, "acme")
 		bob, alice := u["bob"], u["alice"]
@@ -237,7 +233,6 @@ func get(t *testing.T, u string) string {
 }
 
 func TestAskIdempotentUnderConcurrentRetries(t *testing.T) {
-	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.org(t, era, "acme")
 		bob := u["bob"]
@@ -271,7 +266,6 @@ func TestAskIdempotentUnderConcurrentRetries(t *testing.T) {
 }
 
 func TestWaiting(t *testing.T) {
-	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.org(t, era, "acme")
 		bob, alice := u["bob"], u["alice"]
@@ -363,7 +357,6 @@ func TestWakeAcrossReplicas(t *testing.T) {
 }
 
 func TestMessagesOfAnotherOrgAreNotFound(t *testing.T) {
-	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		a := e.org(t, era, "org-a")
 		b := e.org(t, era, "org-b")

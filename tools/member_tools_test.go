@@ -16,7 +16,6 @@ import (
 var memberTools = []string{"remove_user", "revoke_user_tokens", "change_password", "reset_user_password", "change_admin_password"}
 
 func TestRemoveUserOverMCP(t *testing.T) {
-	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.org(t, era, "acme")
 		alice, bob, carol := u["alice"], u["bob"], u["carol"]
@@ -69,7 +68,6 @@ func TestRemoveUserOverMCP(t *testing.T) {
 }
 
 func TestMemberToolsAcrossOrgs(t *testing.T) {
-	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		a := e.org(t, era, "acme")
 		b := e.org(t, era, "other")
@@ -100,7 +98,6 @@ func TestMemberToolsAcrossOrgs(t *testing.T) {
 // TestRemoveLastTwoAdminsOverMCP removes the last two admins of an org at the
 // same moment, with the admin password, in several orgs: one must stay.
 func TestRemoveLastTwoAdminsOverMCP(t *testing.T) {
-	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		anon := []*mcp.ClientSession{e.connect(t, era, ""), e.connect(t, era, "")}
 		for round := range 5 {
@@ -142,7 +139,6 @@ func TestRemoveLastTwoAdminsOverMCP(t *testing.T) {
 }
 
 func TestPasswordToolsOverMCP(t *testing.T) {
-	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.org(t, era, "acme")
 		alice, carol := u["alice"], u["carol"]

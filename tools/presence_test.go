@@ -10,7 +10,6 @@ import (
 )
 
 func TestPresence(t *testing.T) {
-	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.org(t, era, "acme")
 		alice, bob := u["alice"], u["bob"]
