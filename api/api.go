@@ -96,8 +96,6 @@ type Server struct {
 	cfg   Config
 	log   *slog.Logger
 	db    *db.DB
-	auth  *auth.Service
-	orgs  *orgs.Service
 	inbox *inbox.Service
 	echo  *echo.Echo
 	mcp   *server.MCPServer
@@ -141,7 +139,7 @@ func New(cfg Config, p Parts) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, db: p.DB, auth: p.Auth, orgs: p.Orgs, inbox: p.Inbox, channels: p.Channels, presence: p.Presence,
+	s := &Server{cfg: cfg, log: cfg.Logger, db: p.DB, inbox: p.Inbox, channels: p.Channels, presence: p.Presence,
 		oauth: p.OAuth, web: p.Web, tools: p.Tools, mcp: p.Tools.MCP(), stop: p.Stop, hosts: newHostPolicy(cfg),
 		streams: wait.NewLimit(maxStreamsPerUser), restStreams: wait.NewLimit(MaxRESTPerUser), restPolls: wait.NewLimit(MaxRESTPerUser)}
 	s.metrics = s.newMetrics(p.Metrics)
