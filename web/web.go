@@ -160,6 +160,8 @@ func (p *Pages) Mount(e *echo.Echo) {
 	p.mountTokens(r)
 	p.mountChannels(r)
 	p.mountAdmin(r.with(p.adminOnly))
+	p.mountInvites(r.with(p.adminOnly))
+	p.mountAccess(e, mw)
 	p.mountLive(r)
 }
 
@@ -248,6 +250,9 @@ type page struct {
 	OrgID     string
 	UserID    string
 	SignupURL string
+	// ForgotURL is the "forgot password" page, when the server mails
+	// reset links.
+	ForgotURL string
 	// Sign-up.
 	Form       signupForm
 	NeedSecret bool
