@@ -44,7 +44,6 @@ type adminData struct {
 	Invite       inviteForm
 	InvitesError string
 	MailEnabled  bool
-	Now          time.Time
 	// Errors of the settings and admin password forms.
 	SettingsError, PasswordError string
 }
@@ -81,7 +80,7 @@ func (p *Pages) admin(c echo.Context, status int, d *adminData, flashed string) 
 	if d.Invites, err = p.auth.Invites(ctx, m.OrgID); err != nil {
 		return err
 	}
-	d.MailEnabled, d.Now = p.access.Enabled(), time.Now()
+	d.MailEnabled = p.access.Enabled()
 	if d.Invite.Role == "" {
 		d.Invite.Role = orgs.RoleMember
 	}
