@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -246,5 +247,190 @@ func TestInviteUserTool(t *testing.T) {
 			t.Errorf("accepting the tool's invite: %d", code)
 		}
 		s.noSecret(t, token(link))
+	})
+}
+
+// forgot posts the "forgot password" form for who in orgID.
+func forgot(c *client, orgID, who string) (int, string) {
+	c.t.Helper()
+	return c.post("/forgot", url.Values{"org_id": {orgID}, "who": {who}})
+}
+
+// TestForgotPasswordAnswersTheSame: the answer does not tell whether the
+// account exists or has an address; only a member with an address gets a
+// mail, asked for by id or by address.
+func TestForgotPasswordAnswersTheSame(t *testing.T) {
+	each(t, func(t *testing.T, engine db.Engine) {
+		box := mailtest.Start(t)
+		s := start(t, engine, withMail(box))
+		s.org(t, "acme")
+		if _, err := s.Orgs.SetEmail(context.Background(), "acme", "bob", "Bob@Example.com"); err != nil {
+			t.Fatal(err)
+		}
+		if _, body := s.anonymous(t).get("/signin"); !strings.Contains(body, `href="/forgot"`) {
+			t.Errorf("the sign-in page has no Forgot password? link")
+		}
+		var want string
+		for i, c := range []struct{ org, who string }{
+			{"acme", "bob"}, {"acme", "BOB@example.com"}, {"acme", "nobody"}, {"acme", "carol"}, {"acme", "nobody@example.com"}, {"other", "bob"},
+		} {
+			code, body := forgot(s.anonymous(t), c.org, c.who)
+			body = strings.ReplaceAll(strings.ReplaceAll(body, c.who, "WHO"), c.org, "ORG")
+			body = regexp.MustCompile(`name="csrf" value="[^"]*"`).ReplaceAllString(body, "")
+			if code != http.StatusOK || !strings.Contains(body, "is on its way") {
+				t.Errorf("%s/%s: %d %s", c.org, c.who, code, body)
+			}
+			if i == 0 {
+				want = body
+			} else if body != want {
+				t.Errorf("%s/%s answers otherwise than acme/bob:\n%s\nwant\n%s", c.org, c.who, body, want)
+			}
+		}
+		s.Access.Wait()
+		mails := box.Messages()
+		if len(mails) != 2 {
+			t.Fatalf("%d mails, want 2 (bob by id and by address)", len(mails))
+		}
+		for _, m := range mails {
+			if m.To[0] != "bob@example.com" {
+				t.Errorf("a reset mailed to %v", m.To)
+			}
+			linkIn(t, m, "reset")
+		}
+		if code, body := forgot(s.anonymous(t), "acme", "not an@address"); code != http.StatusBadRequest || !strings.Contains(body, "who-error") {
+			t.Errorf("a malformed address: %d", code)
+		}
+	})
+}
+
+// TestPasswordResetEndsEverySession: the mailed link sets the password,
+// ends every other session and token of the person, signs this browser
+// in, works once, and expires after 30 minutes.
+func TestPasswordResetEndsEverySession(t *testing.T) {
+	each(t, func(t *testing.T, engine db.Engine) {
+		box := mailtest.Start(t)
+		s := start(t, engine, withMail(box))
+		s.org(t, "acme")
+		ctx := context.Background()
+		if _, err := s.Orgs.SetEmail(ctx, "acme", "bob", "bob@example.com"); err != nil {
+			t.Fatal(err)
+		}
+		tok, _, err := s.Auth.Login(ctx, "acme", "bob", userPW, "127.0.0.1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		laptop := s.newClient(t, "acme", "bob")
+		carolTok, _, _ := s.Auth.Login(ctx, "acme", "carol", userPW, "127.0.0.1")
+
+		forgot(s.anonymous(t), "acme", "bob")
+		link := linkIn(t, box.WaitFor(t, 1)[0], "reset")
+		phone := s.anonymous(t)
+		if code, body := phone.get(link); code != http.StatusOK || !strings.Contains(body, "Choose a new password") {
+			t.Fatalf("GET the reset link: %d %s", code, body)
+		}
+		if code, _ := phone.post(link, url.Values{"password": {"new-password-1"}, "confirm": {"new-password-2"}}); code != http.StatusBadRequest {
+			t.Errorf("differing passwords: %d", code)
+		}
+		code, body := phone.post(link, url.Values{"password": {"new-password-1"}, "confirm": {"new-password-1"}})
+		if code != http.StatusOK || !strings.Contains(body, "Your new password is set") {
+			t.Fatalf("reset: %d %s", code, body)
+		}
+		if _, err := s.Auth.Authenticate(ctx, tok); err == nil {
+			t.Error("bob's token still works after the reset")
+		}
+		if _, body := laptop.get("/inbox"); !strings.Contains(body, `id="password"`) {
+			t.Error("bob's other browser is still signed in")
+		}
+		if _, err := s.Auth.Authenticate(ctx, carolTok); err != nil {
+			t.Errorf("carol's token ended with bob's reset: %v", err)
+		}
+		if _, _, err := s.Auth.SignIn(ctx, "acme", "bob", userPW, "127.0.0.1"); err == nil {
+			t.Error("the old password still works")
+		}
+		if _, _, err := s.Auth.SignIn(ctx, "acme", "bob", "new-password-1", "127.0.0.1"); err != nil {
+			t.Errorf("the new password: %v", err)
+		}
+		if code, _ := s.anonymous(t).post(link, url.Values{"password": {"evil-password"}, "confirm": {"evil-password"}}); code != http.StatusNotFound {
+			t.Errorf("the used link: %d", code)
+		}
+
+		forgot(s.anonymous(t), "acme", "bob")
+		late := linkIn(t, box.WaitFor(t, 2)[1], "reset")
+		s.clock.advance(auth.ResetTTL + time.Second)
+		if code, _ := s.anonymous(t).get(late); code != http.StatusNotFound {
+			t.Errorf("a link 30 minutes old: %d", code)
+		}
+		if code, _ := s.anonymous(t).post(late, url.Values{"password": {"new-password-3"}, "confirm": {"new-password-3"}}); code != http.StatusNotFound {
+			t.Errorf("using a link 30 minutes old: %d", code)
+		}
+		s.noSecret(t, token(link), token(late))
+	})
+}
+
+// TestForgotPasswordLimitsHoldUnderConcurrency: concurrent requests for one
+// account get exactly the account's limit answered, whether or not the
+// account exists, and the address's limit holds over many accounts.
+func TestForgotPasswordLimitsHoldUnderConcurrency(t *testing.T) {
+	each(t, func(t *testing.T, engine db.Engine) {
+		box := mailtest.Start(t)
+		s := start(t, engine, withMail(box))
+		s.org(t, "acme")
+		if _, err := s.Orgs.SetEmail(context.Background(), "acme", "bob", "bob@example.com"); err != nil {
+			t.Fatal(err)
+		}
+		cfg := auth.DefaultConfig()
+		burst := func(whos ...string) (ok, limited int) {
+			t.Helper()
+			codes := make(chan int, len(whos))
+			var wg sync.WaitGroup
+			for _, who := range whos {
+				c := s.anonymous(t)
+				c.get("/forgot")
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					code, _ := c.postRaw("/forgot", url.Values{"csrf": {c.csrf()}, "org_id": {"acme"}, "who": {who}})
+					codes <- code
+				}()
+			}
+			wg.Wait()
+			close(codes)
+			for code := range codes {
+				switch code {
+				case http.StatusOK:
+					ok++
+				case http.StatusTooManyRequests:
+					limited++
+				default:
+					t.Errorf("status %d", code)
+				}
+			}
+			return ok, limited
+		}
+		repeat := func(who string, n int) []string {
+			out := make([]string, n)
+			for i := range out {
+				out[i] = who
+			}
+			return out
+		}
+		if ok, limited := burst(repeat("bob", 12)...); ok != cfg.ResetMaxPerAccount || limited != 12-ok {
+			t.Errorf("bob: %d answered, %d limited; want %d answered", ok, limited, cfg.ResetMaxPerAccount)
+		}
+		if ok, _ := burst(repeat("nobody", 12)...); ok != cfg.ResetMaxPerAccount {
+			t.Errorf("nobody: %d answered; want %d, as for an account that exists", ok, cfg.ResetMaxPerAccount)
+		}
+		var many []string
+		for i := range 15 {
+			many = append(many, "someone-"+string(rune('a'+i)))
+		}
+		left := cfg.ResetMaxPerAddress - 2*cfg.ResetMaxPerAccount
+		if ok, _ := burst(many...); ok != left {
+			t.Errorf("15 accounts from one address: %d answered; want the %d the address had left", ok, left)
+		}
+		s.Access.Wait()
+		if n := len(box.Messages()); n != cfg.ResetMaxPerAccount {
+			t.Errorf("%d mails to bob, want %d", n, cfg.ResetMaxPerAccount)
+		}
 	})
 }
