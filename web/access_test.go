@@ -220,6 +220,8 @@ func TestInviteMailRefusedCreatesNothing(t *testing.T) {
 		if _, body := s.anonymous(t).get("/forgot"); !strings.Contains(body, "sends no email") {
 			t.Errorf("/forgot without SMTP does not say so")
 		}
+		testkit.Fail(t, s.agent(t, "acme", "alice"), "invite_user", map[string]any{"org_id": "acme", "email": "dan@example.com", "user_id": "dan", "name": "Dan"},
+			"unavailable: this server sends no email (its operator has not set SMTP_URL)")
 	})
 }
 
@@ -269,6 +271,9 @@ func TestForgotPasswordAnswersTheSame(t *testing.T) {
 		}
 		if _, body := s.anonymous(t).get("/signin"); !strings.Contains(body, `href="/forgot"`) {
 			t.Errorf("the sign-in page has no Forgot password? link")
+		}
+		if _, body := s.anonymous(t).get(authorization(t, s, "Claude Code")); !strings.Contains(body, `href="/forgot"`) {
+			t.Errorf("the OAuth sign-in page has no Forgot password? link")
 		}
 		var want string
 		for i, c := range []struct{ org, who string }{
