@@ -9,11 +9,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ctalk/ctalk/access"
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/mail"
 	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/orgs"
 	"github.com/ctalk/ctalk/tools"
@@ -29,6 +31,8 @@ type Wiring struct {
 	// AuditRetention is how long audit events are kept; zero keeps them
 	// and runs no pruner.
 	AuditRetention time.Duration
+	// Mail is the SMTP setup; its zero value sends no email.
+	Mail mail.Config
 }
 
 // Assembly is a ctalk server and the parts behind it.
@@ -42,7 +46,12 @@ type Assembly struct {
 	Channels *channels.Service
 	Broker   *wait.Broker
 	Audit    *audit.Log
-	cancel   context.CancelFunc
+	// Mail sends the server's email; without Wiring.Mail its every Send
+	// fails with mail.ErrDisabled.
+	Mail mail.Sender
+	// Access invites and resets passwords by email.
+	Access *access.Service
+	cancel context.CancelFunc
 }
 
 // Assemble wires a ctalk server over d, as every ctalk process does (the
@@ -91,7 +100,17 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	go presence.Run(ctx)
 	go ch.PruneAlertsEvery(ctx, time.Hour, log)
 
-	svc := tools.Services{Auth: a, Orgs: o, Inbox: in, Channels: ch, Presence: presence, OAuth: oauth.NewService(d, a, oauthConfig(w.API))}
+	sender, err := mail.New(w.Mail)
+	if err != nil {
+		// The binary validated the configuration at start; a test that did
+		// not gets a server that says it sends no email.
+		log.Error("mail disabled: invalid configuration", "error", err)
+		w.Mail = mail.Config{}
+		sender, _ = mail.New(w.Mail)
+	}
+	acc := access.New(access.Config{Mail: w.Mail, PublicURL: w.API.PublicURL, Logger: log}, a, o, sender)
+
+	svc := tools.Services{Auth: a, Orgs: o, Inbox: in, Channels: ch, Presence: presence, Access: acc, OAuth: oauth.NewService(d, a, oauthConfig(w.API))}
 	p := Parts{DB: d, Services: svc, Metrics: prometheus.NewRegistry(), Stop: make(chan struct{})}
 	p.Tools = tools.New(tools.Config{Version: w.API.Version, Logger: log, AllowOrgSignup: w.API.AllowOrgSignup, SignupSecret: w.API.SignupSecret,
 		ProgressEvery: w.API.ProgressEvery, Audit: w.API.Audit, Stop: p.Stop, Metrics: p.Metrics}, svc)
@@ -104,11 +123,11 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 		Version:           w.API.Version,
 		Build:             w.API.Build,
 		Stop:              p.Stop,
-	}, web.Services{Auth: a, Orgs: o, OAuth: p.OAuth, Inbox: in, Channels: ch, Audit: w.API.Audit})
+	}, web.Services{Auth: a, Orgs: o, OAuth: p.OAuth, Inbox: in, Channels: ch, Audit: w.API.Audit, Access: acc})
 	return &Assembly{
 		Server: New(w.API, p),
 		Auth:   a, Orgs: o, Inbox: in, Channels: ch, Broker: broker, Audit: w.API.Audit,
-		cancel: cancel,
+		Mail: sender, Access: acc, cancel: cancel,
 	}, nil
 }
 

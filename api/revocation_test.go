@@ -156,28 +156,41 @@ func TestRevocationEndsWhatIsOpen(t *testing.T) {
 		name string
 		// revoke ends bob's token that holds things open: bob is a session
 		// with that token, third one with another of bob's, alice the
-		// admin's; o is the orgs service of the replica, since no tool
-		// changes roles.
-		revoke func(t *testing.T, o *orgs.Service, alice, bob, third *mcp.ClientSession)
+		// admin's; a is the replica, since no tool changes
+		// roles or uses a mailed reset link.
+		revoke func(t *testing.T, a *env, alice, bob, third *mcp.ClientSession)
 		// others reports whether bob's other tokens end too.
 		others bool
 	}{
-		{"logout", func(t *testing.T, _ *orgs.Service, _, bob, _ *mcp.ClientSession) { ok(t, bob, "logout", nil) }, false},
-		{"remove_user", func(t *testing.T, _ *orgs.Service, alice, _, _ *mcp.ClientSession) {
+		{"logout", func(t *testing.T, _ *env, _, bob, _ *mcp.ClientSession) { ok(t, bob, "logout", nil) }, false},
+		{"remove_user", func(t *testing.T, _ *env, alice, _, _ *mcp.ClientSession) {
 			ok(t, alice, "remove_user", map[string]any{"org_id": "acme", "user_id": "bob"})
 		}, true},
-		{"revoke_user_tokens", func(t *testing.T, _ *orgs.Service, alice, _, _ *mcp.ClientSession) {
+		{"revoke_user_tokens", func(t *testing.T, _ *env, alice, _, _ *mcp.ClientSession) {
 			ok(t, alice, "revoke_user_tokens", map[string]any{"org_id": "acme", "user_id": "bob"})
 		}, true},
-		{"reset_user_password", func(t *testing.T, _ *orgs.Service, alice, _, _ *mcp.ClientSession) {
+		{"reset_user_password", func(t *testing.T, _ *env, alice, _, _ *mcp.ClientSession) {
 			ok(t, alice, "reset_user_password", map[string]any{"org_id": "acme", "user_id": "bob", "new_password": "a fresh start for bob"})
 		}, true},
-		{"role change", func(t *testing.T, o *orgs.Service, _, _, _ *mcp.ClientSession) {
-			if _, err := o.SetRole(context.Background(), "acme", "bob", orgs.RoleAdmin); err != nil {
+		{"reset by mailed link", func(t *testing.T, a *env, _, _, _ *mcp.ClientSession) {
+			ctx := context.Background()
+			if _, err := a.Orgs.SetEmail(ctx, "acme", "bob", "bob@example.com"); err != nil {
+				t.Fatal(err)
+			}
+			req, err := a.Auth.RequestReset(ctx, "acme", "bob")
+			if err != nil || req.Token == "" {
+				t.Fatalf("RequestReset: %+v, %v", req, err)
+			}
+			if _, _, err := a.Auth.UseReset(ctx, req.Token, "a fresh start for bob"); err != nil {
 				t.Fatal(err)
 			}
 		}, true},
-		{"change_password", func(t *testing.T, _ *orgs.Service, _, _, third *mcp.ClientSession) {
+		{"role change", func(t *testing.T, a *env, _, _, _ *mcp.ClientSession) {
+			if _, err := a.Orgs.SetRole(context.Background(), "acme", "bob", orgs.RoleAdmin); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+		{"change_password", func(t *testing.T, _ *env, _, _, third *mcp.ClientSession) {
 			ok(t, third, "change_password", map[string]any{"current_password": userPW, "new_password": "bob's new password"})
 		}, true},
 	}
@@ -205,7 +218,7 @@ func TestRevocationEndsWhatIsOpen(t *testing.T) {
 					kept := two.events(t, other, "dev", "")
 					waitForWaiters(t, two, n+1)
 
-					rv.revoke(t, one.Orgs, u["alice"], one.connect(t, era, tok), one.connect(t, era, one.login(t, anon, "acme", "bob")))
+					rv.revoke(t, one, u["alice"], one.connect(t, era, tok), one.connect(t, era, one.login(t, anon, "acme", "bob")))
 					var bobAsks *mcp.ClientSession
 					if !rv.others {
 						bobAsks = one.connect(t, era, other)

@@ -5,6 +5,7 @@
 package tools
 
 import (
+	"github.com/ctalk/ctalk/access"
 	"log/slog"
 	"time"
 
@@ -48,6 +49,8 @@ type Services struct {
 	Channels *channels.Service
 	OAuth    *oauth.Service
 	Presence *orgs.Presence
+	// Access invites people by email.
+	Access *access.Service
 }
 
 // Server is ctalk's MCP server: every tool and resource, registered on an
@@ -61,6 +64,7 @@ type Server struct {
 	channels *channels.Service
 	oauth    *oauth.Service
 	presence *orgs.Presence
+	access   *access.Service
 	mcp      *server.MCPServer
 	metrics  *metrics
 	// stop is closed when the server starts draining, ending every wait.
@@ -79,7 +83,7 @@ func New(cfg Config, svc Services) *Server {
 		cfg.ProgressEvery = 10 * time.Second
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, auth: svc.Auth, orgs: svc.Orgs, inbox: svc.Inbox, channels: svc.Channels,
-		oauth: svc.OAuth, presence: svc.Presence, stop: cfg.Stop}
+		oauth: svc.OAuth, presence: svc.Presence, access: svc.Access, stop: cfg.Stop}
 	s.mcp = server.NewMCPServer("ctalk", cfg.Version,
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(true, false),

@@ -7,6 +7,7 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/syncbuf"
 	"github.com/ctalk/ctalk/internal/testkit"
+	"github.com/ctalk/ctalk/mail/mailtest"
 	"github.com/ctalk/ctalk/orgs"
 )
 
@@ -30,7 +32,19 @@ type site struct {
 	DB  *db.DB
 	*api.Assembly
 	logs *syncbuf.Buffer
+	// clock is the database's "now", which a test may move forward.
+	clock *offsetClock
 }
+
+// offsetClock is the time now, moved forward by what a test added.
+type offsetClock struct{ offset atomic.Int64 }
+
+func (c *offsetClock) now() time.Time {
+	return time.Now().UTC().Truncate(time.Microsecond).Add(time.Duration(c.offset.Load()))
+}
+
+// advance moves the clock forward by d.
+func (c *offsetClock) advance(d time.Duration) { c.offset.Add(int64(d)) }
 
 // Fixture passwords.
 const (
@@ -42,8 +56,19 @@ const (
 // 127.0.0.1:0; adjust, when given, changes its configuration first.
 func start(t testing.TB, engine db.Engine, adjust ...func(*api.Wiring)) *site {
 	t.Helper()
-	s := apitest.Start(t, dbtest.Open(t, engine), adjust...)
-	return &site{URL: s.URL, DB: s.DB, Assembly: s.Assembly, logs: s.Logs}
+	d := dbtest.Open(t, engine)
+	clock := &offsetClock{}
+	d.Now = clock.now
+	s := apitest.Start(t, d, adjust...)
+	return &site{URL: s.URL, DB: s.DB, Assembly: s.Assembly, logs: s.Logs, clock: clock}
+}
+
+// withMail has the server send its mail to m, with links to itself.
+func withMail(m *mailtest.Server) func(*api.Wiring) {
+	return func(w *api.Wiring) {
+		w.Mail = m.Config()
+		w.API.PublicURL = apitest.SelfURL
+	}
 }
 
 // org creates an organization with alice (admin), bob and carol (members),

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -40,6 +41,10 @@ const (
 	UserPW  = "hunter22-long"
 )
 
+// SelfURL, as the PUBLIC_URL an adjustment of Start sets, is replaced by the
+// server's own URL.
+const SelfURL = "self"
+
 // Server is one ctalk server on a real port, with the parts behind it.
 type Server struct {
 	URL string
@@ -69,11 +74,24 @@ func Start(t testing.TB, d *db.DB, adjust ...func(*api.Wiring)) *Server {
 	for _, f := range adjust {
 		f(&w)
 	}
-	a, err := api.Assemble(d, w)
+	// The port is taken first, so that the configuration can name it
+	// (PUBLIC_URL, which mailed links start with).
+	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(a.Handler())
+	if w.API.PublicURL == SelfURL {
+		w.API.PublicURL = "http://" + l.Addr().String()
+	}
+	a, err := api.Assemble(d, w)
+	if err != nil {
+		l.Close()
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(a.Handler())
+	srv.Listener.Close()
+	srv.Listener = l
+	srv.Start()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

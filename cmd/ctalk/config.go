@@ -16,6 +16,7 @@ import (
 	"github.com/ctalk/ctalk/api"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/mail"
 )
 
 // Config is everything ctalk reads from its environment, read once at start.
@@ -32,6 +33,9 @@ type Config struct {
 	// sets the bcrypt cost and token lifetimes, and the question limits.
 	Auth  auth.Config
 	Inbox inbox.Config
+	// Mail is the SMTP server and sender of invites, password resets and
+	// notifications; without SMTP_URL the server sends no email.
+	Mail mail.Config
 	// MetricsToken enables /metrics for holders of this bearer token.
 	MetricsToken string
 	// AuditRetentionDays is how long audit events are kept.
@@ -185,6 +189,12 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		// not be forgotten meanwhile.
 		e.bad("MCP_SESSION_IDLE_TTL", "%s is shorter than the longest wait and a minute (%s)", c.SessionIdleTTL, api.MinSessionIdleTTL)
 	}
+	e.str("SMTP_URL", &c.Mail.URL)
+	e.str("MAIL_FROM", &c.Mail.From)
+	if err := c.Mail.Validate(); err != nil {
+		// Validate's message names the variable and never the password.
+		e.errs = append(e.errs, err.Error())
+	}
 	e.str("METRICS_TOKEN", &c.MetricsToken)
 	e.integer("AUDIT_RETENTION_DAYS", &c.AuditRetentionDays, 1, 36500)
 	var err error
@@ -201,6 +211,11 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	e.boolean("ALLOW_ORG_SIGNUP", &c.AllowOrgSignup)
 	c.checkURLs(e)
+	if c.Mail.Enabled() && c.PublicURL == "" {
+		// A link built from a request's Host could point a reset mail
+		// at a stranger's site.
+		e.bad("SMTP_URL", "needs PUBLIC_URL, which the links in invite and password reset mails start with; set PUBLIC_URL to the address people open ctalk at")
+	}
 	if c.AllowedOrigins, err = parseAllowedOrigins(getenv("ALLOWED_ORIGINS")); err != nil {
 		e.bad("ALLOWED_ORIGINS", "%v", err)
 	}

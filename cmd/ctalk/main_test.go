@@ -217,6 +217,9 @@ func TestBadConfigurationFailsBeforeListening(t *testing.T) {
 		{"HOST", "my host"},
 		{"HOST", "-bad.example"},
 		{"TOKEN_IDLE_TTL", "721h"},
+		{"SMTP_URL", "http://ctalk:secret@mail.example.com"},
+		{"SMTP_URL", "smtp+insecure://ctalk:secret@mail.example.com"},
+		{"MAIL_FROM", "ctalk at example"},
 	} {
 		t.Run(c.name+"="+c.value, func(t *testing.T) {
 			env := testEnviron(t)
@@ -482,5 +485,22 @@ func TestShutdownDrainsInFlightRequests(t *testing.T) {
 	<-p.exited
 	if p.err != nil {
 		t.Errorf("run = %v, want nil", p.err)
+	}
+}
+
+// TestMailConfig: SMTP_URL and MAIL_FROM are read together, need PUBLIC_URL
+// (the links in mails start with it, never with a request's Host), and an
+// error never repeats SMTP_URL's password.
+func TestMailConfig(t *testing.T) {
+	c, err := LoadConfig(environ{"SMTP_URL": "smtp://ctalk:s3cret@mail.example.com:587", "MAIL_FROM": "ctalk <ctalk@example.com>", "PUBLIC_URL": "https://ctalk.example.com"}.get)
+	if err != nil || !c.Mail.Enabled() || c.Mail.From != "ctalk <ctalk@example.com>" {
+		t.Fatalf("LoadConfig: %+v, %v", c.Mail, err)
+	}
+	_, err = LoadConfig(environ{"SMTP_URL": "smtp://ctalk:s3cret@mail.example.com:587", "MAIL_FROM": "ctalk@example.com"}.get)
+	if err == nil || !strings.Contains(err.Error(), "SMTP_URL: needs PUBLIC_URL") || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("without PUBLIC_URL: %v", err)
+	}
+	if c, err := LoadConfig(environ{}.get); err != nil || c.Mail.Enabled() {
+		t.Errorf("unset: %+v, %v", c.Mail, err)
 	}
 }
