@@ -552,9 +552,47 @@ func sendable(id string, d *Draft, mode, finalText string) error {
 	case d.Text != finalText:
 		return ctalk.Errorf(ctalk.EConflict, "final_text is not the latest proposed draft (version %d) of message %s; propose the new text with propose_response and get your person's approval of it first", d.Version, id)
 	case mode == orgs.ApprovalHuman && !d.Approved:
-		return ctalk.Errorf(ctalk.EForbidden, "your organization requires a person to approve each answer: draft version %d of message %s is not approved yet; ask your person to open the approval_url from propose_response (their ctalk inbox), sign in and press Approve, then call send_response again", d.Version, id)
+		return &NotApprovedError{MessageID: id, Version: d.Version,
+			err: ctalk.Errorf(ctalk.EForbidden, "your organization requires a person to approve each answer: draft version %d of message %s is not approved yet; ask your person to open the approval_url from propose_response (their ctalk inbox), sign in and press Approve, then call send_response again", d.Version, id)}
 	}
 	return nil
+}
+
+// NotApprovedError is Send's refusal, EForbidden, of a draft its person
+// has not yet decided on in an org with human approval: the one refusal
+// that the person's decision in the web app can lift.
+type NotApprovedError struct {
+	MessageID string
+	Version   int
+	err       *ctalk.Error
+}
+
+func (e *NotApprovedError) Error() string { return e.err.Error() }
+
+// Unwrap makes the refusal's code and message those of a ctalk error.
+func (e *NotApprovedError) Unwrap() error { return e.err }
+
+// SendOnceDecided is Send that, while the latest draft waits for its
+// person's decision in the web app, waits for that decision (up to
+// opts.Timeout) and then sends the draft if they approved it, or returns
+// Send's refusal of what they decided. A wait that ends undecided returns
+// the *NotApprovedError.
+//
+// Returns the errors of Send.
+func (s *Service) SendOnceDecided(ctx context.Context, orgID, userID, msgID, finalText string, opts wait.Options) (*Question, error) {
+	var (
+		q   *Question
+		err error
+	)
+	werr := s.wait(ctx, orgID, userID, opts, func() (bool, error) {
+		q, err = s.Send(ctx, orgID, userID, msgID, finalText)
+		var na *NotApprovedError
+		return !errors.As(err, &na), nil
+	})
+	if werr != nil {
+		return nil, werr
+	}
+	return q, err
 }
 
 // Decline closes a question without an answer; the reason reaches the asker.
