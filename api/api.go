@@ -1,6 +1,7 @@
-// Package api is ctalk's HTTP face: the echo app, its middleware, the MCP
-// tools served at /mcp, and the mapping from error codes to tool errors and
-// HTTP statuses. It holds no SQL; the domain services do the work.
+// Package api is ctalk's HTTP face: the echo app, its middleware, /mcp
+// serving the MCP tools of package tools, the REST mirror, and the mapping
+// from error codes to HTTP statuses. It holds no SQL; the domain services do
+// the work.
 package api
 
 import (
@@ -20,7 +21,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -36,8 +36,10 @@ import (
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/internal/reqctx"
 	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/orgs"
+	"github.com/ctalk/ctalk/tools"
 	"github.com/ctalk/ctalk/wait"
 	"github.com/ctalk/ctalk/web"
 )
@@ -109,11 +111,9 @@ type Server struct {
 	// oauth is the authorization server; web its sign-in pages.
 	oauth *oauth.Service
 	web   *web.Pages
-	// tools holds each registered tool's traits by name; it is written
-	// only while New registers the tools.
-	tools    map[string]toolTraits
+	// tools are the MCP tools and resources served at /mcp.
+	tools    *tools.Server
 	channels *channels.Service
-	// presence is set by Assemble, after New.
 	presence *orgs.Presence
 	// streams caps the open event streams (GET /mcp) per user;
 	// restStreams the REST event streams, restPolls the REST long-polls.
@@ -123,14 +123,14 @@ type Server struct {
 }
 
 // New builds the application over the given services.
-func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Service, ch *channels.Service) *Server {
+func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Service, ch *channels.Service, p *orgs.Presence) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.ProgressEvery <= 0 {
 		cfg.ProgressEvery = 10 * time.Second
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, db: d, auth: a, orgs: o, inbox: i, channels: ch, stop: make(chan struct{}), hosts: newHostPolicy(cfg),
+	s := &Server{cfg: cfg, log: cfg.Logger, db: d, auth: a, orgs: o, inbox: i, channels: ch, presence: p, stop: make(chan struct{}), hosts: newHostPolicy(cfg),
 		streams: wait.NewLimit(maxStreamsPerUser), restStreams: wait.NewLimit(MaxRESTPerUser), restPolls: wait.NewLimit(MaxRESTPerUser)}
 	ocfg := oauth.DefaultConfig()
 	if cfg.OAuth != nil {
@@ -138,16 +138,11 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	}
 	s.oauth = oauth.NewService(d, a, ocfg)
 
-	s.mcp = server.NewMCPServer("ctalk", cfg.Version,
-		server.WithToolCapabilities(false),
-		server.WithResourceCapabilities(true, false),
-		server.WithHooks(s.channelHooks()),
-		server.WithInstructions(instructions),
-		server.WithRecovery(),
-	)
 	s.metrics = s.newMetrics()
-	s.registerTools()
-	s.registerChannelResources()
+	s.tools = tools.New(tools.Config{Version: cfg.Version, Logger: s.log, AllowOrgSignup: cfg.AllowOrgSignup, SignupSecret: cfg.SignupSecret,
+		ProgressEvery: cfg.ProgressEvery, Audit: cfg.Audit, Stop: s.stop, Metrics: s.metrics.registry},
+		tools.Services{Auth: a, Orgs: o, Inbox: i, Channels: ch, OAuth: s.oauth, Presence: p})
+	s.mcp = s.tools.MCP()
 	s.http = server.NewStreamableHTTPServer(s.mcp,
 		// checkHost guards against DNS rebinding with the names this
 		// server is configured with; mcp-go's guard knows only loopback
@@ -222,27 +217,6 @@ func (s *Server) Close(ctx context.Context) error {
 	return s.http.Shutdown(ctx)
 }
 
-type ctxKey int
-
-const (
-	requestIDKey ctxKey = iota
-	sessionKey
-	clientIPKey
-	callKey
-	publicURLKey
-	// authErrKey carries why a bearer token could not be checked.
-	authErrKey
-	// loggedKey carries a request's *atomic.Bool, set once a tool call has
-	// logged it (see logCall), so that it is not logged twice.
-	loggedKey
-	// waitDeadlineKey carries when a waiting call parked by parkWaits must
-	// return.
-	waitDeadlineKey
-	// credentialKey carries the *wait.Credential of the Authorization
-	// header (see credential).
-	credentialKey
-)
-
 // requestContext gives every request an id, records the client address and
 // logs one line when the request ends, unless a tool call it carried logged
 // the request already. It never logs headers or bodies, so no token,
@@ -253,13 +227,12 @@ func (s *Server) requestContext(next echo.HandlerFunc) echo.HandlerFunc {
 		req := c.Request()
 		id := requestIDOf(req)
 		c.Response().Header().Set(echo.HeaderXRequestID, id)
-		ctx := context.WithValue(req.Context(), requestIDKey, id)
+		ctx := reqctx.WithID(req.Context(), id)
 		ip := c.RealIP()
-		ctx = context.WithValue(ctx, clientIPKey, ip)
+		ctx = reqctx.WithClient(ctx, ip)
 		ctx = auth.WithClientAddr(ctx, ip)
-		ctx = context.WithValue(ctx, publicURLKey, s.publicURL(req))
-		logged := new(atomic.Bool)
-		ctx = context.WithValue(ctx, loggedKey, logged)
+		ctx = reqctx.WithPublicURL(ctx, s.publicURL(req))
+		ctx, logged := reqctx.WithLogged(ctx)
 		c.SetRequest(req.WithContext(ctx))
 
 		err := next(c)
@@ -348,8 +321,8 @@ func (s *Server) bearer(next echo.HandlerFunc) echo.HandlerFunc {
 		ctx := c.Request().Context()
 		// Taken before the check: a revocation from now on makes what the
 		// request holds open check again (see wait.Broker.Checked).
-		seen := s.broker().Revocations()
-		sess, err := s.authenticate(ctx, raw)
+		seen := s.inbox.Broker().Revocations()
+		sess, err := s.tools.Authenticate(ctx, raw)
 		if err != nil {
 			if ctalk.ErrorCode(err) == ctalk.EUnauthorized {
 				return s.unauthorized(c, ctalk.ErrorMessage(err))
@@ -359,13 +332,12 @@ func (s *Server) bearer(next echo.HandlerFunc) echo.HandlerFunc {
 				// the request through with the reason: a tool call then gets it
 				// as a retryable tool error, where an HTTP 503 would reach the
 				// agent without its message.
-				c.SetRequest(c.Request().WithContext(context.WithValue(ctx, authErrKey, err)))
+				c.SetRequest(c.Request().WithContext(reqctx.WithAuthError(ctx, err)))
 				return next(c)
 			}
 			return err
 		}
-		ctx = context.WithValue(ctx, sessionKey, sess)
-		ctx = context.WithValue(ctx, credentialKey, s.credential(ctx, raw, sess, seen))
+		ctx = reqctx.WithSession(ctx, sess, s.tools.Credential(ctx, raw, sess, seen))
 		c.SetRequest(c.Request().WithContext(ctx))
 		return next(c)
 	}
@@ -607,15 +579,9 @@ func writeProbe(w http.ResponseWriter, status int, body []byte) {
 
 // publicURLFromContext is the URL agents reach this server at, as seen by
 // the current request.
-func (s *Server) publicURLFromContext(ctx context.Context) string {
-	u, _ := ctx.Value(publicURLKey).(string)
-	return u
-}
+func (s *Server) publicURLFromContext(ctx context.Context) string { return reqctx.PublicURL(ctx) }
 
-func requestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey).(string)
-	return id
-}
+func requestID(ctx context.Context) string { return reqctx.ID(ctx) }
 
 // requestIDOf is r's id: the caller's X-Request-ID when valid, else a new one.
 func requestIDOf(r *http.Request) string {

@@ -1,12 +1,12 @@
 package api
 
 import (
-	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/web"
 )
 
 // A person approves their agent's drafts in the web app, signed in as the
@@ -15,12 +15,6 @@ import (
 // approval_url is now a page of the app; the links of earlier releases,
 // /approve/{token}, only lead their person there.
 
-// approvalURL is the page of the web app where the recipient of question
-// msgID decides on draft version, under the public URL base.
-func approvalURL(base, msgID string, version int) string {
-	return fmt.Sprintf("%s/inbox/%s#v%d", base, msgID, version)
-}
-
 // approvalLink sends the browser from an old approval link to the question
 // it named, in the web app, which asks for sign-in first; a link that names
 // nothing leads to the inbox. It changes nothing.
@@ -28,7 +22,7 @@ func (s *Server) approvalLink(c echo.Context) error {
 	msgID, version, err := s.inbox.LinkedDraft(c.Request().Context(), c.Param("token"))
 	switch ctalk.ErrorCode(err) {
 	case "":
-		return c.Redirect(http.StatusSeeOther, approvalURL("", msgID, version))
+		return c.Redirect(http.StatusSeeOther, web.DraftURL("", msgID, version))
 	case ctalk.ENotFound:
 		return c.Redirect(http.StatusSeeOther, "/inbox")
 	}

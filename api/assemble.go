@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/ctalk/ctalk/audit"
@@ -73,9 +74,13 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	}
 	// Channel waits wake through the inbox's broker, keyed by channel.
 	ch := channels.NewService(d, channels.Config{Recheck: w.Inbox.Recheck, NoAlertsTTL: channels.DefaultNoAlertsTTL}, broker)
-	srv := New(w.API, d, a, o, in, ch)
-	srv.presence = orgs.NewPresence(d, srv.log)
-	go srv.presence.Run(ctx)
+	logger := w.API.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	presence := orgs.NewPresence(d, logger)
+	go presence.Run(ctx)
+	srv := New(w.API, d, a, o, in, ch, presence)
 	go srv.channels.PruneAlertsEvery(ctx, time.Hour, srv.log)
 	return &Assembly{
 		Server: srv,

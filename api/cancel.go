@@ -9,7 +9,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/internal/reqctx"
 )
 
 // parkedCalls are the calls parkWaits holds, by who may cancel them, so
@@ -32,7 +32,7 @@ type callKeyOf struct {
 // keyOf is the key of the call or cancel notice req carries with JSON-RPC
 // id id, or false when req has no credential to tell its client by.
 func keyOf(req *http.Request, id json.RawMessage) (callKeyOf, bool) {
-	sess, _ := req.Context().Value(sessionKey).(*auth.Session)
+	sess := reqctx.Session(req.Context())
 	var compact bytes.Buffer
 	if sess == nil || len(id) == 0 || json.Compact(&compact, id) != nil {
 		return callKeyOf{}, false

@@ -275,14 +275,3 @@ func errorCode(body string) string {
 	}
 	return m[1]
 }
-
-func postForm(t *testing.T, u string, form url.Values) (int, string) {
-	t.Helper()
-	resp, err := http.PostForm(u, form)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}

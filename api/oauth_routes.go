@@ -10,7 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/internal/reqctx"
 	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/web"
 )
@@ -18,7 +18,7 @@ import (
 // mountOAuth adds the authorization server (metadata, registration, token,
 // revocation) and the sign-in pages to e.
 func (s *Server) mountOAuth(e *echo.Echo) {
-	ep := s.oauth.Endpoints(s.log, s.publicURL, func(r *http.Request) string { return clientIP(r.Context()) })
+	ep := s.oauth.Endpoints(s.log, s.publicURL, func(r *http.Request) string { return reqctx.Client(r.Context()) })
 	for _, path := range []string{oauth.RootResourceMetadata, oauth.ResourceMetadataPath} {
 		e.Match([]string{http.MethodGet, http.MethodOptions}, path, echo.WrapHandler(http.HandlerFunc(ep.ProtectedResource)))
 	}
@@ -34,7 +34,7 @@ func (s *Server) mountOAuth(e *echo.Echo) {
 	s.web = web.New(web.Config{
 		Logger:            s.log,
 		PublicURL:         s.publicURL,
-		CheckSignup:       s.checkSignup,
+		CheckSignup:       s.tools.CheckSignup,
 		SignupNeedsSecret: !s.cfg.AllowOrgSignup,
 		SecureCookies:     strings.HasPrefix(s.cfg.PublicURL, "https://"),
 		Version:           s.cfg.Version,
@@ -42,17 +42,6 @@ func (s *Server) mountOAuth(e *echo.Echo) {
 		Stop:              s.stop,
 	}, web.Services{Auth: s.auth, Orgs: s.orgs, OAuth: s.oauth, Inbox: s.inbox, Channels: s.channels, Audit: s.cfg.Audit})
 	s.web.Mount(e)
-}
-
-// authenticate turns any credential an agent presents (a login or personal
-// token, or an OAuth access token for this server's /mcp) into a session.
-//
-// Returns EUnauthorized for a credential that is not valid here.
-func (s *Server) authenticate(ctx context.Context, raw string) (*auth.Session, error) {
-	if oauth.IsAccessToken(raw) {
-		return s.oauth.Authenticate(ctx, raw, oauth.SiteOf(s.publicURLFromContext(ctx)).Resource)
-	}
-	return s.auth.Authenticate(ctx, raw)
 }
 
 // challenge is the WWW-Authenticate value of a 401 from /mcp: it points
@@ -71,7 +60,7 @@ func (s *Server) challengeAnonymous(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		ctx := req.Context()
-		if req.Method != http.MethodPost || ctx.Value(sessionKey) != nil || ctx.Value(authErrKey) != nil {
+		if req.Method != http.MethodPost || reqctx.Session(ctx) != nil || reqctx.AuthError(ctx) != nil {
 			return next(c)
 		}
 		b, err := io.ReadAll(req.Body)
@@ -88,22 +77,11 @@ func (s *Server) challengeAnonymous(next echo.HandlerFunc) echo.HandlerFunc {
 				} `json:"arguments"`
 			} `json:"params"`
 		}
-		if json.Unmarshal(b, &msg) != nil || msg.Method != "tools/call" || !s.tools[msg.Params.Name].identified || msg.Params.Arguments.AuthToken != nil {
+		if json.Unmarshal(b, &msg) != nil || msg.Method != "tools/call" || !s.tools.Identified(msg.Params.Name) || msg.Params.Arguments.AuthToken != nil {
 			return next(c)
 		}
 		const text = "sign in first: this tool acts as you. Clients with OAuth (Claude Code: /mcp) open the sign-in page; others send \"Authorization: Bearer <token>\" from the login tool"
 		c.Response().Header().Set(echo.HeaderWWWAuthenticate, s.challenge(ctx, "", ""))
 		return c.JSON(http.StatusUnauthorized, map[string]string{"error": "unauthorized", "message": text})
 	}
-}
-
-// revokeOAuthGrant ends the OAuth connection a session came from, if any:
-// logout from an agent connected by OAuth disconnects that agent.
-func (s *Server) revokeOAuthGrant(ctx context.Context, sess *auth.Session) error {
-	if sess.GrantID == "" {
-		return nil
-	}
-	// auth announces the revocation after it commits, so that the waits and
-	// streams the grant's tokens hold open end on every replica.
-	return s.oauth.RevokeGrant(ctx, sess.OrgID, sess.UserID, sess.GrantID)
 }

@@ -5,32 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// auditEvents reads an org's audit log as its admin until it has at least n
-// events: events are written in the background.
-func auditEvents(t *testing.T, admin *mcp.ClientSession, orgID string, args map[string]any, n int) []map[string]any {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		a := map[string]any{"org_id": orgID}
-		for k, v := range args {
-			a[k] = v
-		}
-		raw := ok(t, admin, "get_audit_log", a)["events"].([]any)
-		if len(raw) >= n || time.Now().After(deadline) {
-			out := make([]map[string]any, len(raw))
-			for i, e := range raw {
-				out[i] = e.(map[string]any)
-			}
-			return out
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 func TestAuditLogRecordsToolCalls(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {

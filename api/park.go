@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -13,7 +12,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/ctalk/ctalk"
-	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/internal/reqctx"
+	"github.com/ctalk/ctalk/tools"
 	"github.com/ctalk/ctalk/wait"
 )
 
@@ -37,7 +37,7 @@ func (s *Server) parkWaits(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		ctx := req.Context()
-		sess, _ := ctx.Value(sessionKey).(*auth.Session)
+		sess := reqctx.Session(ctx)
 		b, _ := c.Get(rpcBodyKey).([]byte)
 		if req.Method != http.MethodPost || sess == nil || b == nil {
 			return next(c)
@@ -63,7 +63,7 @@ func (s *Server) parkWaits(next echo.HandlerFunc) echo.HandlerFunc {
 		if !ok {
 			return next(c)
 		}
-		opts := wait.Options{Timeout: timeout, Stop: s.stop, Credential: credentialOf(ctx)}
+		opts := wait.Options{Timeout: timeout, Stop: s.stop, Credential: reqctx.Credential(ctx)}
 		deadline := time.Now().Add(timeout)
 		// A parked agent is waiting, for presence as in the tool.
 		done := s.presence.Waiting(sess.OrgID, sess.UserID)
@@ -73,22 +73,21 @@ func (s *Server) parkWaits(next echo.HandlerFunc) echo.HandlerFunc {
 		} else {
 			// A channel alert ends the wait as a question does; the tool
 			// then hands both over.
-			alerts := func() (bool, error) { return s.channels.HasAlerts(ctx, caller(sess)) }
+			alerts := func() (bool, error) { return s.channels.HasAlerts(ctx, callerOf(sess)) }
 			err = s.inbox.AwaitInbox(ctx, sess.OrgID, sess.UserID, opts, alerts)
 		}
 		done()
 		if refused := ctalk.ErrorCode(err); refused == ctalk.EUnauthorized || refused == ctalk.EForbidden {
 			return s.unauthorized(c, ctalk.ErrorMessage(err))
 		}
-		c.SetRequest(req.WithContext(context.WithValue(ctx, waitDeadlineKey, deadline)))
+		c.SetRequest(req.WithContext(reqctx.WithWaitDeadline(ctx, deadline)))
 		return next(c)
 	}
 }
 
 // parkable reads a JSON-RPC body and says whether it is a call of a waiting
-// tool that parkWaits may park, with its message id and timeout. Its
-// arguments are decoded as the tool decodes them: a call the tool would
-// refuse is not parked, so that its refusal is not delayed.
+// tool that parkWaits may park, with its message id and timeout (see
+// tools.Parkable).
 func parkable(b []byte) (tool, msgID string, timeout time.Duration, ok bool) {
 	var m struct {
 		Method string          `json:"method"`
@@ -104,26 +103,8 @@ func parkable(b []byte) (tool, msgID string, timeout time.Duration, ok bool) {
 	if json.Unmarshal(b, &m) != nil || m.Method != "tools/call" || m.ID == nil || (m.Params.Meta != nil && m.Params.Meta.ProgressToken != nil) {
 		return "", "", 0, false
 	}
-	var (
-		in       hasToken
-		timeoutS **float64
-	)
-	switch m.Params.Name {
-	case "wait_for_inbox":
-		a := &waitInboxArgs{}
-		in, timeoutS = a, &a.TimeoutS
-		ok = decodeArgs(m.Params.Arguments, a, nil) == nil
-	case "wait_for_reply":
-		a := &waitReplyArgs{}
-		in, timeoutS = a, &a.TimeoutS
-		ok = decodeArgs(m.Params.Arguments, a, nil) == nil
-		msgID = strings.TrimSpace(a.MessageID)
-	}
-	if !ok || in.token() != "" {
-		return "", "", 0, false
-	}
-	timeout, err := waitArg(*timeoutS)
-	return m.Params.Name, msgID, timeout, err == nil
+	msgID, timeout, ok = tools.Parkable(m.Params.Name, m.Params.Arguments)
+	return m.Params.Name, msgID, timeout, ok
 }
 
 // rpcID is the id of a JSON-RPC call of tools/call, or nil.
@@ -136,13 +117,4 @@ func rpcID(b []byte) json.RawMessage {
 		return nil
 	}
 	return m.ID
-}
-
-// waitLeft is what is left of a waiting call's timeout after parkWaits
-// parked it.
-func waitLeft(ctx context.Context, timeout time.Duration) time.Duration {
-	if deadline, ok := ctx.Value(waitDeadlineKey).(time.Time); ok {
-		return max(0, min(timeout, time.Until(deadline)))
-	}
-	return timeout
 }

@@ -1,11 +1,7 @@
 package api_test
 
 import (
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,32 +10,6 @@ import (
 	"github.com/ctalk/ctalk/api"
 	"github.com/ctalk/ctalk/db"
 )
-
-// roundRobin is a small load balancer: each request goes to the next
-// replica, with no stickiness, and streams are passed through unbuffered.
-// It forwards a public Host header, as platform proxies do.
-func roundRobin(t *testing.T, replicas ...*env) (*httptest.Server, *[]atomic.Int64) {
-	t.Helper()
-	var next atomic.Uint64
-	hits := make([]atomic.Int64, len(replicas))
-	targets := make([]*url.URL, len(replicas))
-	for i, r := range replicas {
-		targets[i], _ = url.Parse(r.URL)
-	}
-	proxy := &httputil.ReverseProxy{
-		Rewrite: func(r *httputil.ProxyRequest) {
-			i := int(next.Add(1)-1) % len(targets)
-			hits[i].Add(1)
-			r.SetURL(targets[i])
-			r.Out.Host = "ctalk.example.com"
-			r.SetXForwarded()
-		},
-		FlushInterval: -1,
-	}
-	srv := httptest.NewServer(proxy)
-	t.Cleanup(srv.Close)
-	return srv, &hits
-}
 
 func TestWholeFlowThroughALoadBalancerOverTwoReplicas(t *testing.T) {
 	for _, era := range eras {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -15,8 +16,11 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/channels"
+	"github.com/ctalk/ctalk/internal/reqctx"
 	"github.com/ctalk/ctalk/internal/sse"
+	"github.com/ctalk/ctalk/tools"
 	"github.com/ctalk/ctalk/wait"
+	"github.com/ctalk/ctalk/web"
 )
 
 // openAPI describes the REST mirror; a test checks it against the routes.
@@ -45,10 +49,10 @@ func (s *Server) restOpenAPI(c echo.Context) error {
 func (s *Server) requireSession(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
-		if err, _ := ctx.Value(authErrKey).(error); err != nil {
+		if err := reqctx.AuthError(ctx); err != nil {
 			return err
 		}
-		sess, _ := ctx.Value(sessionKey).(*auth.Session)
+		sess := reqctx.Session(ctx)
 		if sess == nil {
 			return s.unauthorized(c, "send the header \"Authorization: Bearer <token>\" with a login or personal token")
 		}
@@ -58,7 +62,19 @@ func (s *Server) requireSession(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 func restCaller(c echo.Context) channels.Caller {
-	return caller(c.Request().Context().Value(sessionKey).(*auth.Session))
+	return callerOf(reqctx.Session(c.Request().Context()))
+}
+
+// callerOf is the channels package's view of a session.
+func callerOf(sess *auth.Session) channels.Caller {
+	return channels.Caller{OrgID: sess.OrgID, UserID: sess.UserID, Admin: sess.IsAdmin()}
+}
+
+// hold returns ctx, ended once the credential the request was identified
+// with is revoked (see wait.Broker.Hold): for a stream, whose waits come
+// one after another.
+func (s *Server) hold(ctx context.Context) (context.Context, func()) {
+	return s.inbox.Broker().Hold(ctx, reqctx.Credential(ctx))
 }
 
 // queryNumber reads an optional number from the query string.
@@ -80,7 +96,7 @@ func queryInt(c echo.Context, name string, def, lo, hi int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return intArg(name, v, def, lo, hi)
+	return tools.IntArg(name, v, def, lo, hi)
 }
 
 func (s *Server) restListChannels(c echo.Context) error {
@@ -88,19 +104,19 @@ func (s *Server) restListChannels(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, listChannelsResult{Channels: chs})
+	return c.JSON(http.StatusOK, tools.ListChannelsResult{Channels: chs})
 }
 
 func (s *Server) restGetMessages(c echo.Context) error {
-	after, err := queryInt(c, "after", 0, 0, maxSeq)
+	after, err := queryInt(c, "after", 0, 0, tools.MaxSeq)
 	if err != nil {
 		return err
 	}
-	latest, err := queryInt(c, "latest", 0, 1, maxMessages)
+	latest, err := queryInt(c, "latest", 0, 1, tools.MaxMessages)
 	if err != nil {
 		return err
 	}
-	limit, err := queryInt(c, "limit", defaultMessages, 1, maxMessages)
+	limit, err := queryInt(c, "limit", tools.DefaultMessages, 1, tools.MaxMessages)
 	if err != nil {
 		return err
 	}
@@ -108,7 +124,7 @@ func (s *Server) restGetMessages(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	res := messagesResult{Messages: p.Messages, HasMore: p.HasMore}
+	res := tools.MessagesResult{Messages: p.Messages, HasMore: p.HasMore}
 	if p.HasMore {
 		res.NextAfter = p.Messages[len(p.Messages)-1].Seq
 	}
@@ -129,7 +145,7 @@ func (s *Server) restPostMessage(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, "the request body could not be read")
 	}
 	var in restPost
-	if err := decodeArgs(json.RawMessage(b), &in, []string{"text"}); err != nil {
+	if err := tools.DecodeArgs(json.RawMessage(b), &in, []string{"text"}); err != nil {
 		return err
 	}
 	got, err := s.channels.AgentPost(c.Request().Context(), restCaller(c), channels.Post{Channel: c.Param("channel"), Text: in.Text, ReplyTo: in.ReplyTo, Type: in.Type, Priority: in.Priority})
@@ -137,7 +153,7 @@ func (s *Server) restPostMessage(c echo.Context) error {
 		return err
 	}
 	if got.Held != nil {
-		return c.JSON(http.StatusAccepted, restHeld{HeldPost: got.Held, ApprovalURL: heldPostURL(s.publicURL(c.Request()), got.Held.ID)})
+		return c.JSON(http.StatusAccepted, restHeld{HeldPost: got.Held, ApprovalURL: web.HeldPostURL(s.publicURL(c.Request()), got.Held.ID)})
 	}
 	return c.JSON(http.StatusCreated, got.Message)
 }
@@ -174,13 +190,13 @@ func (s *Server) restWait(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	timeout, err := waitArg(clampWait(v))
+	timeout, err := tools.WaitArg(v)
 	if err != nil {
 		return err
 	}
 	var after *int64
 	if c.QueryParam("after") != "" {
-		n, err := queryInt(c, "after", 0, 0, maxSeq)
+		n, err := queryInt(c, "after", 0, 0, tools.MaxSeq)
 		if err != nil {
 			return err
 		}
@@ -195,12 +211,12 @@ func (s *Server) restWait(c echo.Context) error {
 	defer release()
 	done := s.presence.Waiting(who.OrgID, who.UserID)
 	ctx := c.Request().Context()
-	d, err := s.channels.Wait(ctx, who, c.QueryParam("channel"), after, wait.Options{Timeout: timeout, Stop: s.stop, Credential: credentialOf(ctx)})
+	d, err := s.channels.Wait(ctx, who, c.QueryParam("channel"), after, wait.Options{Timeout: timeout, Stop: s.stop, Credential: reqctx.Credential(ctx)})
 	done()
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, waitMessageResult{Delivery: d, TimedOut: len(d.Messages) == 0})
+	return c.JSON(http.StatusOK, tools.WaitMessageResult{Delivery: d, TimedOut: len(d.Messages) == 0})
 }
 
 // restEvents streams a channel's messages as Server-Sent Events, each with

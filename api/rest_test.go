@@ -2,55 +2,15 @@ package api_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ctalk/ctalk/db/dbtest"
 )
-
-// rest calls the REST mirror with a bearer token and decodes a JSON answer.
-func (e *env) rest(t testing.TB, token, method, path, body string) (int, map[string]any) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, e.URL+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("%s %s: %d %q is not a JSON object", method, path, resp.StatusCode, b)
-	}
-	return resp.StatusCode, m
-}
-
-// tokens logs the fixture's users of org in and returns their tokens.
-func (e *env) tokens(t testing.TB, era, org string) map[string]string {
-	t.Helper()
-	e.org(t, era, org)
-	anon := e.connect(t, era, "")
-	out := map[string]string{}
-	for _, u := range []string{"alice", "bob", "carol"} {
-		out[u] = e.login(t, anon, org, u)
-	}
-	return out
-}
 
 func TestREST(t *testing.T) {
 	for _, engine := range dbtest.Engines {

@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/internal/reqctx"
 )
 
 // An MCP session of the 2025-11-25 protocol belongs to the person whose
@@ -93,7 +94,7 @@ func (sessionIDResolver) ResolveSessionIdManager(r *http.Request) server.Session
 	if r == nil {
 		return sessionIDs{}
 	}
-	sess, _ := r.Context().Value(sessionKey).(*auth.Session)
+	sess := reqctx.Session(r.Context())
 	return sessionIDs{owner: sessionOwner(sess)}
 }
 
@@ -112,12 +113,12 @@ func (s *Server) bindSession(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		ctx := req.Context()
-		sess, _ := ctx.Value(sessionKey).(*auth.Session)
+		sess := reqctx.Session(ctx)
 		owned, anonymous := sessionIssued(id, sessionOwner(sess))
 		switch {
 		case owned, anonymous:
 			return next(c)
-		case sess == nil && ctx.Value(authErrKey) != nil:
+		case sess == nil && reqctx.AuthError(ctx) != nil:
 			req.Header.Set(server.HeaderKeySessionID, newSessionID(""))
 			return next(c)
 		}

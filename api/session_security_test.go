@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,41 +11,6 @@ import (
 
 	"github.com/ctalk/ctalk/db/dbtest"
 )
-
-// initSession initializes a session of the 2025-11-25 protocol by hand, as
-// the holder of token ("" for none), and returns its Mcp-Session-Id.
-func initSession(t *testing.T, base, token string) string {
-	t.Helper()
-	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + eraSessions + `","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
-	resp := rawMCP(t, t.Context(), http.MethodPost, base, token, "", body)
-	io.Copy(io.Discard, resp.Body)
-	sid := resp.Header.Get("Mcp-Session-Id")
-	if resp.StatusCode != http.StatusOK || sid == "" {
-		t.Fatalf("initialize: %d, session %q", resp.StatusCode, sid)
-	}
-	return sid
-}
-
-// rawMCP sends one request to /mcp of the session era, on session sid.
-func rawMCP(t *testing.T, ctx context.Context, method, base, token, sid, body string) *http.Response {
-	t.Helper()
-	req, _ := http.NewRequestWithContext(ctx, method, base+"/mcp", strings.NewReader(body))
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("MCP-Protocol-Version", eraSessions)
-	if sid != "" {
-		req.Header.Set("Mcp-Session-Id", sid)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { resp.Body.Close() })
-	return resp
-}
 
 // TestSessionsBelongToTheirUser: an MCP session is bound to the org and
 // user whose credential initialized it. Another user of the org, a user of

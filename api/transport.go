@@ -12,7 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/internal/reqctx"
 	"github.com/ctalk/ctalk/wait"
 )
 
@@ -89,7 +89,7 @@ func (s *Server) eventStream(next echo.HandlerFunc) echo.HandlerFunc {
 		if req.Method != http.MethodGet {
 			return next(c)
 		}
-		sess, _ := req.Context().Value(sessionKey).(*auth.Session)
+		sess := reqctx.Session(req.Context())
 		sessionID := req.Header.Get(server.HeaderKeySessionID)
 		if sess == nil || sessionID == "" || mcp.IsModernProtocol(req.Header.Get(mcp.HeaderProtocolVersion)) {
 			c.Response().Header().Set(echo.HeaderAllow, "POST, DELETE")
@@ -120,7 +120,7 @@ func (s *Server) eventStream(next echo.HandlerFunc) echo.HandlerFunc {
 			case <-ctx.Done():
 			}
 		}()
-		go s.watchSubscriptions(ctx, sess, sessionID)
+		go s.tools.WatchSubscriptions(ctx, sess, sessionID)
 		c.SetRequest(req.WithContext(ctx))
 		return next(c)
 	}

@@ -672,13 +672,13 @@ func TestReadmeEndpoints(t *testing.T) {
 
 func TestReadmeTools(t *testing.T) {
 	section := readmeSection(t, readRepo(t, "README.md"), "## Tool reference")
-	files, err := filepath.Glob(filepath.Join("..", "api", "*_tools.go"))
+	files, err := filepath.Glob(filepath.Join("..", "tools", "*_tools.go"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("found no api/*_tools.go files (%v)", err)
+		t.Fatalf("found no tools/*_tools.go files (%v)", err)
 	}
 	tools := map[string]bool{}
 	for _, f := range files {
-		src := readRepo(t, filepath.Join("api", filepath.Base(f)))
+		src := readRepo(t, filepath.Join("tools", filepath.Base(f)))
 		// Each tool's options run from its NewTool to the next one.
 		starts := regexp.MustCompile(`mcp\.NewTool\("([a-z_]+)"`).FindAllStringSubmatchIndex(src, -1)
 		for i, st := range starts {
@@ -705,7 +705,7 @@ func TestReadmeTools(t *testing.T) {
 	}
 	for _, m := range regexp.MustCompile("(?m)^#### `([a-z_]+)`").FindAllStringSubmatch(section, -1) {
 		if !tools[m[1]] {
-			t.Errorf("README.md describes the tool %s, which no api/*_tools.go file registers", m[1])
+			t.Errorf("README.md describes the tool %s, which no tools/*_tools.go file registers", m[1])
 		}
 	}
 }

@@ -1,0 +1,257 @@
+package tools
+
+import (
+	"context"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/audit"
+	"github.com/ctalk/ctalk/orgs"
+)
+
+// The admin tools administer one org. Each is registered with addAdminTool,
+// which authorizes the caller as an admin of the org named by org_id, by
+// token or admin password, before the handler runs.
+func (s *Server) registerAdminTools() {
+	s.registerRegisterUser()
+	s.registerUpdateUserProfileNotes()
+	s.registerUpdateOrgSettings()
+	s.registerRemoveUser()
+	s.registerRevokeUserTokens()
+	s.registerResetUserPassword()
+	s.registerChangeAdminPassword()
+	s.registerGetAuditLog()
+}
+
+type registerUserArgs struct {
+	adminArgs
+	UserID    string       `json:"user_id"`
+	Name      string       `json:"name"`
+	Password  string       `json:"password"`
+	Ownership ownershipArg `json:"ownership"`
+	Notes     string       `json:"notes"`
+	Role      string       `json:"role"`
+}
+
+func (s *Server) registerRegisterUser() {
+	addAdminTool(s, mcp.NewTool("register_user",
+		mcp.WithDescription("Add a person to an organization. Needs the org's admin_password, or the token of an org admin."),
+		mcp.WithString("org_id", mcp.Required(), mcp.Description("The organization to add the user to.")),
+		adminPasswordParam,
+		mcp.WithString("user_id", mcp.Required(), mcp.Description("User id: 1-64 of a-z, 0-9, '-', '_'.")),
+		mcp.WithString("name", mcp.Required(), mcp.Description("The person's display name.")),
+		mcp.WithString("password", mcp.Required(), mcp.Description("The person's password, 8 to 72 bytes.")),
+		mcp.WithAny("ownership", mcp.Required(), mcp.Description("Areas this person owns and can answer for: a list of strings, or one comma-separated string; at most 50 entries of up to 200 characters.")),
+		mcp.WithString("notes", mcp.Description("The person's own notes about themselves (optional).")),
+		mcp.WithString("role", mcp.Enum(orgs.RoleMember, orgs.RoleAdmin), mcp.Description("member (default) or admin.")),
+		authTokenParam,
+		annotations(false, false, false),
+	), func(ctx context.Context, orgID string, in *registerUserArgs) (*orgs.User, error) {
+		u, err := s.orgs.AddUser(ctx, orgID, orgs.NewUser{
+			ID: in.UserID, Name: in.Name, Password: in.Password, Role: in.Role,
+			Ownership: in.Ownership, Notes: in.Notes,
+		})
+		if err != nil {
+			return nil, err
+		}
+		touch(ctx, u.ID)
+		return u, nil
+	})
+}
+
+type profileNotesArgs struct {
+	adminArgs
+	UserID       string `json:"user_id"`
+	ProfileNotes string `json:"profile_notes"`
+}
+
+func (s *Server) registerUpdateUserProfileNotes() {
+	addAdminTool(s, mcp.NewTool("update_user_profile_notes",
+		mcp.WithDescription("Org admins only: replace the profile notes on a user, which every member of the org can read."),
+		mcp.WithString("org_id", mcp.Required(), mcp.Description("The organization.")),
+		adminPasswordParam,
+		mcp.WithString("user_id", mcp.Required(), mcp.Description("The user whose profile notes to replace.")),
+		mcp.WithString("profile_notes", mcp.Required(), mcp.Description("The new profile notes (up to 10,000 characters).")),
+		authTokenParam,
+		annotations(false, true, true),
+	), func(ctx context.Context, orgID string, in *profileNotesArgs) (*orgs.User, error) {
+		u, err := s.orgs.SetProfileNotes(ctx, orgID, in.UserID, in.ProfileNotes)
+		if err != nil {
+			return nil, err
+		}
+		touch(ctx, u.ID)
+		return u, nil
+	})
+}
+
+type orgSettingsArgs struct {
+	adminArgs
+	ApprovalMode    string `json:"approval_mode"`
+	ChannelPostMode string `json:"channel_post_mode"`
+}
+
+func (s *Server) registerUpdateOrgSettings() {
+	addAdminTool(s, mcp.NewTool("update_org_settings",
+		mcp.WithDescription("Org admins only: change organization settings; give one or both, the other stays as it is. approval_mode \"agent\": the agent must send exactly the latest draft; \"human\": the person must also approve each draft in ctalk's web app, signed in (propose_response returns the approval_url). channel_post_mode \"agent\" (the default): an agent's post_message goes out at once, labelled as posted by the agent; \"human\": it waits until its person approves, edits or rejects it in the web app (post_message returns status pending_approval and the approval_url)."),
+		mcp.WithString("org_id", mcp.Required(), mcp.Description("The organization.")),
+		adminPasswordParam,
+		mcp.WithString("approval_mode", mcp.Enum(orgs.ApprovalAgent, orgs.ApprovalHuman), mcp.Description("How answers are approved: agent or human; omit to keep it.")),
+		mcp.WithString("channel_post_mode", mcp.Enum(orgs.ChannelPostAgent, orgs.ChannelPostHuman), mcp.Description("Whether agents' channel posts wait for their person: agent (post at once) or human; omit to keep it.")),
+		authTokenParam,
+		annotations(false, false, true),
+	), func(ctx context.Context, orgID string, in *orgSettingsArgs) (*orgs.Org, error) {
+		return s.orgs.SetSettings(ctx, orgID, orgs.Settings{ApprovalMode: in.ApprovalMode, ChannelPostMode: in.ChannelPostMode})
+	})
+}
+
+type removeUserResult struct {
+	*orgs.Removal
+	Message string `json:"message"`
+}
+
+func (s *Server) registerRemoveUser() {
+	addAdminTool(s, mcp.NewTool("remove_user",
+		mcp.WithDescription("Org admins only: remove a member from the organization. All their tokens stop working at once; they can no longer log in, be asked or be listed. Questions they asked stay readable by their recipients, marked as from a former member. Their user id is not given to anyone else later. The last admin cannot be removed."),
+		mcp.WithString("org_id", mcp.Required(), mcp.Description("Your organization.")),
+		adminPasswordParam,
+		mcp.WithString("user_id", mcp.Required(), mcp.Description("The member to remove.")),
+		authTokenParam,
+		annotations(false, true, true),
+	), func(ctx context.Context, orgID string, in *memberArgs) (*removeUserResult, error) {
+		touch(ctx, in.UserID)
+		r, err := s.orgs.RemoveUser(ctx, orgID, in.UserID)
+		if err != nil {
+			return nil, err
+		}
+		return &removeUserResult{Removal: r, Message: "the member is removed and their tokens are revoked; their user id stays reserved"}, nil
+	})
+}
+
+type revokedResult struct {
+	UserID        string `json:"user_id"`
+	TokensRevoked int    `json:"tokens_revoked" jsonschema:"how many live tokens were revoked"`
+	Message       string `json:"message"`
+}
+
+// revoked is the result of an admin action that revoked a member's tokens;
+// userID passed the domain's check, so it parses.
+func revoked(userID string, n int, msg string) *revokedResult {
+	id, _ := ctalk.ParseID("user_id", userID)
+	return &revokedResult{UserID: id, TokensRevoked: n, Message: msg}
+}
+
+func (s *Server) registerRevokeUserTokens() {
+	addAdminTool(s, mcp.NewTool("revoke_user_tokens",
+		mcp.WithDescription("Org admins only: revoke every token of a member, for example a lost laptop's. They stop working at once; the member can log in again with their password."),
+		mcp.WithString("org_id", mcp.Required(), mcp.Description("Your organization.")),
+		adminPasswordParam,
+		mcp.WithString("user_id", mcp.Required(), mcp.Description("The member whose tokens to revoke.")),
+		authTokenParam,
+		annotations(false, true, true),
+	), func(ctx context.Context, orgID string, in *memberArgs) (*revokedResult, error) {
+		touch(ctx, in.UserID)
+		n, err := s.auth.RevokeUserTokens(ctx, orgID, in.UserID)
+		if err != nil {
+			return nil, err
+		}
+		return revoked(in.UserID, n, "every token of this member is revoked; they can log in again with their password"), nil
+	})
+}
+
+type resetPasswordArgs struct {
+	memberArgs
+	NewPassword string `json:"new_password"`
+}
+
+func (s *Server) registerResetUserPassword() {
+	addAdminTool(s, mcp.NewTool("reset_user_password",
+		mcp.WithDescription("Org admins only: set a new password for a member who lost theirs or whose account may be misused. All their tokens stop working at once; give them the new password privately, not through an agent."),
+		mcp.WithString("org_id", mcp.Required(), mcp.Description("Your organization.")),
+		adminPasswordParam,
+		mcp.WithString("user_id", mcp.Required(), mcp.Description("The member whose password to reset.")),
+		mcp.WithString("new_password", mcp.Required(), mcp.Description("Their new password, 8 to 72 bytes.")),
+		authTokenParam,
+		annotations(false, true, true),
+	), func(ctx context.Context, orgID string, in *resetPasswordArgs) (*revokedResult, error) {
+		touch(ctx, in.UserID)
+		n, err := s.auth.ResetPassword(ctx, orgID, in.UserID, in.NewPassword)
+		if err != nil {
+			return nil, err
+		}
+		return revoked(in.UserID, n, "the password is reset and every token of this member is revoked"), nil
+	})
+}
+
+type changeAdminPasswordArgs struct {
+	adminArgs
+	NewAdminPassword string `json:"new_admin_password"`
+}
+
+type changeAdminPasswordResult struct {
+	Changed bool   `json:"changed"`
+	Message string `json:"message"`
+}
+
+func (s *Server) registerChangeAdminPassword() {
+	addAdminTool(s, mcp.NewTool("change_admin_password",
+		mcp.WithDescription("Org admins only: replace the organization's admin password. Needs the current admin password, or the token of an org admin. The old password stops working at once."),
+		mcp.WithString("org_id", mcp.Required(), mcp.Description("Your organization.")),
+		mcp.WithString("admin_password", mcp.Description("The current admin password; may be omitted when you are logged in as an org admin.")),
+		mcp.WithString("new_admin_password", mcp.Required(), mcp.Description("The new admin password, 12 to 72 bytes.")),
+		authTokenParam,
+		annotations(false, true, true),
+	), func(ctx context.Context, orgID string, in *changeAdminPasswordArgs) (*changeAdminPasswordResult, error) {
+		if err := s.auth.ChangeAdminPassword(ctx, orgID, in.NewAdminPassword); err != nil {
+			return nil, err
+		}
+		return &changeAdminPasswordResult{Changed: true, Message: "the admin password is changed; the old one no longer works"}, nil
+	})
+}
+
+type auditArgs struct {
+	adminArgs
+	UserID  string   `json:"user_id"`
+	Tool    string   `json:"tool"`
+	Outcome string   `json:"outcome"`
+	Since   string   `json:"since"`
+	Until   string   `json:"until"`
+	Limit   *float64 `json:"limit"`
+	Cursor  string   `json:"cursor"`
+}
+
+type auditResult struct {
+	Events     []audit.Event `json:"events"`
+	NextCursor string        `json:"next_cursor,omitempty" jsonschema:"pass as cursor for the next (older) page; absent on the last page"`
+}
+
+func (s *Server) registerGetAuditLog() {
+	addAdminTool(s, mcp.NewTool("get_audit_log",
+		mcp.WithDescription("Org admins only: read your organization's audit log, newest first: every tool call with time, user, tool, outcome, duration and the ids it touched (never message text or secrets)."),
+		mcp.WithString("org_id", mcp.Required(), mcp.Description("Your organization.")),
+		adminPasswordParam,
+		mcp.WithString("user_id", mcp.Description("Only calls by this user.")),
+		mcp.WithString("tool", mcp.Description("Only calls of this tool.")),
+		mcp.WithString("outcome", mcp.Description("Only this outcome: ok, cancelled, invalid, unauthorized, forbidden, not_found, conflict, rate_limited, unavailable or internal.")),
+		mcp.WithString("since", mcp.Description("Only calls at or after this RFC 3339 time.")),
+		mcp.WithString("until", mcp.Description("Only calls before this RFC 3339 time.")),
+		mcp.WithNumber("limit", mcp.Description("Events per page, 1 to 200 (default 50).")),
+		mcp.WithString("cursor", mcp.Description("next_cursor of the previous page.")),
+		authTokenParam,
+		annotations(true, false, true),
+	), func(ctx context.Context, orgID string, in *auditArgs) (*auditResult, error) {
+		if s.cfg.Audit == nil {
+			return nil, ctalk.Errorf(ctalk.EUnavailable, "the audit log is not enabled on this server")
+		}
+		limit, err := intArg("limit", in.Limit, audit.DefaultLimit, 1, audit.MaxLimit)
+		if err != nil {
+			return nil, err
+		}
+		page, err := s.cfg.Audit.Query(ctx, orgID, audit.Query{UserID: in.UserID, Tool: in.Tool, Outcome: in.Outcome,
+			Since: in.Since, Until: in.Until, Limit: limit, Cursor: in.Cursor})
+		if err != nil {
+			return nil, err
+		}
+		return &auditResult{Events: page.Events, NextCursor: page.NextCursor}, nil
+	})
+}

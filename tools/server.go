@@ -1,0 +1,115 @@
+// Package tools is ctalk's MCP surface: the tools and resources served at
+// /mcp, their registration, the strict decoding of their arguments, and the
+// traits each tool declares. It holds no SQL and no HTTP: the domain
+// services do the work, and api serves the MCP server over HTTP.
+package tools
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ctalk/ctalk/audit"
+	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/channels"
+	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/oauth"
+	"github.com/ctalk/ctalk/orgs"
+)
+
+// Config holds what the tools need to know about their deployment.
+type Config struct {
+	// Version is shown in the MCP server info.
+	Version string
+	Logger  *slog.Logger
+	// AllowOrgSignup lets anyone call register_organization; when false it
+	// needs SignupSecret.
+	AllowOrgSignup bool
+	SignupSecret   string
+	// ProgressEvery is how often a waiting tool sends a progress
+	// notification when the client asked for them; zero means 10 s.
+	ProgressEvery time.Duration
+	// Audit records every tool call; nil records nothing.
+	Audit *audit.Log
+	// Stop is closed when the server starts draining, ending every wait.
+	Stop <-chan struct{}
+	// Metrics is where the tool-call series are registered; nil registers
+	// them nowhere.
+	Metrics prometheus.Registerer
+}
+
+// Services are the domain services the tools call.
+type Services struct {
+	Auth     *auth.Service
+	Orgs     *orgs.Service
+	Inbox    *inbox.Service
+	Channels *channels.Service
+	OAuth    *oauth.Service
+	Presence *orgs.Presence
+}
+
+// Server is ctalk's MCP server: every tool and resource, registered on an
+// mcp-go server that api serves at /mcp.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	auth     *auth.Service
+	orgs     *orgs.Service
+	inbox    *inbox.Service
+	channels *channels.Service
+	oauth    *oauth.Service
+	presence *orgs.Presence
+	mcp      *server.MCPServer
+	metrics  *metrics
+	// stop is closed when the server starts draining, ending every wait.
+	stop <-chan struct{}
+	// tools holds each registered tool's traits by name; it is written
+	// only while New registers the tools.
+	tools map[string]toolTraits
+}
+
+// New registers every tool and resource on a new MCP server.
+func New(cfg Config, svc Services) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.ProgressEvery <= 0 {
+		cfg.ProgressEvery = 10 * time.Second
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, auth: svc.Auth, orgs: svc.Orgs, inbox: svc.Inbox, channels: svc.Channels,
+		oauth: svc.OAuth, presence: svc.Presence, stop: cfg.Stop}
+	s.mcp = server.NewMCPServer("ctalk", cfg.Version,
+		server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(true, false),
+		server.WithHooks(s.channelHooks()),
+		server.WithInstructions(instructions),
+		server.WithRecovery(),
+	)
+	s.metrics = newMetrics(cfg.Metrics)
+	s.registerTools()
+	s.registerChannelResources()
+	return s
+}
+
+// MCP is the mcp-go server the tools are registered on, for api to serve.
+func (s *Server) MCP() *server.MCPServer { return s.mcp }
+
+// Identified says whether the tool named runs only for an identified caller.
+func (s *Server) Identified(tool string) bool { return s.tools[tool].identified }
+
+// CheckSignup enforces ALLOW_ORG_SIGNUP and SIGNUP_SECRET, for the web
+// app's sign-up as for register_organization.
+//
+// Returns EForbidden.
+func (s *Server) CheckSignup(secret string) error { return s.checkSignup(secret) }
+
+func (s *Server) draining() bool {
+	select {
+	case <-s.stop:
+		return true
+	default:
+		return false
+	}
+}
