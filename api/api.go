@@ -378,11 +378,16 @@ func (s *Server) jsonRPCBody(next echo.HandlerFunc) echo.HandlerFunc {
 			return invalidRequest(c, http.StatusBadRequest, msg)
 		}
 		if kind == rpcResponse {
-			// ctalk sends clients no requests, so a response answers
-			// nothing. It is accepted and dropped, as the transport allows:
-			// mcp-go would log it as a failed sampling response, and an
-			// error status makes some clients drop their session.
-			s.log.DebugContext(req.Context(), "JSON-RPC response from a client dropped: ctalk sends no requests to clients")
+			// The one request ctalk sends a client is send_response's
+			// elicitation/create, on a session, during the call (see
+			// tools/elicit.go): mcp-go hands the answer to the call. Any
+			// other response answers nothing. Either way the client hears
+			// 202, as the transport allows: mcp-go refuses a response that
+			// answers nothing, and an error status makes some clients drop
+			// their session.
+			if req.Header.Get(server.HeaderKeySessionID) != "" && !mcp.IsModernProtocol(req.Header.Get(mcp.HeaderProtocolVersion)) {
+				s.http.ServeHTTP(statusOnly{header: http.Header{}}, req)
+			}
 			return c.NoContent(http.StatusAccepted)
 		}
 		if kind == rpcNotification && method == "notifications/cancelled" {
@@ -610,3 +615,11 @@ func validRequestID(id string) bool {
 	}
 	return true
 }
+
+// statusOnly is a response writer that keeps nothing: what mcp-go answers
+// a client's response is not passed on (see jsonRPCBody).
+type statusOnly struct{ header http.Header }
+
+func (w statusOnly) Header() http.Header         { return w.header }
+func (w statusOnly) Write(b []byte) (int, error) { return len(b), nil }
+func (w statusOnly) WriteHeader(int)             {}

@@ -572,27 +572,32 @@ func (e *NotApprovedError) Error() string { return e.err.Error() }
 // Unwrap makes the refusal's code and message those of a ctalk error.
 func (e *NotApprovedError) Unwrap() error { return e.err }
 
-// SendOnceDecided is Send that, while the latest draft waits for its
-// person's decision in the web app, waits for that decision (up to
-// opts.Timeout) and then sends the draft if they approved it, or returns
-// Send's refusal of what they decided. A wait that ends undecided returns
-// the *NotApprovedError.
+// AwaitDecision waits, up to opts.Timeout, until draft version of
+// question msgID, sent to userID, no longer waits for its person's
+// decision in the web app: approved, rejected, replaced by a newer draft
+// (their edit), or the question no longer pending. It reports whether that
+// happened; it reads and claims nothing.
 //
-// Returns the errors of Send.
-func (s *Service) SendOnceDecided(ctx context.Context, orgID, userID, msgID, finalText string, opts wait.Options) (*Question, error) {
-	var (
-		q   *Question
-		err error
-	)
-	werr := s.wait(ctx, orgID, userID, opts, func() (bool, error) {
-		q, err = s.Send(ctx, orgID, userID, msgID, finalText)
-		var na *NotApprovedError
-		return !errors.As(err, &na), nil
+// Returns ENotFound when msgID is not a question of userID's.
+func (s *Service) AwaitDecision(ctx context.Context, orgID, userID, msgID string, version int, opts wait.Options) (bool, error) {
+	decided := false
+	err := s.wait(ctx, orgID, userID, opts, func() (bool, error) {
+		q, err := question(ctx, s.db, orgID, userID, msgID)
+		if err != nil {
+			return false, err
+		}
+		if q.Status != StatusPending {
+			decided = true
+			return true, nil
+		}
+		d, err := latestDraft(ctx, s.db, orgID, q.ID)
+		if err != nil {
+			return false, err
+		}
+		decided = d == nil || d.Version != version || d.Approved || d.Rejected
+		return decided, nil
 	})
-	if werr != nil {
-		return nil, werr
-	}
-	return q, err
+	return decided, err
 }
 
 // Decline closes a question without an answer; the reason reaches the asker.
