@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/orgs"
@@ -144,6 +145,10 @@ func afterRevocation(t *testing.T, alice, bobAsks *mcp.ClientSession) {
 // no tool changes roles.
 var roleChanger *orgs.Service
 
+// passwordResetter is the auth service of the replica a test resets a
+// password on, as the web app's admin page does.
+var passwordResetter *auth.Service
+
 // TestRevocationEndsWhatIsOpen: every way a credential ends ends
 // everything it holds open (held), on the replica that revoked it and on
 // another, and nothing posted or asked afterwards reaches it; a logout of
@@ -171,8 +176,11 @@ func TestRevocationEndsWhatIsOpen(t *testing.T) {
 		{"revoke_user_tokens", func(t *testing.T, alice, _, _ *mcp.ClientSession) {
 			ok(t, alice, "revoke_user_tokens", map[string]any{"org_id": "acme", "user_id": "bob"})
 		}, true},
-		{"reset_user_password", func(t *testing.T, alice, _, _ *mcp.ClientSession) {
-			ok(t, alice, "reset_user_password", map[string]any{"org_id": "acme", "user_id": "bob", "new_password": "a fresh start for bob"})
+		{"password reset", func(t *testing.T, _, _, _ *mcp.ClientSession) {
+			// An admin resets it in the web app; agents may not.
+			if _, err := passwordResetter.ResetPassword(context.Background(), "acme", "bob", "a fresh start for bob"); err != nil {
+				t.Fatal(err)
+			}
 		}, true},
 		{"role change", func(t *testing.T, _, _, _ *mcp.ClientSession) {
 			if _, err := roleChanger.SetRole(context.Background(), "acme", "bob", orgs.RoleAdmin); err != nil {
@@ -197,7 +205,7 @@ func TestRevocationEndsWhatIsOpen(t *testing.T) {
 					if su.replicas == 2 {
 						two = start(t, su.engine, options{sharedWith: one})
 					}
-					roleChanger = one.Orgs
+					roleChanger, passwordResetter = one.Orgs, one.Auth
 					u := one.org(t, era, "acme")
 					ok(t, u["alice"], "create_channel", map[string]any{"channel": "dev", "members": []string{"bob"}})
 					anon := one.connect(t, era, "")
