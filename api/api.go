@@ -380,12 +380,12 @@ func (s *Server) jsonRPCBody(next echo.HandlerFunc) echo.HandlerFunc {
 		if kind == rpcResponse {
 			// The one request ctalk sends a client is send_response's
 			// elicitation/create, on a session, during the call (see
-			// tools/elicit.go): mcp-go hands the answer to the call. Any
-			// other response answers nothing. Either way the client hears
-			// 202, as the transport allows: mcp-go refuses a response that
-			// answers nothing, and an error status makes some clients drop
-			// their session.
-			if req.Header.Get(server.HeaderKeySessionID) != "" && !mcp.IsModernProtocol(req.Header.Get(mcp.HeaderProtocolVersion)) {
+			// tools/elicit.go): while one waits, mcp-go hands the answer to
+			// the call. Any other response answers nothing and is dropped
+			// here (mcp-go would log it as a failed sampling response).
+			// Either way the client hears 202, as the transport allows: an
+			// error status makes some clients drop their session.
+			if id := req.Header.Get(server.HeaderKeySessionID); id != "" && !mcp.IsModernProtocol(req.Header.Get(mcp.HeaderProtocolVersion)) && s.tools.Asking(id) {
 				s.http.ServeHTTP(statusOnly{header: http.Header{}}, req)
 			}
 			return c.NoContent(http.StatusAccepted)

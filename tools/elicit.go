@@ -68,7 +68,9 @@ func (s *Server) sendOnceApproved(ctx context.Context, sess *auth.Session, in *s
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var declined atomic.Bool
+	done := s.asking(session.SessionID())
 	go func() {
+		defer done()
 		res, err := s.mcp.RequestURLElicitation(wctx, session, id, params.URL, params.Message)
 		if wctx.Err() != nil {
 			return
@@ -125,6 +127,32 @@ func (s *Server) sendAfterInput(ctx context.Context, sess *auth.Session, in *sen
 	}
 	_, params := s.approvalElicitation(ctx, na)
 	return nil, &inputRequired{res: server.NewInputRequestBuilder("").Elicit(approvalInput, params).ToolResult(), err: na}
+}
+
+// asking counts an elicitation sent on session id until done is called.
+func (s *Server) asking(id string) (done func()) {
+	s.askingMu.Lock()
+	defer s.askingMu.Unlock()
+	if s.askingOn == nil {
+		s.askingOn = map[string]int{}
+	}
+	s.askingOn[id]++
+	return func() {
+		s.askingMu.Lock()
+		defer s.askingMu.Unlock()
+		if s.askingOn[id]--; s.askingOn[id] <= 0 {
+			delete(s.askingOn, id)
+		}
+	}
+}
+
+// Asking reports whether a call on MCP session id waits for its client's
+// answer to an elicitation: only then does a JSON-RPC response from that
+// client answer anything.
+func (s *Server) Asking(id string) bool {
+	s.askingMu.Lock()
+	defer s.askingMu.Unlock()
+	return s.askingOn[id] > 0
 }
 
 // sessionElicitsURLs reports whether a session's client declared URL-mode

@@ -6,6 +6,7 @@ package tools
 
 import (
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -68,6 +69,10 @@ type Server struct {
 	// tools holds each registered tool's traits by name; it is written
 	// only while New registers the tools.
 	tools map[string]toolTraits
+	// askingOn counts, by MCP session id, the elicitations its calls wait
+	// to hear answered (see Asking).
+	askingMu sync.Mutex
+	askingOn map[string]int
 }
 
 // New registers every tool and resource on a new MCP server.
