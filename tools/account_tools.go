@@ -62,7 +62,7 @@ func (s *Server) registerRegisterOrganization() {
 		if err != nil {
 			return nil, err
 		}
-		return &orgResult{Org: org, NextStep: "add people with register_user (org_id and admin_password), then each logs in with login"}, nil
+		return &orgResult{Org: org, NextStep: "add the first admin with register_user and role admin (org_id and admin_password; that admin makes later admins in ctalk's web app), then the members; each connects by browser sign-in (OAuth) or logs in with login"}, nil
 	})
 }
 
