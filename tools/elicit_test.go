@@ -136,6 +136,13 @@ func TestSendResponseAsksThePersonThroughTheClient(t *testing.T) {
 		if r.Mode != "url" || r.URL != e.URL+"/inbox/"+id+"#v1" || r.ElicitationID == "" || !strings.Contains(r.Message, "approve") {
 			t.Fatalf("elicitation = %+v, want mode url for %s/inbox/%s#v1 with an id", r, e.URL, id)
 		}
+		// The approval is in the audit log with the factor the person
+		// signed in with, and the agent's call with its credential.
+		testkit.WaitFor(t, 10*time.Second, "the audit events of the approval and the send", func() (bool, error) {
+			n := countRows(t, e.DB, `SELECT COUNT(*) FROM audit_events WHERE org_id = 'acme' AND user_id = 'bob' AND
+				((tool = 'web:approve_draft' AND factor = 'password_session') OR (tool = 'send_response' AND outcome = 'ok' AND factor = 'login_token'))`)
+			return n == 2, nil
+		})
 		// The server sends notifications/elicitation/complete on the call's
 		// stream once the person decided, but mcp-go v1.2.1 does not always
 		// deliver a notification sent that close to the result (its
