@@ -65,3 +65,26 @@ func TestAdminResetNeedsOwnPassword(t *testing.T) {
 		}
 	})
 }
+
+// TestAdminSetsAgentPasswordLogin: the person allows and disables agents'
+// password logins on the admin page, the one place that may allow them.
+func TestAdminSetsAgentPasswordLogin(t *testing.T) {
+	each(t, func(t *testing.T, engine db.Engine) {
+		s := start(t, engine)
+		s.org(t, "acme")
+		alice := s.newClient(t, "acme", "alice")
+		ctx := context.Background()
+		for _, v := range []string{"disabled", "allowed"} {
+			code, body := alice.post("/admin/settings", url.Values{"agent_password_login": {v}})
+			if code != http.StatusOK || !strings.Contains(body, `name="agent_password_login" value="`+v+`" checked`) {
+				t.Fatalf("agent_password_login %s: %d", v, code)
+			}
+			if org, err := s.Orgs.Org(ctx, "acme"); err != nil || org.AgentPasswordLogin != v {
+				t.Fatalf("after %s the org reads %+v, %v", v, org, err)
+			}
+		}
+		if code, _ := alice.post("/admin/settings", url.Values{"agent_password_login": {"sometimes"}}); code != http.StatusBadRequest {
+			t.Errorf("agent_password_login sometimes: %d, want 400", code)
+		}
+	})
+}
