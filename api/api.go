@@ -28,6 +28,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/prometheus/client_golang/prometheus"
 	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/ctalk/ctalk"
@@ -61,13 +62,11 @@ type Config struct {
 	Version string
 	Build   string
 	Logger  *slog.Logger
-	// AllowOrgSignup lets anyone call register_organization; when false it
-	// needs SignupSecret.
+	// AllowOrgSignup, SignupSecret and ProgressEvery are handed to the
+	// tools (see tools.Config), and the first two to the web app's sign-up.
 	AllowOrgSignup bool
 	SignupSecret   string
-	// ProgressEvery is how often a waiting tool sends a progress
-	// notification when the client asked for them; zero means 10 s.
-	ProgressEvery time.Duration
+	ProgressEvery  time.Duration
 	// ReadTimeout bounds the time a client may take to send a request
 	// body (see readDeadline); zero means no bound.
 	ReadTimeout time.Duration
@@ -97,8 +96,6 @@ type Server struct {
 	cfg   Config
 	log   *slog.Logger
 	db    *db.DB
-	auth  *auth.Service
-	orgs  *orgs.Service
 	inbox *inbox.Service
 	echo  *echo.Echo
 	mcp   *server.MCPServer
@@ -108,7 +105,7 @@ type Server struct {
 	stopOnce sync.Once
 	metrics  *metrics
 	hosts    hostPolicy
-	// oauth is the authorization server; web its sign-in pages.
+	// oauth is the authorization server; web the web app for people.
 	oauth *oauth.Service
 	web   *web.Pages
 	// tools are the MCP tools and resources served at /mcp.
@@ -122,27 +119,30 @@ type Server struct {
 	parked parkedCalls
 }
 
-// New builds the application over the given services.
-func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Service, ch *channels.Service, p *orgs.Presence) *Server {
+// Parts are what a Server serves and calls, built by Assemble.
+type Parts struct {
+	DB *db.DB
+	// Services are the domain services, which the tools call too.
+	tools.Services
+	// Tools are the MCP tools served at /mcp; Web the web app for people.
+	Tools *tools.Server
+	Web   *web.Pages
+	// Metrics is the registry /metrics serves, the tools' series included.
+	Metrics *prometheus.Registry
+	// Stop is closed by Drain, ending every wait of the tools and the web
+	// app that were given it.
+	Stop chan struct{}
+}
+
+// New builds the HTTP application over parts.
+func New(cfg Config, p Parts) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.ProgressEvery <= 0 {
-		cfg.ProgressEvery = 10 * time.Second
-	}
-	s := &Server{cfg: cfg, log: cfg.Logger, db: d, auth: a, orgs: o, inbox: i, channels: ch, presence: p, stop: make(chan struct{}), hosts: newHostPolicy(cfg),
+	s := &Server{cfg: cfg, log: cfg.Logger, db: p.DB, inbox: p.Inbox, channels: p.Channels, presence: p.Presence,
+		oauth: p.OAuth, web: p.Web, tools: p.Tools, mcp: p.Tools.MCP(), stop: p.Stop, hosts: newHostPolicy(cfg),
 		streams: wait.NewLimit(maxStreamsPerUser), restStreams: wait.NewLimit(MaxRESTPerUser), restPolls: wait.NewLimit(MaxRESTPerUser)}
-	ocfg := oauth.DefaultConfig()
-	if cfg.OAuth != nil {
-		ocfg = *cfg.OAuth
-	}
-	s.oauth = oauth.NewService(d, a, ocfg)
-
-	s.metrics = s.newMetrics()
-	s.tools = tools.New(tools.Config{Version: cfg.Version, Logger: s.log, AllowOrgSignup: cfg.AllowOrgSignup, SignupSecret: cfg.SignupSecret,
-		ProgressEvery: cfg.ProgressEvery, Audit: cfg.Audit, Stop: s.stop, Metrics: s.metrics.registry},
-		tools.Services{Auth: a, Orgs: o, Inbox: i, Channels: ch, OAuth: s.oauth, Presence: p})
-	s.mcp = s.tools.MCP()
+	s.metrics = s.newMetrics(p.Metrics)
 	s.http = server.NewStreamableHTTPServer(s.mcp,
 		// checkHost guards against DNS rebinding with the names this
 		// server is configured with; mcp-go's guard knows only loopback
@@ -170,6 +170,7 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 	e.POST("/approve/:token", s.approvalLinkPost)
 	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, mcpCORS, s.bearer, s.bindSession, s.eventStream, s.jsonRPCBody, s.challengeAnonymous, s.parkWaits, s.resourceReadErrors)
 	s.mountOAuth(e)
+	s.web.Mount(e)
 	s.registerREST(e)
 	s.echo = e
 	return s

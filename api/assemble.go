@@ -3,15 +3,22 @@ package api
 import (
 	"context"
 	"log/slog"
+	"net/http"
+	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/orgs"
+	"github.com/ctalk/ctalk/tools"
 	"github.com/ctalk/ctalk/wait"
+	"github.com/ctalk/ctalk/web"
 )
 
 // Wiring configures Assemble.
@@ -39,11 +46,13 @@ type Assembly struct {
 }
 
 // Assemble wires a ctalk server over d, as every ctalk process does (the
-// ctalk command, the load harness, the tests): the auth, org and inbox
-// services, the wake-up broker with, on Postgres, its listener for other
-// replicas' wake-ups and its publisher of this one's, the listeners of the
-// token and member caches for other replicas' changes, and the audit log
-// with its pruner. w.API.Audit is
+// ctalk command, the load harness, the tests): it is the one place where
+// the parts are built and joined. The auth, org, inbox and channels
+// services; the wake-up broker with, on Postgres, its listener for other
+// replicas' wake-ups and its publisher of this one's; the listeners of the
+// token and member caches for other replicas' changes; presence; the audit
+// log with its pruner; the OAuth authorization server; the MCP tools; the
+// web app; and the HTTP application that serves them. w.API.Audit is
 // replaced by the assembled log. The background work runs until Close; d
 // stays the caller's to close.
 func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
@@ -51,17 +60,21 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	if err != nil {
 		return nil, err
 	}
+	if w.API.Logger == nil {
+		w.API.Logger = slog.Default()
+	}
+	log := w.API.Logger
 	ctx, cancel := context.WithCancel(context.Background())
 	broker := wait.NewBroker()
 	// Every revocation, of this replica or another, ends what the revoked
 	// credentials hold open.
 	a.OnRevoked(broker.Revoked)
 	if d.Engine == db.Postgres {
-		go broker.Listen(ctx, d, w.API.Logger)
-		go broker.Publish(ctx, d, w.API.Logger)
-		go a.Listen(ctx, w.API.Logger)
+		go broker.Listen(ctx, d, log)
+		go broker.Publish(ctx, d, log)
+		go a.Listen(ctx, log)
 	}
-	w.API.Audit = audit.NewLog(d, w.API.Logger)
+	w.API.Audit = audit.NewLog(d, log)
 	if w.AuditRetention > 0 {
 		go w.API.Audit.PruneEvery(ctx, time.Hour, w.AuditRetention)
 	}
@@ -70,23 +83,42 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	// The inbox's cached pages show senders as orgs stores them.
 	o.OnChange(in.MembersChanged)
 	if d.Engine == db.Postgres {
-		go o.Listen(ctx, w.API.Logger)
+		go o.Listen(ctx, log)
 	}
-	// Channel waits wake through the inbox's broker, keyed by channel.
+	// Channel waits wake through the same broker, keyed by channel.
 	ch := channels.NewService(d, channels.Config{Recheck: w.Inbox.Recheck, NoAlertsTTL: channels.DefaultNoAlertsTTL}, broker)
-	logger := w.API.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
-	presence := orgs.NewPresence(d, logger)
+	presence := orgs.NewPresence(d, log)
 	go presence.Run(ctx)
-	srv := New(w.API, d, a, o, in, ch, presence)
-	go srv.channels.PruneAlertsEvery(ctx, time.Hour, srv.log)
+	go ch.PruneAlertsEvery(ctx, time.Hour, log)
+
+	svc := tools.Services{Auth: a, Orgs: o, Inbox: in, Channels: ch, Presence: presence, OAuth: oauth.NewService(d, a, oauthConfig(w.API))}
+	p := Parts{DB: d, Services: svc, Metrics: prometheus.NewRegistry(), Stop: make(chan struct{})}
+	p.Tools = tools.New(tools.Config{Version: w.API.Version, Logger: log, AllowOrgSignup: w.API.AllowOrgSignup, SignupSecret: w.API.SignupSecret,
+		ProgressEvery: w.API.ProgressEvery, Audit: w.API.Audit, Stop: p.Stop, Metrics: p.Metrics}, svc)
+	p.Web = web.New(web.Config{
+		Logger:            log,
+		PublicURL:         func(r *http.Request) string { return PublicURL(w.API.PublicURL, r) },
+		CheckSignup:       p.Tools.CheckSignup,
+		SignupNeedsSecret: !w.API.AllowOrgSignup,
+		SecureCookies:     strings.HasPrefix(w.API.PublicURL, "https://"),
+		Version:           w.API.Version,
+		Build:             w.API.Build,
+		Stop:              p.Stop,
+	}, web.Services{Auth: a, Orgs: o, OAuth: p.OAuth, Inbox: in, Channels: ch, Audit: w.API.Audit})
 	return &Assembly{
-		Server: srv,
+		Server: New(w.API, p),
 		Auth:   a, Orgs: o, Inbox: in, Channels: ch, Broker: broker, Audit: w.API.Audit,
 		cancel: cancel,
 	}, nil
+}
+
+// oauthConfig is the authorization server's configuration: cfg.OAuth, or
+// else oauth.DefaultConfig.
+func oauthConfig(cfg Config) oauth.Config {
+	if cfg.OAuth != nil {
+		return *cfg.OAuth
+	}
+	return oauth.DefaultConfig()
 }
 
 // Close drains the server (ending every wait), stops its background work and
@@ -95,7 +127,7 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 // whose shutdown would otherwise wait for the waits to end.
 func (a *Assembly) Close(ctx context.Context) {
 	a.Server.Close(ctx)
-	a.Server.channels.Close()
+	a.Channels.Close()
 	a.cancel()
 	a.Audit.Close()
 }

@@ -65,6 +65,7 @@ func (k keepOpen) RoundTrip(r *http.Request) (*http.Response, error) {
 // For wait_for_reply and wait_for_inbox (parked before mcp-go) and
 // wait_for_message (in the tool), in both eras, on both engines.
 func TestCancelledWaitHandsOverNothing(t *testing.T) {
+	t.Parallel()
 	type arrival func(t *testing.T, alice, bob *mcp.ClientSession) (tool string, args map[string]any, arrive func(), got func(map[string]any) bool)
 	waits := map[string]arrival{
 		"wait_for_reply": func(t *testing.T, alice, bob *mcp.ClientSession) (string, map[string]any, func(), func(map[string]any) bool) {

@@ -13,6 +13,7 @@ import (
 // can read WWW-Authenticate, from which it starts the OAuth sign-in; a page
 // on another origin is refused before any of that.
 func TestBrowserClientsReachMCP(t *testing.T) {
+	t.Parallel()
 	e := start(t, db.SQLite, options{})
 	const inspector = "http://localhost:6274"
 

@@ -52,7 +52,7 @@ func newFuzzApp(f *testing.F, engine db.Engine) *fuzzApp {
 	if err != nil {
 		f.Fatal(err)
 	}
-	o := app.orgs
+	o := app.Orgs
 	// Waits return at once once draining, so a fuzzed wait_for_inbox or
 	// wait_for_reply costs no time.
 	app.Drain()

@@ -17,10 +17,9 @@ type metrics struct {
 	registry *prometheus.Registry
 }
 
-func (s *Server) newMetrics() *metrics {
-	m := &metrics{
-		registry: prometheus.NewRegistry(),
-	}
+// newMetrics registers the server's series with registry.
+func (s *Server) newMetrics(registry *prometheus.Registry) *metrics {
+	m := &metrics{registry: registry}
 	waiting := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "ctalk_waiting_agents",
 		Help: "Agents blocked in wait_for_inbox or wait_for_reply on this replica.",

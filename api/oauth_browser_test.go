@@ -55,6 +55,7 @@ func waitCallback(t *testing.T, got <-chan url.Values) url.Values {
 // lets the form's redirect through); a second client asks consent, given
 // with the keyboard too.
 func TestSignInInBrowser(t *testing.T) {
+	t.Parallel()
 	// One browser for both engines, with a browser context of its own (its
 	// own cookies) for each: starting Chromium is the slow part.
 	browserCtx := chromium(t)

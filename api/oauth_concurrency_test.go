@@ -16,6 +16,7 @@ import (
 // refreshes interleave the token ends with exactly one live successor, so
 // the grant's chain of refresh tokens never forks.
 func TestOAuthConcurrentUse(t *testing.T) {
+	t.Parallel()
 	const n = 8
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {

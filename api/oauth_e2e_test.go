@@ -155,6 +155,7 @@ func (r *recordingSource) lastToken() *oauth2.Token {
 // tokens here live one second, so every call refreshes), and after logout is
 // refused with its access and its refresh token.
 func TestOAuthSDKClientEndToEnd(t *testing.T) {
+	t.Parallel()
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			for _, era := range eras {

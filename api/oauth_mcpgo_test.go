@@ -18,6 +18,7 @@ import (
 // anything when it holds no token), it registers, the person signs in on
 // the page, it exchanges the code, and its calls then act as the person.
 func TestOAuthMCPGoClient(t *testing.T) {
+	t.Parallel()
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e, _ := startOAuth(t, engine, nil)

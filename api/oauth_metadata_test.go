@@ -33,6 +33,7 @@ func getJSON(t *testing.T, u string) (int, http.Header, map[string]any) {
 // that they, the registration and the token endpoint answer browsers (CORS)
 // and answer errors in JSON.
 func TestOAuthMetadata(t *testing.T) {
+	t.Parallel()
 	e := start(t, db.SQLite)
 	for _, path := range []string{oauth.RootResourceMetadata, oauth.ResourceMetadataPath} {
 		status, h, m := getJSON(t, e.URL+path)
@@ -86,6 +87,7 @@ func TestOAuthMetadata(t *testing.T) {
 // TestOAuthIssuerIsOrigin checks that with PUBLIC_URL set the issuer is its
 // bare origin and the resource its /mcp, whatever Host a request carries.
 func TestOAuthIssuerIsOrigin(t *testing.T) {
+	t.Parallel()
 	e := start(t, db.SQLite, options{api: func(c *api.Config) { c.PublicURL = "https://ctalk.example.com" }})
 	_, _, m := getJSON(t, e.URL+oauth.AuthServerMetadataPath)
 	if m["issuer"] != "https://ctalk.example.com" || m["token_endpoint"] != "https://ctalk.example.com"+oauth.TokenPath {

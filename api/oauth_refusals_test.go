@@ -74,6 +74,7 @@ func tokens(t *testing.T, base string, form url.Values) (int, map[string]any) {
 }
 
 func TestOAuthRefusals(t *testing.T) {
+	t.Parallel()
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e, clk := startOAuth(t, engine, nil)
@@ -336,6 +337,7 @@ func TestOAuthRefusals(t *testing.T) {
 // TestOAuthRegistrationLimit checks that registrations from one address are
 // rate-limited, with a JSON answer that says when to retry.
 func TestOAuthRegistrationLimit(t *testing.T) {
+	t.Parallel()
 	e, _ := startOAuth(t, db.SQLite, func(c *oauth.Config) { c.RegisterRate, c.RegisterBurst = 0.001, 2 })
 	for i := range 3 {
 		status, m := register(t, e.URL, claudeCodeRegistration)
@@ -356,6 +358,7 @@ func TestOAuthRegistrationLimit(t *testing.T) {
 // The server fetches without the address guard here, since the test's
 // document server is on loopback.
 func TestOAuthMetadataDocumentClient(t *testing.T) {
+	t.Parallel()
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			var docURL string

@@ -6,17 +6,15 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/ctalk/ctalk/internal/reqctx"
 	"github.com/ctalk/ctalk/oauth"
-	"github.com/ctalk/ctalk/web"
 )
 
-// mountOAuth adds the authorization server (metadata, registration, token,
-// revocation) and the sign-in pages to e.
+// mountOAuth adds the authorization server's endpoints (metadata,
+// registration, token, revocation) to e.
 func (s *Server) mountOAuth(e *echo.Echo) {
 	ep := s.oauth.Endpoints(s.log, s.publicURL, func(r *http.Request) string { return reqctx.Client(r.Context()) })
 	for _, path := range []string{oauth.RootResourceMetadata, oauth.ResourceMetadataPath} {
@@ -30,18 +28,6 @@ func (s *Server) mountOAuth(e *echo.Echo) {
 	e.Match([]string{http.MethodPost, http.MethodOptions}, oauth.RegisterPath, echo.WrapHandler(http.HandlerFunc(ep.Register)))
 	e.Match([]string{http.MethodPost, http.MethodOptions}, oauth.TokenPath, echo.WrapHandler(http.HandlerFunc(ep.Token)))
 	e.Match([]string{http.MethodPost, http.MethodOptions}, oauth.RevokePath, echo.WrapHandler(http.HandlerFunc(ep.Revoke)))
-
-	s.web = web.New(web.Config{
-		Logger:            s.log,
-		PublicURL:         s.publicURL,
-		CheckSignup:       s.tools.CheckSignup,
-		SignupNeedsSecret: !s.cfg.AllowOrgSignup,
-		SecureCookies:     strings.HasPrefix(s.cfg.PublicURL, "https://"),
-		Version:           s.cfg.Version,
-		Build:             s.cfg.Build,
-		Stop:              s.stop,
-	}, web.Services{Auth: s.auth, Orgs: s.orgs, OAuth: s.oauth, Inbox: s.inbox, Channels: s.channels, Audit: s.cfg.Audit})
-	s.web.Mount(e)
 }
 
 // challenge is the WWW-Authenticate value of a 401 from /mcp: it points

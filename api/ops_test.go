@@ -79,6 +79,7 @@ func TestAuditLogRecordsToolCalls(t *testing.T) {
 }
 
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	e := start(t, "sqlite")
 	u := e.org(t, eraStateless, "acme")
 	ok(t, u["bob"], "whoami", nil)

@@ -57,6 +57,7 @@ func wantRefused(t *testing.T, status int, body, want string) {
 // Host and Origin headers of a DNS rebinding attack, of proxies and of
 // browser clients.
 func TestDNSRebindingIsRefused(t *testing.T) {
+	t.Parallel()
 	t.Run("on loopback without PUBLIC_URL", func(t *testing.T) {
 		e := start(t, db.SQLite)
 		status, body := postWithHost(t, e.URL, "evil.example:8080", "http://evil.example:8080")

@@ -69,6 +69,7 @@ func TestWaitParksBeforeMCP(t *testing.T) {
 // TestRefusedWaitIsNotParked checks that a waiting call the tool refuses is
 // refused at once, not after waiting out its timeout.
 func TestRefusedWaitIsNotParked(t *testing.T) {
+	t.Parallel()
 	e := start(t, dbtest.Engines[0])
 	alice := e.org(t, eraSessions, "acme")["alice"]
 	fail(t, alice, "wait_for_inbox", map[string]any{"timeout_s": 120, "bogus": 1}, "unknown argument")

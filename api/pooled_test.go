@@ -23,6 +23,7 @@ import (
 // every tool works through the pooler, and a wake-up crosses replicas
 // through the direct URL's listener, not the slow re-check.
 func TestPooledDatabaseURL(t *testing.T) {
+	t.Parallel()
 	p := dbtest.PgBouncer(t)
 	cfg := db.Config{
 		URL:       testkit.WithAppName(t, p.URL, "ctalk-pooled"),
@@ -146,6 +147,7 @@ func TestPooledDatabaseURL(t *testing.T) {
 // queries still work through the pooler. With the direct URL nothing is
 // said.
 func TestPooledDatabaseURLIsDetected(t *testing.T) {
+	t.Parallel()
 	p := dbtest.PgBouncer(t)
 	for _, c := range []struct {
 		name, url string

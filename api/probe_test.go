@@ -13,6 +13,7 @@ import (
 // as before and write no line to the log, so that a platform probing every
 // few seconds does not fill it, while other requests are still logged.
 func TestProbesSkipTheRequestLog(t *testing.T) {
+	t.Parallel()
 	e := start(t, dbtest.Engines[0])
 	for _, probe := range []struct{ path, want string }{
 		{"/health", `{"status":"ok"}`},
@@ -56,6 +57,7 @@ func TestProbesSkipTheRequestLog(t *testing.T) {
 // X-Request-ID like every other response, the caller's when it sent a
 // valid one.
 func TestProbesCarryRequestID(t *testing.T) {
+	t.Parallel()
 	e := start(t, dbtest.Engines[0])
 	for _, path := range []string{"/health", "/ready"} {
 		for _, method := range []string{http.MethodGet, http.MethodHead, http.MethodPost} {
@@ -87,6 +89,7 @@ func TestProbesCarryRequestID(t *testing.T) {
 // the tool call's, carrying what the request's line would have (request id,
 // client), and that other requests to /mcp are still logged.
 func TestToolCallLoggedOnce(t *testing.T) {
+	t.Parallel()
 	e := start(t, dbtest.Engines[0])
 	alice := e.org(t, eraSessions, "acme")["alice"]
 	e.logs.Take()

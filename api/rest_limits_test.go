@@ -36,6 +36,7 @@ func openREST(t *testing.T, ctx context.Context, base, token, path string) *http
 // Retry-After for the rest; another user is not affected, and a place frees
 // when one closes.
 func TestRESTStreamsCappedPerUser(t *testing.T) {
+	t.Parallel()
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e := start(t, engine)
@@ -104,6 +105,7 @@ func TestRESTStreamsCappedPerUser(t *testing.T) {
 // /api/v1/wait is logged as a client gone (499), not as a failure: no
 // ERROR line, no 500.
 func TestAbandonedLongPollIsNoServerError(t *testing.T) {
+	t.Parallel()
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e := start(t, engine)

@@ -13,6 +13,7 @@ import (
 )
 
 func TestREST(t *testing.T) {
+	t.Parallel()
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e := start(t, engine)
@@ -134,6 +135,7 @@ func (s *sse) next(t testing.TB) (id string, data map[string]any) {
 // Last-Event-ID: the new stream starts right after the last message
 // received, missing none and repeating none.
 func TestEventStreamResumes(t *testing.T) {
+	t.Parallel()
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e := start(t, engine)
@@ -176,6 +178,7 @@ func mustNumber(s string) float64 {
 // event streams, so that they do not hold the shutdown up; clients
 // reconnect with Last-Event-ID.
 func TestEventStreamEndsOnDrain(t *testing.T) {
+	t.Parallel()
 	e := start(t, dbtest.Engines[0])
 	tok := e.tokens(t, eraStateless, "acme")
 	ok(t, e.connect(t, eraStateless, tok["alice"]), "create_channel", map[string]any{"channel": "dev"})

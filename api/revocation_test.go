@@ -11,7 +11,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/orgs"
@@ -141,19 +140,12 @@ func afterRevocation(t *testing.T, alice, bobAsks *mcp.ClientSession) {
 	ok(t, alice, "send_response", map[string]any{"message_id": id, "final_text": "after the revocation"})
 }
 
-// roleChanger is the orgs service of the replica a test changes a role on:
-// no tool changes roles.
-var roleChanger *orgs.Service
-
-// passwordResetter is the auth service of the replica a test resets a
-// password on, as the web app's admin page does.
-var passwordResetter *auth.Service
-
 // TestRevocationEndsWhatIsOpen: every way a credential ends ends
 // everything it holds open (held), on the replica that revoked it and on
 // another, and nothing posted or asked afterwards reaches it; a logout of
 // one token leaves the user's other tokens' streams open.
 func TestRevocationEndsWhatIsOpen(t *testing.T) {
+	t.Parallel()
 	type setup struct {
 		name     string
 		engine   db.Engine
@@ -164,30 +156,31 @@ func TestRevocationEndsWhatIsOpen(t *testing.T) {
 		name string
 		// revoke ends bob's token that holds things open: bob is a session
 		// with that token, third one with another of bob's, alice the
-		// admin's.
-		revoke func(t *testing.T, alice, bob, third *mcp.ClientSession)
+		// admin's; o is the orgs service of the replica, since no tool
+		// changes roles.
+		revoke func(t *testing.T, one *env, alice, bob, third *mcp.ClientSession)
 		// others reports whether bob's other tokens end too.
 		others bool
 	}{
-		{"logout", func(t *testing.T, _, bob, _ *mcp.ClientSession) { ok(t, bob, "logout", nil) }, false},
-		{"remove_user", func(t *testing.T, alice, _, _ *mcp.ClientSession) {
+		{"logout", func(t *testing.T, _ *env, _, bob, _ *mcp.ClientSession) { ok(t, bob, "logout", nil) }, false},
+		{"remove_user", func(t *testing.T, _ *env, alice, _, _ *mcp.ClientSession) {
 			ok(t, alice, "remove_user", map[string]any{"org_id": "acme", "user_id": "bob"})
 		}, true},
-		{"revoke_user_tokens", func(t *testing.T, alice, _, _ *mcp.ClientSession) {
+		{"revoke_user_tokens", func(t *testing.T, _ *env, alice, _, _ *mcp.ClientSession) {
 			ok(t, alice, "revoke_user_tokens", map[string]any{"org_id": "acme", "user_id": "bob"})
 		}, true},
-		{"password reset", func(t *testing.T, _, _, _ *mcp.ClientSession) {
+		{"password reset", func(t *testing.T, one *env, _, _, _ *mcp.ClientSession) {
 			// An admin resets it in the web app; agents may not.
-			if _, err := passwordResetter.ResetPassword(context.Background(), "acme", "bob", "a fresh start for bob"); err != nil {
+			if _, err := one.Auth.ResetPassword(context.Background(), "acme", "bob", "a fresh start for bob"); err != nil {
 				t.Fatal(err)
 			}
 		}, true},
-		{"role change", func(t *testing.T, _, _, _ *mcp.ClientSession) {
-			if _, err := roleChanger.SetRole(context.Background(), "acme", "bob", orgs.RoleAdmin); err != nil {
+		{"role change", func(t *testing.T, one *env, _, _, _ *mcp.ClientSession) {
+			if _, err := one.Orgs.SetRole(context.Background(), "acme", "bob", orgs.RoleAdmin); err != nil {
 				t.Fatal(err)
 			}
 		}, true},
-		{"change_password", func(t *testing.T, _, _, third *mcp.ClientSession) {
+		{"change_password", func(t *testing.T, _ *env, _, _, third *mcp.ClientSession) {
 			ok(t, third, "change_password", map[string]any{"current_password": userPW, "new_password": "bob's new password"})
 		}, true},
 	}
@@ -200,12 +193,12 @@ func TestRevocationEndsWhatIsOpen(t *testing.T) {
 					continue
 				}
 				t.Run(su.name+"/"+rv.name+"/"+era, func(t *testing.T) {
+					t.Parallel()
 					one := start(t, su.engine)
 					two := one
 					if su.replicas == 2 {
 						two = start(t, su.engine, options{sharedWith: one})
 					}
-					roleChanger, passwordResetter = one.Orgs, one.Auth
 					u := one.org(t, era, "acme")
 					ok(t, u["alice"], "create_channel", map[string]any{"channel": "dev", "members": []string{"bob"}})
 					anon := one.connect(t, era, "")
@@ -215,7 +208,7 @@ func TestRevocationEndsWhatIsOpen(t *testing.T) {
 					kept := two.events(t, other, "dev", "")
 					waitForWaiters(t, two, n+1)
 
-					rv.revoke(t, u["alice"], one.connect(t, era, tok), one.connect(t, era, one.login(t, anon, "acme", "bob")))
+					rv.revoke(t, one, u["alice"], one.connect(t, era, tok), one.connect(t, era, one.login(t, anon, "acme", "bob")))
 					var bobAsks *mcp.ClientSession
 					if !rv.others {
 						bobAsks = one.connect(t, era, other)

@@ -18,6 +18,7 @@ import (
 // for every request on it (POST, GET event stream, DELETE), so they can
 // neither read its notifications nor end it; its owner keeps using it.
 func TestSessionsBelongToTheirUser(t *testing.T) {
+	t.Parallel()
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e := start(t, engine)

@@ -16,6 +16,7 @@ import (
 // waits that span the sweeps, is kept; and the forgotten session's client
 // can still call on it.
 func TestIdleSessionsAreForgotten(t *testing.T) {
+	t.Parallel()
 	const ttl = 2 * time.Second
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {

@@ -68,6 +68,7 @@ func newClient(t *testing.T, base, name, redirect string) string {
 }
 
 func TestSignInPage(t *testing.T) {
+	t.Parallel()
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e := start(t, engine, options{auth: func(c *auth.Config) { c.MaxFailures = 3 }})
@@ -207,6 +208,7 @@ func TestSignInPage(t *testing.T) {
 // authorization and finishes it as the new admin; with sign-up closed, the
 // page refuses as register_organization does.
 func TestSignUpPage(t *testing.T) {
+	t.Parallel()
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e := start(t, engine)

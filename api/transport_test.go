@@ -19,6 +19,7 @@ import (
 // instead of being held open for anyone; clients that ask for it still work.
 // (TestEventStreamLimits covers signed-in callers.)
 func TestNoStandaloneStream(t *testing.T) {
+	t.Parallel()
 	e := start(t, db.SQLite)
 	for _, era := range eras {
 		t.Run(era, func(t *testing.T) {
@@ -54,6 +55,7 @@ func TestNoStandaloneStream(t *testing.T) {
 // body must be gone once the body is in (net/http lifts it), so a wait
 // longer than it, with or without a progress stream, ends on its own terms.
 func TestWaitOutlivesTheBodyReadDeadline(t *testing.T) {
+	t.Parallel()
 	e := start(t, db.SQLite, options{api: func(c *api.Config) {
 		c.ReadTimeout = 100 * time.Millisecond
 		c.ProgressEvery = 50 * time.Millisecond

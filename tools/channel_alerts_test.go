@@ -100,6 +100,7 @@ func TestChannelAlertsReachTheInbox(t *testing.T) {
 // servers over one database, and checks that each alert reaches each member
 // exactly once.
 func TestChannelAlertsDeliveredOnceAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			one := start(t, engine)

@@ -118,6 +118,7 @@ func TestChannelsAsResources(t *testing.T) {
 // TestChannelResourcesWithMCPGo lists and reads channel resources with
 // mcp-go's client, over real HTTP.
 func TestChannelResourcesWithMCPGo(t *testing.T) {
+	t.Parallel()
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e := start(t, engine)

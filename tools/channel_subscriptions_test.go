@@ -18,6 +18,7 @@ import (
 )
 
 func TestChannelSubscriptions(t *testing.T) {
+	t.Parallel()
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e := start(t, engine)
@@ -68,6 +69,7 @@ func TestChannelSubscriptions(t *testing.T) {
 // stickiness, the subscribe request, the event stream and the post each
 // reach either of two servers; the notification still arrives.
 func TestChannelSubscriptionsAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	public := func(c *api.Config) { c.PublicURL = "https://ctalk.example.com" }
 	one := start(t, db.Postgres, options{api: public})
 	two := start(t, db.Postgres, options{sharedWith: one, api: public})
@@ -93,6 +95,7 @@ func TestChannelSubscriptionsAcrossReplicas(t *testing.T) {
 // TestEventStreamLimits: GET /mcp is served only to a signed-in session, at
 // most four streams per user, and ends when the server drains.
 func TestEventStreamLimits(t *testing.T) {
+	t.Parallel()
 	e := start(t, db.SQLite)
 	e.org(t, eraSessions, "acme")
 	token := e.login(t, e.connect(t, eraSessions, ""), "acme", "alice")
@@ -134,6 +137,7 @@ func TestEventStreamLimits(t *testing.T) {
 // established and ends at once, instead of holding a stream that would
 // never carry one.
 func TestListenEstablishesNoResourceSubscriptions(t *testing.T) {
+	t.Parallel()
 	e := start(t, db.SQLite)
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen", "params": map[string]any{
 		"notifications": map[string]any{"resourceSubscriptions": []string{"ctalk://channels/dev"}},

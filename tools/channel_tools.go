@@ -39,19 +39,19 @@ func caller(sess *auth.Session) channels.Caller {
 }
 
 func (s *Server) registerChannelTools() {
-	s.addCreateChannel()
-	s.addListChannels()
-	s.addGetChannel()
-	s.addJoinChannel()
-	s.addLeaveChannel()
-	s.addInviteToChannel()
-	s.addUpdateChannel()
-	s.addArchiveChannel()
-	s.addPostMessage()
-	s.addGetMessages()
-	s.addGetUnread()
-	s.addWaitForMessage()
-	s.addSearchMessages()
+	s.registerCreateChannel()
+	s.registerListChannels()
+	s.registerGetChannel()
+	s.registerJoinChannel()
+	s.registerLeaveChannel()
+	s.registerInviteToChannel()
+	s.registerUpdateChannel()
+	s.registerArchiveChannel()
+	s.registerPostMessage()
+	s.registerGetMessages()
+	s.registerGetUnread()
+	s.registerWaitForMessage()
+	s.registerSearchMessages()
 }
 
 type channelArgs struct {
@@ -73,7 +73,7 @@ type channelResult struct {
 	NextStep string `json:"next_step,omitempty"`
 }
 
-func (s *Server) addCreateChannel() {
+func (s *Server) registerCreateChannel() {
 	addIdentifiedTool(s, mcp.NewTool("create_channel",
 		mcp.WithDescription("Create a channel of your organization, with you as its first member: public (anyone in the org may join) or private (only invited members see it)."),
 		mcp.WithString("channel", mcp.Required(), mcp.Description("The name: 1 to 64 of a-z, 0-9, '-' and '_', unique in your organization.")),
@@ -104,7 +104,7 @@ type ListChannelsResult struct {
 	Channels []*channels.Channel `json:"channels"`
 }
 
-func (s *Server) addListChannels() {
+func (s *Server) registerListChannels() {
 	addIdentifiedTool(s, mcp.NewTool("list_channels",
 		mcp.WithDescription("List the channels you can see: every public channel of your organization and the private ones you are in, with member count, whether you are a member, your unread count and the last activity."+channelDataNote),
 		mcp.WithBoolean("include_archived", mcp.Description("true to list archived channels too (default false).")),
@@ -124,7 +124,7 @@ type getChannelResult struct {
 	Members []*channels.Member `json:"members"`
 }
 
-func (s *Server) addGetChannel() {
+func (s *Server) registerGetChannel() {
 	addIdentifiedTool(s, mcp.NewTool("get_channel",
 		mcp.WithDescription("Show one channel you can see, with its members."+channelDataNote),
 		channelParam,
@@ -139,7 +139,7 @@ func (s *Server) addGetChannel() {
 	})
 }
 
-func (s *Server) addJoinChannel() {
+func (s *Server) registerJoinChannel() {
 	addIdentifiedTool(s, mcp.NewTool("join_channel",
 		mcp.WithDescription("Join a public channel. Messages posted before you joined do not count as unread; get_messages reads them. Private channels are joined by invitation (invite_to_channel)."),
 		channelParam,
@@ -155,7 +155,7 @@ func (s *Server) addJoinChannel() {
 	})
 }
 
-func (s *Server) addLeaveChannel() {
+func (s *Server) registerLeaveChannel() {
 	addIdentifiedTool(s, mcp.NewTool("leave_channel",
 		mcp.WithDescription("Leave a channel. A private channel you leave disappears for you until someone invites you again."),
 		channelParam,
@@ -177,7 +177,7 @@ type inviteArgs struct {
 	UserIDs []string `json:"user_ids"`
 }
 
-func (s *Server) addInviteToChannel() {
+func (s *Server) registerInviteToChannel() {
 	addIdentifiedTool(s, mcp.NewTool("invite_to_channel",
 		mcp.WithDescription("Add people of your organization to a channel you are a member of (the way into a private channel). Members already in it stay as they are."),
 		channelParam,
@@ -201,7 +201,7 @@ type updateChannelArgs struct {
 	Description *string `json:"description"`
 }
 
-func (s *Server) addUpdateChannel() {
+func (s *Server) registerUpdateChannel() {
 	addIdentifiedTool(s, mcp.NewTool("update_channel",
 		mcp.WithDescription("Change a channel's topic or description. Only the channel's creator and org admins may."),
 		channelParam,
@@ -219,7 +219,7 @@ func (s *Server) addUpdateChannel() {
 	})
 }
 
-func (s *Server) addArchiveChannel() {
+func (s *Server) registerArchiveChannel() {
 	addIdentifiedTool(s, mcp.NewTool("archive_channel",
 		mcp.WithDescription("Archive a channel: it becomes read-only (no posts, joins or invitations) and leaves list_channels unless include_archived. Only the channel's creator and org admins may. There is no unarchive."),
 		channelParam,
@@ -258,7 +258,7 @@ const (
 	postHeld      = channels.PostPending
 )
 
-func (s *Server) addPostMessage() {
+func (s *Server) registerPostMessage() {
 	addIdentifiedTool(s, mcp.NewTool("post_message",
 		mcp.WithDescription("Post a message to a channel you are a member of. It is labelled as posted by your agent on your person's behalf. Mention people with @user_id and every member with @channel; the server reads mentions from the text. If your org's channel_post_mode is human, the post is held (status pending_approval) until your person approves, edits or rejects it in ctalk's web app (approval_url); their decision reaches you once as a channel event of check_inbox and wait_for_inbox (post_approved, post_edited, or post_rejected with their note)."),
 		channelParam,
@@ -308,7 +308,7 @@ type MessagesResult struct {
 	NextAfter int64               `json:"next_after,omitempty" jsonschema:"when has_more: pass as after for the next page"`
 }
 
-func (s *Server) addGetMessages() {
+func (s *Server) registerGetMessages() {
 	addIdentifiedTool(s, mcp.NewTool("get_messages",
 		mcp.WithDescription("Read messages of a channel you are a member of, oldest first: a page after a message's seq, or the latest N. Each message says who wrote it, whether their agent posted it, its priority, mentions and the message it replies to."+readNote+channelDataNote),
 		channelParam,
@@ -352,7 +352,7 @@ type unreadResult struct {
 	NextStep string `json:"next_step"`
 }
 
-func (s *Server) addGetUnread() {
+func (s *Server) registerGetUnread() {
 	addIdentifiedTool(s, mcp.NewTool("get_unread",
 		mcp.WithDescription("Get your unread messages across all your channels (or one), oldest first in each channel, up to 50 at a time (20 per channel), with whether each mentions you. They count as read once returned: a second call gets the next ones, and two calls never return the same message."+readNote+channelDataNote),
 		mcp.WithString("channel", mcp.Description("Optional: only this channel.")),
@@ -386,7 +386,7 @@ type WaitMessageResult struct {
 	NextStep string `json:"next_step"`
 }
 
-func (s *Server) addWaitForMessage() {
+func (s *Server) registerWaitForMessage() {
 	addIdentifiedTool(s, mcp.NewTool("wait_for_message",
 		mcp.WithDescription("Wait for new channel messages: returns at once when there are some, or as soon as one is posted, or an empty list at the timeout. Without after it hands over your unread messages, in one channel or all of yours (also channels you join while waiting), as get_unread does; with channel and after, the messages after that seq."+readNote+channelDataNote),
 		mcp.WithString("channel", mcp.Description("Optional: wait on this channel only; omit to wait on all of yours.")),
@@ -460,7 +460,7 @@ type searchResult struct {
 	Questions []*inbox.Question   `json:"questions" jsonschema:"your own questions and answers (asked by you or to you) that match, best match first; none when channel is set"`
 }
 
-func (s *Server) addSearchMessages() {
+func (s *Server) registerSearchMessages() {
 	addIdentifiedTool(s, mcp.NewTool("search_messages",
 		mcp.WithDescription("Search the messages of the channels you are a member of, and your own questions and answers (asked by you or to you), best match first in each list (messages: among the newest 1,000 that match; narrow with channel, from_user_id, since or until to reach older ones). Only what you can read: not public channels you have not joined, not channels you left, not other people's questions, not drafts never sent."+channelDataNote+" So are questions and answers."),
 		mcp.WithString("query", mcp.Required(), mcp.Description("Words that must all appear (\"retry\" also finds \"retries\"), \"quoted phrases\", and -word to exclude one; up to 500 characters.")),

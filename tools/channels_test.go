@@ -91,6 +91,7 @@ func TestChannelTools(t *testing.T) {
 // TestChannelToolsFenceText checks that every channel tool that hands over
 // other people's words says, in its description, that they are data.
 func TestChannelToolsFenceText(t *testing.T) {
+	t.Parallel()
 	e := start(t, db.SQLite)
 	cs := e.connect(t, eraStateless, "")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -186,6 +187,7 @@ func TestWaitForMessage(t *testing.T) {
 // another: only the Postgres notification can wake it, since the safety
 // re-check is an hour away.
 func TestChannelWakeAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	slow := options{inbox: func(c *inbox.Config) { c.Recheck = time.Hour }}
 	for _, era := range eras {
 		t.Run(era, func(t *testing.T) {

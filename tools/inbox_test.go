@@ -332,6 +332,7 @@ func TestWaiting(t *testing.T) {
 }
 
 func TestWakeAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	for _, era := range eras {
 		t.Run(era, func(t *testing.T) {
 			one := start(t, db.Postgres)
@@ -383,6 +384,7 @@ func TestMessagesOfAnotherOrgAreNotFound(t *testing.T) {
 }
 
 func TestAskLimits(t *testing.T) {
+	t.Parallel()
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e := start(t, engine, options{inbox: func(c *inbox.Config) { c.AsksPerMinute = 3; c.LoopMax = 100 }})

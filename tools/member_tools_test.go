@@ -243,6 +243,7 @@ func TestPasswordToolsOverMCP(t *testing.T) {
 }
 
 func TestMemberToolsAreMarkedDestructive(t *testing.T) {
+	t.Parallel()
 	e := start(t, dbtest.Engines[0])
 	res, err := e.connect(t, eraStateless, "").ListTools(t.Context(), nil)
 	if err != nil {
@@ -268,6 +269,7 @@ func TestMemberToolsAreMarkedDestructive(t *testing.T) {
 // admin password, from one address, all succeed: admin-password checks
 // still running are not failures.
 func TestConcurrentRegisterUser(t *testing.T) {
+	t.Parallel()
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e := start(t, engine)

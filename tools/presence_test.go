@@ -35,6 +35,7 @@ func TestPresence(t *testing.T) {
 // waiting on the other, and that a wait ending on one server does not hide
 // one still running on the other.
 func TestPresenceAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			one := start(t, engine)

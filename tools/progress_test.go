@@ -15,6 +15,7 @@ import (
 )
 
 func TestWaitSendsProgressWhenAsked(t *testing.T) {
+	t.Parallel()
 	for _, engine := range dbtest.Engines {
 		for _, era := range eras {
 			t.Run(string(engine)+"/"+era, func(t *testing.T) {

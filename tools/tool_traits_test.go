@@ -17,6 +17,7 @@ import (
 // failures: the metric follows the tools' declared traits, so an admin tool
 // added later is counted without a list to update.
 func TestLoginFailuresCountEveryAdminTool(t *testing.T) {
+	t.Parallel()
 	e := start(t, "sqlite")
 	e.org(t, eraStateless, "acme")
 	anon := e.connect(t, eraStateless, "")

@@ -3,10 +3,8 @@ package web_test
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -17,10 +15,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctalk/ctalk/api"
-	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/api/apitest"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
-	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/syncbuf"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/orgs"
@@ -37,39 +34,16 @@ type site struct {
 
 // Fixture passwords.
 const (
-	adminPW = "correct horse battery"
-	userPW  = "hunter22-long"
+	adminPW = apitest.AdminPW
+	userPW  = apitest.UserPW
 )
 
 // start runs a ctalk server on a fresh database of the engine, on
 // 127.0.0.1:0; adjust, when given, changes its configuration first.
 func start(t testing.TB, engine db.Engine, adjust ...func(*api.Wiring)) *site {
 	t.Helper()
-	d := dbtest.Open(t, engine)
-	acfg := auth.DefaultConfig()
-	acfg.BcryptCost = 4
-	acfg.SignupBurst = 1000
-	logs := &syncbuf.Buffer{}
-	w := api.Wiring{
-		API:   api.Config{Version: "test", Logger: slog.New(slog.NewJSONHandler(logs, nil)), AllowOrgSignup: true},
-		Auth:  acfg,
-		Inbox: inbox.DefaultConfig(),
-	}
-	for _, f := range adjust {
-		f(&w)
-	}
-	a, err := api.Assemble(d, w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		a.Close(ctx)
-		srv.Close()
-	})
-	return &site{URL: srv.URL, DB: d, Assembly: a, logs: logs}
+	s := apitest.Start(t, dbtest.Open(t, engine), adjust...)
+	return &site{URL: s.URL, DB: s.DB, Assembly: s.Assembly, logs: s.Logs}
 }
 
 // org creates an organization with alice (admin), bob and carol (members),

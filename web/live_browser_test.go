@@ -2,19 +2,14 @@ package web_test
 
 import (
 	"context"
-	"log/slog"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/ctalk/ctalk/api"
-	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/api/apitest"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
-	"github.com/ctalk/ctalk/inbox"
-	"github.com/ctalk/ctalk/internal/syncbuf"
 	"github.com/ctalk/ctalk/internal/testkit"
 )
 
@@ -107,25 +102,8 @@ func replica(t *testing.T, cfg db.Config) *site {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
-	acfg := auth.DefaultConfig()
-	acfg.BcryptCost = 4
-	logs := &syncbuf.Buffer{}
-	a, err := api.Assemble(d, api.Wiring{
-		API:   api.Config{Version: "test", Logger: slog.New(slog.NewJSONHandler(logs, nil)), AllowOrgSignup: true},
-		Auth:  acfg,
-		Inbox: inbox.DefaultConfig(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		a.Close(ctx)
-		srv.Close()
-	})
-	return &site{URL: srv.URL, DB: d, Assembly: a, logs: logs}
+	s := apitest.Start(t, d)
+	return &site{URL: s.URL, DB: d, Assembly: s.Assembly, logs: s.Logs}
 }
 
 // TestLiveHeldPostAnnounced: bob has his inbox open when his agent posts to a

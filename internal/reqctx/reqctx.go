@@ -41,10 +41,7 @@ func WithID(ctx context.Context, id string) context.Context {
 }
 
 // ID is the request's id, or "".
-func ID(ctx context.Context) string {
-	id, _ := ctx.Value(idKey).(string)
-	return id
-}
+func ID(ctx context.Context) string { return value[string](ctx, idKey) }
 
 // WithClient returns ctx carrying the client's address.
 func WithClient(ctx context.Context, ip string) context.Context {
@@ -52,10 +49,7 @@ func WithClient(ctx context.Context, ip string) context.Context {
 }
 
 // Client is the client's address, as the per-address limits count it.
-func Client(ctx context.Context) string {
-	ip, _ := ctx.Value(clientKey).(string)
-	return ip
-}
+func Client(ctx context.Context) string { return value[string](ctx, clientKey) }
 
 // WithPublicURL returns ctx carrying the URL agents reach this server at.
 func WithPublicURL(ctx context.Context, u string) context.Context {
@@ -63,10 +57,7 @@ func WithPublicURL(ctx context.Context, u string) context.Context {
 }
 
 // PublicURL is the URL agents reach this server at, as seen by the request.
-func PublicURL(ctx context.Context) string {
-	u, _ := ctx.Value(publicURLKey).(string)
-	return u
-}
+func PublicURL(ctx context.Context) string { return value[string](ctx, publicURLKey) }
 
 // WithSession returns ctx carrying the session of the Authorization header
 // and the credential it was checked with.
@@ -76,15 +67,11 @@ func WithSession(ctx context.Context, sess *auth.Session, cred *wait.Credential)
 }
 
 // Session is the session of the Authorization header, or nil.
-func Session(ctx context.Context) *auth.Session {
-	sess, _ := ctx.Value(sessionKey).(*auth.Session)
-	return sess
-}
+func Session(ctx context.Context) *auth.Session { return value[*auth.Session](ctx, sessionKey) }
 
 // Credential is the credential of the Authorization header, or nil.
 func Credential(ctx context.Context) *wait.Credential {
-	cred, _ := ctx.Value(credentialKey).(*wait.Credential)
-	return cred
+	return value[*wait.Credential](ctx, credentialKey)
 }
 
 // WithAuthError returns ctx carrying why its bearer token could not be
@@ -94,10 +81,7 @@ func WithAuthError(ctx context.Context, err error) context.Context {
 }
 
 // AuthError is why the request's bearer token could not be checked, or nil.
-func AuthError(ctx context.Context) error {
-	err, _ := ctx.Value(authErrKey).(error)
-	return err
-}
+func AuthError(ctx context.Context) error { return value[error](ctx, authErrKey) }
 
 // WithLogged returns ctx with a mark that a tool call it carries sets when
 // it logs the request (see MarkLogged).
@@ -108,7 +92,7 @@ func WithLogged(ctx context.Context) (context.Context, *atomic.Bool) {
 
 // MarkLogged records that the request has been logged.
 func MarkLogged(ctx context.Context) {
-	if logged, ok := ctx.Value(loggedKey).(*atomic.Bool); ok {
+	if logged := value[*atomic.Bool](ctx, loggedKey); logged != nil {
 		logged.Store(true)
 	}
 }
@@ -121,8 +105,8 @@ func WithWaitDeadline(ctx context.Context, deadline time.Time) context.Context {
 
 // WaitDeadline is when a parked waiting call must return, if it was parked.
 func WaitDeadline(ctx context.Context) (time.Time, bool) {
-	d, ok := ctx.Value(waitDeadlineKey).(time.Time)
-	return d, ok
+	d := value[time.Time](ctx, waitDeadlineKey)
+	return d, !d.IsZero()
 }
 
 // ResourceRead is what the handler of a resources/read tells api of it.
@@ -138,6 +122,11 @@ func WithResourceRead(ctx context.Context, r *ResourceRead) context.Context {
 
 // ResourceReadOf is the mark of the resources/read ctx answers, or nil.
 func ResourceReadOf(ctx context.Context) *ResourceRead {
-	r, _ := ctx.Value(resourceReadKey).(*ResourceRead)
-	return r
+	return value[*ResourceRead](ctx, resourceReadKey)
+}
+
+// value is ctx's value under k, or the zero T when it has none.
+func value[T any](ctx context.Context, k key) T {
+	v, _ := ctx.Value(k).(T)
+	return v
 }

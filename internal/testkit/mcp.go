@@ -67,7 +67,7 @@ func OK(t testing.TB, cs *mcp.ClientSession, tool string, args map[string]any) m
 		t.Fatalf("%s: text content is not the JSON copy of the result: %v", tool, err)
 	}
 	if !reflect.DeepEqual(fromText, m) {
-		t.Fatalf("%s: text content %s is not the JSON copy of the structured result %s", tool, Text(res), mustJSON(m))
+		t.Fatalf("%s: text content %s is not the JSON copy of the structured result %s", tool, Text(res), MustJSON(m))
 	}
 	return m
 }
@@ -104,7 +104,8 @@ func CallTool(ctx context.Context, cs *mcp.ClientSession, tool string, args map[
 	return mcpclient.CallTool(ctx, cs, tool, args)
 }
 
-func mustJSON(v any) string {
+// MustJSON is v as JSON.
+func MustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
