@@ -379,11 +379,16 @@ func (s *Server) jsonRPCBody(next echo.HandlerFunc) echo.HandlerFunc {
 			return invalidRequest(c, http.StatusBadRequest, msg)
 		}
 		if kind == rpcResponse {
-			// ctalk sends clients no requests, so a response answers
-			// nothing. It is accepted and dropped, as the transport allows:
-			// mcp-go would log it as a failed sampling response, and an
+			// The one request ctalk sends a client is send_response's
+			// elicitation/create, on a session, during the call (see
+			// tools/elicit.go): while one waits, mcp-go hands the answer to
+			// the call. Any other response answers nothing and is dropped
+			// here (mcp-go would log it as a failed sampling response).
+			// Either way the client hears 202, as the transport allows: an
 			// error status makes some clients drop their session.
-			s.log.DebugContext(req.Context(), "JSON-RPC response from a client dropped: ctalk sends no requests to clients")
+			if id := req.Header.Get(server.HeaderKeySessionID); id != "" && !mcp.IsModernProtocol(req.Header.Get(mcp.HeaderProtocolVersion)) && s.tools.Asking(id) {
+				s.http.ServeHTTP(statusOnly{header: http.Header{}}, req)
+			}
 			return c.NoContent(http.StatusAccepted)
 		}
 		if kind == rpcNotification && method == "notifications/cancelled" {
@@ -611,3 +616,11 @@ func validRequestID(id string) bool {
 	}
 	return true
 }
+
+// statusOnly is a response writer that keeps nothing: what mcp-go answers
+// a client's response is not passed on (see jsonRPCBody).
+type statusOnly struct{ header http.Header }
+
+func (w statusOnly) Header() http.Header         { return w.header }
+func (w statusOnly) Write(b []byte) (int, error) { return len(b), nil }
+func (w statusOnly) WriteHeader(int)             {}

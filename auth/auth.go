@@ -81,6 +81,9 @@ type Session struct {
 	// GrantID is set when the token is an OAuth access token: the grant
 	// that logout revokes.
 	GrantID string
+	// Kind is KindLogin or KindPersonal for a token of the tokens table,
+	// empty for other credentials.
+	Kind string
 }
 
 // IsAdmin reports whether the session's user administers its org.
@@ -321,7 +324,7 @@ func (s *Service) readToken(ctx context.Context, hash string, now time.Time) (*S
 	case kind != KindPersonal && !now.Before(lastUsed.Add(s.cfg.IdleTTL)):
 		return nil, lastUsed, ctalk.Errorf(ctalk.EUnauthorized, "the auth token expired after %s unused; log in again with login", s.cfg.IdleTTL)
 	}
-	sess.ExpiresAt = expires
+	sess.ExpiresAt, sess.Kind = expires, kind
 	return &sess, lastUsed, nil
 }
 

@@ -552,9 +552,52 @@ func sendable(id string, d *Draft, mode, finalText string) error {
 	case d.Text != finalText:
 		return ctalk.Errorf(ctalk.EConflict, "final_text is not the latest proposed draft (version %d) of message %s; propose the new text with propose_response and get your person's approval of it first", d.Version, id)
 	case mode == orgs.ApprovalHuman && !d.Approved:
-		return ctalk.Errorf(ctalk.EForbidden, "your organization requires a person to approve each answer: draft version %d of message %s is not approved yet; ask your person to open the approval_url from propose_response (their ctalk inbox), sign in and press Approve, then call send_response again", d.Version, id)
+		return &NotApprovedError{MessageID: id, Version: d.Version,
+			err: ctalk.Errorf(ctalk.EForbidden, "your organization requires a person to approve each answer: draft version %d of message %s is not approved yet; ask your person to open the approval_url from propose_response (their ctalk inbox), sign in and press Approve, then call send_response again", d.Version, id)}
 	}
 	return nil
+}
+
+// NotApprovedError is Send's refusal, EForbidden, of a draft its person
+// has not yet decided on in an org with human approval: the one refusal
+// that the person's decision in the web app can lift.
+type NotApprovedError struct {
+	MessageID string
+	Version   int
+	err       *ctalk.Error
+}
+
+func (e *NotApprovedError) Error() string { return e.err.Error() }
+
+// Unwrap makes the refusal's code and message those of a ctalk error.
+func (e *NotApprovedError) Unwrap() error { return e.err }
+
+// AwaitDecision waits, up to opts.Timeout, until draft version of
+// question msgID, sent to userID, no longer waits for its person's
+// decision in the web app: approved, rejected, replaced by a newer draft
+// (their edit), or the question no longer pending. It reports whether that
+// happened; it reads and claims nothing.
+//
+// Returns ENotFound when msgID is not a question of userID's.
+func (s *Service) AwaitDecision(ctx context.Context, orgID, userID, msgID string, version int, opts wait.Options) (bool, error) {
+	decided := false
+	err := s.wait(ctx, orgID, userID, opts, func() (bool, error) {
+		q, err := question(ctx, s.db, orgID, userID, msgID)
+		if err != nil {
+			return false, err
+		}
+		if q.Status != StatusPending {
+			decided = true
+			return true, nil
+		}
+		d, err := latestDraft(ctx, s.db, orgID, q.ID)
+		if err != nil {
+			return false, err
+		}
+		decided = d == nil || d.Version != version || d.Approved || d.Rejected
+		return decided, nil
+	})
+	return decided, err
 }
 
 // Decline closes a question without an answer; the reason reaches the asker.

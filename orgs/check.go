@@ -25,7 +25,7 @@ func (in NewOrg) Check() []FieldError {
 // mistakes in its fields, in the order Register reports them.
 func (in NewOrg) clean() (*Org, []FieldError) {
 	var errs []FieldError
-	org := &Org{ApprovalMode: ApprovalAgent, ChannelPostMode: ChannelPostAgent}
+	org := &Org{ApprovalMode: ApprovalAgent, ChannelPostMode: ChannelPostAgent, AgentPasswordLogin: AgentLoginAllowed}
 	var err error
 	if org.ID, err = ctalk.ParseID("org_id", in.ID); err != nil {
 		errs = append(errs, FieldError{"org_id", err})

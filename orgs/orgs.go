@@ -32,8 +32,11 @@ type Org struct {
 	ApprovalMode string `json:"approval_mode"`
 	// ChannelPostMode says whether agents' channel posts wait for their
 	// person's approval: ChannelPostAgent or ChannelPostHuman.
-	ChannelPostMode string    `json:"channel_post_mode"`
-	CreatedAt       time.Time `json:"created_at"`
+	ChannelPostMode string `json:"channel_post_mode"`
+	// AgentPasswordLogin says whether an agent may log in over MCP with
+	// its person's password: AgentLoginAllowed or AgentLoginDisabled.
+	AgentPasswordLogin string    `json:"agent_password_login"`
+	CreatedAt          time.Time `json:"created_at"`
 }
 
 // User is a member of an organization, as other members see it.
@@ -195,11 +198,41 @@ func (s *Service) AuthorizeAdmin(ctx context.Context, sess *auth.Session, orgID,
 // when the user id is taken, also by a former (removed) member: ids are not
 // reused.
 func (s *Service) AddUser(ctx context.Context, orgID string, in NewUser) (*User, error) {
+	return s.addUser(ctx, orgID, in, false)
+}
+
+// ErrAdminExists is AddUserAsAgent's refusal to make someone an admin in
+// an org that has one.
+var ErrAdminExists = ctalk.Errorf(ctalk.EForbidden, "making someone an admin is for a person: an admin of your organization does it in the web app")
+
+// AddUserAsAgent is AddUser for an agent's credential: it adds an admin
+// only as the first admin of an org that has none (so that an org made
+// over MCP gets its first admin), deciding it in the transaction that adds
+// them, so that two calls at once cannot both be first.
+//
+// Returns the errors of AddUser, and ErrAdminExists.
+func (s *Service) AddUserAsAgent(ctx context.Context, orgID string, in NewUser) (*User, error) {
+	return s.addUser(ctx, orgID, in, true)
+}
+
+func (s *Service) addUser(ctx context.Context, orgID string, in NewUser, firstAdminOnly bool) (*User, error) {
 	u, hash, err := s.newUser(orgID, in)
 	if err != nil {
 		return nil, err
 	}
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
+		if firstAdminOnly && u.Role == RoleAdmin {
+			if err := s.lockOrg(ctx, tx, orgID); err != nil {
+				return err
+			}
+			var admins int
+			if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM users WHERE org_id = $1 AND role = 'admin' AND removed_at IS NULL`, orgID).Scan(&admins); err != nil {
+				return fmt.Errorf("count admins: %w", err)
+			}
+			if admins > 0 {
+				return ErrAdminExists
+			}
+		}
 		return s.insertUser(ctx, tx, u, hash)
 	})
 	switch ctalk.ErrorCode(err) {
@@ -214,7 +247,10 @@ func (s *Service) AddUser(ctx context.Context, orgID string, in NewUser) (*User,
 	case ctalk.ENotFound:
 		return nil, notFoundOrg(orgID)
 	}
-	return u, err
+	if err != nil {
+		return nil, err
+	}
+	return u, nil
 }
 
 // newUser checks in as a member of orgID and hashes their password.
@@ -265,8 +301,8 @@ func (s *Service) insertUser(ctx context.Context, tx db.Querier, u *User, hash s
 // Returns ENotFound.
 func (s *Service) Org(ctx context.Context, orgID string) (*Org, error) {
 	o := &Org{}
-	err := s.db.QueryRow(ctx, `SELECT id, name, approval_mode, channel_post_mode, created_at FROM orgs WHERE id = $1`, orgID).
-		Scan(&o.ID, &o.Name, &o.ApprovalMode, &o.ChannelPostMode, &o.CreatedAt)
+	err := s.db.QueryRow(ctx, `SELECT id, name, approval_mode, channel_post_mode, agent_password_login, created_at FROM orgs WHERE id = $1`, orgID).
+		Scan(&o.ID, &o.Name, &o.ApprovalMode, &o.ChannelPostMode, &o.AgentPasswordLogin, &o.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFoundOrg(orgID)
 	}
@@ -297,7 +333,7 @@ func (s *Service) User(ctx context.Context, orgID, userID string) (*User, error)
 	return u, err
 }
 
-var memberQuery = `SELECT ` + userColumns + `, o.id, o.name, o.approval_mode, o.channel_post_mode, o.created_at
+var memberQuery = `SELECT ` + userColumns + `, o.id, o.name, o.approval_mode, o.channel_post_mode, o.agent_password_login, o.created_at
 	FROM users JOIN orgs o ON o.id = users.org_id WHERE users.org_id = $1 AND users.id = $2 AND users.removed_at IS NULL`
 
 // Member returns a user of orgID and the org, in one query: whoami's
@@ -311,7 +347,7 @@ func (s *Service) Member(ctx context.Context, orgID, userID string) (*User, *Org
 	}
 	read := s.members.Begin(now)
 	o := &Org{}
-	u, err := scanUser(s.db.QueryRow(ctx, memberQuery, orgID, userID), &o.ID, &o.Name, &o.ApprovalMode, &o.ChannelPostMode, &o.CreatedAt)
+	u, err := scanUser(s.db.QueryRow(ctx, memberQuery, orgID, userID), &o.ID, &o.Name, &o.ApprovalMode, &o.ChannelPostMode, &o.AgentPasswordLogin, &o.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, auth.NotFoundUser(userID)
 	}

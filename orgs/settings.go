@@ -30,11 +30,51 @@ const (
 	ChannelPostHuman = "human"
 )
 
+// Whether an agent may log in over MCP with its person's password.
+const (
+	// AgentLoginAllowed lets the login tool take a password (the default).
+	AgentLoginAllowed = "allowed"
+	// AgentLoginDisabled makes the login tool refuse passwords and say how
+	// to connect instead: browser sign-in (OAuth) or a personal token.
+	AgentLoginDisabled = "disabled"
+)
+
 // Settings are an organization's settings as an admin changes them: an
 // empty field stays as it is.
 type Settings struct {
-	ApprovalMode    string
-	ChannelPostMode string
+	ApprovalMode       string
+	ChannelPostMode    string
+	AgentPasswordLogin string
+}
+
+// weakening is a value of an org setting that takes oversight away from
+// people: only a person, in the web app, may choose it; an agent may only
+// choose the other, stronger values.
+type weakening struct {
+	setting string
+	weaker  string
+	value   func(Settings) string
+}
+
+// weakenings lists every weakening, one line per setting.
+var weakenings = []weakening{
+	{"approval_mode", ApprovalAgent, func(s Settings) string { return s.ApprovalMode }},
+	{"channel_post_mode", ChannelPostAgent, func(s Settings) string { return s.ChannelPostMode }},
+	{"agent_password_login", AgentLoginAllowed, func(s Settings) string { return s.AgentPasswordLogin }},
+}
+
+// Weakening returns the first setting that in sets to a value weakening
+// oversight, with that value, or ok false when in only keeps or strengthens.
+// Agents' credentials may not weaken: their callers refuse such a change,
+// whatever the org's current value, so that no race with a person's change
+// can let one through.
+func (in Settings) Weakening() (setting, value string, ok bool) {
+	for _, w := range weakenings {
+		if w.value(in) == w.weaker {
+			return w.setting, w.weaker, true
+		}
+	}
+	return "", "", false
 }
 
 // SetApprovalMode sets how answers are approved in orgID: ApprovalAgent or
@@ -53,8 +93,8 @@ func (s *Service) SetApprovalMode(ctx context.Context, orgID, mode string) (*Org
 //
 // Returns EInvalid (also when in changes nothing), ENotFound.
 func (s *Service) SetSettings(ctx context.Context, orgID string, in Settings) (*Org, error) {
-	if in.ApprovalMode == "" && in.ChannelPostMode == "" {
-		return nil, ctalk.Errorf(ctalk.EInvalid, "give approval_mode, channel_post_mode or both")
+	if in.ApprovalMode == "" && in.ChannelPostMode == "" && in.AgentPasswordLogin == "" {
+		return nil, ctalk.Errorf(ctalk.EInvalid, "give approval_mode, channel_post_mode, agent_password_login or several")
 	}
 	if in.ApprovalMode != "" && in.ApprovalMode != ApprovalAgent && in.ApprovalMode != ApprovalHuman {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "approval_mode is not valid; use \"agent\" or \"human\"")
@@ -62,9 +102,14 @@ func (s *Service) SetSettings(ctx context.Context, orgID string, in Settings) (*
 	if in.ChannelPostMode != "" && in.ChannelPostMode != ChannelPostAgent && in.ChannelPostMode != ChannelPostHuman {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "channel_post_mode is not valid; use \"agent\" or \"human\"")
 	}
+	if in.AgentPasswordLogin != "" && in.AgentPasswordLogin != AgentLoginAllowed && in.AgentPasswordLogin != AgentLoginDisabled {
+		return nil, ctalk.Errorf(ctalk.EInvalid, "agent_password_login is not valid; use \"allowed\" or \"disabled\"")
+	}
 	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		res, err := tx.Exec(ctx, `UPDATE orgs SET approval_mode = COALESCE(NULLIF($1, ''), approval_mode),
-			channel_post_mode = COALESCE(NULLIF($2, ''), channel_post_mode) WHERE id = $3`, in.ApprovalMode, in.ChannelPostMode, orgID)
+			channel_post_mode = COALESCE(NULLIF($2, ''), channel_post_mode),
+			agent_password_login = COALESCE(NULLIF($3, ''), agent_password_login) WHERE id = $4`,
+			in.ApprovalMode, in.ChannelPostMode, in.AgentPasswordLogin, orgID)
 		if err != nil {
 			return fmt.Errorf("set org settings: %w", err)
 		}

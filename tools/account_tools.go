@@ -11,6 +11,7 @@ import (
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/orgs"
+	"github.com/ctalk/ctalk/web"
 )
 
 // The account tools create organizations and let each person sign in, see
@@ -61,7 +62,7 @@ func (s *Server) registerRegisterOrganization() {
 		if err != nil {
 			return nil, err
 		}
-		return &orgResult{Org: org, NextStep: "add people with register_user (org_id and admin_password), then each logs in with login"}, nil
+		return &orgResult{Org: org, NextStep: "add the first admin with register_user and role admin (org_id and admin_password; that admin makes later admins in ctalk's web app), then the members; each connects by browser sign-in (OAuth) or logs in with login"}, nil
 	})
 }
 
@@ -102,6 +103,9 @@ func (s *Server) registerLogin() {
 		mcp.WithString("password", mcp.Required(), mcp.Description("Your password.")),
 		annotations(false, false, false),
 	), func(ctx context.Context, in *loginArgs) (*loginResult, error) {
+		if err := s.passwordLoginAllowed(ctx, in.OrgID, in.UserID); err != nil {
+			return nil, err
+		}
 		token, sess, err := s.auth.Login(ctx, in.OrgID, in.UserID, in.Password, clientIP(ctx))
 		if err != nil {
 			s.recordAttempt(ctx, in.OrgID, in.UserID, err)
@@ -115,6 +119,31 @@ func (s *Server) registerLogin() {
 		return &loginResult{AuthToken: token, ExpiresAt: sess.ExpiresAt, User: u,
 			NextStep: "send this token as the header \"Authorization: Bearer <auth_token>\" (claude mcp add --header), or pass it as auth_token; it is not shown again"}, nil
 	})
+}
+
+// passwordLoginAllowed refuses login in an org that disabled agents'
+// password logins, before any password is checked, saying how to connect
+// instead; the refusal is recorded under the org and the user tried. An
+// org id that is malformed or unknown is left to Login, which answers as
+// for a wrong password.
+//
+// Returns EForbidden.
+func (s *Server) passwordLoginAllowed(ctx context.Context, orgID, userID string) error {
+	orgID, err := ctalk.ParseID("org_id", orgID)
+	if err != nil {
+		return nil
+	}
+	org, err := s.orgs.Org(ctx, orgID)
+	if err != nil || org.AgentPasswordLogin != orgs.AgentLoginDisabled {
+		return nil
+	}
+	if c, ok := ctx.Value(callKey).(*call); ok {
+		c.orgID = org.ID
+		if id, err := ctalk.ParseID("user_id", userID); err == nil {
+			c.userID = id
+		}
+	}
+	return ctalk.Errorf(ctalk.EForbidden, "organization %q does not let agents log in with a password, so that no password passes through an agent. Connect by browser sign-in instead: call any tool without a token and your MCP client opens ctalk's sign-in page in your person's browser (OAuth; in Claude Code, run /mcp and choose ctalk); or your person makes a personal token at %s and configures it as the header \"Authorization: Bearer <token>\"", org.ID, web.TokensURL(s.publicURLFromContext(ctx)))
 }
 
 type logoutResult struct {

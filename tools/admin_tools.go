@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/orgs"
+	"github.com/ctalk/ctalk/web"
 )
 
 // The admin tools administer one org. Each is registered with addAdminTool,
@@ -49,15 +51,18 @@ func (s *Server) registerRegisterUser() {
 		mcp.WithString("password", mcp.Required(), mcp.Description("The person's password, 8 to 72 bytes.")),
 		mcp.WithAny("ownership", mcp.Required(), mcp.Description("Areas this person owns and can answer for: a list of strings, or one comma-separated string; at most 50 entries of up to 200 characters.")),
 		mcp.WithString("notes", mcp.Description("The person's own notes about themselves (optional).")),
-		mcp.WithString("role", mcp.Enum(orgs.RoleMember, orgs.RoleAdmin), mcp.Description("member (default) or admin.")),
+		mcp.WithString("role", mcp.Enum(orgs.RoleMember, orgs.RoleAdmin), mcp.Description("member (default) or admin; admin only for the first admin of an organization that has none (later admins are made by an admin in the web app).")),
 		mcp.WithString("email", mcp.Description("The person's email address (optional), where password reset links go; one per member of the org.")),
 		authTokenParam,
 		annotations(false, false, false),
 	), func(ctx context.Context, orgID string, in *registerUserArgs) (*orgs.User, error) {
-		u, err := s.orgs.AddUser(ctx, orgID, orgs.NewUser{
+		u, err := s.orgs.AddUserAsAgent(ctx, orgID, orgs.NewUser{
 			ID: in.UserID, Name: in.Name, Password: in.Password, Role: in.Role,
 			Ownership: in.Ownership, Notes: in.Notes, Email: in.Email,
 		})
+		if errors.Is(err, orgs.ErrAdminExists) {
+			return nil, s.personOnly(ctx, "making someone an admin", web.AdminURL)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -93,21 +98,27 @@ func (s *Server) registerUpdateUserProfileNotes() {
 
 type orgSettingsArgs struct {
 	adminArgs
-	ApprovalMode    string `json:"approval_mode"`
-	ChannelPostMode string `json:"channel_post_mode"`
+	ApprovalMode       string `json:"approval_mode"`
+	ChannelPostMode    string `json:"channel_post_mode"`
+	AgentPasswordLogin string `json:"agent_password_login"`
 }
 
 func (s *Server) registerUpdateOrgSettings() {
 	addAdminTool(s, mcp.NewTool("update_org_settings",
-		mcp.WithDescription("Org admins only: change organization settings; give one or both, the other stays as it is. approval_mode \"agent\": the agent must send exactly the latest draft; \"human\": the person must also approve each draft in ctalk's web app, signed in (propose_response returns the approval_url). channel_post_mode \"agent\" (the default): an agent's post_message goes out at once, labelled as posted by the agent; \"human\": it waits until its person approves, edits or rejects it in the web app (post_message returns status pending_approval and the approval_url)."),
+		mcp.WithDescription("Org admins only: change organization settings; give one or both, the other stays as it is. approval_mode \"agent\": the agent must send exactly the latest draft; \"human\": the person must also approve each draft in ctalk's web app, signed in (propose_response returns the approval_url). channel_post_mode \"agent\" (the default): an agent's post_message goes out at once, labelled as posted by the agent; \"human\": it waits until its person approves, edits or rejects it in the web app (post_message returns status pending_approval and the approval_url). agent_password_login \"disabled\": login refuses passwords, agents connect by browser sign-in (OAuth) or a personal token. An agent may only strengthen these: approval_mode agent, channel_post_mode agent and agent_password_login allowed are set by a person in the web app."),
 		mcp.WithString("org_id", mcp.Required(), mcp.Description("The organization.")),
 		adminPasswordParam,
 		mcp.WithString("approval_mode", mcp.Enum(orgs.ApprovalAgent, orgs.ApprovalHuman), mcp.Description("How answers are approved: agent or human; omit to keep it.")),
 		mcp.WithString("channel_post_mode", mcp.Enum(orgs.ChannelPostAgent, orgs.ChannelPostHuman), mcp.Description("Whether agents' channel posts wait for their person: agent (post at once) or human; omit to keep it.")),
+		mcp.WithString("agent_password_login", mcp.Enum(orgs.AgentLoginAllowed, orgs.AgentLoginDisabled), mcp.Description("Whether login takes a password from an agent: allowed or disabled; omit to keep it.")),
 		authTokenParam,
 		annotations(false, false, true),
 	), func(ctx context.Context, orgID string, in *orgSettingsArgs) (*orgs.Org, error) {
-		return s.orgs.SetSettings(ctx, orgID, orgs.Settings{ApprovalMode: in.ApprovalMode, ChannelPostMode: in.ChannelPostMode})
+		settings := orgs.Settings{ApprovalMode: in.ApprovalMode, ChannelPostMode: in.ChannelPostMode, AgentPasswordLogin: in.AgentPasswordLogin}
+		if setting, value, weakens := settings.Weakening(); weakens {
+			return nil, s.personOnly(ctx, fmt.Sprintf("setting %s to %q, which weakens your organization's oversight of agents,", setting, value), web.AdminURL)
+		}
+		return s.orgs.SetSettings(ctx, orgID, settings)
 	})
 }
 
@@ -172,7 +183,7 @@ type resetPasswordArgs struct {
 
 func (s *Server) registerResetUserPassword() {
 	addAdminTool(s, mcp.NewTool("reset_user_password",
-		mcp.WithDescription("Org admins only: set a new password for a member who lost theirs or whose account may be misused. All their tokens stop working at once; give them the new password privately, not through an agent."),
+		mcp.WithDescription("Refused to agents: an admin resets a member's password in ctalk's web app, on the member's admin page, after typing their own password again; your own password changes with change_password. Kept so that an agent that calls it learns where the person does it."),
 		mcp.WithString("org_id", mcp.Required(), mcp.Description("Your organization.")),
 		adminPasswordParam,
 		mcp.WithString("user_id", mcp.Required(), mcp.Description("The member whose password to reset.")),
@@ -180,12 +191,12 @@ func (s *Server) registerResetUserPassword() {
 		authTokenParam,
 		annotations(false, true, true),
 	), func(ctx context.Context, orgID string, in *resetPasswordArgs) (*revokedResult, error) {
-		touch(ctx, in.UserID)
-		n, err := s.auth.ResetPassword(ctx, orgID, in.UserID, in.NewPassword)
+		u, err := s.orgs.User(ctx, orgID, in.UserID)
 		if err != nil {
 			return nil, err
 		}
-		return revoked(in.UserID, n, "the password is reset and every token of this member is revoked"), nil
+		touch(ctx, u.ID)
+		return nil, s.personOnly(ctx, "resetting a member's password", func(base string) string { return web.MemberAdminURL(base, u.ID) })
 	})
 }
 
@@ -201,17 +212,14 @@ type changeAdminPasswordResult struct {
 
 func (s *Server) registerChangeAdminPassword() {
 	addAdminTool(s, mcp.NewTool("change_admin_password",
-		mcp.WithDescription("Org admins only: replace the organization's admin password. Needs the current admin password, or the token of an org admin. The old password stops working at once."),
+		mcp.WithDescription("Refused to agents: an admin replaces the organization's admin password in ctalk's web app, on the admin page. Kept so that an agent that calls it learns where the person does it."),
 		mcp.WithString("org_id", mcp.Required(), mcp.Description("Your organization.")),
 		mcp.WithString("admin_password", mcp.Description("The current admin password; may be omitted when you are logged in as an org admin.")),
 		mcp.WithString("new_admin_password", mcp.Required(), mcp.Description("The new admin password, 12 to 72 bytes.")),
 		authTokenParam,
 		annotations(false, true, true),
 	), func(ctx context.Context, orgID string, in *changeAdminPasswordArgs) (*changeAdminPasswordResult, error) {
-		if err := s.auth.ChangeAdminPassword(ctx, orgID, in.NewAdminPassword); err != nil {
-			return nil, err
-		}
-		return &changeAdminPasswordResult{Changed: true, Message: "the admin password is changed; the old one no longer works"}, nil
+		return nil, s.personOnly(ctx, "changing the organization's admin password", web.AdminURL)
 	})
 }
 
@@ -285,10 +293,15 @@ func (s *Server) registerInviteUser() {
 		mcp.WithString("email", mcp.Required(), mcp.Description("The address the invite is mailed to, such as jane@example.com.")),
 		mcp.WithString("user_id", mcp.Required(), mcp.Description("The user id they will sign in with: 1-64 of a-z, 0-9, '-', '_'.")),
 		mcp.WithString("name", mcp.Required(), mcp.Description("The person's display name.")),
-		mcp.WithString("role", mcp.Enum(orgs.RoleMember, orgs.RoleAdmin), mcp.Description("member (default) or admin.")),
+		mcp.WithString("role", mcp.Enum(orgs.RoleMember, orgs.RoleAdmin), mcp.Description("member (the default); an admin is invited by an admin in the web app, not by an agent.")),
 		authTokenParam,
 		annotations(false, false, false),
 	), func(ctx context.Context, orgID string, in *inviteUserArgs) (*inviteResult, error) {
+		if in.Role == orgs.RoleAdmin {
+			// An agent could invite an address it reads and so make
+			// itself an admin: only a person makes admins.
+			return nil, s.personOnly(ctx, "inviting an admin", web.AdminURL)
+		}
 		by := ""
 		if c, ok := ctx.Value(callKey).(*call); ok && c.userID != adminPasswordCaller {
 			by = c.userID

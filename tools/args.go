@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/orgs"
@@ -93,7 +94,7 @@ func (s *Server) adminCaller(ctx context.Context, sess *auth.Session, orgID stri
 	}
 	c.orgID = orgID
 	if sess == nil {
-		c.userID = adminPasswordCaller
+		c.userID, c.factor = adminPasswordCaller, audit.FactorAdminPassword
 	}
 }
 

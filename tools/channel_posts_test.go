@@ -1,18 +1,21 @@
 package tools_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctalk/ctalk/orgs"
 )
 
 // TestChannelPostMode: an admin sets channel_post_mode with
 // update_org_settings (the other setting stays); in human mode post_message
 // and the REST mirror hold an agent's post, returning pending_approval and
 // an approval_url into the web app, and no member sees it; back in agent
-// mode, posts go out at once.
+// mode (which only a person sets, in the web app), posts go out at once.
 func TestChannelPostMode(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
 		tok := e.tokens(t, era, "acme")
@@ -20,7 +23,7 @@ func TestChannelPostMode(t *testing.T) {
 		ok(t, alice, "create_channel", map[string]any{"channel": "dev", "members": []string{"bob"}})
 
 		fail(t, bob, "update_org_settings", map[string]any{"org_id": "acme", "channel_post_mode": "human"}, "only org admins")
-		fail(t, alice, "update_org_settings", map[string]any{"org_id": "acme"}, "give approval_mode, channel_post_mode or both")
+		fail(t, alice, "update_org_settings", map[string]any{"org_id": "acme"}, "give approval_mode, channel_post_mode, agent_password_login or several")
 		fail(t, alice, "update_org_settings", map[string]any{"org_id": "acme", "channel_post_mode": "robot"}, "channel_post_mode")
 		set := ok(t, alice, "update_org_settings", map[string]any{"org_id": "acme", "channel_post_mode": "human"})
 		if set["channel_post_mode"] != "human" || set["approval_mode"] != "agent" {
@@ -61,7 +64,11 @@ func TestChannelPostMode(t *testing.T) {
 			}
 		}
 
-		ok(t, alice, "update_org_settings", map[string]any{"org_id": "acme", "channel_post_mode": "agent"})
+		// Back to agent mode is the person's, in the web app.
+		fail(t, alice, "update_org_settings", map[string]any{"org_id": "acme", "channel_post_mode": "agent"}, "is for a person")
+		if _, err := e.Orgs.SetSettings(context.Background(), "acme", orgs.Settings{ChannelPostMode: orgs.ChannelPostAgent}); err != nil {
+			t.Fatal(err)
+		}
 		res = ok(t, bob, "post_message", map[string]any{"channel": "dev", "text": "at once"})
 		if res["status"] != "published" || res["seq"] != 1.0 || res["posted_by_agent"] != true || res["post_id"] != nil {
 			t.Fatalf("post_message in agent mode = %v", res)

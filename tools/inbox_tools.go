@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -191,6 +192,9 @@ func (s *Server) registerSendResponse() {
 	), func(ctx context.Context, sess *auth.Session, in *sendArgs) (*questionResult, error) {
 		touchMessage(ctx, in.MessageID)
 		q, err := s.inbox.Send(ctx, sess.OrgID, sess.UserID, in.MessageID, in.FinalText)
+		if na := (*inbox.NotApprovedError)(nil); errors.As(err, &na) {
+			q, err = s.sendOnceApproved(ctx, sess, in, na)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/orgs"
 )
 
 // The tools that shut someone off or change a password.
@@ -104,8 +105,12 @@ func TestRemoveLastTwoAdminsOverMCP(t *testing.T) {
 			org := fmt.Sprintf("org%d", round)
 			ok(t, anon[0], "register_organization", map[string]any{"org_id": org, "name": org, "admin_password": adminPW})
 			admins := []string{"ann", "ben"}
-			for _, id := range admins {
-				ok(t, anon[0], "register_user", map[string]any{"org_id": org, "admin_password": adminPW, "user_id": id, "name": id, "password": userPW, "ownership": "x", "role": "admin"})
+			// An agent makes the first admin only; a person makes the
+			// second in the web app.
+			ok(t, anon[0], "register_user", map[string]any{"org_id": org, "admin_password": adminPW, "user_id": "ann", "name": "ann", "password": userPW, "ownership": "x", "role": "admin"})
+			ok(t, anon[0], "register_user", map[string]any{"org_id": org, "admin_password": adminPW, "user_id": "ben", "name": "ben", "password": userPW, "ownership": "x"})
+			if _, err := e.Orgs.SetRole(context.Background(), org, "ben", orgs.RoleAdmin); err != nil {
+				t.Fatal(err)
 			}
 			results := make([]*mcp.CallToolResult, 2)
 			start := make(chan struct{})
@@ -169,11 +174,15 @@ func TestPasswordToolsOverMCP(t *testing.T) {
 		fail(t, anon, "login", map[string]any{"org_id": "acme", "user_id": "bob", "password": userPW}, "login failed")
 		bob3 := e.connect(t, era, ok(t, anon, "login", map[string]any{"org_id": "acme", "user_id": "bob", "password": bobPW})["auth_token"].(string))
 
-		// reset_user_password: every token of bob dies.
+		// reset_user_password is refused to agents; the reset a person
+		// makes in the web app ends every token of bob.
 		fail(t, carol, "reset_user_password", map[string]any{"org_id": "acme", "user_id": "bob", "new_password": resetPW}, "only org admins")
-		res = ok(t, alice, "reset_user_password", map[string]any{"org_id": "acme", "user_id": "bob", "new_password": resetPW})
-		if res["user_id"] != "bob" || res["tokens_revoked"] != float64(2) || strings.Contains(mustJSON(res), resetPW) {
-			t.Fatalf("reset_user_password = %v", res)
+		if msg := fail(t, alice, "reset_user_password", map[string]any{"org_id": "acme", "user_id": "bob", "new_password": resetPW}, "is for a person"); strings.Contains(msg, resetPW) {
+			t.Fatalf("reset_user_password echoes the password: %s", msg)
+		}
+		ok(t, u["bob"], "whoami", nil)
+		if n, err := e.Auth.ResetPassword(context.Background(), "acme", "bob", resetPW); err != nil || n != 2 {
+			t.Fatalf("reset bob's password in the web app's service: %d, %v", n, err)
 		}
 		refused(t, u["bob"], "whoami")
 		refused(t, bob3, "whoami")
@@ -187,29 +196,31 @@ func TestPasswordToolsOverMCP(t *testing.T) {
 		refused(t, carol, "whoami")
 		e.login(t, anon, "acme", "carol")
 
-		// change_admin_password: with the current one, or as an admin.
+		// change_admin_password is refused to agents, with the current
+		// one or as an admin; the person changes it in the web app.
 		fail(t, anon, "change_admin_password", map[string]any{"org_id": "acme", "admin_password": adminPW + "x", "new_admin_password": newAdminPW}, "wrong")
-		fail(t, anon, "change_admin_password", map[string]any{"org_id": "acme", "admin_password": adminPW, "new_admin_password": "too short"}, "at least 12")
-		ok(t, anon, "change_admin_password", map[string]any{"org_id": "acme", "admin_password": adminPW, "new_admin_password": newAdminPW})
-		fail(t, anon, "register_user", map[string]any{"org_id": "acme", "admin_password": adminPW, "user_id": "dan", "name": "Dan", "password": userPW, "ownership": "x"}, "wrong")
-		ok(t, anon, "register_user", map[string]any{"org_id": "acme", "admin_password": newAdminPW, "user_id": "dan", "name": "Dan", "password": userPW, "ownership": "x"})
-		ok(t, alice, "change_admin_password", map[string]any{"org_id": "acme", "new_admin_password": adminPW})
-		ok(t, anon, "register_user", map[string]any{"org_id": "acme", "admin_password": adminPW, "user_id": "eve", "name": "Eve", "password": userPW, "ownership": "x"})
+		fail(t, anon, "change_admin_password", map[string]any{"org_id": "acme", "admin_password": adminPW, "new_admin_password": newAdminPW}, "is for a person")
+		fail(t, alice, "change_admin_password", map[string]any{"org_id": "acme", "new_admin_password": newAdminPW}, "is for a person")
+		ok(t, anon, "register_user", map[string]any{"org_id": "acme", "admin_password": adminPW, "user_id": "dan", "name": "Dan", "password": userPW, "ownership": "x"})
+		if err := e.Auth.ChangeAdminPassword(context.Background(), "acme", newAdminPW); err != nil {
+			t.Fatal(err)
+		}
+		fail(t, anon, "register_user", map[string]any{"org_id": "acme", "admin_password": adminPW, "user_id": "eve", "name": "Eve", "password": userPW, "ownership": "x"}, "wrong")
+		ok(t, anon, "register_user", map[string]any{"org_id": "acme", "admin_password": newAdminPW, "user_id": "eve", "name": "Eve", "password": userPW, "ownership": "x"})
 
 		// The audit log names the tools and users, never a password.
-		events := auditEvents(t, alice, "acme", map[string]any{"tool": "reset_user_password", "outcome": "ok"}, 1)
-		if len(events) != 1 || mustJSON(events[0]["ids"]) != `["bob"]` || events[0]["user_id"] != "alice" {
+		events := auditEvents(t, alice, "acme", map[string]any{"tool": "reset_user_password", "outcome": "forbidden", "user_id": "alice"}, 1)
+		if len(events) != 1 || mustJSON(events[0]["ids"]) != `["bob"]` || events[0]["user_id"] != "alice" || events[0]["factor"] != "login_token" {
 			t.Fatalf("reset_user_password events = %v", events)
 		}
-		// The wrong, the too short and the two accepted changes: a wrong
-		// admin password is filed in the attacked org's log, as the caller
-		// admin-password.
-		ev := auditEvents(t, alice, "acme", map[string]any{"tool": "change_admin_password"}, 4)
+		// A wrong admin password is filed in the attacked org's log, as
+		// the caller admin-password; the refusals under their callers.
+		ev := auditEvents(t, alice, "acme", map[string]any{"tool": "change_admin_password"}, 3)
 		var outcomes []string
 		for _, e := range ev {
 			outcomes = append(outcomes, fmt.Sprint(e["outcome"], "/", e["user_id"]))
 		}
-		if got, want := strings.Join(outcomes, " "), "ok/alice ok/admin-password invalid/admin-password unauthorized/admin-password"; got != want {
+		if got, want := strings.Join(outcomes, " "), "forbidden/alice forbidden/admin-password unauthorized/admin-password"; got != want {
 			t.Fatalf("change_admin_password events, newest first = %s, want %s", got, want)
 		}
 		var dump strings.Builder

@@ -5,7 +5,8 @@ const instructions = `ctalk lets the people of an organization ask each other qu
 
 How to begin:
 - If your client sends "Authorization: Bearer <token>", you are already identified: call whoami.
-- Otherwise: register_organization (once per org), register_user (org admin), then login, and configure the returned auth_token as the Authorization header (or pass it as auth_token).
+- Otherwise: register_organization (once per org), register_user (the first with role admin; later admins are made in the web app), then login, and configure the returned auth_token as the Authorization header (or pass it as auth_token).
+- Powers that would undo a person's oversight (weakening org settings, resetting passwords, the admin password, making admins) are refused to agents: the person uses them in ctalk's web app.
 
 Asking: find the right person with list_users or get_user_profile, ask_person, then wait_for_reply (or check_replies later).
 Channels: wait_for_inbox also hands you channel_events, channel messages that mention you or @channel or are urgent; read them in their channel with get_messages.

@@ -7,6 +7,7 @@ package tools
 import (
 	"github.com/ctalk/ctalk/access"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -72,6 +73,10 @@ type Server struct {
 	// tools holds each registered tool's traits by name; it is written
 	// only while New registers the tools.
 	tools map[string]toolTraits
+	// askingOn counts, by MCP session id, the elicitations its calls wait
+	// to hear answered (see Asking).
+	askingMu sync.Mutex
+	askingOn map[string]int
 }
 
 // New registers every tool and resource on a new MCP server.

@@ -36,6 +36,8 @@ type call struct {
 	cred *wait.Credential
 	// ids are the message and user ids the call touched, for the audit log.
 	ids []string
+	// factor is how the caller proved who they are (see audit.Event).
+	factor string
 }
 
 // touch records ids a tool call touched, for the audit log. Callers pass
@@ -144,6 +146,10 @@ func addToolWith[In, Out any](s *Server, t mcp.Tool, traits toolTraits, fn func(
 		}
 		var out *Out
 		if out, err = fn(ctx, in); err != nil {
+			if ir := (*inputRequired)(nil); errors.As(err, &ir) {
+				// Logged and audited as the refusal it stands for.
+				return ir.res, nil
+			}
 			return s.toolError(ctx, err), nil
 		}
 		if res, err = structured(out); err != nil {
@@ -303,6 +309,7 @@ func (s *Server) logCall(ctx context.Context, c *call, err error, d time.Duratio
 		s.cfg.Audit.Record(audit.Event{
 			At: time.Now().UTC().Add(-d), OrgID: c.orgID, UserID: c.userID, Tool: c.tool,
 			Outcome: outcome, DurationMS: float64(d.Microseconds()) / 1000, IDs: c.ids, RequestID: requestID(ctx),
+			Factor: c.factor,
 		})
 	}
 	level := slog.LevelInfo
@@ -361,7 +368,7 @@ func (s *Server) identify(ctx context.Context, in hasToken) (*auth.Session, erro
 // setCaller records who makes the call, for its log line and audit event.
 func setCaller(ctx context.Context, sess *auth.Session) {
 	if c, ok := ctx.Value(callKey).(*call); ok && sess != nil {
-		c.orgID, c.userID = sess.OrgID, sess.UserID
+		c.orgID, c.userID, c.factor = sess.OrgID, sess.UserID, factorOf(sess)
 	}
 }
 

@@ -119,7 +119,7 @@ func (p *Pages) addMember(c echo.Context) error {
 func (p *Pages) updateSettings(c echo.Context) error {
 	start := time.Now()
 	_, err := p.orgs.SetSettings(c.Request().Context(), me(c).OrgID, orgs.Settings{ApprovalMode: c.FormValue("approval_mode"),
-		ChannelPostMode: c.FormValue("channel_post_mode")})
+		ChannelPostMode: c.FormValue("channel_post_mode"), AgentPasswordLogin: c.FormValue("agent_password_login")})
 	p.recordAction(c, "web:update_org_settings", start, err)
 	if err != nil {
 		return adminRefused(err, func(status int, msg string) error {

@@ -95,12 +95,29 @@ func (p *Pages) setRole(c echo.Context) error {
 	})
 }
 
+// resetPassword sets a member's password once the admin has typed their
+// own password again: a browser left signed in, or an agent that holds the
+// admin's session, cannot take over a member's account with it. An admin's
+// own password is changed on their profile page, with the current one.
 func (p *Pages) resetPassword(c echo.Context) error {
 	return p.memberAction(c, "web:reset_user_password", "password", "password", func(userID string) error {
+		ctx, m := c.Request().Context(), me(c)
+		if target, err := ctalk.ParseID("user_id", userID); err == nil && target == m.UserID {
+			return ctalk.Errorf(ctalk.EForbidden, "this resets another member's password; change your own on your profile page (/profile), with your current password")
+		}
 		if c.FormValue("new_password") != c.FormValue("confirm") {
 			return ctalk.Errorf(ctalk.EInvalid, "the two passwords differ; type the same new password twice")
 		}
-		_, err := p.auth.ResetPassword(c.Request().Context(), me(c).OrgID, userID, c.FormValue("new_password"))
+		if _, err := p.orgs.User(ctx, m.OrgID, userID); err != nil {
+			return err
+		}
+		if _, err := p.auth.CheckPassword(ctx, m.OrgID, m.UserID, c.FormValue("your_password"), c.RealIP()); err != nil {
+			if ctalk.ErrorCode(err) == ctalk.EUnauthorized {
+				return ctalk.Errorf(ctalk.EUnauthorized, "your own password is not right; type the password you sign in with to confirm the reset")
+			}
+			return err
+		}
+		_, err := p.auth.ResetPassword(ctx, m.OrgID, userID, c.FormValue("new_password"))
 		return err
 	})
 }

@@ -225,7 +225,7 @@ func TestAdminMemberActions(t *testing.T) {
 		if code, body := alice.post("/admin/members/bob/password", url.Values{"new_password": {"new-password-1"}, "confirm": {"other"}}); code != http.StatusBadRequest || !strings.Contains(body, "differ") {
 			t.Fatalf("mismatched passwords: %d", code)
 		}
-		code, body := alice.post("/admin/members/bob/password", url.Values{"new_password": {"new-password-1"}, "confirm": {"new-password-1"}})
+		code, body := alice.post("/admin/members/bob/password", url.Values{"new_password": {"new-password-1"}, "confirm": {"new-password-1"}, "your_password": {userPW}})
 		if code != http.StatusOK || !strings.Contains(body, "Password reset.") {
 			t.Fatalf("reset bob's password: %d\n%s", code, body)
 		}
@@ -293,7 +293,7 @@ func TestAdminCrossOrg(t *testing.T) {
 		}{
 			{"/admin/members/dave/remove", url.Values{}},
 			{"/admin/members/dave/role", url.Values{"role": {"admin"}}},
-			{"/admin/members/dave/password", url.Values{"new_password": {"another-pass"}, "confirm": {"another-pass"}}},
+			{"/admin/members/dave/password", url.Values{"new_password": {"another-pass"}, "confirm": {"another-pass"}, "your_password": {userPW}}},
 			{"/admin/members/dave/revoke", url.Values{}},
 		} {
 			if code, body := alice.post(c.path, c.form); code != http.StatusNotFound || !strings.Contains(body, `dave&#34; not found`) {

@@ -226,5 +226,13 @@ func (p *Pages) recordAction(c echo.Context, tool string, start time.Time, err e
 	}
 	m := me(c)
 	p.audit.Record(audit.Event{At: start.UTC(), OrgID: m.OrgID, UserID: m.UserID, Tool: tool, Outcome: outcome,
-		DurationMS: float64(time.Since(start).Microseconds()) / 1000, IDs: touched, RequestID: c.Response().Header().Get(echo.HeaderXRequestID)})
+		DurationMS: float64(time.Since(start).Microseconds()) / 1000, IDs: touched, RequestID: c.Response().Header().Get(echo.HeaderXRequestID),
+		Factor: sessionFactor(c)})
+}
+
+// sessionFactor is how the person of this request proved who they are, for
+// the audit log: a browser session signed in with a password, until a
+// passkey verification of the session says audit.FactorPasskey.
+func sessionFactor(c echo.Context) string {
+	return audit.FactorPasswordSession
 }

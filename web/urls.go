@@ -15,3 +15,15 @@ func DraftURL(base, msgID string, version int) string {
 // HeldPostURL is the page where the author of held channel post id decides
 // on it.
 func HeldPostURL(base, id string) string { return base + "/inbox/posts#" + id }
+
+// AdminURL is the admin page: members, the organization's settings and its
+// admin password.
+func AdminURL(base string) string { return base + "/admin" }
+
+// MemberAdminURL is the admin page of member userID, where an admin resets
+// their password or changes their role.
+func MemberAdminURL(base, userID string) string { return base + memberPath(userID) }
+
+// TokensURL is the page where a person makes personal tokens for their
+// agents.
+func TokensURL(base string) string { return base + "/tokens" }

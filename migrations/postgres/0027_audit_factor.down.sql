@@ -1,0 +1,1 @@
+ALTER TABLE audit_events DROP COLUMN factor;

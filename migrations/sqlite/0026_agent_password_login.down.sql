@@ -1,0 +1,1 @@
+ALTER TABLE orgs DROP COLUMN agent_password_login;

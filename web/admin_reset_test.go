@@ -1,0 +1,90 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/ctalk/ctalk/audit"
+	"github.com/ctalk/ctalk/db"
+)
+
+// TestAdminResetNeedsOwnPassword: an admin's browser session alone resets
+// no member's password: the form needs the admin's own password, typed
+// again and checked; a wrong or missing one changes nothing, an admin's own
+// password is not reset through the admin path, and each refusal and the
+// reset are in the audit log with the factor the admin used.
+func TestAdminResetNeedsOwnPassword(t *testing.T) {
+	each(t, func(t *testing.T, engine db.Engine) {
+		s := start(t, engine)
+		s.org(t, "acme")
+		alice := s.newClient(t, "acme", "alice")
+		form := func(own string) url.Values {
+			v := url.Values{"new_password": {"taken-over-1"}, "confirm": {"taken-over-1"}}
+			if own != "" {
+				v.Set("your_password", own)
+			}
+			return v
+		}
+		ctx := context.Background()
+		for _, own := range []string{"", "not alice's password"} {
+			code, body := alice.post("/admin/members/bob/password", form(own))
+			if code != http.StatusUnauthorized || !strings.Contains(body, "your own password is not right") {
+				t.Errorf("own password %q: %d, want 401 saying so", own, code)
+			}
+			if _, _, err := s.Auth.SignIn(ctx, "acme", "bob", "taken-over-1", ""); err == nil {
+				t.Fatalf("own password %q: bob's password was reset", own)
+			}
+		}
+		if code, body := alice.post("/admin/members/alice/password", form(userPW)); code != http.StatusForbidden || !strings.Contains(body, "/profile") {
+			t.Errorf("an admin's own password through the admin path: %d, want 403 naming the profile page", code)
+		}
+		if _, body := alice.get("/admin/members/alice"); strings.Contains(body, `name="new_password"`) {
+			t.Error("an admin's own member page offers the reset form")
+		}
+		if _, body := alice.get("/admin/members/bob"); !strings.Contains(body, `name="your_password"`) {
+			t.Error("the reset form does not ask for the admin's own password")
+		}
+		if code, _ := alice.post("/admin/members/bob/password", form(userPW)); code != http.StatusOK {
+			t.Fatalf("reset with the right own password: %d", code)
+		}
+		if _, _, err := s.Auth.SignIn(ctx, "acme", "bob", "taken-over-1", ""); err != nil {
+			t.Errorf("bob signs in with the reset password: %v", err)
+		}
+		s.waitAuditEvent(t, "acme", "alice", "web:reset_user_password", "unauthorized", "bob")
+		s.waitAuditEvent(t, "acme", "alice", "web:reset_user_password", "forbidden", "alice")
+		s.waitAuditEvent(t, "acme", "alice", "web:reset_user_password", "ok", "bob")
+		var n int
+		if err := s.DB.QueryRow(ctx, `SELECT COUNT(*) FROM audit_events WHERE org_id = 'acme' AND tool = 'web:reset_user_password' AND factor <> $1`, audit.FactorPasswordSession).Scan(&n); err != nil || n != 0 {
+			t.Errorf("%d reset events name another factor than %s (%v)", n, audit.FactorPasswordSession, err)
+		}
+		if strings.Contains(s.logs.String(), "taken-over-1") {
+			t.Error("the server's log holds a password")
+		}
+	})
+}
+
+// TestAdminSetsAgentPasswordLogin: the person allows and disables agents'
+// password logins on the admin page, the one place that may allow them.
+func TestAdminSetsAgentPasswordLogin(t *testing.T) {
+	each(t, func(t *testing.T, engine db.Engine) {
+		s := start(t, engine)
+		s.org(t, "acme")
+		alice := s.newClient(t, "acme", "alice")
+		ctx := context.Background()
+		for _, v := range []string{"disabled", "allowed"} {
+			code, body := alice.post("/admin/settings", url.Values{"agent_password_login": {v}})
+			if code != http.StatusOK || !strings.Contains(body, `name="agent_password_login" value="`+v+`" checked`) {
+				t.Fatalf("agent_password_login %s: %d", v, code)
+			}
+			if org, err := s.Orgs.Org(ctx, "acme"); err != nil || org.AgentPasswordLogin != v {
+				t.Fatalf("after %s the org reads %+v, %v", v, org, err)
+			}
+		}
+		if code, _ := alice.post("/admin/settings", url.Values{"agent_password_login": {"sometimes"}}); code != http.StatusBadRequest {
+			t.Errorf("agent_password_login sometimes: %d, want 400", code)
+		}
+	})
+}
