@@ -77,6 +77,9 @@ func TestAgentsCannotUndoOversight(t *testing.T) {
 			fail(t, c.cs, "change_admin_password", with(c.args, map[string]any{"new_admin_password": "taken over for good"}), personOnly)
 			fail(t, c.cs, "register_user", with(c.args, map[string]any{"user_id": "mole-" + strings.ReplaceAll(c.name, " ", "-"), "name": "Mole",
 				"password": userPW, "ownership": "x", "role": "admin"}), "making someone an admin "+personOnly)
+			// An invite to an address the agent reads would make an admin too.
+			fail(t, c.cs, "invite_user", with(c.args, map[string]any{"user_id": "mole-invite", "name": "Mole",
+				"email": "mole@example.com", "role": "admin"}), "inviting an admin "+personOnly)
 		}
 		// Nothing changed.
 		org, err := e.Orgs.Org(ctx, "acme")
