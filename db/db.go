@@ -68,6 +68,8 @@ type DB struct {
 	checkpointsDone chan struct{}
 	// onStatement, when set, sees every statement (see OnStatement).
 	onStatement atomic.Pointer[func(query string)]
+	// listener is the one LISTEN connection every Listen shares.
+	listener listener
 }
 
 // Config says which database to open.

@@ -4,64 +4,196 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 )
 
 // Listen calls receive with the payload of every Postgres notification on
-// channel until ctx ends. It listens on a connection of its own to the direct
-// URL (see Config.DirectURL), because a LISTEN through a transaction-mode
-// pooler registers on a server connection that the pooler soon hands to
-// someone else. It reconnects by itself and calls connected after every
-// connect, before the first notification: notifications sent while it was
-// away are lost, which the caller may want to make up for. On SQLite it
-// returns at once.
+// channel until ctx ends. Every Listen of one DB shares one connection of its
+// own to the direct URL (see Config.DirectURL), because a LISTEN through a
+// transaction-mode pooler registers on a server connection that the pooler
+// soon hands to someone else. Sharing it also keeps order: Postgres delivers
+// a connection's notifications in commit order, and they are handed to
+// receive one at a time in that order, whatever their channel, so a
+// revocation announced before a message is posted is applied before the
+// message's wake-up is heard. receive must therefore be quick and must not
+// block on another notification. The connection reconnects by itself, and
+// connected is called after every connect, before the channel's first
+// notification: notifications sent while it was away are lost, which the
+// caller may want to make up for. On SQLite it returns at once.
 func (d *DB) Listen(ctx context.Context, channel string, connected func(), receive func(payload string), log *slog.Logger) {
 	if d.Engine != Postgres {
 		return
 	}
+	sub := &subscriber{channel: channel, connected: connected, receive: receive}
+	d.listener.add(d, sub, log)
+	<-ctx.Done()
+	d.listener.remove(sub)
+}
+
+// listener is the one LISTEN connection of a DB, shared by every Listen.
+type listener struct {
+	mu      sync.Mutex
+	subs    map[*subscriber]struct{}
+	running bool
+	// changed wakes the connection's loop to LISTEN to a new subscriber's
+	// channel (or to stop when none is left).
+	changed chan struct{}
+}
+
+// subscriber is one Listen.
+type subscriber struct {
+	channel   string
+	connected func()
+	receive   func(string)
+	// live is set once connected has been called on the current
+	// connection; only the loop touches it.
+	live bool
+}
+
+func (l *listener) add(d *DB, sub *subscriber, log *slog.Logger) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.subs == nil {
+		l.subs = map[*subscriber]struct{}{}
+		l.changed = make(chan struct{}, 1)
+	}
+	l.subs[sub] = struct{}{}
+	if !l.running {
+		l.running = true
+		go l.run(d, log)
+	}
+	l.poke()
+}
+
+func (l *listener) remove(sub *subscriber) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.subs, sub)
+	l.poke()
+}
+
+// poke wakes the loop; l.mu is held.
+func (l *listener) poke() {
+	select {
+	case l.changed <- struct{}{}:
+	default:
+	}
+}
+
+// snapshot returns the subscribers, or nil and stops the loop's running
+// mark when there are none.
+func (l *listener) snapshot() []*subscriber {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.subs) == 0 {
+		l.running = false
+		return nil
+	}
+	out := make([]*subscriber, 0, len(l.subs))
+	for s := range l.subs {
+		out = append(out, s)
+	}
+	return out
+}
+
+// run keeps the connection while anyone listens, reconnecting with backoff.
+func (l *listener) run(d *DB, log *slog.Logger) {
 	backoff := 100 * time.Millisecond
-	for ctx.Err() == nil {
-		err := d.listenOnce(ctx, channel, func() {
-			backoff = 100 * time.Millisecond
-			connected()
-		}, receive)
-		if ctx.Err() != nil {
+	for {
+		err, more := l.once(d, func() { backoff = 100 * time.Millisecond })
+		if !more {
 			return
 		}
-		log.Warn("notification listener lost its connection; reconnecting", "channel", channel, "error", err, "retry_in", backoff)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
+		log.Warn("notification listener lost its connection; reconnecting", "error", err, "retry_in", backoff)
+		time.Sleep(backoff)
 		backoff = min(backoff*2, 5*time.Second)
 	}
 }
 
-func (d *DB) listenOnce(ctx context.Context, channel string, connected func(), receive func(string)) error {
+// once runs one connection until it fails (more is true) or nobody listens
+// any more (more is false).
+func (l *listener) once(d *DB, connectedOK func()) (err error, more bool) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	subs := l.snapshot()
+	if subs == nil {
+		return nil, false
+	}
 	conn, err := pgx.Connect(ctx, d.DirectURL)
 	if err != nil {
-		return err
+		return err, true
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
-		return err
+	defer conn.Close(context.Background())
+	for _, s := range subs {
+		s.live = false
 	}
-	connected()
+	listening := map[string]bool{}
+	connected := false
 	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			if errors.Is(err, context.Canceled) {
-				return nil
-			}
-			return err
+		// Take in new subscribers: LISTEN to their channels, then tell them.
+		subs = l.snapshot()
+		if subs == nil {
+			return nil, false
 		}
-		receive(n.Payload)
+		byChannel := map[string][]*subscriber{}
+		for _, s := range subs {
+			byChannel[s.channel] = append(byChannel[s.channel], s)
+		}
+		for ch := range byChannel {
+			if !listening[ch] {
+				if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{ch}.Sanitize()); err != nil {
+					return err, true
+				}
+				listening[ch] = true
+			}
+		}
+		for ch := range listening {
+			if byChannel[ch] == nil {
+				if _, err := conn.Exec(ctx, "UNLISTEN "+pgx.Identifier{ch}.Sanitize()); err != nil {
+					return err, true
+				}
+				delete(listening, ch)
+			}
+		}
+		if !connected {
+			connected = true
+			connectedOK()
+		}
+		for _, s := range subs {
+			if !s.live {
+				s.live = true
+				s.connected()
+			}
+		}
+		// Wait for a notification or a change of subscribers.
+		waitCtx, stop := context.WithCancel(ctx)
+		go func() {
+			select {
+			case <-l.changed:
+				stop()
+			case <-waitCtx.Done():
+			}
+		}()
+		for {
+			n, err := conn.WaitForNotification(waitCtx)
+			if err != nil {
+				stop()
+				if waitCtx.Err() != nil {
+					break // subscribers changed
+				}
+				return err, true
+			}
+			for _, s := range byChannel[n.Channel] {
+				if s.live {
+					s.receive(n.Payload)
+				}
+			}
+		}
 	}
 }
 

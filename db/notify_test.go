@@ -1,0 +1,81 @@
+package db_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
+)
+
+// TestListenKeepsCommitOrderAcrossChannels: notifications committed one
+// after another on two channels are handed over in that order, even when
+// the first one's receiver takes a while. This is what lets a revocation
+// announced before a message is posted take effect before the message's
+// wake-up is heard on another replica.
+func TestListenKeepsCommitOrderAcrossChannels(t *testing.T) {
+	d := dbtest.Open(t, db.Postgres)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var (
+		mu  sync.Mutex
+		got []string
+	)
+	record := func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, s)
+	}
+	ready := make(chan struct{}, 2)
+	var wg sync.WaitGroup
+	for _, ch := range []string{"ctalk_test_first", "ctalk_test_second"} {
+		wg.Go(func() {
+			d.Listen(ctx, ch, func() { ready <- struct{}{} }, func(p string) {
+				if ch == "ctalk_test_first" {
+					// A slow receiver: the second channel's notification,
+					// committed later, must still come after it.
+					time.Sleep(5 * time.Millisecond)
+				}
+				record(p)
+			}, slog.Default())
+		})
+	}
+	<-ready
+	<-ready
+	const rounds = 20
+	for i := range rounds {
+		if err := d.Notify(ctx, "ctalk_test_first", []string{fmt.Sprintf("first %d", i)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Notify(ctx, "ctalk_test_second", []string{fmt.Sprintf("second %d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		n := len(got)
+		mu.Unlock()
+		if n == 2*rounds || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2*rounds {
+		t.Fatalf("received %d of %d notifications: %v", len(got), 2*rounds, got)
+	}
+	for i := range rounds {
+		want := []string{fmt.Sprintf("first %d", i), fmt.Sprintf("second %d", i)}
+		if got[2*i] != want[0] || got[2*i+1] != want[1] {
+			t.Fatalf("notifications out of commit order at round %d: got %v", i, got)
+		}
+	}
+	cancel()
+	wg.Wait()
+}
