@@ -1,0 +1,450 @@
+package notify
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/db"
+)
+
+// Run expands and delivers due notifications until ctx ends: on every
+// replica, each taking what it claims (see claimEventsSQL). It also prunes
+// what is older than Retention.
+func (s *Service) Run(ctx context.Context) {
+	if err := s.loadKey(ctx); err != nil {
+		s.log.Error("notifications: cannot load the unsubscribe key; retrying", "error", err)
+	}
+	poll := time.NewTicker(s.cfg.Poll)
+	defer poll.Stop()
+	lastAge, lastPrune := time.Time{}, time.Time{}
+	for ctx.Err() == nil {
+		if s.unsubKey == nil {
+			if err := s.loadKey(ctx); err != nil {
+				s.wait(ctx, poll.C)
+				continue
+			}
+		}
+		busy, err := s.Step(ctx)
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("notifications: a round of delivery failed; retrying", "error", err)
+		}
+		if now := time.Now(); now.Sub(lastAge) > 5*time.Second {
+			lastAge = now
+			s.measureQueueAge(ctx)
+			if now.Sub(lastPrune) > time.Hour {
+				lastPrune = now
+				s.prune(ctx)
+			}
+		}
+		if !busy {
+			s.wait(ctx, poll.C)
+		}
+	}
+}
+
+func (s *Service) wait(ctx context.Context, tick <-chan time.Time) {
+	select {
+	case <-ctx.Done():
+	case <-tick:
+	case <-s.kick:
+	}
+}
+
+// Step expands the due events and sends the due deliveries once, and
+// reports whether it found any. Tests call it to drive the queue.
+func (s *Service) Step(ctx context.Context) (busy bool, err error) {
+	n, err := s.expandDue(ctx)
+	if err != nil {
+		return n > 0, err
+	}
+	m, err := s.deliverDue(ctx)
+	return n+m > 0, err
+}
+
+// Drain runs Step until nothing is due. Tests call it.
+func (s *Service) Drain(ctx context.Context) error {
+	for {
+		busy, err := s.Step(ctx)
+		if err != nil || !busy {
+			return err
+		}
+	}
+}
+
+func (s *Service) lockClause() string {
+	if s.db.Engine == db.Postgres {
+		return claimLock
+	}
+	return ""
+}
+
+// expandDue claims due events and expands each into its deliveries.
+func (s *Service) expandDue(ctx context.Context) (int, error) {
+	now := s.db.Now()
+	claim := newID("c_")
+	var events []*storedEvent
+	err := s.db.Tx(ctx, func(tx db.Querier) error {
+		rows, err := tx.Query(ctx, claimEventsSQL+s.lockClause()+claimEventsTail, now.Add(s.cfg.Lease), now, claim, s.cfg.Batch)
+		if err != nil {
+			return fmt.Errorf("claim events: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			e, err := scanEvent(rows)
+			if err != nil {
+				return err
+			}
+			events = append(events, e)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return 0, err
+	}
+	var errs []error
+	for _, e := range events {
+		if err := s.expand(ctx, e, claim); err != nil {
+			errs = append(errs, fmt.Errorf("expand event %s: %w", e.ID, err))
+		}
+	}
+	return len(events), errors.Join(errs...)
+}
+
+// storedEvent is an Event as queued.
+type storedEvent struct {
+	Event
+	ID        string
+	CreatedAt time.Time
+}
+
+func scanEvent(r interface{ Scan(...any) error }) (*storedEvent, error) {
+	e := &storedEvent{}
+	var kind string
+	if err := r.Scan(&e.ID, &e.OrgID, &e.UserID, &kind, &e.Subject, &e.Actor, &e.Text, &e.Link, &e.Urgent, &e.CreatedAt, &e.Due); err != nil {
+		return nil, fmt.Errorf("scan event: %w", err)
+	}
+	e.Kind = Kind(kind)
+	e.CreatedAt, e.Due = e.CreatedAt.UTC(), e.Due.UTC()
+	return e, nil
+}
+
+// expand turns one claimed event into its deliveries, by its person's
+// settings, and queues what follows from it (a question's reminder, a
+// reminder's note to the asker), in one transaction that also marks it
+// expanded: it happens once, or not at all and again later.
+func (s *Service) expand(ctx context.Context, e *storedEvent, claim string) error {
+	_, email, err := s.person(ctx, e.OrgID, e.UserID)
+	if err != nil && !notFoundErr(err) {
+		return err
+	}
+	removed := err != nil
+	return s.db.Tx(ctx, func(tx db.Querier) error {
+		now := s.db.Now()
+		res, err := tx.Exec(ctx, expandEventSQL, now, e.ID, claim)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil // another worker's lease now
+		}
+		if removed || e.Kind.closing() {
+			return nil
+		}
+		org, err := orgSettings(ctx, tx, e.OrgID)
+		if err != nil {
+			return err
+		}
+		if e.Kind == KindReminder || e.Kind == KindStillWaiting {
+			var closed int
+			if err := tx.QueryRow(ctx, closedSubjectSQL, e.OrgID, e.Subject).Scan(&closed); err != nil {
+				return fmt.Errorf("check question closed: %w", err)
+			}
+			if closed > 0 {
+				return nil
+			}
+		}
+		switch e.Kind {
+		case KindQuestion:
+			if org.Reminder > 0 {
+				r := e.Event
+				r.Kind, r.Due = KindReminder, e.CreatedAt.Add(org.Reminder)
+				if err := s.Queue(ctx, tx, r); err != nil {
+					return err
+				}
+			}
+		case KindReminder:
+			if e.Actor != "" {
+				r := e.Event
+				r.Kind, r.UserID, r.Actor, r.Due = KindStillWaiting, e.Actor, e.UserID, now.Add(org.Reminder)
+				r.Link = "/asked"
+				if err := s.Queue(ctx, tx, r); err != nil {
+					return err
+				}
+			}
+		}
+		set, err := settingsOf(ctx, tx, e.OrgID, e.UserID)
+		if err != nil {
+			return err
+		}
+		channels := set.channelsFor(e.Kind, s.EmailEnabled())
+		if len(channels) == 0 {
+			return nil
+		}
+		at := set.sendAt(now, e.Urgent)
+		n := 0
+		add := func(channel, target string) error {
+			n++
+			_, err := tx.Exec(ctx, insertDeliverySQL, fmt.Sprintf("%s.%d", e.ID, n), e.ID, e.OrgID, e.UserID, channel, target, at, now)
+			return err
+		}
+		for _, ch := range channels {
+			switch ch {
+			case ChannelEmail:
+				if email != "" && s.EmailEnabled() {
+					if err := add(ChannelEmail, email); err != nil {
+						return fmt.Errorf("queue email: %w", err)
+					}
+				}
+			case ChannelWebhook:
+				hooks, err := activeWebhooks(ctx, tx, e.OrgID, e.UserID)
+				if err != nil {
+					return err
+				}
+				for _, id := range hooks {
+					if err := add(ChannelWebhook, id); err != nil {
+						return fmt.Errorf("queue webhook: %w", err)
+					}
+				}
+			}
+		}
+		if orgWide(e.Kind) && e.UserID != "" {
+			hooks, err := activeWebhooks(ctx, tx, e.OrgID, "")
+			if err != nil {
+				return err
+			}
+			for _, id := range hooks {
+				if err := add(ChannelWebhook, id); err != nil {
+					return fmt.Errorf("queue org webhook: %w", err)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// orgWide kinds also go to the org's webhooks: what the team may see of
+// one another (questions and their answers, urgent posts), not a person's
+// approvals.
+func orgWide(k Kind) bool {
+	return k == KindQuestion || k == KindAnswered || k == KindDeclined || k == KindUrgent
+}
+
+func activeWebhooks(ctx context.Context, tx db.Reader, orgID, userID string) ([]string, error) {
+	rows, err := tx.Query(ctx, activeWebhooksSQL, orgID, userID)
+	if err != nil {
+		return nil, fmt.Errorf("read webhooks: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// delivery is a claimed delivery and its event.
+type delivery struct {
+	ID, EventID, Channel, Target string
+	Attempts                     int
+	CreatedAt                    time.Time
+	Event                        *storedEvent
+	claim                        string
+}
+
+// deliverDue claims due deliveries and sends them, Workers at a time.
+func (s *Service) deliverDue(ctx context.Context) (int, error) {
+	now := s.db.Now()
+	claim := newID("c_")
+	var ds []*delivery
+	err := s.db.Tx(ctx, func(tx db.Querier) error {
+		rows, err := tx.Query(ctx, claimDeliveriesSQL+s.lockClause()+claimDeliveriesTail, now.Add(s.cfg.Lease), now, claim, s.cfg.Batch)
+		if err != nil {
+			return fmt.Errorf("claim deliveries: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			d := &delivery{claim: claim}
+			if err := rows.Scan(&d.ID, &d.EventID, &d.Channel, &d.Target, &d.Attempts, &d.CreatedAt); err != nil {
+				return fmt.Errorf("scan delivery: %w", err)
+			}
+			ds = append(ds, d)
+		}
+		return rows.Err()
+	})
+	if err != nil || len(ds) == 0 {
+		return 0, err
+	}
+	if err := s.loadEvents(ctx, ds); err != nil {
+		return len(ds), err
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, s.cfg.Workers)
+	for _, d := range ds {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			s.deliver(ctx, d)
+		})
+	}
+	wg.Wait()
+	return len(ds), nil
+}
+
+func (s *Service) loadEvents(ctx context.Context, ds []*delivery) error {
+	byID := map[string][]*delivery{}
+	var args []any
+	for _, d := range ds {
+		if byID[d.EventID] == nil {
+			args = append(args, d.EventID)
+		}
+		byID[d.EventID] = append(byID[d.EventID], d)
+	}
+	rows, err := s.db.Query(ctx, deliveryEventsSQL+"("+db.Placeholders(1, len(args))+")", args...)
+	if err != nil {
+		return fmt.Errorf("read events of deliveries: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		e, err := scanEvent(rows)
+		if err != nil {
+			return err
+		}
+		for _, d := range byID[e.ID] {
+			d.Event = e
+		}
+	}
+	return rows.Err()
+}
+
+// sendError is a failed send: Permanent ones are not retried.
+type sendError struct {
+	msg       string
+	permanent bool
+	// gone marks a webhook that answered 410 Gone: disabled at once.
+	gone bool
+}
+
+func (e *sendError) Error() string { return e.msg }
+
+func temporary(format string, args ...any) error {
+	return &sendError{msg: fmt.Sprintf(format, args...)}
+}
+
+func permanent(format string, args ...any) error {
+	return &sendError{msg: fmt.Sprintf(format, args...), permanent: true}
+}
+
+// deliver sends one delivery and records its outcome.
+func (s *Service) deliver(ctx context.Context, d *delivery) {
+	var err error
+	switch {
+	case d.Event == nil:
+		err = permanent("its event is gone")
+	case d.Channel == ChannelEmail:
+		err = s.sendEmail(ctx, d)
+	case d.Channel == ChannelWebhook:
+		err = s.sendWebhook(ctx, d)
+	default:
+		err = permanent("unknown channel %q", d.Channel)
+	}
+	if ctx.Err() != nil {
+		// Shutting down: the lease runs out and another round sends it.
+		return
+	}
+	now := s.db.Now()
+	var se *sendError
+	perm := errors.As(err, &se) && se.permanent
+	if err == nil {
+		err = s.record(ctx, deliveredSQL, now, d.ID, d.claim)
+		s.metrics.sent.WithLabelValues(d.Channel).Inc()
+	} else if perm || d.Attempts >= s.cfg.MaxAttempts {
+		s.log.Warn("notification not delivered", "delivery", d.ID, "channel", d.Channel, "attempts", d.Attempts, "error", err)
+		s.metrics.failed.WithLabelValues(d.Channel).Inc()
+		err = s.record(ctx, failedSQL, now, errText(err), d.ID, d.claim)
+	} else {
+		s.metrics.retried.WithLabelValues(d.Channel).Inc()
+		err = s.record(ctx, retryLaterSQL, now.Add(s.backoff(d.Attempts)), errText(err), d.ID, d.claim)
+	}
+	if err != nil {
+		s.log.Warn("notifications: cannot record a delivery's outcome; it will be sent again", "delivery", d.ID, "error", err)
+	}
+}
+
+func (s *Service) record(ctx context.Context, query string, args ...any) error {
+	return s.db.Write(ctx, func(q db.Querier) error {
+		_, err := q.Exec(ctx, query, args...)
+		return err
+	})
+}
+
+// errText is a failure as the delivery log shows it, bounded.
+func errText(err error) string {
+	msg := err.Error()
+	if len(msg) > 500 {
+		msg = msg[:500]
+	}
+	return msg
+}
+
+// backoff is the delay before attempt n+1: RetryBase doubled per attempt
+// up to RetryMax, of which a random half is taken off ("equal jitter"), so
+// that deliveries failing together spread out.
+func (s *Service) backoff(attempts int) time.Duration {
+	d := s.cfg.RetryBase
+	for i := 1; i < attempts && d < s.cfg.RetryMax; i++ {
+		d *= 2
+	}
+	d = min(d, s.cfg.RetryMax)
+	return d/2 + rand.N(d/2+1)
+}
+
+func (s *Service) measureQueueAge(ctx context.Context) {
+	now := s.db.Now()
+	var oldest db.NullTime
+	if err := s.db.QueryRow(ctx, queueAgeSQL, now).Scan(&oldest); err != nil {
+		return
+	}
+	age := 0.0
+	if oldest.Valid {
+		age = now.Sub(oldest.Time).Seconds()
+	}
+	s.metrics.queueAge.Set(age)
+}
+
+// Retention is how long expanded events and their deliveries are kept (the
+// delivery log).
+const Retention = 30 * 24 * time.Hour
+
+func (s *Service) prune(ctx context.Context) {
+	err := s.db.Write(ctx, func(q db.Querier) error {
+		_, err := q.Exec(ctx, pruneEventsSQL, s.db.Now().Add(-Retention))
+		return err
+	})
+	if err != nil {
+		s.log.Warn("notifications: prune failed", "error", err)
+	}
+}
+
+func notFoundErr(err error) bool {
+	return errors.Is(err, sql.ErrNoRows) || ctalk.ErrorCode(err) == ctalk.ENotFound
+}
