@@ -9,6 +9,7 @@ import (
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/mail"
 	"github.com/ctalk/ctalk/orgs"
 	"github.com/ctalk/ctalk/wait"
 )
@@ -21,6 +22,8 @@ type Wiring struct {
 	// AuditRetention is how long audit events are kept; zero keeps them
 	// and runs no pruner.
 	AuditRetention time.Duration
+	// Mail is the SMTP setup; its zero value sends no email.
+	Mail mail.Config
 }
 
 // Assembly is a ctalk server and the parts behind it.
@@ -34,7 +37,10 @@ type Assembly struct {
 	Channels *channels.Service
 	Broker   *wait.Broker
 	Audit    *audit.Log
-	cancel   context.CancelFunc
+	// Mail sends the server's email; without Wiring.Mail its every Send
+	// fails with mail.ErrDisabled.
+	Mail   mail.Sender
+	cancel context.CancelFunc
 }
 
 // Assemble wires a ctalk server over d, as every ctalk process does (the
@@ -47,6 +53,10 @@ type Assembly struct {
 // stays the caller's to close.
 func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	a, err := auth.NewService(d, w.Auth)
+	if err != nil {
+		return nil, err
+	}
+	sender, err := mail.New(w.Mail)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +90,7 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	return &Assembly{
 		Server: srv,
 		Auth:   a, Orgs: o, Inbox: in, Channels: ch, Broker: broker, Audit: w.API.Audit,
-		cancel: cancel,
+		Mail: sender, cancel: cancel,
 	}, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/ctalk/ctalk/api"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/mail"
 )
 
 // Config is everything ctalk reads from its environment, read once at start.
@@ -32,6 +33,9 @@ type Config struct {
 	// sets the bcrypt cost and token lifetimes, and the question limits.
 	Auth  auth.Config
 	Inbox inbox.Config
+	// Mail is the SMTP server and sender of invites, password resets and
+	// notifications; without SMTP_URL the server sends no email.
+	Mail mail.Config
 	// MetricsToken enables /metrics for holders of this bearer token.
 	MetricsToken string
 	// AuditRetentionDays is how long audit events are kept.
@@ -184,6 +188,12 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		// A session waiting in wait_for_inbox (up to wait.MaxWait) must
 		// not be forgotten meanwhile.
 		e.bad("MCP_SESSION_IDLE_TTL", "%s is shorter than the longest wait and a minute (%s)", c.SessionIdleTTL, api.MinSessionIdleTTL)
+	}
+	e.str("SMTP_URL", &c.Mail.URL)
+	e.str("MAIL_FROM", &c.Mail.From)
+	if err := c.Mail.Validate(); err != nil {
+		// Validate's message names the variable and never the password.
+		e.errs = append(e.errs, err.Error())
 	}
 	e.str("METRICS_TOKEN", &c.MetricsToken)
 	e.integer("AUDIT_RETENTION_DAYS", &c.AuditRetentionDays, 1, 36500)

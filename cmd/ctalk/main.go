@@ -257,6 +257,7 @@ func wiring(cfg Config, log *slog.Logger) api.Wiring {
 		Auth:           cfg.Auth,
 		Inbox:          cfg.Inbox,
 		AuditRetention: time.Duration(cfg.AuditRetentionDays) * 24 * time.Hour,
+		Mail:           cfg.Mail,
 	}
 }
 
@@ -296,7 +297,8 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(stri
 	log.Info("ctalk listening",
 		"addr", ln.Addr().String(), "version", b.Version, "commit", b.commit(), "built", b.time(),
 		"database", string(d.Engine), "database_at", d.Describe(dcfg), "public_url", cfg.PublicURL,
-		"trusted_proxy_networks", len(cfg.TrustedProxies), "client_ip_header", cfg.ClientIPHeader)
+		"trusted_proxy_networks", len(cfg.TrustedProxies), "client_ip_header", cfg.ClientIPHeader,
+		"email", cfg.Mail.Enabled())
 	if onListen != nil {
 		onListen(ln.Addr().String())
 	}

@@ -217,6 +217,9 @@ func TestBadConfigurationFailsBeforeListening(t *testing.T) {
 		{"HOST", "my host"},
 		{"HOST", "-bad.example"},
 		{"TOKEN_IDLE_TTL", "721h"},
+		{"SMTP_URL", "http://ctalk:secret@mail.example.com"},
+		{"SMTP_URL", "smtp+insecure://ctalk:secret@mail.example.com"},
+		{"MAIL_FROM", "ctalk at example"},
 	} {
 		t.Run(c.name+"="+c.value, func(t *testing.T) {
 			env := testEnviron(t)
