@@ -146,9 +146,9 @@ func (s *Service) UnsubscribeHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token := r.URL.Query().Get("t")
 		data := struct {
-			Done         bool
-			Kind, Error  string
-			Action       string
+			Done        bool
+			Kind, Error string
+			Action      string
 		}{Action: UnsubscribePath + "?t=" + token}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
