@@ -448,3 +448,9 @@ func (s *Service) prune(ctx context.Context) {
 func notFoundErr(err error) bool {
 	return errors.Is(err, sql.ErrNoRows) || ctalk.ErrorCode(err) == ctalk.ENotFound
 }
+
+// Expand expands the due events once, without delivering. Tests call it.
+func (s *Service) Expand(ctx context.Context) error {
+	_, err := s.expandDue(ctx)
+	return err
+}
