@@ -31,11 +31,13 @@ import (
 	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/access"
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/mail"
 	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/orgs"
 	"github.com/ctalk/ctalk/wait"
@@ -81,6 +83,9 @@ type Config struct {
 	// X-Forwarded-For (the default; its last entry that is not a trusted
 	// proxy) or X-Real-IP.
 	ClientIPHeader string
+	// Mail is the SMTP setup of invites and password resets by email;
+	// Assemble sets it from Wiring.Mail. Mailed links start with PublicURL.
+	Mail mail.Config
 	// OAuth configures the authorization server; the zero value means
 	// oauth.DefaultConfig.
 	OAuth *oauth.Config
@@ -109,6 +114,10 @@ type Server struct {
 	// oauth is the authorization server; web its sign-in pages.
 	oauth *oauth.Service
 	web   *web.Pages
+	// mailer sends the server's mail; access invites and resets passwords
+	// by email through it.
+	mailer mail.Sender
+	access *access.Service
 	// tools holds each registered tool's traits by name; it is written
 	// only while New registers the tools.
 	tools    map[string]toolTraits
@@ -137,6 +146,16 @@ func New(cfg Config, d *db.DB, a *auth.Service, o *orgs.Service, i *inbox.Servic
 		ocfg = *cfg.OAuth
 	}
 	s.oauth = oauth.NewService(d, a, ocfg)
+	sender, err := mail.New(cfg.Mail)
+	if err != nil {
+		// The binary validated the configuration at start; a test that did
+		// not gets a server that says it sends no email.
+		s.log.Error("mail disabled: invalid configuration", "error", err)
+		cfg.Mail = mail.Config{}
+		sender, _ = mail.New(cfg.Mail)
+	}
+	s.mailer = sender
+	s.access = access.New(access.Config{Mail: cfg.Mail, PublicURL: cfg.PublicURL, Logger: s.log}, a, o, sender)
 
 	s.mcp = server.NewMCPServer("ctalk", cfg.Version,
 		server.WithToolCapabilities(false),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/ctalk/ctalk/access"
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/channels"
@@ -39,7 +40,9 @@ type Assembly struct {
 	Audit    *audit.Log
 	// Mail sends the server's email; without Wiring.Mail its every Send
 	// fails with mail.ErrDisabled.
-	Mail   mail.Sender
+	Mail mail.Sender
+	// Access invites and resets passwords by email.
+	Access *access.Service
 	cancel context.CancelFunc
 }
 
@@ -53,10 +56,6 @@ type Assembly struct {
 // stays the caller's to close.
 func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	a, err := auth.NewService(d, w.Auth)
-	if err != nil {
-		return nil, err
-	}
-	sender, err := mail.New(w.Mail)
 	if err != nil {
 		return nil, err
 	}
@@ -83,6 +82,9 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	}
 	// Channel waits wake through the inbox's broker, keyed by channel.
 	ch := channels.NewService(d, channels.Config{Recheck: w.Inbox.Recheck, NoAlertsTTL: channels.DefaultNoAlertsTTL}, broker)
+	if !w.API.Mail.Enabled() {
+		w.API.Mail = w.Mail
+	}
 	srv := New(w.API, d, a, o, in, ch)
 	srv.presence = orgs.NewPresence(d, srv.log)
 	go srv.presence.Run(ctx)
@@ -90,7 +92,7 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	return &Assembly{
 		Server: srv,
 		Auth:   a, Orgs: o, Inbox: in, Channels: ch, Broker: broker, Audit: w.API.Audit,
-		Mail: sender, cancel: cancel,
+		Mail: srv.mailer, Access: srv.access, cancel: cancel,
 	}, nil
 }
 

@@ -40,7 +40,7 @@ func (s *Server) mountOAuth(e *echo.Echo) {
 		Version:           s.cfg.Version,
 		Build:             s.cfg.Build,
 		Stop:              s.stop,
-	}, web.Services{Auth: s.auth, Orgs: s.orgs, OAuth: s.oauth, Inbox: s.inbox, Channels: s.channels, Audit: s.cfg.Audit})
+	}, web.Services{Auth: s.auth, Orgs: s.orgs, OAuth: s.oauth, Inbox: s.inbox, Channels: s.channels, Audit: s.cfg.Audit, Access: s.access})
 	s.web.Mount(e)
 }
 

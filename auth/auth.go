@@ -42,6 +42,14 @@ type Config struct {
 	// server's calls guess its sign-up secret).
 	SignupRate  float64
 	SignupBurst int
+	// ResetMaxPerAccount "forgot password" requests for one account (named
+	// by id or address, existing or not), and ResetMaxPerAddress from one
+	// client address, are answered within ResetWindow; more are refused
+	// until the oldest leaves it. An existing member is also sent at most
+	// ResetMaxPerAccount links within ResetWindow, however asked for.
+	ResetMaxPerAccount int
+	ResetMaxPerAddress int
+	ResetWindow        time.Duration
 }
 
 // DefaultConfig returns the production defaults.
@@ -57,6 +65,9 @@ func DefaultConfig() Config {
 		IPBurst:            30,
 		SignupRate:         10.0 / 3600,
 		SignupBurst:        10,
+		ResetMaxPerAccount: 5,
+		ResetMaxPerAddress: 20,
+		ResetWindow:        time.Hour,
 	}
 }
 

@@ -156,16 +156,7 @@ func (s *Service) ResetPassword(ctx context.Context, orgID, userID, next string)
 		return 0, err
 	}
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
-		now := s.db.Now()
-		res, err := tx.Exec(ctx, `UPDATE users SET password_hash = $1 WHERE org_id = $2 AND id = $3 AND removed_at IS NULL`,
-			hash, orgID, userID)
-		if err != nil {
-			return fmt.Errorf("update users: %w", err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return NotFoundUser(userID)
-		}
-		revoked, err = RevokeTokens(ctx, tx, orgID, userID, nil, now)
+		revoked, err = setPasswordRevoking(ctx, tx, orgID, userID, hash, s.db.Now())
 		return err
 	})
 	if err != nil {
@@ -173,6 +164,23 @@ func (s *Service) ResetPassword(ctx context.Context, orgID, userID, next string)
 	}
 	s.Revoked(ctx, orgID, userID)
 	return revoked, nil
+}
+
+// setPasswordRevoking stores, inside tx, the password hash of a current
+// member and revokes every credential of theirs: a reset, by their admin or
+// by a mailed link. The caller calls Service.Revoked once tx has committed.
+//
+// Returns ENotFound when userID is not a current member of orgID.
+func setPasswordRevoking(ctx context.Context, tx db.Querier, orgID, userID, hash string, now time.Time) (int, error) {
+	res, err := tx.Exec(ctx, `UPDATE users SET password_hash = $1 WHERE org_id = $2 AND id = $3 AND removed_at IS NULL`,
+		hash, orgID, userID)
+	if err != nil {
+		return 0, fmt.Errorf("update users: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return 0, NotFoundUser(userID)
+	}
+	return RevokeTokens(ctx, tx, orgID, userID, nil, now)
 }
 
 // ChangeAdminPassword replaces the admin password of orgID. The caller must

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"hash/fnv"
 	"net/netip"
 	"time"
 
@@ -118,12 +117,8 @@ func (a *attempt) reserve(ctx context.Context) (busy bool, err error) {
 	s := a.s
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
-		if s.db.Engine == db.Postgres {
-			h := fnv.New32a()
-			h.Write([]byte(a.orgID + "\x00" + a.account))
-			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, int32(attemptLockClass), int32(h.Sum32())); err != nil {
-				return fmt.Errorf("take advisory lock: %w", err)
-			}
+		if err := s.lockKey(ctx, tx, a.orgID+"\x00"+a.account); err != nil {
+			return err
 		}
 		var (
 			failed, fromAddr, running, runningFromAddr int

@@ -72,6 +72,10 @@ func (in NewUser) clean() (*User, []FieldError) {
 	add("ownership", err)
 	u.Notes, err = ctalk.Text("notes", in.Notes, MaxNotesLen, false)
 	add("notes", err)
+	if in.Email != "" {
+		u.Email, err = ctalk.ParseEmail("email", in.Email)
+		add("email", err)
+	}
 	add("password", auth.ValidatePassword("password", in.Password, auth.MinUserPasswordLen))
 	return u, errs
 }

@@ -38,15 +38,19 @@ type Org struct {
 
 // User is a member of an organization, as other members see it.
 type User struct {
-	OrgID        string    `json:"org_id"`
-	ID           string    `json:"user_id"`
-	Name         string    `json:"name"`
-	Role         string    `json:"role" jsonschema:"member or admin"`
-	Ownership    []string  `json:"ownership" jsonschema:"areas this person owns and can answer for"`
-	Notes        string    `json:"notes" jsonschema:"the person's own notes about themselves"`
-	ProfileNotes string    `json:"profile_notes" jsonschema:"notes written by an org admin"`
-	CreatedAt    time.Time `json:"created_at"`
-	Presence     string    `json:"presence,omitempty" jsonschema:"waiting (an agent of theirs waits for messages now), active (a call in the last 5 minutes) or away"`
+	OrgID        string   `json:"org_id"`
+	ID           string   `json:"user_id"`
+	Name         string   `json:"name"`
+	Role         string   `json:"role" jsonschema:"member or admin"`
+	Ownership    []string `json:"ownership" jsonschema:"areas this person owns and can answer for"`
+	Notes        string   `json:"notes" jsonschema:"the person's own notes about themselves"`
+	ProfileNotes string   `json:"profile_notes" jsonschema:"notes written by an org admin"`
+	// Email is where the server mails the member (invites, password
+	// resets); shown to the member and their admins on the web pages, never
+	// to other members' agents.
+	Email     string    `json:"-"`
+	CreatedAt time.Time `json:"created_at"`
+	Presence  string    `json:"presence,omitempty" jsonschema:"waiting (an agent of theirs waits for messages now), active (a call in the last 5 minutes) or away"`
 	// LastSeenAt is the time of their last call, to the minute.
 	LastSeenAt *time.Time `json:"last_seen_at,omitempty" jsonschema:"the time of their last call, to within a minute; absent when never seen"`
 }
@@ -66,6 +70,8 @@ type NewUser struct {
 	Role      string
 	Ownership []string
 	Notes     string
+	// Email is optional.
+	Email string
 }
 
 // Service manages organizations and users.
@@ -198,6 +204,9 @@ func (s *Service) AddUser(ctx context.Context, orgID string, in NewUser) (*User,
 	})
 	switch ctalk.ErrorCode(err) {
 	case ctalk.EConflict:
+		if !duplicateRow(err) {
+			return nil, err
+		}
 		if s.removed(ctx, orgID, u.ID) {
 			return nil, ctalk.Errorf(ctalk.EConflict, "user id %q belonged to a former member of organization %q, and ids are never reused so that their past questions stay theirs; choose another user_id", u.ID, orgID)
 		}
@@ -206,6 +215,13 @@ func (s *Service) AddUser(ctx context.Context, orgID string, in NewUser) (*User,
 		return nil, notFoundOrg(orgID)
 	}
 	return u, err
+}
+
+// duplicateRow reports whether err is the database's refusal of a second
+// row with the same key, rather than a conflict a check of ours explained.
+func duplicateRow(err error) bool {
+	var e *ctalk.Error
+	return errors.As(err, &e) && e.Message == "that already exists"
 }
 
 // newUser checks in as a member of orgID and hashes their password.
@@ -226,8 +242,24 @@ func (s *Service) newUser(orgID string, in NewUser) (*User, string, error) {
 func (s *Service) insertUser(ctx context.Context, tx db.Querier, u *User, hash string) error {
 	own, _ := json.Marshal(u.Ownership)
 	u.CreatedAt = s.db.Now()
-	_, err := tx.Exec(ctx, `INSERT INTO users (org_id, id, name, role, ownership, notes, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`,
-		u.OrgID, u.ID, u.Name, u.Role, string(own), u.Notes, u.CreatedAt)
+	// An invite waiting for the id or address would fail when accepted.
+	if invited, err := auth.PendingInvite(ctx, tx, u.OrgID, u.ID, u.Email); err != nil || invited {
+		if err == nil {
+			err = ctalk.Errorf(ctalk.EConflict, "%s or %s has an invite waiting; revoke it on the admin page first, or let the person accept it", u.ID, u.Email)
+		}
+		return err
+	}
+	if u.Email != "" {
+		taken, err := s.emailTaken(ctx, tx, u.OrgID, u.ID, u.Email)
+		if err != nil {
+			return err
+		}
+		if taken {
+			return emailConflict(u.Email)
+		}
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO users (org_id, id, name, role, ownership, notes, email, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
+		u.OrgID, u.ID, u.Name, u.Role, string(own), u.Notes, nullable(u.Email), u.CreatedAt)
 	if err != nil {
 		return fmt.Errorf("insert into users: %w", err)
 	}
@@ -251,7 +283,7 @@ func (s *Service) Org(ctx context.Context, orgID string) (*Org, error) {
 	return o, nil
 }
 
-const userColumns = `users.org_id, users.id, users.name, users.role, users.ownership, users.notes, users.profile_notes, users.created_at, ` + presenceColumns
+const userColumns = `users.org_id, users.id, users.name, users.role, users.ownership, users.notes, users.profile_notes, users.email, users.created_at, ` + presenceColumns
 
 // presenceColumns read a user's last call and the latest end of their wait
 // marks, for PresenceOf: one primary-key range of presence_waits per user.
@@ -381,9 +413,11 @@ func scanUser(r scanner, extra ...any) (*User, error) {
 	u := &User{}
 	var own string
 	var seen, waitUntil db.NullTime
-	if err := r.Scan(append([]any{&u.OrgID, &u.ID, &u.Name, &u.Role, &own, &u.Notes, &u.ProfileNotes, &u.CreatedAt, &seen, &waitUntil}, extra...)...); err != nil {
+	var email sql.NullString
+	if err := r.Scan(append([]any{&u.OrgID, &u.ID, &u.Name, &u.Role, &own, &u.Notes, &u.ProfileNotes, &email, &u.CreatedAt, &seen, &waitUntil}, extra...)...); err != nil {
 		return nil, err
 	}
+	u.Email = email.String
 	u.Presence = PresenceOf(seen, waitUntil, time.Now().UTC())
 	if seen.Valid {
 		t := seen.Time

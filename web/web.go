@@ -22,6 +22,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/access"
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/channels"
@@ -88,6 +89,8 @@ type Services struct {
 	Inbox    *inbox.Service
 	Channels *channels.Service
 	Audit    *audit.Log
+	// Access invites and resets passwords by email.
+	Access *access.Service
 }
 
 // Pages serves the pages.
@@ -99,6 +102,7 @@ type Pages struct {
 	inbox    *inbox.Service
 	channels *channels.Service
 	audit    *audit.Log
+	access   *access.Service
 	pages    map[string]*template.Template
 	// owned are the paths of the routes Mount added (see Owns).
 	owned map[string]bool
@@ -106,7 +110,7 @@ type Pages struct {
 
 // New returns the pages over the given services.
 func New(cfg Config, s Services) *Pages {
-	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, channels: s.Channels, audit: s.Audit, pages: parsePages()}
+	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, channels: s.Channels, audit: s.Audit, access: s.Access, pages: parsePages()}
 }
 
 // parsePages parses each page of templates/ (every file but the layout)

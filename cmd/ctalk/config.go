@@ -211,6 +211,11 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	e.boolean("ALLOW_ORG_SIGNUP", &c.AllowOrgSignup)
 	c.checkURLs(e)
+	if c.Mail.Enabled() && c.PublicURL == "" {
+		// A link built from a request's Host could point a reset mail
+		// at a stranger's site.
+		e.bad("SMTP_URL", "needs PUBLIC_URL, which the links in invite and password reset mails start with; set PUBLIC_URL to the address people open ctalk at")
+	}
 	if c.AllowedOrigins, err = parseAllowedOrigins(getenv("ALLOWED_ORIGINS")); err != nil {
 		e.bad("ALLOWED_ORIGINS", "%v", err)
 	}
