@@ -39,6 +39,7 @@ import (
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/mail"
 	"github.com/ctalk/ctalk/oauth"
+	"github.com/ctalk/ctalk/notify"
 	"github.com/ctalk/ctalk/orgs"
 	"github.com/ctalk/ctalk/wait"
 	"github.com/ctalk/ctalk/web"
@@ -124,6 +125,9 @@ type Server struct {
 	channels *channels.Service
 	// presence is set by Assemble, after New.
 	presence *orgs.Presence
+	// notify is set by Assemble, after New; nil when notifications are
+	// off.
+	notify *notify.Service
 	// streams caps the open event streams (GET /mcp) per user;
 	// restStreams the REST event streams, restPolls the REST long-polls.
 	streams, restStreams, restPolls *wait.Limit

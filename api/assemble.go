@@ -11,6 +11,7 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/mail"
+	"github.com/ctalk/ctalk/notify"
 	"github.com/ctalk/ctalk/orgs"
 	"github.com/ctalk/ctalk/wait"
 )
@@ -25,6 +26,9 @@ type Wiring struct {
 	AuditRetention time.Duration
 	// Mail is the SMTP setup; its zero value sends no email.
 	Mail mail.Config
+	// Notify configures notifications; its zero value takes
+	// notify.DefaultConfig. PublicURL, Mail and Logger come from the rest.
+	Notify notify.Config
 }
 
 // Assembly is a ctalk server and the parts behind it.
@@ -43,6 +47,8 @@ type Assembly struct {
 	Mail mail.Sender
 	// Access invites and resets passwords by email.
 	Access *access.Service
+	// Notify queues and delivers notifications; nil without PUBLIC_URL.
+	Notify *notify.Service
 	cancel context.CancelFunc
 }
 
@@ -89,7 +95,9 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	srv.presence = orgs.NewPresence(d, srv.log)
 	go srv.presence.Run(ctx)
 	go srv.channels.PruneAlertsEvery(ctx, time.Hour, srv.log)
+	n := srv.startNotify(ctx, d, w.Notify, o, in, ch)
 	return &Assembly{
+		Notify: n,
 		Server: srv,
 		Auth:   a, Orgs: o, Inbox: in, Channels: ch, Broker: broker, Audit: w.API.Audit,
 		Mail: srv.mailer, Access: srv.access, cancel: cancel,

@@ -19,4 +19,5 @@ func (s *Server) registerTools() {
 	s.registerInboxTools()
 	s.registerAdminTools()
 	s.registerChannelTools()
+	s.registerNotifyTools()
 }

@@ -223,3 +223,8 @@ func newID(prefix string) string {
 func notFound(what string) error {
 	return ctalk.Errorf(ctalk.ENotFound, "%s not found", what)
 }
+
+// Sending reports whether the service sends notifications: it needs
+// PublicURL, the base of their links. Without it, settings and webhooks
+// can be kept, and nothing is queued.
+func (s *Service) Sending() bool { return s.cfg.PublicURL != "" }
