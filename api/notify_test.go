@@ -1,0 +1,53 @@
+package api_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/ctalk/ctalk/api"
+	"github.com/ctalk/ctalk/mail/mailtest"
+)
+
+// TestAskMailsTheRecipient runs a whole server with PUBLIC_URL and SMTP:
+// ask_person queues the question's notification with the ask, the worker
+// mails it to the recipient with a link to the question and no secret, and
+// get_notification_settings shows the recipient's agent the settings,
+// which it cannot change.
+func TestAskMailsTheRecipient(t *testing.T) {
+	smtp := mailtest.Start(t)
+	each(t, func(t *testing.T, e *env, era string) {
+		users := e.org(t, era, "acme")
+		if _, err := e.Orgs.SetEmail(context.Background(), "acme", "bob", "bob@acme.test"); err != nil {
+			t.Fatal(err)
+		}
+		before := len(smtp.Messages())
+		asked := ok(t, users["alice"], "ask_person", map[string]any{"to_user_id": "bob", "question": "Where is the runbook?\nsecond line"})
+		id, _ := asked["message_id"].(string)
+		got := smtp.WaitFor(t, before+1)[before]
+		if got.To[0] != "bob@acme.test" || got.Header.Get("Subject") != "Alice asks you a question" {
+			t.Fatalf("mail to %v: %q", got.To, got.Header.Get("Subject"))
+		}
+		if !strings.Contains(got.Text, "https://ctalk.test/inbox/"+id) || strings.Contains(got.Text, "second line") {
+			t.Fatalf("mail text:\n%s", got.Text)
+		}
+		for _, secret := range []string{"ctalk_", adminPW, userPW, "whsec_"} {
+			if strings.Contains(string(got.Data), secret) {
+				t.Fatalf("the mail carries %q", secret)
+			}
+		}
+		res := ok(t, users["bob"], "get_notification_settings", nil)
+		if res["notifications_enabled"] != true || res["email_enabled"] != true {
+			t.Fatalf("get_notification_settings = %v", res)
+		}
+		channels := res["settings"].(map[string]any)["channels"].(map[string]any)
+		if q, _ := channels["question"].([]any); len(q) != 2 {
+			t.Fatalf("question channels = %v", channels["question"])
+		}
+		// The tool takes nothing that changes a setting.
+		fail(t, users["bob"], "get_notification_settings", map[string]any{"settings": map[string]any{"paused": true}}, "")
+	}, options{api: func(c *api.Config) {
+		c.PublicURL = "https://ctalk.test"
+		c.Mail = smtp.Config()
+	}})
+}
