@@ -105,9 +105,13 @@ type Config struct {
 	// Poll is how often an idle worker looks for due work.
 	Poll time.Duration
 	// Lease is how long a claimed event or delivery stays a worker's
-	// before another may take it.
+	// before another may take it: longer than a send may take (the mail
+	// package's 10 s, a webhook's 5 s), so that only a dead worker's lease
+	// runs out; it is how long a killed replica's claims wait.
 	Lease time.Duration
-	// Batch is how many deliveries a worker claims at once.
+	// Batch is how many deliveries a worker claims at once; no more than
+	// Workers, so that each claimed delivery is sent at once, within its
+	// lease.
 	Batch int
 	// Workers is how many deliveries a replica sends at once.
 	Workers int
@@ -125,8 +129,8 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Poll:          500 * time.Millisecond,
-		Lease:         time.Minute,
-		Batch:         50,
+		Lease:         30 * time.Second,
+		Batch:         8,
 		Workers:       8,
 		MaxAttempts:   20,
 		RetryBase:     5 * time.Second,
@@ -163,6 +167,7 @@ func NewService(d *db.DB, cfg Config, dir Directory) *Service {
 	if cfg.Workers <= 0 {
 		cfg.Workers = def.Workers
 	}
+	cfg.Batch = min(cfg.Batch, cfg.Workers)
 	if cfg.MaxAttempts <= 0 {
 		cfg.MaxAttempts = def.MaxAttempts
 	}
