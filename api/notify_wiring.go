@@ -18,6 +18,9 @@ import (
 // transactions and its worker, which runs until ctx ends. Without
 // PUBLIC_URL nothing is queued, and the log says so.
 func (s *Server) startNotify(ctx context.Context, d *db.DB, cfg notify.Config, o *orgs.Service, in *inbox.Service, ch *channels.Service) *notify.Service {
+	if cfg == (notify.Config{}) {
+		cfg = notify.DefaultConfig()
+	}
 	cfg.PublicURL, cfg.Logger = s.cfg.PublicURL, s.log
 	if s.cfg.Mail.Enabled() {
 		cfg.Mail = s.mailer

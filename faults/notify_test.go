@@ -27,7 +27,9 @@ func testKill9Notifications(t *testing.T, e db.Engine) {
 	const askers = 4
 	smtp := mailtest.Start(t)
 	d := newDatabase(t, e)
-	env := []string{"PUBLIC_URL=https://ctalk.test", "SMTP_URL=" + smtp.Config().URL, "MAIL_FROM=ctalk <ctalk@ctalk.test>"}
+	env := []string{"PUBLIC_URL=https://ctalk.test", "SMTP_URL=" + smtp.Config().URL, "MAIL_FROM=ctalk <ctalk@ctalk.test>",
+		// One mail per question, so that each mail names one.
+		"NOTIFY_DIGEST_SECONDS=0"}
 	s := startServer(t, "first", d, env...)
 	o := setupOrg(t, s.base, askers)
 	conn := d.open(t)

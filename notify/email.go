@@ -91,3 +91,69 @@ func (s *Service) sendEmail(ctx context.Context, d *delivery) error {
 	}
 	return nil
 }
+
+var digestHTML = template.Must(template.New("digest").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="color-scheme" content="light dark"><title>{{len .Items}} notifications from ctalk</title></head>
+<body style="font-family:system-ui,sans-serif;line-height:1.5;max-width:36rem">
+{{range .Items}}<p><strong>{{.Title}}</strong></p>
+{{if .Text}}<blockquote style="margin:0 0 .5em;padding-left:1em;border-left:3px solid #888;white-space:pre-wrap">{{.Text}}</blockquote>{{end}}
+<p><a href="{{.URL}}">Open in ctalk</a></p>
+{{end}}<p style="font-size:small;color:#666">Several notifications came within a few minutes, so they come as one mail. <a href="{{.Settings}}">Your notification settings</a>.</p>
+</body></html>`))
+
+// sendDigest sends several mails to one address as one: its Message-ID
+// names the first of them, so a retry of the same digest is the same mail.
+func (s *Service) sendDigest(ctx context.Context, group []*delivery) error {
+	if s.cfg.Mail == nil {
+		return permanent("this server sends no email")
+	}
+	var items []message
+	var text strings.Builder
+	fmt.Fprintf(&text, "%d notifications from ctalk\n\n", len(group))
+	kinds := map[Kind]bool{}
+	for _, d := range group {
+		m, err := s.compose(ctx, d.Event)
+		if err != nil {
+			return temporary("compose: %v", err)
+		}
+		items = append(items, m)
+		kinds[d.Event.Kind] = true
+		text.WriteString(m.Title + "\n")
+		for _, line := range strings.Split(m.Text, "\n") {
+			if line != "" {
+				text.WriteString("> " + line + "\n")
+			}
+		}
+		text.WriteString("Open in ctalk: " + m.URL + "\n\n")
+	}
+	settings := s.link("/profile/notifications")
+	fmt.Fprintf(&text, "-- \nSeveral notifications came within a few minutes, so they come as one mail.\nYour notification settings: %s\n", settings)
+	first := group[0]
+	msg := mail.Message{
+		To:        first.Target,
+		Subject:   fmt.Sprintf("%d notifications from ctalk: %s and more", len(group), items[0].Title),
+		Text:      text.String(),
+		MessageID: "digest." + first.ID + "@" + s.host(),
+		Headers:   map[string]string{},
+	}
+	if len(kinds) == 1 && first.Event.Kind != KindWebhookDisabled && s.unsubKey != nil {
+		unsub := s.UnsubscribeURL(first.Event.OrgID, first.Event.UserID, first.Event.Kind)
+		msg.Headers["List-Unsubscribe"] = "<" + unsub + ">"
+		msg.Headers["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
+	}
+	var html bytes.Buffer
+	if err := digestHTML.Execute(&html, struct {
+		Items    []message
+		Settings string
+	}{items, settings}); err != nil {
+		return permanent("render: %v", err)
+	}
+	msg.HTML = html.String()
+	if err := s.cfg.Mail.Send(ctx, msg); err != nil {
+		if mail.Temporary(err) {
+			return temporary("%v", err)
+		}
+		return permanent("%v", err)
+	}
+	return nil
+}

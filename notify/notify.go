@@ -122,7 +122,11 @@ type Config struct {
 	RetryBase, RetryMax time.Duration
 	// WebhookGiveUp disables a webhook that has failed for this long.
 	WebhookGiveUp time.Duration
-	Logger        *slog.Logger
+	// DigestWindow is the least time between two mails to one person:
+	// what comes meanwhile waits, and goes out as one digest when it
+	// ends. Zero sends every notification as its own mail.
+	DigestWindow time.Duration
+	Logger       *slog.Logger
 }
 
 // DefaultConfig returns the production defaults.
@@ -136,8 +140,12 @@ func DefaultConfig() Config {
 		RetryBase:     5 * time.Second,
 		RetryMax:      time.Hour,
 		WebhookGiveUp: 24 * time.Hour,
+		DigestWindow:  DefaultDigestWindow,
 	}
 }
+
+// DefaultDigestWindow is the digest window of DefaultConfig.
+const DefaultDigestWindow = 2 * time.Minute
 
 // Service queues and delivers notifications.
 type Service struct {

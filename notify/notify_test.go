@@ -56,18 +56,23 @@ func seed(t testing.TB, d *db.DB) {
 
 // newService returns a Service over d that mails to srv (none when nil)
 // and may post webhooks to loopback, with retries in milliseconds.
-func newService(t testing.TB, d *db.DB, srv *mailtest.Server) *notify.Service {
+func newService(t testing.TB, d *db.DB, srv *mailtest.Server, adjust ...func(*notify.Config)) *notify.Service {
 	t.Helper()
 	cfg := notify.DefaultConfig()
 	cfg.PublicURL = "https://ctalk.test"
 	cfg.AllowHTTP = true
 	cfg.RetryBase, cfg.RetryMax = time.Millisecond, 5*time.Millisecond
+	// Every mail its own, unless a test of digests sets a window.
+	cfg.DigestWindow = 0
 	if srv != nil {
 		m, err := mail.New(srv.Config())
 		if err != nil {
 			t.Fatal(err)
 		}
 		cfg.Mail = m
+	}
+	for _, f := range adjust {
+		f(&cfg)
 	}
 	s := notify.NewService(d, cfg, directory)
 	if err := s.Start(context.Background()); err != nil {

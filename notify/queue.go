@@ -299,15 +299,72 @@ func (s *Service) deliverDue(ctx context.Context) (int, error) {
 	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, s.cfg.Workers)
-	for _, d := range ds {
+	for _, group := range s.groupEmails(ds) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			s.deliver(ctx, d)
+			if len(group) == 1 && group[0].Channel != ChannelEmail {
+				s.deliver(ctx, group[0])
+				return
+			}
+			s.deliverEmails(ctx, group)
 		})
 	}
 	wg.Wait()
 	return len(ds), nil
+}
+
+// groupEmails groups the claimed emails by address (of one person), each
+// group one mail, and leaves every other delivery, and every email when
+// there is no digest window, a group of its own.
+func (s *Service) groupEmails(ds []*delivery) [][]*delivery {
+	var out [][]*delivery
+	at := map[string]int{}
+	for _, d := range ds {
+		if d.Channel != ChannelEmail || d.Event == nil || s.cfg.DigestWindow <= 0 {
+			out = append(out, []*delivery{d})
+			continue
+		}
+		key := d.Event.OrgID + "\x00" + d.Event.UserID + "\x00" + d.Target
+		if i, ok := at[key]; ok {
+			out[i] = append(out[i], d)
+			continue
+		}
+		at[key] = len(out)
+		out = append(out, []*delivery{d})
+	}
+	return out
+}
+
+// deliverEmails sends the claimed emails to one address: at once when the
+// last mail to it went out longer than DigestWindow ago; otherwise they
+// wait until the window ends, and whatever waits then goes out as one
+// digest.
+func (s *Service) deliverEmails(ctx context.Context, group []*delivery) {
+	first := group[0]
+	if s.cfg.DigestWindow > 0 {
+		var last db.NullTime
+		err := s.db.QueryRow(ctx, lastEmailSQL, first.Event.OrgID, first.Event.UserID, first.Target).Scan(&last)
+		if err != nil {
+			s.log.Warn("notifications: cannot read the last mail sent; sending", "error", err)
+		}
+		if until := last.Time.Add(s.cfg.DigestWindow); last.Valid && s.db.Now().Before(until) {
+			for _, d := range group {
+				if err := s.record(ctx, digestHoldSQL, until, d.ID, d.claim); err != nil {
+					s.log.Warn("notifications: cannot hold a mail for the digest; it will be sent again", "delivery", d.ID, "error", err)
+				}
+			}
+			return
+		}
+	}
+	if len(group) == 1 {
+		s.deliver(ctx, first)
+		return
+	}
+	err := s.sendDigest(ctx, group)
+	for _, d := range group {
+		s.settle(ctx, d, err)
+	}
 }
 
 func (s *Service) loadEvents(ctx context.Context, ds []*delivery) error {
@@ -356,6 +413,11 @@ func permanent(format string, args ...any) error {
 
 // deliver sends one delivery and records its outcome.
 func (s *Service) deliver(ctx context.Context, d *delivery) {
+	s.settle(ctx, d, s.send(ctx, d))
+}
+
+// send sends one delivery.
+func (s *Service) send(ctx context.Context, d *delivery) error {
 	var err error
 	switch {
 	case d.Event == nil:
@@ -367,6 +429,12 @@ func (s *Service) deliver(ctx context.Context, d *delivery) {
 	default:
 		err = permanent("unknown channel %q", d.Channel)
 	}
+	return err
+}
+
+// settle records the outcome err of sending d: sent, retried later, or
+// given up.
+func (s *Service) settle(ctx context.Context, d *delivery, err error) {
 	if ctx.Err() != nil {
 		// Shutting down: the lease runs out and another round sends it.
 		return

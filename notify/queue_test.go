@@ -286,3 +286,45 @@ func TestProductionRefusesLoopbackWebhooks(t *testing.T) {
 		}
 	})
 }
+
+// TestMailsWithinTheWindowComeAsOneDigest sends a question at once, holds
+// the two that follow within the digest window, and sends them as one mail
+// when it ends; a webhook is not held.
+func TestMailsWithinTheWindowComeAsOneDigest(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		seed(t, d)
+		srv := mailtest.Start(t)
+		s := newService(t, d, srv, func(c *notify.Config) { c.DigestWindow = 2 * time.Minute })
+		queue(t, d, s, question("q_1"))
+		drain(t, s)
+		srv.WaitFor(t, 1)
+		queue(t, d, s, question("q_2"), question("q_3"))
+		drain(t, s)
+		if n := len(srv.Messages()); n != 1 {
+			t.Fatalf("%d mails within the window, want the first only", n)
+		}
+		real := d.Now
+		t.Cleanup(func() { d.Now = real })
+		d.Now = func() time.Time { return real().Add(3 * time.Minute) }
+		drain(t, s)
+		got := srv.WaitFor(t, 2)
+		if len(got) != 2 {
+			t.Fatalf("%d mails, want the first and one digest", len(got))
+		}
+		digest := got[1]
+		if subj := digest.Header.Get("Subject"); !strings.HasPrefix(subj, "2 notifications from ctalk") {
+			t.Errorf("digest subject %q", subj)
+		}
+		for _, id := range []string{"q_2", "q_3"} {
+			if !strings.Contains(digest.Text, "https://ctalk.test/inbox/"+id) || !strings.Contains(digest.HTML, "https://ctalk.test/inbox/"+id) {
+				t.Errorf("the digest does not link %s:\n%s", id, digest.Text)
+			}
+		}
+		if n := count(t, d, `SELECT COUNT(*) FROM notify_deliveries WHERE status = 'sent'`); n != 3 {
+			t.Errorf("%d deliveries recorded sent, want all 3", n)
+		}
+		if n := count(t, d, `SELECT COUNT(*) FROM notify_deliveries WHERE attempts <> 1`); n != 0 {
+			t.Errorf("%d deliveries count a hold as an attempt", n)
+		}
+	})
+}

@@ -60,9 +60,14 @@ const deliveryEventsSQL = `SELECT ` + eventColumns + ` FROM notify_events WHERE 
 // The outcomes of a delivery, each only while the claim ($n) is still the
 // worker's own.
 const (
-	deliveredSQL    = `UPDATE notify_deliveries SET status = 'sent', finished_at = $1, lease_until = NULL, last_error = '' WHERE id = $2 AND claim = $3 AND status = 'pending'`
-	retryLaterSQL   = `UPDATE notify_deliveries SET next_at = $1, lease_until = NULL, last_error = $2 WHERE id = $3 AND claim = $4 AND status = 'pending'`
-	failedSQL       = `UPDATE notify_deliveries SET status = 'failed', finished_at = $1, lease_until = NULL, last_error = $2 WHERE id = $3 AND claim = $4 AND status = 'pending'`
+	deliveredSQL  = `UPDATE notify_deliveries SET status = 'sent', finished_at = $1, lease_until = NULL, last_error = '' WHERE id = $2 AND claim = $3 AND status = 'pending'`
+	retryLaterSQL = `UPDATE notify_deliveries SET next_at = $1, lease_until = NULL, last_error = $2 WHERE id = $3 AND claim = $4 AND status = 'pending'`
+	failedSQL     = `UPDATE notify_deliveries SET status = 'failed', finished_at = $1, lease_until = NULL, last_error = $2 WHERE id = $3 AND claim = $4 AND status = 'pending'`
+	// lastEmailSQL is when the last mail to an address of a person went.
+	lastEmailSQL = `SELECT MAX(finished_at) FROM notify_deliveries WHERE org_id = $1 AND user_id = $2 AND channel = 'email' AND target = $3 AND status = 'sent'`
+	// digestHoldSQL holds a claimed mail until the digest window ends; the
+	// claim was no attempt.
+	digestHoldSQL   = `UPDATE notify_deliveries SET next_at = $1, lease_until = NULL, attempts = attempts - 1 WHERE id = $2 AND claim = $3 AND status = 'pending'`
 	queueAgeSQL     = `SELECT MIN(next_at) FROM notify_deliveries WHERE status = 'pending' AND next_at <= $1`
 	deliveryLogSQL  = `SELECT d.id, e.kind, d.channel, d.target, d.status, d.attempts, d.last_error, d.created_at, d.finished_at FROM notify_deliveries d JOIN notify_events e ON e.id = d.event_id WHERE d.org_id = $1 AND d.user_id = $2 ORDER BY d.created_at DESC, d.id DESC LIMIT $3`
 	orgFailuresSQL  = `SELECT d.id, e.kind, d.channel, d.target, d.status, d.attempts, d.last_error, d.created_at, d.finished_at, d.user_id FROM notify_deliveries d JOIN notify_events e ON e.id = d.event_id WHERE d.org_id = $1 AND d.status = 'failed' ORDER BY d.created_at DESC, d.id DESC LIMIT $2`
