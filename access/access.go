@@ -70,7 +70,9 @@ func New(cfg Config, a *auth.Service, o *orgs.Service, sender mail.Sender) *Serv
 
 // Enabled reports whether the server sends email, so that pages offer
 // invites and "forgot password" links.
-func (s *Service) Enabled() bool { return s.cfg.Mail.Enabled() && s.cfg.PublicURL != "" }
+func (s *Service) Enabled() bool {
+	return s != nil && s.cfg.Mail.Enabled() && s.cfg.PublicURL != ""
+}
 
 // Invite invites in.Email to join orgID as in.UserID, from the admin by: it
 // stores the invite and mails its link, valid for auth.InviteTTL. When the
@@ -124,7 +126,7 @@ func (s *Service) sendInvite(ctx context.Context, inv *auth.Invite, raw string) 
 	if err != nil {
 		return err
 	}
-	inviter := inv.InvitedBy
+	inviter := "An admin of " + org.Name
 	if u, err := s.orgs.User(ctx, inv.OrgID, inv.InvitedBy); err == nil {
 		inviter = u.Name
 	}

@@ -2,11 +2,14 @@ package api
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/audit"
+	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/orgs"
 )
 
@@ -15,6 +18,7 @@ import (
 // token or admin password, before the handler runs.
 func (s *Server) registerAdminTools() {
 	s.registerRegisterUser()
+	s.registerInviteUser()
 	s.registerUpdateUserProfileNotes()
 	s.registerUpdateOrgSettings()
 	s.registerRemoveUser()
@@ -32,6 +36,7 @@ type registerUserArgs struct {
 	Ownership ownershipArg `json:"ownership"`
 	Notes     string       `json:"notes"`
 	Role      string       `json:"role"`
+	Email     string       `json:"email"`
 }
 
 func (s *Server) registerRegisterUser() {
@@ -45,12 +50,13 @@ func (s *Server) registerRegisterUser() {
 		mcp.WithAny("ownership", mcp.Required(), mcp.Description("Areas this person owns and can answer for: a list of strings, or one comma-separated string; at most 50 entries of up to 200 characters.")),
 		mcp.WithString("notes", mcp.Description("The person's own notes about themselves (optional).")),
 		mcp.WithString("role", mcp.Enum(orgs.RoleMember, orgs.RoleAdmin), mcp.Description("member (default) or admin.")),
+		mcp.WithString("email", mcp.Description("The person's email address (optional), where password reset links go; one per member of the org.")),
 		authTokenParam,
 		annotations(false, false, false),
 	), func(ctx context.Context, orgID string, in *registerUserArgs) (*orgs.User, error) {
 		u, err := s.orgs.AddUser(ctx, orgID, orgs.NewUser{
 			ID: in.UserID, Name: in.Name, Password: in.Password, Role: in.Role,
-			Ownership: in.Ownership, Notes: in.Notes,
+			Ownership: in.Ownership, Notes: in.Notes, Email: in.Email,
 		})
 		if err != nil {
 			return nil, err
@@ -253,5 +259,46 @@ func (s *Server) registerGetAuditLog() {
 			return nil, err
 		}
 		return &auditResult{Events: page.Events, NextCursor: page.NextCursor}, nil
+	})
+}
+
+type inviteUserArgs struct {
+	adminArgs
+	Email  string `json:"email"`
+	UserID string `json:"user_id"`
+	Name   string `json:"name"`
+	Role   string `json:"role"`
+}
+
+// inviteResult is an invite as sent: never its link, which goes only by
+// mail to the invitee.
+type inviteResult struct {
+	*auth.Invite
+	NextStep string `json:"next_step"`
+}
+
+func (s *Server) registerInviteUser() {
+	addAdminTool(s, mcp.NewTool("invite_user",
+		mcp.WithDescription("Invite a person to an organization by email: they get a link, valid once for 7 days, where they choose their own password and are signed in. Needs the org's admin_password, or the token of an org admin, and a server that sends email; otherwise use register_user."),
+		mcp.WithString("org_id", mcp.Required(), mcp.Description("The organization to invite the person to.")),
+		adminPasswordParam,
+		mcp.WithString("email", mcp.Required(), mcp.Description("The address the invite is mailed to, such as jane@example.com.")),
+		mcp.WithString("user_id", mcp.Required(), mcp.Description("The user id they will sign in with: 1-64 of a-z, 0-9, '-', '_'.")),
+		mcp.WithString("name", mcp.Required(), mcp.Description("The person's display name.")),
+		mcp.WithString("role", mcp.Enum(orgs.RoleMember, orgs.RoleAdmin), mcp.Description("member (default) or admin.")),
+		authTokenParam,
+		annotations(false, false, false),
+	), func(ctx context.Context, orgID string, in *inviteUserArgs) (*inviteResult, error) {
+		by := ""
+		if c, ok := ctx.Value(callKey).(*call); ok && c.userID != adminPasswordCaller {
+			by = c.userID
+		}
+		inv, err := s.access.Invite(ctx, orgID, by, orgs.NewInvite{Email: in.Email, UserID: in.UserID, Name: in.Name, Role: in.Role})
+		if err != nil {
+			return nil, err
+		}
+		touch(ctx, inv.UserID)
+		return &inviteResult{Invite: inv, NextStep: fmt.Sprintf("the invite is mailed to %s; its link works once, until %s. Pending invites are listed on the web app's admin page, where they can be resent or revoked.",
+			inv.Email, inv.ExpiresAt.UTC().Format(time.RFC3339))}, nil
 	})
 }

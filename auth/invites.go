@@ -27,10 +27,10 @@ type Invite struct {
 	CreatedAt time.Time `json:"created_at"`
 	SentAt    time.Time `json:"sent_at"`
 	ExpiresAt time.Time `json:"expires_at"`
+	// Expired is set by Invites for an invite whose link no longer works:
+	// it can be resent or revoked.
+	Expired bool `json:"expired,omitempty"`
 }
-
-// Expired reports whether the invite's link no longer works at now.
-func (i *Invite) Expired(now time.Time) bool { return !now.Before(i.ExpiresAt) }
 
 const inviteColumns = `org_id, user_id, email, name, role, invited_by, created_at, sent_at, expires_at`
 
@@ -127,12 +127,13 @@ func (s *Service) Invites(ctx context.Context, orgID string) ([]*Invite, error) 
 		return nil, fmt.Errorf("read invites: %w", err)
 	}
 	defer rows.Close()
-	out := []*Invite{}
+	out, now := []*Invite{}, s.db.Now()
 	for rows.Next() {
 		inv, err := scanInvite(rows)
 		if err != nil {
 			return nil, err
 		}
+		inv.Expired = !now.Before(inv.ExpiresAt)
 		out = append(out, inv)
 	}
 	return out, rows.Err()

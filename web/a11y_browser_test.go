@@ -13,6 +13,7 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/testkit"
+	"github.com/ctalk/ctalk/mail/mailtest"
 	"github.com/ctalk/ctalk/orgs"
 )
 
@@ -44,10 +45,11 @@ type axeViolation struct {
 // that are not unique).
 func TestPagesAccessibleInBothThemes(t *testing.T) {
 	chromium := testkit.Browser(t)
-	s := start(t, db.SQLite)
+	s := start(t, db.SQLite, withMail(mailtest.Start(t)))
 	q := a11yFixture(t, s)
 	authorize := authorization(t, s, "Claude Code")
-	signedOut := []string{"/", "/signin", "/signup", authorize}
+	invite, reset := accessLinks(t, s)
+	signedOut := []string{"/", "/signin", "/signup", authorize, "/forgot", invite, reset}
 	signedIn := []string{authorize, "/inbox", "/inbox/" + q, "/inbox/posts", "/inbox/unknown", "/asked", "/channels", "/channels/general",
 		"/people", "/people/bob", "/profile", "/profile/notifications", "/tokens", "/admin", "/admin/members/bob", "/admin/members/bob/remove", "/admin/audit"}
 	for _, scheme := range []string{"light", "dark"} {
@@ -137,4 +139,23 @@ func a11yFixture(t *testing.T, s *site) string {
 		t.Fatalf("post_message = %v, want it held", res)
 	}
 	return q1.ID
+}
+
+// accessLinks are the paths of a pending invite's page and of bob's
+// password reset page, for the pages that mailed links open.
+func accessLinks(t *testing.T, s *site) (invite, reset string) {
+	t.Helper()
+	ctx := context.Background()
+	_, raw, err := s.Orgs.Invite(ctx, "acme", "alice", orgs.NewInvite{Email: "dan@example.com", UserID: "dan", Name: "Dan"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Orgs.SetEmail(ctx, "acme", "bob", "bob@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	req, err := s.Auth.RequestReset(ctx, "acme", "bob")
+	if err != nil || req.Token == "" {
+		t.Fatalf("reset link: %+v, %v", req, err)
+	}
+	return "/invite/" + raw, "/reset/" + req.Token
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/orgs"
 )
 
@@ -36,24 +37,34 @@ type adminData struct {
 	Org     *orgs.Org
 	Members []*orgs.User
 	Add     memberForm
+	// Invites wait for their invitees; Invite is the invite form as sent,
+	// InvitesError why an action on an invite was refused. MailEnabled
+	// says whether this server sends email at all.
+	Invites      []*auth.Invite
+	Invite       inviteForm
+	InvitesError string
+	MailEnabled  bool
 	// Errors of the settings and admin password forms.
 	SettingsError, PasswordError string
 }
 
 // memberForm is the add-a-member form as sent, password left out.
 type memberForm struct {
-	ID, Name, Role, Ownership, Error string
+	ID, Name, Role, Ownership, Email, Error string
 }
 
 var adminFlash = map[string]string{
-	"added":    "Member added. Give them their password privately; they sign in at this site.",
-	"removed":  "Member removed. Their browser sessions and tokens stopped working at once.",
-	"settings": "Settings saved.",
-	"password": "The organization's admin password is changed; the old one no longer works.",
+	"added":          "Member added. Give them their password privately; they sign in at this site.",
+	"removed":        "Member removed. Their browser sessions and tokens stopped working at once.",
+	"settings":       "Settings saved.",
+	"password":       "The organization's admin password is changed; the old one no longer works.",
+	"invited":        "Invite sent. Its link works once, for 7 days; they choose their own password.",
+	"resent":         "Invite sent again with a new link; the earlier link no longer works.",
+	"revoked-invite": "Invite revoked; its link no longer works.",
 }
 
 func (p *Pages) adminPage(c echo.Context) error {
-	return p.admin(c, http.StatusOK, &adminData{Add: memberForm{Role: orgs.RoleMember}}, flash(c, adminFlash))
+	return p.admin(c, http.StatusOK, &adminData{Add: memberForm{Role: orgs.RoleMember}, Invite: inviteForm{Role: orgs.RoleMember}}, flash(c, adminFlash))
 }
 
 // admin renders the admin page around d.
@@ -65,6 +76,13 @@ func (p *Pages) admin(c echo.Context, status int, d *adminData, flashed string) 
 	}
 	if d.Members, err = p.orgs.Users(ctx, m.OrgID); err != nil {
 		return err
+	}
+	if d.Invites, err = p.auth.Invites(ctx, m.OrgID); err != nil {
+		return err
+	}
+	d.MailEnabled = p.access.Enabled()
+	if d.Invite.Role == "" {
+		d.Invite.Role = orgs.RoleMember
 	}
 	d.CSRF = csrfToken(c)
 	return p.app(c, status, "admin", &page{Section: "admin", Title: "Admin · " + d.Org.Name, Data: d, Flash: flashed})
@@ -81,9 +99,9 @@ func adminRefused(err error, show func(status int, msg string) error) error {
 
 func (p *Pages) addMember(c echo.Context) error {
 	start := time.Now()
-	f := memberForm{ID: c.FormValue("user_id"), Name: c.FormValue("name"), Role: c.FormValue("role"), Ownership: c.FormValue("ownership")}
+	f := memberForm{ID: c.FormValue("user_id"), Name: c.FormValue("name"), Role: c.FormValue("role"), Ownership: c.FormValue("ownership"), Email: c.FormValue("email")}
 	u, err := p.orgs.AddUser(c.Request().Context(), me(c).OrgID, orgs.NewUser{ID: f.ID, Name: f.Name, Password: c.FormValue("password"),
-		Role: f.Role, Ownership: orgs.SplitOwnership(f.Ownership)})
+		Role: f.Role, Ownership: orgs.SplitOwnership(f.Ownership), Email: f.Email})
 	var added []string
 	if u != nil {
 		added = append(added, u.ID)

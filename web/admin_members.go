@@ -25,6 +25,7 @@ var memberFlash = map[string]string{
 	"role":     "Role changed. It holds from their next page or call.",
 	"password": "Password reset. Every session and token of theirs stopped working; give them the new password privately.",
 	"revoked":  "Every session and token of theirs stopped working. They can sign in again with their password.",
+	"email":    "Email address saved.",
 }
 
 func (p *Pages) memberPage(c echo.Context) error {

@@ -149,7 +149,7 @@ func (p *Pages) signinForm(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, next)
 	}
 	return p.render(c, http.StatusOK, "signin", &page{Title: "Sign in to ctalk", Action: "/signin",
-		Hidden: url.Values{"next": {next}}, SignupURL: "/signup?" + url.Values{"next": {next}}.Encode()})
+		Hidden: url.Values{"next": {next}}, SignupURL: "/signup?" + url.Values{"next": {next}}.Encode(), ForgotURL: p.forgotURL()})
 }
 
 func (p *Pages) signinSubmit(c echo.Context) error {
@@ -161,7 +161,7 @@ func (p *Pages) signinSubmit(c echo.Context) error {
 		}
 		return p.render(c, ctalk.HTTPStatus(ctalk.ErrorCode(err)), "signin", &page{Title: "Sign in to ctalk", Action: "/signin",
 			Error: ctalk.ErrorMessage(err), Hidden: url.Values{"next": {next}}, OrgID: c.FormValue("org_id"), UserID: c.FormValue("user_id"),
-			SignupURL: "/signup?" + url.Values{"next": {next}}.Encode()})
+			SignupURL: "/signup?" + url.Values{"next": {next}}.Encode(), ForgotURL: p.forgotURL()})
 	}
 	p.setSession(c, raw)
 	return c.Redirect(http.StatusSeeOther, next)

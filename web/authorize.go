@@ -86,7 +86,7 @@ func (p *Pages) signinPage(c echo.Context, req *oauth.AuthRequest, msg string, s
 	next := oauth.AuthorizePath + "?" + req.Query().Encode()
 	return p.render(c, status, "signin", &page{Title: "Sign in to ctalk", Error: msg, Action: oauth.AuthorizePath,
 		Hidden: hidden(req), Request: req, OrgID: c.FormValue("org_id"), UserID: c.FormValue("user_id"),
-		SignupURL: "/signup?" + url.Values{"next": {next}}.Encode()})
+		SignupURL: "/signup?" + url.Values{"next": {next}}.Encode(), ForgotURL: p.forgotURL()})
 }
 
 // hidden is the authorization request as the hidden fields of a form.

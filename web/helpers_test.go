@@ -4,11 +4,13 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,6 +25,7 @@ import (
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/syncbuf"
 	"github.com/ctalk/ctalk/internal/testkit"
+	"github.com/ctalk/ctalk/mail/mailtest"
 	"github.com/ctalk/ctalk/orgs"
 )
 
@@ -33,7 +36,19 @@ type site struct {
 	DB  *db.DB
 	*api.Assembly
 	logs *syncbuf.Buffer
+	// clock is the database's "now", which a test may move forward.
+	clock *offsetClock
 }
+
+// offsetClock is the time now, moved forward by what a test added.
+type offsetClock struct{ offset atomic.Int64 }
+
+func (c *offsetClock) now() time.Time {
+	return time.Now().UTC().Truncate(time.Microsecond).Add(time.Duration(c.offset.Load()))
+}
+
+// advance moves the clock forward by d.
+func (c *offsetClock) advance(d time.Duration) { c.offset.Add(int64(d)) }
 
 // Fixture passwords.
 const (
@@ -46,6 +61,8 @@ const (
 func start(t testing.TB, engine db.Engine, adjust ...func(*api.Wiring)) *site {
 	t.Helper()
 	d := dbtest.Open(t, engine)
+	clock := &offsetClock{}
+	d.Now = clock.now
 	acfg := auth.DefaultConfig()
 	acfg.BcryptCost = 4
 	acfg.SignupBurst = 1000
@@ -58,18 +75,42 @@ func start(t testing.TB, engine db.Engine, adjust ...func(*api.Wiring)) *site {
 	for _, f := range adjust {
 		f(&w)
 	}
+	// The port is taken first, so that the configuration can name it
+	// (PUBLIC_URL, which mailed links start with).
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.API.PublicURL == selfURL {
+		w.API.PublicURL = "http://" + l.Addr().String()
+	}
 	a, err := api.Assemble(d, w)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(a.Handler())
+	srv := httptest.NewUnstartedServer(a.Handler())
+	srv.Listener.Close()
+	srv.Listener = l
+	srv.Start()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		a.Close(ctx)
 		srv.Close()
 	})
-	return &site{URL: srv.URL, DB: d, Assembly: a, logs: logs}
+	return &site{URL: srv.URL, DB: d, Assembly: a, logs: logs, clock: clock}
+}
+
+// selfURL, as the PUBLIC_URL an adjustment of start sets, is replaced by
+// the server's own URL.
+const selfURL = "self"
+
+// withMail has the server send its mail to m, with links to itself.
+func withMail(m *mailtest.Server) func(*api.Wiring) {
+	return func(w *api.Wiring) {
+		w.Mail = m.Config()
+		w.API.PublicURL = selfURL
+	}
 }
 
 // org creates an organization with alice (admin), bob and carol (members),

@@ -20,6 +20,7 @@ func (p *Pages) mountPeople(r routes) {
 	r.GET("/profile", p.myProfile)
 	r.POST("/profile/notes", p.myNotesSubmit)
 	r.POST("/profile/password", p.passwordSubmit)
+	r.POST("/profile/email", p.myEmailSubmit)
 }
 
 // profileHistory is how many of our latest questions a profile shows.
@@ -32,6 +33,8 @@ const directoryNotes = 280
 var peopleFlash = map[string]string{
 	"notes":         "Your notes are saved. Coworkers' agents see them from now on.",
 	"profile-notes": "The profile notes are saved. Coworkers' agents see them from now on.",
+	"email":         "Your email address is saved.",
+	"reset":         "Your new password is set. Every other browser and every agent signed in as you was signed out; connect your agents again.",
 	"password":      "Your password is changed. Every agent and other browser signed in as you was signed out; this browser stays signed in.",
 }
 
@@ -178,4 +181,15 @@ func (p *Pages) profileFormError(c echo.Context, userID, field string, form map[
 		return p.peopleError(c, err)
 	}
 	return p.renderProfile(c, ctalk.HTTPStatus(code), userID, form, map[string]string{field: ctalk.ErrorMessage(err)})
+}
+
+// myEmailSubmit sets or clears my email address, where invites' and reset
+// links' mails go.
+func (p *Pages) myEmailSubmit(c echo.Context) error {
+	m := me(c)
+	email := c.FormValue("email")
+	if _, err := p.orgs.SetEmail(c.Request().Context(), m.OrgID, m.UserID, email); err != nil {
+		return p.profileFormError(c, m.UserID, "email", map[string]string{"email": email}, err)
+	}
+	return done(c, "/profile", "email")
 }

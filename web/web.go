@@ -164,6 +164,8 @@ func (p *Pages) Mount(e *echo.Echo) {
 	p.mountNotifications(r)
 	p.mountChannels(r)
 	p.mountAdmin(r.with(p.adminOnly))
+	p.mountInvites(r.with(p.adminOnly))
+	p.mountAccess(e, mw)
 	p.mountLive(r)
 }
 
@@ -252,6 +254,9 @@ type page struct {
 	OrgID     string
 	UserID    string
 	SignupURL string
+	// ForgotURL is the "forgot password" page, when the server mails
+	// reset links.
+	ForgotURL string
 	// Sign-up.
 	Form       signupForm
 	NeedSecret bool

@@ -1,0 +1,244 @@
+package web
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/orgs"
+)
+
+// mountAccess adds the pages that mailed links open, and "forgot password":
+// none needs a session, and none shows a link's token or puts one in a log
+// (routes are logged by pattern).
+func (p *Pages) mountAccess(e *echo.Echo, mw []echo.MiddlewareFunc) {
+	e.GET("/invite/:token", p.invitePage, mw...)
+	e.POST("/invite/:token", p.acceptInvite, mw...)
+	e.GET("/forgot", p.forgotPage, mw...)
+	e.POST("/forgot", p.forgotSubmit, mw...)
+	e.GET("/reset/:token", p.resetPage, mw...)
+	e.POST("/reset/:token", p.resetSubmit, mw...)
+}
+
+// mountInvites adds the admin's invite forms.
+func (p *Pages) mountInvites(r routes) {
+	r.POST("/admin/invites", p.inviteSubmit)
+	r.POST("/admin/invites/:user_id/resend", p.resendInvite)
+	r.POST("/admin/invites/:user_id/revoke", p.revokeInvite)
+	r.POST("/admin/members/:user_id/email", p.setMemberEmail)
+}
+
+// accessData is a page a mailed link opens, or the forgot-password form.
+type accessData struct {
+	CSRF    string
+	Invite  *auth.Invite
+	OrgID   string
+	UserID  string
+	Who     string
+	Errors  map[string]string
+	Sent    bool
+	Minutes int
+	Enabled bool
+}
+
+// linkGone renders the page of a link that does not work.
+func (p *Pages) linkGone(c echo.Context, title string, err error) error {
+	if ctalk.ErrorCode(err) == ctalk.EInternal {
+		return err
+	}
+	return p.render(c, ctalk.HTTPStatus(ctalk.ErrorCode(err)), "message", &page{Title: title, Message: ctalk.ErrorMessage(err), Next: "/signin"})
+}
+
+func (p *Pages) invitePage(c echo.Context) error {
+	inv, err := p.auth.InviteByLink(c.Request().Context(), c.Param("token"))
+	if err != nil {
+		return p.linkGone(c, "This invite does not work", err)
+	}
+	return p.renderInvite(c, http.StatusOK, inv, nil)
+}
+
+func (p *Pages) renderInvite(c echo.Context, status int, inv *auth.Invite, errs map[string]string) error {
+	org, err := p.orgs.Org(c.Request().Context(), inv.OrgID)
+	if err != nil {
+		return err
+	}
+	return p.render(c, status, "invite", &page{Title: "Join " + org.Name + " on ctalk", Data: &accessData{CSRF: csrfToken(c), Invite: inv, Errors: errs}})
+}
+
+// acceptInvite creates the invited member with the password they chose and
+// signs them in on this browser.
+func (p *Pages) acceptInvite(c echo.Context) error {
+	ctx, raw := c.Request().Context(), c.Param("token")
+	inv, err := p.auth.InviteByLink(ctx, raw)
+	if err != nil {
+		return p.linkGone(c, "This invite does not work", err)
+	}
+	if c.FormValue("password") != c.FormValue("confirm") {
+		return p.renderInvite(c, http.StatusBadRequest, inv, map[string]string{"password": "the two passwords differ; type the same password twice"})
+	}
+	u, err := p.orgs.AcceptInvite(ctx, raw, c.FormValue("password"))
+	switch ctalk.ErrorCode(err) {
+	case "":
+	case ctalk.EInvalid:
+		return p.renderInvite(c, http.StatusBadRequest, inv, map[string]string{"password": ctalk.ErrorMessage(err)})
+	default:
+		return p.linkGone(c, "This invite does not work", err)
+	}
+	sess := &auth.Session{OrgID: u.OrgID, UserID: u.ID, Role: u.Role}
+	cookie, err := p.auth.StartWebSession(ctx, sess)
+	if err != nil {
+		return err
+	}
+	p.setSession(c, cookie)
+	return c.Redirect(http.StatusSeeOther, "/inbox")
+}
+
+func (p *Pages) forgotPage(c echo.Context) error {
+	return p.renderForgot(c, http.StatusOK, &accessData{OrgID: c.QueryParam("org_id")})
+}
+
+func (p *Pages) renderForgot(c echo.Context, status int, d *accessData) error {
+	d.CSRF, d.Enabled, d.Minutes = csrfToken(c), p.access.Enabled(), int(auth.ResetTTL.Minutes())
+	return p.render(c, status, "forgot", &page{Title: "Forgot your password?", Data: d})
+}
+
+// forgotSubmit asks for a reset link. The page answers the same whether or
+// not the account exists; only input errors and the limits, which hold for
+// every account alike, are told.
+func (p *Pages) forgotSubmit(c echo.Context) error {
+	d := &accessData{OrgID: c.FormValue("org_id"), Who: c.FormValue("who")}
+	ctx := auth.WithClientAddr(c.Request().Context(), c.RealIP())
+	err := p.access.ForgotPassword(ctx, d.OrgID, d.Who)
+	switch code := ctalk.ErrorCode(err); code {
+	case "":
+		d.Sent = true
+		return p.renderForgot(c, http.StatusOK, d)
+	case ctalk.EInternal:
+		return err
+	default:
+		// The error of an input names its field first.
+		field := "form"
+		if code == ctalk.EInvalid {
+			field = "who"
+			if strings.HasPrefix(ctalk.ErrorMessage(err), "org_id") {
+				field = "org_id"
+			}
+		}
+		d.Errors = map[string]string{field: ctalk.ErrorMessage(err)}
+		return p.renderForgot(c, ctalk.HTTPStatus(code), d)
+	}
+}
+
+func (p *Pages) resetPage(c echo.Context) error {
+	orgID, userID, err := p.auth.ResetByLink(c.Request().Context(), c.Param("token"))
+	if err != nil {
+		return p.linkGone(c, "This reset link does not work", err)
+	}
+	return p.render(c, http.StatusOK, "reset", &page{Title: "Choose a new password", Data: &accessData{CSRF: csrfToken(c), OrgID: orgID, UserID: userID}})
+}
+
+// resetSubmit sets the new password through the link, which ends every
+// session and token of the person, and signs them in on this browser.
+func (p *Pages) resetSubmit(c echo.Context) error {
+	ctx, raw := c.Request().Context(), c.Param("token")
+	orgID, userID, err := p.auth.ResetByLink(ctx, raw)
+	if err != nil {
+		return p.linkGone(c, "This reset link does not work", err)
+	}
+	again := func(msg string) error {
+		return p.render(c, http.StatusBadRequest, "reset", &page{Title: "Choose a new password",
+			Data: &accessData{CSRF: csrfToken(c), OrgID: orgID, UserID: userID, Errors: map[string]string{"password": msg}}})
+	}
+	if c.FormValue("password") != c.FormValue("confirm") {
+		return again("the two passwords differ; type the same password twice")
+	}
+	sess, _, err := p.auth.UseReset(ctx, raw, c.FormValue("password"))
+	switch ctalk.ErrorCode(err) {
+	case "":
+	case ctalk.EInvalid:
+		return again(ctalk.ErrorMessage(err))
+	default:
+		return p.linkGone(c, "This reset link does not work", err)
+	}
+	cookie, err := p.auth.StartWebSession(ctx, sess)
+	if err != nil {
+		return err
+	}
+	p.setSession(c, cookie)
+	return done(c, "/profile", "reset")
+}
+
+// inviteForm is the invite form as sent.
+type inviteForm struct {
+	Email, ID, Name, Role, Error string
+}
+
+func (p *Pages) inviteSubmit(c echo.Context) error {
+	start := time.Now()
+	f := inviteForm{Email: c.FormValue("email"), ID: c.FormValue("user_id"), Name: c.FormValue("name"), Role: c.FormValue("role")}
+	inv, err := p.access.Invite(c.Request().Context(), me(c).OrgID, me(c).UserID, orgs.NewInvite{Email: f.Email, UserID: f.ID, Name: f.Name, Role: f.Role})
+	var ids []string
+	if inv != nil {
+		ids = append(ids, inv.UserID)
+	}
+	p.recordAction(c, "web:invite_user", start, err, ids...)
+	if err != nil {
+		return adminRefused(err, func(status int, msg string) error {
+			f.Error = msg
+			return p.admin(c, status, &adminData{Add: memberForm{Role: orgs.RoleMember}, Invite: f}, "")
+		})
+	}
+	return done(c, "/admin#invites", "invited")
+}
+
+// inviteAction runs an action on the invite named in the path, records
+// it, and returns to the admin page with what happened, or with why not
+// next to the invites.
+func (p *Pages) inviteAction(c echo.Context, tool, what string, act func(userID string) error) error {
+	start, userID := time.Now(), c.Param("user_id")
+	err := act(userID)
+	var ids []string
+	if ctalk.IsID(userID) && ctalk.ErrorCode(err) != ctalk.ENotFound {
+		ids = append(ids, userID)
+	}
+	p.recordAction(c, tool, start, err, ids...)
+	if err != nil {
+		return adminRefused(err, func(status int, msg string) error {
+			return p.admin(c, status, &adminData{Add: memberForm{Role: orgs.RoleMember}, Invite: inviteForm{Role: orgs.RoleMember}, InvitesError: msg}, "")
+		})
+	}
+	return done(c, "/admin#invites", what)
+}
+
+func (p *Pages) resendInvite(c echo.Context) error {
+	return p.inviteAction(c, "web:resend_invite", "resent", func(userID string) error {
+		_, err := p.access.Resend(c.Request().Context(), me(c).OrgID, userID)
+		return err
+	})
+}
+
+func (p *Pages) revokeInvite(c echo.Context) error {
+	return p.inviteAction(c, "web:revoke_invite", "revoked-invite", func(userID string) error {
+		return p.auth.RevokeInvite(c.Request().Context(), me(c).OrgID, userID)
+	})
+}
+
+func (p *Pages) setMemberEmail(c echo.Context) error {
+	return p.memberAction(c, "web:set_user_email", "email", "email", func(userID string) error {
+		_, err := p.orgs.SetEmail(c.Request().Context(), me(c).OrgID, userID, c.FormValue("email"))
+		return err
+	})
+}
+
+// forgotURL is the "forgot password" link of the sign-in pages, or "" on a
+// server that sends no email.
+func (p *Pages) forgotURL() string {
+	if p.access == nil || !p.access.Enabled() {
+		return ""
+	}
+	return "/forgot"
+}
