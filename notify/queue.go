@@ -59,6 +59,13 @@ func (s *Service) wait(ctx context.Context, tick <-chan time.Time) {
 // Step expands the due events and sends the due deliveries once, and
 // reports whether it found any. Tests call it to drive the queue.
 func (s *Service) Step(ctx context.Context) (busy bool, err error) {
+	var due int
+	if err := s.db.QueryRow(ctx, anyDueSQL, s.db.Now()).Scan(&due); err != nil {
+		return false, fmt.Errorf("look for due notifications: %w", err)
+	}
+	if due == 0 {
+		return false, nil
+	}
 	n, err := s.expandDue(ctx)
 	if err != nil {
 		return n > 0, err

@@ -52,6 +52,12 @@ const claimDeliveriesTail = `)
 	  AND status = 'pending' AND (lease_until IS NULL OR lease_until < $2)
 	RETURNING id, event_id, channel, target, attempts, created_at`
 
+// anyDueSQL tells whether any event or delivery is due ($1 is now), a read
+// that spares an idle worker the write of a claim.
+const anyDueSQL = `SELECT
+	(SELECT COUNT(*) FROM (SELECT 1 FROM notify_events WHERE expanded_at IS NULL AND due_at <= $1 AND (lease_until IS NULL OR lease_until < $1) LIMIT 1) e) +
+	(SELECT COUNT(*) FROM (SELECT 1 FROM notify_deliveries WHERE status = 'pending' AND next_at <= $1 AND (lease_until IS NULL OR lease_until < $1) LIMIT 1) d)`
+
 // claimLock is the inner selects' lock on Postgres.
 const claimLock = ` FOR UPDATE SKIP LOCKED`
 
