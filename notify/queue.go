@@ -97,7 +97,7 @@ func (s *Service) expandDue(ctx context.Context) (int, error) {
 	claim := newID("c_")
 	var events []*storedEvent
 	err := s.db.Tx(ctx, func(tx db.Querier) error {
-		rows, err := tx.Query(ctx, claimEventsSQL+s.lockClause()+claimEventsTail, now.Add(s.cfg.Lease), now, claim, s.cfg.Batch)
+		rows, err := tx.Query(ctx, claimEventsSQL+s.lockClause()+claimEventsTail, now.Add(s.cfg.Lease), now, claim, expandBatch)
 		if err != nil {
 			return fmt.Errorf("claim events: %w", err)
 		}
@@ -114,14 +114,51 @@ func (s *Service) expandDue(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if len(events) == 0 {
+		return 0, nil
+	}
+	emails := make([]string, len(events))
+	for i, e := range events {
+		_, email, err := s.person(ctx, e.OrgID, e.UserID)
+		switch {
+		case err != nil && notFoundErr(err):
+			emails[i] = removedPerson
+		case err != nil:
+			return len(events), fmt.Errorf("look up %s: %w", e.UserID, err)
+		default:
+			emails[i] = email
+		}
+	}
+	// One transaction for the whole claim, so that a burst costs a commit
+	// per claim rather than per event; should it fail, each event in a
+	// transaction of its own, so that one bad event holds up no other.
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
+		for i, e := range events {
+			if err := s.expand(ctx, tx, e, claim, emails[i]); err != nil {
+				return fmt.Errorf("expand event %s: %w", e.ID, err)
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		return len(events), nil
+	}
 	var errs []error
-	for _, e := range events {
-		if err := s.expand(ctx, e, claim); err != nil {
+	for i, e := range events {
+		err := s.db.Tx(ctx, func(tx db.Querier) error { return s.expand(ctx, tx, e, claim, emails[i]) })
+		if err != nil {
 			errs = append(errs, fmt.Errorf("expand event %s: %w", e.ID, err))
 		}
 	}
 	return len(events), errors.Join(errs...)
 }
+
+// removedPerson stands for the address of a person no longer a member:
+// their events are expanded into nothing.
+const removedPerson = "\x00removed"
+
+// expandBatch is how many events a worker claims and expands at once.
+const expandBatch = 100
 
 // storedEvent is an Event as queued.
 type storedEvent struct {
@@ -142,107 +179,102 @@ func scanEvent(r interface{ Scan(...any) error }) (*storedEvent, error) {
 }
 
 // expand turns one claimed event into its deliveries, by its person's
-// settings, and queues what follows from it (a question's reminder, a
-// reminder's note to the asker), in one transaction that also marks it
-// expanded: it happens once, or not at all and again later.
-func (s *Service) expand(ctx context.Context, e *storedEvent, claim string) error {
-	_, email, err := s.person(ctx, e.OrgID, e.UserID)
-	if err != nil && !notFoundErr(err) {
+// settings (email is their address, or removedPerson), and queues what
+// follows from it (a question's reminder, a reminder's note to the asker),
+// in tx, which also marks it expanded: it happens once, or not at all and
+// again later.
+func (s *Service) expand(ctx context.Context, tx db.Querier, e *storedEvent, claim, email string) error {
+	removed := email == removedPerson
+	now := s.db.Now()
+	res, err := tx.Exec(ctx, expandEventSQL, now, e.ID, claim)
+	if err != nil {
 		return err
 	}
-	removed := err != nil
-	return s.db.Tx(ctx, func(tx db.Querier) error {
-		now := s.db.Now()
-		res, err := tx.Exec(ctx, expandEventSQL, now, e.ID, claim)
-		if err != nil {
-			return err
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil // another worker's lease now
+	}
+	if removed || e.Kind.closing() {
+		return nil
+	}
+	org, err := orgSettings(ctx, tx, e.OrgID)
+	if err != nil {
+		return err
+	}
+	if e.Kind == KindReminder || e.Kind == KindStillWaiting {
+		var closed int
+		if err := tx.QueryRow(ctx, closedSubjectSQL, e.OrgID, e.Subject).Scan(&closed); err != nil {
+			return fmt.Errorf("check question closed: %w", err)
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return nil // another worker's lease now
-		}
-		if removed || e.Kind.closing() {
+		if closed > 0 {
 			return nil
 		}
-		org, err := orgSettings(ctx, tx, e.OrgID)
-		if err != nil {
-			return err
-		}
-		if e.Kind == KindReminder || e.Kind == KindStillWaiting {
-			var closed int
-			if err := tx.QueryRow(ctx, closedSubjectSQL, e.OrgID, e.Subject).Scan(&closed); err != nil {
-				return fmt.Errorf("check question closed: %w", err)
-			}
-			if closed > 0 {
-				return nil
+	}
+	switch e.Kind {
+	case KindQuestion:
+		if org.Reminder > 0 {
+			r := e.Event
+			r.Kind, r.Due = KindReminder, e.CreatedAt.Add(org.Reminder)
+			if err := s.Queue(ctx, tx, r); err != nil {
+				return err
 			}
 		}
-		switch e.Kind {
-		case KindQuestion:
-			if org.Reminder > 0 {
-				r := e.Event
-				r.Kind, r.Due = KindReminder, e.CreatedAt.Add(org.Reminder)
-				if err := s.Queue(ctx, tx, r); err != nil {
-					return err
-				}
-			}
-		case KindReminder:
-			if e.Actor != "" {
-				r := e.Event
-				r.Kind, r.UserID, r.Actor, r.Due = KindStillWaiting, e.Actor, e.UserID, now.Add(org.Reminder)
-				r.Link = "/asked"
-				if err := s.Queue(ctx, tx, r); err != nil {
-					return err
-				}
+	case KindReminder:
+		if e.Actor != "" {
+			r := e.Event
+			r.Kind, r.UserID, r.Actor, r.Due = KindStillWaiting, e.Actor, e.UserID, now.Add(org.Reminder)
+			r.Link = "/asked"
+			if err := s.Queue(ctx, tx, r); err != nil {
+				return err
 			}
 		}
-		set, err := settingsOf(ctx, tx, e.OrgID, e.UserID)
-		if err != nil {
-			return err
-		}
-		channels := set.channelsFor(e.Kind, s.EmailEnabled())
-		if len(channels) == 0 {
-			return nil
-		}
-		at := set.sendAt(now, e.Urgent)
-		n := 0
-		add := func(channel, target string) error {
-			n++
-			_, err := tx.Exec(ctx, insertDeliverySQL, fmt.Sprintf("%s.%d", e.ID, n), e.ID, e.OrgID, e.UserID, channel, target, at, now)
-			return err
-		}
-		for _, ch := range channels {
-			switch ch {
-			case ChannelEmail:
-				if email != "" && s.EmailEnabled() {
-					if err := add(ChannelEmail, email); err != nil {
-						return fmt.Errorf("queue email: %w", err)
-					}
-				}
-			case ChannelWebhook:
-				hooks, err := activeWebhooks(ctx, tx, e.OrgID, e.UserID)
-				if err != nil {
-					return err
-				}
-				for _, id := range hooks {
-					if err := add(ChannelWebhook, id); err != nil {
-						return fmt.Errorf("queue webhook: %w", err)
-					}
+	}
+	set, err := settingsOf(ctx, tx, e.OrgID, e.UserID)
+	if err != nil {
+		return err
+	}
+	channels := set.channelsFor(e.Kind, s.EmailEnabled())
+	if len(channels) == 0 {
+		return nil
+	}
+	at := set.sendAt(now, e.Urgent)
+	n := 0
+	add := func(channel, target string) error {
+		n++
+		_, err := tx.Exec(ctx, insertDeliverySQL, fmt.Sprintf("%s.%d", e.ID, n), e.ID, e.OrgID, e.UserID, channel, target, at, now)
+		return err
+	}
+	for _, ch := range channels {
+		switch ch {
+		case ChannelEmail:
+			if email != "" && s.EmailEnabled() {
+				if err := add(ChannelEmail, email); err != nil {
+					return fmt.Errorf("queue email: %w", err)
 				}
 			}
-		}
-		if orgWide(e.Kind) && e.UserID != "" {
-			hooks, err := activeWebhooks(ctx, tx, e.OrgID, "")
+		case ChannelWebhook:
+			hooks, err := activeWebhooks(ctx, tx, e.OrgID, e.UserID)
 			if err != nil {
 				return err
 			}
 			for _, id := range hooks {
 				if err := add(ChannelWebhook, id); err != nil {
-					return fmt.Errorf("queue org webhook: %w", err)
+					return fmt.Errorf("queue webhook: %w", err)
 				}
 			}
 		}
-		return nil
-	})
+	}
+	if orgWide(e.Kind) && e.UserID != "" {
+		hooks, err := activeWebhooks(ctx, tx, e.OrgID, "")
+		if err != nil {
+			return err
+		}
+		for _, id := range hooks {
+			if err := add(ChannelWebhook, id); err != nil {
+				return fmt.Errorf("queue org webhook: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 // orgWide kinds also go to the org's webhooks: what the team may see of
@@ -276,6 +308,8 @@ type delivery struct {
 	CreatedAt                    time.Time
 	Event                        *storedEvent
 	claim                        string
+	// sent is set once it was delivered, for recordSent.
+	sent bool
 }
 
 // deliverDue claims due deliveries and sends them, Workers at a time.
@@ -318,7 +352,27 @@ func (s *Service) deliverDue(ctx context.Context) (int, error) {
 		})
 	}
 	wg.Wait()
-	return len(ds), nil
+	return len(ds), s.recordSent(ctx, ds)
+}
+
+// recordSent records the deliveries of one claim that were sent, in one
+// statement: a burst costs a commit per round, not per delivery. Should it
+// fail, they are sent again once their lease runs out.
+func (s *Service) recordSent(ctx context.Context, ds []*delivery) error {
+	args := []any{s.db.Now(), ds[0].claim}
+	for _, d := range ds {
+		if d.sent {
+			args = append(args, d.ID)
+		}
+	}
+	if len(args) == 2 {
+		return nil
+	}
+	err := s.record(ctx, deliveredSQL+"("+db.Placeholders(3, len(args)-2)+")", args...)
+	if err != nil {
+		return fmt.Errorf("record deliveries sent; they will be sent again: %w", err)
+	}
+	return nil
 }
 
 // groupEmails groups the claimed emails by address (of one person), each
@@ -450,8 +504,10 @@ func (s *Service) settle(ctx context.Context, d *delivery, err error) {
 	var se *sendError
 	perm := errors.As(err, &se) && se.permanent
 	if err == nil {
-		err = s.record(ctx, deliveredSQL, now, d.ID, d.claim)
+		// Recorded with the round's other successes (see recordSent).
+		d.sent = true
 		s.metrics.sent.WithLabelValues(d.Channel).Inc()
+		return
 	} else if perm || d.Attempts >= s.cfg.MaxAttempts {
 		s.log.Warn("notification not delivered", "delivery", d.ID, "channel", d.Channel, "attempts", d.Attempts, "error", err)
 		s.metrics.failed.WithLabelValues(d.Channel).Inc()

@@ -66,7 +66,7 @@ const deliveryEventsSQL = `SELECT ` + eventColumns + ` FROM notify_events WHERE 
 // The outcomes of a delivery, each only while the claim ($n) is still the
 // worker's own.
 const (
-	deliveredSQL  = `UPDATE notify_deliveries SET status = 'sent', finished_at = $1, lease_until = NULL, last_error = '' WHERE id = $2 AND claim = $3 AND status = 'pending'`
+	deliveredSQL  = `UPDATE notify_deliveries SET status = 'sent', finished_at = $1, lease_until = NULL, last_error = '' WHERE claim = $2 AND status = 'pending' AND id IN `
 	retryLaterSQL = `UPDATE notify_deliveries SET next_at = $1, lease_until = NULL, last_error = $2 WHERE id = $3 AND claim = $4 AND status = 'pending'`
 	failedSQL     = `UPDATE notify_deliveries SET status = 'failed', finished_at = $1, lease_until = NULL, last_error = $2 WHERE id = $3 AND claim = $4 AND status = 'pending'`
 	// lastEmailSQL is when the last mail to an address of a person went.
