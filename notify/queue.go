@@ -39,7 +39,9 @@ func (s *Service) Run(ctx context.Context) {
 			s.measureQueueAge(ctx)
 			if now.Sub(lastPrune) > time.Hour {
 				lastPrune = now
-				s.prune(ctx)
+				if err := s.Prune(ctx); err != nil {
+					s.log.Warn("notifications: prune failed", "error", err)
+				}
 			}
 		}
 		if !busy {
@@ -277,9 +279,9 @@ func (s *Service) expand(ctx context.Context, tx db.Querier, e *storedEvent, cla
 	return nil
 }
 
-// orgWide kinds also go to the org's webhooks: what the team may see of
-// one another (questions and their answers, urgent posts), not a person's
-// approvals.
+// orgWide kinds also go to the org's webhooks, without their words (see
+// sendWebhook): that a question waits for someone, was answered or
+// declined, or that an urgent post came; never a person's approvals.
 func orgWide(k Kind) bool {
 	return k == KindQuestion || k == KindAnswered || k == KindDeclined || k == KindUrgent
 }
@@ -566,14 +568,19 @@ func (s *Service) measureQueueAge(ctx context.Context) {
 // delivery log).
 const Retention = 30 * 24 * time.Hour
 
-func (s *Service) prune(ctx context.Context) {
-	err := s.db.Write(ctx, func(q db.Querier) error {
-		_, err := q.Exec(ctx, pruneEventsSQL, s.db.Now().Add(-Retention))
-		return err
+// Prune deletes the deliveries finished longer than Retention ago, and the
+// events left with none pending. Run calls it hourly.
+func (s *Service) Prune(ctx context.Context) error {
+	return s.db.Write(ctx, func(q db.Querier) error {
+		before := s.db.Now().Add(-Retention)
+		if _, err := q.Exec(ctx, pruneDeliveriesSQL, before); err != nil {
+			return fmt.Errorf("prune deliveries: %w", err)
+		}
+		if _, err := q.Exec(ctx, pruneEventsSQL, before); err != nil {
+			return fmt.Errorf("prune events: %w", err)
+		}
+		return nil
 	})
-	if err != nil {
-		s.log.Warn("notifications: prune failed", "error", err)
-	}
 }
 
 func notFoundErr(err error) bool {

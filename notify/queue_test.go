@@ -328,3 +328,63 @@ func TestMailsWithinTheWindowComeAsOneDigest(t *testing.T) {
 		}
 	})
 }
+
+// TestOrgWebhookCarriesNoWords adds an org webhook: a question to a member
+// reaches it naming the member, without the question's words, and a draft
+// waiting for the member's approval does not reach it.
+func TestOrgWebhookCarriesNoWords(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		seed(t, d)
+		s := newService(t, d, nil)
+		r := newReceiver(t)
+		_, secret, err := s.AddWebhook(context.Background(), "acme", "", "a", r.URL, notify.FormatJSON)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.secret = secret
+		draft := question("q_1")
+		draft.Kind = notify.KindDraft
+		queue(t, d, s, question("q_1"), draft)
+		drain(t, s)
+		v := r.only(t)
+		if v["title"] != "For Bo: Ann asks you a question" || v["text"] != "" {
+			t.Fatalf("org webhook got %v", v)
+		}
+	})
+}
+
+// TestPruneKeepsWhatIsPending delivers one question and holds another in
+// quiet hours, then prunes past the retention: the delivered one's rows
+// go, the held one stays and is still sent.
+func TestPruneKeepsWhatIsPending(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		seed(t, d)
+		srv := mailtest.Start(t)
+		s := newService(t, d, srv)
+		ctx := context.Background()
+		queue(t, d, s, question("q_1"))
+		drain(t, s)
+		srv.WaitFor(t, 1)
+		now := d.Now().UTC()
+		_, err := s.SaveSettings(ctx, "acme", "b", notify.Settings{QuietStart: now.Add(-time.Hour).Format("15:04"), QuietEnd: now.Add(time.Hour).Format("15:04")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		queue(t, d, s, question("q_2"))
+		drain(t, s)
+		real := d.Now
+		t.Cleanup(func() { d.Now = real })
+		d.Now = func() time.Time { return real().Add(notify.Retention + time.Minute) }
+		if err := s.Prune(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n := count(t, d, `SELECT COUNT(*) FROM notify_deliveries`); n != 1 {
+			t.Fatalf("%d deliveries after pruning, want the pending one", n)
+		}
+		if n := count(t, d, `SELECT COUNT(*) FROM notify_events WHERE subject = 'q_1' AND kind = 'question'`); n != 0 {
+			t.Fatalf("the delivered question's event was kept")
+		}
+		drain(t, s)
+		srv.WaitFor(t, 2)
+	})
+}

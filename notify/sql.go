@@ -73,16 +73,17 @@ const (
 	lastEmailSQL = `SELECT MAX(finished_at) FROM notify_deliveries WHERE org_id = $1 AND user_id = $2 AND channel = 'email' AND target = $3 AND status = 'sent'`
 	// digestHoldSQL holds a claimed mail until the digest window ends; the
 	// claim was no attempt.
-	digestHoldSQL   = `UPDATE notify_deliveries SET next_at = $1, lease_until = NULL, attempts = attempts - 1 WHERE id = $2 AND claim = $3 AND status = 'pending'`
-	queueAgeSQL     = `SELECT MIN(next_at) FROM notify_deliveries WHERE status = 'pending' AND next_at <= $1`
-	deliveryLogSQL  = `SELECT d.id, e.kind, d.channel, d.target, d.status, d.attempts, d.last_error, d.created_at, d.finished_at FROM notify_deliveries d JOIN notify_events e ON e.id = d.event_id WHERE d.org_id = $1 AND d.user_id = $2 ORDER BY d.created_at DESC, d.id DESC LIMIT $3`
-	orgFailuresSQL  = `SELECT d.id, e.kind, d.channel, d.target, d.status, d.attempts, d.last_error, d.created_at, d.finished_at, d.user_id FROM notify_deliveries d JOIN notify_events e ON e.id = d.event_id WHERE d.org_id = $1 AND d.status = 'failed' ORDER BY d.created_at DESC, d.id DESC LIMIT $2`
-	pruneEventsSQL  = `DELETE FROM notify_events WHERE expanded_at IS NOT NULL AND expanded_at < $1`
-	keySQL          = `SELECT secret FROM notify_keys WHERE name = $1`
-	insertKeySQL    = `INSERT INTO notify_keys (name, secret, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING`
-	settingsSQL     = `SELECT channels, paused, quiet_start, quiet_end, time_zone, urgent_in_quiet FROM notify_settings WHERE org_id = $1 AND user_id = $2`
-	orgSettingsSQL  = `SELECT text_mode, reminder_seconds FROM notify_org_settings WHERE org_id = $1`
-	saveSettingsSQL = `
+	digestHoldSQL      = `UPDATE notify_deliveries SET next_at = $1, lease_until = NULL, attempts = attempts - 1 WHERE id = $2 AND claim = $3 AND status = 'pending'`
+	queueAgeSQL        = `SELECT MIN(next_at) FROM notify_deliveries WHERE status = 'pending' AND next_at <= $1`
+	deliveryLogSQL     = `SELECT d.id, e.kind, d.channel, d.target, d.status, d.attempts, d.last_error, d.created_at, d.finished_at FROM notify_deliveries d JOIN notify_events e ON e.id = d.event_id WHERE d.org_id = $1 AND d.user_id = $2 ORDER BY d.created_at DESC, d.id DESC LIMIT $3`
+	orgFailuresSQL     = `SELECT d.id, e.kind, d.channel, d.target, d.status, d.attempts, d.last_error, d.created_at, d.finished_at, d.user_id FROM notify_deliveries d JOIN notify_events e ON e.id = d.event_id WHERE d.org_id = $1 AND d.status = 'failed' ORDER BY d.created_at DESC, d.id DESC LIMIT $2`
+	pruneEventsSQL     = `DELETE FROM notify_events WHERE expanded_at IS NOT NULL AND expanded_at < $1 AND NOT EXISTS (SELECT 1 FROM notify_deliveries d WHERE d.event_id = notify_events.id AND d.status = 'pending')`
+	pruneDeliveriesSQL = `DELETE FROM notify_deliveries WHERE status <> 'pending' AND finished_at < $1`
+	keySQL             = `SELECT secret FROM notify_keys WHERE name = $1`
+	insertKeySQL       = `INSERT INTO notify_keys (name, secret, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING`
+	settingsSQL        = `SELECT channels, paused, quiet_start, quiet_end, time_zone, urgent_in_quiet FROM notify_settings WHERE org_id = $1 AND user_id = $2`
+	orgSettingsSQL     = `SELECT text_mode, reminder_seconds FROM notify_org_settings WHERE org_id = $1`
+	saveSettingsSQL    = `
 	INSERT INTO notify_settings (org_id, user_id, channels, paused, quiet_start, quiet_end, time_zone, urgent_in_quiet, updated_at)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 	ON CONFLICT (org_id, user_id) DO UPDATE SET channels = excluded.channels, paused = excluded.paused,

@@ -200,6 +200,15 @@ func (s *Service) sendWebhook(ctx context.Context, d *delivery) error {
 	if err != nil {
 		return temporary("compose: %v", err)
 	}
+	if owner == "" {
+		// An org's webhook reaches a shared channel: it says whom the event
+		// is for, and never carries the words, which were for them.
+		name := e.UserID
+		if n, _, err := s.person(ctx, e.OrgID, e.UserID); err == nil && n != "" {
+			name = n
+		}
+		m.Title, m.Text = "For "+name+": "+m.Title, ""
+	}
 	body, err := webhookBody(format, d.ID, e, m)
 	if err != nil {
 		return permanent("build body: %v", err)
