@@ -86,5 +86,31 @@ func TestNotificationSettingsPage(t *testing.T) {
 		if code, _ := bob.post("/profile/notifications/webhooks/delete", url.Values{"id": {hooks[0].ID}}); code != http.StatusOK {
 			t.Fatalf("delete: %d", code)
 		}
+
+		// A delivery that fails (loopback, which a server never reaches)
+		// shows in bob's log and, for alice the admin, among the org's
+		// failures; carol sees neither.
+		if _, err := s.Notify.SaveSettings(ctx, "acme", "bob", notify.Settings{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.Notify.AddWebhook(ctx, "acme", "bob", "bob", "https://127.0.0.1:9/hook", "json"); err != nil {
+			t.Fatal(err)
+		}
+		err = s.DB.Tx(ctx, func(tx db.Querier) error {
+			return s.Notify.Queue(ctx, tx, notify.Event{Kind: notify.KindQuestion, OrgID: "acme", UserID: "bob", Actor: "carol", Subject: "q_1", Text: "zebracorn", Link: "/inbox"})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Notify.Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+		_, page = bob.get("/profile/notifications")
+		mustShow(t, "bob's log", page, "failed", "private, loopback or link-local", "disabled")
+		_, page = alice.get("/profile/notifications")
+		mustShow(t, "alice's failures", page, "question to bob", "failed")
+		carol := s.newClient(t, "acme", "carol")
+		_, page = carol.get("/profile/notifications")
+		mustNotShow(t, "carol's page", page, "to bob", "127.0.0.1", "zebracorn")
 	})
 }
