@@ -153,6 +153,8 @@ func (s *Service) UnsubscribeHandler() http.Handler {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("Referrer-Policy", "no-referrer")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 		switch r.Method {
 		case http.MethodGet, http.MethodHead:
 			_, _, kind, err := s.parseUnsubscribe(token)
