@@ -2,8 +2,11 @@ package api_test
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ctalk/ctalk/api"
 	"github.com/ctalk/ctalk/mail/mailtest"
@@ -43,6 +46,24 @@ func TestAskMailsTheRecipient(t *testing.T) {
 		channels := res["settings"].(map[string]any)["channels"].(map[string]any)
 		if q, _ := channels["question"].([]any); len(q) != 2 {
 			t.Fatalf("question channels = %v", channels["question"])
+		}
+		// /metrics counts the mail once the worker has recorded it.
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			req, _ := http.NewRequest("GET", e.URL+"/metrics", nil)
+			req.Header.Set("Authorization", "Bearer "+testMetricsToken)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if strings.Contains(string(b), `ctalk_notifications_sent_total{channel="email"} 1`) && strings.Contains(string(b), "ctalk_notifications_queue_age_seconds") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("/metrics does not count the mail:\n%s", b)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 		// The tool takes nothing that changes a setting.
 		fail(t, users["bob"], "get_notification_settings", map[string]any{"settings": map[string]any{"paused": true}}, "")
