@@ -701,7 +701,7 @@ func (s *Service) resolve(ctx context.Context, tx db.Querier, orgID string, q *Q
 		}
 	}
 	q.Status, q.ResolvedAt = status, &now
-	ev := notify.Event{OrgID: orgID, UserID: q.From, Actor: q.To, Subject: q.ID, Text: text, Link: "/asked"}
+	ev := notify.Event{OrgID: orgID, UserID: q.From, Actor: q.To, Subject: q.ID, Text: text, Link: "/asked#q-" + q.ID}
 	switch status {
 	case StatusAnswered:
 		q.Answer, q.ResolvedBy = text, q.To
