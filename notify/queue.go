@@ -224,7 +224,7 @@ func (s *Service) expand(ctx context.Context, tx db.Querier, e *storedEvent, cla
 		if e.Actor != "" {
 			r := e.Event
 			r.Kind, r.UserID, r.Actor, r.Due = KindStillWaiting, e.Actor, e.UserID, now.Add(org.Reminder)
-			r.Link = "/asked"
+			r.Link = "/asked#q-" + e.Subject
 			if err := s.Queue(ctx, tx, r); err != nil {
 				return err
 			}
