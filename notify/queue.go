@@ -119,24 +119,16 @@ func (s *Service) expandDue(ctx context.Context) (int, error) {
 	if len(events) == 0 {
 		return 0, nil
 	}
-	emails := make([]string, len(events))
-	for i, e := range events {
-		_, email, err := s.person(ctx, e.OrgID, e.UserID)
-		switch {
-		case err != nil && notFoundErr(err):
-			emails[i] = removedPerson
-		case err != nil:
-			return len(events), fmt.Errorf("look up %s: %w", e.UserID, err)
-		default:
-			emails[i] = email
-		}
+	inputs, err := s.expansionInputs(ctx, events)
+	if err != nil {
+		return len(events), err
 	}
 	// One transaction for the whole claim, so that a burst costs a commit
 	// per claim rather than per event; should it fail, each event in a
 	// transaction of its own, so that one bad event holds up no other.
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		for i, e := range events {
-			if err := s.expand(ctx, tx, e, claim, emails[i]); err != nil {
+			if err := s.expand(ctx, tx, e, claim, inputs[i]); err != nil {
 				return fmt.Errorf("expand event %s: %w", e.ID, err)
 			}
 		}
@@ -147,7 +139,7 @@ func (s *Service) expandDue(ctx context.Context) (int, error) {
 	}
 	var errs []error
 	for i, e := range events {
-		err := s.db.Tx(ctx, func(tx db.Querier) error { return s.expand(ctx, tx, e, claim, emails[i]) })
+		err := s.db.Tx(ctx, func(tx db.Querier) error { return s.expand(ctx, tx, e, claim, inputs[i]) })
 		if err != nil {
 			errs = append(errs, fmt.Errorf("expand event %s: %w", e.ID, err))
 		}
@@ -155,9 +147,69 @@ func (s *Service) expandDue(ctx context.Context) (int, error) {
 	return len(events), errors.Join(errs...)
 }
 
-// removedPerson stands for the address of a person no longer a member:
-// their events are expanded into nothing.
-const removedPerson = "\x00removed"
+// expansion is what expanding an event reads: read before its
+// transaction, once per org and person of a claim, so that the transaction,
+// which holds SQLite's one writer, only writes.
+type expansion struct {
+	removed  bool // the person is no longer a member
+	email    string
+	org      OrgSettings
+	settings Settings
+	hooks    []string // the person's active webhooks
+	orgHooks []string // the org's
+	closed   bool     // a reminder's question was resolved
+}
+
+func (s *Service) expansionInputs(ctx context.Context, events []*storedEvent) ([]*expansion, error) {
+	orgs := map[string]OrgSettings{}
+	orgHooks := map[string][]string{}
+	people := map[string]*expansion{}
+	out := make([]*expansion, len(events))
+	for i, e := range events {
+		org, ok := orgs[e.OrgID]
+		if !ok {
+			var err error
+			if org, err = orgSettings(ctx, s.db, e.OrgID); err != nil {
+				return nil, err
+			}
+			orgs[e.OrgID] = org
+			if orgHooks[e.OrgID], err = activeWebhooks(ctx, s.db, e.OrgID, ""); err != nil {
+				return nil, err
+			}
+		}
+		key := e.OrgID + "\x00" + e.UserID
+		p, ok := people[key]
+		if !ok {
+			p = &expansion{}
+			_, email, err := s.person(ctx, e.OrgID, e.UserID)
+			switch {
+			case err != nil && notFoundErr(err):
+				p.removed = true
+			case err != nil:
+				return nil, fmt.Errorf("look up %s: %w", e.UserID, err)
+			}
+			p.email = email
+			if p.settings, err = settingsOf(ctx, s.db, e.OrgID, e.UserID); err != nil {
+				return nil, err
+			}
+			if p.hooks, err = activeWebhooks(ctx, s.db, e.OrgID, e.UserID); err != nil {
+				return nil, err
+			}
+			people[key] = p
+		}
+		x := *p
+		x.org, x.orgHooks = org, orgHooks[e.OrgID]
+		if e.Kind == KindReminder || e.Kind == KindStillWaiting {
+			var closed int
+			if err := s.db.QueryRow(ctx, closedSubjectSQL, e.OrgID, e.Subject).Scan(&closed); err != nil {
+				return nil, fmt.Errorf("check question closed: %w", err)
+			}
+			x.closed = closed > 0
+		}
+		out[i] = &x
+	}
+	return out, nil
+}
 
 // expandBatch is how many events a worker claims and expands at once.
 const expandBatch = 100
@@ -180,13 +232,11 @@ func scanEvent(r interface{ Scan(...any) error }) (*storedEvent, error) {
 	return e, nil
 }
 
-// expand turns one claimed event into its deliveries, by its person's
-// settings (email is their address, or removedPerson), and queues what
-// follows from it (a question's reminder, a reminder's note to the asker),
-// in tx, which also marks it expanded: it happens once, or not at all and
-// again later.
-func (s *Service) expand(ctx context.Context, tx db.Querier, e *storedEvent, claim, email string) error {
-	removed := email == removedPerson
+// expand turns one claimed event into its deliveries, by what in read of
+// its person (see expansion), and queues what follows from it (a
+// question's reminder, a reminder's note to the asker), in tx, which also
+// marks it expanded: it happens once, or not at all and again later.
+func (s *Service) expand(ctx context.Context, tx db.Querier, e *storedEvent, claim string, in *expansion) error {
 	now := s.db.Now()
 	res, err := tx.Exec(ctx, expandEventSQL, now, e.ID, claim)
 	if err != nil {
@@ -195,27 +245,14 @@ func (s *Service) expand(ctx context.Context, tx db.Querier, e *storedEvent, cla
 	if n, _ := res.RowsAffected(); n == 0 {
 		return nil // another worker's lease now
 	}
-	if removed || e.Kind.closing() {
+	if in.removed || e.Kind.closing() || in.closed {
 		return nil
-	}
-	org, err := orgSettings(ctx, tx, e.OrgID)
-	if err != nil {
-		return err
-	}
-	if e.Kind == KindReminder || e.Kind == KindStillWaiting {
-		var closed int
-		if err := tx.QueryRow(ctx, closedSubjectSQL, e.OrgID, e.Subject).Scan(&closed); err != nil {
-			return fmt.Errorf("check question closed: %w", err)
-		}
-		if closed > 0 {
-			return nil
-		}
 	}
 	switch e.Kind {
 	case KindQuestion:
-		if org.Reminder > 0 {
+		if in.org.Reminder > 0 {
 			r := e.Event
-			r.Kind, r.Due = KindReminder, e.CreatedAt.Add(org.Reminder)
+			r.Kind, r.Due = KindReminder, e.CreatedAt.Add(in.org.Reminder)
 			if err := s.Queue(ctx, tx, r); err != nil {
 				return err
 			}
@@ -223,56 +260,44 @@ func (s *Service) expand(ctx context.Context, tx db.Querier, e *storedEvent, cla
 	case KindReminder:
 		if e.Actor != "" {
 			r := e.Event
-			r.Kind, r.UserID, r.Actor, r.Due = KindStillWaiting, e.Actor, e.UserID, now.Add(org.Reminder)
+			r.Kind, r.UserID, r.Actor, r.Due = KindStillWaiting, e.Actor, e.UserID, now.Add(in.org.Reminder)
 			r.Link = "/asked#q-" + e.Subject
 			if err := s.Queue(ctx, tx, r); err != nil {
 				return err
 			}
 		}
 	}
-	set, err := settingsOf(ctx, tx, e.OrgID, e.UserID)
-	if err != nil {
-		return err
-	}
-	channels := set.channelsFor(e.Kind, s.EmailEnabled())
-	if len(channels) == 0 {
-		return nil
-	}
-	at := set.sendAt(now, e.Urgent)
+	channels := in.settings.channelsFor(e.Kind, s.EmailEnabled())
+	at := in.settings.sendAt(now, e.Urgent)
 	n := 0
 	add := func(channel, target string) error {
 		n++
 		_, err := tx.Exec(ctx, insertDeliverySQL, fmt.Sprintf("%s.%d", e.ID, n), e.ID, e.OrgID, e.UserID, channel, target, at, now)
-		return err
+		if err != nil {
+			return fmt.Errorf("queue %s: %w", channel, err)
+		}
+		return nil
 	}
 	for _, ch := range channels {
 		switch ch {
 		case ChannelEmail:
-			if email != "" && s.EmailEnabled() {
-				if err := add(ChannelEmail, email); err != nil {
-					return fmt.Errorf("queue email: %w", err)
+			if in.email != "" && s.EmailEnabled() {
+				if err := add(ChannelEmail, in.email); err != nil {
+					return err
 				}
 			}
 		case ChannelWebhook:
-			hooks, err := activeWebhooks(ctx, tx, e.OrgID, e.UserID)
-			if err != nil {
-				return err
-			}
-			for _, id := range hooks {
+			for _, id := range in.hooks {
 				if err := add(ChannelWebhook, id); err != nil {
-					return fmt.Errorf("queue webhook: %w", err)
+					return err
 				}
 			}
 		}
 	}
 	if orgWide(e.Kind) && e.UserID != "" {
-		hooks, err := activeWebhooks(ctx, tx, e.OrgID, "")
-		if err != nil {
-			return err
-		}
-		for _, id := range hooks {
+		for _, id := range in.orgHooks {
 			if err := add(ChannelWebhook, id); err != nil {
-				return fmt.Errorf("queue org webhook: %w", err)
+				return err
 			}
 		}
 	}
