@@ -83,6 +83,10 @@ func (s *Service) Enabled() bool {
 // Returns the errors of orgs.Invite, EUnavailable when the server sends no
 // email or the mail could not be sent (saying why).
 func (s *Service) Invite(ctx context.Context, orgID, by string, in orgs.NewInvite) (*auth.Invite, error) {
+	// A mistake in the input is told first: it needs fixing on any server.
+	if err := in.Check(); err != nil {
+		return nil, err
+	}
 	if !s.Enabled() {
 		return nil, ErrNoEmail
 	}
@@ -108,8 +112,22 @@ func (s *Service) Invite(ctx context.Context, orgID, by string, in orgs.NewInvit
 // Returns the errors of auth.RenewInvite, EUnavailable when the server
 // sends no email or the mail could not be sent.
 func (s *Service) Resend(ctx context.Context, orgID, userID string) (*auth.Invite, error) {
+	userID, err := ctalk.ParseID("user_id", userID)
+	if err != nil {
+		return nil, err
+	}
 	if !s.Enabled() {
-		return nil, ErrNoEmail
+		// Not found is told first, as on a server that sends email.
+		invites, err := s.auth.Invites(ctx, orgID)
+		if err != nil {
+			return nil, err
+		}
+		for _, inv := range invites {
+			if inv.UserID == userID {
+				return nil, ErrNoEmail
+			}
+		}
+		return nil, auth.NoInvite(userID)
 	}
 	raw, inv, err := s.auth.RenewInvite(ctx, orgID, userID)
 	if err != nil {
@@ -151,6 +169,9 @@ func (s *Service) sendInvite(ctx context.Context, inv *auth.Invite, raw string) 
 // Returns EInvalid for malformed input, ERateLimited (see
 // auth.RequestReset), EUnavailable when the server sends no email.
 func (s *Service) ForgotPassword(ctx context.Context, orgID, who string) error {
+	if _, _, _, err := auth.ParseAccount(orgID, who); err != nil {
+		return err
+	}
 	if !s.Enabled() {
 		return errNoResetMail
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/orgs"
@@ -144,6 +145,10 @@ func afterRevocation(t *testing.T, alice, bobAsks *mcp.ClientSession) {
 // no tool changes roles.
 var roleChanger *orgs.Service
 
+// resetter is the auth service of the replica a test resets a password on
+// by a mailed link.
+var resetter *auth.Service
+
 // TestRevocationEndsWhatIsOpen: every way a credential ends ends
 // everything it holds open (held), on the replica that revoked it and on
 // another, and nothing posted or asked afterwards reaches it; a logout of
@@ -174,6 +179,19 @@ func TestRevocationEndsWhatIsOpen(t *testing.T) {
 		{"reset_user_password", func(t *testing.T, alice, _, _ *mcp.ClientSession) {
 			ok(t, alice, "reset_user_password", map[string]any{"org_id": "acme", "user_id": "bob", "new_password": "a fresh start for bob"})
 		}, true},
+		{"reset by mailed link", func(t *testing.T, _, _, _ *mcp.ClientSession) {
+			ctx := context.Background()
+			if _, err := roleChanger.SetEmail(ctx, "acme", "bob", "bob@example.com"); err != nil {
+				t.Fatal(err)
+			}
+			req, err := resetter.RequestReset(ctx, "acme", "bob")
+			if err != nil || req.Token == "" {
+				t.Fatalf("RequestReset: %+v, %v", req, err)
+			}
+			if _, _, err := resetter.UseReset(ctx, req.Token, "a fresh start for bob"); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
 		{"role change", func(t *testing.T, _, _, _ *mcp.ClientSession) {
 			if _, err := roleChanger.SetRole(context.Background(), "acme", "bob", orgs.RoleAdmin); err != nil {
 				t.Fatal(err)
@@ -197,7 +215,7 @@ func TestRevocationEndsWhatIsOpen(t *testing.T) {
 					if su.replicas == 2 {
 						two = start(t, su.engine, options{sharedWith: one})
 					}
-					roleChanger = one.Orgs
+					roleChanger, resetter = one.Orgs, one.Auth
 					u := one.org(t, era, "acme")
 					ok(t, u["alice"], "create_channel", map[string]any{"channel": "dev", "members": []string{"bob"}})
 					anon := one.connect(t, era, "")

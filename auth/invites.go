@@ -155,7 +155,7 @@ func (s *Service) RenewInvite(ctx context.Context, orgID, userID string) (raw st
 		inv, err = scanInvite(tx.QueryRow(ctx, `UPDATE invites SET token_hash = $1, sent_at = $2, expires_at = $3 WHERE org_id = $4 AND user_id = $5 RETURNING `+inviteColumns,
 			hash, now, now.Add(InviteTTL), orgID, userID))
 		if errors.Is(err, sql.ErrNoRows) {
-			return noInvite(userID)
+			return NoInvite(userID)
 		}
 		if err != nil {
 			return fmt.Errorf("update invites: %w", err)
@@ -184,7 +184,7 @@ func (s *Service) RevokeInvite(ctx context.Context, orgID, userID string) error 
 			return fmt.Errorf("delete from invites: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return noInvite(userID)
+			return NoInvite(userID)
 		}
 		return nil
 	})
@@ -203,6 +203,8 @@ func (s *Service) WithdrawUnsentInvite(ctx context.Context, orgID, userID, raw s
 	})
 }
 
-func noInvite(userID string) error {
+// NoInvite is the error for a user id no invite waits for in the caller's
+// org.
+func NoInvite(userID string) error {
 	return ctalk.Errorf(ctalk.ENotFound, "no invite of %q waits in your organization; the admin page lists those that do", userID)
 }

@@ -53,16 +53,7 @@ func (s *Service) lockKey(ctx context.Context, tx db.Querier, key string) error 
 // account asked for or the address has asked ResetMaxPerAccount or
 // ResetMaxPerAddress times within ResetWindow.
 func (s *Service) RequestReset(ctx context.Context, orgID, who string) (*ResetRequest, error) {
-	orgID, err := ctalk.ParseID("org_id", orgID)
-	if err != nil {
-		return nil, err
-	}
-	var userID, email string
-	if strings.Contains(who, "@") {
-		email, err = ctalk.ParseEmail("email", who)
-	} else {
-		userID, err = ctalk.ParseID("user_id", who)
-	}
+	orgID, userID, email, err := ParseAccount(orgID, who)
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +117,22 @@ func (s *Service) RequestReset(ctx context.Context, orgID, who string) (*ResetRe
 		return nil, err
 	}
 	return req, nil
+}
+
+// ParseAccount reads the account a "forgot password" request names: an
+// org id, and who, a user id or (when it has an @) an email address.
+//
+// Returns EInvalid when either is malformed.
+func ParseAccount(orgID, who string) (org, userID, email string, err error) {
+	if org, err = ctalk.ParseID("org_id", orgID); err != nil {
+		return "", "", "", err
+	}
+	if strings.Contains(who, "@") {
+		email, err = ctalk.ParseEmail("email", who)
+	} else {
+		userID, err = ctalk.ParseID("user_id", who)
+	}
+	return org, userID, email, err
 }
 
 // resetHeld is the error of a reset request refused until the request at

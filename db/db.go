@@ -488,3 +488,11 @@ type wrapped struct {
 
 func (w *wrapped) Error() string   { return w.code.Error() + ": " + w.cause.Error() }
 func (w *wrapped) Unwrap() []error { return []error{w.code, w.cause} }
+
+// IsDuplicate reports whether err is the database's refusal of a row whose
+// unique key another row has (SQLSTATE 23505, or SQLite's unique and
+// primary key constraints), rather than a conflict a service explained.
+func IsDuplicate(err error) bool {
+	var w *wrapped
+	return errors.As(err, &w) && w.code.Code == ctalk.EConflict
+}

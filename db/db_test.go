@@ -69,8 +69,12 @@ func TestTranslateConflictAndForeignKey(t *testing.T) {
 		if err := d.Tx(ctx, insert); err != nil {
 			t.Fatal(err)
 		}
-		if got := ctalk.ErrorCode(d.Tx(ctx, insert)); got != ctalk.EConflict {
-			t.Errorf("duplicate insert: code %q, want %q", got, ctalk.EConflict)
+		dup := d.Tx(ctx, insert)
+		if got := ctalk.ErrorCode(dup); got != ctalk.EConflict || !db.IsDuplicate(dup) {
+			t.Errorf("duplicate insert: code %q (duplicate %v), want %q", got, db.IsDuplicate(dup), ctalk.EConflict)
+		}
+		if db.IsDuplicate(ctalk.Errorf(ctalk.EConflict, "explained")) {
+			t.Error("a service's own conflict reads as a duplicate row")
 		}
 		err := d.Tx(ctx, func(tx db.Querier) error {
 			_, err := tx.Exec(ctx, `INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)`, "nope", "u", "U", "x", "member", now)

@@ -3,6 +3,7 @@ package orgs
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/auth"
@@ -93,6 +94,25 @@ type NewInvite struct {
 	Role   string
 }
 
+// Check returns the first mistake in an invite under the rules of Invite,
+// without reading the database, or nil. It is EInvalid.
+func (in NewInvite) Check() error {
+	_, err := in.clean()
+	return err
+}
+
+func (in NewInvite) clean() (*User, error) {
+	if strings.TrimSpace(in.Email) == "" {
+		return nil, ctalk.Errorf(ctalk.EInvalid, "email is required: the address the invite is mailed to, such as jane@example.com")
+	}
+	// The password is the invitee's to choose, later.
+	u, errs := NewUser{ID: in.UserID, Name: in.Name, Role: in.Role, Email: in.Email, Password: "chosen-when-accepted"}.clean()
+	if len(errs) > 0 {
+		return nil, errs[0].Err
+	}
+	return u, nil
+}
+
 // Invite stores an invite by email to join orgID, from the member by, and
 // returns it with its link token, which the caller mails to the invitee
 // and shows to nobody. The member is created when the invitee accepts
@@ -103,16 +123,13 @@ type NewInvite struct {
 // (also by a former member) or the address belongs to a member, or either
 // has an invite waiting.
 func (s *Service) Invite(ctx context.Context, orgID, by string, in NewInvite) (*auth.Invite, string, error) {
-	u, errs := NewUser{ID: in.UserID, Name: in.Name, Role: in.Role, Email: in.Email, Password: "placeholder-not-used"}.clean()
-	if len(errs) > 0 {
-		return nil, "", errs[0].Err
-	}
-	if u.Email == "" {
-		return nil, "", ctalk.Errorf(ctalk.EInvalid, "email is required: the address the invite is mailed to, such as jane@example.com")
+	u, err := in.clean()
+	if err != nil {
+		return nil, "", err
 	}
 	inv := &auth.Invite{OrgID: orgID, UserID: u.ID, Email: u.Email, Name: u.Name, Role: u.Role, InvitedBy: by}
 	var raw string
-	err := s.db.Tx(ctx, func(tx db.Querier) error {
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		var n int
 		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM users WHERE org_id = $1 AND id = $2`, orgID, u.ID).Scan(&n); err != nil {
 			return fmt.Errorf("read users: %w", err)

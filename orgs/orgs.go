@@ -204,7 +204,7 @@ func (s *Service) AddUser(ctx context.Context, orgID string, in NewUser) (*User,
 	})
 	switch ctalk.ErrorCode(err) {
 	case ctalk.EConflict:
-		if !duplicateRow(err) {
+		if !db.IsDuplicate(err) {
 			return nil, err
 		}
 		if s.removed(ctx, orgID, u.ID) {
@@ -215,13 +215,6 @@ func (s *Service) AddUser(ctx context.Context, orgID string, in NewUser) (*User,
 		return nil, notFoundOrg(orgID)
 	}
 	return u, err
-}
-
-// duplicateRow reports whether err is the database's refusal of a second
-// row with the same key, rather than a conflict a check of ours explained.
-func duplicateRow(err error) bool {
-	var e *ctalk.Error
-	return errors.As(err, &e) && e.Message == "that already exists"
 }
 
 // newUser checks in as a member of orgID and hashes their password.

@@ -220,6 +220,8 @@ func TestInviteMailRefusedCreatesNothing(t *testing.T) {
 		if _, body := s.anonymous(t).get("/forgot"); !strings.Contains(body, "sends no email") {
 			t.Errorf("/forgot without SMTP does not say so")
 		}
+		testkit.Fail(t, s.agent(t, "acme", "alice"), "invite_user", map[string]any{"org_id": "acme", "email": "dan@example.com", "user_id": "dan", "name": "Dan"},
+			"unavailable: this server sends no email (its operator has not set SMTP_URL)")
 	})
 }
 
@@ -269,6 +271,9 @@ func TestForgotPasswordAnswersTheSame(t *testing.T) {
 		}
 		if _, body := s.anonymous(t).get("/signin"); !strings.Contains(body, `href="/forgot"`) {
 			t.Errorf("the sign-in page has no Forgot password? link")
+		}
+		if _, body := s.anonymous(t).get(authorization(t, s, "Claude Code")); !strings.Contains(body, `href="/forgot"`) {
+			t.Errorf("the OAuth sign-in page has no Forgot password? link")
 		}
 		var want string
 		for i, c := range []struct{ org, who string }{
@@ -431,6 +436,37 @@ func TestForgotPasswordLimitsHoldUnderConcurrency(t *testing.T) {
 		s.Access.Wait()
 		if n := len(box.Messages()); n != cfg.ResetMaxPerAccount {
 			t.Errorf("%d mails to bob, want %d", n, cfg.ResetMaxPerAccount)
+		}
+	})
+}
+
+// TestEmailAddressForms: a person sets their own address on their profile,
+// an admin sets a member's; an address another member has is refused next
+// to its field.
+func TestEmailAddressForms(t *testing.T) {
+	each(t, func(t *testing.T, engine db.Engine) {
+		s := start(t, engine)
+		s.org(t, "acme")
+		bob := s.newClient(t, "acme", "bob")
+		if code, body := bob.post("/profile/email", url.Values{"email": {"Bob@Example.com"}}); code != http.StatusOK || !strings.Contains(body, "Your email address is saved") || !strings.Contains(body, `value="bob@example.com"`) {
+			t.Fatalf("set my address: %d %s", code, body)
+		}
+		carol := s.newClient(t, "acme", "carol")
+		if code, body := carol.post("/profile/email", url.Values{"email": {"bob@example.COM"}}); code != http.StatusConflict || !strings.Contains(body, `id="email-error"`) {
+			t.Errorf("another member's address: %d", code)
+		}
+		alice := s.newClient(t, "acme", "alice")
+		if code, body := alice.post("/admin/members/carol/email", url.Values{"email": {"carol@example.com"}}); code != http.StatusOK || !strings.Contains(body, "Email address saved") {
+			t.Errorf("an admin sets carol's address: %d", code)
+		}
+		if code, _ := alice.post("/admin/members/carol/email", url.Values{"email": {"bob@example.com"}}); code != http.StatusConflict {
+			t.Errorf("an admin gives carol bob's address: %d", code)
+		}
+		if got := s.member(t, "acme", "carol").Email; got != "carol@example.com" {
+			t.Errorf("carol's address is %q", got)
+		}
+		if _, body := bob.get("/people/carol"); strings.Contains(body, "carol@example.com") {
+			t.Errorf("a member sees another's address")
 		}
 	})
 }

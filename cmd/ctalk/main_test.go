@@ -487,3 +487,20 @@ func TestShutdownDrainsInFlightRequests(t *testing.T) {
 		t.Errorf("run = %v, want nil", p.err)
 	}
 }
+
+// TestMailConfig: SMTP_URL and MAIL_FROM are read together, need PUBLIC_URL
+// (the links in mails start with it, never with a request's Host), and an
+// error never repeats SMTP_URL's password.
+func TestMailConfig(t *testing.T) {
+	c, err := LoadConfig(environ{"SMTP_URL": "smtp://ctalk:s3cret@mail.example.com:587", "MAIL_FROM": "ctalk <ctalk@example.com>", "PUBLIC_URL": "https://ctalk.example.com"}.get)
+	if err != nil || !c.Mail.Enabled() || c.Mail.From != "ctalk <ctalk@example.com>" {
+		t.Fatalf("LoadConfig: %+v, %v", c.Mail, err)
+	}
+	_, err = LoadConfig(environ{"SMTP_URL": "smtp://ctalk:s3cret@mail.example.com:587", "MAIL_FROM": "ctalk@example.com"}.get)
+	if err == nil || !strings.Contains(err.Error(), "SMTP_URL: needs PUBLIC_URL") || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("without PUBLIC_URL: %v", err)
+	}
+	if c, err := LoadConfig(environ{}.get); err != nil || c.Mail.Enabled() {
+		t.Errorf("unset: %+v, %v", c.Mail, err)
+	}
+}
