@@ -38,6 +38,7 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/reqctx"
+	"github.com/ctalk/ctalk/notify"
 	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/orgs"
 	"github.com/ctalk/ctalk/tools"
@@ -172,6 +173,11 @@ func New(cfg Config, p Parts) *Server {
 	s.mountOAuth(e)
 	s.web.Mount(e)
 	s.registerREST(e)
+	if p.Notify != nil {
+		unsubscribe := echo.WrapHandler(p.Notify.UnsubscribeHandler())
+		e.GET(notify.UnsubscribePath, unsubscribe)
+		e.POST(notify.UnsubscribePath, unsubscribe)
+	}
 	s.echo = e
 	return s
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/mail"
+	"github.com/ctalk/ctalk/notify"
 	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/orgs"
 	"github.com/ctalk/ctalk/tools"
@@ -33,6 +34,9 @@ type Wiring struct {
 	AuditRetention time.Duration
 	// Mail is the SMTP setup; its zero value sends no email.
 	Mail mail.Config
+	// Notify configures notifications; its zero value takes
+	// notify.DefaultConfig. PublicURL, Mail and Logger come from the rest.
+	Notify notify.Config
 }
 
 // Assembly is a ctalk server and the parts behind it.
@@ -51,6 +55,8 @@ type Assembly struct {
 	Mail mail.Sender
 	// Access invites and resets passwords by email.
 	Access *access.Service
+	// Notify queues and delivers notifications; nil without PUBLIC_URL.
+	Notify *notify.Service
 	cancel context.CancelFunc
 }
 
@@ -110,7 +116,9 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	}
 	acc := access.New(access.Config{Mail: w.Mail, PublicURL: w.API.PublicURL, Logger: log}, a, o, sender)
 
-	svc := tools.Services{Auth: a, Orgs: o, Inbox: in, Channels: ch, Presence: presence, Access: acc, OAuth: oauth.NewService(d, a, oauthConfig(w.API))}
+	n := startNotify(ctx, d, w, log, sender, o, in, ch)
+
+	svc := tools.Services{Auth: a, Orgs: o, Inbox: in, Channels: ch, Presence: presence, Access: acc, Notify: n, OAuth: oauth.NewService(d, a, oauthConfig(w.API))}
 	p := Parts{DB: d, Services: svc, Metrics: prometheus.NewRegistry(), Stop: make(chan struct{})}
 	p.Tools = tools.New(tools.Config{Version: w.API.Version, Logger: log, AllowOrgSignup: w.API.AllowOrgSignup, SignupSecret: w.API.SignupSecret,
 		ProgressEvery: w.API.ProgressEvery, Audit: w.API.Audit, Stop: p.Stop, Metrics: p.Metrics}, svc)
@@ -124,7 +132,10 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 		Build:             w.API.Build,
 		Stop:              p.Stop,
 	}, web.Services{Auth: a, Orgs: o, OAuth: p.OAuth, Inbox: in, Channels: ch, Audit: w.API.Audit, Access: acc})
+	p.Web.SetNotify(n)
+	p.Metrics.MustRegister(n.Collectors()...)
 	return &Assembly{
+		Notify: n,
 		Server: New(w.API, p),
 		Auth:   a, Orgs: o, Inbox: in, Channels: ch, Broker: broker, Audit: w.API.Audit,
 		Mail: sender, Access: acc, cancel: cancel,

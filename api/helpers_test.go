@@ -84,6 +84,7 @@ type options struct {
 	auth       func(*auth.Config)
 	api        func(*api.Config)
 	inbox      func(*inbox.Config)
+	wiring     func(*api.Wiring)
 	sharedWith *env // open on the same database as another server
 }
 
@@ -110,6 +111,9 @@ func start(t testing.TB, e db.Engine, opts ...options) *env {
 		}
 		if o.inbox != nil {
 			o.inbox(&w.Inbox)
+		}
+		if o.wiring != nil {
+			o.wiring(w)
 		}
 	})
 	return &env{URL: s.URL, DB: d, Auth: s.Auth, App: s.Server, Broker: s.Broker, Orgs: s.Orgs, logs: s.Logs}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/notify"
 	"github.com/ctalk/ctalk/orgs"
 	"github.com/ctalk/ctalk/wait"
 )
@@ -68,6 +69,22 @@ type Service struct {
 	// between, when set, runs between the two statements of a read of
 	// messages and membership (see betweenReads); only tests set it.
 	between func()
+	// notifier queues notifications in the transactions of posts; nil
+	// queues none.
+	notifier notify.Queuer
+}
+
+// Notify makes the service queue, through q, in the transaction of the
+// post, a notification for every member a post alerts (a mention, @channel,
+// an urgent post) and for the person whose agent's post is held for their
+// approval. Call it before serving.
+func (s *Service) Notify(q notify.Queuer) { s.notifier = q }
+
+func (s *Service) queue(ctx context.Context, tx db.Querier, events ...notify.Event) error {
+	if s.notifier == nil || len(events) == 0 {
+		return nil
+	}
+	return s.notifier.Queue(ctx, tx, events...)
 }
 
 // NewService returns a Service over d that wakes waiters through w. A

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/notify"
 )
 
 // Message priorities.
@@ -192,7 +193,20 @@ func (s *Service) publish(ctx context.Context, tx db.Querier, c Caller, name str
 	if _, err = tx.Exec(ctx, readOwnPostSQL, c.OrgID, ch.Name, c.UserID, m.Seq); err != nil {
 		return nil, err
 	}
-	return fileAlerts(ctx, tx, c.OrgID, m)
+	alerted, err := fileAlerts(ctx, tx, c.OrgID, m)
+	if err != nil {
+		return nil, err
+	}
+	kind := notify.KindMention
+	if m.Priority == PriorityUrgent {
+		kind = notify.KindUrgent
+	}
+	events := make([]notify.Event, 0, len(alerted))
+	for _, id := range alerted {
+		events = append(events, notify.Event{Kind: kind, OrgID: c.OrgID, UserID: id, Actor: c.UserID, Subject: m.ID,
+			Text: m.Text, Link: "/channels/" + ch.Name, Urgent: kind == notify.KindUrgent})
+	}
+	return alerted, s.queue(ctx, tx, events...)
 }
 
 // published wakes, after a post's commit, the channel's waiters and the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/notify"
 	"github.com/ctalk/ctalk/orgs"
 )
 
@@ -133,7 +134,9 @@ func (s *Service) hold(ctx context.Context, tx db.Querier, c Caller, name string
 		sql.NullString{String: p.ReplyTo, Valid: p.ReplyTo != ""}, p.CreatedAt).Scan(&author); err != nil {
 		return nil, "", fmt.Errorf("hold channel post: %w", err)
 	}
-	return p, author, nil
+	err = s.queue(ctx, tx, notify.Event{Kind: notify.KindPost, OrgID: c.OrgID, UserID: c.UserID, Actor: c.UserID, Subject: p.ID,
+		Text: p.Text, Link: "/inbox/posts#" + p.ID})
+	return p, author, err
 }
 
 // HeldPosts lists the caller's posts that wait for their approval, oldest

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/notify"
 	"github.com/ctalk/ctalk/orgs"
 	"github.com/ctalk/ctalk/wait"
 )
@@ -69,6 +70,28 @@ type Service struct {
 	// pages holds pages of check_inbox read recently (see
 	// DefaultPageCacheTTL); nil when cfg.PageCacheTTL is zero.
 	pages *pageCache
+	// notifier queues the notifications of questions in their
+	// transactions; nil queues none.
+	notifier notify.Queuer
+}
+
+// Notify makes the service queue a notification, through q, in the
+// transaction of every change a person should hear of: a question for its
+// recipient, a draft waiting for approval (human mode) for its person, an
+// answer or decline for the asker. Call it before serving.
+func (s *Service) Notify(q notify.Queuer) { s.notifier = q }
+
+// queue queues events in tx when the service notifies.
+func (s *Service) queue(ctx context.Context, tx db.Querier, events ...notify.Event) error {
+	if s.notifier == nil {
+		return nil
+	}
+	return s.notifier.Queue(ctx, tx, events...)
+}
+
+// questionEvent is the notification of a question to its recipient.
+func questionEvent(orgID string, q *Question) notify.Event {
+	return notify.Event{Kind: notify.KindQuestion, OrgID: orgID, UserID: q.To, Actor: q.From, Subject: q.ID, Text: q.Text, Link: "/inbox/" + q.ID}
 }
 
 // NewService returns a Service over d that wakes waiters through b, whose
@@ -208,6 +231,9 @@ func (s *Service) insertQuestion(ctx context.Context, orgID string, q *Question)
 		rateFrom = now.Add(-time.Minute)
 		loopFrom = now.Add(-s.cfg.LoopWindow)
 	)
+	if s.db.Engine == db.Postgres && s.notifier != nil {
+		return s.insertQuestionNotified(ctx, orgID, q, rateFrom, loopFrom)
+	}
 	if s.db.Engine == db.Postgres {
 		var n int
 		err := s.db.QueryRowLocked(ctx, AskLocks(orgID, q.From, q.To), askPostgresSQL,
@@ -238,9 +264,38 @@ func (s *Service) insertQuestion(ctx context.Context, orgID string, q *Question)
 		if _, err := tx.Exec(ctx, askPairStatsSQL, orgID, q.From, q.To, now); err != nil {
 			return fmt.Errorf("count ask in pair statistics: %w", err)
 		}
-		return nil
+		return s.queue(ctx, tx, questionEvent(orgID, q))
 	})
 	return inserted, err
+}
+
+// insertQuestionNotified is insertQuestion on Postgres with notifications:
+// the locks and askPostgresSQL in one transaction with the question's
+// notification, which a single statement cannot queue through notify.
+func (s *Service) insertQuestionNotified(ctx context.Context, orgID string, q *Question, rateFrom, loopFrom time.Time) (inserted bool, err error) {
+	var c askChecks
+	now := q.CreatedAt
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
+		for _, id := range AskLocks(orgID, q.From, q.To) {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, id); err != nil {
+				return fmt.Errorf("lock ask: %w", err)
+			}
+		}
+		var n int
+		err := tx.QueryRow(ctx, askPostgresSQL, orgID, q.From, q.To, rateFrom, loopFrom, q.ID, q.Text, q.idempotency, now, s.cfg.AsksPerMinute, s.cfg.LoopMax).
+			Scan(&c.recipient, &c.rateN, &c.rateOldest, &c.loopN, &c.loopOldest, &n)
+		if err != nil {
+			return fmt.Errorf("store question: %w", err)
+		}
+		if inserted = n == 1; !inserted {
+			return nil
+		}
+		return s.queue(ctx, tx, questionEvent(orgID, q))
+	})
+	if err != nil {
+		return false, err
+	}
+	return inserted, s.refuseAsk(c, q.To, now)
 }
 
 // refuseAsk returns the error for an ask that c says must not be stored:
@@ -429,8 +484,14 @@ func (s *Service) Propose(ctx context.Context, orgID, userID, msgID, text string
 		if mode, err = orgs.ApprovalMode(ctx, tx, orgID); err != nil {
 			return err
 		}
-		d, err = s.addDraft(ctx, tx, orgID, q.ID, text, false)
-		return err
+		if d, err = s.addDraft(ctx, tx, orgID, q.ID, text, false); err != nil {
+			return err
+		}
+		if mode != orgs.ApprovalHuman {
+			return nil
+		}
+		return s.queue(ctx, tx, notify.Event{Kind: notify.KindDraft, OrgID: orgID, UserID: userID, Actor: q.From, Subject: q.ID,
+			Text: text, Link: fmt.Sprintf("/inbox/%s#v%d", q.ID, d.Version)})
 	})
 	if err != nil {
 		return nil, "", err
@@ -683,15 +744,20 @@ func (s *Service) resolve(ctx context.Context, tx db.Querier, orgID string, q *Q
 		}
 	}
 	q.Status, q.ResolvedAt = status, &now
+	ev := notify.Event{OrgID: orgID, UserID: q.From, Actor: q.To, Subject: q.ID, Text: text, Link: "/asked#q-" + q.ID}
 	switch status {
 	case StatusAnswered:
 		q.Answer, q.ResolvedBy = text, q.To
+		ev.Kind = notify.KindAnswered
 	case StatusDeclined:
 		q.Reason, q.ResolvedBy = text, q.To
+		ev.Kind = notify.KindDeclined
 	case StatusWithdrawn:
 		q.ResolvedBy = q.From
+		// Told to nobody: it ends the question's reminders.
+		ev = notify.Event{Kind: notify.KindWithdrawn, OrgID: orgID, UserID: q.To, Actor: q.From, Subject: q.ID}
 	}
-	return nil
+	return s.queue(ctx, tx, ev)
 }
 
 // Replies returns the questions userID asked that were resolved after

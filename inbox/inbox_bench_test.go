@@ -10,6 +10,7 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/notify"
 	"github.com/ctalk/ctalk/wait"
 )
 
@@ -32,12 +33,23 @@ const benchQuestion = "What is the retry logic in alpha-repo when the upstream r
 // stays within 1,000 of that history and the figure does not drift with b.N.
 //
 //	go test ./inbox -run '^$' -bench 'Ask|Inbox' -count 10 > old.txt
-func BenchmarkAsk(b *testing.B) {
+func BenchmarkAsk(b *testing.B) { benchAsk(b, false) }
+
+// BenchmarkAskNotified is BenchmarkAsk with notifications on: each ask also
+// queues its recipient's notification, in its own transaction (on Postgres
+// a transaction of the locks, the ask and the queued event, rather than the
+// single statement of an ask without notifications).
+func BenchmarkAskNotified(b *testing.B) { benchAsk(b, true) }
+
+func benchAsk(b *testing.B, notified bool) {
 	for _, e := range dbtest.Engines {
 		b.Run(string(e), func(b *testing.B) {
 			d := dbtest.Open(b, e)
 			benchOrg(b, d)
 			s := inbox.NewService(d, inbox.DefaultConfig(), wait.NewBroker())
+			if notified {
+				s.Notify(notify.NewService(d, notify.DefaultConfig(), nil))
+			}
 			ctx := context.Background()
 			seeded := 0
 			for _, history := range []int{100, 10000} {

@@ -6,18 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/internal/outbound"
 )
 
 // Client is a registered OAuth client.
@@ -310,8 +309,7 @@ func (s *Service) fetchMetadata(ctx context.Context, rawURL string) (*clientMeta
 	req.Header.Set("Accept", "application/json")
 	resp, err := s.fetch.Do(req)
 	if err != nil {
-		var blocked *blockedAddrError
-		if errors.As(err, &blocked) {
+		if outbound.Blocked(err) {
 			return nil, nil, bad("is on a private, loopback or link-local address, which ctalk does not fetch")
 		}
 		return nil, nil, bad("could not be fetched")
@@ -335,57 +333,4 @@ func (s *Service) fetchMetadata(ctx context.Context, rawURL string) (*clientMeta
 		return nil, nil, err
 	}
 	return &m, body, nil
-}
-
-// blockedAddrError is the dial error of a metadata fetch that would reach
-// an address ctalk refuses to fetch from.
-type blockedAddrError struct{ addr string }
-
-func (e *blockedAddrError) Error() string { return "address " + e.addr + " is not public" }
-
-// guardedClient fetches metadata documents from public addresses only: the
-// check runs on the address actually dialled, after DNS resolution, so a
-// name that resolves to a private address is refused too. No proxy is used,
-// since a proxy would dial on ctalk's behalf, unchecked; redirects are not
-// followed.
-func guardedClient() *http.Client {
-	dialer := &net.Dialer{
-		Timeout: 5 * time.Second,
-		Control: func(network, address string, _ syscall.RawConn) error {
-			host, _, err := net.SplitHostPort(address)
-			if err != nil {
-				return &blockedAddrError{address}
-			}
-			ip := net.ParseIP(host)
-			if ip == nil || !publicIP(ip) {
-				return &blockedAddrError{address}
-			}
-			return nil
-		},
-	}
-	return &http.Client{
-		Timeout: 5 * time.Second,
-		Transport: &http.Transport{
-			DialContext:            dialer.DialContext,
-			TLSHandshakeTimeout:    5 * time.Second,
-			ResponseHeaderTimeout:  5 * time.Second,
-			MaxResponseHeaderBytes: 16 << 10,
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-}
-
-// publicIP reports whether ip is a globally routable unicast address.
-func publicIP(ip net.IP) bool {
-	if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsMulticast() || ip.IsUnspecified() || ip.IsInterfaceLocalMulticast() {
-		return false
-	}
-	if v4 := ip.To4(); v4 != nil {
-		// 100.64.0.0/10 (carrier-grade NAT) and 0.0.0.0/8.
-		if v4[0] == 100 && v4[1]&0xc0 == 64 || v4[0] == 0 {
-			return false
-		}
-	}
-	return true
 }

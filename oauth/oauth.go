@@ -24,6 +24,7 @@ import (
 
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/internal/outbound"
 )
 
 // Scope is the one scope ctalk grants: acting as the person who signed in,
@@ -82,7 +83,7 @@ type Service struct {
 func NewService(d *db.DB, a *auth.Service, cfg Config) *Service {
 	fetch := cfg.MetadataFetch
 	if fetch == nil {
-		fetch = guardedClient()
+		fetch = outbound.Client(outbound.Options{})
 	}
 	return &Service{db: d, auth: a, cfg: cfg, register: auth.NewAddressLimiter(cfg.RegisterRate, cfg.RegisterBurst), fetch: fetch}
 }

@@ -20,4 +20,5 @@ func (s *Server) registerTools() {
 	s.registerInboxTools()
 	s.registerAdminTools()
 	s.registerChannelTools()
+	s.registerNotifyTools()
 }

@@ -51,7 +51,7 @@ func TestPagesAccessibleInBothThemes(t *testing.T) {
 	invite, reset := accessLinks(t, s)
 	signedOut := []string{"/", "/signin", "/signup", authorize, "/forgot", invite, reset}
 	signedIn := []string{authorize, "/inbox", "/inbox/" + q, "/inbox/posts", "/inbox/unknown", "/asked", "/channels", "/channels/general",
-		"/people", "/people/bob", "/profile", "/tokens", "/admin", "/admin/members/bob", "/admin/members/bob/remove", "/admin/audit"}
+		"/people", "/people/bob", "/profile", "/profile/notifications", "/tokens", "/admin", "/admin/members/bob", "/admin/members/bob/remove", "/admin/audit"}
 	for _, scheme := range []string{"light", "dark"} {
 		t.Run(scheme, func(t *testing.T) {
 			ctx := browser(t, chromium)

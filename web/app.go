@@ -13,6 +13,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/notify"
 )
 
 // routes adds the app's routes, each behind the same middleware.
@@ -168,6 +169,13 @@ func (p *Pages) signinSubmit(c echo.Context) error {
 
 // funcs are the templates' helpers.
 var funcs = template.FuncMap{
+	// hooks is the argument of the notifications page's webhook list.
+	"hooks": func(h []*notify.Webhook, csrf, scope string) any {
+		return struct {
+			Hooks       []*notify.Webhook
+			CSRF, Scope string
+		}{h, csrf, scope}
+	},
 	// visible shows text another person wrote with every invisible or
 	// direction-changing character made visible (see ctalk.Visible).
 	"visible": func(s string) string { v, _ := ctalk.Visible(s); return v },

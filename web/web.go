@@ -27,6 +27,7 @@ import (
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/notify"
 	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/orgs"
 )
@@ -103,7 +104,9 @@ type Pages struct {
 	channels *channels.Service
 	audit    *audit.Log
 	access   *access.Service
-	pages    map[string]*template.Template
+	// notify is set by SetNotify; nil means no notifications.
+	notify *notify.Service
+	pages  map[string]*template.Template
 	// owned are the paths of the routes Mount added (see Owns).
 	owned map[string]bool
 }
@@ -158,6 +161,7 @@ func (p *Pages) Mount(e *echo.Echo) {
 	p.mountAsked(r)
 	p.mountPeople(r)
 	p.mountTokens(r)
+	p.mountNotifications(r)
 	p.mountChannels(r)
 	p.mountAdmin(r.with(p.adminOnly))
 	p.mountInvites(r.with(p.adminOnly))

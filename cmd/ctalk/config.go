@@ -17,6 +17,7 @@ import (
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/mail"
+	"github.com/ctalk/ctalk/notify"
 )
 
 // Config is everything ctalk reads from its environment, read once at start.
@@ -36,6 +37,9 @@ type Config struct {
 	// Mail is the SMTP server and sender of invites, password resets and
 	// notifications; without SMTP_URL the server sends no email.
 	Mail mail.Config
+	// Notify starts from notify.DefaultConfig; the environment sets the
+	// digest window.
+	Notify notify.Config
 	// MetricsToken enables /metrics for holders of this bearer token.
 	MetricsToken string
 	// AuditRetentionDays is how long audit events are kept.
@@ -155,6 +159,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		AllowOrgSignup: true,
 		Auth:           auth.DefaultConfig(),
 		Inbox:          inbox.DefaultConfig(),
+		Notify:         notify.DefaultConfig(),
 
 		AuditRetentionDays: 90,
 		ReadTimeout:        10 * time.Second,
@@ -195,6 +200,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		// Validate's message names the variable and never the password.
 		e.errs = append(e.errs, err.Error())
 	}
+	digest := int(c.Notify.DigestWindow / time.Second)
+	e.integer("NOTIFY_DIGEST_SECONDS", &digest, 0, 3600)
+	c.Notify.DigestWindow = time.Duration(digest) * time.Second
 	e.str("METRICS_TOKEN", &c.MetricsToken)
 	e.integer("AUDIT_RETENTION_DAYS", &c.AuditRetentionDays, 1, 36500)
 	var err error

@@ -258,6 +258,7 @@ func wiring(cfg Config, log *slog.Logger) api.Wiring {
 		Inbox:          cfg.Inbox,
 		AuditRetention: time.Duration(cfg.AuditRetentionDays) * 24 * time.Hour,
 		Mail:           cfg.Mail,
+		Notify:         cfg.Notify,
 	}
 }
 

@@ -1,0 +1,74 @@
+package api_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctalk/ctalk/api"
+	"github.com/ctalk/ctalk/mail/mailtest"
+)
+
+// TestAskMailsTheRecipient runs a whole server with PUBLIC_URL and SMTP:
+// ask_person queues the question's notification with the ask, the worker
+// mails it to the recipient with a link to the question and no secret, and
+// get_notification_settings shows the recipient's agent the settings,
+// which it cannot change.
+func TestAskMailsTheRecipient(t *testing.T) {
+	smtp := mailtest.Start(t)
+	each(t, func(t *testing.T, e *env, era string) {
+		users := e.org(t, era, "acme")
+		if _, err := e.Orgs.SetEmail(context.Background(), "acme", "bob", "bob@acme.test"); err != nil {
+			t.Fatal(err)
+		}
+		before := len(smtp.Messages())
+		asked := ok(t, users["alice"], "ask_person", map[string]any{"to_user_id": "bob", "question": "Where is the runbook?\nsecond line"})
+		id, _ := asked["message_id"].(string)
+		got := smtp.WaitFor(t, before+1)[before]
+		if got.To[0] != "bob@acme.test" || got.Header.Get("Subject") != "Alice asks you a question" {
+			t.Fatalf("mail to %v: %q", got.To, got.Header.Get("Subject"))
+		}
+		if !strings.Contains(got.Text, "https://ctalk.test/inbox/"+id) || strings.Contains(got.Text, "second line") {
+			t.Fatalf("mail text:\n%s", got.Text)
+		}
+		for _, secret := range []string{"ctalk_", adminPW, userPW, "whsec_"} {
+			if strings.Contains(string(got.Data), secret) {
+				t.Fatalf("the mail carries %q", secret)
+			}
+		}
+		res := ok(t, users["bob"], "get_notification_settings", nil)
+		if res["notifications_enabled"] != true || res["email_enabled"] != true {
+			t.Fatalf("get_notification_settings = %v", res)
+		}
+		channels := res["settings"].(map[string]any)["channels"].(map[string]any)
+		if q, _ := channels["question"].([]any); len(q) != 2 {
+			t.Fatalf("question channels = %v", channels["question"])
+		}
+		// /metrics counts the mail once the worker has recorded it.
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			req, _ := http.NewRequest("GET", e.URL+"/metrics", nil)
+			req.Header.Set("Authorization", "Bearer "+testMetricsToken)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if strings.Contains(string(b), `ctalk_notifications_sent_total{channel="email"} 1`) && strings.Contains(string(b), "ctalk_notifications_queue_age_seconds") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("/metrics does not count the mail:\n%s", b)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		// The tool takes nothing that changes a setting.
+		fail(t, users["bob"], "get_notification_settings", map[string]any{"settings": map[string]any{"paused": true}}, "")
+	}, options{wiring: func(w *api.Wiring) {
+		w.API.PublicURL = "https://ctalk.test"
+		w.Mail = smtp.Config()
+	}})
+}

@@ -1,0 +1,49 @@
+package api
+
+import (
+	"context"
+
+	"log/slog"
+
+	"github.com/ctalk/ctalk/channels"
+	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/mail"
+	"github.com/ctalk/ctalk/notify"
+	"github.com/ctalk/ctalk/orgs"
+)
+
+// startNotify builds the notifications service over d: its settings page,
+// tool, metrics and unsubscribe route are mounted by the caller; and, when
+// PUBLIC_URL gives their links a base, the inbox and channels queue into it
+// in their transactions and its worker runs until ctx ends. Without
+// PUBLIC_URL nothing is queued, and the log says so.
+func startNotify(ctx context.Context, d *db.DB, w Wiring, log *slog.Logger, sender mail.Sender, o *orgs.Service, in *inbox.Service, ch *channels.Service) *notify.Service {
+	cfg := w.Notify
+	if cfg == (notify.Config{}) {
+		cfg = notify.DefaultConfig()
+	}
+	cfg.PublicURL, cfg.Logger = w.API.PublicURL, log
+	if w.Mail.Enabled() {
+		cfg.Mail = sender
+	}
+	dir := func(ctx context.Context, orgID, userID string) (string, string, error) {
+		u, err := o.User(ctx, orgID, userID)
+		if err != nil {
+			return "", "", err
+		}
+		return u.Name, u.Email, nil
+	}
+	n := notify.NewService(d, cfg, dir)
+	if !n.Sending() {
+		log.Warn("notifications are off: set PUBLIC_URL, the base of the links they carry, to send them by email and webhooks")
+		return n
+	}
+	if err := n.Start(ctx); err != nil {
+		log.Error("notifications: cannot start; the worker retries", "error", err)
+	}
+	in.Notify(n)
+	ch.Notify(n)
+	go n.Run(ctx)
+	return n
+}

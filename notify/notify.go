@@ -1,0 +1,243 @@
+// Package notify tells people outside the app that something waits for
+// them: it queues events in the transaction of the change that causes them,
+// expands each, once, into deliveries by the person's settings (email,
+// webhooks), and delivers them at least once, retrying temporary failures
+// with backoff, across replicas and restarts.
+package notify
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/db"
+)
+
+// Kind is what an event tells its person.
+type Kind string
+
+// The kinds of event.
+const (
+	// KindQuestion: a question waits for the person (ask_person).
+	KindQuestion Kind = "question"
+	// KindDraft: the person's agent proposed an answer that waits for
+	// their approval (human approval mode).
+	KindDraft Kind = "draft"
+	// KindPost: the person's agent's channel post waits for their approval.
+	KindPost Kind = "post"
+	// KindAnswered and KindDeclined: the person's question was resolved.
+	KindAnswered Kind = "answered"
+	KindDeclined Kind = "declined"
+	// KindMention: the person was @mentioned in a channel; KindUrgent: an
+	// urgent post reached a channel of theirs.
+	KindMention Kind = "mention"
+	KindUrgent  Kind = "urgent"
+	// KindReminder: a question to the person has waited longer than the
+	// org's reminder time; KindStillWaiting: the asker's note, one reminder
+	// time later, that it still waits.
+	KindReminder     Kind = "reminder"
+	KindStillWaiting Kind = "still_waiting"
+	// KindWithdrawn closes a question without telling anyone: like an
+	// answer or a decline, it ends the question's reminders.
+	KindWithdrawn Kind = "withdrawn"
+	// KindWebhookDisabled tells a webhook's owner that it was disabled.
+	KindWebhookDisabled Kind = "webhook_disabled"
+)
+
+// Kinds are the kinds a person can choose channels for, in the order the
+// settings show them.
+var Kinds = []Kind{KindQuestion, KindDraft, KindPost, KindAnswered, KindDeclined, KindMention, KindUrgent, KindReminder, KindStillWaiting}
+
+// closing kinds end a question's reminders.
+func (k Kind) closing() bool { return k == KindAnswered || k == KindDeclined || k == KindWithdrawn }
+
+// Event is something to tell one person. The domain services fill it in
+// when they queue it, with what its notification needs, so that notify
+// never reads their tables.
+type Event struct {
+	Kind   Kind
+	OrgID  string
+	UserID string // the person told
+	// Subject is what the event is about (a question's message id, a held
+	// post's id): one question's notifications thread together, and its
+	// answer ends its reminders.
+	Subject string
+	// Actor is the user whose act caused it (the asker, the answerer).
+	Actor string
+	// Text is the words involved (the question, the answer), cut at
+	// delivery by the org's text setting.
+	Text string
+	// Link is the path of the app's page that shows it, such as
+	// "/inbox/q_...": a signed-in page, never with a token.
+	Link   string
+	Urgent bool
+	// Due delays the event (a reminder); zero means now.
+	Due time.Time
+}
+
+// Queuer queues events inside the caller's transaction: a rollback queues
+// nothing, a commit queues them all. The domain services take this, not
+// the Service, so that they depend on nothing else of this package.
+type Queuer interface {
+	Queue(ctx context.Context, tx db.Querier, events ...Event) error
+}
+
+// Directory tells notify who a person is: their display name and email
+// address (empty when they have none). ENotFound for a removed member.
+type Directory func(ctx context.Context, orgID, userID string) (name, email string, err error)
+
+// Config configures the Service.
+type Config struct {
+	// PublicURL is the base of every link, such as https://ctalk.example.com.
+	PublicURL string
+	// Mail sends the email channel; nil means no email.
+	Mail Mailer
+	// HTTP posts to webhooks; nil means outbound.Client without loopback.
+	HTTP HTTPDoer
+	// AllowHTTP lets webhooks use http:// URLs and reach loopback (tests
+	// and development only).
+	AllowHTTP bool
+	// Poll is how often an idle worker looks for due work.
+	Poll time.Duration
+	// Lease is how long a claimed event or delivery stays a worker's
+	// before another may take it: longer than a send may take (the mail
+	// package's 10 s, a webhook's 5 s), so that only a dead worker's lease
+	// runs out; it is how long a killed replica's claims wait.
+	Lease time.Duration
+	// Batch is how many deliveries a worker claims at once; no more than
+	// Workers, so that each claimed delivery is sent at once, within its
+	// lease.
+	Batch int
+	// Workers is how many deliveries a replica sends at once.
+	Workers int
+	// MaxAttempts ends the retries of a delivery.
+	MaxAttempts int
+	// RetryBase is the first retry's delay; each next one doubles, up to
+	// RetryMax, with jitter.
+	RetryBase, RetryMax time.Duration
+	// WebhookGiveUp disables a webhook that has failed for this long.
+	WebhookGiveUp time.Duration
+	// DigestWindow is the least time between two mails to one person:
+	// what comes meanwhile waits, and goes out as one digest when it
+	// ends. Zero sends every notification as its own mail.
+	DigestWindow time.Duration
+	Logger       *slog.Logger
+}
+
+// DefaultConfig returns the production defaults.
+func DefaultConfig() Config {
+	return Config{
+		Poll:          500 * time.Millisecond,
+		Lease:         30 * time.Second,
+		Batch:         8,
+		Workers:       8,
+		MaxAttempts:   20,
+		RetryBase:     5 * time.Second,
+		RetryMax:      time.Hour,
+		WebhookGiveUp: 24 * time.Hour,
+		DigestWindow:  DefaultDigestWindow,
+	}
+}
+
+// DefaultDigestWindow is the digest window of DefaultConfig.
+const DefaultDigestWindow = 2 * time.Minute
+
+// Service queues and delivers notifications.
+type Service struct {
+	db      *db.DB
+	cfg     Config
+	dir     Directory
+	log     *slog.Logger
+	http    HTTPDoer
+	metrics *Metrics
+	kick    chan struct{}
+	// unsubKey signs the one-click unsubscribe links; loaded by Start.
+	unsubKey []byte
+}
+
+// NewService returns a Service over d that learns who people are from dir.
+func NewService(d *db.DB, cfg Config, dir Directory) *Service {
+	def := DefaultConfig()
+	if cfg.Poll <= 0 {
+		cfg.Poll = def.Poll
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = def.Lease
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = def.Batch
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = def.Workers
+	}
+	cfg.Batch = min(cfg.Batch, cfg.Workers)
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = def.MaxAttempts
+	}
+	if cfg.RetryBase <= 0 {
+		cfg.RetryBase = def.RetryBase
+	}
+	if cfg.RetryMax <= 0 {
+		cfg.RetryMax = def.RetryMax
+	}
+	if cfg.WebhookGiveUp <= 0 {
+		cfg.WebhookGiveUp = def.WebhookGiveUp
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
+	s := &Service{db: d, cfg: cfg, dir: dir, log: log, metrics: newMetrics(), kick: make(chan struct{}, 1)}
+	s.http = cfg.HTTP
+	if s.http == nil {
+		s.http = defaultHTTP(cfg.AllowHTTP)
+	}
+	return s
+}
+
+// EmailEnabled reports whether the email channel is configured.
+func (s *Service) EmailEnabled() bool { return s.cfg.Mail != nil }
+
+// Queue stores events in tx, due at their Due time or now. Returns what
+// the database returns.
+func (s *Service) Queue(ctx context.Context, tx db.Querier, events ...Event) error {
+	now := s.db.Now()
+	for _, e := range events {
+		due := e.Due
+		if due.IsZero() || due.Before(now) {
+			due = now
+		}
+		if _, err := tx.Exec(ctx, insertEventSQL, newID("ev_"), e.OrgID, e.UserID, string(e.Kind), e.Subject, e.Actor, e.Text, e.Link, e.Urgent, now, due.UTC()); err != nil {
+			return fmt.Errorf("queue notification: %w", err)
+		}
+	}
+	// Wake the local worker; it finds the events once tx commits, or at its
+	// next poll.
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func newID(prefix string) string {
+	var b [12]byte
+	rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// notFound is the one answer for anything of another person or org.
+func notFound(what string) error {
+	return ctalk.Errorf(ctalk.ENotFound, "%s not found", what)
+}
+
+// Sending reports whether the service sends notifications: it needs
+// PublicURL, the base of their links. Without it, settings and webhooks
+// can be kept, and nothing is queued.
+func (s *Service) Sending() bool { return s.cfg.PublicURL != "" }

@@ -1,0 +1,619 @@
+package notify
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/db"
+)
+
+// Run expands and delivers due notifications until ctx ends: on every
+// replica, each taking what it claims (see claimEventsSQL). It also prunes
+// what is older than Retention.
+func (s *Service) Run(ctx context.Context) {
+	if err := s.loadKey(ctx); err != nil {
+		s.log.Error("notifications: cannot load the unsubscribe key; retrying", "error", err)
+	}
+	poll := time.NewTicker(s.cfg.Poll)
+	defer poll.Stop()
+	lastAge, lastPrune := time.Time{}, time.Time{}
+	for ctx.Err() == nil {
+		if s.unsubKey == nil {
+			if err := s.loadKey(ctx); err != nil {
+				s.wait(ctx, poll.C)
+				continue
+			}
+		}
+		busy, err := s.Step(ctx)
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("notifications: a round of delivery failed; retrying", "error", err)
+		}
+		if now := time.Now(); now.Sub(lastAge) > 5*time.Second {
+			lastAge = now
+			s.measureQueueAge(ctx)
+			if now.Sub(lastPrune) > time.Hour {
+				lastPrune = now
+				if err := s.Prune(ctx); err != nil {
+					s.log.Warn("notifications: prune failed", "error", err)
+				}
+			}
+		}
+		if !busy {
+			s.wait(ctx, poll.C)
+		}
+	}
+}
+
+func (s *Service) wait(ctx context.Context, tick <-chan time.Time) {
+	select {
+	case <-ctx.Done():
+	case <-tick:
+	case <-s.kick:
+	}
+}
+
+// Step expands the due events and sends the due deliveries once, and
+// reports whether it found any. Tests call it to drive the queue.
+func (s *Service) Step(ctx context.Context) (busy bool, err error) {
+	var due int
+	if err := s.db.QueryRow(ctx, anyDueSQL, s.db.Now()).Scan(&due); err != nil {
+		return false, fmt.Errorf("look for due notifications: %w", err)
+	}
+	if due == 0 {
+		return false, nil
+	}
+	n, err := s.expandDue(ctx)
+	if err != nil {
+		return n > 0, err
+	}
+	m, err := s.deliverDue(ctx)
+	return n+m > 0, err
+}
+
+// Drain runs Step until nothing is due. Tests call it.
+func (s *Service) Drain(ctx context.Context) error {
+	for {
+		busy, err := s.Step(ctx)
+		if err != nil || !busy {
+			return err
+		}
+	}
+}
+
+func (s *Service) lockClause() string {
+	if s.db.Engine == db.Postgres {
+		return claimLock
+	}
+	return ""
+}
+
+// expandDue claims due events and expands each into its deliveries.
+func (s *Service) expandDue(ctx context.Context) (int, error) {
+	now := s.db.Now()
+	claim := newID("c_")
+	var events []*storedEvent
+	err := s.db.Tx(ctx, func(tx db.Querier) error {
+		rows, err := tx.Query(ctx, claimEventsSQL+s.lockClause()+claimEventsTail, now.Add(s.cfg.Lease), now, claim, expandBatch)
+		if err != nil {
+			return fmt.Errorf("claim events: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			e, err := scanEvent(rows)
+			if err != nil {
+				return err
+			}
+			events = append(events, e)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return 0, err
+	}
+	if len(events) == 0 {
+		return 0, nil
+	}
+	inputs, err := s.expansionInputs(ctx, events)
+	if err != nil {
+		return len(events), err
+	}
+	// One transaction for the whole claim, so that a burst costs a commit
+	// per claim rather than per event; should it fail, each event in a
+	// transaction of its own, so that one bad event holds up no other.
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
+		for i, e := range events {
+			if err := s.expand(ctx, tx, e, claim, inputs[i]); err != nil {
+				return fmt.Errorf("expand event %s: %w", e.ID, err)
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		return len(events), nil
+	}
+	var errs []error
+	for i, e := range events {
+		err := s.db.Tx(ctx, func(tx db.Querier) error { return s.expand(ctx, tx, e, claim, inputs[i]) })
+		if err != nil {
+			errs = append(errs, fmt.Errorf("expand event %s: %w", e.ID, err))
+		}
+	}
+	return len(events), errors.Join(errs...)
+}
+
+// expansion is what expanding an event reads: read before its
+// transaction, once per org and person of a claim, so that the transaction,
+// which holds SQLite's one writer, only writes.
+type expansion struct {
+	removed  bool // the person is no longer a member
+	email    string
+	org      OrgSettings
+	settings Settings
+	hooks    []string // the person's active webhooks
+	orgHooks []string // the org's
+	closed   bool     // a reminder's question was resolved
+}
+
+func (s *Service) expansionInputs(ctx context.Context, events []*storedEvent) ([]*expansion, error) {
+	orgs := map[string]OrgSettings{}
+	orgHooks := map[string][]string{}
+	people := map[string]*expansion{}
+	out := make([]*expansion, len(events))
+	for i, e := range events {
+		org, ok := orgs[e.OrgID]
+		if !ok {
+			var err error
+			if org, err = orgSettings(ctx, s.db, e.OrgID); err != nil {
+				return nil, err
+			}
+			orgs[e.OrgID] = org
+			if orgHooks[e.OrgID], err = activeWebhooks(ctx, s.db, e.OrgID, ""); err != nil {
+				return nil, err
+			}
+		}
+		key := e.OrgID + "\x00" + e.UserID
+		p, ok := people[key]
+		if !ok {
+			p = &expansion{}
+			_, email, err := s.person(ctx, e.OrgID, e.UserID)
+			switch {
+			case err != nil && notFoundErr(err):
+				p.removed = true
+			case err != nil:
+				return nil, fmt.Errorf("look up %s: %w", e.UserID, err)
+			}
+			p.email = email
+			if p.settings, err = settingsOf(ctx, s.db, e.OrgID, e.UserID); err != nil {
+				return nil, err
+			}
+			if p.hooks, err = activeWebhooks(ctx, s.db, e.OrgID, e.UserID); err != nil {
+				return nil, err
+			}
+			people[key] = p
+		}
+		x := *p
+		x.org, x.orgHooks = org, orgHooks[e.OrgID]
+		if e.Kind == KindReminder || e.Kind == KindStillWaiting {
+			var closed int
+			if err := s.db.QueryRow(ctx, closedSubjectSQL, e.OrgID, e.Subject).Scan(&closed); err != nil {
+				return nil, fmt.Errorf("check question closed: %w", err)
+			}
+			x.closed = closed > 0
+		}
+		out[i] = &x
+	}
+	return out, nil
+}
+
+// expandBatch is how many events a worker claims and expands at once.
+const expandBatch = 100
+
+// storedEvent is an Event as queued.
+type storedEvent struct {
+	Event
+	ID        string
+	CreatedAt time.Time
+}
+
+func scanEvent(r interface{ Scan(...any) error }) (*storedEvent, error) {
+	e := &storedEvent{}
+	var kind string
+	if err := r.Scan(&e.ID, &e.OrgID, &e.UserID, &kind, &e.Subject, &e.Actor, &e.Text, &e.Link, &e.Urgent, &e.CreatedAt, &e.Due); err != nil {
+		return nil, fmt.Errorf("scan event: %w", err)
+	}
+	e.Kind = Kind(kind)
+	e.CreatedAt, e.Due = e.CreatedAt.UTC(), e.Due.UTC()
+	return e, nil
+}
+
+// expand turns one claimed event into its deliveries, by what in read of
+// its person (see expansion), and queues what follows from it (a
+// question's reminder, a reminder's note to the asker), in tx, which also
+// marks it expanded: it happens once, or not at all and again later.
+func (s *Service) expand(ctx context.Context, tx db.Querier, e *storedEvent, claim string, in *expansion) error {
+	now := s.db.Now()
+	res, err := tx.Exec(ctx, expandEventSQL, now, e.ID, claim)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil // another worker's lease now
+	}
+	if in.removed || e.Kind.closing() || in.closed {
+		return nil
+	}
+	switch e.Kind {
+	case KindQuestion:
+		if in.org.Reminder > 0 {
+			r := e.Event
+			r.Kind, r.Due = KindReminder, e.CreatedAt.Add(in.org.Reminder)
+			if err := s.Queue(ctx, tx, r); err != nil {
+				return err
+			}
+		}
+	case KindReminder:
+		if e.Actor != "" {
+			r := e.Event
+			r.Kind, r.UserID, r.Actor, r.Due = KindStillWaiting, e.Actor, e.UserID, now.Add(in.org.Reminder)
+			r.Link = "/asked#q-" + e.Subject
+			if err := s.Queue(ctx, tx, r); err != nil {
+				return err
+			}
+		}
+	}
+	channels := in.settings.channelsFor(e.Kind, s.EmailEnabled())
+	at := in.settings.sendAt(now, e.Urgent)
+	n := 0
+	add := func(channel, target string) error {
+		n++
+		_, err := tx.Exec(ctx, insertDeliverySQL, fmt.Sprintf("%s.%d", e.ID, n), e.ID, e.OrgID, e.UserID, channel, target, at, now)
+		if err != nil {
+			return fmt.Errorf("queue %s: %w", channel, err)
+		}
+		return nil
+	}
+	for _, ch := range channels {
+		switch ch {
+		case ChannelEmail:
+			if in.email != "" && s.EmailEnabled() {
+				if err := add(ChannelEmail, in.email); err != nil {
+					return err
+				}
+			}
+		case ChannelWebhook:
+			for _, id := range in.hooks {
+				if err := add(ChannelWebhook, id); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if orgWide(e.Kind) && e.UserID != "" {
+		for _, id := range in.orgHooks {
+			if err := add(ChannelWebhook, id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// orgWide kinds also go to the org's webhooks, without their words (see
+// sendWebhook): that a question waits for someone, was answered or
+// declined, or that an urgent post came; never a person's approvals.
+func orgWide(k Kind) bool {
+	return k == KindQuestion || k == KindAnswered || k == KindDeclined || k == KindUrgent
+}
+
+func activeWebhooks(ctx context.Context, tx db.Reader, orgID, userID string) ([]string, error) {
+	rows, err := tx.Query(ctx, activeWebhooksSQL, orgID, userID)
+	if err != nil {
+		return nil, fmt.Errorf("read webhooks: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// delivery is a claimed delivery and its event.
+type delivery struct {
+	ID, EventID, Channel, Target string
+	Attempts                     int
+	CreatedAt                    time.Time
+	Event                        *storedEvent
+	claim                        string
+	// sent is set once it was delivered, for recordSent.
+	sent bool
+}
+
+// deliverDue claims due deliveries and sends them, Workers at a time.
+func (s *Service) deliverDue(ctx context.Context) (int, error) {
+	now := s.db.Now()
+	claim := newID("c_")
+	var ds []*delivery
+	err := s.db.Tx(ctx, func(tx db.Querier) error {
+		rows, err := tx.Query(ctx, claimDeliveriesSQL+s.lockClause()+claimDeliveriesTail, now.Add(s.cfg.Lease), now, claim, s.cfg.Batch)
+		if err != nil {
+			return fmt.Errorf("claim deliveries: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			d := &delivery{claim: claim}
+			if err := rows.Scan(&d.ID, &d.EventID, &d.Channel, &d.Target, &d.Attempts, &d.CreatedAt); err != nil {
+				return fmt.Errorf("scan delivery: %w", err)
+			}
+			ds = append(ds, d)
+		}
+		return rows.Err()
+	})
+	if err != nil || len(ds) == 0 {
+		return 0, err
+	}
+	if err := s.loadEvents(ctx, ds); err != nil {
+		return len(ds), err
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, s.cfg.Workers)
+	for _, group := range s.groupEmails(ds) {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if len(group) == 1 && group[0].Channel != ChannelEmail {
+				s.deliver(ctx, group[0])
+				return
+			}
+			s.deliverEmails(ctx, group)
+		})
+	}
+	wg.Wait()
+	return len(ds), s.recordSent(ctx, ds)
+}
+
+// recordSent records the deliveries of one claim that were sent, in one
+// statement: a burst costs a commit per round, not per delivery. Should it
+// fail, they are sent again once their lease runs out.
+func (s *Service) recordSent(ctx context.Context, ds []*delivery) error {
+	args := []any{s.db.Now(), ds[0].claim}
+	for _, d := range ds {
+		if d.sent {
+			args = append(args, d.ID)
+		}
+	}
+	if len(args) == 2 {
+		return nil
+	}
+	err := s.record(ctx, deliveredSQL+"("+db.Placeholders(3, len(args)-2)+")", args...)
+	if err != nil {
+		return fmt.Errorf("record deliveries sent; they will be sent again: %w", err)
+	}
+	return nil
+}
+
+// groupEmails groups the claimed emails by address (of one person), each
+// group one mail, and leaves every other delivery, and every email when
+// there is no digest window, a group of its own.
+func (s *Service) groupEmails(ds []*delivery) [][]*delivery {
+	var out [][]*delivery
+	at := map[string]int{}
+	for _, d := range ds {
+		if d.Channel != ChannelEmail || d.Event == nil || s.cfg.DigestWindow <= 0 {
+			out = append(out, []*delivery{d})
+			continue
+		}
+		key := d.Event.OrgID + "\x00" + d.Event.UserID + "\x00" + d.Target
+		if i, ok := at[key]; ok {
+			out[i] = append(out[i], d)
+			continue
+		}
+		at[key] = len(out)
+		out = append(out, []*delivery{d})
+	}
+	return out
+}
+
+// deliverEmails sends the claimed emails to one address: at once when the
+// last mail to it went out longer than DigestWindow ago; otherwise they
+// wait until the window ends, and whatever waits then goes out as one
+// digest.
+func (s *Service) deliverEmails(ctx context.Context, group []*delivery) {
+	first := group[0]
+	if s.cfg.DigestWindow > 0 {
+		var last db.NullTime
+		err := s.db.QueryRow(ctx, lastEmailSQL, first.Event.OrgID, first.Event.UserID, first.Target).Scan(&last)
+		if err != nil {
+			s.log.Warn("notifications: cannot read the last mail sent; sending", "error", err)
+		}
+		if until := last.Time.Add(s.cfg.DigestWindow); last.Valid && s.db.Now().Before(until) {
+			for _, d := range group {
+				if err := s.record(ctx, digestHoldSQL, until, d.ID, d.claim); err != nil {
+					s.log.Warn("notifications: cannot hold a mail for the digest; it will be sent again", "delivery", d.ID, "error", err)
+				}
+			}
+			return
+		}
+	}
+	if len(group) == 1 {
+		s.deliver(ctx, first)
+		return
+	}
+	err := s.sendDigest(ctx, group)
+	for _, d := range group {
+		s.settle(ctx, d, err)
+	}
+}
+
+func (s *Service) loadEvents(ctx context.Context, ds []*delivery) error {
+	byID := map[string][]*delivery{}
+	var args []any
+	for _, d := range ds {
+		if byID[d.EventID] == nil {
+			args = append(args, d.EventID)
+		}
+		byID[d.EventID] = append(byID[d.EventID], d)
+	}
+	rows, err := s.db.Query(ctx, deliveryEventsSQL+"("+db.Placeholders(1, len(args))+")", args...)
+	if err != nil {
+		return fmt.Errorf("read events of deliveries: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		e, err := scanEvent(rows)
+		if err != nil {
+			return err
+		}
+		for _, d := range byID[e.ID] {
+			d.Event = e
+		}
+	}
+	return rows.Err()
+}
+
+// sendError is a failed send: Permanent ones are not retried.
+type sendError struct {
+	msg       string
+	permanent bool
+	// gone marks a webhook that answered 410 Gone: disabled at once.
+	gone bool
+}
+
+func (e *sendError) Error() string { return e.msg }
+
+func temporary(format string, args ...any) error {
+	return &sendError{msg: fmt.Sprintf(format, args...)}
+}
+
+func permanent(format string, args ...any) error {
+	return &sendError{msg: fmt.Sprintf(format, args...), permanent: true}
+}
+
+// deliver sends one delivery and records its outcome.
+func (s *Service) deliver(ctx context.Context, d *delivery) {
+	s.settle(ctx, d, s.send(ctx, d))
+}
+
+// send sends one delivery.
+func (s *Service) send(ctx context.Context, d *delivery) error {
+	var err error
+	switch {
+	case d.Event == nil:
+		err = permanent("its event is gone")
+	case d.Channel == ChannelEmail:
+		err = s.sendEmail(ctx, d)
+	case d.Channel == ChannelWebhook:
+		err = s.sendWebhook(ctx, d)
+	default:
+		err = permanent("unknown channel %q", d.Channel)
+	}
+	return err
+}
+
+// settle records the outcome err of sending d: sent, retried later, or
+// given up.
+func (s *Service) settle(ctx context.Context, d *delivery, err error) {
+	if ctx.Err() != nil {
+		// Shutting down: the lease runs out and another round sends it.
+		return
+	}
+	now := s.db.Now()
+	var se *sendError
+	perm := errors.As(err, &se) && se.permanent
+	if err == nil {
+		// Recorded with the round's other successes (see recordSent).
+		d.sent = true
+		s.metrics.sent.WithLabelValues(d.Channel).Inc()
+		return
+	} else if perm || d.Attempts >= s.cfg.MaxAttempts {
+		s.log.Warn("notification not delivered", "delivery", d.ID, "channel", d.Channel, "attempts", d.Attempts, "error", err)
+		s.metrics.failed.WithLabelValues(d.Channel).Inc()
+		err = s.record(ctx, failedSQL, now, errText(err), d.ID, d.claim)
+	} else {
+		s.metrics.retried.WithLabelValues(d.Channel).Inc()
+		err = s.record(ctx, retryLaterSQL, now.Add(s.backoff(d.Attempts)), errText(err), d.ID, d.claim)
+	}
+	if err != nil {
+		s.log.Warn("notifications: cannot record a delivery's outcome; it will be sent again", "delivery", d.ID, "error", err)
+	}
+}
+
+func (s *Service) record(ctx context.Context, query string, args ...any) error {
+	return s.db.Write(ctx, func(q db.Querier) error {
+		_, err := q.Exec(ctx, query, args...)
+		return err
+	})
+}
+
+// errText is a failure as the delivery log shows it, bounded.
+func errText(err error) string {
+	msg := err.Error()
+	if len(msg) > 500 {
+		msg = msg[:500]
+	}
+	return msg
+}
+
+// backoff is the delay before attempt n+1: RetryBase doubled per attempt
+// up to RetryMax, of which a random half is taken off ("equal jitter"), so
+// that deliveries failing together spread out.
+func (s *Service) backoff(attempts int) time.Duration {
+	d := s.cfg.RetryBase
+	for i := 1; i < attempts && d < s.cfg.RetryMax; i++ {
+		d *= 2
+	}
+	d = min(d, s.cfg.RetryMax)
+	return d/2 + rand.N(d/2+1)
+}
+
+func (s *Service) measureQueueAge(ctx context.Context) {
+	now := s.db.Now()
+	var oldest db.NullTime
+	if err := s.db.QueryRow(ctx, queueAgeSQL, now).Scan(&oldest); err != nil {
+		return
+	}
+	age := 0.0
+	if oldest.Valid {
+		age = now.Sub(oldest.Time).Seconds()
+	}
+	s.metrics.queueAge.Set(age)
+}
+
+// Retention is how long expanded events and their deliveries are kept (the
+// delivery log).
+const Retention = 30 * 24 * time.Hour
+
+// Prune deletes the deliveries finished longer than Retention ago, and the
+// events left with none pending. Run calls it hourly.
+func (s *Service) Prune(ctx context.Context) error {
+	return s.db.Write(ctx, func(q db.Querier) error {
+		before := s.db.Now().Add(-Retention)
+		if _, err := q.Exec(ctx, pruneDeliveriesSQL, before); err != nil {
+			return fmt.Errorf("prune deliveries: %w", err)
+		}
+		if _, err := q.Exec(ctx, pruneEventsSQL, before); err != nil {
+			return fmt.Errorf("prune events: %w", err)
+		}
+		return nil
+	})
+}
+
+func notFoundErr(err error) bool {
+	return errors.Is(err, sql.ErrNoRows) || ctalk.ErrorCode(err) == ctalk.ENotFound
+}
+
+// Expand expands the due events once, without delivering. Tests call it.
+func (s *Service) Expand(ctx context.Context) error {
+	_, err := s.expandDue(ctx)
+	return err
+}

@@ -1,0 +1,390 @@
+package notify_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/mail/mailtest"
+	"github.com/ctalk/ctalk/notify"
+)
+
+// TestReplicasDeliverEachEventOnce runs four replicas' queues, each on its
+// own connection pool to one database, over 200 events at once: the
+// receiver gets every event exactly once.
+func TestReplicasDeliverEachEventOnce(t *testing.T) {
+	for _, e := range dbtest.Engines {
+		t.Run(string(e), func(t *testing.T) {
+			cfg := dbtest.Config(t, e)
+			ctx := context.Background()
+			var replicas []*notify.Service
+			var first *db.DB
+			for i := range 4 {
+				d, err := db.Open(ctx, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { d.Close() })
+				if i == 0 {
+					first = d
+					seed(t, d)
+				}
+				replicas = append(replicas, newService(t, d, nil))
+			}
+			r := newReceiver(t)
+			_, secret, err := replicas[0].AddWebhook(ctx, "acme", "b", "b", r.URL, notify.FormatJSON)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.secret = secret
+			const events = 200
+			var evs []notify.Event
+			for i := range events {
+				evs = append(evs, question(fmt.Sprint("q_", i)))
+			}
+			queue(t, first, replicas[0], evs...)
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for _, s := range replicas {
+				wg.Go(func() {
+					<-start
+					// Several rounds each, so that the replicas claim side by side.
+					for range 20 {
+						if _, err := s.Step(ctx); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				})
+			}
+			close(start)
+			wg.Wait()
+			for _, s := range replicas {
+				drain(t, s)
+			}
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if len(r.hits) != events {
+				t.Fatalf("the receiver got %d events, want %d", len(r.hits), events)
+			}
+			for id, n := range r.hits {
+				if n != 1 {
+					t.Fatalf("event %s was delivered %d times", id, n)
+				}
+			}
+		})
+	}
+}
+
+// TestLeaseRunsOutAndAnotherSends claims a delivery on one replica that
+// then dies before sending (its lease is left behind): once the lease runs
+// out, another replica sends it.
+func TestLeaseRunsOutAndAnotherSends(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		seed(t, d)
+		srv := mailtest.Start(t)
+		s := newService(t, d, srv)
+		queue(t, d, s, question("q_1"))
+		drain(t, s)
+		srv.WaitFor(t, 1)
+		// A second event, whose delivery a dead replica holds.
+		queue(t, d, s, question("q_2"))
+		if err := s.Expand(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		lease := d.Now().Add(time.Minute)
+		if _, err := dbtest.Exec(d, `UPDATE notify_deliveries SET lease_until = $1, claim = 'dead', attempts = 1 WHERE status = 'pending'`, lease); err != nil {
+			t.Fatal(err)
+		}
+		drain(t, s)
+		if n := len(srv.Messages()); n != 1 {
+			t.Fatalf("%d mails, want the held one not sent while its lease runs", n)
+		}
+		real := d.Now
+		t.Cleanup(func() { d.Now = real })
+		d.Now = func() time.Time { return real().Add(2 * time.Minute) }
+		drain(t, s)
+		srv.WaitFor(t, 2)
+	})
+}
+
+// TestUnsubscribeTurnsOffOnlyThatKind posts the one-click unsubscribe of
+// a question mail with no cookie: questions stop coming by email, drafts
+// still come, and a changed token does nothing.
+func TestUnsubscribeTurnsOffOnlyThatKind(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		seed(t, d)
+		srv := mailtest.Start(t)
+		s := newService(t, d, srv)
+		h := s.UnsubscribeHandler()
+		queue(t, d, s, question("q_1"))
+		drain(t, s)
+		lu := srv.WaitFor(t, 1)[0].Header.Get("List-Unsubscribe")
+		link := strings.TrimSuffix(strings.TrimPrefix(lu, "<"), ">")
+		path := strings.TrimPrefix(link, "https://ctalk.test")
+
+		post := func(path string) int {
+			req := httptestRequest(http.MethodPost, path, "List-Unsubscribe=One-Click")
+			rec := newRecorder()
+			h.ServeHTTP(rec, req)
+			return rec.Code
+		}
+		if c := post(path[:len(path)-2] + "xx"); c != http.StatusBadRequest {
+			t.Fatalf("a changed token answered %d, want 400", c)
+		}
+		get := httptestRequest(http.MethodGet, path, "")
+		rec := newRecorder()
+		h.ServeHTTP(rec, get)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET answered %d", rec.Code)
+		}
+		set, err := s.Settings(context.Background(), "acme", "b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := set.Channels[notify.KindQuestion]; len(got) != 2 {
+			t.Fatalf("a GET (a mail scanner following the link) changed the settings: %v", got)
+		}
+		if c := post(path); c != http.StatusOK {
+			t.Fatalf("the one-click POST answered %d", c)
+		}
+		set, _ = s.Settings(context.Background(), "acme", "b")
+		if got := set.Channels[notify.KindQuestion]; len(got) != 1 || got[0] != notify.ChannelWebhook {
+			t.Fatalf("question channels after unsubscribe = %v, want only webhook", got)
+		}
+		if got := set.Channels[notify.KindDraft]; len(got) != 2 {
+			t.Fatalf("draft channels changed to %v", got)
+		}
+		queue(t, d, s, question("q_2"))
+		draft := question("q_2")
+		draft.Kind = notify.KindDraft
+		queue(t, d, s, draft)
+		drain(t, s)
+		got := srv.WaitFor(t, 2)
+		if len(got) != 2 || got[1].Header.Get("Subject") != "Your agent's answer to Ann waits for your approval" {
+			t.Fatalf("after unsubscribing from questions: %d mails, last %q", len(got), got[len(got)-1].Header.Get("Subject"))
+		}
+	})
+}
+
+// TestQuietHoursHoldUntilTheyEnd sets quiet hours around now in the
+// person's zone: a question is held until they end, an urgent post goes at
+// once when the person lets urgent ones through.
+func TestQuietHoursHoldUntilTheyEnd(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		seed(t, d)
+		srv := mailtest.Start(t)
+		s := newService(t, d, srv)
+		ctx := context.Background()
+		loc, _ := time.LoadLocation("Asia/Tokyo")
+		now := d.Now().In(loc)
+		start, end := now.Add(-time.Hour).Format("15:04"), now.Add(time.Hour).Format("15:04")
+		_, err := s.SaveSettings(ctx, "acme", "b", notify.Settings{QuietStart: start, QuietEnd: end, TimeZone: "Asia/Tokyo", UrgentInQuiet: true,
+			Channels: map[notify.Kind][]string{notify.KindUrgent: {notify.ChannelEmail}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		urgent := notify.Event{Kind: notify.KindUrgent, OrgID: "acme", UserID: "b", Actor: "a", Text: "prod is down", Link: "/channels/ops", Urgent: true}
+		queue(t, d, s, question("q_1"), urgent)
+		drain(t, s)
+		got := srv.WaitFor(t, 1)
+		if len(got) != 1 || !strings.Contains(got[0].Header.Get("Subject"), "urgent") {
+			t.Fatalf("during quiet hours got %d mails, want only the urgent one", len(got))
+		}
+		real := d.Now
+		t.Cleanup(func() { d.Now = real })
+		d.Now = func() time.Time { return real().Add(61 * time.Minute) }
+		drain(t, s)
+		srv.WaitFor(t, 2)
+	})
+}
+
+// TestReminderAndAskersNote lets a question wait past the org's reminder
+// time: its recipient is reminded, and one reminder time later the asker
+// is told it still waits; an answer before then ends both.
+func TestReminderAndAskersNote(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		seed(t, d)
+		srv := mailtest.Start(t)
+		s := newService(t, d, srv)
+		ctx := context.Background()
+		if _, err := s.SaveOrgSettings(ctx, "acme", notify.OrgSettings{TextMode: notify.TextNone, ReminderMinutes: 60}); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range notify.Kinds {
+			if _, err := s.SaveSettings(ctx, "acme", "a", notify.Settings{Channels: map[notify.Kind][]string{notify.KindStillWaiting: {notify.ChannelEmail}}}); err != nil {
+				t.Fatal(err, k)
+			}
+		}
+		queue(t, d, s, question("q_1"), question("q_2"))
+		drain(t, s)
+		srv.WaitFor(t, 2)
+		answered := notify.Event{Kind: notify.KindAnswered, OrgID: "acme", UserID: "a", Actor: "b", Subject: "q_2", Link: "/asked"}
+		queue(t, d, s, answered)
+		real := d.Now
+		t.Cleanup(func() { d.Now = real })
+		at := func(m time.Duration) { d.Now = func() time.Time { return real().Add(m) } }
+		at(61 * time.Minute)
+		drain(t, s)
+		got := srv.WaitFor(t, 3)
+		if subj := got[2].Header.Get("Subject"); subj != "Ann's question still waits for you" {
+			t.Fatalf("third mail %q, want the reminder of q_1", subj)
+		}
+		if strings.Contains(got[2].Text, "Is the release") {
+			t.Errorf("text_mode none, yet the reminder carries the question")
+		}
+		at(122 * time.Minute)
+		drain(t, s)
+		got = srv.WaitFor(t, 4)
+		if subj := got[3].Header.Get("Subject"); !strings.HasPrefix(subj, "Your question to Bo still waits") || got[3].To[0] != "ann@acme.test" {
+			t.Fatalf("fourth mail %q to %v, want the asker's note", subj, got[3].To)
+		}
+		at(300 * time.Minute)
+		drain(t, s)
+		if n := len(srv.Messages()); n != 4 {
+			t.Fatalf("%d mails, want no reminder of the answered q_2 and nothing more", n)
+		}
+	})
+}
+
+// TestProductionRefusesLoopbackWebhooks uses the production settings: an
+// http:// webhook is refused when added, and an https:// one on loopback
+// is refused when dialled, and disabled.
+func TestProductionRefusesLoopbackWebhooks(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		seed(t, d)
+		cfg := notify.DefaultConfig()
+		cfg.PublicURL = "https://ctalk.test"
+		s := notify.NewService(d, cfg, directory)
+		ctx := context.Background()
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		r := newReceiver(t)
+		if _, _, err := s.AddWebhook(ctx, "acme", "b", "b", r.URL, notify.FormatJSON); err == nil || !strings.Contains(err.Error(), "https://") {
+			t.Fatalf("an http:// webhook: %v", err)
+		}
+		if _, _, err := s.AddWebhook(ctx, "acme", "b", "b", "https://"+strings.TrimPrefix(r.URL, "http://")+"/hook", notify.FormatJSON); err != nil {
+			t.Fatal(err)
+		}
+		queue(t, d, s, question("q_1"))
+		drain(t, s)
+		hooks, _ := s.Webhooks(ctx, "acme", "b")
+		if len(hooks) != 1 || hooks[0].DisabledAt == nil || !strings.Contains(hooks[0].DisabledReason, "private, loopback") {
+			t.Fatalf("webhooks = %+v, want it disabled as loopback", hooks)
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if len(r.hits)+r.badSigs != 0 {
+			t.Fatalf("the loopback receiver was reached")
+		}
+	})
+}
+
+// TestMailsWithinTheWindowComeAsOneDigest sends a question at once, holds
+// the two that follow within the digest window, and sends them as one mail
+// when it ends; a webhook is not held.
+func TestMailsWithinTheWindowComeAsOneDigest(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		seed(t, d)
+		srv := mailtest.Start(t)
+		s := newService(t, d, srv, func(c *notify.Config) { c.DigestWindow = 2 * time.Minute })
+		queue(t, d, s, question("q_1"))
+		drain(t, s)
+		srv.WaitFor(t, 1)
+		queue(t, d, s, question("q_2"), question("q_3"))
+		drain(t, s)
+		if n := len(srv.Messages()); n != 1 {
+			t.Fatalf("%d mails within the window, want the first only", n)
+		}
+		real := d.Now
+		t.Cleanup(func() { d.Now = real })
+		d.Now = func() time.Time { return real().Add(3 * time.Minute) }
+		drain(t, s)
+		got := srv.WaitFor(t, 2)
+		if len(got) != 2 {
+			t.Fatalf("%d mails, want the first and one digest", len(got))
+		}
+		digest := got[1]
+		if subj := digest.Header.Get("Subject"); !strings.HasPrefix(subj, "2 notifications from ctalk") {
+			t.Errorf("digest subject %q", subj)
+		}
+		for _, id := range []string{"q_2", "q_3"} {
+			if !strings.Contains(digest.Text, "https://ctalk.test/inbox/"+id) || !strings.Contains(digest.HTML, "https://ctalk.test/inbox/"+id) {
+				t.Errorf("the digest does not link %s:\n%s", id, digest.Text)
+			}
+		}
+		if n := count(t, d, `SELECT COUNT(*) FROM notify_deliveries WHERE status = 'sent'`); n != 3 {
+			t.Errorf("%d deliveries recorded sent, want all 3", n)
+		}
+		if n := count(t, d, `SELECT COUNT(*) FROM notify_deliveries WHERE attempts <> 1`); n != 0 {
+			t.Errorf("%d deliveries count a hold as an attempt", n)
+		}
+	})
+}
+
+// TestOrgWebhookCarriesNoWords adds an org webhook: a question to a member
+// reaches it naming the member, without the question's words, and a draft
+// waiting for the member's approval does not reach it.
+func TestOrgWebhookCarriesNoWords(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		seed(t, d)
+		s := newService(t, d, nil)
+		r := newReceiver(t)
+		_, secret, err := s.AddWebhook(context.Background(), "acme", "", "a", r.URL, notify.FormatJSON)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.secret = secret
+		draft := question("q_1")
+		draft.Kind = notify.KindDraft
+		queue(t, d, s, question("q_1"), draft)
+		drain(t, s)
+		v := r.only(t)
+		if v["title"] != "For Bo: Ann asks you a question" || v["text"] != "" {
+			t.Fatalf("org webhook got %v", v)
+		}
+	})
+}
+
+// TestPruneKeepsWhatIsPending delivers one question and holds another in
+// quiet hours, then prunes past the retention: the delivered one's rows
+// go, the held one stays and is still sent.
+func TestPruneKeepsWhatIsPending(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		seed(t, d)
+		srv := mailtest.Start(t)
+		s := newService(t, d, srv)
+		ctx := context.Background()
+		queue(t, d, s, question("q_1"))
+		drain(t, s)
+		srv.WaitFor(t, 1)
+		now := d.Now().UTC()
+		_, err := s.SaveSettings(ctx, "acme", "b", notify.Settings{QuietStart: now.Add(-time.Hour).Format("15:04"), QuietEnd: now.Add(time.Hour).Format("15:04")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		queue(t, d, s, question("q_2"))
+		drain(t, s)
+		real := d.Now
+		t.Cleanup(func() { d.Now = real })
+		d.Now = func() time.Time { return real().Add(notify.Retention + time.Minute) }
+		if err := s.Prune(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n := count(t, d, `SELECT COUNT(*) FROM notify_deliveries`); n != 1 {
+			t.Fatalf("%d deliveries after pruning, want the pending one", n)
+		}
+		if n := count(t, d, `SELECT COUNT(*) FROM notify_events WHERE subject = 'q_1' AND kind = 'question'`); n != 0 {
+			t.Fatalf("the delivered question's event was kept")
+		}
+		drain(t, s)
+		srv.WaitFor(t, 2)
+	})
+}

@@ -1,0 +1,112 @@
+package notify
+
+// The SQL of package notify, which owns every notify_* table.
+
+const insertEventSQL = `
+	INSERT INTO notify_events (id, org_id, user_id, kind, subject, actor_id, body, link, urgent, created_at, due_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`
+
+const eventColumns = `id, org_id, user_id, kind, subject, actor_id, body, link, urgent, created_at, due_at`
+
+// claimEventsSQL leases up to $4 due, unexpanded events to the claim $3
+// until $1 ($2 is now); a lease that ran out (its worker died) is taken
+// anew. On Postgres the inner select adds FOR UPDATE SKIP LOCKED (see
+// claimLock), so that concurrent claims, on any replica, take different
+// rows; the outer condition repeats the lease check on the row as locked.
+const claimEventsSQL = `
+	UPDATE notify_events SET lease_until = $1, claim = $3
+	WHERE id IN (SELECT id FROM notify_events
+		WHERE expanded_at IS NULL AND due_at <= $2 AND (lease_until IS NULL OR lease_until < $2)
+		ORDER BY due_at LIMIT $4`
+
+const claimEventsTail = `)
+	  AND expanded_at IS NULL AND (lease_until IS NULL OR lease_until < $2)
+	RETURNING ` + eventColumns
+
+// expandEventSQL marks a claimed event expanded; no row when another
+// worker took it over meanwhile.
+const expandEventSQL = `UPDATE notify_events SET expanded_at = $1, lease_until = NULL WHERE id = $2 AND claim = $3 AND expanded_at IS NULL`
+
+// closedSubjectSQL tells whether a question ($2) was answered, declined or
+// withdrawn.
+const closedSubjectSQL = `SELECT COUNT(*) FROM notify_events WHERE org_id = $1 AND subject = $2 AND kind IN ('answered', 'declined', 'withdrawn')`
+
+// threadRootSQL finds the first event of a subject ($2) to a person ($3):
+// the mail the others of that person reply to.
+const threadRootSQL = `SELECT id FROM notify_events WHERE org_id = $1 AND subject = $2 AND user_id = $3 ORDER BY created_at, id LIMIT 1`
+
+const insertDeliverySQL = `
+	INSERT INTO notify_deliveries (id, event_id, org_id, user_id, channel, target, next_at, created_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
+
+// claimDeliveriesSQL is claimEventsSQL for deliveries; every claim counts
+// as an attempt, so that a delivery whose worker dies mid-send each time
+// still ends.
+const claimDeliveriesSQL = `
+	UPDATE notify_deliveries SET lease_until = $1, claim = $3, attempts = attempts + 1
+	WHERE id IN (SELECT id FROM notify_deliveries
+		WHERE status = 'pending' AND next_at <= $2 AND (lease_until IS NULL OR lease_until < $2)
+		ORDER BY next_at LIMIT $4`
+
+const claimDeliveriesTail = `)
+	  AND status = 'pending' AND (lease_until IS NULL OR lease_until < $2)
+	RETURNING id, event_id, channel, target, attempts, created_at`
+
+// anyDueSQL tells whether any event or delivery is due ($1 is now), a read
+// that spares an idle worker the write of a claim.
+const anyDueSQL = `SELECT
+	(SELECT COUNT(*) FROM (SELECT 1 FROM notify_events WHERE expanded_at IS NULL AND due_at <= $1 AND (lease_until IS NULL OR lease_until < $1) LIMIT 1) e) +
+	(SELECT COUNT(*) FROM (SELECT 1 FROM notify_deliveries WHERE status = 'pending' AND next_at <= $1 AND (lease_until IS NULL OR lease_until < $1) LIMIT 1) d)`
+
+// claimLock is the inner selects' lock on Postgres.
+const claimLock = ` FOR UPDATE SKIP LOCKED`
+
+const deliveryEventsSQL = `SELECT ` + eventColumns + ` FROM notify_events WHERE id IN `
+
+// The outcomes of a delivery, each only while the claim ($n) is still the
+// worker's own.
+const (
+	deliveredSQL  = `UPDATE notify_deliveries SET status = 'sent', finished_at = $1, lease_until = NULL, last_error = '' WHERE claim = $2 AND status = 'pending' AND id IN `
+	retryLaterSQL = `UPDATE notify_deliveries SET next_at = $1, lease_until = NULL, last_error = $2 WHERE id = $3 AND claim = $4 AND status = 'pending'`
+	failedSQL     = `UPDATE notify_deliveries SET status = 'failed', finished_at = $1, lease_until = NULL, last_error = $2 WHERE id = $3 AND claim = $4 AND status = 'pending'`
+	// lastEmailSQL is when the last mail to an address of a person went.
+	lastEmailSQL = `SELECT MAX(finished_at) FROM notify_deliveries WHERE org_id = $1 AND user_id = $2 AND channel = 'email' AND target = $3 AND status = 'sent'`
+	// digestHoldSQL holds a claimed mail until the digest window ends; the
+	// claim was no attempt.
+	digestHoldSQL      = `UPDATE notify_deliveries SET next_at = $1, lease_until = NULL, attempts = attempts - 1 WHERE id = $2 AND claim = $3 AND status = 'pending'`
+	queueAgeSQL        = `SELECT MIN(next_at) FROM notify_deliveries WHERE status = 'pending' AND next_at <= $1`
+	deliveryLogSQL     = `SELECT d.id, e.kind, d.channel, d.target, d.status, d.attempts, d.last_error, d.created_at, d.finished_at FROM notify_deliveries d JOIN notify_events e ON e.id = d.event_id WHERE d.org_id = $1 AND d.user_id = $2 ORDER BY d.created_at DESC, d.id DESC LIMIT $3`
+	orgFailuresSQL     = `SELECT d.id, e.kind, d.channel, d.target, d.status, d.attempts, d.last_error, d.created_at, d.finished_at, d.user_id FROM notify_deliveries d JOIN notify_events e ON e.id = d.event_id WHERE d.org_id = $1 AND d.status = 'failed' ORDER BY d.created_at DESC, d.id DESC LIMIT $2`
+	pruneEventsSQL     = `DELETE FROM notify_events WHERE expanded_at IS NOT NULL AND expanded_at < $1 AND NOT EXISTS (SELECT 1 FROM notify_deliveries d WHERE d.event_id = notify_events.id AND d.status = 'pending')`
+	pruneDeliveriesSQL = `DELETE FROM notify_deliveries WHERE status <> 'pending' AND finished_at < $1`
+	keySQL             = `SELECT secret FROM notify_keys WHERE name = $1`
+	insertKeySQL       = `INSERT INTO notify_keys (name, secret, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING`
+	settingsSQL        = `SELECT channels, paused, quiet_start, quiet_end, time_zone, urgent_in_quiet FROM notify_settings WHERE org_id = $1 AND user_id = $2`
+	orgSettingsSQL     = `SELECT text_mode, reminder_seconds FROM notify_org_settings WHERE org_id = $1`
+	saveSettingsSQL    = `
+	INSERT INTO notify_settings (org_id, user_id, channels, paused, quiet_start, quiet_end, time_zone, urgent_in_quiet, updated_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+	ON CONFLICT (org_id, user_id) DO UPDATE SET channels = excluded.channels, paused = excluded.paused,
+		quiet_start = excluded.quiet_start, quiet_end = excluded.quiet_end, time_zone = excluded.time_zone,
+		urgent_in_quiet = excluded.urgent_in_quiet, updated_at = excluded.updated_at`
+	unsubscribeSQL = `
+	INSERT INTO notify_settings (org_id, user_id, channels, updated_at) VALUES ($1, $2, $3, $4)
+	ON CONFLICT (org_id, user_id) DO UPDATE SET channels = $3, updated_at = $4`
+	saveOrgSettingsSQL = `
+	INSERT INTO notify_org_settings (org_id, text_mode, reminder_seconds, updated_at) VALUES ($1, $2, $3, $4)
+	ON CONFLICT (org_id) DO UPDATE SET text_mode = excluded.text_mode, reminder_seconds = excluded.reminder_seconds, updated_at = excluded.updated_at`
+)
+
+// Webhooks.
+const (
+	webhookColumns     = `id, user_id, created_by, url, format, created_at, failing_since, disabled_at, disabled_reason`
+	insertWebhookSQL   = `INSERT INTO notify_webhooks (org_id, id, user_id, created_by, url, format, secret, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
+	webhooksOfSQL      = `SELECT ` + webhookColumns + ` FROM notify_webhooks WHERE org_id = $1 AND user_id = $2 ORDER BY created_at, id`
+	activeWebhooksSQL  = `SELECT id FROM notify_webhooks WHERE org_id = $1 AND user_id = $2 AND disabled_at IS NULL ORDER BY created_at, id`
+	webhookToSendSQL   = `SELECT url, format, secret, disabled_at, created_by, user_id FROM notify_webhooks WHERE org_id = $1 AND id = $2`
+	deleteWebhookSQL   = `DELETE FROM notify_webhooks WHERE org_id = $1 AND id = $2 AND user_id = $3`
+	webhookOKSQL       = `UPDATE notify_webhooks SET failing_since = NULL WHERE org_id = $1 AND id = $2 AND failing_since IS NOT NULL`
+	webhookFailingSQL  = `UPDATE notify_webhooks SET failing_since = COALESCE(failing_since, $1) WHERE org_id = $2 AND id = $3 RETURNING failing_since`
+	disableWebhookSQL  = `UPDATE notify_webhooks SET disabled_at = $1, disabled_reason = $2 WHERE org_id = $3 AND id = $4 AND disabled_at IS NULL`
+	webhookDisabledSQL = `SELECT disabled_at FROM notify_webhooks WHERE org_id = $1 AND id = $2`
+)

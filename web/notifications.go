@@ -1,0 +1,234 @@
+package web
+
+import (
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/notify"
+)
+
+// SetNotify gives the pages the notifications service, for the profile's
+// notification settings; without it that page says notifications are off.
+func (p *Pages) SetNotify(n *notify.Service) { p.notify = n }
+
+// mountNotifications adds the profile's notification section: the
+// person's settings, webhooks and delivery log, and for admins the org's
+// settings, webhooks and failures.
+func (p *Pages) mountNotifications(r routes) {
+	r.GET("/profile/notifications", p.notificationsPage)
+	r.POST("/profile/notifications", p.notificationsSubmit)
+	r.POST("/profile/notifications/webhooks", p.webhookAdd)
+	r.POST("/profile/notifications/webhooks/delete", p.webhookDelete)
+	r.POST("/profile/notifications/org", p.orgNotificationsSubmit)
+}
+
+var notifyFlash = map[string]string{
+	"settings":        "Your notification settings are saved.",
+	"webhook-deleted": "The webhook is deleted; nothing more is sent to it.",
+	"org":             "Your organization's notification settings are saved.",
+}
+
+// notifyKindRow is one kind of event on the settings form.
+type notifyKindRow struct {
+	Kind           notify.Kind
+	Label          string
+	Email, Webhook bool
+}
+
+type notificationsData struct {
+	Off, EmailOn, Admin bool
+	Email               string
+	Settings            notify.Settings
+	Kinds               []notifyKindRow
+	Webhooks, OrgHooks  []*notify.Webhook
+	Log, Failures       []*notify.Delivery
+	Org                 notify.OrgSettings
+	// Created is a webhook just added, with its secret shown this once.
+	Created       *notify.Webhook
+	CreatedSecret string
+	// Error says why the last form failed, Field which form.
+	Error, Field string
+}
+
+// notifyKindLabels say what each kind is, on the settings form.
+var notifyKindLabels = map[notify.Kind]string{
+	notify.KindQuestion:     "A question waits for you",
+	notify.KindDraft:        "Your agent's answer waits for your approval",
+	notify.KindPost:         "Your agent's channel post waits for your approval",
+	notify.KindAnswered:     "Your question was answered",
+	notify.KindDeclined:     "Your question was declined",
+	notify.KindMention:      "You were mentioned in a channel",
+	notify.KindUrgent:       "An urgent post in a channel of yours",
+	notify.KindReminder:     "Reminder: a question to you still waits",
+	notify.KindStillWaiting: "Your question still waits for an answer",
+}
+
+func (p *Pages) notificationsPage(c echo.Context) error {
+	return p.notifications(c, http.StatusOK, &notificationsData{}, flash(c, notifyFlash))
+}
+
+// notifications renders the page around d with what the person has.
+func (p *Pages) notifications(c echo.Context, status int, d *notificationsData, flashed string) error {
+	ctx, m := c.Request().Context(), me(c)
+	d.Admin = m.IsAdmin()
+	if p.notify == nil {
+		d.Off = true
+		return p.app(c, status, "notifications", &page{Section: "people", Title: "Notifications", Data: d, Flash: flashed})
+	}
+	d.Off, d.EmailOn = !p.notify.Sending(), p.notify.EmailEnabled()
+	u, err := p.orgs.User(ctx, m.OrgID, m.UserID)
+	if err != nil {
+		return err
+	}
+	d.Email = u.Email
+	if d.Settings, err = p.notify.Settings(ctx, m.OrgID, m.UserID); err != nil {
+		return err
+	}
+	d.Kinds = nil
+	for _, k := range notify.Kinds {
+		chs := d.Settings.Channels[k]
+		d.Kinds = append(d.Kinds, notifyKindRow{Kind: k, Label: notifyKindLabels[k],
+			Email: slices.Contains(chs, notify.ChannelEmail), Webhook: slices.Contains(chs, notify.ChannelWebhook)})
+	}
+	if d.Webhooks, err = p.notify.Webhooks(ctx, m.OrgID, m.UserID); err != nil {
+		return err
+	}
+	if d.Log, err = p.notify.DeliveryLog(ctx, m.OrgID, m.UserID, 50); err != nil {
+		return err
+	}
+	if d.Org, err = p.notify.OrgSettings(ctx, m.OrgID); err != nil {
+		return err
+	}
+	if d.Admin {
+		if d.OrgHooks, err = p.notify.Webhooks(ctx, m.OrgID, ""); err != nil {
+			return err
+		}
+		if d.Failures, err = p.notify.OrgFailures(ctx, m.OrgID, 50); err != nil {
+			return err
+		}
+	}
+	return p.app(c, status, "notifications", &page{Section: "people", Title: "Notifications", Data: d, Flash: flashed})
+}
+
+// notifyFailed shows the page again with a form's error; an internal
+// error goes to the server's error handler.
+func (p *Pages) notifyFailed(c echo.Context, field string, err error) error {
+	if ctalk.ErrorCode(err) == ctalk.EInternal {
+		return err
+	}
+	return p.notifications(c, ctalk.HTTPStatus(ctalk.ErrorCode(err)), &notificationsData{Error: ctalk.ErrorMessage(err), Field: field}, "")
+}
+
+func (p *Pages) requireNotify() error {
+	if p.notify == nil {
+		return ctalk.Errorf(ctalk.EUnavailable, "this server has no notifications")
+	}
+	return nil
+}
+
+// notificationsSubmit saves the person's settings from the form: for each
+// kind, the channels checked.
+func (p *Pages) notificationsSubmit(c echo.Context) error {
+	start, m := time.Now(), me(c)
+	if err := p.requireNotify(); err != nil {
+		return p.notifyFailed(c, "settings", err)
+	}
+	form, err := c.FormParams()
+	if err != nil {
+		return p.notifyFailed(c, "settings", ctalk.Errorf(ctalk.EInvalid, "the form could not be read; reload the page and try again"))
+	}
+	in := notify.Settings{Channels: map[notify.Kind][]string{}, Paused: form.Get("paused") == "on",
+		QuietStart: form.Get("quiet_start"), QuietEnd: form.Get("quiet_end"), TimeZone: form.Get("time_zone"),
+		UrgentInQuiet: form.Get("urgent_in_quiet") == "on"}
+	for _, k := range notify.Kinds {
+		in.Channels[k] = []string{}
+		for _, ch := range form["kind."+string(k)] {
+			if !slices.Contains(in.Channels[k], ch) {
+				in.Channels[k] = append(in.Channels[k], ch)
+			}
+		}
+	}
+	_, err = p.notify.SaveSettings(c.Request().Context(), m.OrgID, m.UserID, in)
+	p.recordAction(c, "web:update_notification_settings", start, err, m.UserID)
+	if err != nil {
+		return p.notifyFailed(c, "settings", err)
+	}
+	return done(c, "/profile/notifications", "settings")
+}
+
+// webhookScope is the owner a webhook form acts for: the person, or with
+// scope=org and for an admin only, the org ("").
+func (p *Pages) webhookScope(c echo.Context) (owner string, err error) {
+	m := me(c)
+	if c.FormValue("scope") != "org" {
+		return m.UserID, nil
+	}
+	if !m.IsAdmin() {
+		return "", ctalk.Errorf(ctalk.EForbidden, "only an admin of your organization can change its webhooks")
+	}
+	return "", nil
+}
+
+// webhookAdd adds a webhook and shows its secret on this response only.
+func (p *Pages) webhookAdd(c echo.Context) error {
+	start, m := time.Now(), me(c)
+	if err := p.requireNotify(); err != nil {
+		return p.notifyFailed(c, "webhook", err)
+	}
+	owner, err := p.webhookScope(c)
+	if err != nil {
+		return p.notifyFailed(c, "webhook", err)
+	}
+	w, secret, err := p.notify.AddWebhook(c.Request().Context(), m.OrgID, owner, m.UserID, c.FormValue("url"), c.FormValue("format"))
+	p.recordAction(c, "web:add_webhook", start, err, m.UserID)
+	if err != nil {
+		field := "webhook"
+		if owner == "" {
+			field = "org-webhook"
+		}
+		return p.notifyFailed(c, field, err)
+	}
+	return p.notifications(c, http.StatusOK, &notificationsData{Created: w, CreatedSecret: secret}, "")
+}
+
+func (p *Pages) webhookDelete(c echo.Context) error {
+	start, m := time.Now(), me(c)
+	if err := p.requireNotify(); err != nil {
+		return p.notifyFailed(c, "webhook", err)
+	}
+	owner, err := p.webhookScope(c)
+	if err == nil {
+		err = p.notify.DeleteWebhook(c.Request().Context(), m.OrgID, owner, c.FormValue("id"))
+	}
+	p.recordAction(c, "web:delete_webhook", start, err, m.UserID)
+	if err != nil {
+		return p.notifyFailed(c, "webhook", err)
+	}
+	return done(c, "/profile/notifications", "webhook-deleted")
+}
+
+// orgNotificationsSubmit sets the org's text mode and reminder time.
+func (p *Pages) orgNotificationsSubmit(c echo.Context) error {
+	start, m := time.Now(), me(c)
+	if err := p.requireNotify(); err != nil {
+		return p.notifyFailed(c, "org", err)
+	}
+	if !m.IsAdmin() {
+		return p.notifyFailed(c, "org", ctalk.Errorf(ctalk.EForbidden, "only an admin of your organization can change its notification settings"))
+	}
+	minutes, err := strconv.Atoi(c.FormValue("reminder_minutes"))
+	if err != nil {
+		return p.notifyFailed(c, "org", ctalk.Errorf(ctalk.EInvalid, "the reminder time must be a whole number of minutes (0 for no reminders)"))
+	}
+	_, err = p.notify.SaveOrgSettings(c.Request().Context(), m.OrgID, notify.OrgSettings{TextMode: c.FormValue("text_mode"), ReminderMinutes: minutes})
+	p.recordAction(c, "web:update_org_notification_settings", start, err, m.UserID)
+	if err != nil {
+		return p.notifyFailed(c, "org", err)
+	}
+	return done(c, "/profile/notifications", "org")
+}

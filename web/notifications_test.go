@@ -1,0 +1,116 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/notify"
+)
+
+// TestNotificationSettingsPage: a person saves their channels per kind,
+// quiet hours and pause with the form; a bad zone is refused next to the
+// form; a webhook's secret is shown once and never again; a member cannot
+// touch the org's settings or webhooks, an admin can; a form without its
+// CSRF token changes nothing.
+func TestNotificationSettingsPage(t *testing.T) {
+	each(t, func(t *testing.T, engine db.Engine) {
+		s := start(t, engine)
+		s.org(t, "acme")
+		ctx := context.Background()
+		bob := s.newClient(t, "acme", "bob")
+		code, page := bob.get("/profile/notifications")
+		if code != http.StatusOK {
+			t.Fatalf("GET: %d", code)
+		}
+		mustShow(t, "page", page, "A question waits for you", "PUBLIC_URL", "Delivery log")
+		mustNotShow(t, "member's page", page, "Your organization")
+
+		form := url.Values{"kind.question": {"webhook"}, "kind.mention": {"email", "webhook"}, "paused": {"on"},
+			"quiet_start": {"22:00"}, "quiet_end": {"07:00"}, "time_zone": {"Europe/Berlin"}}
+		if code, body := bob.postRaw("/profile/notifications", form); code != http.StatusForbidden {
+			t.Fatalf("without CSRF: %d %s", code, body)
+		}
+		if code, _ := bob.post("/profile/notifications", form); code != http.StatusOK {
+			t.Fatalf("save: %d", code)
+		}
+		set, err := s.Notify.Settings(ctx, "acme", "bob")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q := set.Channels[notify.KindQuestion]; len(q) != 1 || q[0] != "webhook" || !set.Paused || set.QuietStart != "22:00" || set.TimeZone != "Europe/Berlin" ||
+			len(set.Channels[notify.KindDraft]) != 0 || len(set.Channels[notify.KindMention]) != 2 {
+			t.Fatalf("saved %+v", set)
+		}
+		form.Set("time_zone", "Mars/Olympus")
+		if code, body := bob.post("/profile/notifications", form); code != http.StatusBadRequest || !strings.Contains(body, "IANA") {
+			t.Fatalf("a bad zone: %d", code)
+		}
+
+		code, page = bob.post("/profile/notifications/webhooks", url.Values{"url": {"https://hooks.slack.com/services/T/B/x"}, "format": {"slack"}})
+		secret := regexp.MustCompile(`whsec_[A-Za-z0-9+/=]+`).FindString(page)
+		if code != http.StatusOK || secret == "" {
+			t.Fatalf("add webhook: %d, secret %q", code, secret)
+		}
+		_, page = bob.get("/profile/notifications")
+		mustShow(t, "page with the webhook", page, "hooks.slack.com")
+		mustNotShow(t, "page after", page, secret)
+		if code, _ := bob.post("/profile/notifications/webhooks", url.Values{"url": {"http://example.com/hook"}}); code != http.StatusBadRequest {
+			t.Fatalf("an http webhook: %d", code)
+		}
+
+		if code, _ := bob.post("/profile/notifications/org", url.Values{"text_mode": {"full"}, "reminder_minutes": {"5"}}); code != http.StatusForbidden {
+			t.Fatalf("a member set the org's settings: %d", code)
+		}
+		if code, _ := bob.post("/profile/notifications/webhooks", url.Values{"url": {"https://example.com/hook"}, "scope": {"org"}}); code != http.StatusForbidden {
+			t.Fatalf("a member added an org webhook: %d", code)
+		}
+		alice := s.newClient(t, "acme", "alice")
+		if code, _ := alice.post("/profile/notifications/org", url.Values{"text_mode": {"full"}, "reminder_minutes": {"5"}}); code != http.StatusOK {
+			t.Fatalf("an admin: %d", code)
+		}
+		if o, _ := s.Notify.OrgSettings(ctx, "acme"); o.TextMode != "full" || o.ReminderMinutes != 5 {
+			t.Fatalf("org settings %+v", o)
+		}
+		hooks, _ := s.Notify.Webhooks(ctx, "acme", "bob")
+		if len(hooks) != 1 {
+			t.Fatalf("bob has %d webhooks", len(hooks))
+		}
+		if code, _ := alice.post("/profile/notifications/webhooks/delete", url.Values{"id": {hooks[0].ID}}); code != http.StatusNotFound {
+			t.Fatalf("alice deleted bob's webhook: %d", code)
+		}
+		if code, _ := bob.post("/profile/notifications/webhooks/delete", url.Values{"id": {hooks[0].ID}}); code != http.StatusOK {
+			t.Fatalf("delete: %d", code)
+		}
+
+		// A delivery that fails (loopback, which a server never reaches)
+		// shows in bob's log and, for alice the admin, among the org's
+		// failures; carol sees neither.
+		if _, err := s.Notify.SaveSettings(ctx, "acme", "bob", notify.Settings{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.Notify.AddWebhook(ctx, "acme", "bob", "bob", "https://127.0.0.1:9/hook", "json"); err != nil {
+			t.Fatal(err)
+		}
+		err = s.DB.Tx(ctx, func(tx db.Querier) error {
+			return s.Notify.Queue(ctx, tx, notify.Event{Kind: notify.KindQuestion, OrgID: "acme", UserID: "bob", Actor: "carol", Subject: "q_1", Text: "zebracorn", Link: "/inbox"})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Notify.Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+		_, page = bob.get("/profile/notifications")
+		mustShow(t, "bob's log", page, "failed", "private, loopback or link-local", "disabled")
+		_, page = alice.get("/profile/notifications")
+		mustShow(t, "alice's failures", page, "question to bob", "failed")
+		carol := s.newClient(t, "acme", "carol")
+		_, page = carol.get("/profile/notifications")
+		mustNotShow(t, "carol's page", page, "to bob", "127.0.0.1", "zebracorn")
+	})
+}
