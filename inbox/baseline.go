@@ -72,7 +72,7 @@ func (b *Baseline) PairStats(ctx context.Context, orgID, me string, senders []st
 // RecentExchanges runs the statement that reads the recent exchanges with a
 // page's senders.
 func (b *Baseline) RecentExchanges(ctx context.Context, orgID, me string, senders []string) error {
-	_, err := readContext(ctx, b.s.db, exchangeRowsSQL(len(senders)), me, senders, nil, pairArgs(orgID, me, senders))
+	_, err := readHistory(ctx, b.s.db, exchangeRowsSQL(len(senders)), me, senders, nil, pairArgs(orgID, me, senders))
 	return err
 }
 

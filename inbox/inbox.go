@@ -66,18 +66,18 @@ type Service struct {
 	db     *db.DB
 	cfg    Config
 	broker *wait.Broker
-	// pages holds pages of check_inbox read recently (see
+	// pageCache holds pages of check_inbox read recently (see
 	// DefaultPageCacheTTL); nil when cfg.PageCacheTTL is zero.
-	pages *pageCache
+	pageCache *pageCache
 }
 
 // NewService returns a Service over d that wakes waiters through b, whose
 // wake-ups, of this replica or another, also forget the service's cached
 // pages.
 func NewService(d *db.DB, cfg Config, b *wait.Broker) *Service {
-	s := &Service{db: d, cfg: cfg, broker: b, pages: newPageCache(d, cfg.PageCacheTTL)}
-	if s.pages != nil {
-		b.Heard(s.forgetPages)
+	s := &Service{db: d, cfg: cfg, broker: b, pageCache: newPageCache(d, cfg.PageCacheTTL)}
+	if s.pageCache != nil {
+		b.Heard(s.forgetCachedPages)
 	}
 	return s
 }

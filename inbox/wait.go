@@ -140,7 +140,7 @@ func (s *Service) claimInbox(ctx context.Context, orgID, userID string) (*Delive
 			return fmt.Errorf("claim inbox: %w", err)
 		}
 		sortQuestions(qs, func(q *Question) time.Time { return q.CreatedAt })
-		if d.Questions, err = s.withContext(ctx, tx, orgID, userID, qs); err != nil {
+		if d.Questions, err = s.withHistory(ctx, tx, orgID, userID, qs); err != nil {
 			return err
 		}
 		if d.Withdrawn, err = queryQuestions(ctx, tx, claimWithdrawalsSQL, now, orgID, userID); err != nil {
