@@ -22,6 +22,9 @@ type Interaction struct {
 }
 
 // Interaction returns the history between me and other in orgID.
+//
+// Returns only the database's errors: a pair that never exchanged a
+// question, or an unknown user, has zeros.
 func (s *Service) Interaction(ctx context.Context, orgID, me, other string) (*Interaction, error) {
 	stats, err := pairStats(ctx, s.db, orgID, me, []string{other})
 	if err != nil {
