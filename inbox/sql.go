@@ -11,7 +11,7 @@ import (
 
 // The SQL of the questions, drafts and interactions tables, which inbox
 // owns. Other packages call inbox's functions; the load harness measures
-// these statements through Baseline.
+// these statements through the statements of baseline.go.
 
 // askChecksSQL reads what an ask must pass, in one statement: whether the
 // recipient ($3) is in the org ($1), and how many questions the asker ($2)
@@ -201,7 +201,7 @@ func markHandedSQL(column string, n int) string {
 	return `UPDATE questions SET ` + column + ` = $1 WHERE org_id = $2 AND ` + column + ` IS NULL AND id IN (` + db.Placeholders(3, n) + `)`
 }
 
-// The statements of Baseline's seeding, which stores rows as the service's
+// The statements of the harness's seeding (baseline.go), which stores rows as the service's
 // own statements would have left them.
 const (
 	seedQuestionSQL = `INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, created_at, resolved_at, resolution, recipient_handed_at, asker_handed_at)
