@@ -3,7 +3,6 @@ package ctalk_test
 import (
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -23,16 +22,7 @@ func readcacheImporters(t *testing.T, root string) []string {
 	const path = "github.com/ctalk/ctalk/internal/readcache"
 	seen := map[string]bool{}
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if e.IsDir() && (strings.HasPrefix(e.Name(), ".") || e.Name() == "testdata") && p != root {
-			return filepath.SkipDir
-		}
-		if e.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
+	err := productionGo(root, func(p string) error {
 		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
 		if err != nil {
 			return err
