@@ -1,5 +1,6 @@
 // Package dbtest runs a test once per database engine: SQLite always, and
-// Postgres when TEST_DATABASE_URL is set, each on a fresh, migrated schema.
+// Postgres when TEST_DATABASE_URL is set, each on a fresh, migrated database
+// (a schema of its own on Postgres).
 package dbtest
 
 import (
