@@ -16,6 +16,7 @@ import (
 )
 
 func TestStdioHelp(t *testing.T) {
+	t.Parallel()
 	for _, flag := range []string{"--help", "-h"} {
 		var stdout, stderr bytes.Buffer
 		if err := run(t.Context(), []string{"stdio", flag}, func(string) string { return "" }, &stdout, &stderr, nil); err != nil {
@@ -35,6 +36,7 @@ func TestStdioHelp(t *testing.T) {
 }
 
 func TestStdioArgs(t *testing.T) {
+	t.Parallel()
 	getenv := func(k string) string {
 		if k == "CTALK_TOKEN" {
 			return "ctalk_fromenv"
@@ -75,6 +77,7 @@ func TestStdioChild(t *testing.T) {
 // TestStdioProcess runs "ctalk stdio" as its own process, driven over its
 // real standard input and output by an MCP client, as MCP clients run it.
 func TestStdioProcess(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a process")
 	}

@@ -261,6 +261,7 @@ func toJSON(t *testing.T, v any) string {
 }
 
 func TestBridge(t *testing.T) {
+	t.Parallel()
 	for _, era := range testkit.Eras {
 		t.Run(era, func(t *testing.T) {
 			h := startHosted(t, dbtest.Open(t, db.SQLite), "127.0.0.1:0")
@@ -402,6 +403,7 @@ func TestBridge(t *testing.T) {
 // and calls work again once the server is back, also when the restarted
 // server has forgotten the bridge's session.
 func TestServerRestart(t *testing.T) {
+	t.Parallel()
 	for _, era := range testkit.Eras {
 		for _, forgetful := range []bool{false, true} {
 			name := era + "/sessions_kept"
@@ -457,6 +459,7 @@ func testServerRestart(t *testing.T, era string, forgetful bool) {
 }
 
 func TestStartFailures(t *testing.T) {
+	t.Parallel()
 	h := startHosted(t, dbtest.Open(t, db.SQLite), "127.0.0.1:0")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -509,6 +512,7 @@ func TestStartFailures(t *testing.T) {
 }
 
 func TestParseArgs(t *testing.T) {
+	t.Parallel()
 	getenv := func(k string) string {
 		if k == "CTALK_TOKEN" {
 			return "ctalk_fromenv"
@@ -540,6 +544,7 @@ func TestParseArgs(t *testing.T) {
 // TestNoShortTimeout guards the waiting tools: nothing between the
 // bridge and the hosted server may give up on a call before 120 s.
 func TestNoShortTimeout(t *testing.T) {
+	t.Parallel()
 	b := newBridge(Config{Endpoint: "https://h/mcp"}, slog.New(slog.DiscardHandler))
 	c := b.httpClient(&remoteHTTP{base: b.base})
 	if c.Timeout != 0 && c.Timeout < 120*time.Second {
