@@ -37,11 +37,10 @@ var (
 	rowLock = regexp.MustCompile(`\bFOR (NO KEY )?UPDATE\b`)
 )
 
-// writes returns every write in the production Go code under root, found
-// in its string literals, and the statements whose table it cannot read.
-func writes(root string) (out []write, unread []string, err error) {
-	fset := token.NewFileSet()
-	err = filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
+// productionGo calls fn with the path of every Go file of production code
+// under root: not tests, testdata or hidden folders.
+func productionGo(root string, fn func(path string) error) error {
+	return filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -51,6 +50,15 @@ func writes(root string) (out []write, unread []string, err error) {
 		if e.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
+		return fn(path)
+	})
+}
+
+// writes returns every write in the production Go code under root, found
+// in its string literals, and the statements whose table it cannot read.
+func writes(root string) (out []write, unread []string, err error) {
+	fset := token.NewFileSet()
+	err = productionGo(root, func(path string) error {
 		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 		if err != nil {
 			return err

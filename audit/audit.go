@@ -269,6 +269,8 @@ type Filter struct {
 
 // Events returns orgID's events matching f, newest first, at most f.Limit,
 // and whether there are more.
+//
+// Returns only the database's errors.
 func (l *Log) Events(ctx context.Context, orgID string, f Filter) ([]Event, bool, error) {
 	q := `SELECT id, at, org_id, user_id, tool, outcome, duration_ms, ids, request_id, factor FROM audit_events WHERE org_id = $1`
 	args := []any{orgID}
@@ -325,6 +327,8 @@ func (l *Log) Events(ctx context.Context, orgID string, f Filter) ([]Event, bool
 }
 
 // Prune deletes events older than before and returns how many.
+//
+// Returns only the database's errors.
 func (l *Log) Prune(ctx context.Context, before time.Time) (int64, error) {
 	var n int64
 	err := l.db.Write(ctx, func(q db.Querier) error {

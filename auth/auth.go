@@ -329,6 +329,8 @@ func (s *Service) readToken(ctx context.Context, hash string, now time.Time) (*S
 }
 
 // Logout revokes the token of sess.
+//
+// Returns only the database's errors: a token revoked already is not one.
 func (s *Service) Logout(ctx context.Context, sess *Session) error {
 	return s.revokeCredential(ctx, tokensTable, sess.TokenHash)
 }

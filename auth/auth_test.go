@@ -95,6 +95,7 @@ func wantCode(t *testing.T, err error, code ctalk.Code, want string) {
 }
 
 func TestPasswordRules(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, pw string
 		min      int
@@ -128,6 +129,7 @@ func TestPasswordRules(t *testing.T) {
 }
 
 func TestPasswordsStoredAsBcrypt(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		setup(t, d)
 		var adminHash string
@@ -160,6 +162,7 @@ func TestPasswordsStoredAsBcrypt(t *testing.T) {
 }
 
 func TestLoginIssuesStrongHashedToken(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
 		ctx := context.Background()
@@ -206,6 +209,7 @@ func TestLoginIssuesStrongHashedToken(t *testing.T) {
 }
 
 func TestAuthenticate(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
 		ctx := context.Background()
@@ -363,6 +367,7 @@ func TestAuthenticate(t *testing.T) {
 }
 
 func TestLoginFailuresLookAlike(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
 		ctx := context.Background()
@@ -386,6 +391,7 @@ func TestLoginFailuresLookAlike(t *testing.T) {
 }
 
 func TestLoginRefusesPasswordsBcryptWouldTruncate(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
 		ctx := context.Background()
@@ -411,6 +417,7 @@ func TestLoginRefusesPasswordsBcryptWouldTruncate(t *testing.T) {
 }
 
 func TestAccountLockout(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
 		ctx := context.Background()
@@ -497,6 +504,7 @@ func TestAccountLockout(t *testing.T) {
 }
 
 func TestVerifyAdminPassword(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
 		ctx := context.Background()
@@ -510,6 +518,7 @@ func TestVerifyAdminPassword(t *testing.T) {
 }
 
 func TestClientAddressLimit(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d, func(c *auth.Config) { c.IPRate, c.IPBurst = 0.001, 3 })
 		ctx := context.Background()
@@ -539,6 +548,7 @@ func TestClientAddressLimit(t *testing.T) {
 }
 
 func TestTokenShape(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for i := 0; i < 100; i++ {
 		raw, hash := auth.NewToken()

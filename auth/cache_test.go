@@ -41,6 +41,7 @@ func refused(t *testing.T, a *auth.Service, tok, what string) {
 // refuses it on the very next call on the same replica, although its check
 // was cached (for an hour here, so that only the revocation can end it).
 func TestRevocationIgnoresTheCache(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
 		auth.SetTokenCacheTTL(f.auth, time.Hour)
@@ -92,6 +93,7 @@ func TestRevocationIgnoresTheCache(t *testing.T) {
 // the token before a revocation committed, and finished after, does not
 // leave the revoked token in the cache.
 func TestCheckDuringRevocationIsNotCached(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
 		auth.SetTokenCacheTTL(f.auth, time.Hour)
@@ -124,6 +126,7 @@ func TestCheckDuringRevocationIsNotCached(t *testing.T) {
 // TestConcurrentChecksDuringRevocation checks, with concurrent callers of
 // one token, that no check that begins after a logout returned passes.
 func TestConcurrentChecksDuringRevocation(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
 		auth.SetTokenCacheTTL(f.auth, time.Hour)
@@ -211,6 +214,7 @@ func waitRefused(t *testing.T, a *auth.Service, tok, what string) {
 // replica's cache keeps entries for an hour here, so only the notification
 // can make it refuse the token.
 func TestRevocationReachesOtherReplicas(t *testing.T) {
+	t.Parallel()
 	a1, a2, o1 := replicas(t, db.Postgres)
 	auth.SetTokenCacheTTL(a2, time.Hour)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -246,6 +250,7 @@ func TestRevocationReachesOtherReplicas(t *testing.T) {
 // refuses a revoked token once its cache entry expires, within
 // auth.TokenCacheTTL.
 func TestLostRevocationNoticeIsBounded(t *testing.T) {
+	t.Parallel()
 	for _, e := range dbtest.Engines {
 		t.Run(string(e), func(t *testing.T) {
 			a1, a2, _ := replicas(t, e)

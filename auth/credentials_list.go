@@ -36,6 +36,8 @@ func credentialID(hash string) string { return hash[:credentialIDLen] }
 // Credentials lists the live login tokens, personal tokens and browser
 // sessions of sess's user, newest first; the browser session of sess is
 // marked Current.
+//
+// Returns only the database's errors.
 func (s *Service) Credentials(ctx context.Context, sess *Session) ([]Credential, error) {
 	rows, err := s.db.Query(ctx, `
 		SELECT hash, kind, label, created_at, last_used_at, expires_at FROM tokens

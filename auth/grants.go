@@ -134,6 +134,9 @@ type AccessToken struct {
 // OAuthAccess returns the access token stored under hash, of a current
 // member, or nil when there is none. It records the grant's use at most
 // once a minute.
+//
+// Returns only the database's errors: an unknown token is nil, not an
+// error.
 func (s *Service) OAuthAccess(ctx context.Context, hash string) (*AccessToken, error) {
 	a := AccessToken{Session: Session{TokenHash: hash}}
 	var (
@@ -197,6 +200,8 @@ func (s *Service) RevokeGrant(ctx context.Context, orgID, userID, grantID string
 // stored under hash belongs to, or the grant with that id: a replayed code
 // or refresh token, or a revocation request (RFC 7009). Nothing stored
 // under it is not an error.
+//
+// Returns only the database's errors.
 func (s *Service) RevokeGrantOf(ctx context.Context, hash, grantID string) error {
 	return s.revokeReturning(ctx, "oauth_grants", `UPDATE oauth_grants SET revoked_at = $1
 		WHERE (id = $2 OR id = (SELECT grant_id FROM oauth_tokens WHERE hash = $3)) AND revoked_at IS NULL
@@ -217,6 +222,8 @@ type Grant struct {
 
 // Grants lists the live connections of a person, newest first: not
 // revoked, with a refresh token that has not expired.
+//
+// Returns only the database's errors.
 func (s *Service) Grants(ctx context.Context, orgID, userID string) ([]Grant, error) {
 	rows, err := s.db.Query(ctx, `
 		SELECT g.id, g.client_id, g.client_name, g.created_at, g.last_used_at,

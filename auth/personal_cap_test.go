@@ -15,6 +15,7 @@ import (
 // database with them; revoking one makes room, and another person is not
 // limited by theirs.
 func TestPersonalTokenCap(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
 		ctx := context.Background()

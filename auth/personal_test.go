@@ -15,6 +15,7 @@ import (
 // personal with its label, authenticates as its person, outlives the idle
 // expiry of login tokens, and ends at the lifetime chosen.
 func TestPersonalToken(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
 		ctx := context.Background()
@@ -64,6 +65,7 @@ func TestPersonalToken(t *testing.T) {
 // never another person's; each can be revoked by its id, at once, and an
 // id of another person's is not found.
 func TestCredentials(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
 		ctx := context.Background()

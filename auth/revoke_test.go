@@ -43,6 +43,7 @@ func (f *fixture) wantLive(t *testing.T, live bool, tokens ...string) {
 }
 
 func TestRevokeUserTokens(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
 		ctx := context.Background()
@@ -70,6 +71,7 @@ func TestRevokeUserTokens(t *testing.T) {
 }
 
 func TestChangePassword(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d, func(c *auth.Config) { c.MaxFailures = 3 })
 		ctx := context.Background()
@@ -125,6 +127,7 @@ func TestChangePassword(t *testing.T) {
 // password at the same moment, from the same current password, many times:
 // exactly one change may win, and the password is the winner's.
 func TestChangePasswordConcurrently(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d, func(c *auth.Config) { c.MaxFailures = 1000 })
 		ctx := context.Background()
@@ -172,6 +175,7 @@ func TestChangePasswordConcurrently(t *testing.T) {
 }
 
 func TestResetPassword(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
 		ctx := context.Background()
@@ -203,6 +207,7 @@ func TestResetPassword(t *testing.T) {
 }
 
 func TestChangeAdminPassword(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
 		ctx := context.Background()
@@ -224,6 +229,7 @@ func TestChangeAdminPassword(t *testing.T) {
 // password just before the member was removed and stores its token just
 // after: the token must not work.
 func TestRemovedUserTokenRefused(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
 		ctx := context.Background()
@@ -251,6 +257,7 @@ func TestRemovedUserTokenRefused(t *testing.T) {
 // password and changing one's own password end browser sessions as they end
 // tokens, except the session the change was made in.
 func TestRevokeEndsBrowserSessions(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
 		ctx := context.Background()

@@ -48,6 +48,7 @@ func outcomes(t *testing.T, n int, attempt func(i int) error) map[ctalk.Code]int
 // answer "login failed") as the limits allow; the rest are refused as too
 // many attempts.
 func TestConcurrentWrongLoginsAreCountedBeforeTheCheck(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d, func(c *auth.Config) {
 			c.MaxFailures, c.AccountMaxFailures = 10, 15
@@ -81,6 +82,7 @@ func TestConcurrentWrongLoginsAreCountedBeforeTheCheck(t *testing.T) {
 // failures from many addresses, past the much higher account-wide ceiling,
 // hold the account, which still bounds a distributed guesser.
 func TestStrangerCannotLockTheOwnerOut(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d, func(c *auth.Config) { c.MaxFailures, c.AccountMaxFailures = 10, 25 })
 		ctx := context.Background()
@@ -129,6 +131,7 @@ func TestStrangerCannotLockTheOwnerOut(t *testing.T) {
 // compare, are bounded per client address even on org ids that do not
 // exist, and per org and address in the database.
 func TestAdminPasswordChecksAreBounded(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d, func(c *auth.Config) { c.IPRate, c.IPBurst = 0.001, 5 })
 		ctx := auth.WithClientAddr(context.Background(), "198.51.100.9")
@@ -149,6 +152,7 @@ func TestAdminPasswordChecksAreBounded(t *testing.T) {
 // TestIPv6NetworksShareABudget: the addresses of one IPv6 /64 are one client
 // for the per-address limits.
 func TestIPv6NetworksShareABudget(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d, func(c *auth.Config) { c.IPRate, c.IPBurst = 0.001, 2 })
 		ctx := context.Background()
@@ -177,6 +181,7 @@ func TestIPv6NetworksShareABudget(t *testing.T) {
 // after failures short of the limit. A refusal after real failures names
 // the real wait: until the oldest of them leaves the window.
 func TestChecksRunningAreNotFailures(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d, func(c *auth.Config) { c.IPBurst = 1000 })
 		ctx := auth.WithClientAddr(context.Background(), "198.51.100.7")

@@ -17,6 +17,7 @@ import (
 // less.
 
 func TestDummyHashHasTheConfiguredCost(t *testing.T) {
+	t.Parallel()
 	for _, cost := range []int{4, 5} {
 		s, err := NewService(nil, Config{BcryptCost: cost})
 		if err != nil {

@@ -51,6 +51,7 @@ func FuzzToken(f *testing.F) {
 // TestNewTokenWellFormed checks that fresh tokens are well-formed, distinct
 // and stored under the hash of the raw token.
 func TestNewTokenWellFormed(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for range 1000 {
 		raw, hash := auth.NewToken()

@@ -39,6 +39,8 @@ func (s *Service) SignIn(ctx context.Context, orgID, userID, password, clientIP 
 // StartWebSession starts a browser session for a person whose identity was
 // just proven (by password, or by creating their organization), filling in
 // sess's hash and expiry.
+//
+// Returns only the database's errors.
 func (s *Service) StartWebSession(ctx context.Context, sess *Session) (string, error) {
 	raw, _ := NewToken()
 	raw = webSessionPrefix + raw[len(TokenPrefix):]
@@ -115,6 +117,9 @@ func (s *Service) webSession(ctx context.Context, hash string, now time.Time) (*
 }
 
 // EndWebSession signs a browser session out.
+//
+// Returns only the database's errors: a session ended already is not
+// one.
 func (s *Service) EndWebSession(ctx context.Context, sess *Session) error {
 	return s.revokeCredential(ctx, webSessionsTable, sess.TokenHash)
 }

@@ -14,6 +14,7 @@ import (
 // TestStillSignedInIsNotAUse: a page's live stream checks its session
 // without keeping it from going idle, and sees it end when it is signed out.
 func TestStillSignedInIsNotAUse(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
 		ctx := context.Background()

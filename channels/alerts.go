@@ -90,6 +90,8 @@ func fileAlerts(ctx context.Context, q db.Querier, orgID string, m *Message) ([]
 
 // HasAlerts says whether c has alerts or decisions on held posts not yet
 // handed over, without handing them over.
+//
+// Returns only the database's errors.
 func (s *Service) HasAlerts(ctx context.Context, c Caller) (bool, error) {
 	n, decided, err := s.pendingAlerts(ctx, c)
 	return n+decided > 0, err
@@ -98,6 +100,8 @@ func (s *Service) HasAlerts(ctx context.Context, c Caller) (bool, error) {
 // Alerts hands over the caller's alerts not yet handed over, oldest first,
 // at most MaxAlerts, and forgets them: two calls, on one replica or two,
 // never hand over the same alert.
+//
+// Returns only the database's errors.
 func (s *Service) Alerts(ctx context.Context, c Caller) ([]*Alert, error) {
 	out := []*Alert{}
 	n, decided, err := s.pendingAlerts(ctx, c)

@@ -16,6 +16,7 @@ import (
 // all at once: no call may fail, and each member gets each message once,
 // and each alert once.
 func TestPostsAndReadsDoNotBlockEachOther(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := fixture(t, d)

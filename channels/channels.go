@@ -362,6 +362,8 @@ func (s *Service) wakeUsers(orgID string, ids []string) {
 // List returns the channels the caller may see: every public channel of the
 // org and the private ones they are in, by name, with member counts and the
 // caller's unread counts. Archived channels only when includeArchived.
+//
+// Returns only the database's errors.
 func (s *Service) List(ctx context.Context, c Caller, includeArchived bool) ([]*Channel, error) {
 	if err := s.cursors.settle(ctx, c); err != nil {
 		return nil, err

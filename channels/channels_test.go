@@ -65,6 +65,7 @@ func names(chs []*Channel) []string {
 }
 
 func TestChannelLifecycle(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := fixture(t, d)
@@ -165,6 +166,7 @@ func ptr(s string) *string { return &s }
 // private channel the caller is not in: each must be "not found", exactly as
 // for a channel that does not exist.
 func TestTenancy(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := fixture(t, d)

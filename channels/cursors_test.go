@@ -17,6 +17,7 @@ import (
 // before the batch is written leaves the messages unread, handed over again,
 // never lost.
 func TestReadCursorsAtLeastOnce(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := fixture(t, d)
@@ -63,6 +64,7 @@ func TestReadCursorsAtLeastOnce(t *testing.T) {
 // TestReadCursorsClose shows that Close writes the moves still pending, and
 // that moves after it are written at once.
 func TestReadCursorsClose(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := fixture(t, d)
@@ -86,6 +88,7 @@ func TestReadCursorsClose(t *testing.T) {
 // own list writes its batch) and two readers in one batch: every cursor
 // stays at the newest message read.
 func TestReadCursorsNeverMoveBack(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := fixture(t, d)
@@ -129,6 +132,7 @@ func unreadOf(t *testing.T, s *Service, c Caller, name string) int64 {
 // that queue behind a running read share the next one, which checks the
 // membership of each of them, and only them.
 func TestSharedReadsNeverStale(t *testing.T) {
+	t.Parallel()
 	var g sharedReads
 	k := pageKey{"acme", "dev", 0}
 	started, release := make(chan struct{}), make(chan struct{})
@@ -201,6 +205,7 @@ func asSet(ss []string) map[string]bool {
 // waits for that write instead of finding nothing pending and letting the
 // count read the old cursor.
 func TestSettleWaitsForFlush(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := fixture(t, d)

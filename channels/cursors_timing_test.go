@@ -46,6 +46,7 @@ func timedCursors(start time.Time) (*cursors, *recordedWrites) {
 // a fan-out are answered one after another, share one write after the
 // last.
 func TestCursorBatchWaitsForTheBurst(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		w, rec := timedCursors(time.Now())
 		ctx := context.Background()
@@ -75,6 +76,7 @@ func TestCursorBatchWaitsForTheBurst(t *testing.T) {
 // cursorMaxDelay after its first advance even while advances keep coming,
 // so that another replica sees a read at most that late.
 func TestCursorBatchBound(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		w, rec := timedCursors(time.Now())
 		ctx := context.Background()
@@ -99,6 +101,7 @@ func TestCursorBatchBound(t *testing.T) {
 // TestCursorBatchDrainedOnClose shows that close writes a batch still
 // gathering, at once, and that a timer still due finds nothing left.
 func TestCursorBatchDrainedOnClose(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		w, rec := timedCursors(time.Now())
 		ctx := context.Background()

@@ -71,6 +71,7 @@ type betweenOnce struct {
 // stayed gets the post that woke them. get_messages and search_messages are
 // held the same way.
 func TestLeaverNeverHandedLaterPost(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := fixture(t, d)

@@ -22,6 +22,7 @@ func texts(ms []*Message) []string {
 }
 
 func TestParseMentions(t *testing.T) {
+	t.Parallel()
 	for text, want := range map[string][]string{
 		"@bob and @Carol, see @bob":      {"bob", "carol"},
 		"ping @channel: release at 5":    {MentionChannel},
@@ -36,6 +37,7 @@ func TestParseMentions(t *testing.T) {
 }
 
 func TestPostAndRead(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := fixture(t, d)
@@ -100,6 +102,7 @@ func TestPostAndRead(t *testing.T) {
 }
 
 func TestLatestAndUnread(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := fixture(t, d)
@@ -150,6 +153,7 @@ func TestLatestAndUnread(t *testing.T) {
 // message unread, but get_unread, and a wait for unread messages, hand over
 // only the others' messages, and read past one's own.
 func TestOwnPostsNeverUnread(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := fixture(t, d)

@@ -18,6 +18,7 @@ import (
 // urgent post and a decision on a held post each reach the member on the
 // very next call, from the same replica.
 func TestNoAlertsKnown(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		cfg := DefaultConfig()
@@ -77,6 +78,7 @@ func TestNoAlertsKnown(t *testing.T) {
 // wake-up can end it), and a reconnect of that replica's listener forgets
 // everything it knew.
 func TestNoAlertsOtherReplicas(t *testing.T) {
+	t.Parallel()
 	d := dbtest.Open(t, db.Postgres)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -130,6 +132,7 @@ func TestNoAlertsOtherReplicas(t *testing.T) {
 // him; once every post has returned, nothing the readers found while racing
 // keeps the rest from him: every mention is handed over, once.
 func TestNoAlertsRacingPosts(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		cfg := DefaultConfig()

@@ -12,6 +12,7 @@ import (
 // options or arrays to Postgres, search (planned for each query) and the
 // batched read-cursor write, through PgBouncer in transaction mode.
 func TestSearchAndCursorsThroughPooler(t *testing.T) {
+	t.Parallel()
 	p := dbtest.PgBouncer(t)
 	d, err := db.Open(context.Background(), db.Config{URL: p.URL, DirectURL: p.DirectURL})
 	if err != nil {

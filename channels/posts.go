@@ -141,6 +141,8 @@ func (s *Service) hold(ctx context.Context, tx db.Querier, c Caller, name string
 
 // HeldPosts lists the caller's posts that wait for their approval, oldest
 // first, at most MaxHeld.
+//
+// Returns only the database's errors.
 func (s *Service) HeldPosts(ctx context.Context, c Caller) ([]*HeldPost, error) {
 	rows, err := s.db.Query(ctx, heldPostsSQL, c.OrgID, c.UserID, MaxHeld)
 	if err != nil {

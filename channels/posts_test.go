@@ -26,6 +26,7 @@ func humanMode(t testing.TB, d *db.DB) {
 // channel's counts, a waiter), not even its own author's reads of the
 // channel; only the author's list of held posts does.
 func TestHeldPostIsSeenByNoOne(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := fixture(t, d)
@@ -78,6 +79,7 @@ func TestHeldPostIsSeenByNoOne(t *testing.T) {
 // as the agent wrote it, marked approved, with its mentions' alerts, and
 // wakes a waiter; many approvals and rejections at once have one outcome.
 func TestApprovePublishesOnce(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := fixture(t, d)
@@ -173,6 +175,7 @@ func TestApprovePublishesOnce(t *testing.T) {
 // TestRejectAndEdit: a rejection publishes nothing and hands its note to
 // the author's agent once; an edit publishes the person's text as theirs.
 func TestRejectAndEdit(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := fixture(t, d)
@@ -232,6 +235,7 @@ func TestRejectAndEdit(t *testing.T) {
 // and its approval fails, leaving it pending, when the channel was
 // archived meanwhile.
 func TestHeldPostChecks(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := fixture(t, d)
@@ -259,6 +263,7 @@ func TestHeldPostChecks(t *testing.T) {
 // TestDecisionsHandedOverOnce: concurrent check_inbox and wait_for_inbox
 // calls of one agent hand each decision on its posts over exactly once.
 func TestDecisionsHandedOverOnce(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := fixture(t, d)

@@ -13,6 +13,7 @@ import (
 // listed in a channel's members nor can be invited, as if they did not
 // exist; the channel keeps working for everyone else.
 func TestRemovedMembersLeaveChannels(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := fixture(t, d)
 		ctx := context.Background()

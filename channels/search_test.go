@@ -12,6 +12,7 @@ import (
 )
 
 func TestFTSQuery(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		`retry logic`:                   `"retry" AND "logic"`,
 		`"exponential backoff" -jitter`: `"exponential backoff" NOT "jitter"`,
@@ -32,6 +33,7 @@ func TestFTSQuery(t *testing.T) {
 }
 
 func TestSearch(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := fixture(t, d)

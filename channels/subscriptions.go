@@ -82,6 +82,9 @@ func (s *Service) Unsubscribe(ctx context.Context, c Caller, sessionID, name str
 }
 
 // ForgetSession drops every subscription of an MCP session that ended.
+//
+// Returns only the database's errors: a session with no subscriptions
+// is not one.
 func (s *Service) ForgetSession(ctx context.Context, c Caller, sessionID string) error {
 	err := s.db.Write(ctx, func(q db.Querier) error {
 		_, err := q.Exec(ctx, forgetSessionSQL, c.OrgID, c.UserID, sessionID)
@@ -116,6 +119,9 @@ func (s *Service) subscriptions(ctx context.Context, c Caller, sessionID string)
 // ends. It follows the session's subscriptions as they change (also from
 // other replicas), and drops a channel the caller leaves. Between wake-ups
 // it holds no database connection.
+//
+// Returns EInvalid for a missing or overlong session id, and the
+// database's errors; nil once ctx ends.
 func (s *Service) Watch(ctx context.Context, c Caller, sessionID string, updated func(channel string)) error {
 	if err := checkSessionID(sessionID); err != nil {
 		return err

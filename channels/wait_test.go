@@ -18,6 +18,7 @@ import (
 func noRecheck(s *Service) { s.cfg.Recheck = time.Hour }
 
 func TestWaitRefusals(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := fixture(t, d)
@@ -38,6 +39,7 @@ func TestWaitRefusals(t *testing.T) {
 // TestWaitSeesNewChannels shows that a wait on all of one's channels wakes
 // for a channel one is invited to while waiting.
 func TestWaitSeesNewChannels(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := fixture(t, d)
@@ -64,6 +66,7 @@ func TestWaitSeesNewChannels(t *testing.T) {
 // and two waiters sharing one read cursor split the messages between them
 // without either getting one the other got.
 func TestManyPostersManyWaiters(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := fixture(t, d)
@@ -148,6 +151,7 @@ func TestManyPostersManyWaiters(t *testing.T) {
 // checked: those who left the channel while waiting are refused, and every
 // other gets the message, once.
 func TestWokenWaitersCheckedEach(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := fixture(t, d)

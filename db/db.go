@@ -279,6 +279,8 @@ func (d *DB) checkpoints(ctx context.Context, every time.Duration) {
 }
 
 // Close stops the SQLite checkpointer, then closes the pool.
+//
+// Returns the pool's error closing it, with no error code.
 func (d *DB) Close() error {
 	if d.stopCheckpoints != nil {
 		d.stopCheckpoints()
@@ -355,6 +357,8 @@ func pooledExecMode(pc *pgx.ConnConfig, rawURL string) {
 }
 
 // Ping checks that the database answers.
+//
+// Returns EUnavailable when the database does not answer.
 func (d *DB) Ping(ctx context.Context) error { return Translate(d.pool.PingContext(ctx)) }
 
 // Stats returns the statistics of the connection pool.

@@ -34,6 +34,9 @@ func LockID(parts ...string) int64 {
 // are granted. Transaction-scoped locks also work through a pooler in
 // transaction mode, where session locks do not. Callers take locks in one
 // global order, so that two callers cannot wait for each other.
+//
+// Returns the query's errors translated into codes (see Translate), and
+// an error with no code on SQLite.
 func (d *DB) QueryRowLocked(ctx context.Context, locks []int64, query string, args []any, dest ...any) error {
 	if d.Engine != Postgres {
 		return errors.New("QueryRowLocked needs Postgres")

@@ -20,6 +20,9 @@ import (
 
 // MigrateUp applies every pending migration. On Postgres the migration driver
 // holds an advisory lock, so replicas that start together apply each step once.
+//
+// Returns the migration's error with no error code: the binary reports it
+// and stops.
 func (d *DB) MigrateUp() error {
 	m, err := d.migrator()
 	if err != nil {
@@ -37,6 +40,8 @@ func (d *DB) MigrateUp() error {
 // applied it also drops the migrations' own table, schema_migrations, so the
 // database holds nothing of ctalk's. It returns the versions it reverted,
 // newest first.
+//
+// Returns the errors of MigrateUp.
 func (d *DB) MigrateDown(n int) ([]uint, error) {
 	if ok, err := d.migrated(); err != nil || !ok {
 		return nil, err
@@ -122,6 +127,8 @@ func Migrations(e Engine) ([]uint, error) {
 // MigrationVersion returns the applied schema version and whether a failed
 // migration left it dirty. Version 0 means no migration has been applied.
 // It changes nothing.
+//
+// Returns the errors of MigrateUp.
 func (d *DB) MigrationVersion() (version uint, dirty bool, err error) {
 	if ok, err := d.migrated(); err != nil || !ok {
 		return 0, false, err

@@ -209,6 +209,8 @@ const notifySQL = `SELECT set_config('synchronous_commit', 'off', true), pg_noti
 
 // Notify sends every payload on channel, in one statement through the
 // request pool. Listeners get them once it commits.
+//
+// Returns the statement's errors translated into codes (see Translate).
 func (d *DB) Notify(ctx context.Context, channel string, payloads []string) error {
 	_, err := d.pool.ExecContext(ctx, notifySQL, channel, payloads)
 	return Translate(err)

@@ -27,6 +27,8 @@ type Querier interface {
 // DB has no Exec, so that no write skips the queue by accident.
 
 // Query runs a query that only reads, outside a transaction.
+//
+// Returns the statement's errors translated into codes (see Translate).
 func (d *DB) Query(ctx context.Context, query string, args ...any) (*Rows, error) {
 	return querier{d, d.pool}.Query(ctx, query, args...)
 }
@@ -40,6 +42,9 @@ func (d *DB) QueryRow(ctx context.Context, query string, args ...any) *Row {
 // Tx runs fn in a transaction, as the one writer of a SQLite database (see
 // Write), and commits when fn returns nil. Errors are translated into ctalk
 // error codes.
+//
+// Returns fn's error, or the transaction's, translated into codes (see
+// Translate).
 func (d *DB) Tx(ctx context.Context, fn func(q Querier) error) error {
 	release, err := d.admitWriter(ctx)
 	if err != nil {
@@ -70,6 +75,8 @@ func (d *DB) Tx(ctx context.Context, fn func(q Querier) error) error {
 // writers sleep. Every Tx is a write (BEGIN IMMEDIATE), so Tx and Write queue
 // for the lock in Go instead, and it passes to the next writer at once.
 // busy_timeout still covers another process writing to the same file.
+//
+// Returns the errors of Tx.
 func (d *DB) Write(ctx context.Context, fn func(q Querier) error) error {
 	release, err := d.admitWriter(ctx)
 	if err != nil {

@@ -58,6 +58,7 @@ func askAtInstant(t *testing.T, d *db.DB, s *inbox.Service, from, to string, n i
 // question (not the recipient's, not another org's same-named user's), and
 // a next cursor only when another page follows.
 func TestAskedPagesNewestFirst(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		seedZeta(t, d)
@@ -131,6 +132,7 @@ func containsID(ids []string, id string) bool {
 // and the decline reason, yet check_replies (Replies) and wait_for_reply
 // still hand both to my agent afterwards.
 func TestAskedLeavesRepliesForTheAgent(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(d)
@@ -180,6 +182,7 @@ func TestAskedLeavesRepliesForTheAgent(t *testing.T) {
 // asked the other, newest first, up to the limit, with the pair's counts,
 // and nothing of a third person.
 func TestBetweenBothWays(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(d)
@@ -230,6 +233,7 @@ func TestBetweenBothWays(t *testing.T) {
 // (the page and its recipients), whether it holds 1 or 50 questions to as
 // many people.
 func TestAskedPageStatementCount(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		others := seedSenders(t, d, 50)
 		s := newService(d)

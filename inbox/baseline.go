@@ -7,88 +7,75 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/internal/baseline"
 )
 
-// Baseline runs the statements of ask_person, check_inbox and check_replies
-// one at a time, without the rules around them, and seeds history in bulk,
-// for the load harness: it measures the database's share of a tool with
-// the very SQL the tool runs, which stays here, unexported, with its owner.
-// The server never uses it.
-type Baseline struct {
+// statements are the load harness's baseline.Statements: the stored work
+// of ask_person, check_inbox and check_replies one statement at a time,
+// with the very SQL of the tools, which stays here with its owner. The
+// server never uses them.
+type statements struct {
 	s *Service
 }
 
-// NewBaseline returns the statements of a Service over d with cfg's limits,
-// which needs no broker.
-func NewBaseline(d *db.DB, cfg Config) *Baseline {
-	return &Baseline{&Service{db: d, cfg: cfg}}
+func init() {
+	baseline.RegisterQuestions(func(d *db.DB, l baseline.Limits) baseline.Statements {
+		cfg := DefaultConfig()
+		cfg.AsksPerMinute, cfg.LoopMax = l.AsksPerMinute, l.LoopMax
+		// A Service of the statements alone needs no broker: they wake no one.
+		return &statements{&Service{db: d, cfg: cfg}}
+	})
 }
 
-// InsertQuestion stores a question with ask_person's INSERT alone, in its
-// own implicit transaction, through the writer queue.
-func (b *Baseline) InsertQuestion(ctx context.Context, orgID, asker, to, text string) error {
+// InsertQuestion is baseline.Statements.InsertQuestion.
+func (b *statements) InsertQuestion(ctx context.Context, orgID, asker, to, text string) error {
 	return b.s.db.Write(ctx, func(q db.Querier) error {
 		_, err := q.Exec(ctx, askInsertSQL, orgID, newID(messageIDPrefix), asker, to, text, sql.NullString{}, b.s.db.Now())
 		return err
 	})
 }
 
-// Ask is the whole of ask_person's stored work without a key or a wake-up:
-// on Postgres one round trip, on SQLite one transaction (see insertQuestion).
-func (b *Baseline) Ask(ctx context.Context, orgID, asker, to, text string) error {
+// Ask is baseline.Statements.Ask.
+func (b *statements) Ask(ctx context.Context, orgID, asker, to, text string) error {
 	q := &Question{ID: newID(messageIDPrefix), From: asker, To: to, Text: text, CreatedAt: b.s.db.Now()}
 	_, err := b.s.insertQuestion(ctx, orgID, q)
 	return err
 }
 
-// AskChecks runs ask_person's check statement alone: the recipient, the
-// asker's rate and the pair's loop-breaker count.
-func (b *Baseline) AskChecks(ctx context.Context, orgID, asker, to string) error {
+// AskChecks is baseline.Statements.AskChecks.
+func (b *statements) AskChecks(ctx context.Context, orgID, asker, to string) error {
 	var c askChecks
 	now := b.s.db.Now()
 	return b.s.db.QueryRow(ctx, askChecksSQL, orgID, asker, to, now.Add(-time.Minute), now.Add(-b.s.cfg.LoopWindow)).
 		Scan(&c.recipient, &c.rateN, &c.rateOldest, &c.loopN, &c.loopOldest)
 }
 
-// InboxPage runs the SELECT of check_inbox's first page of limit questions.
-func (b *Baseline) InboxPage(ctx context.Context, orgID, userID string, limit int) error {
+// InboxPage is baseline.Statements.InboxPage.
+func (b *statements) InboxPage(ctx context.Context, orgID, userID string, limit int) error {
 	_, _, _, err := readInboxPage(ctx, b.s.db, orgID, userID, limit, pageCursor{At: time.Unix(0, 0).UTC()})
 	return err
 }
 
-// RepliesPage runs the SELECT of check_replies' first page after since.
-func (b *Baseline) RepliesPage(ctx context.Context, orgID, userID string, since time.Time, limit int) error {
+// RepliesPage is baseline.Statements.RepliesPage.
+func (b *statements) RepliesPage(ctx context.Context, orgID, userID string, since time.Time, limit int) error {
 	_, err := queryQuestions(ctx, b.s.db, repliesPageSQL, orgID, userID, since.UTC(), "", limit+1)
 	return err
 }
 
-// PairStats runs the statement that reads the pair statistics of a page's
-// senders.
-func (b *Baseline) PairStats(ctx context.Context, orgID, me string, senders []string) error {
+// PairStats is baseline.Statements.PairStats.
+func (b *statements) PairStats(ctx context.Context, orgID, me string, senders []string) error {
 	_, err := pairStats(ctx, b.s.db, orgID, me, senders)
 	return err
 }
 
-// RecentExchanges runs the statement that reads the recent exchanges with a
-// page's senders.
-func (b *Baseline) RecentExchanges(ctx context.Context, orgID, me string, senders []string) error {
-	_, err := readContext(ctx, b.s.db, exchangeRowsSQL(len(senders)), me, senders, nil, pairArgs(orgID, me, senders))
+// RecentExchanges is baseline.Statements.RecentExchanges.
+func (b *statements) RecentExchanges(ctx context.Context, orgID, me string, senders []string) error {
+	_, err := readHistory(ctx, b.s.db, exchangeRowsSQL(len(senders)), me, senders, nil, pairArgs(orgID, me, senders))
 	return err
 }
 
-// Seeded is a question stored directly by SeedQuestions: pending when
-// AnsweredAt is zero, else answered then with Answer, and handed over to
-// both sides.
-type Seeded struct {
-	ID, From, To, Text string
-	CreatedAt          time.Time
-	Answer             string
-	AnsweredAt         time.Time
-}
-
-// SeedQuestions stores questions directly, without the rules of Ask or the
-// pair statistics (see RebuildPairStats).
-func (b *Baseline) SeedQuestions(ctx context.Context, orgID string, qs []Seeded) error {
+// SeedQuestions is baseline.Statements.SeedQuestions.
+func (b *statements) SeedQuestions(ctx context.Context, orgID string, qs []baseline.Seeded) error {
 	return b.s.db.Tx(ctx, func(q db.Querier) error {
 		for _, s := range qs {
 			status, resolved, answer := StatusPending, sql.NullTime{}, sql.NullString{}
@@ -103,13 +90,8 @@ func (b *Baseline) SeedQuestions(ctx context.Context, orgID string, qs []Seeded)
 	})
 }
 
-// SeedHistory stores answered, handed-over history rows from..to in one
-// statement: row n is asked by u(n mod users) of u((n mod users + 1 + (n div
-// users) mod (users-1)) mod users), which visits every ordered pair of the
-// users u0 to u(users-1) evenly; it was asked n seconds before end and
-// answered 30 s later. Postgres then analyzes the table, as autovacuum would
-// after it grew this much.
-func (b *Baseline) SeedHistory(ctx context.Context, orgID string, users, from, to int, end time.Time) error {
+// SeedHistory is baseline.Statements.SeedHistory.
+func (b *statements) SeedHistory(ctx context.Context, orgID string, users, from, to int, end time.Time) error {
 	return b.s.db.Write(ctx, func(q db.Querier) (err error) {
 		if b.s.db.Engine == db.Postgres {
 			_, err = q.Exec(ctx, seedHistoryPostgresSQL, orgID, users, end, int64(from), int64(to))
@@ -123,9 +105,8 @@ func (b *Baseline) SeedHistory(ctx context.Context, orgID string, users, from, t
 	})
 }
 
-// Analyze updates the planner's statistics of the questions on Postgres, as
-// autovacuum does after a table grew; on SQLite it does nothing.
-func (b *Baseline) Analyze(ctx context.Context) error {
+// Analyze is baseline.Statements.Analyze.
+func (b *statements) Analyze(ctx context.Context) error {
 	if b.s.db.Engine != db.Postgres {
 		return nil
 	}
@@ -137,9 +118,8 @@ func (b *Baseline) Analyze(ctx context.Context) error {
 	})
 }
 
-// RebuildPairStats recounts an org's pair statistics from its questions, as
-// Ask and resolve keep them, after questions were seeded directly.
-func (b *Baseline) RebuildPairStats(ctx context.Context, orgID string) error {
+// RebuildPairStats is baseline.Statements.RebuildPairStats.
+func (b *statements) RebuildPairStats(ctx context.Context, orgID string) error {
 	return b.s.db.Tx(ctx, func(q db.Querier) error {
 		if _, err := q.Exec(ctx, clearPairStatsSQL, orgID); err != nil {
 			return fmt.Errorf("clear pair statistics: %w", err)

@@ -18,6 +18,8 @@ type Counts struct {
 }
 
 // Counts returns userID's counts, in one statement.
+//
+// Returns only the database's errors.
 func (s *Service) Counts(ctx context.Context, orgID, userID string) (Counts, error) {
 	var c Counts
 	if err := s.db.QueryRow(ctx, countsSQL, orgID, userID).Scan(&c.Waiting, &c.Drafts, &c.Replies); err != nil {
@@ -27,6 +29,8 @@ func (s *Service) Counts(ctx context.Context, orgID, userID string) (Counts, err
 }
 
 // Waiting counts the questions waiting for userID's answer.
+//
+// Returns only the database's errors.
 func (s *Service) Waiting(ctx context.Context, orgID, userID string) (int, error) {
 	var n int
 	if err := s.db.QueryRow(ctx, waitingSQL, orgID, userID).Scan(&n); err != nil {

@@ -14,6 +14,7 @@ import (
 // question from ask to draft to answer, on both sides, and never count
 // another person's questions.
 func TestCountsFollowAQuestion(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(d)
@@ -55,6 +56,7 @@ func TestCountsFollowAQuestion(t *testing.T) {
 // TestRecipientIsWoken: a new draft, an answer and a decline each wake
 // the person the question is for, so that their open pages show the change.
 func TestRecipientIsWoken(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(d)
@@ -89,6 +91,7 @@ func TestRecipientIsWoken(t *testing.T) {
 // TestWatchersAreNotWaitingAgents: an open page watching a person is woken
 // like a waiting agent, but not counted as one.
 func TestWatchersAreNotWaitingAgents(t *testing.T) {
+	t.Parallel()
 	b := wait.NewBroker()
 	agent, stopAgent := b.Subscribe("acme", "b")
 	page, stopPage := b.Watch("acme", "b")

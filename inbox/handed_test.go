@@ -16,6 +16,7 @@ import (
 // it shows, whether its page was all handed over already (read without a
 // write) or not, so that no wait hands it over again.
 func TestInboxHandsOverOnce(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(d)
@@ -69,6 +70,7 @@ func TestInboxHandsOverOnce(t *testing.T) {
 // read and marked in one transaction, so no later wait hands over a
 // question a check showed, and the wait hands over every other one.
 func TestConcurrentInboxChecksHandOverWhatTheyShow(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(d)

@@ -67,9 +67,9 @@ type Service struct {
 	db     *db.DB
 	cfg    Config
 	broker *wait.Broker
-	// pages holds pages of check_inbox read recently (see
+	// pageCache holds pages of check_inbox read recently (see
 	// DefaultPageCacheTTL); nil when cfg.PageCacheTTL is zero.
-	pages *pageCache
+	pageCache *pageCache
 	// notifier queues the notifications of questions in their
 	// transactions; nil queues none.
 	notifier notify.Queuer
@@ -98,9 +98,9 @@ func questionEvent(orgID string, q *Question) notify.Event {
 // wake-ups, of this replica or another, also forget the service's cached
 // pages.
 func NewService(d *db.DB, cfg Config, b *wait.Broker) *Service {
-	s := &Service{db: d, cfg: cfg, broker: b, pages: newPageCache(d, cfg.PageCacheTTL)}
-	if s.pages != nil {
-		b.Heard(s.forgetPages)
+	s := &Service{db: d, cfg: cfg, broker: b, pageCache: newPageCache(d, cfg.PageCacheTTL)}
+	if s.pageCache != nil {
+		b.Heard(s.forgetCachedPages)
 	}
 	return s
 }

@@ -80,6 +80,7 @@ func TestWaitsLeaveNoGoroutineOrSubscription(t *testing.T) {
 }
 
 func TestConcurrentWaitersNeverShareAQuestion(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(d)
@@ -125,6 +126,7 @@ func TestConcurrentWaitersNeverShareAQuestion(t *testing.T) {
 }
 
 func TestInboxPagination(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(d)
@@ -162,6 +164,7 @@ func TestInboxPagination(t *testing.T) {
 }
 
 func TestLostWakeUpCostsOnlyLatency(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		cfg := inbox.DefaultConfig()

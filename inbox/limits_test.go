@@ -94,6 +94,7 @@ func countAsked(t *testing.T, d *db.DB, asker string, since time.Time) int {
 // process and from two replicas on one database: exactly the limit is
 // stored, the rest are refused.
 func TestAskLimitsHoldUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	const (
 		perMinute  = 5
 		recipients = 12

@@ -86,7 +86,7 @@ func (s *Service) Review(ctx context.Context, orgID, userID, msgID string) (*Rev
 // reviews adds context and up to perQuestion drafts to questions sent to
 // userID, in a fixed number of statements.
 func (s *Service) reviews(ctx context.Context, orgID, userID string, qs []*Question, perQuestion int) ([]*Review, error) {
-	items, err := s.withContext(ctx, s.db, orgID, userID, qs)
+	items, err := s.withHistory(ctx, s.db, orgID, userID, qs)
 	if err != nil || len(items) == 0 {
 		return []*Review{}, err
 	}

@@ -25,6 +25,7 @@ func humanMode(t *testing.T, d *db.DB) {
 }
 
 func TestPersonReadsWithoutTakingFromTheAgent(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
 		ctx := context.Background()
@@ -64,6 +65,7 @@ func TestPersonReadsWithoutTakingFromTheAgent(t *testing.T) {
 }
 
 func TestPersonApprovesRejectsAndEdits(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
 		humanMode(t, d)
@@ -112,6 +114,7 @@ func TestPersonApprovesRejectsAndEdits(t *testing.T) {
 }
 
 func TestEditWithTheSameTextApproves(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
 		humanMode(t, d)
@@ -128,6 +131,7 @@ func TestEditWithTheSameTextApproves(t *testing.T) {
 }
 
 func TestOnlyTheRecipientDecides(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
 		ctx := context.Background()
@@ -155,6 +159,7 @@ func TestOnlyTheRecipientDecides(t *testing.T) {
 }
 
 func TestAnswerDirectly(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
 		humanMode(t, d)
@@ -193,6 +198,7 @@ func race(a, b func() error) (errA, errB error) {
 // agent sends the approved draft; exactly one answer is sent, and it is the
 // one the asker receives.
 func TestAnswerDirectlyAgainstTheAgentsSend(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
 		ctx := context.Background()
@@ -222,6 +228,7 @@ func TestAnswerDirectlyAgainstTheAgentsSend(t *testing.T) {
 // while their agent sends; never do both succeed, since a rejection that
 // reports success must have stopped the answer.
 func TestRejectAgainstTheAgentsSend(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
 		humanMode(t, d)
@@ -250,6 +257,7 @@ func TestRejectAgainstTheAgentsSend(t *testing.T) {
 // always succeeds, and the edit either adds its own version or is told a
 // newer draft was written; it never approves over the new proposal.
 func TestEditAgainstANewProposal(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
 		ctx := context.Background()
@@ -284,6 +292,7 @@ func TestEditAgainstANewProposal(t *testing.T) {
 // so that their other open pages show it, and an answer also wakes the
 // asker.
 func TestDecisionsWakeThePerson(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
 		ctx := context.Background()

@@ -15,6 +15,7 @@ import (
 // TestConcurrentProposalsEachAddAVersion proposes 20 drafts of one answer
 // at once: every call succeeds and adds its own version.
 func TestConcurrentProposalsEachAddAVersion(t *testing.T) {
+	t.Parallel()
 	const drafts = 20
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)

@@ -39,6 +39,7 @@ func resolveAt(t *testing.T, d *db.DB, s *inbox.Service, n int, at time.Time) {
 // one resolved_at: each reply comes exactly once, and has_more (a next
 // cursor) is given only when another page follows.
 func TestRepliesPagesAcrossOneInstant(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(d)
@@ -94,6 +95,7 @@ func TestRepliesPagesAcrossOneInstant(t *testing.T) {
 // TestRepliesExactlyLimitHasNoMore lists exactly limit replies: one page,
 // with no next page announced.
 func TestRepliesExactlyLimitHasNoMore(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(d)

@@ -97,6 +97,7 @@ func storedStatus(t *testing.T, d *db.DB, id string) string {
 }
 
 func TestSendOnlyTheExactLatestDraft(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
 		ctx := context.Background()
@@ -129,6 +130,7 @@ func TestSendOnlyTheExactLatestDraft(t *testing.T) {
 }
 
 func TestHumanModeSendsOnlyTheApprovedLatestDraft(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
 		ctx := context.Background()
@@ -160,6 +162,7 @@ func TestHumanModeSendsOnlyTheApprovedLatestDraft(t *testing.T) {
 }
 
 func TestOnlyTheRecipientAnswers(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
 		ctx := context.Background()
@@ -184,6 +187,7 @@ func TestOnlyTheRecipientAnswers(t *testing.T) {
 }
 
 func TestOnlyTheAskerWithdraws(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
 		ctx := context.Background()
@@ -204,6 +208,7 @@ func TestOnlyTheAskerWithdraws(t *testing.T) {
 }
 
 func TestOnlyPendingQuestionsChange(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
 		ctx := context.Background()
@@ -244,6 +249,7 @@ func TestOnlyPendingQuestionsChange(t *testing.T) {
 }
 
 func TestAskIdempotencyKeys(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
 		ctx := context.Background()
@@ -290,6 +296,7 @@ func TestAskIdempotencyKeys(t *testing.T) {
 // refused, stored or counted in the pair's statistics, and the limits count
 // the one question alone.
 func TestIdempotentRetryIsNotANewAsk(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		rulesOrgs(t, d)
 		ctx := context.Background()
@@ -370,6 +377,7 @@ func TestIdempotentRetryIsNotANewAsk(t *testing.T) {
 }
 
 func TestQuestionsStayInTheirOrg(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
 		ctx := context.Background()

@@ -17,6 +17,7 @@ import (
 // removed since they asked, on a page not yet handed over and on one that
 // was.
 func TestInboxSenders(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		ctx := context.Background()

@@ -11,7 +11,7 @@ import (
 
 // The SQL of the questions, drafts and interactions tables, which inbox
 // owns. Other packages call inbox's functions; the load harness measures
-// these statements through Baseline.
+// these statements through the statements of baseline.go.
 
 // askChecksSQL reads what an ask must pass, in one statement: whether the
 // recipient ($3) is in the org ($1), and how many questions the asker ($2)
@@ -92,9 +92,9 @@ const repliesPageSQL = `SELECT ` + questionColumns + ` FROM questions
 // draftColumns are the columns scanDraft reads.
 const draftColumns = `question_id, version, body, created_at, approved_at, rejected_at, rejection_note, by_person`
 
-// The context of a page of questions sent to a user is read in one
-// statement, the UNION ALL of the three reads below, whose rows share one
-// layout: the kind of row, then the columns contextRow scans. Their
+// The history of a page of questions sent to a user is read in one
+// statement, the UNION ALL of the four reads below, whose rows share one
+// layout: the kind of row, then the columns readHistory scans. Their
 // parameters are the org ($1), the user ($2), n others ($3 on) and, for the
 // drafts, m questions (after the others). The casts give every column one
 // type on Postgres, which types a UNION's columns a pair of branches at a
@@ -106,36 +106,36 @@ const (
 	kindSender   = 3
 )
 
-// unionAll joins statements of the context's row layout into one.
+// unionAll joins statements of the history's row layout into one.
 func unionAll(parts ...string) string {
 	return strings.Join(parts, "\n\tUNION ALL\n")
 }
 
-// contextSQL reads the whole context of a page of m questions from n
+// historySQL reads the whole history of a page of m questions from n
 // senders: who they are, their pair statistics, recent exchanges and
 // latest drafts.
 // Building its text costs about a tenth of running it on SQLite, so the
 // texts of the last few shapes of page are kept.
-func contextSQL(n, m int) string {
+func historySQL(n, m int) string {
 	key := [2]int{n, m}
-	contextTexts.mu.Lock()
-	defer contextTexts.mu.Unlock()
-	if q, ok := contextTexts.byShape[key]; ok {
+	historyTexts.mu.Lock()
+	defer historyTexts.mu.Unlock()
+	if q, ok := historyTexts.byShape[key]; ok {
 		return q
 	}
-	if len(contextTexts.byShape) >= maxContextTexts {
-		clear(contextTexts.byShape)
+	if len(historyTexts.byShape) >= maxHistoryTexts {
+		clear(historyTexts.byShape)
 	}
 	q := unionAll(pairRowsSQL(n), exchangeRowsSQL(n), draftRowsSQL(3+n, m), senderRowsSQL(n))
-	contextTexts.byShape[key] = q
+	historyTexts.byShape[key] = q
 	return q
 }
 
-// maxContextTexts bounds the texts contextSQL keeps: a page of 50 from 50
+// maxHistoryTexts bounds the texts historySQL keeps: a page of 50 from 50
 // senders is some 30 KB of SQL.
-const maxContextTexts = 64
+const maxHistoryTexts = 64
 
-var contextTexts = struct {
+var historyTexts = struct {
 	mu      sync.Mutex
 	byShape map[[2]int]string
 }{byShape: map[[2]int]string{}}
@@ -186,7 +186,7 @@ func draftRowsSQL(first, m int) string {
 // ownership, notes, profile notes and whether they were removed, removed
 // ones included, and nothing else (not the presence that orgs.Profiles
 // reads). users belongs to orgs; this one read of it stays inside the
-// context's statement so that a page costs one round trip fewer, and
+// history's statement so that a page costs one round trip fewer, and
 // ownership is decoded by orgs.DecodeOwnership. In the row layout: the id,
 // the ownership as asker, the name as recipient, the notes as body, the
 // profile notes as text, and removal as the last column.
@@ -201,7 +201,7 @@ func markHandedSQL(column string, n int) string {
 	return `UPDATE questions SET ` + column + ` = $1 WHERE org_id = $2 AND ` + column + ` IS NULL AND id IN (` + db.Placeholders(3, n) + `)`
 }
 
-// The statements of Baseline's seeding, which stores rows as the service's
+// The statements of the harness's seeding (baseline.go), which stores rows as the service's
 // own statements would have left them.
 const (
 	seedQuestionSQL = `INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, created_at, resolved_at, resolution, recipient_handed_at, asker_handed_at)

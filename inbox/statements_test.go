@@ -60,6 +60,7 @@ func seedSenders(t *testing.T, d *db.DB, n int) []string {
 // of 1, 10 and 50 questions from as many people, each with a history and
 // some with drafts; it used to be up to 51 for a page of 10.
 func TestInboxPageStatementCount(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		const senders = 50
 		ss := seedSenders(t, d, senders)

@@ -30,6 +30,10 @@ func (d *Delivery) Empty() bool { return len(d.Questions) == 0 && len(d.Withdraw
 // whether by a wait or by Inbox. also, when not nil, is a claim of another
 // package's events woken by the same user's key (channel alerts), made
 // after the inbox's own on every check; it reports whether it found any.
+//
+// Returns the errors of wait.Broker.For (the credential's refusal,
+// EUnauthorized or EForbidden, and ctx's), the database's, and also's when
+// the inbox had nothing; at the timeout, an empty Delivery and no error.
 func (s *Service) WaitInbox(ctx context.Context, orgID, userID string, opts wait.Options, also func() (bool, error)) (*Delivery, error) {
 	var out *Delivery
 	err := s.wait(ctx, orgID, userID, opts, func() (bool, error) {
@@ -83,8 +87,10 @@ func (s *Service) WaitReply(ctx context.Context, orgID, userID, msgID string, op
 // nothing over and reads nothing but whether there is something. It lets a
 // caller park a waiting request while it holds little memory, then make the
 // real call, which returns at once. opts.Tick is not called; also, when not
-// nil, must only look, never hand over. It returns the wait's error: ctx's,
-// or its credential's refusal (see wait.Broker.For).
+// nil, must only look, never hand over.
+//
+// Returns the wait's errors (see wait.Broker.For): the credential's refusal
+// (EUnauthorized, EForbidden), ctx's, the database's and also's.
 func (s *Service) AwaitInbox(ctx context.Context, orgID, userID string, opts wait.Options, also func() (bool, error)) error {
 	opts.Tick = nil
 	return s.wait(ctx, orgID, userID, opts, func() (bool, error) {
@@ -99,6 +105,8 @@ func (s *Service) AwaitInbox(ctx context.Context, orgID, userID string, opts wai
 // AwaitReply is AwaitInbox for WaitReply. It returns at once, with no
 // error, when msgID is not one of the caller's questions: WaitReply then
 // says so.
+//
+// Returns the errors of AwaitInbox.
 func (s *Service) AwaitReply(ctx context.Context, orgID, userID, msgID string, opts wait.Options) error {
 	if msgID != "" {
 		q, err := question(ctx, s.db, orgID, userID, msgID)
@@ -140,7 +148,7 @@ func (s *Service) claimInbox(ctx context.Context, orgID, userID string) (*Delive
 			return fmt.Errorf("claim inbox: %w", err)
 		}
 		sortQuestions(qs, func(q *Question) time.Time { return q.CreatedAt })
-		if d.Questions, err = s.withContext(ctx, tx, orgID, userID, qs); err != nil {
+		if d.Questions, err = s.withHistory(ctx, tx, orgID, userID, qs); err != nil {
 			return err
 		}
 		if d.Withdrawn, err = queryQuestions(ctx, tx, claimWithdrawalsSQL, now, orgID, userID); err != nil {

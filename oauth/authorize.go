@@ -62,6 +62,8 @@ func (r *AuthRequest) Query() url.Values {
 // be trusted: show the error, never redirect. A request with an error means
 // the error goes back to the client at the request's redirect URI (see
 // ErrorRedirect).
+//
+// Returns *Error for a refused request, and the errors of Client.
 func (s *Service) ParseAuthorize(ctx context.Context, q url.Values, site Site) (*AuthRequest, error) {
 	clientID := q.Get("client_id")
 	if clientID == "" {
@@ -141,6 +143,8 @@ func withParams(redirect string, v url.Values, state, issuer string) string {
 }
 
 // Consented reports whether the person of sess already allowed r's client.
+//
+// Returns only the database's errors.
 func (s *Service) Consented(ctx context.Context, sess *auth.Session, clientID string) (bool, error) {
 	var n int
 	err := s.db.QueryRow(ctx, `SELECT COUNT(*) FROM oauth_consents WHERE org_id = $1 AND user_id = $2 AND client_id = $3`,
@@ -154,6 +158,8 @@ func (s *Service) Consented(ctx context.Context, sess *auth.Session, clientID st
 // Approve records that the person of sess allows r's client to act as them,
 // issues a single-use code and returns the URL to send the browser to: the
 // redirect URI with code, state and iss.
+//
+// Returns only the database's errors.
 func (s *Service) Approve(ctx context.Context, r *AuthRequest, sess *auth.Session, issuer string) (string, error) {
 	raw, hash := newSecret(codePrefix)
 	err := s.db.Tx(ctx, func(tx db.Querier) error {

@@ -332,6 +332,8 @@ func (s *Service) Authenticate(ctx context.Context, raw, resource string) (*auth
 // RevokeGrant ends a connection of the person orgID/userID: its access and
 // refresh tokens stop working at once. Revoking an unknown or another
 // person's grant does nothing.
+//
+// Returns only the database's errors.
 func (s *Service) RevokeGrant(ctx context.Context, orgID, userID, grantID string) error {
 	if err := s.auth.RevokeGrant(ctx, orgID, userID, grantID); ctalk.ErrorCode(err) != ctalk.ENotFound {
 		return err
@@ -341,6 +343,8 @@ func (s *Service) RevokeGrant(ctx context.Context, orgID, userID, grantID string
 
 // Revoke ends the grant of an access or refresh token (RFC 7009). Unknown
 // tokens are not an error, as the RFC asks.
+//
+// Returns only the database's errors.
 func (s *Service) Revoke(ctx context.Context, raw string) error {
 	return s.auth.RevokeGrantOf(ctx, auth.HashToken(raw), "")
 }
@@ -350,6 +354,8 @@ type Grant = auth.Grant
 
 // Grants lists the live connections of a person, newest first: not
 // revoked, with a refresh token that has not expired.
+//
+// Returns only the database's errors.
 func (s *Service) Grants(ctx context.Context, orgID, userID string) ([]Grant, error) {
 	return s.auth.Grants(ctx, orgID, userID)
 }

@@ -37,6 +37,7 @@ func member(t *testing.T, o *orgs.Service, orgID, userID string) (*orgs.User, *o
 // member was cached (for an hour here, so that only the change can end it),
 // and that a change of one org leaves another's entries served.
 func TestMemberChangesIgnoreTheCache(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
@@ -100,6 +101,7 @@ func TestMemberChangesIgnoreTheCache(t *testing.T) {
 // TestMemberCopiesAreTheCallers checks that a caller changing what Member
 // returned does not change what the cache serves next.
 func TestMemberCopiesAreTheCallers(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
@@ -120,6 +122,7 @@ func TestMemberCopiesAreTheCallers(t *testing.T) {
 // before a change committed, and finished after, does not leave the old
 // member in the cache.
 func TestMemberReadDuringChangeIsNotCached(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
@@ -158,6 +161,7 @@ func TestMemberReadDuringChangeIsNotCached(t *testing.T) {
 // one member, that no read that begins after a change returned shows what
 // was there before it.
 func TestConcurrentMemberReadsDuringChanges(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
@@ -247,6 +251,7 @@ func waitMember(t *testing.T, o *orgs.Service, what string, ok func(*orgs.User, 
 // replica's cache keeps entries for an hour here, so only the notification
 // can refresh them.
 func TestMemberChangesReachOtherReplicas(t *testing.T) {
+	t.Parallel()
 	o1, o2 := memberReplicas(t, db.Postgres)
 	orgs.SetMemberCacheTTL(o2, time.Hour)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -285,6 +290,7 @@ func TestMemberChangesReachOtherReplicas(t *testing.T) {
 // (no listener: as if every notification were lost) still shows a change
 // once its cache entry expires, within orgs.MemberCacheTTL.
 func TestLostMemberNoticeIsBounded(t *testing.T) {
+	t.Parallel()
 	for _, e := range dbtest.Engines {
 		t.Run(string(e), func(t *testing.T) {
 			o1, o2 := memberReplicas(t, e)
@@ -302,6 +308,7 @@ func TestLostMemberNoticeIsBounded(t *testing.T) {
 // or of the org's settings has committed, with the member or the org, so
 // that inbox's cached pages, which show senders, forget them.
 func TestOnChangeHearsEveryChange(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)

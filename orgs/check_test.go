@@ -28,6 +28,7 @@ func fields(t *testing.T, errs []orgs.FieldError) string {
 // by field, and Register and AddUser refuse with the first of them, so the
 // form and the tools apply one set of rules.
 func TestCheckNamesEveryBadField(t *testing.T) {
+	t.Parallel()
 	org := orgs.NewOrg{ID: "Not An Id", Name: " ", AdminPassword: "short"}
 	if got := fields(t, org.Check()); got != "org_id,name,admin_password" {
 		t.Errorf("org fields = %q", got)

@@ -337,8 +337,9 @@ var memberQuery = `SELECT ` + userColumns + `, o.id, o.name, o.approval_mode, o.
 	FROM users JOIN orgs o ON o.id = users.org_id WHERE users.org_id = $1 AND users.id = $2 AND users.removed_at IS NULL`
 
 // Member returns a user of orgID and the org, in one query: whoami's
-// answer. It returns ENotFound when either is gone or the user was removed.
-// What it read is served again for up to MemberCacheTTL.
+// answer. What it read is served again for up to MemberCacheTTL.
+//
+// Returns ENotFound when either is gone or the user was removed.
 func (s *Service) Member(ctx context.Context, orgID, userID string) (*User, *Org, error) {
 	key, now := memberKey{orgID, userID}, s.db.Now()
 	if m, ok := s.members.Get(key, now); ok {
@@ -366,6 +367,8 @@ func (s *Service) Member(ctx context.Context, orgID, userID string) (*User, *Org
 }
 
 // Users lists the current members of orgID by id.
+//
+// Returns only the database's errors.
 func (s *Service) Users(ctx context.Context, orgID string) ([]*User, error) {
 	rows, err := s.db.Query(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = $1 AND removed_at IS NULL ORDER BY id`, orgID)
 	if err != nil {

@@ -76,6 +76,7 @@ func wantCode(t *testing.T, err error, code ctalk.Code, want string) {
 const idRule = "a-z, 0-9, '-' or '_'"
 
 func TestRegister(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		ctx := context.Background()
@@ -131,6 +132,7 @@ func TestRegister(t *testing.T) {
 }
 
 func TestAddUser(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
@@ -198,6 +200,7 @@ func TestAddUser(t *testing.T) {
 }
 
 func TestAuthorizeAdmin(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
@@ -244,6 +247,7 @@ func TestAuthorizeAdmin(t *testing.T) {
 }
 
 func TestUsersAreScopedToTheirOrg(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
@@ -296,6 +300,7 @@ func TestUsersAreScopedToTheirOrg(t *testing.T) {
 }
 
 func TestNotes(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)

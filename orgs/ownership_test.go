@@ -12,6 +12,7 @@ import (
 )
 
 func TestOwnershipJunk(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)

@@ -21,6 +21,7 @@ import (
 // that fails in it, a mark of a user who is gone, is left out alone: the
 // others are made one at a time after.
 func TestPresenceWritesQueuedTogetherShareATransaction(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
@@ -85,6 +86,7 @@ func TestPresenceWritesQueuedTogetherShareATransaction(t *testing.T) {
 // (which Postgres would detect after a second and the writer would make up
 // for one write at a time).
 func TestPresenceBatchesOfTwoReplicasDoNotDeadlock(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)

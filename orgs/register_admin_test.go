@@ -14,6 +14,7 @@ import (
 // are created together, and that a failure storing the admin leaves no
 // organization behind that nobody could sign in to.
 func TestRegisterWithAdmin(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		f := newFixture(t, d)

@@ -15,6 +15,7 @@ import (
 )
 
 func TestRemoveUser(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
@@ -79,6 +80,7 @@ func TestRemoveUser(t *testing.T) {
 }
 
 func TestRemoveLastAdmin(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
@@ -103,6 +105,7 @@ func TestRemoveLastAdmin(t *testing.T) {
 // TestRemoveLastTwoAdminsConcurrently has the last two admins of an org
 // removed at the same moment, in many orgs: exactly one removal may win.
 func TestRemoveLastTwoAdminsConcurrently(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		ctx := context.Background()

@@ -13,6 +13,7 @@ import (
 )
 
 func TestSetRole(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
@@ -55,6 +56,7 @@ func TestSetRole(t *testing.T) {
 // demoted at the same moment, or one demoted while the other is removed, in
 // many orgs: exactly one change may win, and an admin stays.
 func TestDemoteLastTwoAdminsConcurrently(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		ctx := context.Background()

@@ -14,6 +14,7 @@ import (
 // mode can be set and is stored, anything else is refused and changes
 // nothing, and an unknown org is not found.
 func TestSetApprovalMode(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		f := newFixture(t, d)

@@ -57,6 +57,10 @@ func Key(key string) Keys { return Keys{Fixed: []string{key}} }
 // next. With opts.Credential, the wait ends with the credential's refusal
 // as soon as it is found revoked (see Hold), and nothing it checks
 // afterwards is handed over.
+//
+// Returns nil when check found something or at the deadline; the error of
+// check or keys.More; the credential's refusal (EUnauthorized,
+// EForbidden) once it is found revoked; ctx's error once ctx ends.
 func (b *Broker) For(ctx context.Context, orgID string, keys Keys, opts Options, check func() (bool, error)) error {
 	ctx, release := b.Hold(ctx, opts.Credential)
 	defer release()

@@ -44,6 +44,7 @@ type axeViolation struct {
 // scrolls but cannot be reached by keyboard) nor a moderate one (landmarks
 // that are not unique).
 func TestPagesAccessibleInBothThemes(t *testing.T) {
+	t.Parallel()
 	chromium := testkit.Browser(t)
 	s := start(t, db.SQLite, withMail(mailtest.Start(t)))
 	q := a11yFixture(t, s)

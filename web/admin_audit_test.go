@@ -30,6 +30,7 @@ func auditLink(page, label string) string {
 // in pages, filtered by person, tool, outcome and time, never another
 // org's, and says what is wrong with a bad filter.
 func TestAdminAuditLog(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")

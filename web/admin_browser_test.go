@@ -17,6 +17,7 @@ import (
 // removes them, confirming it on the page that asks, and the member's next
 // page is the sign-in.
 func TestAdminAddsMemberInBrowser(t *testing.T) {
+	t.Parallel()
 	chromium := testkit.Browser(t)
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)

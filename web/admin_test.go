@@ -31,6 +31,7 @@ func (s *site) waitAuditEvent(t *testing.T, orgID, userID, tool, outcome, touche
 // TestAdminIsForAdmins: a member is refused every admin page and action,
 // and nothing changes.
 func TestAdminIsForAdmins(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -69,6 +70,7 @@ func TestAdminIsForAdmins(t *testing.T) {
 // TestAdminAddsMember: an admin adds a member, who then signs in; a taken
 // id is refused next to the form, keeping what was typed but the password.
 func TestAdminAddsMember(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -101,6 +103,7 @@ func TestAdminAddsMember(t *testing.T) {
 // browser session (their next page is the sign-in) and every token, at
 // once.
 func TestAdminRemovesMember(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -149,6 +152,7 @@ func TestAdminRemovesMember(t *testing.T) {
 // TestLastAdmin: the last admin can be neither demoted nor removed, also
 // when the last two admins demote each other at the same moment.
 func TestLastAdmin(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -217,6 +221,7 @@ func TestLastAdmin(t *testing.T) {
 // password signs in), sign a member out everywhere, change the settings and
 // the admin password; each is written to the audit log.
 func TestAdminMemberActions(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -273,6 +278,7 @@ func TestAdminMemberActions(t *testing.T) {
 // TestAdminCrossOrg: a member of another org is not found, whatever the
 // action, and is not touched.
 func TestAdminCrossOrg(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -318,6 +324,7 @@ func TestAdminCrossOrg(t *testing.T) {
 // TestAdminAndTokenFormsNeedCSRF: the forms of the admin and tokens pages
 // posted without their CSRF token are refused and change nothing.
 func TestAdminAndTokenFormsNeedCSRF(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")

@@ -13,6 +13,7 @@ import (
 // to the sign-in page, which brings it back afterwards; a form posted
 // without a session changes nothing and says so.
 func TestAppNeedsASession(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")

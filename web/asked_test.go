@@ -62,6 +62,7 @@ func (s *site) askedBy(t testing.TB, orgID, userID string) []*inbox.AskedItem {
 // repeated form asks once), sees the answer arrive, with hidden characters
 // shown, and reading the page leaves the reply for their agent.
 func TestAskFromTheWeb(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -175,6 +176,7 @@ func TestAskFromTheWeb(t *testing.T) {
 // withdrawal, the recipient, another org's member and a form without its
 // CSRF token all change nothing.
 func TestWithdrawFromTheWeb(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -227,6 +229,7 @@ func TestWithdrawFromTheWeb(t *testing.T) {
 // once; an old or forged cursor starts again from the newest; the ask
 // form's rate limit is ask_person's.
 func TestAskedPages(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine, func(w *api.Wiring) { w.Inbox.AsksPerMinute, w.Inbox.LoopMax = 30, 1000 })
 		s.org(t, "acme")

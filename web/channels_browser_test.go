@@ -19,6 +19,7 @@ import (
 // past it. On Postgres it also works across replicas: alice's page on one
 // server, bob's on another.
 func TestChannelPageLive(t *testing.T) {
+	t.Parallel()
 	chromium := testkit.Browser(t)
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)

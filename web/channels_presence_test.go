@@ -16,6 +16,7 @@ import (
 // has an agent waiting for messages now, who was active lately and who is
 // away, with when each was last seen.
 func TestChannelMembersPresence(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")

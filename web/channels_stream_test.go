@@ -53,6 +53,7 @@ func (st *stream) post(t *testing.T) (seq int64, html string) {
 // cursor past what it sent, resumes after Last-Event-ID, refuses those who
 // may not read the channel, and ends when the person leaves it or signs out.
 func TestChannelFeed(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")

@@ -52,6 +52,7 @@ func wantStatus(t testing.TB, what string, code, want int, body string) {
 // member counts, and another person sees the public one among those to
 // join, never the private one.
 func TestChannelsCreateAndList(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -106,6 +107,7 @@ func TestChannelsCreateAndList(t *testing.T) {
 // is opened, which moves the read cursor as get_messages does; joining and
 // leaving work from the forms; the creator and admins edit the topic.
 func TestChannelsPostReadJoinLeave(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -221,6 +223,7 @@ func TestChannelsPostReadJoinLeave(t *testing.T) {
 // TestChannelsPages: a long channel opens on its newest messages, with a
 // link to earlier ones; a search result's link opens the page holding it.
 func TestChannelsPages(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -260,6 +263,7 @@ func TestChannelsPages(t *testing.T) {
 // message of a channel I cannot read; forms without their CSRF token change
 // nothing.
 func TestChannelsTenancy(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")

@@ -73,6 +73,7 @@ func contrast(a, b string) float64 {
 // ring): text and the text of filled controls at least 4.5:1, the outline
 // of a field and the focus ring at least 3:1 on every background.
 func TestThemeColoursContrast(t *testing.T) {
+	t.Parallel()
 	for name, th := range themes(t) {
 		for _, pair := range []struct {
 			fg, bg string

@@ -26,6 +26,7 @@ import (
 // or style, which the policy would block. Over https (PUBLIC_URL), pages
 // also carry HSTS and every cookie is Secure.
 func TestSecurityHeadersOnEveryPage(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		for _, public := range []string{"", "https://ctalk.example.com"} {
 			name := "http"

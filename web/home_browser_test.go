@@ -32,6 +32,7 @@ type shownCommand struct {
 // on the clipboard and says so; without the script the commands are shown
 // and selectable all the same, with no button.
 func TestHomeCommandsWholeAndCopied(t *testing.T) {
+	t.Parallel()
 	chromium := testkit.Browser(t)
 	s := start(t, db.SQLite)
 	want := []string{

@@ -21,6 +21,7 @@ import (
 // answering agent sends it. Then edit-and-approve, reject with a note,
 // decline and answer directly, each in a browser context of its own.
 func TestInboxInABrowser(t *testing.T) {
+	t.Parallel()
 	chromium := testkit.Browser(t)
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)

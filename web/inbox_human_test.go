@@ -16,6 +16,7 @@ import (
 // approval_url approves nothing by itself, whoever holds it; only the
 // recipient, signed in, with the form's CSRF token, approves.
 func TestHumanApprovalNeedsTheRecipientsSession(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -80,6 +81,7 @@ func TestHumanApprovalNeedsTheRecipientsSession(t *testing.T) {
 // they cannot see are shown as markers and announced, also in the box to
 // edit a draft; the agent still sends the exact text approved.
 func TestInboxShowsHiddenCharacters(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")

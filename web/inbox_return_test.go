@@ -62,6 +62,7 @@ func submit(t *testing.T, c *rawClient, page, action string, more url.Values) st
 // the one before when it was the last; on a later page of the list, to
 // that page. On the question's own page, it returns there.
 func TestInboxDecisionsReturnToTheItem(t *testing.T) {
+	t.Parallel()
 	// More than a page of questions, more than the loop guard lets one
 	// pair ask at once.
 	s := start(t, db.SQLite, func(w *api.Wiring) { w.Inbox.LoopMax = 100 })
@@ -124,6 +125,7 @@ func mustQuery(t *testing.T, path string) url.Values {
 // to the list at the post after it (or before it, when it was the last),
 // since a decided post leaves the list.
 func TestHeldPostDecisionsReturnToTheNext(t *testing.T) {
+	t.Parallel()
 	s, agent := heldPostSite(t, db.SQLite)
 	var ids []string
 	for i := range 3 {
@@ -149,6 +151,7 @@ func TestHeldPostDecisionsReturnToTheNext(t *testing.T) {
 // down the inbox's list lands the person at that question,
 // in view and marked, with what the approval did in view above it.
 func TestInboxApprovalLandsAtTheItem(t *testing.T) {
+	t.Parallel()
 	chromium := testkit.Browser(t)
 	s := start(t, db.SQLite)
 	s.org(t, "acme")

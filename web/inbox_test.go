@@ -62,6 +62,7 @@ func contains(t testing.TB, what, page string, want ...string) {
 }
 
 func TestInboxListsQuestionsWithoutHandingThemToTheAgent(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -91,6 +92,7 @@ func TestInboxListsQuestionsWithoutHandingThemToTheAgent(t *testing.T) {
 }
 
 func TestInboxQuestionPage(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -120,6 +122,7 @@ func TestInboxQuestionPage(t *testing.T) {
 }
 
 func TestInboxActions(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -172,6 +175,7 @@ func TestInboxActions(t *testing.T) {
 // TestInboxRefusals: every way an action can be refused changes nothing
 // and says why.
 func TestInboxRefusals(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -242,6 +246,7 @@ func refused(t *testing.T, what string, c *client, path string, form url.Values,
 // TestInboxActionsAreAudited: a person's decisions are in the org's audit
 // log as the tools' calls are, with the message id and never the text.
 func TestInboxActionsAreAudited(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -271,6 +276,7 @@ func TestInboxActionsAreAudited(t *testing.T) {
 // its drafts' region for itself, so that no two landmarks of the page have
 // the same name, even for two questions from the same person.
 func TestInboxDraftRegionsNamedApart(t *testing.T) {
+	t.Parallel()
 	s := start(t, db.SQLite)
 	s.org(t, "acme")
 	for _, text := range []string{"Where is the runbook?", "And the rota?"} {

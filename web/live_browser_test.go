@@ -19,6 +19,7 @@ import (
 // works across replicas: the page on one server, the ask on another. Once
 // bob's sessions end, the page stops listening and tells him.
 func TestLiveUpdateReachesAnOpenPage(t *testing.T) {
+	t.Parallel()
 	chromium := testkit.Browser(t)
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
@@ -110,6 +111,7 @@ func replica(t *testing.T, cfg db.Config) *site {
 // channel of an org that holds agents' posts; the page says, without a
 // reload, that a channel post waits for his approval, and links to it.
 func TestLiveHeldPostAnnounced(t *testing.T) {
+	t.Parallel()
 	chromium := testkit.Browser(t)
 	s, bob := heldPostSite(t, db.SQLite)
 	ctx := browser(t, chromium)

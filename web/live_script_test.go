@@ -20,6 +20,7 @@ import (
 // page (the script loaded again to see the time), so that the test does
 // not depend on which section renders them.
 func TestScriptTimesAndShortcuts(t *testing.T) {
+	t.Parallel()
 	chromium := testkit.Browser(t)
 	s := start(t, db.SQLite)
 	s.org(t, "acme")

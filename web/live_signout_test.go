@@ -16,6 +16,7 @@ import (
 // at their next keep-alive), with an unauthorized error as their last
 // event; the person's other session's stream stays open.
 func TestEventsStreamEndsAtSignOut(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")

@@ -141,6 +141,7 @@ func (st *stream) ended(t *testing.T) []event {
 // again when a question, a draft and an answer arrive, from agents on MCP.
 // Once the person signs out, it ends instead of telling anything more.
 func TestEventsStreamCounts(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -203,6 +204,7 @@ func TestEventsStreamCounts(t *testing.T) {
 // is refused in words, others are not affected, and a closed one frees
 // its place.
 func TestEventsStreamCap(t *testing.T) {
+	t.Parallel()
 	s := start(t, db.SQLite)
 	s.org(t, "acme")
 	bob := s.newClient(t, "acme", "bob")
@@ -233,6 +235,7 @@ func TestEventsStreamCap(t *testing.T) {
 // tells new ones to come back later, with a 200 the browser reconnects
 // after (an event source gives up on any other status).
 func TestEventsStreamEndsOnDrain(t *testing.T) {
+	t.Parallel()
 	s := start(t, db.SQLite)
 	s.org(t, "acme")
 	bob := s.newClient(t, "acme", "bob")

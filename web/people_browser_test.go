@@ -37,6 +37,7 @@ func tabUntil(selector string) chromedp.Action[chromedp.Void] {
 // People, opens a coworker's profile, goes to their own profile and saves
 // their notes.
 func TestPeopleByKeyboard(t *testing.T) {
+	t.Parallel()
 	chromium := testkit.Browser(t)
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)

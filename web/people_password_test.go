@@ -16,6 +16,7 @@ import (
 // revokes my agents' tokens and my other browser sessions, and keeps this
 // browser signed in; a form without its CSRF token is refused.
 func TestChangePasswordFromProfile(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")

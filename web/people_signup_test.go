@@ -23,6 +23,7 @@ func goodSignup() url.Values {
 // to its field at once, what was typed (but passwords) stays, and nothing
 // is created; a right form signs the person in and lands them in the app.
 func TestSignUpErrorsByField(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -81,6 +82,7 @@ func TestSignUpErrorsByField(t *testing.T) {
 // per-address sign-up rate, and on a closed server the sign-up secret, whose
 // mistake shows next to it.
 func TestSignUpRules(t *testing.T) {
+	t.Parallel()
 	t.Run("rate", func(t *testing.T) {
 		s := start(t, db.SQLite, func(w *api.Wiring) { w.Auth.SignupBurst, w.Auth.SignupRate = 2, 1e-9 })
 		anon := s.anonymous(t)

@@ -26,6 +26,7 @@ func (s *site) member(t testing.TB, orgID, userID string) *orgs.User {
 // members with what they own and their notes; a profile shows our history
 // both ways; another org's member and a former member are not found.
 func TestPeopleDirectoryAndProfiles(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -104,6 +105,7 @@ func TestPeopleDirectoryAndProfiles(t *testing.T) {
 // an admin edits any member's profile notes, a member no one's, and no one
 // another org's member's; a form without its CSRF token changes nothing.
 func TestNotesFromTheWeb(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -193,6 +195,7 @@ func TestNotesFromTheWeb(t *testing.T) {
 // TestPeoplePagesNeedASession: a signed-out browser is sent to sign in and
 // brought back; a form posted without a session changes nothing.
 func TestPeoplePagesNeedASession(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")

@@ -48,6 +48,7 @@ func heldPost(t *testing.T, s *site, bob *mcp.ClientSession, text string) string
 // approves the post on /inbox/posts; then it gets exactly that text, marked
 // posted by bob's agent and approved by him, and bob's agent is told.
 func TestHeldPostApprovedByItsPerson(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s, bob := heldPostSite(t, engine)
 		carol := s.agent(t, "acme", "carol")
@@ -112,6 +113,7 @@ func TestHeldPostApprovedByItsPerson(t *testing.T) {
 // longer does once they decided on it in another tab; nobody else's count
 // moves.
 func TestHeldPostsInLiveCounts(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s, bob := heldPostSite(t, engine)
 		bobWeb := s.newClient(t, "acme", "bob")
@@ -153,6 +155,7 @@ func TestHeldPostsInLiveCounts(t *testing.T) {
 // TestHeldPostRejectedWithANote: the person rejects the post with a note;
 // nothing is posted, and the agent waiting on its inbox reads the note.
 func TestHeldPostRejectedWithANote(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s, bob := heldPostSite(t, engine)
 		id := heldPost(t, s, bob, "we ship on friday")
@@ -195,6 +198,7 @@ func TestHeldPostRejectedWithANote(t *testing.T) {
 // and a signed-out browser change nothing; a refused edit keeps what was
 // typed; a second decision is refused.
 func TestHeldPostRefusals(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s, bob := heldPostSite(t, engine)
 		s.org(t, "other")
@@ -248,6 +252,7 @@ func TestHeldPostRefusals(t *testing.T) {
 // channel_post_mode and leaves approval_mode as it is; a member's form is
 // refused.
 func TestAdminSetsChannelPostMode(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")

@@ -20,6 +20,7 @@ import (
 // client cannot pass for another ("Trusted App" written backwards after
 // U+202E).
 func TestClientNamesShowTheirHiddenCharacters(t *testing.T) {
+	t.Parallel()
 	s := start(t, db.SQLite)
 	s.org(t, "acme")
 	const name = "Good\u200bApp \u202eppA detsurT"

@@ -19,6 +19,7 @@ import (
 // there. The other org has people of the same user ids, so only the org
 // tells them apart.
 func TestOtherOrgsIDsAreNotFound(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")

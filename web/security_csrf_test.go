@@ -43,6 +43,7 @@ func unchanged(t *testing.T, s *site, msgID string) {
 // and without it from this very site (Sec-Fetch-Site same-origin or none,
 // which is no pass). Each is refused with 403 and changes nothing.
 func TestEveryFormRefusesCrossSitePosts(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -168,6 +169,7 @@ func post(t *testing.T, c *rawClient, path string, form url.Values, headers map[
 // answer a member with their valid session and CSRF token 403, and change
 // nothing.
 func TestAdminRoutesRefuseMembers(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -198,6 +200,7 @@ func TestAdminRoutesRefuseMembers(t *testing.T) {
 // the pages send it, or in the X-CSRF-Token header, with or without the
 // Sec-Fetch-Site of a browser on this site.
 func TestFormTokenFromBodyOrHeader(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")

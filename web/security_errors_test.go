@@ -45,6 +45,7 @@ func errorPage(t *testing.T, where string, resp *http.Response, body string, sta
 // token included), and one over the limit sent without a length is refused
 // 413, never read as empty.
 func TestMultipartForms(t *testing.T) {
+	t.Parallel()
 	s := start(t, db.SQLite)
 	s.org(t, "acme")
 	alice := sessionFor(t, s, "acme", "alice", "admin")
@@ -82,6 +83,7 @@ func TestMultipartForms(t *testing.T) {
 // on every POST route (413), a post from another site (403), and an
 // internal error (500, with the request id to report).
 func TestErrorPagesAreWords(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")

@@ -97,6 +97,7 @@ var hostile = map[string]string{
 // every page with them as query parameters and path parameters, on both
 // engines: each answer is a page that says what is wrong, never a 500.
 func TestFormsTakeHostileInput(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")

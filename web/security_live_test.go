@@ -16,6 +16,7 @@ import (
 // wake-ups keep working; a browser cannot starve the server of
 // connections by opening pages.
 func TestOpenStreamsHoldNoConnection(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")

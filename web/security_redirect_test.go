@@ -24,6 +24,7 @@ var offSite = []string{
 // signed in), of the sign-in and sign-up forms and of sign-out never sends
 // the browser off this site, nor carries a control character in Location.
 func TestNextStaysOnSite(t *testing.T) {
+	t.Parallel()
 	s := start(t, db.SQLite)
 	s.org(t, "acme")
 	for i, next := range offSite {

@@ -22,6 +22,7 @@ var personalToken = regexp.MustCompile(`ctalk_[A-Za-z0-9_-]{20,}`)
 // Passwords typed into a refused form (sign-in, sign-up, adding a member,
 // changing one's password) are never shown back, logged or audited.
 func TestSecretsStayOnTheirPage(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")

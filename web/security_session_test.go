@@ -27,6 +27,7 @@ func signedIn(t *testing.T, s *site, raw string) bool {
 // kept. Signing out ends the session on the server, not only in the
 // browser.
 func TestSignInEndsTheEarlierSession(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -77,6 +78,7 @@ func TestSignInEndsTheEarlierSession(t *testing.T) {
 // the person work in it) is not read, nor is a CSRF cookie it plants to
 // match a forged form (for browsers that send no Sec-Fetch-Site).
 func TestCookiesOverHTTPSAreHostOnly(t *testing.T) {
+	t.Parallel()
 	s := start(t, db.SQLite, func(w *api.Wiring) { w.API.PublicURL = "https://ctalk.example.com" })
 	s.org(t, "acme")
 	c := &rawClient{t: t, base: s.URL, cookies: map[string]*http.Cookie{}}

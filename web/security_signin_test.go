@@ -17,6 +17,7 @@ import (
 // the two the failures came through; and an account not locked still
 // signs in.
 func TestSignInIsThrottledAsLoginIs(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")

@@ -46,6 +46,7 @@ func runnable(body string) string {
 // run on any page of the app (every GET route, read from the app's own
 // routes), whoever looks.
 func TestOthersWordsAreEscapedOnEveryPage(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		ctx := context.Background()

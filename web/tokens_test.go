@@ -132,6 +132,7 @@ func newPersonalToken(t *testing.T, c *client, label string) (string, string) {
 // refuses it at once: agents on /mcp from their next call, a browser from
 // its next page.
 func TestTokensPage(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -210,6 +211,7 @@ func tokensThisBrowser(t *testing.T, page string) string {
 // the server's log, not in the audit log), with the command that connects
 // Claude Code; it works on /mcp and the REST mirror.
 func TestPersonalTokenShownOnce(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -264,6 +266,7 @@ func TestPersonalTokenShownOnce(t *testing.T) {
 // TestTokensOfOthers: an id of another person's credential, in my org or
 // another, is not found, and nothing is revoked; bad input is refused.
 func TestTokensOfOthers(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")

@@ -8,7 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctalk/ctalk/db"
-	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/internal/baseline"
 )
 
 // Scale compares inbox reads over a small and a big org history.
@@ -126,22 +126,22 @@ func (r *runner) phaseScale(ctx context.Context) error {
 // seedMeasuredUser gives u0 three pending questions from u1, u2 and u3, and
 // five questions of its own answered after cutoff.
 func seedMeasuredUser(ctx context.Context, d *db.DB, o *org, now, cutoff time.Time) error {
-	var qs []inbox.Seeded
+	var qs []baseline.Seeded
 	n := len(o.users)
 	for i := range scalePending {
 		at := now.Add(-time.Minute + time.Duration(i)*time.Second)
-		qs = append(qs, inbox.Seeded{ID: fmt.Sprintf("qp_%d", i), From: o.users[1+i], To: o.users[0], Text: questionText, CreatedAt: at})
+		qs = append(qs, baseline.Seeded{ID: fmt.Sprintf("qp_%d", i), From: o.users[1+i], To: o.users[0], Text: questionText, CreatedAt: at})
 	}
 	for i := range scaleReplies {
 		asked := cutoff.Add(time.Minute + time.Duration(i)*time.Second)
-		qs = append(qs, inbox.Seeded{ID: fmt.Sprintf("qr_%d", i), From: o.users[0], To: o.users[1+i%(n-1)], Text: questionText,
+		qs = append(qs, baseline.Seeded{ID: fmt.Sprintf("qr_%d", i), From: o.users[0], To: o.users[1+i%(n-1)], Text: questionText,
 			CreatedAt: asked, Answer: answerText, AnsweredAt: asked.Add(time.Minute)})
 	}
 	return statements(d).SeedQuestions(ctx, o.id, qs)
 }
 
 // seedHistory inserts history rows from..to in chunks (see
-// inbox.Baseline.SeedHistory).
+// baseline.Statements.SeedHistory).
 func (r *runner) seedHistory(ctx context.Context, o *org, from, to int, end time.Time) error {
 	for lo := from; lo <= to; lo += seedChunk {
 		hi := min(lo+seedChunk-1, to)

@@ -17,6 +17,7 @@ import (
 // for --help or -h and returns nil, without listening or creating the
 // database.
 func TestEveryCommandAnswersHelp(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string
@@ -61,6 +62,7 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 // TestBadCommandLinesTouchNothing: arguments a command does not take are
 // refused, with a pointer to its help, before the database is opened.
 func TestBadCommandLinesTouchNothing(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string
@@ -91,6 +93,7 @@ func TestBadCommandLinesTouchNothing(t *testing.T) {
 // TestPortInUseFoundBeforeDatabase: a taken port is reported, naming the
 // address and the variable, before the database is created or migrated.
 func TestPortInUseFoundBeforeDatabase(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -111,6 +114,7 @@ func TestPortInUseFoundBeforeDatabase(t *testing.T) {
 // checkout had changes and the commit's time come from Go's build record;
 // linker flags win.
 func TestBuildFromGoRecord(t *testing.T) {
+	t.Parallel()
 	record := &debug.BuildInfo{
 		Main: debug.Module{Version: "(devel)"},
 		Settings: []debug.BuildSetting{
@@ -146,6 +150,7 @@ func TestBuildFromGoRecord(t *testing.T) {
 // TestVersionSaysWhyCommitUnknown: a test binary carries no git record, so
 // "ctalk version" must say how to get one.
 func TestVersionSaysWhyCommitUnknown(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"version"}, environ{}.get, &out, io.Discard, nil); err != nil {
 		t.Fatal(err)

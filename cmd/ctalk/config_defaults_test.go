@@ -13,6 +13,7 @@ import (
 // with the auth and inbox packages' own defaults, and a variable changes
 // only the setting it names.
 func TestConfigStartsFromPackageDefaults(t *testing.T) {
+	t.Parallel()
 	c, err := LoadConfig(environ{}.get)
 	if err != nil {
 		t.Fatal(err)

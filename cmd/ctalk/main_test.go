@@ -111,6 +111,7 @@ const (
 )
 
 func TestServeAndShutDown(t *testing.T) {
+	t.Parallel()
 	env := testEnviron(t)
 	env["TOKEN_TTL"] = "2h"
 	p := serveProgram(t, env)
@@ -182,6 +183,7 @@ func TestServeAndShutDown(t *testing.T) {
 }
 
 func TestPublicURLOnHomePage(t *testing.T) {
+	t.Parallel()
 	env := testEnviron(t)
 	env["PUBLIC_URL"] = "https://ctalk.example.com/mcp/"
 	p := serveProgram(t, env)
@@ -193,6 +195,7 @@ func TestPublicURLOnHomePage(t *testing.T) {
 }
 
 func TestBadConfigurationFailsBeforeListening(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ name, value string }{
 		{"PORT", "abc"},
 		{"PORT", "-1"},
@@ -259,6 +262,7 @@ func TestBadConfigurationFailsBeforeListening(t *testing.T) {
 }
 
 func TestConfigDefaults(t *testing.T) {
+	t.Parallel()
 	c, err := LoadConfig(environ{}.get)
 	if err != nil {
 		t.Fatal(err)
@@ -306,6 +310,7 @@ func TestConfigDefaults(t *testing.T) {
 }
 
 func TestUnreachableDatabaseFailsFast(t *testing.T) {
+	t.Parallel()
 	env := testEnviron(t)
 	env["DATABASE_URL"] = "postgres://ctalk:secret@127.0.0.1:1/ctalk?connect_timeout=2"
 	listened := false
@@ -329,6 +334,7 @@ func TestUnreachableDatabaseFailsFast(t *testing.T) {
 }
 
 func TestMigrateCommand(t *testing.T) {
+	t.Parallel()
 	engines := map[string]func(t *testing.T) environ{
 		"sqlite": testEnviron,
 		"postgres": func(t *testing.T) environ {
@@ -408,6 +414,7 @@ func TestMigrateCommand(t *testing.T) {
 }
 
 func TestClosedSignup(t *testing.T) {
+	t.Parallel()
 	const secret = "let-me-in-please"
 	env := testEnviron(t)
 	env["ALLOW_ORG_SIGNUP"] = "false"
@@ -435,6 +442,7 @@ func TestClosedSignup(t *testing.T) {
 }
 
 func TestOtherCommands(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"version"}, environ{}.get, &out, io.Discard, nil); err != nil || !strings.HasPrefix(out.String(), "ctalk ") {
 		t.Errorf("version = %q, %v", out.String(), err)
@@ -452,6 +460,7 @@ func TestOtherCommands(t *testing.T) {
 // TestShutdownDrainsInFlightRequests cancels the program while a request is
 // half sent: the request must still be answered, and run return nil.
 func TestShutdownDrainsInFlightRequests(t *testing.T) {
+	t.Parallel()
 	p := serveProgram(t, testEnviron(t))
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"slow","version":"1"}}}`
 	conn, err := net.Dial("tcp", strings.TrimPrefix(p.URL, "http://"))

@@ -6,6 +6,7 @@ import (
 )
 
 func TestTrustedProxies(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		env    environ

@@ -31,6 +31,7 @@ func TestServeChild(t *testing.T) {
 // 100 agents waiting, sends it SIGTERM, and checks that every wait returns
 // promptly and the process exits 0.
 func TestSIGTERMWithWaitingAgents(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server process")
 	}

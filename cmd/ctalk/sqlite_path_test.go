@@ -35,6 +35,7 @@ func readOnly(t *testing.T, path string) {
 // is refused at start with the file, what is wrong with it, and the
 // variable that moves it, by migrate and serve alike.
 func TestSQLitePathErrorsSayWhatToDo(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		setup func(t *testing.T, dir string) string

@@ -36,6 +36,7 @@ func stalledRequest(t *testing.T, p *program, start string, hold time.Duration) 
 // its body, on a real port: READ_TIMEOUT cuts both, far before the client's
 // patience runs out.
 func TestStalledRequestsAreCut(t *testing.T) {
+	t.Parallel()
 	env := testEnviron(t)
 	env["READ_TIMEOUT"] = "300ms"
 	p := serveProgram(t, env)

@@ -1,5 +1,6 @@
 // Package dbtest runs a test once per database engine: SQLite always, and
-// Postgres when TEST_DATABASE_URL is set, each on a fresh, migrated schema.
+// Postgres when TEST_DATABASE_URL is set, each on a fresh, migrated database
+// (a schema of its own on Postgres).
 package dbtest
 
 import (
@@ -32,10 +33,17 @@ func Run(t *testing.T, fn func(t *testing.T, d *db.DB)) {
 }
 
 // Open returns a fresh, migrated database of the given engine, closed when
-// the test ends. On Postgres without TEST_DATABASE_URL the test is skipped.
+// the test ends: on SQLite a copy of a template migrated once (see
+// template.go). On Postgres without TEST_DATABASE_URL the test is skipped.
 func Open(t testing.TB, e db.Engine) *db.DB {
 	t.Helper()
-	d, err := db.Open(context.Background(), Config(t, e))
+	var cfg db.Config
+	if e == db.SQLite {
+		cfg = copySQLite(t)
+	} else {
+		cfg = Config(t, e)
+	}
+	d, err := db.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("open %s: %v", e, err)
 	}

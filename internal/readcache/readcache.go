@@ -8,7 +8,8 @@
 // A lost notification thus lets another replica serve what changed for at
 // most the TTL more.
 //
-// The token cache of auth and the member cache of orgs are both one.
+// The services that keep one are named in CONTRIBUTING.md's layout, whose
+// list a test holds to this package's importers.
 package readcache
 
 import (

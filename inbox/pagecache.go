@@ -64,7 +64,7 @@ func newPageCache(d *db.DB, ttl time.Duration) *pageCache {
 // changed makes a committed change of orgID's questions, drafts or pair
 // statistics take effect: it wakes the waiters of users, here and on every
 // other replica, whose brokers each forget the org's pages first (see
-// forgetPages), so that an agent woken by the change and calling
+// forgetCachedPages), so that an agent woken by the change and calling
 // check_inbox reads the page anew.
 func (s *Service) changed(orgID string, users ...string) {
 	for _, u := range users {
@@ -72,17 +72,17 @@ func (s *Service) changed(orgID string, users ...string) {
 	}
 }
 
-// forgetPages is how the service hears a wake-up of its broker (see
+// forgetCachedPages is how the service hears a wake-up of its broker (see
 // Broker.Heard): it forgets the pages of the wake-up's org, or every page
 // after a reconnect. The keys of channels (a channel's waiters, "#name",
 // and an MCP session's subscriptions, "~id") change nothing a page shows.
-func (s *Service) forgetPages(orgID, key string) {
+func (s *Service) forgetCachedPages(orgID, key string) {
 	switch {
 	case orgID == "":
-		s.pages.ForgetAll()
+		s.pageCache.ForgetAll()
 	case strings.HasPrefix(key, "#"), strings.HasPrefix(key, "~"):
 	default:
-		s.pages.Forget(readcache.Scope{OrgID: orgID})
+		s.pageCache.Forget(readcache.Scope{OrgID: orgID})
 	}
 }
 

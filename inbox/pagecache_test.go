@@ -77,6 +77,7 @@ func item(items []*inbox.InboxItem, id string) *inbox.InboxItem {
 // only the change can end it): each change in an org of its own, whose
 // recipient a was asked q1 by b and q2 by c and has a draft on q2.
 func TestPageCacheForgetsOnEveryChange(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := pageService(d, time.Hour)
@@ -168,6 +169,7 @@ func TestPageCacheForgetsOnEveryChange(t *testing.T) {
 // TestPageCacheKeys checks that cached pages are kept apart by org, user,
 // limit and cursor: the same user id in two orgs, and two users of one org.
 func TestPageCacheKeys(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := pageService(d, time.Hour)
@@ -204,6 +206,7 @@ func TestPageCacheKeys(t *testing.T) {
 // while drafts are proposed one after another, and after each proposal
 // returns, the next page shows it (or a later one).
 func TestPageCacheRacingChanges(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := pageService(d, time.Hour)
@@ -253,6 +256,7 @@ func TestPageCacheRacingChanges(t *testing.T) {
 // can end it), and that without it, the page ends when the cache's
 // lifetime does, by the database's clock.
 func TestPageCacheOtherReplicas(t *testing.T) {
+	t.Parallel()
 	d := dbtest.Open(t, db.Postgres)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -342,6 +346,7 @@ func TestPageCacheOtherReplicas(t *testing.T) {
 // after the first page's position (where UnixNano wraps around to the same
 // number) names a page of its own, not the cached first page.
 func TestPageCacheCursorKeys(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := pageService(d, time.Hour)

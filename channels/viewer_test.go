@@ -15,6 +15,7 @@ import (
 // of another channel, a made-up id, a non-member and another org find
 // nothing.
 func TestLocate(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := fixture(t, d)
@@ -53,6 +54,7 @@ func TestLocate(t *testing.T) {
 // post to another channel or to the same name in another org, and it does
 // not count as an agent waiting.
 func TestWatchPosts(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		broker := wait.NewBroker()
@@ -91,6 +93,7 @@ func TestWatchPosts(t *testing.T) {
 // TestMarkRead: a member's cursor moves forward to a message, never back
 // and never past the newest; others cannot move it.
 func TestMarkRead(t *testing.T) {
+	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := fixture(t, d)
