@@ -15,6 +15,7 @@ import (
 var serviceTypes = map[string]string{
 	"orgs": "Service", "inbox": "Service", "channels": "Service", "auth": "Service",
 	"oauth": "Service", "audit": "Log", "wait": "Broker", "db": "DB",
+	"notify": "Service", "access": "Service",
 }
 
 // errorsDocumented matches a doc comment that says what its method

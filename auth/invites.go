@@ -121,6 +121,8 @@ func (s *Service) InviteByLink(ctx context.Context, raw string) (*Invite, error)
 // Invites lists the invites of orgID not yet accepted, expired ones
 // included, newest first. The caller must have been authorized as an admin
 // of orgID.
+//
+// Returns only the database's errors.
 func (s *Service) Invites(ctx context.Context, orgID string) ([]*Invite, error) {
 	rows, err := s.db.Query(ctx, `SELECT `+inviteColumns+` FROM invites WHERE org_id = $1 ORDER BY created_at DESC, user_id`, orgID)
 	if err != nil {
@@ -192,7 +194,10 @@ func (s *Service) RevokeInvite(ctx context.Context, orgID, userID string) error 
 
 // WithdrawUnsentInvite deletes the invite of userID whose first mail could
 // not be sent, only while its link is still raw's: not one that a concurrent
-// resend gave a new link.
+// resend gave a new link. Withdrawing an invite that is gone already is not
+// an error.
+//
+// Returns only the database's errors.
 func (s *Service) WithdrawUnsentInvite(ctx context.Context, orgID, userID, raw string) error {
 	return s.db.Write(ctx, func(q db.Querier) error {
 		_, err := q.Exec(ctx, `DELETE FROM invites WHERE org_id = $1 AND user_id = $2 AND token_hash = $3`, orgID, userID, HashToken(raw))

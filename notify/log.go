@@ -10,6 +10,8 @@ import (
 
 // Start loads what the service needs before it sends (the unsubscribe
 // key), so that a server that cannot fails at start rather than later.
+//
+// Returns only the database's errors.
 func (s *Service) Start(ctx context.Context) error { return s.loadKey(ctx) }
 
 // Delivery is one line of the delivery log: what was sent, where, when,
@@ -44,11 +46,15 @@ func scanDelivery(r interface{ Scan(...any) error }, extra ...any) (*Delivery, e
 
 // DeliveryLog returns a person's latest deliveries, newest first, at most
 // limit.
+//
+// Returns only the database's errors.
 func (s *Service) DeliveryLog(ctx context.Context, orgID, userID string, limit int) ([]*Delivery, error) {
 	return s.deliveries(ctx, deliveryLogSQL, false, orgID, userID, limit)
 }
 
 // OrgFailures returns the org's latest failed deliveries, for its admins.
+//
+// Returns only the database's errors.
 func (s *Service) OrgFailures(ctx context.Context, orgID string, limit int) ([]*Delivery, error) {
 	return s.deliveries(ctx, orgFailuresSQL, true, orgID, limit)
 }

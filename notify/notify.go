@@ -204,8 +204,9 @@ func NewService(d *db.DB, cfg Config, dir Directory) *Service {
 // EmailEnabled reports whether the email channel is configured.
 func (s *Service) EmailEnabled() bool { return s.cfg.Mail != nil }
 
-// Queue stores events in tx, due at their Due time or now. Returns what
-// the database returns.
+// Queue stores events in tx, due at their Due time or now.
+//
+// Returns only the database's errors.
 func (s *Service) Queue(ctx context.Context, tx db.Querier, events ...Event) error {
 	now := s.db.Now()
 	for _, e := range events {

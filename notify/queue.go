@@ -60,6 +60,8 @@ func (s *Service) wait(ctx context.Context, tick <-chan time.Time) {
 
 // Step expands the due events and sends the due deliveries once, and
 // reports whether it found any. Tests call it to drive the queue.
+//
+// Returns only the database's errors.
 func (s *Service) Step(ctx context.Context) (busy bool, err error) {
 	var due int
 	if err := s.db.QueryRow(ctx, anyDueSQL, s.db.Now()).Scan(&due); err != nil {
@@ -77,6 +79,8 @@ func (s *Service) Step(ctx context.Context) (busy bool, err error) {
 }
 
 // Drain runs Step until nothing is due. Tests call it.
+//
+// Returns only the database's errors.
 func (s *Service) Drain(ctx context.Context) error {
 	for {
 		busy, err := s.Step(ctx)
@@ -595,6 +599,8 @@ const Retention = 30 * 24 * time.Hour
 
 // Prune deletes the deliveries finished longer than Retention ago, and the
 // events left with none pending. Run calls it hourly.
+//
+// Returns only the database's errors.
 func (s *Service) Prune(ctx context.Context) error {
 	return s.db.Write(ctx, func(q db.Querier) error {
 		before := s.db.Now().Add(-Retention)
@@ -613,6 +619,8 @@ func notFoundErr(err error) bool {
 }
 
 // Expand expands the due events once, without delivering. Tests call it.
+//
+// Returns only the database's errors.
 func (s *Service) Expand(ctx context.Context) error {
 	_, err := s.expandDue(ctx)
 	return err

@@ -125,7 +125,7 @@ func parseClock(field, v string) (int, error) {
 // Settings returns a person's notification settings, with every kind's
 // channels filled in (the defaults where they chose none).
 //
-// Returns what the database returns.
+// Returns only the database's errors.
 func (s *Service) Settings(ctx context.Context, orgID, userID string) (Settings, error) {
 	set, err := settingsOf(ctx, s.db, orgID, userID)
 	if err != nil {
@@ -232,6 +232,8 @@ func orgSettings(ctx context.Context, r db.Reader, orgID string) (OrgSettings, e
 }
 
 // OrgSettings returns an org's notification settings.
+//
+// Returns only the database's errors.
 func (s *Service) OrgSettings(ctx context.Context, orgID string) (OrgSettings, error) {
 	return orgSettings(ctx, s.db, orgID)
 }

@@ -117,6 +117,8 @@ func (s *Service) checkWebhookURL(raw string) (string, error) {
 
 // Webhooks lists the webhooks of userID, or of the org when userID is
 // empty.
+//
+// Returns only the database's errors.
 func (s *Service) Webhooks(ctx context.Context, orgID, userID string) ([]*Webhook, error) {
 	rows, err := s.db.Query(ctx, webhooksOfSQL, orgID, userID)
 	if err != nil {
