@@ -29,6 +29,10 @@ type Event struct {
 	DurationMS float64   `json:"duration_ms"`
 	IDs        []string  `json:"ids" jsonschema:"message and user ids the call touched"`
 	RequestID  string    `json:"request_id"`
+	// Factor is how the person proved who they are for an action of the
+	// web app (password_session, passkey_session or passkey); empty for
+	// agents' calls. Never a secret.
+	Factor string `json:"factor,omitempty"`
 }
 
 // Log writes events in batches in the background, so that a tool call does
@@ -188,13 +192,13 @@ func (l *Log) isClosed() bool {
 
 // insertSQL writes one event; on SQLite a batch runs it once per event in
 // one transaction, a statement prepared once per connection and kept.
-const insertSQL = `INSERT INTO audit_events (at, org_id, user_id, tool, outcome, duration_ms, ids, request_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
+const insertSQL = `INSERT INTO audit_events (at, org_id, user_id, tool, outcome, duration_ms, ids, request_id, factor) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
 
 // insertManySQL writes a whole batch in one statement on Postgres, one
 // array per column, so that every batch, whatever its size, is the same
 // statement: one round trip, planned once per connection.
-const insertManySQL = `INSERT INTO audit_events (at, org_id, user_id, tool, outcome, duration_ms, ids, request_id)
-	SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[], $6::float8[], $7::text[], $8::text[])`
+const insertManySQL = `INSERT INTO audit_events (at, org_id, user_id, tool, outcome, duration_ms, ids, request_id, factor)
+	SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[], $6::float8[], $7::text[], $8::text[], $9::text[])`
 
 func (l *Log) insert(ctx context.Context, batch []Event) error {
 	return l.db.Tx(ctx, func(tx db.Querier) error {
@@ -202,7 +206,7 @@ func (l *Log) insert(ctx context.Context, batch []Event) error {
 			return insertMany(ctx, tx, batch)
 		}
 		for _, e := range batch {
-			if _, err := tx.Exec(ctx, insertSQL, e.At.UTC(), e.OrgID, e.UserID, e.Tool, e.Outcome, e.DurationMS, idsJSON(e.IDs), e.RequestID); err != nil {
+			if _, err := tx.Exec(ctx, insertSQL, e.At.UTC(), e.OrgID, e.UserID, e.Tool, e.Outcome, e.DurationMS, idsJSON(e.IDs), e.RequestID, e.Factor); err != nil {
 				return err
 			}
 		}
@@ -215,12 +219,13 @@ func insertMany(ctx context.Context, tx db.Querier, batch []Event) error {
 	var (
 		at                                 = make([]time.Time, n)
 		org, user, tool, outcome, ids, rid = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		factor                             = make([]string, n)
 		dur                                = make([]float64, n)
 	)
 	for i, e := range batch {
-		at[i], org[i], user[i], tool[i], outcome[i], dur[i], ids[i], rid[i] = e.At.UTC(), e.OrgID, e.UserID, e.Tool, e.Outcome, e.DurationMS, idsJSON(e.IDs), e.RequestID
+		at[i], org[i], user[i], tool[i], outcome[i], dur[i], ids[i], rid[i], factor[i] = e.At.UTC(), e.OrgID, e.UserID, e.Tool, e.Outcome, e.DurationMS, idsJSON(e.IDs), e.RequestID, e.Factor
 	}
-	_, err := tx.Exec(ctx, insertManySQL, at, org, user, tool, outcome, dur, ids, rid)
+	_, err := tx.Exec(ctx, insertManySQL, at, org, user, tool, outcome, dur, ids, rid, factor)
 	return err
 }
 
@@ -249,7 +254,7 @@ type Filter struct {
 // Events returns orgID's events matching f, newest first, at most f.Limit,
 // and whether there are more.
 func (l *Log) Events(ctx context.Context, orgID string, f Filter) ([]Event, bool, error) {
-	q := `SELECT id, at, org_id, user_id, tool, outcome, duration_ms, ids, request_id FROM audit_events WHERE org_id = $1`
+	q := `SELECT id, at, org_id, user_id, tool, outcome, duration_ms, ids, request_id, factor FROM audit_events WHERE org_id = $1`
 	args := []any{orgID}
 	add := func(cond string, v any) {
 		args = append(args, v)
@@ -284,7 +289,7 @@ func (l *Log) Events(ctx context.Context, orgID string, f Filter) ([]Event, bool
 	for rows.Next() {
 		var e Event
 		var ids string
-		if err := rows.Scan(&e.ID, &e.At, &e.OrgID, &e.UserID, &e.Tool, &e.Outcome, &e.DurationMS, &ids, &e.RequestID); err != nil {
+		if err := rows.Scan(&e.ID, &e.At, &e.OrgID, &e.UserID, &e.Tool, &e.Outcome, &e.DurationMS, &ids, &e.RequestID, &e.Factor); err != nil {
 			return nil, false, err
 		}
 		e.At = e.At.UTC()

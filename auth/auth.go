@@ -70,6 +70,10 @@ type Session struct {
 	// GrantID is set when the token is an OAuth access token: the grant
 	// that logout revokes.
 	GrantID string
+	// A browser session's last passkey verification (zero for none) and
+	// how it was begun ("password" or "passkey").
+	PasskeyAt    time.Time
+	SignedInWith string
 }
 
 // IsAdmin reports whether the session's user administers its org.

@@ -30,11 +30,24 @@ const (
 	ChannelPostHuman = "human"
 )
 
+// Approval factors of an organization: what an approval in the web app
+// (approve, edit, answer, decline, reject, and deciding held channel posts)
+// needs besides the person's signed-in browser.
+const (
+	// FactorSession needs only the signed-in browser session.
+	FactorSession = "session"
+	// FactorPasskey needs a passkey verification of the last few minutes
+	// in that session (auth.PasskeyFresh), asked for on the spot.
+	FactorPasskey = "passkey"
+)
+
 // Settings are an organization's settings as an admin changes them: an
-// empty field stays as it is.
+// empty field (nil for RequirePasskey) stays as it is.
 type Settings struct {
 	ApprovalMode    string
 	ChannelPostMode string
+	ApprovalFactor  string
+	RequirePasskey  *bool
 }
 
 // SetApprovalMode sets how answers are approved in orgID: ApprovalAgent or
@@ -53,8 +66,11 @@ func (s *Service) SetApprovalMode(ctx context.Context, orgID, mode string) (*Org
 //
 // Returns EInvalid (also when in changes nothing), ENotFound.
 func (s *Service) SetSettings(ctx context.Context, orgID string, in Settings) (*Org, error) {
-	if in.ApprovalMode == "" && in.ChannelPostMode == "" {
+	if in.ApprovalMode == "" && in.ChannelPostMode == "" && in.ApprovalFactor == "" && in.RequirePasskey == nil {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "give approval_mode, channel_post_mode or both")
+	}
+	if in.ApprovalFactor != "" && in.ApprovalFactor != FactorSession && in.ApprovalFactor != FactorPasskey {
+		return nil, ctalk.Errorf(ctalk.EInvalid, "approval_factor is not valid; use \"session\" or \"passkey\"")
 	}
 	if in.ApprovalMode != "" && in.ApprovalMode != ApprovalAgent && in.ApprovalMode != ApprovalHuman {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "approval_mode is not valid; use \"agent\" or \"human\"")
@@ -63,8 +79,19 @@ func (s *Service) SetSettings(ctx context.Context, orgID string, in Settings) (*
 		return nil, ctalk.Errorf(ctalk.EInvalid, "channel_post_mode is not valid; use \"agent\" or \"human\"")
 	}
 	err := s.db.Tx(ctx, func(tx db.Querier) error {
+		// require_passkey is given as 1 (on), 0 (off) or -1 (unchanged).
+		require := -1
+		if in.RequirePasskey != nil {
+			require = 0
+			if *in.RequirePasskey {
+				require = 1
+			}
+		}
 		res, err := tx.Exec(ctx, `UPDATE orgs SET approval_mode = COALESCE(NULLIF($1, ''), approval_mode),
-			channel_post_mode = COALESCE(NULLIF($2, ''), channel_post_mode) WHERE id = $3`, in.ApprovalMode, in.ChannelPostMode, orgID)
+			channel_post_mode = COALESCE(NULLIF($2, ''), channel_post_mode),
+			approval_factor = COALESCE(NULLIF($4, ''), approval_factor),
+			require_passkey = CASE WHEN $5 < 0 THEN require_passkey ELSE $5 = 1 END WHERE id = $3`,
+			in.ApprovalMode, in.ChannelPostMode, orgID, in.ApprovalFactor, require)
 		if err != nil {
 			return fmt.Errorf("set org settings: %w", err)
 		}
@@ -99,4 +126,14 @@ func ApprovalMode(ctx context.Context, r db.Reader, orgID string) (string, error
 		return "", fmt.Errorf("read approval mode: %w", err)
 	}
 	return mode, nil
+}
+
+// ApprovalFactor returns what an approval in the web app needs in orgID
+// (FactorSession or FactorPasskey), read through r.
+func ApprovalFactor(ctx context.Context, r db.Reader, orgID string) (string, error) {
+	var factor string
+	if err := r.QueryRow(ctx, `SELECT approval_factor FROM orgs WHERE id = $1`, orgID).Scan(&factor); err != nil {
+		return "", fmt.Errorf("read approval factor: %w", err)
+	}
+	return factor, nil
 }
