@@ -146,6 +146,7 @@ func (p *Pages) Mount(e *echo.Echo) {
 	e.GET("/signin", p.signinForm, mw...)
 	e.POST("/signin", p.signinSubmit, mw...)
 	e.GET("/", p.home, mw...)
+	p.mountPasskeySignIn(e, mw)
 	// The app's sections: each file mounts its own routes, every one of
 	// them behind a signed-in session.
 	r := routes{e: e, mw: append(mw, p.signedIn)}
@@ -154,6 +155,7 @@ func (p *Pages) Mount(e *echo.Echo) {
 	p.mountAsked(r)
 	p.mountPeople(r)
 	p.mountTokens(r)
+	p.mountPasskeys(r)
 	p.mountChannels(r)
 	p.mountAdmin(r.with(p.adminOnly))
 	p.mountLive(r)
