@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
 
@@ -77,11 +78,12 @@ func TestPasskeysInABrowser(t *testing.T) {
 			t.Fatalf("stored passkeys = %+v, %v", keys, err)
 		}
 
-		// Sign-in without ids.
-		run(t, ctx, chromedp.Click(chromedp.CSS("form.who button")), chromedp.WaitNotPresent(chromedp.CSS("header.top")),
-			chromedp.Navigate(base+"/signin"), chromedp.WaitVisible(chromedp.CSS(`[data-passkey="signin"] button`)),
-		)
-		press(t, ctx, `[data-passkey="signin"] button`)
+		// Sign-in without ids, from the browser's autofill (conditional
+		// mediation), which the virtual authenticator answers as soon as
+		// the page asks.
+		press(t, ctx, "form.who button")
+		appears(t, ctx, "main.card")
+		run(t, ctx, chromedp.Navigate(base+"/signin"))
 		appears(t, ctx, "header.top")
 		if who := text(t, ctx, "form.who span"); who != "bob · acme" {
 			t.Fatalf("signed in with the passkey as %q", who)
@@ -94,8 +96,9 @@ func TestPasskeysInABrowser(t *testing.T) {
 		id := s.ask(t, "alice", "bob", "Is the freeze on Monday?")
 		s.propose(t, id, "Yes, from 9:00 UTC.")
 		age(t, s, "bob", 6*time.Minute)
-		run(t, ctx, chromedp.Navigate(base+"/inbox/"+id), chromedp.WaitVisible(chromedp.ID("approve-"+id)),
-			chromedp.Click(chromedp.ID("approve-"+id)), chromedp.WaitVisible(chromedp.CSS(`[data-passkey="verify"] button`)))
+		run(t, ctx, chromedp.Navigate(base+"/inbox/"+id), chromedp.WaitVisible(chromedp.ID("approve-"+id)))
+		press(t, ctx, "#approve-"+id)
+		appears(t, ctx, `[data-passkey="verify"] button`)
 		if r, err := s.Inbox.Review(bg, "acme", "bob", id); err != nil || r.Latest().Approved {
 			t.Fatalf("the draft was approved before the passkey verification (%v)", err)
 		}
@@ -126,8 +129,14 @@ func TestPasskeysInABrowser(t *testing.T) {
 		if stolen == nil || stolen.SignCount < 2 {
 			t.Fatalf("the authenticator holds %+v, want one passkey used at least twice", stolen)
 		}
+		// This tab has no autofill, so that the page's button signs in.
 		thief := browser(t, chromium)
 		copyAuth := authenticator(t, thief, true)
+		run(t, thief, chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+			_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+				Source: `PublicKeyCredential.isConditionalMediationAvailable = () => Promise.resolve(false);`})
+			return err
+		}))
 		clone := webauthn.Credential{CredentialID: stolen.CredentialID, IsResidentCredential: true, RpID: stolen.RpID, PrivateKey: stolen.PrivateKey,
 			UserHandle: stolen.UserHandle, SignCount: 0, UserName: stolen.UserName, UserDisplayName: stolen.UserDisplayName}
 		run(t, thief, chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
@@ -156,8 +165,9 @@ func TestPasskeysInABrowser(t *testing.T) {
 
 		// Removal needs a fresh verification.
 		age(t, s, "bob", 6*time.Minute)
-		run(t, ctx, chromedp.Navigate(base+"/profile"), chromedp.WaitVisible(chromedp.CSS(".passkey-item button")),
-			chromedp.Click(chromedp.CSS(".passkey-item button")), chromedp.WaitVisible(chromedp.CSS(`[data-passkey="verify"] button`)))
+		run(t, ctx, chromedp.Navigate(base+"/profile"), chromedp.WaitVisible(chromedp.CSS(".passkey-item button")))
+		press(t, ctx, ".passkey-item button")
+		appears(t, ctx, `[data-passkey="verify"] button`)
 		if keys, _ := s.Auth.Passkeys(bg, "acme", "bob"); len(keys) != 1 {
 			t.Fatalf("the passkey was removed before a fresh verification")
 		}
