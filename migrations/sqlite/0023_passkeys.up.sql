@@ -59,7 +59,7 @@ CREATE INDEX device_cookies_user ON device_cookies (org_id, user_id);
 -- minutes); require_passkey: members are asked to add a passkey when they
 -- sign in without one.
 ALTER TABLE orgs ADD COLUMN approval_factor TEXT NOT NULL DEFAULT 'session';
-ALTER TABLE orgs ADD COLUMN require_passkey INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE orgs ADD COLUMN require_passkey BOOLEAN NOT NULL DEFAULT FALSE;
 
 -- The factor a person used for an action of the web app ('password_session',
 -- 'passkey_session', 'passkey'); empty for agents' calls.
