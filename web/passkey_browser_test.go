@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/internal/testkit"
@@ -48,7 +50,7 @@ func authenticator(t *testing.T, ctx context.Context, cmtg bool) webauthn.Authen
 // TestPasskeysInABrowser drives passkeys in Chromium with a virtual
 // authenticator, on both engines: bob adds a passkey on his profile, signs
 // out and signs in with it without typing an id (a discoverable
-// credential); in an org whose approval_factor is passkey, his approval
+// credential), while strangers' guesses hold his password back; in an org whose approval_factor is passkey, his approval
 // once his verification is older than five minutes stops at the step-up
 // page, changes nothing there, and goes through after he verifies, recorded
 // as approved by passkey; a copy of his passkey whose counter went back is
@@ -78,9 +80,16 @@ func TestPasskeysInABrowser(t *testing.T) {
 			t.Fatalf("stored passkeys = %+v, %v", keys, err)
 		}
 
-		// Sign-in without ids, from the browser's autofill (conditional
-		// mediation), which the virtual authenticator answers as soon as
-		// the page asks.
+		// Strangers lock bob's password (100 failures from ten addresses)...
+		for i := range 100 {
+			s.Auth.CheckPassword(bg, "acme", "bob", "wrong-password", fmt.Sprintf("203.0.113.%d", i/10+1))
+		}
+		if _, err := s.Auth.CheckPassword(bg, "acme", "bob", userPW, "198.51.100.1"); ctalk.ErrorCode(err) != ctalk.ERateLimited {
+			t.Fatalf("bob's password after 100 failures: %v, want it held back", err)
+		}
+		// ...which never blocks his passkey: he signs in without ids, from
+		// the browser's autofill (conditional mediation), which the virtual
+		// authenticator answers as soon as the page asks.
 		press(t, ctx, "form.who button")
 		appears(t, ctx, "main.card")
 		run(t, ctx, chromedp.Navigate(base+"/signin"))
