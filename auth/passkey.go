@@ -358,8 +358,14 @@ func (s *Service) Passkeys(ctx context.Context, orgID, userID string) ([]Passkey
 
 // BeginPasskeySignIn begins a sign-in with a discoverable passkey: the
 // browser offers the person's passkeys for the site, and the one chosen
-// names the person.
-func (s *Service) BeginPasskeySignIn(ctx context.Context, publicURL string) (*Ceremony, error) {
+// names the person. Each begin stores a ceremony, so that clientIP's begins
+// share the per-address budget of password checks (a kind of their own).
+//
+// Returns ERateLimited when the address has spent it.
+func (s *Service) BeginPasskeySignIn(ctx context.Context, publicURL, clientIP string) (*Ceremony, error) {
+	if err := s.ips.allow("passkey", addressKey(clientIP)); err != nil {
+		return nil, err
+	}
 	w, err := relyingParty(publicURL)
 	if err != nil {
 		return nil, err
@@ -408,7 +414,8 @@ func (s *Service) FinishPasskeySignIn(ctx context.Context, publicURL, ceremony s
 	var found *passkeyUser
 	user, cred, err := w.ValidatePasskeyLogin(func(rawID, handle []byte) (webauthn.User, error) {
 		var orgID, userID string
-		err := s.db.QueryRow(ctx, `SELECT org_id, user_id FROM passkeys WHERE id = $1 AND user_handle = $2`,
+		err := s.db.QueryRow(ctx, `SELECT p.org_id, p.user_id FROM passkeys p JOIN users u ON u.org_id = p.org_id AND u.id = p.user_id AND u.removed_at IS NULL
+			WHERE p.id = $1 AND p.user_handle = $2`,
 			base64.RawURLEncoding.EncodeToString(rawID), base64.RawURLEncoding.EncodeToString(handle)).Scan(&orgID, &userID)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, ctalk.Errorf(ctalk.EUnauthorized, "this passkey is not registered here (it may have been removed); sign in with your password")

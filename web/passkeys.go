@@ -84,7 +84,7 @@ func (p *Pages) passkeyJSON(c echo.Context, v any, err error) error {
 func (p *Pages) publicURL(c echo.Context) string { return p.cfg.PublicURL(c.Request()) }
 
 func (p *Pages) passkeySignInBegin(c echo.Context) error {
-	cer, err := p.auth.BeginPasskeySignIn(c.Request().Context(), p.publicURL(c))
+	cer, err := p.auth.BeginPasskeySignIn(c.Request().Context(), p.publicURL(c), c.RealIP())
 	return p.passkeyJSON(c, cer, err)
 }
 
