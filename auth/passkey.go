@@ -108,7 +108,8 @@ func relyingParty(publicURL string) (*webauthn.WebAuthn, error) {
 		},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("passkey relying party of %s: %w", publicURL, err)
+		// A relying-party id must be a domain name: an address is refused.
+		return nil, ctalk.Errorf(ctalk.EInvalid, "passkeys need this site to be reached by a domain name, not at %s: open it at its https name, or at http://localhost for development (see PUBLIC_URL)", u.Host)
 	}
 	return w, nil
 }
