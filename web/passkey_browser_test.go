@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -54,7 +55,8 @@ func authenticator(t *testing.T, ctx context.Context, cmtg bool) webauthn.Authen
 // once his verification is older than five minutes stops at the step-up
 // page, changes nothing there, and goes through after he verifies, recorded
 // as approved by passkey; a copy of his passkey whose counter went back is
-// refused and recorded; and removing the passkey asks for a fresh
+// refused and recorded; the OAuth sign-in page signs him in with it too;
+// and removing the passkey asks for a fresh
 // verification first.
 func TestPasskeysInABrowser(t *testing.T) {
 	chromium := testkit.Browser(t)
@@ -171,6 +173,17 @@ func TestPasskeysInABrowser(t *testing.T) {
 			}
 			return false, err
 		})
+
+		// The OAuth sign-in page signs in with the passkey too, then asks
+		// for consent.
+		press(t, ctx, "form.who button")
+		appears(t, ctx, "main.card")
+		authorize := strings.Replace(authorization(t, s, "Claude Code"), url.QueryEscape(s.URL), url.QueryEscape(base), 1)
+		run(t, ctx, chromedp.Navigate(base+authorize))
+		appears(t, ctx, `button[value="allow"]`)
+		if lead := text(t, ctx, "p.lead"); !strings.Contains(lead, "signed in as bob of acme") {
+			t.Fatalf("after the OAuth page's passkey sign-in, the page says %q", lead)
+		}
 
 		// Removal needs a fresh verification.
 		age(t, s, "bob", 6*time.Minute)
