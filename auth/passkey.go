@@ -312,10 +312,22 @@ func (s *Service) FinishPasskeyRegistration(ctx context.Context, sess *Session, 
 		return nil, fmt.Errorf("encode passkey record: %w", err)
 	}
 	pk := &Passkey{ID: base64.RawURLEncoding.EncodeToString(cred.ID), Name: name}
+	handle := base64.RawURLEncoding.EncodeToString(u.handle)
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		pk.CreatedAt = s.db.Now()
-		_, err := tx.Exec(ctx, `INSERT INTO passkeys (id, org_id, user_id, user_handle, name, credential, sign_count, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			pk.ID, sess.OrgID, sess.UserID, base64.RawURLEncoding.EncodeToString(u.handle), name, string(record), int64(cred.Authenticator.SignCount), pk.CreatedAt)
+		// Every passkey of a person carries one user handle, which a
+		// discoverable sign-in checks: a registration begun before
+		// another one, by someone who had none, finished, holds another.
+		var theirs string
+		err := tx.QueryRow(ctx, `SELECT user_handle FROM passkeys WHERE org_id = $1 AND user_id = $2 LIMIT 1`, sess.OrgID, sess.UserID).Scan(&theirs)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("read passkeys: %w", err)
+		}
+		if theirs != "" && theirs != handle {
+			return ctalk.Errorf(ctalk.EConflict, "another passkey of yours was added while this one was; remove this one from your device, then add it again")
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO passkeys (id, org_id, user_id, user_handle, name, credential, sign_count, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			pk.ID, sess.OrgID, sess.UserID, handle, name, string(record), int64(cred.Authenticator.SignCount), pk.CreatedAt)
 		if ctalk.ErrorCode(err) == ctalk.EConflict {
 			return ctalk.Errorf(ctalk.EConflict, "this passkey is already registered; it is in your list of passkeys")
 		}

@@ -100,7 +100,8 @@
       if (replay && document.getElementById(replay)) { document.getElementById(replay).submit(); return; }
       location.assign(v.next || "/inbox");
     }).catch(function (err) {
-      if (err && err.name === "AbortError") { return; }
+      // The autofill's request fails quietly: the button is still there.
+      if ((err && err.name === "AbortError") || mediation) { return; }
       say(el, err);
     });
   }
