@@ -74,7 +74,7 @@ func TestPasskeysInABrowser(t *testing.T) {
 		)
 		press(t, ctx, `[data-passkey="register"] button`)
 		appears(t, ctx, ".passkey-item")
-		if got := text(t, ctx, ".passkey-item"); !strings.Contains(got, "Work laptop") || !strings.Contains(got, "added") {
+		if got := shown(t, ctx, ".passkey-item"); !strings.Contains(got, "Work laptop") || !strings.Contains(got, "added") {
 			t.Fatalf("the profile lists %q", got)
 		}
 		keys, err := s.Auth.Passkeys(bg, "acme", "bob")
@@ -96,7 +96,7 @@ func TestPasskeysInABrowser(t *testing.T) {
 		appears(t, ctx, "main.card")
 		run(t, ctx, chromedp.Navigate(base+"/signin"))
 		appears(t, ctx, "header.top")
-		if who := text(t, ctx, "form.who span"); who != "bob · acme" {
+		if who := shown(t, ctx, "form.who span"); who != "bob · acme" {
 			t.Fatalf("signed in with the passkey as %q", who)
 		}
 
@@ -115,7 +115,7 @@ func TestPasskeysInABrowser(t *testing.T) {
 		}
 		press(t, ctx, `[data-passkey="verify"] button`)
 		appears(t, ctx, ".flash")
-		if flash := text(t, ctx, ".flash"); !strings.Contains(flash, "Approved") {
+		if flash := shown(t, ctx, ".flash"); !strings.Contains(flash, "Approved") {
 			t.Fatalf("after verifying, the page says %q", flash)
 		}
 		testkit.WaitFor(t, 10*time.Second, "the approval's audit event with its factor", func() (bool, error) {
@@ -157,7 +157,7 @@ func TestPasskeysInABrowser(t *testing.T) {
 		)
 		press(t, thief, `[data-passkey="signin"] button`)
 		appears(t, thief, `[data-passkey="signin"] [data-passkey-error]:not([hidden])`)
-		if msg := text(t, thief, `[data-passkey="signin"] [data-passkey-error]`); !strings.Contains(msg, "counter went back") {
+		if msg := shown(t, thief, `[data-passkey="signin"] [data-passkey-error]`); !strings.Contains(msg, "counter went back") {
 			t.Fatalf("the copied passkey's sign-in says %q", msg)
 		}
 		var seen int
@@ -181,7 +181,7 @@ func TestPasskeysInABrowser(t *testing.T) {
 		authorize := strings.Replace(authorization(t, s, "Claude Code"), url.QueryEscape(s.URL), url.QueryEscape(base), 1)
 		run(t, ctx, chromedp.Navigate(base+authorize))
 		appears(t, ctx, `button[value="allow"]`)
-		if lead := text(t, ctx, "p.lead"); !strings.Contains(lead, "signed in as bob of acme") {
+		if lead := shown(t, ctx, "p.lead"); !strings.Contains(lead, "signed in as bob of acme") {
 			t.Fatalf("after the OAuth page's passkey sign-in, the page says %q", lead)
 		}
 
@@ -195,7 +195,7 @@ func TestPasskeysInABrowser(t *testing.T) {
 		}
 		press(t, ctx, `[data-passkey="verify"] button`)
 		appears(t, ctx, ".flash")
-		if flash := text(t, ctx, ".flash"); !strings.Contains(flash, "Passkey removed") {
+		if flash := shown(t, ctx, ".flash"); !strings.Contains(flash, "Passkey removed") {
 			t.Fatalf("after removing, the page says %q", flash)
 		}
 		if keys, _ := s.Auth.Passkeys(bg, "acme", "bob"); len(keys) != 0 {
@@ -241,4 +241,15 @@ func press(t *testing.T, ctx context.Context, sel string) {
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { document.querySelector(`+"`"+sel+"`"+`).click(); return true; })()`)); err != nil {
 		t.Fatalf("press %s: %v", sel, err)
 	}
+}
+
+// shown is the text of the element sel matches, read by the page's own
+// script, which follows the navigations the page made.
+func shown(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const e = document.querySelector(`+"`"+sel+"`"+`); return e ? e.innerText : ""; })()`))
+	if err != nil {
+		t.Fatalf("text of %s: %v", sel, err)
+	}
+	return v
 }
