@@ -247,7 +247,8 @@ func (p *Pages) removePasskey(c echo.Context) error {
 	case ctalk.EUnauthorized:
 		err = ctalk.Errorf(ctalk.EUnauthorized, "This is not your password. The passkey was not removed.")
 	}
-	return p.profileFormError(c, m.UserID, "passkeys", nil, err)
+	// Shown next to the passkeys, a passkey not found among them too.
+	return p.renderProfile(c, ctalk.HTTPStatus(ctalk.ErrorCode(err)), m.UserID, nil, map[string]string{"passkeys": ctalk.ErrorMessage(err)})
 }
 
 func (p *Pages) setDevice(c echo.Context, raw string) {
