@@ -31,7 +31,7 @@ type Event struct {
 	RequestID  string    `json:"request_id"`
 	// Factor is how the caller proved who they were (one of the Factor
 	// constants), never a secret.
-	Factor string `json:"factor,omitempty" jsonschema:"how the caller proved who they were: password_session or passkey (a person in the web app), login_token, personal_token, oauth_token or admin_password (an agent's credential)"`
+	Factor string `json:"factor,omitempty" jsonschema:"how the caller proved who they were: password_session, passkey_session (signed in with a passkey) or passkey (verified with one just now) for a person in the web app, login_token, personal_token, oauth_token or admin_password (an agent's credential)"`
 }
 
 // Factors an audited caller proved who they were with: a person signed in
@@ -39,8 +39,10 @@ type Event struct {
 const (
 	// FactorPasswordSession is a browser session signed in with a password.
 	FactorPasswordSession = "password_session"
-	// FactorPasskey is a browser session verified with a passkey.
-	FactorPasskey = "passkey"
+	// FactorPasskeySession is a browser session signed in with a passkey;
+	// FactorPasskey one verified with a passkey within the last minutes.
+	FactorPasskeySession = "passkey_session"
+	FactorPasskey        = "passkey"
 	// FactorLoginToken, FactorPersonalToken and FactorOAuthToken are the
 	// tokens an agent calls with; FactorAdminPassword is the org's admin
 	// password given to an admin tool.
@@ -238,8 +240,7 @@ func insertMany(ctx context.Context, tx db.Querier, batch []Event) error {
 		dur                                = make([]float64, n)
 	)
 	for i, e := range batch {
-		at[i], org[i], user[i], tool[i], outcome[i], dur[i], ids[i], rid[i] = e.At.UTC(), e.OrgID, e.UserID, e.Tool, e.Outcome, e.DurationMS, idsJSON(e.IDs), e.RequestID
-		factor[i] = e.Factor
+		at[i], org[i], user[i], tool[i], outcome[i], dur[i], ids[i], rid[i], factor[i] = e.At.UTC(), e.OrgID, e.UserID, e.Tool, e.Outcome, e.DurationMS, idsJSON(e.IDs), e.RequestID, e.Factor
 	}
 	_, err := tx.Exec(ctx, insertManySQL, at, org, user, tool, outcome, dur, ids, rid, factor)
 	return err

@@ -84,6 +84,10 @@ type Session struct {
 	// Kind is KindLogin or KindPersonal for a token of the tokens table,
 	// empty for other credentials.
 	Kind string
+	// A browser session's last passkey verification (zero for none) and
+	// how it was begun ("password" or "passkey").
+	PasskeyAt    time.Time
+	SignedInWith string
 }
 
 // IsAdmin reports whether the session's user administers its org.
@@ -140,7 +144,7 @@ const adminAccount = "*admin"
 // failed too often from this address or from all addresses, or this address
 // has tried too often, EInvalid for malformed ids.
 func (s *Service) Login(ctx context.Context, orgID, userID, password, clientIP string) (token string, sess *Session, err error) {
-	sess, a, hash, err := s.verifyPassword(ctx, orgID, userID, password, clientIP)
+	sess, a, hash, err := s.verifyPassword(ctx, orgID, userID, password, clientIP, "")
 	if err != nil {
 		return "", nil, err
 	}
@@ -180,7 +184,13 @@ func (s *Service) Login(ctx context.Context, orgID, userID, password, clientIP s
 //
 // Returns the errors of Login.
 func (s *Service) CheckPassword(ctx context.Context, orgID, userID, password, clientIP string) (*Session, error) {
-	sess, a, _, err := s.verifyPassword(ctx, orgID, userID, password, clientIP)
+	return s.checkPasswordOn(ctx, orgID, userID, password, clientIP, "")
+}
+
+// checkPasswordOn is CheckPassword from a browser that sent the device
+// cookie device ("" for none).
+func (s *Service) checkPasswordOn(ctx context.Context, orgID, userID, password, clientIP, device string) (*Session, error) {
+	sess, a, _, err := s.verifyPassword(ctx, orgID, userID, password, clientIP, device)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +204,11 @@ func (s *Service) CheckPassword(ctx context.Context, orgID, userID, password, cl
 // compare (see reserveAttempt). It returns the session it identifies, the
 // attempt that the caller clears and ends, and the password hash that
 // matched.
-func (s *Service) verifyPassword(ctx context.Context, orgID, userID, password, clientIP string) (sess *Session, a *attempt, hash string, err error) {
+//
+// A device cookie of the account (see SignInOnDevice) gives the check the
+// cookie's own failure budget instead of the address's, which the account's
+// lock does not hold back.
+func (s *Service) verifyPassword(ctx context.Context, orgID, userID, password, clientIP, device string) (sess *Session, a *attempt, hash string, err error) {
 	addr := addressKey(clientIP)
 	if err := s.ips.allow("login", addr); err != nil {
 		return nil, nil, "", err
@@ -205,7 +219,14 @@ func (s *Service) verifyPassword(ctx context.Context, orgID, userID, password, c
 	if userID, err = ctalk.ParseID("user_id", userID); err != nil {
 		return nil, nil, "", err
 	}
-	if a, err = s.reserveAttempt(ctx, orgID, userID, addr); err != nil {
+	key, trusted, err := s.deviceKey(ctx, orgID, userID, device)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if !trusted {
+		key = addr
+	}
+	if a, err = s.reserveAttempt(ctx, orgID, userID, key, trusted); err != nil {
 		return nil, nil, "", err
 	}
 	var role string
@@ -232,7 +253,7 @@ func (s *Service) VerifyAdminPassword(ctx context.Context, orgID, password strin
 	if err := s.ips.allow("admin", addr); err != nil {
 		return err
 	}
-	a, err := s.reserveAttempt(ctx, orgID, adminAccount, addr)
+	a, err := s.reserveAttempt(ctx, orgID, adminAccount, addr, false)
 	if err != nil {
 		return err
 	}

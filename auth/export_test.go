@@ -1,6 +1,12 @@
 package auth
 
-import "time"
+import (
+	"context"
+	"encoding/base64"
+	"time"
+
+	"github.com/go-webauthn/webauthn/webauthn"
+)
 
 // SetTokenCacheTTL replaces the token cache of s with an empty one whose
 // entries live ttl, so that a test can tell a revocation that took effect
@@ -12,3 +18,15 @@ func Listening(s *Service) bool { return s.cache.Listening() }
 
 // AfterTokenRead makes s call fn between reading a token and caching it.
 func AfterTokenRead(s *Service, fn func()) { s.afterRead = fn }
+
+// UsePasskey records a use of orgID/userID's passkey id whose assertion
+// carried counter, as an accepted assertion does (see usedPasskey).
+func UsePasskey(ctx context.Context, s *Service, orgID, userID, id string, counter uint32) error {
+	raw, err := base64.RawURLEncoding.DecodeString(id)
+	if err != nil {
+		return err
+	}
+	u := &passkeyUser{orgID: orgID, userID: userID}
+	cred := &webauthn.Credential{ID: raw, Authenticator: webauthn.Authenticator{SignCount: counter}}
+	return s.usedPasskey(ctx, u, cred)
+}

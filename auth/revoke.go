@@ -100,7 +100,7 @@ func (s *Service) ChangePassword(ctx context.Context, sess *Session, current, ne
 		return 0, err
 	}
 	addr := addressKey(ClientAddr(ctx))
-	a, err := s.reserveAttempt(ctx, sess.OrgID, sess.UserID, addr)
+	a, err := s.reserveAttempt(ctx, sess.OrgID, sess.UserID, addr, false)
 	if err != nil {
 		return 0, err
 	}

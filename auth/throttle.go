@@ -72,6 +72,11 @@ type attempt struct {
 	orgID, account, addr string
 	id                   string
 	succeeded            bool
+	// device is set when the check comes from a browser holding a device
+	// cookie of the account: addr is then the cookie's key (devicePrefix
+	// and a part of its hash), its failures are its own budget, and the
+	// account's lock does not hold it back.
+	device bool
 }
 
 // reserveAttempt counts one password check on account from addr before the
@@ -87,8 +92,8 @@ type attempt struct {
 // succeeded once the password matched.
 //
 // Returns ERateLimited.
-func (s *Service) reserveAttempt(ctx context.Context, orgID, account, addr string) (*attempt, error) {
-	a := &attempt{s: s, orgID: orgID, account: account, addr: addr}
+func (s *Service) reserveAttempt(ctx context.Context, orgID, account, addr string, device bool) (*attempt, error) {
+	a := &attempt{s: s, orgID: orgID, account: account, addr: addr, device: device}
 	a.id, _ = NewToken()
 	give := time.Now().Add(checkWaitMax)
 	for {
@@ -126,23 +131,27 @@ func (a *attempt) reserve(ctx context.Context) (busy bool, err error) {
 		)
 		// A row is a failure once its check ended wrong (no check id) or
 		// was abandoned long ago; the others are checks still running.
+		// Rows of device cookies (d) count only against their own device,
+		// never towards the account's lock.
 		err := tx.QueryRow(ctx, `
-			SELECT COUNT(CASE WHEN f THEN 1 END), MIN(CASE WHEN f THEN failed_at END),
+			SELECT COUNT(CASE WHEN f AND NOT d THEN 1 END), MIN(CASE WHEN f AND NOT d THEN failed_at END),
 			       COUNT(CASE WHEN f AND a THEN 1 END), MIN(CASE WHEN f AND a THEN failed_at END),
-			       COUNT(CASE WHEN NOT f THEN 1 END), COUNT(CASE WHEN a AND NOT f THEN 1 END)
-			FROM (SELECT failed_at, (check_id IS NULL OR failed_at <= $5) AS f, client_addr = $4 AS a
+			       COUNT(CASE WHEN NOT f AND NOT d THEN 1 END), COUNT(CASE WHEN a AND NOT f THEN 1 END)
+			FROM (SELECT failed_at, (check_id IS NULL OR failed_at <= $5) AS f, client_addr = $4 AS a, client_addr LIKE $6 AS d
 			      FROM login_failures WHERE org_id = $1 AND user_id = $2 AND failed_at > $3) x`,
-			a.orgID, a.account, now.Add(-s.cfg.FailureWindow), a.addr, now.Add(-checkStale)).
+			a.orgID, a.account, now.Add(-s.cfg.FailureWindow), a.addr, now.Add(-checkStale), devicePrefix+"%").
 			Scan(&failed, (*db.NullTime)(&oldest), &fromAddr, (*db.NullTime)(&oldestFromAddr), &running, &runningFromAddr)
 		if err != nil {
 			return fmt.Errorf("read login_failures: %w", err)
 		}
 		switch {
+		case fromAddr >= s.cfg.MaxFailures && a.device:
+			return s.held(now, oldestFromAddr.Time, "this account failed too often from this browser")
 		case fromAddr >= s.cfg.MaxFailures:
 			return s.held(now, oldestFromAddr.Time, "this account failed too often from your address")
-		case failed >= s.cfg.AccountMaxFailures:
-			return s.held(now, oldest.Time, "this account failed too often from many addresses; its org admin can see the attempts in get_audit_log")
-		case fromAddr+runningFromAddr >= s.cfg.MaxFailures || failed+running >= s.cfg.AccountMaxFailures:
+		case !a.device && failed >= s.cfg.AccountMaxFailures:
+			return s.held(now, oldest.Time, "this account failed too often from many addresses; its org admin can see the attempts in get_audit_log. A browser where you signed in before is not held back, and a passkey always signs you in")
+		case fromAddr+runningFromAddr >= s.cfg.MaxFailures || (!a.device && failed+running >= s.cfg.AccountMaxFailures):
 			busy = true
 			return nil
 		}

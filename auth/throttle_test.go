@@ -206,3 +206,54 @@ func TestChecksRunningAreNotFailures(t *testing.T) {
 		}
 	})
 }
+
+// TestDeviceCookieKeepsItsOwnBudget: strangers guessing bob's password at
+// once from 30 addresses lock his account (the account's limit), yet the
+// browser he signed in from before, holding its device cookie, still signs
+// him in; its own wrong passwords, also sent at once, are bounded by a
+// budget of their own, after which it is refused too, while neither the
+// strangers' count nor its own lets more checks through than the limits.
+func TestDeviceCookieKeepsItsOwnBudget(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		f := setup(t, d, func(c *auth.Config) {
+			c.MaxFailures, c.AccountMaxFailures = 5, 15
+			c.IPBurst = 1000
+		})
+		ctx := context.Background()
+		_, _, device, err := f.auth.SignInOnDevice(ctx, "acme", "bob", userPW, "198.51.100.7", "")
+		if err != nil || device == "" {
+			t.Fatalf("first sign-in: device %q, %v", device, err)
+		}
+		strangers := outcomes(t, 30, func(i int) error {
+			_, _, _, err := f.auth.SignInOnDevice(ctx, "acme", "bob", "wrong-password", fmt.Sprintf("203.0.113.%d", i+1), "")
+			return err
+		})
+		if strangers[ctalk.EUnauthorized] != 15 || strangers[ctalk.ERateLimited] != 15 {
+			t.Fatalf("strangers' outcomes %v: want 15 checked and 15 refused", strangers)
+		}
+		if _, _, _, err := f.auth.SignInOnDevice(ctx, "acme", "bob", userPW, "198.51.100.9", ""); ctalk.ErrorCode(err) != ctalk.ERateLimited {
+			t.Fatalf("a browser without a device cookie signs in to the locked account: %v", err)
+		}
+		if _, _, again, err := f.auth.SignInOnDevice(ctx, "acme", "bob", userPW, "198.51.100.9", device); err != nil || again != "" {
+			t.Fatalf("the owner's browser with its device cookie: new cookie %q, %v", again, err)
+		}
+		// The cookie names bob's account only.
+		if _, _, _, err := f.auth.SignInOnDevice(ctx, "acme", "alice", "wrong-password", "198.51.100.9", device); ctalk.ErrorCode(err) != ctalk.EUnauthorized {
+			t.Fatalf("alice's wrong password with bob's cookie: %v", err)
+		}
+		owner := outcomes(t, 12, func(int) error {
+			_, _, _, err := f.auth.SignInOnDevice(ctx, "acme", "bob", "wrong-password", "198.51.100.9", device)
+			return err
+		})
+		if owner[ctalk.EUnauthorized] != 5 || owner[ctalk.ERateLimited] != 7 {
+			t.Fatalf("wrong passwords from the device cookie %v: want 5 checked and 7 refused", owner)
+		}
+		if _, _, _, err := f.auth.SignInOnDevice(ctx, "acme", "bob", userPW, "198.51.100.9", device); ctalk.ErrorCode(err) != ctalk.ERateLimited {
+			t.Fatalf("the device cookie after its budget is spent: %v", err)
+		}
+		f.clock.advance(16 * time.Minute)
+		if _, _, _, err := f.auth.SignInOnDevice(ctx, "acme", "bob", userPW, "198.51.100.9", device); err != nil {
+			t.Fatalf("the device cookie after the window: %v", err)
+		}
+	})
+}

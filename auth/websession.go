@@ -45,11 +45,19 @@ func (s *Service) StartWebSession(ctx context.Context, sess *Session) (string, e
 	raw, _ := NewToken()
 	raw = webSessionPrefix + raw[len(TokenPrefix):]
 	sess.TokenHash = HashToken(raw)
+	if sess.SignedInWith != signedInPasskey {
+		sess.SignedInWith = signedInPassword
+	}
 	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
 		sess.ExpiresAt = now.Add(WebSessionTTL)
-		_, err := tx.Exec(ctx, `INSERT INTO web_sessions (hash, org_id, user_id, created_at, last_used_at, expires_at) VALUES ($1, $2, $3, $4, $4, $5)`,
-			sess.TokenHash, sess.OrgID, sess.UserID, now, sess.ExpiresAt)
+		// A session begun with a passkey holds that verification.
+		var passkeyAt sql.NullTime
+		if sess.SignedInWith == signedInPasskey {
+			sess.PasskeyAt, passkeyAt = now, sql.NullTime{Time: now, Valid: true}
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO web_sessions (hash, org_id, user_id, created_at, last_used_at, expires_at, signed_in_with, passkey_at) VALUES ($1, $2, $3, $4, $4, $5, $6, $7)`,
+			sess.TokenHash, sess.OrgID, sess.UserID, now, sess.ExpiresAt, sess.SignedInWith, passkeyAt)
 		if err != nil {
 			return fmt.Errorf("insert into web_sessions: %w", err)
 		}
@@ -97,12 +105,12 @@ func (s *Service) webSession(ctx context.Context, hash string, now time.Time) (*
 	var (
 		sess              = Session{TokenHash: hash}
 		lastUsed, expires time.Time
-		revoked           sql.NullTime
+		revoked, passkey  sql.NullTime
 	)
 	err := s.db.QueryRow(ctx, `
-		SELECT w.org_id, w.user_id, u.role, w.last_used_at, w.expires_at, w.revoked_at
+		SELECT w.org_id, w.user_id, u.role, w.last_used_at, w.expires_at, w.revoked_at, w.passkey_at, w.signed_in_with
 		FROM web_sessions w JOIN users u ON u.org_id = w.org_id AND u.id = w.user_id AND u.removed_at IS NULL
-		WHERE w.hash = $1`, hash).Scan(&sess.OrgID, &sess.UserID, &sess.Role, &lastUsed, &expires, &revoked)
+		WHERE w.hash = $1`, hash).Scan(&sess.OrgID, &sess.UserID, &sess.Role, &lastUsed, &expires, &revoked, (*db.NullTime)(&passkey), &sess.SignedInWith)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, time.Time{}, ctalk.Errorf(ctalk.EUnauthorized, webSessionEnded)
 	}
@@ -113,6 +121,7 @@ func (s *Service) webSession(ctx context.Context, hash string, now time.Time) (*
 		return nil, time.Time{}, ctalk.Errorf(ctalk.EUnauthorized, webSessionEnded)
 	}
 	sess.ExpiresAt = expires
+	sess.PasskeyAt = passkey.Time
 	return &sess, lastUsed, nil
 }
 

@@ -35,8 +35,13 @@ type Org struct {
 	ChannelPostMode string `json:"channel_post_mode"`
 	// AgentPasswordLogin says whether an agent may log in over MCP with
 	// its person's password: AgentLoginAllowed or AgentLoginDisabled.
-	AgentPasswordLogin string    `json:"agent_password_login"`
-	CreatedAt          time.Time `json:"created_at"`
+	AgentPasswordLogin string `json:"agent_password_login"`
+	// ApprovalFactor is what an approval in the web app needs:
+	// FactorSession or FactorPasskey. RequirePasskey asks every member to
+	// add a passkey when they sign in without one.
+	ApprovalFactor string    `json:"approval_factor"`
+	RequirePasskey bool      `json:"require_passkey"`
+	CreatedAt      time.Time `json:"created_at"`
 }
 
 // User is a member of an organization, as other members see it.
@@ -301,8 +306,8 @@ func (s *Service) insertUser(ctx context.Context, tx db.Querier, u *User, hash s
 // Returns ENotFound.
 func (s *Service) Org(ctx context.Context, orgID string) (*Org, error) {
 	o := &Org{}
-	err := s.db.QueryRow(ctx, `SELECT id, name, approval_mode, channel_post_mode, agent_password_login, created_at FROM orgs WHERE id = $1`, orgID).
-		Scan(&o.ID, &o.Name, &o.ApprovalMode, &o.ChannelPostMode, &o.AgentPasswordLogin, &o.CreatedAt)
+	err := s.db.QueryRow(ctx, `SELECT id, name, approval_mode, channel_post_mode, agent_password_login, approval_factor, require_passkey, created_at FROM orgs WHERE id = $1`, orgID).
+		Scan(&o.ID, &o.Name, &o.ApprovalMode, &o.ChannelPostMode, &o.AgentPasswordLogin, &o.ApprovalFactor, &o.RequirePasskey, &o.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFoundOrg(orgID)
 	}
@@ -333,7 +338,7 @@ func (s *Service) User(ctx context.Context, orgID, userID string) (*User, error)
 	return u, err
 }
 
-var memberQuery = `SELECT ` + userColumns + `, o.id, o.name, o.approval_mode, o.channel_post_mode, o.agent_password_login, o.created_at
+var memberQuery = `SELECT ` + userColumns + `, o.id, o.name, o.approval_mode, o.channel_post_mode, o.agent_password_login, o.approval_factor, o.require_passkey, o.created_at
 	FROM users JOIN orgs o ON o.id = users.org_id WHERE users.org_id = $1 AND users.id = $2 AND users.removed_at IS NULL`
 
 // Member returns a user of orgID and the org, in one query: whoami's
@@ -348,7 +353,7 @@ func (s *Service) Member(ctx context.Context, orgID, userID string) (*User, *Org
 	}
 	read := s.members.Begin(now)
 	o := &Org{}
-	u, err := scanUser(s.db.QueryRow(ctx, memberQuery, orgID, userID), &o.ID, &o.Name, &o.ApprovalMode, &o.ChannelPostMode, &o.AgentPasswordLogin, &o.CreatedAt)
+	u, err := scanUser(s.db.QueryRow(ctx, memberQuery, orgID, userID), &o.ID, &o.Name, &o.ApprovalMode, &o.ChannelPostMode, &o.AgentPasswordLogin, &o.ApprovalFactor, &o.RequirePasskey, &o.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, auth.NotFoundUser(userID)
 	}

@@ -39,12 +39,25 @@ const (
 	AgentLoginDisabled = "disabled"
 )
 
+// Approval factors of an organization: what an approval in the web app
+// (approve, edit, answer, decline, reject, and deciding held channel posts)
+// needs besides the person's signed-in browser.
+const (
+	// FactorSession needs only the signed-in browser session.
+	FactorSession = "session"
+	// FactorPasskey needs a passkey verification of the last few minutes
+	// in that session (auth.PasskeyFresh), asked for on the spot.
+	FactorPasskey = "passkey"
+)
+
 // Settings are an organization's settings as an admin changes them: an
-// empty field stays as it is.
+// empty field (nil for RequirePasskey) stays as it is.
 type Settings struct {
 	ApprovalMode       string
 	ChannelPostMode    string
 	AgentPasswordLogin string
+	ApprovalFactor     string
+	RequirePasskey     *bool
 }
 
 // weakening is a value of an org setting that takes oversight away from
@@ -61,6 +74,13 @@ var weakenings = []weakening{
 	{"approval_mode", ApprovalAgent, func(s Settings) string { return s.ApprovalMode }},
 	{"channel_post_mode", ChannelPostAgent, func(s Settings) string { return s.ChannelPostMode }},
 	{"agent_password_login", AgentLoginAllowed, func(s Settings) string { return s.AgentPasswordLogin }},
+	{"approval_factor", FactorSession, func(s Settings) string { return s.ApprovalFactor }},
+	{"require_passkey", "false", func(s Settings) string {
+		if s.RequirePasskey != nil && !*s.RequirePasskey {
+			return "false"
+		}
+		return ""
+	}},
 }
 
 // Weakening returns the first setting that in sets to a value weakening
@@ -93,8 +113,11 @@ func (s *Service) SetApprovalMode(ctx context.Context, orgID, mode string) (*Org
 //
 // Returns EInvalid (also when in changes nothing), ENotFound.
 func (s *Service) SetSettings(ctx context.Context, orgID string, in Settings) (*Org, error) {
-	if in.ApprovalMode == "" && in.ChannelPostMode == "" && in.AgentPasswordLogin == "" {
-		return nil, ctalk.Errorf(ctalk.EInvalid, "give approval_mode, channel_post_mode, agent_password_login or several")
+	if in.ApprovalMode == "" && in.ChannelPostMode == "" && in.AgentPasswordLogin == "" && in.ApprovalFactor == "" && in.RequirePasskey == nil {
+		return nil, ctalk.Errorf(ctalk.EInvalid, "give approval_mode, channel_post_mode, agent_password_login, approval_factor, require_passkey or several")
+	}
+	if in.ApprovalFactor != "" && in.ApprovalFactor != FactorSession && in.ApprovalFactor != FactorPasskey {
+		return nil, ctalk.Errorf(ctalk.EInvalid, "approval_factor is not valid; use \"session\" or \"passkey\"")
 	}
 	if in.ApprovalMode != "" && in.ApprovalMode != ApprovalAgent && in.ApprovalMode != ApprovalHuman {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "approval_mode is not valid; use \"agent\" or \"human\"")
@@ -106,10 +129,20 @@ func (s *Service) SetSettings(ctx context.Context, orgID string, in Settings) (*
 		return nil, ctalk.Errorf(ctalk.EInvalid, "agent_password_login is not valid; use \"allowed\" or \"disabled\"")
 	}
 	err := s.db.Tx(ctx, func(tx db.Querier) error {
+		// require_passkey is given as 1 (on), 0 (off) or -1 (unchanged).
+		require := -1
+		if in.RequirePasskey != nil {
+			require = 0
+			if *in.RequirePasskey {
+				require = 1
+			}
+		}
 		res, err := tx.Exec(ctx, `UPDATE orgs SET approval_mode = COALESCE(NULLIF($1, ''), approval_mode),
 			channel_post_mode = COALESCE(NULLIF($2, ''), channel_post_mode),
-			agent_password_login = COALESCE(NULLIF($3, ''), agent_password_login) WHERE id = $4`,
-			in.ApprovalMode, in.ChannelPostMode, in.AgentPasswordLogin, orgID)
+			agent_password_login = COALESCE(NULLIF($3, ''), agent_password_login),
+			approval_factor = COALESCE(NULLIF($5, ''), approval_factor),
+			require_passkey = CASE WHEN $6 < 0 THEN require_passkey ELSE $6 = 1 END WHERE id = $4`,
+			in.ApprovalMode, in.ChannelPostMode, in.AgentPasswordLogin, orgID, in.ApprovalFactor, require)
 		if err != nil {
 			return fmt.Errorf("set org settings: %w", err)
 		}
@@ -144,4 +177,14 @@ func ApprovalMode(ctx context.Context, r db.Reader, orgID string) (string, error
 		return "", fmt.Errorf("read approval mode: %w", err)
 	}
 	return mode, nil
+}
+
+// ApprovalFactor returns what an approval in the web app needs in orgID
+// (FactorSession or FactorPasskey), read through r.
+func ApprovalFactor(ctx context.Context, r db.Reader, orgID string) (string, error) {
+	var factor string
+	if err := r.QueryRow(ctx, `SELECT approval_factor FROM orgs WHERE id = $1`, orgID).Scan(&factor); err != nil {
+		return "", fmt.Errorf("read approval factor: %w", err)
+	}
+	return factor, nil
 }

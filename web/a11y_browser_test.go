@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
@@ -52,7 +53,7 @@ func TestPagesAccessibleInBothThemes(t *testing.T) {
 	invite, reset := accessLinks(t, s)
 	signedOut := []string{"/", "/signin", "/signup", authorize, "/forgot", invite, reset}
 	signedIn := []string{authorize, "/inbox", "/inbox/" + q, "/inbox/posts", "/inbox/unknown", "/asked", "/channels", "/channels/general",
-		"/people", "/people/bob", "/profile", "/profile/notifications", "/tokens", "/admin", "/admin/members/bob", "/admin/members/bob/remove", "/admin/audit"}
+		"/people", "/people/bob", "/profile", "/profile/notifications", "/verify", "/tokens", "/admin", "/admin/members/bob", "/admin/members/bob/remove", "/admin/audit"}
 	for _, scheme := range []string{"light", "dark"} {
 		t.Run(scheme, func(t *testing.T) {
 			ctx := browser(t, chromium)
@@ -101,7 +102,7 @@ func checkPage(t *testing.T, ctx context.Context, base, path, scheme string) {
 // a11yFixture fills acme's pages for alice: two questions waiting for her
 // (one with two drafts), one she asked that was answered, a channel with
 // messages, a post of her agent's held for her approval and an agent's
-// login token. It returns the question with two drafts.
+// login token, and a passkey. It returns the question with two drafts.
 func a11yFixture(t *testing.T, s *site) string {
 	t.Helper()
 	ctx := context.Background()
@@ -139,6 +140,12 @@ func a11yFixture(t *testing.T, s *site) string {
 	if res["status"] != "pending_approval" {
 		t.Fatalf("post_message = %v, want it held", res)
 	}
+	// A passkey of alice's for her profile's list and the step-up page
+	// (only its name and times are shown; it verifies nothing).
+	must(nil, s.DB.Write(ctx, func(q db.Querier) error {
+		_, err := q.Exec(ctx, `INSERT INTO passkeys (id, org_id, user_id, user_handle, name, credential, created_at) VALUES ('a11y', 'acme', 'alice', 'aGFuZGxl', 'Work laptop', '{}', $1)`, time.Now().UTC())
+		return err
+	}))
 	return q1.ID
 }
 

@@ -116,10 +116,31 @@ func (p *Pages) addMember(c echo.Context) error {
 	return done(c, "/admin", "added")
 }
 
+// updateSettings saves the org's settings. Weakening what an approval needs
+// (approval_factor passkey to session, or require_passkey off) needs a
+// fresh passkey verification of the admin's, asked for on the spot: else
+// anyone who knows an admin's password could switch passkeys off.
 func (p *Pages) updateSettings(c echo.Context) error {
-	start := time.Now()
-	_, err := p.orgs.SetSettings(c.Request().Context(), me(c).OrgID, orgs.Settings{ApprovalMode: c.FormValue("approval_mode"),
-		ChannelPostMode: c.FormValue("channel_post_mode"), AgentPasswordLogin: c.FormValue("agent_password_login")})
+	start, ctx, m := time.Now(), c.Request().Context(), me(c)
+	in := orgs.Settings{ApprovalMode: c.FormValue("approval_mode"), ChannelPostMode: c.FormValue("channel_post_mode"),
+		ApprovalFactor: c.FormValue("approval_factor"), AgentPasswordLogin: c.FormValue("agent_password_login")}
+	switch c.FormValue("require_passkey") {
+	case "on":
+		in.RequirePasskey = ptr(true)
+	case "off":
+		in.RequirePasskey = ptr(false)
+	}
+	org, err := p.orgs.Org(ctx, m.OrgID)
+	if err != nil {
+		return err
+	}
+	weakens := (org.ApprovalFactor == orgs.FactorPasskey && in.ApprovalFactor == orgs.FactorSession) ||
+		(org.RequirePasskey && in.RequirePasskey != nil && !*in.RequirePasskey)
+	if weakens && !m.PasskeyVerifiedRecently(time.Now()) {
+		return p.stepUp(c, http.StatusUnauthorized, "Weakening what approvals need takes a passkey verification of yours. Nothing was changed yet: verify with your passkey, and the settings are saved.",
+			c.Request().URL.Path, replayed(c), "")
+	}
+	_, err = p.orgs.SetSettings(ctx, m.OrgID, in)
 	p.recordAction(c, "web:update_org_settings", start, err)
 	if err != nil {
 		return adminRefused(err, func(status int, msg string) error {
@@ -146,3 +167,5 @@ func (p *Pages) changeAdminPassword(c echo.Context) error {
 
 // memberPath is the admin page of one member.
 func memberPath(userID string) string { return "/admin/members/" + url.PathEscape(userID) }
+
+func ptr[T any](v T) *T { return &v }

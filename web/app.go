@@ -148,23 +148,26 @@ func (p *Pages) signinForm(c echo.Context) error {
 	if p.Session(c) != nil {
 		return c.Redirect(http.StatusSeeOther, next)
 	}
-	return p.render(c, http.StatusOK, "signin", &page{Title: "Sign in to ctalk", Action: "/signin",
+	return p.render(c, http.StatusOK, "signin", &page{Title: "Sign in to ctalk", Action: "/signin", Next: next,
 		Hidden: url.Values{"next": {next}}, SignupURL: "/signup?" + url.Values{"next": {next}}.Encode(), ForgotURL: p.forgotURL()})
 }
 
 func (p *Pages) signinSubmit(c echo.Context) error {
 	next := localPath(c.FormValue("next"), "/inbox")
-	raw, _, err := p.auth.SignIn(c.Request().Context(), c.FormValue("org_id"), c.FormValue("user_id"), c.FormValue("password"), c.RealIP())
+	raw, sess, dev, err := p.auth.SignInOnDevice(c.Request().Context(), c.FormValue("org_id"), c.FormValue("user_id"), c.FormValue("password"), c.RealIP(), p.device(c))
 	if err != nil {
 		if ctalk.ErrorCode(err) == ctalk.EInternal {
 			return err
 		}
-		return p.render(c, ctalk.HTTPStatus(ctalk.ErrorCode(err)), "signin", &page{Title: "Sign in to ctalk", Action: "/signin",
+		return p.render(c, ctalk.HTTPStatus(ctalk.ErrorCode(err)), "signin", &page{Title: "Sign in to ctalk", Action: "/signin", Next: next,
 			Error: ctalk.ErrorMessage(err), Hidden: url.Values{"next": {next}}, OrgID: c.FormValue("org_id"), UserID: c.FormValue("user_id"),
 			SignupURL: "/signup?" + url.Values{"next": {next}}.Encode(), ForgotURL: p.forgotURL()})
 	}
 	p.setSession(c, raw)
-	return c.Redirect(http.StatusSeeOther, next)
+	if dev != "" {
+		p.setDevice(c, dev)
+	}
+	return c.Redirect(http.StatusSeeOther, p.afterSignIn(c, sess, next))
 }
 
 // funcs are the templates' helpers.
@@ -235,12 +238,5 @@ func (p *Pages) recordAction(c echo.Context, tool string, start time.Time, err e
 	m := me(c)
 	p.audit.Record(audit.Event{At: start.UTC(), OrgID: m.OrgID, UserID: m.UserID, Tool: tool, Outcome: outcome,
 		DurationMS: float64(time.Since(start).Microseconds()) / 1000, IDs: touched, RequestID: c.Response().Header().Get(echo.HeaderXRequestID),
-		Factor: sessionFactor(c)})
-}
-
-// sessionFactor is how the person of this request proved who they are, for
-// the audit log: a browser session signed in with a password, until a
-// passkey verification of the session says audit.FactorPasskey.
-func sessionFactor(c echo.Context) string {
-	return audit.FactorPasswordSession
+		Factor: m.Factor(start)})
 }

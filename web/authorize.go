@@ -38,7 +38,7 @@ func (p *Pages) handleAuthorize(c echo.Context, q url.Values, action string) err
 		return p.message(c, http.StatusBadRequest, "This sign-in link cannot be used", err)
 	}
 	// The browser may go back to the client's redirect URI after a form.
-	c.Response().Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'; form-action 'self' "+formTarget(req.RedirectURI))
+	c.Response().Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'; form-action 'self' "+formTarget(req.RedirectURI))
 	if err != nil {
 		return c.Redirect(http.StatusFound, req.ErrorRedirect(err, site.Issuer))
 	}
@@ -48,11 +48,14 @@ func (p *Pages) handleAuthorize(c echo.Context, q url.Values, action string) err
 
 	sess := p.Session(c)
 	if action == "signin" {
-		raw, s, err := p.auth.SignIn(ctx, c.FormValue("org_id"), c.FormValue("user_id"), c.FormValue("password"), c.RealIP())
+		raw, s, dev, err := p.auth.SignInOnDevice(ctx, c.FormValue("org_id"), c.FormValue("user_id"), c.FormValue("password"), c.RealIP(), p.device(c))
 		if err != nil {
 			return p.signinPage(c, req, ctalk.ErrorMessage(err), ctalk.HTTPStatus(ctalk.ErrorCode(err)))
 		}
 		p.setSession(c, raw)
+		if dev != "" {
+			p.setDevice(c, dev)
+		}
 		// Signing in on this page, which names the client and where it
 		// returns, is the person's consent.
 		return p.approve(c, req, s, site)
@@ -84,7 +87,7 @@ func (p *Pages) approve(c echo.Context, req *oauth.AuthRequest, sess *auth.Sessi
 
 func (p *Pages) signinPage(c echo.Context, req *oauth.AuthRequest, msg string, status int) error {
 	next := oauth.AuthorizePath + "?" + req.Query().Encode()
-	return p.render(c, status, "signin", &page{Title: "Sign in to ctalk", Error: msg, Action: oauth.AuthorizePath,
+	return p.render(c, status, "signin", &page{Title: "Sign in to ctalk", Error: msg, Action: oauth.AuthorizePath, Next: next,
 		Hidden: hidden(req), Request: req, OrgID: c.FormValue("org_id"), UserID: c.FormValue("user_id"),
 		SignupURL: "/signup?" + url.Values{"next": {next}}.Encode(), ForgotURL: p.forgotURL()})
 }

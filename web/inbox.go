@@ -23,11 +23,13 @@ import (
 func (p *Pages) mountInbox(r routes) {
 	r.GET("/inbox", p.inboxPage)
 	r.GET("/inbox/:message_id", p.questionPage)
-	r.POST("/inbox/:message_id/approve", p.inboxAction("approve", p.approveDraft))
-	r.POST("/inbox/:message_id/edit", p.inboxAction("edit", p.editDraft))
-	r.POST("/inbox/:message_id/reject", p.inboxAction("reject", p.rejectDraft))
-	r.POST("/inbox/:message_id/decline", p.inboxAction("decline", p.declineQuestion))
-	r.POST("/inbox/:message_id/answer", p.inboxAction("answer", p.answerQuestion))
+	// Each decision needs the org's approval factor (approvalFactor).
+	d := r.with(p.approvalFactor)
+	d.POST("/inbox/:message_id/approve", p.inboxAction("approve", p.approveDraft))
+	d.POST("/inbox/:message_id/edit", p.inboxAction("edit", p.editDraft))
+	d.POST("/inbox/:message_id/reject", p.inboxAction("reject", p.rejectDraft))
+	d.POST("/inbox/:message_id/decline", p.inboxAction("decline", p.declineQuestion))
+	d.POST("/inbox/:message_id/answer", p.inboxAction("answer", p.answerQuestion))
 }
 
 // inboxForms names each form of a question in the audit log and in the

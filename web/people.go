@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/orgs"
 )
@@ -31,11 +32,14 @@ const directoryNotes = 280
 
 // peopleFlash is what the people section's actions did, by done key.
 var peopleFlash = map[string]string{
-	"notes":         "Your notes are saved. Coworkers' agents see them from now on.",
-	"profile-notes": "The profile notes are saved. Coworkers' agents see them from now on.",
-	"email":         "Your email address is saved.",
-	"reset":         "Your new password is set. Every other browser and every agent signed in as you was signed out; connect your agents again.",
-	"password":      "Your password is changed. Every agent and other browser signed in as you was signed out; this browser stays signed in.",
+	"notes":            "Your notes are saved. Coworkers' agents see them from now on.",
+	"profile-notes":    "The profile notes are saved. Coworkers' agents see them from now on.",
+	"email":            "Your email address is saved.",
+	"reset":            "Your new password is set. Every other browser and every agent signed in as you was signed out; connect your agents again.",
+	"password":         "Your password is changed. Every agent and other browser signed in as you was signed out; this browser stays signed in.",
+	"passkey-added":    passkeysFlash["passkey-added"],
+	"passkey-removed":  passkeysFlash["passkey-removed"],
+	"passkey-required": passkeysFlash["passkey-required"],
 }
 
 // directoryEntry is one member in the directory.
@@ -70,6 +74,9 @@ type profileData struct {
 	// say why, by field.
 	Form, Errors map[string]string
 	MaxNotes     int
+	// Passkeys are mine, on my own profile.
+	Passkeys       []auth.Passkey
+	MaxPasskeyName int
 }
 
 // profile shows a current member of my org and our history. Anyone else,
@@ -98,6 +105,10 @@ func (p *Pages) renderProfile(c echo.Context, status int, userID string, form, e
 	name, title := "profile", u.Name
 	if u.ID == m.UserID {
 		name, title = "profile-mine", "Your profile"
+		if data.Passkeys, err = p.auth.Passkeys(ctx, m.OrgID, m.UserID); err != nil {
+			return err
+		}
+		data.MaxPasskeyName = auth.MaxPasskeyNameLen
 	}
 	return p.app(c, status, name, &page{Section: "people", Title: title, Flash: flash(c, peopleFlash), Data: data})
 }

@@ -19,9 +19,11 @@ import (
 // found", and a link alone changes nothing.
 func (p *Pages) mountPosts(r routes) {
 	r.GET("/inbox/posts", p.postsPage)
-	r.POST("/inbox/posts/:post_id/approve", p.postAction("approve", p.approvePost))
-	r.POST("/inbox/posts/:post_id/edit", p.postAction("edit", p.editPost))
-	r.POST("/inbox/posts/:post_id/reject", p.postAction("reject", p.rejectPost))
+	// Each decision needs the org's approval factor (approvalFactor).
+	d := r.with(p.approvalFactor)
+	d.POST("/inbox/posts/:post_id/approve", p.postAction("approve", p.approvePost))
+	d.POST("/inbox/posts/:post_id/edit", p.postAction("edit", p.editPost))
+	d.POST("/inbox/posts/:post_id/reject", p.postAction("reject", p.rejectPost))
 }
 
 // postForms names each form of a held post in the audit log and in the

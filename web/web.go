@@ -153,6 +153,7 @@ func (p *Pages) Mount(e *echo.Echo) {
 	e.GET("/signin", p.signinForm, mw...)
 	e.POST("/signin", p.signinSubmit, mw...)
 	e.GET("/", p.home, mw...)
+	p.mountPasskeySignIn(e, mw)
 	// The app's sections: each file mounts its own routes, every one of
 	// them behind a signed-in session.
 	r := routes{e: e, mw: append(mw, p.signedIn)}
@@ -162,6 +163,7 @@ func (p *Pages) Mount(e *echo.Echo) {
 	p.mountPeople(r)
 	p.mountTokens(r)
 	p.mountNotifications(r)
+	p.mountPasskeys(r)
 	p.mountChannels(r)
 	p.mountAdmin(r.with(p.adminOnly))
 	p.mountInvites(r.with(p.adminOnly))
