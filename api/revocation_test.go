@@ -140,6 +140,10 @@ func afterRevocation(t *testing.T, alice, bobAsks *mcp.ClientSession) {
 	ok(t, alice, "send_response", map[string]any{"message_id": id, "final_text": "after the revocation"})
 }
 
+// roleChanger is the orgs service of the replica a test changes a role on:
+// no tool changes roles.
+var roleChanger *orgs.Service
+
 // TestRevocationEndsWhatIsOpen: every way a credential ends ends
 // everything it holds open (held), on the replica that revoked it and on
 // another, and nothing posted or asked afterwards reaches it; a logout of
@@ -156,28 +160,27 @@ func TestRevocationEndsWhatIsOpen(t *testing.T) {
 		name string
 		// revoke ends bob's token that holds things open: bob is a session
 		// with that token, third one with another of bob's, alice the
-		// admin's; o is the orgs service of the replica, since no tool
-		// changes roles.
-		revoke func(t *testing.T, o *orgs.Service, alice, bob, third *mcp.ClientSession)
+		// admin's.
+		revoke func(t *testing.T, alice, bob, third *mcp.ClientSession)
 		// others reports whether bob's other tokens end too.
 		others bool
 	}{
-		{"logout", func(t *testing.T, _ *orgs.Service, _, bob, _ *mcp.ClientSession) { ok(t, bob, "logout", nil) }, false},
-		{"remove_user", func(t *testing.T, _ *orgs.Service, alice, _, _ *mcp.ClientSession) {
+		{"logout", func(t *testing.T, _, bob, _ *mcp.ClientSession) { ok(t, bob, "logout", nil) }, false},
+		{"remove_user", func(t *testing.T, alice, _, _ *mcp.ClientSession) {
 			ok(t, alice, "remove_user", map[string]any{"org_id": "acme", "user_id": "bob"})
 		}, true},
-		{"revoke_user_tokens", func(t *testing.T, _ *orgs.Service, alice, _, _ *mcp.ClientSession) {
+		{"revoke_user_tokens", func(t *testing.T, alice, _, _ *mcp.ClientSession) {
 			ok(t, alice, "revoke_user_tokens", map[string]any{"org_id": "acme", "user_id": "bob"})
 		}, true},
-		{"reset_user_password", func(t *testing.T, _ *orgs.Service, alice, _, _ *mcp.ClientSession) {
+		{"reset_user_password", func(t *testing.T, alice, _, _ *mcp.ClientSession) {
 			ok(t, alice, "reset_user_password", map[string]any{"org_id": "acme", "user_id": "bob", "new_password": "a fresh start for bob"})
 		}, true},
-		{"role change", func(t *testing.T, o *orgs.Service, _, _, _ *mcp.ClientSession) {
-			if _, err := o.SetRole(context.Background(), "acme", "bob", orgs.RoleAdmin); err != nil {
+		{"role change", func(t *testing.T, _, _, _ *mcp.ClientSession) {
+			if _, err := roleChanger.SetRole(context.Background(), "acme", "bob", orgs.RoleAdmin); err != nil {
 				t.Fatal(err)
 			}
 		}, true},
-		{"change_password", func(t *testing.T, _ *orgs.Service, _, _, third *mcp.ClientSession) {
+		{"change_password", func(t *testing.T, _, _, third *mcp.ClientSession) {
 			ok(t, third, "change_password", map[string]any{"current_password": userPW, "new_password": "bob's new password"})
 		}, true},
 	}
@@ -190,12 +193,12 @@ func TestRevocationEndsWhatIsOpen(t *testing.T) {
 					continue
 				}
 				t.Run(su.name+"/"+rv.name+"/"+era, func(t *testing.T) {
-					t.Parallel()
 					one := start(t, su.engine)
 					two := one
 					if su.replicas == 2 {
 						two = start(t, su.engine, options{sharedWith: one})
 					}
+					roleChanger = one.Orgs
 					u := one.org(t, era, "acme")
 					ok(t, u["alice"], "create_channel", map[string]any{"channel": "dev", "members": []string{"bob"}})
 					anon := one.connect(t, era, "")
@@ -205,7 +208,7 @@ func TestRevocationEndsWhatIsOpen(t *testing.T) {
 					kept := two.events(t, other, "dev", "")
 					waitForWaiters(t, two, n+1)
 
-					rv.revoke(t, one.Orgs, u["alice"], one.connect(t, era, tok), one.connect(t, era, one.login(t, anon, "acme", "bob")))
+					rv.revoke(t, u["alice"], one.connect(t, era, tok), one.connect(t, era, one.login(t, anon, "acme", "bob")))
 					var bobAsks *mcp.ClientSession
 					if !rv.others {
 						bobAsks = one.connect(t, era, other)
