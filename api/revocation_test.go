@@ -206,7 +206,6 @@ func TestRevocationEndsWhatIsOpen(t *testing.T) {
 					continue
 				}
 				t.Run(su.name+"/"+rv.name+"/"+era, func(t *testing.T) {
-					t.Parallel()
 					one := start(t, su.engine)
 					two := one
 					if su.replicas == 2 {
