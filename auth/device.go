@@ -49,6 +49,8 @@ func (s *Service) SignInOnDevice(ctx context.Context, orgID, userID, password, c
 // IssueDevice stores a new device cookie for orgID/userID, whose browser
 // just proved who they are, and returns its value (stored only as its
 // hash).
+//
+// Returns only the database's errors.
 func (s *Service) IssueDevice(ctx context.Context, orgID, userID string) (string, error) {
 	raw, hash := NewToken()
 	raw = deviceCookiePrefix + raw[len(TokenPrefix):]

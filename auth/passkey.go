@@ -343,6 +343,8 @@ func (s *Service) FinishPasskeyRegistration(ctx context.Context, sess *Session, 
 }
 
 // Passkeys lists the passkeys of orgID/userID, oldest first.
+//
+// Returns only the database's errors.
 func (s *Service) Passkeys(ctx context.Context, orgID, userID string) ([]Passkey, error) {
 	rows, err := s.db.Query(ctx, `SELECT id, name, created_at, last_used_at FROM passkeys WHERE org_id = $1 AND user_id = $2 ORDER BY created_at, id`, orgID, userID)
 	if err != nil {

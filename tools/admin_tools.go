@@ -101,6 +101,8 @@ type orgSettingsArgs struct {
 	ApprovalMode       string `json:"approval_mode"`
 	ChannelPostMode    string `json:"channel_post_mode"`
 	AgentPasswordLogin string `json:"agent_password_login"`
+	ApprovalFactor     string `json:"approval_factor"`
+	RequirePasskey     *bool  `json:"require_passkey"`
 }
 
 func (s *Server) registerUpdateOrgSettings() {
@@ -111,10 +113,13 @@ func (s *Server) registerUpdateOrgSettings() {
 		mcp.WithString("approval_mode", mcp.Enum(orgs.ApprovalAgent, orgs.ApprovalHuman), mcp.Description("How answers are approved: agent or human; omit to keep it.")),
 		mcp.WithString("channel_post_mode", mcp.Enum(orgs.ChannelPostAgent, orgs.ChannelPostHuman), mcp.Description("Whether agents' channel posts wait for their person: agent (post at once) or human; omit to keep it.")),
 		mcp.WithString("agent_password_login", mcp.Enum(orgs.AgentLoginAllowed, orgs.AgentLoginDisabled), mcp.Description("Whether login takes a password from an agent: allowed or disabled; omit to keep it.")),
+		mcp.WithString("approval_factor", mcp.Enum(orgs.FactorSession, orgs.FactorPasskey), mcp.Description("What an approval in the web app needs: session (being signed in) or passkey (also a fresh passkey verification); omit to keep it.")),
+		mcp.WithBoolean("require_passkey", mcp.Description("Whether members are asked to add a passkey when they sign in without one; omit to keep it.")),
 		authTokenParam,
 		annotations(false, false, true),
 	), func(ctx context.Context, orgID string, in *orgSettingsArgs) (*orgs.Org, error) {
-		settings := orgs.Settings{ApprovalMode: in.ApprovalMode, ChannelPostMode: in.ChannelPostMode, AgentPasswordLogin: in.AgentPasswordLogin}
+		settings := orgs.Settings{ApprovalMode: in.ApprovalMode, ChannelPostMode: in.ChannelPostMode, AgentPasswordLogin: in.AgentPasswordLogin,
+			ApprovalFactor: in.ApprovalFactor, RequirePasskey: in.RequirePasskey}
 		if setting, value, weakens := settings.Weakening(); weakens {
 			return nil, s.personOnly(ctx, fmt.Sprintf("setting %s to %q, which weakens your organization's oversight of agents,", setting, value), web.AdminURL)
 		}

@@ -33,6 +33,8 @@ var fuzzArgTypes = map[string]func() any{
 	"wait_for_reply":            func() any { return new(waitReplyArgs) },
 	"update_org_settings":       func() any { return new(orgSettingsArgs) },
 	"get_audit_log":             func() any { return new(auditArgs) },
+	"get_notification_settings": func() any { return new(noArgs) },
+	"invite_user":               func() any { return new(inviteUserArgs) },
 	"remove_user":               func() any { return new(memberArgs) },
 	"revoke_user_tokens":        func() any { return new(memberArgs) },
 	"change_password":           func() any { return new(changePasswordArgs) },

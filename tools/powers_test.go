@@ -54,13 +54,15 @@ func TestAgentsCannotUndoOversight(t *testing.T) {
 		}{{"login token", alice, byToken}, {"personal token", personal, byToken}, {"admin password", anon, byPassword}}
 
 		// Strengthening is open to an agent.
-		set := ok(t, alice, "update_org_settings", map[string]any{"org_id": "acme", "approval_mode": "human", "channel_post_mode": "human"})
-		if set["approval_mode"] != "human" || set["channel_post_mode"] != "human" {
+		set := ok(t, alice, "update_org_settings", map[string]any{"org_id": "acme", "approval_mode": "human", "channel_post_mode": "human",
+			"approval_factor": "passkey", "require_passkey": true})
+		if set["approval_mode"] != "human" || set["channel_post_mode"] != "human" || set["approval_factor"] != "passkey" || set["require_passkey"] != true {
 			t.Fatalf("update_org_settings = %v", set)
 		}
 		for _, c := range callers {
 			for _, weaken := range []map[string]any{{"approval_mode": "agent"}, {"channel_post_mode": "agent"},
-				{"approval_mode": "human", "channel_post_mode": "agent"}, {"agent_password_login": "allowed"}} {
+				{"approval_mode": "human", "channel_post_mode": "agent"}, {"agent_password_login": "allowed"},
+				{"approval_factor": "session"}, {"require_passkey": false}} {
 				msg := fail(t, c.cs, "update_org_settings", with(c.args, weaken), personOnly)
 				if !strings.Contains(msg, e.URL+"/admin") {
 					t.Errorf("%s, %v: the refusal names no page of the web app: %s", c.name, weaken, msg)
@@ -83,7 +85,7 @@ func TestAgentsCannotUndoOversight(t *testing.T) {
 		}
 		// Nothing changed.
 		org, err := e.Orgs.Org(ctx, "acme")
-		if err != nil || org.ApprovalMode != orgs.ApprovalHuman || org.ChannelPostMode != orgs.ChannelPostHuman {
+		if err != nil || org.ApprovalMode != orgs.ApprovalHuman || org.ChannelPostMode != orgs.ChannelPostHuman || org.ApprovalFactor != orgs.FactorPasskey || !org.RequirePasskey {
 			t.Fatalf("after the refusals the org reads %+v, %v", org, err)
 		}
 		for _, id := range []string{"alice", "bob"} {

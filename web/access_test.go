@@ -233,7 +233,7 @@ func TestInviteUserTool(t *testing.T) {
 		s := start(t, engine, withMail(box))
 		s.org(t, "acme")
 		alice := s.agent(t, "acme", "alice")
-		res := testkit.OK(t, alice, "invite_user", map[string]any{"org_id": "acme", "email": "dan@example.com", "user_id": "dan", "name": "Dan", "role": "admin"})
+		res := testkit.OK(t, alice, "invite_user", map[string]any{"org_id": "acme", "email": "dan@example.com", "user_id": "dan", "name": "Dan"})
 		link := linkIn(t, box.WaitFor(t, 1)[0], "invite")
 		b, _ := json.Marshal(res)
 		if text := string(b); strings.Contains(text, token(link)) || strings.Contains(text, "/invite/") || !strings.Contains(text, "dan@example.com") {
@@ -242,10 +242,12 @@ func TestInviteUserTool(t *testing.T) {
 		testkit.Fail(t, alice, "invite_user", map[string]any{"org_id": "acme", "email": "dan2@example.com", "user_id": "dan", "name": "Dan"}, "conflict")
 		testkit.Fail(t, alice, "invite_user", map[string]any{"org_id": "acme", "email": "bob@example.com", "user_id": "bob", "name": "Bob"}, "conflict")
 		testkit.Fail(t, alice, "invite_user", map[string]any{"org_id": "acme", "email": "not an address", "user_id": "fay", "name": "Fay"}, "invalid")
+		// An agent invites no admin: an address it reads would make one.
+		testkit.Fail(t, alice, "invite_user", map[string]any{"org_id": "acme", "email": "eve@example.com", "user_id": "eve", "name": "Eve", "role": "admin"}, "inviting an admin is for a person")
 		bob := s.agent(t, "acme", "bob")
 		testkit.Fail(t, bob, "invite_user", map[string]any{"org_id": "acme", "email": "fay@example.com", "user_id": "fay", "name": "Fay"}, "")
 		code, _ := s.anonymous(t).post(link, url.Values{"password": {"dans-password"}, "confirm": {"dans-password"}})
-		if code != http.StatusOK || s.member(t, "acme", "dan").Role != "admin" {
+		if code != http.StatusOK || s.member(t, "acme", "dan").Role != "member" {
 			t.Errorf("accepting the tool's invite: %d", code)
 		}
 		s.noSecret(t, token(link))
