@@ -196,6 +196,46 @@ func (s *Service) ForgotPassword(ctx context.Context, orgID, who string) error {
 	return nil
 }
 
+// TellReset mails the member userID of orgID, when they have an address
+// and the server sends email, that the admin adminID reset their password,
+// after the caller's answer; a mail that cannot be sent is logged. It
+// carries no link that does anything but open the sign-in page.
+func (s *Service) TellReset(ctx context.Context, orgID, userID, adminID string) {
+	if !s.Enabled() {
+		return
+	}
+	s.mailing.Add(1)
+	go func() {
+		defer s.mailing.Done()
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resetMailTimeout)
+		defer cancel()
+		if err := s.sendResetByAdmin(ctx, orgID, userID, adminID); err != nil {
+			s.cfg.Logger.Warn("mail telling of a password reset not sent", "org_id", orgID, "user_id", userID, "temporary", mail.Temporary(err), "error", err)
+		}
+	}()
+}
+
+func (s *Service) sendResetByAdmin(ctx context.Context, orgID, userID, adminID string) error {
+	u, org, err := s.orgs.Member(ctx, orgID, userID)
+	if err != nil || u.Email == "" {
+		return err
+	}
+	admin, err := s.orgs.User(ctx, orgID, adminID)
+	if err != nil {
+		return err
+	}
+	m, err := render(resetByAdminMail, map[string]any{
+		"Name": u.Name, "Org": org.Name, "OrgID": org.ID, "UserID": u.ID, "Admin": admin.Name,
+		"Link": s.cfg.PublicURL + "/signin",
+	})
+	if err != nil {
+		return err
+	}
+	m.To = u.Email
+	m.Subject = "Your ctalk password for " + oneLine(org.Name) + " was reset by an admin"
+	return s.sender.Send(ctx, m)
+}
+
 // Wait returns once the reset mails already started have been sent or
 // have failed.
 func (s *Service) Wait() { s.mailing.Wait() }

@@ -117,8 +117,14 @@ func (p *Pages) resetPassword(c echo.Context) error {
 			}
 			return err
 		}
-		_, err := p.auth.ResetPassword(ctx, m.OrgID, userID, c.FormValue("new_password"))
-		return err
+		if _, err := p.auth.ResetPassword(ctx, m.OrgID, userID, c.FormValue("new_password")); err != nil {
+			return err
+		}
+		// The member learns of it, by mail where they have an address.
+		if p.access != nil {
+			p.access.TellReset(ctx, m.OrgID, userID, m.UserID)
+		}
+		return nil
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/mail/mailtest"
 )
 
 // TestAdminResetNeedsOwnPassword: an admin's browser session alone resets
@@ -85,6 +86,33 @@ func TestAdminSetsAgentPasswordLogin(t *testing.T) {
 		}
 		if code, _ := alice.post("/admin/settings", url.Values{"agent_password_login": {"sometimes"}}); code != http.StatusBadRequest {
 			t.Errorf("agent_password_login sometimes: %d, want 400", code)
+		}
+	})
+}
+
+// TestAdminResetTellsTheMember: a member whose password an admin reset is
+// told by mail, which names the admin and carries no secret and no link
+// that does anything but open the sign-in page.
+func TestAdminResetTellsTheMember(t *testing.T) {
+	each(t, func(t *testing.T, engine db.Engine) {
+		box := mailtest.Start(t)
+		s := start(t, engine, withMail(box))
+		s.org(t, "acme")
+		if _, err := s.Orgs.SetEmail(context.Background(), "acme", "bob", "bob@example.com"); err != nil {
+			t.Fatal(err)
+		}
+		alice := s.newClient(t, "acme", "alice")
+		if code, _ := alice.post("/admin/members/bob/password", url.Values{"new_password": {"taken-over-1"}, "confirm": {"taken-over-1"}, "your_password": {userPW}}); code != http.StatusOK {
+			t.Fatalf("reset: %d", code)
+		}
+		got := box.WaitFor(t, 1)[0]
+		if got.To[0] != "bob@example.com" || !strings.Contains(got.Header.Get("Subject"), "was reset by an admin") || !strings.Contains(got.Text, "Alice") {
+			t.Fatalf("mail to %v, %q:\n%s", got.To, got.Header.Get("Subject"), got.Text)
+		}
+		for _, secret := range []string{"taken-over-1", userPW, "ctalk_", "/reset/"} {
+			if strings.Contains(string(got.Data), secret) {
+				t.Errorf("the mail carries %q", secret)
+			}
 		}
 	})
 }
