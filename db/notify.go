@@ -182,8 +182,9 @@ func (l *listener) once(d *DB, connectedOK func()) (err error, more bool) {
 		for {
 			n, err := conn.WaitForNotification(waitCtx)
 			if err != nil {
+				changed := waitCtx.Err() != nil
 				stop()
-				if waitCtx.Err() != nil {
+				if changed && !conn.IsClosed() {
 					break // subscribers changed
 				}
 				return err, true

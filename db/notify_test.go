@@ -79,3 +79,43 @@ func TestListenKeepsCommitOrderAcrossChannels(t *testing.T) {
 	cancel()
 	wg.Wait()
 }
+
+// TestListenReconnects: when its connection dies, the shared listener
+// connects again, tells its subscriber (which may make up for what it
+// missed), and hands over what is sent afterwards.
+func TestListenReconnects(t *testing.T) {
+	d := dbtest.Open(t, db.Postgres)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	channel := fmt.Sprintf("ctalk_test_reconnect_%d", time.Now().UnixNano())
+	connected := make(chan struct{}, 4)
+	got := make(chan string, 4)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.Listen(ctx, channel, func() { connected <- struct{}{} }, func(p string) { got <- p }, slog.Default())
+	}()
+	<-connected
+	// Only this test's listener ran that LISTEN last.
+	if _, err := dbtest.Exec(d, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = $1`, `LISTEN "`+channel+`"`); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-connected:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the listener did not connect again after its connection was ended")
+	}
+	if err := d.Notify(ctx, channel, []string{"after"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case p := <-got:
+		if p != "after" {
+			t.Fatalf("received %q", p)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("nothing received after the reconnect")
+	}
+	cancel()
+	<-done
+}

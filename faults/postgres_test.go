@@ -337,14 +337,16 @@ func (c cluster) ensureStarted(t *testing.T) {
 
 // waitForListener waits until the server named app has a connection in
 // LISTEN again, opened after the crash at stopped. start is when Postgres
-// was told to start.
+// was told to start. A server listens to all its channels on one
+// connection, whose last statement is the LISTEN of one of them; that the
+// wake-ups' channel is among them the wake rounds after it show.
 func waitForListener(t *testing.T, d database, app string, stopped, start time.Time) {
 	t.Helper()
 	conn := d.open(t)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		var opened time.Time
-		err := conn.QueryRow(context.Background(), `SELECT backend_start FROM pg_stat_activity WHERE application_name = $1 AND query IN ('LISTEN ctalk_wake', 'LISTEN "ctalk_wake"') AND backend_start > $2`,
+		err := conn.QueryRow(context.Background(), `SELECT backend_start FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN %' AND backend_start > $2`,
 			app, stopped).Scan(&opened)
 		if err == nil {
 			t.Logf("%s listens again, on a connection opened %s after Postgres was told to start", app, opened.Sub(start).Round(time.Millisecond))
