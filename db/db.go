@@ -70,6 +70,11 @@ type DB struct {
 	onStatement atomic.Pointer[func(query string)]
 	// listener is the one LISTEN connection every Listen shares.
 	listener listener
+	// notifyScope ends every notification channel's name: empty for the
+	// public schema, else the schema the URL's search_path names, so that
+	// servers on different schemas of one database (the tests) do not hear
+	// each other's wake-ups and revocations.
+	notifyScope string
 }
 
 // Config says which database to open.
@@ -166,6 +171,7 @@ func (d *DB) openPostgres(cfg Config) error {
 	if d.DirectURL != d.URL {
 		pooledExecMode(pc, cfg.URL)
 	}
+	d.notifyScope = notifyScope(pc.RuntimeParams["search_path"])
 	d.pool = stdlib.OpenDB(*pc)
 	n := cfg.MaxOpenConns
 	if n == 0 {

@@ -3,9 +3,11 @@ package db
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,7 +31,7 @@ func (d *DB) Listen(ctx context.Context, channel string, connected func(), recei
 	if d.Engine != Postgres {
 		return
 	}
-	sub := &subscriber{channel: channel, connected: connected, receive: receive}
+	sub := &subscriber{channel: channel + d.notifyScope, connected: connected, receive: receive}
 	d.listener.add(d, sub, log)
 	<-ctx.Done()
 	d.listener.remove(sub)
@@ -213,7 +215,7 @@ const notifySQL = `SELECT set_config('synchronous_commit', 'off', true), pg_noti
 //
 // Returns the statement's errors translated into codes (see Translate).
 func (d *DB) Notify(ctx context.Context, channel string, payloads []string) error {
-	_, err := d.pool.ExecContext(ctx, notifySQL, channel, payloads)
+	_, err := d.pool.ExecContext(ctx, notifySQL, channel+d.notifyScope, payloads)
 	return Translate(err)
 }
 
@@ -266,4 +268,27 @@ func notifyProbe(ctx context.Context, url string) (bool, error) {
 			return true, nil
 		}
 	}
+}
+
+// notifyScope is what ends the notification channels of a database whose
+// search_path is searchPath: nothing for the default (public) schema, else
+// "_" and the schema's name, or a hash of it where that would make a channel
+// name too long for Postgres (63 bytes).
+func notifyScope(searchPath string) string {
+	schema := strings.TrimSpace(strings.Split(searchPath, ",")[0])
+	schema = strings.Trim(schema, `"`)
+	if schema == "" || schema == "public" || schema == "$user" {
+		return ""
+	}
+	clean := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' {
+			return r
+		}
+		return -1
+	}, strings.ToLower(schema))
+	if clean != schema || len(clean) > 24 {
+		sum := sha256.Sum256([]byte(schema))
+		clean = hex.EncodeToString(sum[:8])
+	}
+	return "_" + clean
 }

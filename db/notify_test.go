@@ -87,7 +87,7 @@ func TestListenReconnects(t *testing.T) {
 	d := dbtest.Open(t, db.Postgres)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	channel := fmt.Sprintf("ctalk_test_reconnect_%d", time.Now().UnixNano())
+	channel := fmt.Sprintf("ctalk_rc_%d", time.Now().UnixNano()%1e9)
 	connected := make(chan struct{}, 4)
 	got := make(chan string, 4)
 	done := make(chan struct{})
@@ -97,7 +97,7 @@ func TestListenReconnects(t *testing.T) {
 	}()
 	<-connected
 	// Only this test's listener ran that LISTEN last.
-	if _, err := dbtest.Exec(d, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = $1`, `LISTEN "`+channel+`"`); err != nil {
+	if _, err := dbtest.Exec(d, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE $1`, `LISTEN "`+channel+`%`); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -118,4 +118,42 @@ func TestListenReconnects(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// TestListenHearsOnlyItsSchema: servers on two schemas of one database (as
+// the tests run) do not hear each other's notifications.
+func TestListenHearsOnlyItsSchema(t *testing.T) {
+	one, two := dbtest.Open(t, db.Postgres), dbtest.Open(t, db.Postgres)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	connected := make(chan struct{}, 2)
+	got := make(chan string, 4)
+	var wg sync.WaitGroup
+	for _, d := range []*db.DB{one, two} {
+		wg.Go(func() {
+			d.Listen(ctx, "ctalk_test_scope", func() { connected <- struct{}{} }, func(p string) {
+				if d == one {
+					got <- "one heard " + p
+				}
+			}, slog.Default())
+		})
+	}
+	<-connected
+	<-connected
+	if err := two.Notify(ctx, "ctalk_test_scope", []string{"two's"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := one.Notify(ctx, "ctalk_test_scope", []string{"its own"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case p := <-got:
+		if p != "one heard its own" {
+			t.Fatalf("%s; want only its own schema's notification", p)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("nothing heard")
+	}
+	cancel()
+	wg.Wait()
 }
