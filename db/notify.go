@@ -135,66 +135,81 @@ func (l *listener) once(d *DB, connectedOK func()) (err error, more bool) {
 		s.live = false
 	}
 	listening := map[string]bool{}
-	connected := false
-	for {
-		// Take in new subscribers: LISTEN to their channels, then tell them.
-		subs = l.snapshot()
-		if subs == nil {
-			return nil, false
+	for first := true; ; first = false {
+		byChannel, subs, err := l.sync(ctx, conn, listening)
+		if err != nil || subs == nil {
+			return err, subs != nil
 		}
-		byChannel := map[string][]*subscriber{}
-		for _, s := range subs {
-			byChannel[s.channel] = append(byChannel[s.channel], s)
-		}
-		for ch := range byChannel {
-			if !listening[ch] {
-				if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{ch}.Sanitize()); err != nil {
-					return err, true
-				}
-				listening[ch] = true
-			}
-		}
-		for ch := range listening {
-			if byChannel[ch] == nil {
-				if _, err := conn.Exec(ctx, "UNLISTEN "+pgx.Identifier{ch}.Sanitize()); err != nil {
-					return err, true
-				}
-				delete(listening, ch)
-			}
-		}
-		if !connected {
-			connected = true
+		if first {
 			connectedOK()
 		}
+		// Tell new subscribers, after their channel's LISTEN.
 		for _, s := range subs {
 			if !s.live {
 				s.live = true
 				s.connected()
 			}
 		}
-		// Wait for a notification or a change of subscribers.
-		waitCtx, stop := context.WithCancel(ctx)
-		go func() {
-			select {
-			case <-l.changed:
-				stop()
-			case <-waitCtx.Done():
+		if err := l.deliver(ctx, conn, byChannel); err != nil {
+			return err, true
+		}
+	}
+}
+
+// sync makes conn LISTEN to exactly the subscribers' channels, listening
+// holding those it listens to, and returns the subscribers by channel; subs
+// is nil when nobody listens any more.
+func (l *listener) sync(ctx context.Context, conn *pgx.Conn, listening map[string]bool) (byChannel map[string][]*subscriber, subs []*subscriber, err error) {
+	subs = l.snapshot()
+	if subs == nil {
+		return nil, nil, nil
+	}
+	byChannel = map[string][]*subscriber{}
+	for _, s := range subs {
+		byChannel[s.channel] = append(byChannel[s.channel], s)
+	}
+	for ch := range byChannel {
+		if !listening[ch] {
+			if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{ch}.Sanitize()); err != nil {
+				return nil, subs, err
 			}
-		}()
-		for {
-			n, err := conn.WaitForNotification(waitCtx)
-			if err != nil {
-				changed := waitCtx.Err() != nil
-				stop()
-				if changed && !conn.IsClosed() {
-					break // subscribers changed
-				}
-				return err, true
+			listening[ch] = true
+		}
+	}
+	for ch := range listening {
+		if byChannel[ch] == nil {
+			if _, err := conn.Exec(ctx, "UNLISTEN "+pgx.Identifier{ch}.Sanitize()); err != nil {
+				return nil, subs, err
 			}
-			for _, s := range byChannel[n.Channel] {
-				if s.live {
-					s.receive(n.Payload)
-				}
+			delete(listening, ch)
+		}
+	}
+	return byChannel, subs, nil
+}
+
+// deliver hands conn's notifications to their subscribers, in order, until
+// the subscribers change (nil) or the connection fails (its error).
+func (l *listener) deliver(ctx context.Context, conn *pgx.Conn, byChannel map[string][]*subscriber) error {
+	waitCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		select {
+		case <-l.changed:
+			stop()
+		case <-waitCtx.Done():
+		}
+	}()
+	for {
+		n, err := conn.WaitForNotification(waitCtx)
+		if err != nil {
+			if waitCtx.Err() != nil && !conn.IsClosed() {
+				return nil // the subscribers changed
+			}
+			return err
+		}
+		for _, s := range byChannel[n.Channel] {
+			if s.live {
+				s.receive(n.Payload)
 			}
 		}
 	}
