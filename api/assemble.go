@@ -106,14 +106,7 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	go presence.Run(ctx)
 	go ch.PruneAlertsEvery(ctx, time.Hour, log)
 
-	sender, err := mail.New(w.Mail)
-	if err != nil {
-		// The binary validated the configuration at start; a test that did
-		// not gets a server that says it sends no email.
-		log.Error("mail disabled: invalid configuration", "error", err)
-		w.Mail = mail.Config{}
-		sender, _ = mail.New(w.Mail)
-	}
+	sender := newSender(&w, log)
 	acc := access.New(access.Config{Mail: w.Mail, PublicURL: w.API.PublicURL, Logger: log}, a, o, sender)
 
 	n := startNotify(ctx, d, w, log, sender, o, in, ch)
@@ -122,17 +115,7 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	p := Parts{DB: d, Services: svc, Metrics: prometheus.NewRegistry(), Stop: make(chan struct{})}
 	p.Tools = tools.New(tools.Config{Version: w.API.Version, Logger: log, AllowOrgSignup: w.API.AllowOrgSignup, SignupSecret: w.API.SignupSecret,
 		ProgressEvery: w.API.ProgressEvery, Audit: w.API.Audit, Stop: p.Stop, Metrics: p.Metrics}, svc)
-	p.Web = web.New(web.Config{
-		Logger:            log,
-		PublicURL:         func(r *http.Request) string { return PublicURL(w.API.PublicURL, r) },
-		CheckSignup:       p.Tools.CheckSignup,
-		SignupNeedsSecret: !w.API.AllowOrgSignup,
-		SecureCookies:     strings.HasPrefix(w.API.PublicURL, "https://"),
-		Version:           w.API.Version,
-		Build:             w.API.Build,
-		Stop:              p.Stop,
-	}, web.Services{Auth: a, Orgs: o, OAuth: p.OAuth, Inbox: in, Channels: ch, Audit: w.API.Audit, Access: acc})
-	p.Web.SetNotify(n)
+	p.Web = newWeb(w.API, log, p)
 	p.Metrics.MustRegister(n.Collectors()...)
 	return &Assembly{
 		Notify: n,
@@ -140,6 +123,36 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 		Auth:   a, Orgs: o, Inbox: in, Channels: ch, Broker: broker, Audit: w.API.Audit,
 		Mail: sender, Access: acc, cancel: cancel,
 	}, nil
+}
+
+// newWeb builds the web app over the parts, the tools' sign-up check
+// included.
+func newWeb(cfg Config, log *slog.Logger, p Parts) *web.Pages {
+	pages := web.New(web.Config{
+		Logger:            log,
+		PublicURL:         func(r *http.Request) string { return PublicURL(cfg.PublicURL, r) },
+		CheckSignup:       p.Tools.CheckSignup,
+		SignupNeedsSecret: !cfg.AllowOrgSignup,
+		SecureCookies:     strings.HasPrefix(cfg.PublicURL, "https://"),
+		Version:           cfg.Version,
+		Build:             cfg.Build,
+		Stop:              p.Stop,
+	}, web.Services{Auth: p.Auth, Orgs: p.Orgs, OAuth: p.OAuth, Inbox: p.Inbox, Channels: p.Channels, Audit: cfg.Audit, Access: p.Access})
+	pages.SetNotify(p.Notify)
+	return pages
+}
+
+// newSender is the server's mail sender for w.Mail. The binary validated
+// the configuration at start; a test that did not gets a server that says
+// it sends no email, and w.Mail is cleared to match.
+func newSender(w *Wiring, log *slog.Logger) mail.Sender {
+	sender, err := mail.New(w.Mail)
+	if err != nil {
+		log.Error("mail disabled: invalid configuration", "error", err)
+		w.Mail = mail.Config{}
+		sender, _ = mail.New(w.Mail)
+	}
+	return sender
 }
 
 // oauthConfig is the authorization server's configuration: cfg.OAuth, or
