@@ -31,13 +31,8 @@ const (
 	MaxInvite         = 100
 )
 
-// Caller is who calls a channel operation: a user of an org, and whether
-// they administer it.
-type Caller struct {
-	OrgID  string
-	UserID string
-	Admin  bool
-}
+// Caller is who calls a channel operation (ctalk.Caller).
+type Caller = ctalk.Caller
 
 // channelKey is the wake-up key of a channel's waiters.
 func channelKey(name string) string { return "#" + name }
