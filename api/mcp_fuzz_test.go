@@ -15,6 +15,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
@@ -78,7 +79,7 @@ func newFuzzApp(f *testing.F, engine db.Engine) *fuzzApp {
 		{"ann", "bob", "Is the build green?"},
 		{"bob", "ann", "When is the next invoice run?"},
 	} {
-		if _, err := app.Inbox.Ask(ctx, "acme", q.from, inbox.Ask{To: q.to, Text: q.text}); err != nil {
+		if _, err := app.Inbox.Ask(ctx, ctalk.Caller{OrgID: "acme", UserID: q.from}, inbox.Ask{To: q.to, Text: q.text}); err != nil {
 			f.Fatal(err)
 		}
 	}

@@ -69,12 +69,12 @@ func (s *Server) parkWaits(next echo.HandlerFunc) echo.HandlerFunc {
 		done := s.presence.Waiting(sess.OrgID, sess.UserID)
 		var err error
 		if tool == "wait_for_reply" {
-			err = s.inbox.AwaitReply(ctx, sess.OrgID, sess.UserID, msgID, opts)
+			err = s.inbox.AwaitReply(ctx, sess.Caller(), msgID, opts)
 		} else {
 			// A channel alert ends the wait as a question does; the tool
 			// then hands both over.
 			alerts := func() (bool, error) { return s.channels.HasAlerts(ctx, callerOf(sess)) }
-			err = s.inbox.AwaitInbox(ctx, sess.OrgID, sess.UserID, opts, alerts)
+			err = s.inbox.AwaitInbox(ctx, sess.Caller(), opts, alerts)
 		}
 		done()
 		if refused := ctalk.ErrorCode(err); refused == ctalk.EUnauthorized || refused == ctalk.EForbidden {

@@ -93,6 +93,11 @@ type Session struct {
 // IsAdmin reports whether the session's user administers its org.
 func (s *Session) IsAdmin() bool { return s != nil && s.Role == adminRole }
 
+// Caller is who the session's holder is, as every service takes them.
+func (s *Session) Caller() ctalk.Caller {
+	return ctalk.Caller{OrgID: s.OrgID, UserID: s.UserID, Admin: s.IsAdmin()}
+}
+
 // adminRole is the value of orgs.RoleAdmin, which defines the roles: orgs
 // imports auth, so auth cannot import it. Tests that log in as an admin
 // made with orgs.RoleAdmin and expect IsAdmin keep the two equal.

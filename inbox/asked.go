@@ -28,7 +28,7 @@ type AskedItem struct {
 	Recipient Recipient `json:"recipient"`
 }
 
-// Asked returns the questions userID asked, newest first, a page of at most
+// Asked returns the questions the caller asked, newest first, a page of at most
 // limit at a time, each with its status and, once resolved, the answer or
 // the reason it was declined. cursor is the next cursor of the previous
 // page, or empty for the newest. It only reads: the replies it shows are
@@ -37,7 +37,7 @@ type AskedItem struct {
 //
 // Returns EInvalid for a limit outside 1 to MaxListPage or a cursor this server
 // did not issue.
-func (s *Service) Asked(ctx context.Context, orgID, userID string, limit int, cursor string) (items []*AskedItem, next string, err error) {
+func (s *Service) Asked(ctx context.Context, c ctalk.Caller, limit int, cursor string) (items []*AskedItem, next string, err error) {
 	if limit < 1 || limit > MaxListPage {
 		return nil, "", ctalk.Errorf(ctalk.EInvalid, "limit must be 1 to %d (got %d)", MaxListPage, limit)
 	}
@@ -47,7 +47,7 @@ func (s *Service) Asked(ctx context.Context, orgID, userID string, limit int, cu
 			return nil, "", err
 		}
 	}
-	qs, err := queryQuestions(ctx, s.db, askedPageSQL, orgID, userID, before.At, before.ID, limit+1)
+	qs, err := queryQuestions(ctx, s.db, askedPageSQL, c.OrgID, c.UserID, before.At, before.ID, limit+1)
 	if err != nil {
 		return nil, "", fmt.Errorf("read asked page: %w", err)
 	}
@@ -62,7 +62,7 @@ func (s *Service) Asked(ctx context.Context, orgID, userID string, limit int, cu
 			to = append(to, q.To)
 		}
 	}
-	people, err := orgs.Profiles(ctx, s.db, orgID, to)
+	people, err := orgs.Profiles(ctx, s.db, c.OrgID, to)
 	if err != nil {
 		return nil, "", err
 	}
@@ -90,20 +90,20 @@ type Conversation struct {
 	Recent []*Question `json:"recent_questions"`
 }
 
-// Between returns the history of me with other: the pair's statistics and
+// Between returns the history of the caller with other: the pair's statistics and
 // their latest limit questions, asked either way, in any status, newest
 // first, in two statements. It only reads, and never shows drafts.
 //
 // Returns EInvalid for a limit outside 1 to MaxListPage.
-func (s *Service) Between(ctx context.Context, orgID, me, other string, limit int) (*Conversation, error) {
+func (s *Service) Between(ctx context.Context, c ctalk.Caller, other string, limit int) (*Conversation, error) {
 	if limit < 1 || limit > MaxListPage {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "limit must be 1 to %d (got %d)", MaxListPage, limit)
 	}
-	stats, err := pairStats(ctx, s.db, orgID, me, []string{other})
+	stats, err := pairStats(ctx, s.db, c.OrgID, c.UserID, []string{other})
 	if err != nil {
 		return nil, err
 	}
-	qs, err := queryQuestions(ctx, s.db, betweenSQL, orgID, me, other, limit)
+	qs, err := queryQuestions(ctx, s.db, betweenSQL, c.OrgID, c.UserID, other, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read questions between two people: %w", err)
 	}

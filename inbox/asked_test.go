@@ -44,7 +44,7 @@ func askAtInstant(t *testing.T, d *db.DB, s *inbox.Service, from, to string, n i
 	defer func() { d.Now = orig }()
 	var ids []string
 	for i := range n {
-		q, err := s.Ask(context.Background(), "acme", from, inbox.Ask{To: to, Text: fmt.Sprintf("%s asks %s %d", from, to, i)})
+		q, err := s.Ask(context.Background(), acme(from), inbox.Ask{To: to, Text: fmt.Sprintf("%s asks %s %d", from, to, i)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,14 +68,14 @@ func TestAskedPagesNewestFirst(t *testing.T) {
 		older := askAtInstant(t, d, s, "a", "b", 2, base)
 		same := askAtInstant(t, d, s, "a", "b", 5, base.Add(time.Second))
 		askAtInstant(t, d, s, "b", "a", 2, base.Add(2*time.Second))
-		if _, err := s.Ask(ctx, "zeta", "a", inbox.Ask{To: "z", Text: "another org"}); err != nil {
+		if _, err := s.Ask(ctx, ctalk.Caller{OrgID: "zeta", UserID: "a"}, inbox.Ask{To: "z", Text: "another org"}); err != nil {
 			t.Fatal(err)
 		}
 
 		var got []string
 		cursor, pages := "", 0
 		for {
-			items, next, err := s.Asked(ctx, "acme", "a", 3, cursor)
+			items, next, err := s.Asked(ctx, acme("a"), 3, cursor)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,10 +110,10 @@ func TestAskedPagesNewestFirst(t *testing.T) {
 				t.Errorf("older question %s missing", id)
 			}
 		}
-		if _, _, err := s.Asked(ctx, "acme", "a", 3, "junk"); ctalk.ErrorCode(err) != ctalk.EInvalid {
+		if _, _, err := s.Asked(ctx, acme("a"), 3, "junk"); ctalk.ErrorCode(err) != ctalk.EInvalid {
 			t.Errorf("a forged cursor: %v, want invalid", err)
 		}
-		if _, _, err := s.Asked(ctx, "acme", "a", inbox.MaxListPage+1, ""); ctalk.ErrorCode(err) != ctalk.EInvalid {
+		if _, _, err := s.Asked(ctx, acme("a"), inbox.MaxListPage+1, ""); ctalk.ErrorCode(err) != ctalk.EInvalid {
 			t.Errorf("limit over the maximum: %v, want invalid", err)
 		}
 	})
@@ -137,25 +137,25 @@ func TestAskedLeavesRepliesForTheAgent(t *testing.T) {
 		seed(t, d)
 		s := newService(d)
 		ctx := context.Background()
-		answered, err := s.Ask(ctx, "acme", "a", inbox.Ask{To: "b", Text: "what is the retry logic?"})
+		answered, err := s.Ask(ctx, acme("a"), inbox.Ask{To: "b", Text: "what is the retry logic?"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		declined, err := s.Ask(ctx, "acme", "a", inbox.Ask{To: "b", Text: "and the budget?"})
+		declined, err := s.Ask(ctx, acme("a"), inbox.Ask{To: "b", Text: "and the budget?"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := s.Propose(ctx, "acme", "b", answered.ID, "three tries, backing off"); err != nil {
+		if _, _, err := s.Propose(ctx, acme("b"), answered.ID, "three tries, backing off"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Send(ctx, "acme", "b", answered.ID, "three tries, backing off"); err != nil {
+		if _, err := s.Send(ctx, acme("b"), answered.ID, "three tries, backing off"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Decline(ctx, "acme", "b", declined.ID, "ask finance"); err != nil {
+		if _, err := s.Decline(ctx, acme("b"), declined.ID, "ask finance"); err != nil {
 			t.Fatal(err)
 		}
 		for range 2 {
-			items, _, err := s.Asked(ctx, "acme", "a", 10, "")
+			items, _, err := s.Asked(ctx, acme("a"), 10, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,15 +163,15 @@ func TestAskedLeavesRepliesForTheAgent(t *testing.T) {
 				t.Fatalf("asked: %+v", items)
 			}
 		}
-		got, err := s.WaitReply(ctx, "acme", "a", answered.ID, wait.Options{Timeout: time.Millisecond})
+		got, err := s.WaitReply(ctx, acme("a"), answered.ID, wait.Options{Timeout: time.Millisecond})
 		if err != nil || len(got) != 1 || got[0].Answer != "three tries, backing off" {
 			t.Fatalf("wait_for_reply after the listing: %v %+v", err, got)
 		}
-		replies, _, err := s.Replies(ctx, "acme", "a", time.Time{}, "", 10)
+		replies, _, err := s.Replies(ctx, acme("a"), time.Time{}, "", 10)
 		if err != nil || len(replies) != 2 {
 			t.Fatalf("check_replies after the listing: %v, %d replies, want 2", err, len(replies))
 		}
-		got, err = s.WaitReply(ctx, "acme", "a", "", wait.Options{Timeout: time.Millisecond})
+		got, err = s.WaitReply(ctx, acme("a"), "", wait.Options{Timeout: time.Millisecond})
 		if err != nil || len(got) != 0 {
 			t.Fatalf("a second wait: %v %+v, want nothing new", err, got)
 		}
@@ -199,7 +199,7 @@ func TestBetweenBothWays(t *testing.T) {
 		theirs := askAtInstant(t, d, s, "b", "a", 2, base.Add(time.Second))
 		askAtInstant(t, d, s, "c", "a", 1, base.Add(2*time.Second))
 
-		c, err := s.Between(ctx, "acme", "a", "b", 10)
+		c, err := s.Between(ctx, acme("a"), "b", 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,20 +209,20 @@ func TestBetweenBothWays(t *testing.T) {
 		if !containsID(theirs, c.Recent[0].ID) || !containsID(theirs, c.Recent[1].ID) || !containsID(mine, c.Recent[4].ID) {
 			t.Errorf("not newest first: %s %s ... %s", c.Recent[0].ID, c.Recent[1].ID, c.Recent[4].ID)
 		}
-		c, err = s.Between(ctx, "acme", "a", "b", 4)
+		c, err = s.Between(ctx, acme("a"), "b", 4)
 		if err != nil || len(c.Recent) != 4 {
 			t.Fatalf("limit 4: %v, %d", err, len(c.Recent))
 		}
-		c, err = s.Between(ctx, "acme", "b", "c", 10)
+		c, err = s.Between(ctx, acme("b"), "c", 10)
 		if err != nil || len(c.Recent) != 0 || c.YouAsked+c.TheyAsked != 0 {
 			t.Fatalf("b and c never talked: %v %+v", err, c)
 		}
 		// Another org's a and z talked; acme's a and z did not.
 		seedZeta(t, d)
-		if _, err := s.Ask(ctx, "zeta", "z", inbox.Ask{To: "a", Text: "zeta only"}); err != nil {
+		if _, err := s.Ask(ctx, ctalk.Caller{OrgID: "zeta", UserID: "z"}, inbox.Ask{To: "a", Text: "zeta only"}); err != nil {
 			t.Fatal(err)
 		}
-		c, err = s.Between(ctx, "acme", "a", "z", 10)
+		c, err = s.Between(ctx, acme("a"), "z", 10)
 		if err != nil || len(c.Recent) != 0 || c.YouAsked+c.TheyAsked != 0 {
 			t.Fatalf("acme's a with zeta's z: %v %+v, want nothing", err, c)
 		}
@@ -239,14 +239,14 @@ func TestAskedPageStatementCount(t *testing.T) {
 		s := newService(d)
 		ctx := context.Background()
 		for _, o := range others {
-			if _, err := s.Ask(ctx, "acme", "me", inbox.Ask{To: o, Text: "a question"}); err != nil {
+			if _, err := s.Ask(ctx, acme("me"), inbox.Ask{To: o, Text: "a question"}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for _, size := range []int{1, 50} {
 			var items []*inbox.AskedItem
 			var err error
-			n := dbtest.Statements(d, func() { items, _, err = s.Asked(ctx, "acme", "me", size, "") })
+			n := dbtest.Statements(d, func() { items, _, err = s.Asked(ctx, acme("me"), size, "") })
 			if err != nil || len(items) != size {
 				t.Fatalf("a page of %d: %v, %d items", size, err, len(items))
 			}

@@ -3,6 +3,8 @@ package inbox
 import (
 	"context"
 	"fmt"
+
+	"github.com/ctalk/ctalk"
 )
 
 // Counts is what waits for a person and what came back to them, for the web
@@ -17,23 +19,23 @@ type Counts struct {
 	Replies int `json:"replies"`
 }
 
-// Counts returns userID's counts, in one statement.
+// Counts returns the caller's counts, in one statement.
 //
 // Returns only the database's errors.
-func (s *Service) Counts(ctx context.Context, orgID, userID string) (Counts, error) {
-	var c Counts
-	if err := s.db.QueryRow(ctx, countsSQL, orgID, userID).Scan(&c.Waiting, &c.Drafts, &c.Replies); err != nil {
+func (s *Service) Counts(ctx context.Context, c ctalk.Caller) (Counts, error) {
+	var n Counts
+	if err := s.db.QueryRow(ctx, countsSQL, c.OrgID, c.UserID).Scan(&n.Waiting, &n.Drafts, &n.Replies); err != nil {
 		return Counts{}, fmt.Errorf("count what waits: %w", err)
 	}
-	return c, nil
+	return n, nil
 }
 
-// Waiting counts the questions waiting for userID's answer.
+// Waiting counts the questions waiting for the caller's answer.
 //
 // Returns only the database's errors.
-func (s *Service) Waiting(ctx context.Context, orgID, userID string) (int, error) {
+func (s *Service) Waiting(ctx context.Context, c ctalk.Caller) (int, error) {
 	var n int
-	if err := s.db.QueryRow(ctx, waitingSQL, orgID, userID).Scan(&n); err != nil {
+	if err := s.db.QueryRow(ctx, waitingSQL, c.OrgID, c.UserID).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count waiting questions: %w", err)
 	}
 	return n, nil

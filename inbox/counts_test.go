@@ -21,7 +21,7 @@ func TestCountsFollowAQuestion(t *testing.T) {
 		ctx := context.Background()
 		counts := func(user string, want inbox.Counts) {
 			t.Helper()
-			got, err := s.Counts(ctx, "acme", user)
+			got, err := s.Counts(ctx, acme(user))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -30,22 +30,22 @@ func TestCountsFollowAQuestion(t *testing.T) {
 			}
 		}
 		counts("b", inbox.Counts{})
-		q, err := s.Ask(ctx, "acme", "a", inbox.Ask{To: "b", Text: "retry logic?"})
+		q, err := s.Ask(ctx, acme("a"), inbox.Ask{To: "b", Text: "retry logic?"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Ask(ctx, "acme", "a", inbox.Ask{To: "b", Text: "and the backoff?"}); err != nil {
+		if _, err := s.Ask(ctx, acme("a"), inbox.Ask{To: "b", Text: "and the backoff?"}); err != nil {
 			t.Fatal(err)
 		}
 		counts("b", inbox.Counts{Waiting: 2})
 		counts("a", inbox.Counts{})
 		for _, text := range []string{"three tries", "three tries, then give up"} {
-			if _, _, err := s.Propose(ctx, "acme", "b", q.ID, text); err != nil {
+			if _, _, err := s.Propose(ctx, acme("b"), q.ID, text); err != nil {
 				t.Fatal(err)
 			}
 		}
 		counts("b", inbox.Counts{Waiting: 2, Drafts: 2})
-		if _, err := s.Send(ctx, "acme", "b", q.ID, "three tries, then give up"); err != nil {
+		if _, err := s.Send(ctx, acme("b"), q.ID, "three tries, then give up"); err != nil {
 			t.Fatal(err)
 		}
 		counts("b", inbox.Counts{Waiting: 1})
@@ -75,15 +75,15 @@ func TestRecipientIsWoken(t *testing.T) {
 				t.Fatalf("%s did not wake the recipient", what)
 			}
 		}
-		q, err := s.Ask(ctx, "acme", "a", inbox.Ask{To: "b", Text: "retry logic?"})
+		q, err := s.Ask(ctx, acme("a"), inbox.Ask{To: "b", Text: "retry logic?"})
 		woken("ask", err)
-		_, _, err = s.Propose(ctx, "acme", "b", q.ID, "three tries")
+		_, _, err = s.Propose(ctx, acme("b"), q.ID, "three tries")
 		woken("propose", err)
-		_, err = s.Send(ctx, "acme", "b", q.ID, "three tries")
+		_, err = s.Send(ctx, acme("b"), q.ID, "three tries")
 		woken("send", err)
-		q, err = s.Ask(ctx, "acme", "a", inbox.Ask{To: "b", Text: "and the backoff?"})
+		q, err = s.Ask(ctx, acme("a"), inbox.Ask{To: "b", Text: "and the backoff?"})
 		woken("ask", err)
-		_, err = s.Decline(ctx, "acme", "b", q.ID, "ask carol")
+		_, err = s.Decline(ctx, acme("b"), q.ID, "ask carol")
 		woken("decline", err)
 	})
 }

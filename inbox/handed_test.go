@@ -23,7 +23,7 @@ func TestInboxHandsOverOnce(t *testing.T) {
 		ctx := context.Background()
 		ask := func(text string) string {
 			t.Helper()
-			q, err := s.Ask(ctx, "acme", "a", inbox.Ask{To: "b", Text: text})
+			q, err := s.Ask(ctx, acme("a"), inbox.Ask{To: "b", Text: text})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -31,7 +31,7 @@ func TestInboxHandsOverOnce(t *testing.T) {
 		}
 		page := func(want ...string) {
 			t.Helper()
-			items, _, err := s.Inbox(ctx, "acme", "b", 10, "")
+			items, _, err := s.Inbox(ctx, acme("b"), 10, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -46,7 +46,7 @@ func TestInboxHandsOverOnce(t *testing.T) {
 		}
 		nothingToWaitFor := func() {
 			t.Helper()
-			got, err := s.WaitInbox(ctx, "acme", "b", wait.Options{}, nil)
+			got, err := s.WaitInbox(ctx, acme("b"), wait.Options{}, nil)
 			if err != nil || !got.Empty() {
 				t.Fatalf("a wait after check_inbox got %d questions (%v); want none: check_inbox handed them over", len(got.Questions), err)
 			}
@@ -84,7 +84,7 @@ func TestConcurrentInboxChecksHandOverWhatTheyShow(t *testing.T) {
 		)
 		wg.Go(func() {
 			for i := range asks {
-				q, err := s.Ask(ctx, "acme", "a", inbox.Ask{To: "b", Text: fmt.Sprint("question ", i)})
+				q, err := s.Ask(ctx, acme("a"), inbox.Ask{To: "b", Text: fmt.Sprint("question ", i)})
 				if err != nil {
 					t.Error(err)
 					return
@@ -97,7 +97,7 @@ func TestConcurrentInboxChecksHandOverWhatTheyShow(t *testing.T) {
 		for range 4 {
 			wg.Go(func() {
 				for range 15 {
-					items, _, err := s.Inbox(ctx, "acme", "b", 50, "")
+					items, _, err := s.Inbox(ctx, acme("b"), 50, "")
 					if err != nil {
 						t.Error(err)
 						return
@@ -111,7 +111,7 @@ func TestConcurrentInboxChecksHandOverWhatTheyShow(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		got, err := s.WaitInbox(ctx, "acme", "b", wait.Options{}, nil)
+		got, err := s.WaitInbox(ctx, acme("b"), wait.Options{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

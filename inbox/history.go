@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/orgs"
 )
@@ -21,12 +22,12 @@ type Interaction struct {
 	Last *time.Time `json:"last_interaction,omitempty"`
 }
 
-// Interaction returns the history between me and other in orgID.
+// Interaction returns the history between the caller and other.
 //
 // Returns only the database's errors: a pair that never exchanged a
 // question, or an unknown user, has zeros.
-func (s *Service) Interaction(ctx context.Context, orgID, me, other string) (*Interaction, error) {
-	stats, err := pairStats(ctx, s.db, orgID, me, []string{other})
+func (s *Service) Interaction(ctx context.Context, c ctalk.Caller, other string) (*Interaction, error) {
+	stats, err := pairStats(ctx, s.db, c.OrgID, c.UserID, []string{other})
 	if err != nil {
 		return nil, err
 	}

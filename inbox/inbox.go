@@ -130,19 +130,19 @@ type Ask struct {
 	IdempotencyKey string
 }
 
-// Ask stores a question from askerID to another user of the same org and
+// Ask stores a question from the caller to another user of the same org and
 // wakes the recipient. A repeated IdempotencyKey returns the original
 // question, also under concurrent retries, and whatever the limits say by
 // then: a retry is not a new ask.
 //
 // Returns EInvalid, ENotFound (no such recipient in the org), EConflict (key
 // reused for another question), ERateLimited.
-func (s *Service) Ask(ctx context.Context, orgID, askerID string, in Ask) (*Question, error) {
+func (s *Service) Ask(ctx context.Context, c ctalk.Caller, in Ask) (*Question, error) {
 	to, err := ctalk.ParseID("to_user_id", in.To)
 	if err != nil {
 		return nil, err
 	}
-	if to == askerID {
+	if to == c.UserID {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "you cannot ask yourself; pick a coworker from list_users")
 	}
 	text, err := ctalk.Text("question", in.Text, MaxQuestionLen, true)
@@ -153,19 +153,19 @@ func (s *Service) Ask(ctx context.Context, orgID, askerID string, in Ask) (*Ques
 	if err != nil {
 		return nil, err
 	}
-	q := &Question{From: askerID, To: to, Text: text, Status: StatusPending}
+	q := &Question{From: c.UserID, To: to, Text: text, Status: StatusPending}
 	if key != "" {
 		q.idempotency = sql.NullString{String: key, Valid: true}
 	}
 	var existing *Question
 	if key != "" {
-		if existing, err = byKey(ctx, s.db, orgID, askerID, key); err != nil {
+		if existing, err = byKey(ctx, s.db, c.OrgID, c.UserID, key); err != nil {
 			return nil, err
 		}
 	}
 	if existing == nil {
 		q.ID, q.CreatedAt = newID(messageIDPrefix), s.db.Now()
-		inserted, err := s.insertQuestion(ctx, orgID, q)
+		inserted, err := s.insertQuestion(ctx, c.OrgID, q)
 		// A concurrent ask with the same key may have been stored first,
 		// and counted toward the limits that now refuse this one: a retry
 		// of it is not a new ask, and gets it.
@@ -173,7 +173,7 @@ func (s *Service) Ask(ctx context.Context, orgID, askerID string, in Ask) (*Ques
 			return nil, err
 		}
 		if !inserted {
-			stored, lookErr := byKey(ctx, s.db, orgID, askerID, key)
+			stored, lookErr := byKey(ctx, s.db, c.OrgID, c.UserID, key)
 			switch {
 			case lookErr != nil:
 				return nil, lookErr
@@ -192,7 +192,7 @@ func (s *Service) Ask(ctx context.Context, orgID, askerID string, in Ask) (*Ques
 		return existing, nil
 	}
 	// The asker's pages change too: their pair statistics with to.
-	s.changed(orgID, to)
+	s.changed(c.OrgID, to)
 	return q, nil
 }
 
@@ -470,34 +470,34 @@ type Draft struct {
 // the web app before it may be sent.
 //
 // Returns EInvalid, ENotFound, EForbidden (not the recipient), EConflict (not pending).
-func (s *Service) Propose(ctx context.Context, orgID, userID, msgID, text string) (d *Draft, mode string, err error) {
+func (s *Service) Propose(ctx context.Context, c ctalk.Caller, msgID, text string) (d *Draft, mode string, err error) {
 	text, err = ctalk.Text("draft_text", text, MaxAnswerLen, true)
 	if err != nil {
 		return nil, "", err
 	}
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		// Locked, so that concurrent proposals number their versions in turn.
-		q, err := s.pendingForRecipient(ctx, tx, orgID, userID, msgID, "draft an answer to")
+		q, err := s.pendingForRecipient(ctx, tx, c.OrgID, c.UserID, msgID, "draft an answer to")
 		if err != nil {
 			return err
 		}
-		if mode, err = orgs.ApprovalMode(ctx, tx, orgID); err != nil {
+		if mode, err = orgs.ApprovalMode(ctx, tx, c.OrgID); err != nil {
 			return err
 		}
-		if d, err = s.addDraft(ctx, tx, orgID, q.ID, text, false); err != nil {
+		if d, err = s.addDraft(ctx, tx, c.OrgID, q.ID, text, false); err != nil {
 			return err
 		}
 		if mode != orgs.ApprovalHuman {
 			return nil
 		}
-		return s.queue(ctx, tx, notify.Event{Kind: notify.KindDraft, OrgID: orgID, UserID: userID, Actor: q.From, Subject: q.ID,
+		return s.queue(ctx, tx, notify.Event{Kind: notify.KindDraft, OrgID: c.OrgID, UserID: c.UserID, Actor: q.From, Subject: q.ID,
 			Text: text, Link: fmt.Sprintf("/inbox/%s#v%d", q.ID, d.Version)})
 	})
 	if err != nil {
 		return nil, "", err
 	}
 	// The person's open pages show the new draft to approve.
-	s.changed(orgID, userID)
+	s.changed(c.OrgID, c.UserID)
 	return d, mode, nil
 }
 
@@ -567,34 +567,34 @@ func scanDraft(r interface{ Scan(...any) error }) (*Draft, error) {
 // only once the person approved that draft in the web app.
 //
 // Returns EInvalid, ENotFound, EForbidden, EConflict.
-func (s *Service) Send(ctx context.Context, orgID, userID, msgID, finalText string) (*Question, error) {
+func (s *Service) Send(ctx context.Context, c ctalk.Caller, msgID, finalText string) (*Question, error) {
 	finalText = strings.TrimSpace(finalText)
 	var q *Question
 	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		var err error
 		// Locked, so that a draft proposed, approved or rejected meanwhile
 		// is what this call checks final_text against.
-		if q, err = s.pendingForRecipient(ctx, tx, orgID, userID, msgID, "answer"); err != nil {
+		if q, err = s.pendingForRecipient(ctx, tx, c.OrgID, c.UserID, msgID, "answer"); err != nil {
 			return err
 		}
-		d, err := latestDraft(ctx, tx, orgID, q.ID)
+		d, err := latestDraft(ctx, tx, c.OrgID, q.ID)
 		if err != nil {
 			return err
 		}
-		mode, err := orgs.ApprovalMode(ctx, tx, orgID)
+		mode, err := orgs.ApprovalMode(ctx, tx, c.OrgID)
 		if err != nil {
 			return err
 		}
 		if err := sendable(q.ID, d, mode, finalText); err != nil {
 			return err
 		}
-		return s.resolve(ctx, tx, orgID, q, StatusAnswered, finalText)
+		return s.resolve(ctx, tx, c.OrgID, q, StatusAnswered, finalText)
 	})
 	if err != nil {
 		return nil, err
 	}
 	// The recipient's open pages stop counting it as waiting.
-	s.changed(orgID, q.To, q.From)
+	s.changed(c.OrgID, q.To, q.From)
 	return q, nil
 }
 
@@ -634,16 +634,16 @@ func (e *NotApprovedError) Error() string { return e.err.Error() }
 func (e *NotApprovedError) Unwrap() error { return e.err }
 
 // AwaitDecision waits, up to opts.Timeout, until draft version of
-// question msgID, sent to userID, no longer waits for its person's
+// question msgID, sent to the caller, no longer waits for its person's
 // decision in the web app: approved, rejected, replaced by a newer draft
 // (their edit), or the question no longer pending. It reports whether that
 // happened; it reads and claims nothing.
 //
-// Returns ENotFound when msgID is not a question of userID's.
-func (s *Service) AwaitDecision(ctx context.Context, orgID, userID, msgID string, version int, opts wait.Options) (bool, error) {
+// Returns ENotFound when msgID is not a question of the caller's.
+func (s *Service) AwaitDecision(ctx context.Context, c ctalk.Caller, msgID string, version int, opts wait.Options) (bool, error) {
 	decided := false
-	err := s.wait(ctx, orgID, userID, opts, func() (bool, error) {
-		q, err := question(ctx, s.db, orgID, userID, msgID)
+	err := s.wait(ctx, c.OrgID, c.UserID, opts, func() (bool, error) {
+		q, err := question(ctx, s.db, c.OrgID, c.UserID, msgID)
 		if err != nil {
 			return false, err
 		}
@@ -651,7 +651,7 @@ func (s *Service) AwaitDecision(ctx context.Context, orgID, userID, msgID string
 			decided = true
 			return true, nil
 		}
-		d, err := latestDraft(ctx, s.db, orgID, q.ID)
+		d, err := latestDraft(ctx, s.db, c.OrgID, q.ID)
 		if err != nil {
 			return false, err
 		}
@@ -664,7 +664,7 @@ func (s *Service) AwaitDecision(ctx context.Context, orgID, userID, msgID string
 // Decline closes a question without an answer; the reason reaches the asker.
 //
 // Returns EInvalid, ENotFound, EForbidden, EConflict.
-func (s *Service) Decline(ctx context.Context, orgID, userID, msgID, reason string) (*Question, error) {
+func (s *Service) Decline(ctx context.Context, c ctalk.Caller, msgID, reason string) (*Question, error) {
 	reason, err := ctalk.Text("reason", reason, MaxReasonLen, true)
 	if err != nil {
 		return nil, err
@@ -672,22 +672,22 @@ func (s *Service) Decline(ctx context.Context, orgID, userID, msgID, reason stri
 	var q *Question
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		var err error
-		if q, err = question(ctx, tx, orgID, userID, msgID); err != nil {
+		if q, err = question(ctx, tx, c.OrgID, c.UserID, msgID); err != nil {
 			return err
 		}
-		if err := requireRecipient(q, userID, "decline"); err != nil {
+		if err := requireRecipient(q, c.UserID, "decline"); err != nil {
 			return err
 		}
 		if err := requirePending(q); err != nil {
 			return err
 		}
-		return s.resolve(ctx, tx, orgID, q, StatusDeclined, reason)
+		return s.resolve(ctx, tx, c.OrgID, q, StatusDeclined, reason)
 	})
 	if err != nil {
 		return nil, err
 	}
 	// The recipient's open pages stop counting it as waiting.
-	s.changed(orgID, q.To, q.From)
+	s.changed(c.OrgID, q.To, q.From)
 	return q, nil
 }
 
@@ -695,25 +695,25 @@ func (s *Service) Decline(ctx context.Context, orgID, userID, msgID, reason stri
 // recipient is told if it had already been shown the question.
 //
 // Returns EInvalid, ENotFound, EForbidden, EConflict.
-func (s *Service) Withdraw(ctx context.Context, orgID, userID, msgID string) (*Question, error) {
+func (s *Service) Withdraw(ctx context.Context, c ctalk.Caller, msgID string) (*Question, error) {
 	var q *Question
 	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		var err error
-		if q, err = question(ctx, tx, orgID, userID, msgID); err != nil {
+		if q, err = question(ctx, tx, c.OrgID, c.UserID, msgID); err != nil {
 			return err
 		}
-		if q.From != userID {
+		if q.From != c.UserID {
 			return ctalk.Errorf(ctalk.EForbidden, "only %s, who asked message %s, may withdraw it; decline it instead with decline_question", q.From, q.ID)
 		}
 		if err := requirePending(q); err != nil {
 			return err
 		}
-		return s.resolve(ctx, tx, orgID, q, StatusWithdrawn, "")
+		return s.resolve(ctx, tx, c.OrgID, q, StatusWithdrawn, "")
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.changed(orgID, q.To, q.From)
+	s.changed(c.OrgID, q.To, q.From)
 	return q, nil
 }
 
@@ -760,13 +760,13 @@ func (s *Service) resolve(ctx context.Context, tx db.Querier, orgID string, q *Q
 	return s.queue(ctx, tx, ev)
 }
 
-// Replies returns the questions userID asked that were resolved after
+// Replies returns the questions the caller asked that were resolved after
 // since, or, when cursor is set, after the position it stands for (the
 // NextCursor of the previous page); oldest first, at most limit; and marks
 // them handed to the asker. next is empty on the last page.
 //
 // Returns EInvalid for a cursor this server did not issue.
-func (s *Service) Replies(ctx context.Context, orgID, userID string, since time.Time, cursor string, limit int) (out []*Question, next string, err error) {
+func (s *Service) Replies(ctx context.Context, c ctalk.Caller, since time.Time, cursor string, limit int) (out []*Question, next string, err error) {
 	after := pageCursor{At: since.UTC()}
 	if strings.TrimSpace(cursor) != "" {
 		if after, err = decodeCursor(cursor); err != nil {
@@ -775,7 +775,7 @@ func (s *Service) Replies(ctx context.Context, orgID, userID string, since time.
 	}
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		var err error
-		out, err = queryQuestions(ctx, tx, repliesPageSQL, orgID, userID, after.At, after.ID, limit+1)
+		out, err = queryQuestions(ctx, tx, repliesPageSQL, c.OrgID, c.UserID, after.At, after.ID, limit+1)
 		if err != nil {
 			return fmt.Errorf("read replies page: %w", err)
 		}
@@ -784,7 +784,7 @@ func (s *Service) Replies(ctx context.Context, orgID, userID string, since time.
 			last := out[len(out)-1]
 			next = encodeCursor(pageCursor{At: *last.ResolvedAt, ID: last.ID})
 		}
-		return markHanded(ctx, tx, orgID, "asker_handed_at", ids(out), s.db.Now())
+		return markHanded(ctx, tx, c.OrgID, "asker_handed_at", ids(out), s.db.Now())
 	})
 	if err != nil {
 		return nil, "", err

@@ -71,7 +71,7 @@ func benchAsk(b *testing.B, notified bool) {
 						now = now.Add(2100 * time.Millisecond)
 						to := "u" + strconv.Itoa(1+i%(benchUsers-1))
 						i++
-						if _, err := s.Ask(ctx, "acme", "u0", inbox.Ask{To: to, Text: benchQuestion}); err != nil {
+						if _, err := s.Ask(ctx, acme("u0"), inbox.Ask{To: to, Text: benchQuestion}); err != nil {
 							b.Fatal(err)
 						}
 					}
@@ -115,7 +115,7 @@ func benchInbox(b *testing.B, pageCacheTTL time.Duration) {
 			s := inbox.NewService(d, cfg, wait.NewBroker())
 			ctx := context.Background()
 			for i := 1; i <= benchSenders; i++ {
-				if _, err := s.Ask(ctx, "acme", "u"+strconv.Itoa(i), inbox.Ask{To: "u0", Text: benchQuestion}); err != nil {
+				if _, err := s.Ask(ctx, acme("u"+strconv.Itoa(i)), inbox.Ask{To: "u0", Text: benchQuestion}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -126,7 +126,7 @@ func benchInbox(b *testing.B, pageCacheTTL time.Duration) {
 				b.Run(fmt.Sprintf("history=%d", history), func(b *testing.B) {
 					b.ReportAllocs()
 					for b.Loop() {
-						items, _, err := s.Inbox(ctx, "acme", "u0", 10, "")
+						items, _, err := s.Inbox(ctx, acme("u0"), 10, "")
 						if err != nil {
 							b.Fatal(err)
 						}

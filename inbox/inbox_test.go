@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
@@ -52,16 +53,16 @@ func TestWaitsLeaveNoGoroutineOrSubscription(t *testing.T) {
 			wg.Go(func() {
 				opts := wait.Options{Timeout: 100 * time.Millisecond}
 				if i%2 == 0 {
-					if _, err := s.WaitInbox(ctx, "acme", "a", opts, nil); err != nil {
+					if _, err := s.WaitInbox(ctx, acme("a"), opts, nil); err != nil {
 						t.Error(err)
 					}
-				} else if _, err := s.WaitReply(ctx, "acme", "b", "", opts); err != nil {
+				} else if _, err := s.WaitReply(ctx, acme("b"), "", opts); err != nil {
 					t.Error(err)
 				}
 			})
 		}
 		// Some waits end by a wake-up rather than the timeout.
-		if _, err := s.Ask(ctx, "acme", "b", inbox.Ask{To: "a", Text: "hello"}); err != nil {
+		if _, err := s.Ask(ctx, acme("b"), inbox.Ask{To: "a", Text: "hello"}); err != nil {
 			t.Fatal(err)
 		}
 		wg.Wait()
@@ -87,7 +88,7 @@ func TestConcurrentWaitersNeverShareAQuestion(t *testing.T) {
 		ctx := context.Background()
 		const questions = 30
 		for i := range questions {
-			if _, err := s.Ask(ctx, "acme", "b", inbox.Ask{To: "a", Text: fmt.Sprint("q", i)}); err != nil {
+			if _, err := s.Ask(ctx, acme("b"), inbox.Ask{To: "a", Text: fmt.Sprint("q", i)}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -97,7 +98,7 @@ func TestConcurrentWaitersNeverShareAQuestion(t *testing.T) {
 		for range 8 {
 			wg.Go(func() {
 				for {
-					got, err := s.WaitInbox(ctx, "acme", "a", wait.Options{Timeout: 50 * time.Millisecond}, nil)
+					got, err := s.WaitInbox(ctx, acme("a"), wait.Options{Timeout: 50 * time.Millisecond}, nil)
 					if err != nil {
 						t.Error(err)
 						return
@@ -132,14 +133,14 @@ func TestInboxPagination(t *testing.T) {
 		s := newService(d)
 		ctx := context.Background()
 		for i := range 7 {
-			if _, err := s.Ask(ctx, "acme", "b", inbox.Ask{To: "a", Text: fmt.Sprint("q", i)}); err != nil {
+			if _, err := s.Ask(ctx, acme("b"), inbox.Ask{To: "a", Text: fmt.Sprint("q", i)}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		var texts []string
 		cursor := ""
 		for page := 0; ; page++ {
-			items, next, err := s.Inbox(ctx, "acme", "a", 3, cursor)
+			items, next, err := s.Inbox(ctx, acme("a"), 3, cursor)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -157,7 +158,7 @@ func TestInboxPagination(t *testing.T) {
 		if got := fmt.Sprint(texts); got != "[q0 q1 q2 q3 q4 q5 q6]" {
 			t.Fatalf("pages = %s, want all seven oldest first", got)
 		}
-		if _, _, err := s.Inbox(ctx, "acme", "a", 3, "not-a-cursor"); err == nil {
+		if _, _, err := s.Inbox(ctx, acme("a"), 3, "not-a-cursor"); err == nil {
 			t.Fatal("a forged cursor was accepted")
 		}
 	})
@@ -175,7 +176,7 @@ func TestLostWakeUpCostsOnlyLatency(t *testing.T) {
 		asker := inbox.NewService(d, cfg, wait.NewBroker())
 		got := make(chan *inbox.Delivery, 1)
 		go func() {
-			dl, err := waiter.WaitInbox(context.Background(), "acme", "a", wait.Options{Timeout: 10 * time.Second}, nil)
+			dl, err := waiter.WaitInbox(context.Background(), acme("a"), wait.Options{Timeout: 10 * time.Second}, nil)
 			if err != nil {
 				t.Error(err)
 			}
@@ -184,7 +185,7 @@ func TestLostWakeUpCostsOnlyLatency(t *testing.T) {
 		for waiter.Broker().Waiting() == 0 {
 			time.Sleep(time.Millisecond)
 		}
-		if _, err := asker.Ask(context.Background(), "acme", "b", inbox.Ask{To: "a", Text: "lost"}); err != nil {
+		if _, err := asker.Ask(context.Background(), acme("b"), inbox.Ask{To: "a", Text: "lost"}); err != nil {
 			t.Fatal(err)
 		}
 		select {
@@ -197,3 +198,6 @@ func TestLostWakeUpCostsOnlyLatency(t *testing.T) {
 		}
 	})
 }
+
+// acme is user id of org acme, calling.
+func acme(id string) ctalk.Caller { return ctalk.Caller{OrgID: "acme", UserID: id} }

@@ -131,7 +131,7 @@ func TestAskLimitsHoldUnderConcurrency(t *testing.T) {
 				for round := range rounds {
 					since := advance()
 					got := concurrently(t, recipients, func(i int) error {
-						_, err := rateSvc[i%n].Ask(ctx, "acme", "a", inbox.Ask{To: users[1+i], Text: fmt.Sprint("rate ", round, i)})
+						_, err := rateSvc[i%n].Ask(ctx, acme("a"), inbox.Ask{To: users[1+i], Text: fmt.Sprint("rate ", round, i)})
 						return err
 					})
 					if stored := countAsked(t, dbs[0], "a", since); got != perMinute || stored != perMinute {
@@ -145,7 +145,7 @@ func TestAskLimitsHoldUnderConcurrency(t *testing.T) {
 						if i%2 == 1 {
 							from, to = to, from
 						}
-						_, err := loopSvc[i%n].Ask(ctx, "acme", from, inbox.Ask{To: to, Text: fmt.Sprint("loop ", round, i)})
+						_, err := loopSvc[i%n].Ask(ctx, acme(from), inbox.Ask{To: to, Text: fmt.Sprint("loop ", round, i)})
 						return err
 					})
 					if stored := countAsked(t, dbs[0], "a", since) + countAsked(t, dbs[0], "r0", since); got != loopMax || stored != loopMax {

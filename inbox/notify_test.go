@@ -46,38 +46,38 @@ func TestChangesQueueTheirNotifications(t *testing.T) {
 		if _, err := dbtest.Exec(d, `UPDATE orgs SET approval_mode = 'human' WHERE id = 'acme'`); err != nil {
 			t.Fatal(err)
 		}
-		q1, err := s.Ask(ctx, "acme", "a", inbox.Ask{To: "b", Text: "release date?", IdempotencyKey: "k1"})
+		q1, err := s.Ask(ctx, acme("a"), inbox.Ask{To: "b", Text: "release date?", IdempotencyKey: "k1"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Ask(ctx, "acme", "a", inbox.Ask{To: "b", Text: "release date?", IdempotencyKey: "k1"}); err != nil {
+		if _, err := s.Ask(ctx, acme("a"), inbox.Ask{To: "b", Text: "release date?", IdempotencyKey: "k1"}); err != nil {
 			t.Fatal(err)
 		}
-		dr, _, err := s.Propose(ctx, "acme", "b", q1.ID, "Friday")
+		dr, _, err := s.Propose(ctx, acme("b"), q1.ID, "Friday")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Approve(ctx, "acme", "b", q1.ID, dr.Version); err != nil {
+		if _, err := s.Approve(ctx, acme("b"), q1.ID, dr.Version); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Send(ctx, "acme", "b", q1.ID, "Friday"); err != nil {
+		if _, err := s.Send(ctx, acme("b"), q1.ID, "Friday"); err != nil {
 			t.Fatal(err)
 		}
-		q2, err := s.Ask(ctx, "acme", "a", inbox.Ask{To: "b", Text: "budget?"})
+		q2, err := s.Ask(ctx, acme("a"), inbox.Ask{To: "b", Text: "budget?"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Decline(ctx, "acme", "b", q2.ID, "ask finance"); err != nil {
+		if _, err := s.Decline(ctx, acme("b"), q2.ID, "ask finance"); err != nil {
 			t.Fatal(err)
 		}
-		q3, err := s.Ask(ctx, "acme", "a", inbox.Ask{To: "b", Text: "lunch?"})
+		q3, err := s.Ask(ctx, acme("a"), inbox.Ask{To: "b", Text: "lunch?"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Ask(ctx, "acme", "a", inbox.Ask{To: "b", Text: "one too many"}); err == nil {
+		if _, err := s.Ask(ctx, acme("a"), inbox.Ask{To: "b", Text: "one too many"}); err == nil {
 			t.Fatal("the fourth ask in a minute was not refused")
 		}
-		if _, err := s.Withdraw(ctx, "acme", "a", q3.ID); err != nil {
+		if _, err := s.Withdraw(ctx, acme("a"), q3.ID); err != nil {
 			t.Fatal(err)
 		}
 		want := [][3]string{

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
@@ -44,7 +45,7 @@ func cachedInbox(t *testing.T, d *db.DB, s *inbox.Service, org, user string) []*
 	var items []*inbox.InboxItem
 	for i := range 3 {
 		var err error
-		n := dbtest.Statements(d, func() { items, _, err = s.Inbox(context.Background(), org, user, 10, "") })
+		n := dbtest.Statements(d, func() { items, _, err = s.Inbox(context.Background(), ctalk.Caller{OrgID: org, UserID: user}, 10, "") })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,43 +88,43 @@ func TestPageCacheForgetsOnEveryChange(t *testing.T) {
 			want   func(items []*inbox.InboxItem, q1, q2 string) bool
 		}{
 			{"a question to a", func(org, _, _ string) error {
-				_, err := s.Ask(ctx, org, "c", inbox.Ask{To: "a", Text: "another"})
+				_, err := s.Ask(ctx, ctalk.Caller{OrgID: org, UserID: "c"}, inbox.Ask{To: "a", Text: "another"})
 				return err
 			}, func(items []*inbox.InboxItem, _, _ string) bool { return len(items) == 3 }},
 			{"a question from a (pair statistics)", func(org, _, _ string) error {
-				_, err := s.Ask(ctx, org, "a", inbox.Ask{To: "b", Text: "mine"})
+				_, err := s.Ask(ctx, ctalk.Caller{OrgID: org, UserID: "a"}, inbox.Ask{To: "b", Text: "mine"})
 				return err
 			}, func(items []*inbox.InboxItem, q1, _ string) bool { return item(items, q1).History.YouAsked == 1 }},
 			{"propose_response", func(org, q1, _ string) error {
-				_, _, err := s.Propose(ctx, org, "a", q1, "a draft")
+				_, _, err := s.Propose(ctx, ctalk.Caller{OrgID: org, UserID: "a"}, q1, "a draft")
 				return err
 			}, func(items []*inbox.InboxItem, q1, _ string) bool { return item(items, q1).LatestDraft != nil }},
 			{"the person approves", func(org, _, q2 string) error {
-				_, err := s.Approve(ctx, org, "a", q2, 1)
+				_, err := s.Approve(ctx, ctalk.Caller{OrgID: org, UserID: "a"}, q2, 1)
 				return err
 			}, func(items []*inbox.InboxItem, _, q2 string) bool { return item(items, q2).LatestDraft.Approved }},
 			{"the person rejects", func(org, _, q2 string) error {
-				_, err := s.Reject(ctx, org, "a", q2, 1, "shorter")
+				_, err := s.Reject(ctx, ctalk.Caller{OrgID: org, UserID: "a"}, q2, 1, "shorter")
 				return err
 			}, func(items []*inbox.InboxItem, _, q2 string) bool { return item(items, q2).LatestDraft.Rejected }},
 			{"the person edits", func(org, _, q2 string) error {
-				_, err := s.Edit(ctx, org, "a", q2, 1, "their words")
+				_, err := s.Edit(ctx, ctalk.Caller{OrgID: org, UserID: "a"}, q2, 1, "their words")
 				return err
 			}, func(items []*inbox.InboxItem, _, q2 string) bool { return item(items, q2).LatestDraft.Version == 2 }},
 			{"send_response", func(org, _, q2 string) error {
-				_, err := s.Send(ctx, org, "a", q2, "draft of q2")
+				_, err := s.Send(ctx, ctalk.Caller{OrgID: org, UserID: "a"}, q2, "draft of q2")
 				return err
 			}, func(items []*inbox.InboxItem, _, q2 string) bool { return len(items) == 1 && item(items, q2) == nil }},
 			{"decline_question", func(org, q1, _ string) error {
-				_, err := s.Decline(ctx, org, "a", q1, "not mine")
+				_, err := s.Decline(ctx, ctalk.Caller{OrgID: org, UserID: "a"}, q1, "not mine")
 				return err
 			}, func(items []*inbox.InboxItem, q1, _ string) bool { return len(items) == 1 && item(items, q1) == nil }},
 			{"withdraw", func(org, q1, _ string) error {
-				_, err := s.Withdraw(ctx, org, "b", q1)
+				_, err := s.Withdraw(ctx, ctalk.Caller{OrgID: org, UserID: "b"}, q1)
 				return err
 			}, func(items []*inbox.InboxItem, q1, _ string) bool { return len(items) == 1 && item(items, q1) == nil }},
 			{"the person answers", func(org, q1, _ string) error {
-				_, err := s.AnswerDirectly(ctx, org, "a", q1, "their answer")
+				_, err := s.AnswerDirectly(ctx, ctalk.Caller{OrgID: org, UserID: "a"}, q1, "their answer")
 				return err
 			}, func(items []*inbox.InboxItem, q1, _ string) bool { return len(items) == 1 && item(items, q1) == nil }},
 			{"a sender's notes (orgs announces it)", func(org, _, _ string) error {
@@ -137,15 +138,15 @@ func TestPageCacheForgetsOnEveryChange(t *testing.T) {
 			t.Run(c.change, func(t *testing.T) {
 				org := fmt.Sprintf("o%d", i)
 				seedOrg(t, d, org, "a", "b", "c")
-				q1, err := s.Ask(ctx, org, "b", inbox.Ask{To: "a", Text: "q1"})
+				q1, err := s.Ask(ctx, ctalk.Caller{OrgID: org, UserID: "b"}, inbox.Ask{To: "a", Text: "q1"})
 				if err != nil {
 					t.Fatal(err)
 				}
-				q2, err := s.Ask(ctx, org, "c", inbox.Ask{To: "a", Text: "q2"})
+				q2, err := s.Ask(ctx, ctalk.Caller{OrgID: org, UserID: "c"}, inbox.Ask{To: "a", Text: "q2"})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, _, err := s.Propose(ctx, org, "a", q2.ID, "draft of q2"); err != nil {
+				if _, _, err := s.Propose(ctx, ctalk.Caller{OrgID: org, UserID: "a"}, q2.ID, "draft of q2"); err != nil {
 					t.Fatal(err)
 				}
 				if items := cachedInbox(t, d, s, org, "a"); c.want(items, q1.ID, q2.ID) {
@@ -154,7 +155,7 @@ func TestPageCacheForgetsOnEveryChange(t *testing.T) {
 				if err := c.do(org, q1.ID, q2.ID); err != nil {
 					t.Fatal(err)
 				}
-				items, _, err := s.Inbox(ctx, org, "a", 10, "")
+				items, _, err := s.Inbox(ctx, ctalk.Caller{OrgID: org, UserID: "a"}, 10, "")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -176,7 +177,7 @@ func TestPageCacheKeys(t *testing.T) {
 		for _, org := range []string{"acme", "beta"} {
 			seedOrg(t, d, org, "a", "b")
 			for i := range 2 {
-				if _, err := s.Ask(ctx, org, "b", inbox.Ask{To: "a", Text: fmt.Sprintf("question %d in %s", i, org)}); err != nil {
+				if _, err := s.Ask(ctx, ctalk.Caller{OrgID: org, UserID: "b"}, inbox.Ask{To: "a", Text: fmt.Sprintf("question %d in %s", i, org)}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -186,15 +187,15 @@ func TestPageCacheKeys(t *testing.T) {
 			if len(items) != 2 || items[0].Text != "question 0 in "+org {
 				t.Errorf("page of a in %s: %d items, the first %q", org, len(items), items[0].Text)
 			}
-			if items, _, err := s.Inbox(ctx, org, "b", 10, ""); err != nil || len(items) != 0 {
+			if items, _, err := s.Inbox(ctx, ctalk.Caller{OrgID: org, UserID: "b"}, 10, ""); err != nil || len(items) != 0 {
 				t.Errorf("page of b in %s: %d items, %v; want none", org, len(items), err)
 			}
 		}
-		first, next, err := s.Inbox(ctx, "acme", "a", 1, "")
+		first, next, err := s.Inbox(ctx, acme("a"), 1, "")
 		if err != nil || len(first) != 1 || first[0].Text != "question 0 in acme" {
 			t.Fatalf("first page of 1: %v, %v", first, err)
 		}
-		second, _, err := s.Inbox(ctx, "acme", "a", 1, next)
+		second, _, err := s.Inbox(ctx, acme("a"), 1, next)
 		if err != nil || len(second) != 1 || second[0].Text != "question 1 in acme" {
 			t.Fatalf("second page of 1: %v, %v", second, err)
 		}
@@ -211,7 +212,7 @@ func TestPageCacheRacingChanges(t *testing.T) {
 		ctx := context.Background()
 		s := pageService(d, time.Hour)
 		seedOrg(t, d, "acme", "a", "b")
-		q, err := s.Ask(ctx, "acme", "b", inbox.Ask{To: "a", Text: "q"})
+		q, err := s.Ask(ctx, acme("b"), inbox.Ask{To: "a", Text: "q"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,7 +227,7 @@ func TestPageCacheRacingChanges(t *testing.T) {
 						return
 					default:
 					}
-					if _, _, err := s.Inbox(ctx, "acme", "a", 10, ""); err != nil {
+					if _, _, err := s.Inbox(ctx, acme("a"), 10, ""); err != nil {
 						t.Error(err)
 						return
 					}
@@ -234,10 +235,10 @@ func TestPageCacheRacingChanges(t *testing.T) {
 			})
 		}
 		for v := 1; v <= 30; v++ {
-			if _, _, err := s.Propose(ctx, "acme", "a", q.ID, fmt.Sprintf("draft %d", v)); err != nil {
+			if _, _, err := s.Propose(ctx, acme("a"), q.ID, fmt.Sprintf("draft %d", v)); err != nil {
 				t.Fatal(err)
 			}
-			items, _, err := s.Inbox(ctx, "acme", "a", 10, "")
+			items, _, err := s.Inbox(ctx, acme("a"), 10, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -266,7 +267,7 @@ func TestPageCacheOtherReplicas(t *testing.T) {
 	b := pageService(d, time.Hour)
 	go b.Broker().Listen(ctx, d, log)
 	seedOrg(t, d, "acme", "a", "b")
-	q, err := a.Ask(ctx, "acme", "b", inbox.Ask{To: "a", Text: "q"})
+	q, err := a.Ask(ctx, acme("b"), inbox.Ask{To: "a", Text: "q"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,18 +298,18 @@ func TestPageCacheOtherReplicas(t *testing.T) {
 		stopHeard()
 	}
 	if n := dbtest.Statements(d, func() {
-		if _, _, err := b.Inbox(ctx, "acme", "a", 10, ""); err != nil {
+		if _, _, err := b.Inbox(ctx, acme("a"), 10, ""); err != nil {
 			t.Fatal(err)
 		}
 	}); n != 0 {
 		t.Fatalf("after channels' wake-ups the page cost %d statements; want 0 (still cached)", n)
 	}
-	if _, _, err := a.Propose(ctx, "acme", "a", q.ID, "a draft"); err != nil {
+	if _, _, err := a.Propose(ctx, acme("a"), q.ID, "a draft"); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		items, _, err := b.Inbox(ctx, "acme", "a", 10, "")
+		items, _, err := b.Inbox(ctx, acme("a"), 10, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -328,16 +329,16 @@ func TestPageCacheOtherReplicas(t *testing.T) {
 	now := time.Now().UTC()
 	d.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	cachedInbox(t, d, c, "acme", "a")
-	if _, err := a.Edit(ctx, "acme", "a", q.ID, 1, "their words"); err != nil {
+	if _, err := a.Edit(ctx, acme("a"), q.ID, 1, "their words"); err != nil {
 		t.Fatal(err)
 	}
-	if items, _, _ := c.Inbox(ctx, "acme", "a", 10, ""); items[0].LatestDraft.Version != 1 {
+	if items, _, _ := c.Inbox(ctx, acme("a"), 10, ""); items[0].LatestDraft.Version != 1 {
 		t.Fatalf("a replica that heard nothing read the page again before its lifetime ended; the test proves nothing")
 	}
 	mu.Lock()
 	now = now.Add(time.Hour)
 	mu.Unlock()
-	if items, _, _ := c.Inbox(ctx, "acme", "a", 10, ""); items[0].LatestDraft.Version != 2 {
+	if items, _, _ := c.Inbox(ctx, acme("a"), 10, ""); items[0].LatestDraft.Version != 2 {
 		t.Errorf("a replica that heard nothing still serves the page after its lifetime: version %d", items[0].LatestDraft.Version)
 	}
 }
@@ -351,13 +352,13 @@ func TestPageCacheCursorKeys(t *testing.T) {
 		ctx := context.Background()
 		s := pageService(d, time.Hour)
 		seedOrg(t, d, "acme", "a", "b")
-		if _, err := s.Ask(ctx, "acme", "b", inbox.Ask{To: "a", Text: "q"}); err != nil {
+		if _, err := s.Ask(ctx, acme("b"), inbox.Ask{To: "a", Text: "q"}); err != nil {
 			t.Fatal(err)
 		}
 		cachedInbox(t, d, s, "acme", "a")
 		far := time.Unix(0, 0).Add(time.Duration(1<<63 - 1)).Add(time.Duration(1<<63 - 1)).Add(2).UTC()
 		cursor := base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, `{"t":%q,"i":""}`, far.Format(time.RFC3339Nano)))
-		items, _, err := s.Inbox(ctx, "acme", "a", 10, cursor)
+		items, _, err := s.Inbox(ctx, acme("a"), 10, cursor)
 		if err != nil {
 			t.Fatal(err)
 		}

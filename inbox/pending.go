@@ -21,12 +21,12 @@ import (
 // calls, and the caller must not change them.
 //
 // Returns EInvalid for a cursor this server did not issue.
-func (s *Service) Inbox(ctx context.Context, orgID, userID string, limit int, cursor string) (items []*InboxItem, next string, err error) {
+func (s *Service) Inbox(ctx context.Context, c ctalk.Caller, limit int, cursor string) (items []*InboxItem, next string, err error) {
 	after, err := decodeCursor(cursor)
 	if err != nil {
 		return nil, "", err
 	}
-	key := pageKey{orgID: orgID, userID: userID, limit: limit, afterSec: after.At.Unix(), afterNsec: after.At.Nanosecond(), afterID: after.ID}
+	key := pageKey{orgID: c.OrgID, userID: c.UserID, limit: limit, afterSec: after.At.Unix(), afterNsec: after.At.Nanosecond(), afterID: after.ID}
 	var read readcache.Read
 	if s.pageCache != nil {
 		now := s.db.Now()
@@ -41,28 +41,28 @@ func (s *Service) Inbox(ctx context.Context, orgID, userID string, limit int, cu
 	// check of an inbox after the first, needs no write, and on SQLite no
 	// turn in the writer queue. Handing over is never undone, so a page
 	// found all handed stays so, and only such a page is kept.
-	qs, next, unhanded, err := readInboxPage(ctx, s.db, orgID, userID, limit, after)
+	qs, next, unhanded, err := readInboxPage(ctx, s.db, c.OrgID, c.UserID, limit, after)
 	if err != nil {
 		return nil, "", err
 	}
 	if !unhanded {
-		if items, err = s.withHistory(ctx, s.db, orgID, userID, qs); err != nil {
+		if items, err = s.withHistory(ctx, s.db, c.OrgID, c.UserID, qs); err != nil {
 			return nil, "", err
 		}
 		if s.pageCache != nil {
-			s.pageCache.Put(key, cachedPage{orgID: orgID, userID: userID, items: items, next: next}, read, time.Time{})
+			s.pageCache.Put(key, cachedPage{orgID: c.OrgID, userID: c.UserID, items: items, next: next}, read, time.Time{})
 		}
 		return items, next, nil
 	}
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
-		qs, next, _, err = readInboxPage(ctx, tx, orgID, userID, limit, after)
+		qs, next, _, err = readInboxPage(ctx, tx, c.OrgID, c.UserID, limit, after)
 		if err != nil {
 			return err
 		}
-		if items, err = s.withHistory(ctx, tx, orgID, userID, qs); err != nil {
+		if items, err = s.withHistory(ctx, tx, c.OrgID, c.UserID, qs); err != nil {
 			return err
 		}
-		return markHanded(ctx, tx, orgID, "recipient_handed_at", ids(qs), s.db.Now())
+		return markHanded(ctx, tx, c.OrgID, "recipient_handed_at", ids(qs), s.db.Now())
 	})
 	return items, next, err
 }

@@ -40,18 +40,18 @@ const (
 	ReviewDrafts = 100
 )
 
-// Pending returns the questions waiting for userID's answer, oldest first,
+// Pending returns the questions waiting for the caller's answer, oldest first,
 // a page at a time, with sender, history and their newest drafts. Unlike
 // Inbox it marks nothing: the person looking does not take questions away
 // from their agent. cursor is the previous page's next, or empty.
 //
 // Returns EInvalid for a cursor this server did not issue.
-func (s *Service) Pending(ctx context.Context, orgID, userID string, limit int, cursor string) (out []*Review, next string, err error) {
+func (s *Service) Pending(ctx context.Context, c ctalk.Caller, limit int, cursor string) (out []*Review, next string, err error) {
 	after, err := decodeCursor(cursor)
 	if err != nil {
 		return nil, "", err
 	}
-	qs, err := queryQuestions(ctx, s.db, inboxPageSQL, orgID, userID, after.At, after.ID, limit+1)
+	qs, err := queryQuestions(ctx, s.db, inboxPageSQL, c.OrgID, c.UserID, after.At, after.ID, limit+1)
 	if err != nil {
 		return nil, "", fmt.Errorf("read pending questions: %w", err)
 	}
@@ -60,23 +60,23 @@ func (s *Service) Pending(ctx context.Context, orgID, userID string, limit int, 
 		last := qs[len(qs)-1]
 		next = encodeCursor(pageCursor{At: last.CreatedAt, ID: last.ID})
 	}
-	out, err = s.reviews(ctx, orgID, userID, qs, ListedDrafts)
+	out, err = s.reviews(ctx, c.OrgID, c.UserID, qs, ListedDrafts)
 	return out, next, err
 }
 
-// Review returns one question sent to userID, whatever its status, with its
+// Review returns one question sent to the caller, whatever its status, with its
 // context and newest ReviewDrafts drafts.
 //
 // Returns EInvalid, ENotFound (also to its asker: it is not in their inbox).
-func (s *Service) Review(ctx context.Context, orgID, userID, msgID string) (*Review, error) {
-	q, err := question(ctx, s.db, orgID, userID, msgID)
+func (s *Service) Review(ctx context.Context, c ctalk.Caller, msgID string) (*Review, error) {
+	q, err := question(ctx, s.db, c.OrgID, c.UserID, msgID)
 	if err != nil {
 		return nil, err
 	}
-	if q.To != userID {
+	if q.To != c.UserID {
 		return nil, ctalk.Errorf(ctalk.ENotFound, "message %s is not among the questions sent to you", q.ID)
 	}
-	rs, err := s.reviews(ctx, orgID, userID, []*Question{q}, ReviewDrafts)
+	rs, err := s.reviews(ctx, c.OrgID, c.UserID, []*Question{q}, ReviewDrafts)
 	if err != nil {
 		return nil, err
 	}
@@ -138,15 +138,15 @@ type scanFunc func(...any) error
 
 func (f scanFunc) Scan(dest ...any) error { return f(dest...) }
 
-// Approve records that userID approves version of their answer to msgID:
+// Approve records that the caller approves version of their answer to msgID:
 // their agent may send exactly its text. Only the latest version of a
 // pending question can be approved; approving a rejected version takes the
 // rejection back.
 //
 // Returns EInvalid, ENotFound, EForbidden, EConflict.
-func (s *Service) Approve(ctx context.Context, orgID, userID, msgID string, version int) (*Draft, error) {
-	return s.onLatest(ctx, orgID, userID, msgID, version, "approve a draft of", func(tx db.Querier, d *Draft) (*Draft, error) {
-		if _, err := tx.Exec(ctx, approveDraftSQL, s.db.Now(), orgID, d.MessageID, d.Version); err != nil {
+func (s *Service) Approve(ctx context.Context, c ctalk.Caller, msgID string, version int) (*Draft, error) {
+	return s.onLatest(ctx, c.OrgID, c.UserID, msgID, version, "approve a draft of", func(tx db.Querier, d *Draft) (*Draft, error) {
+		if _, err := tx.Exec(ctx, approveDraftSQL, s.db.Now(), c.OrgID, d.MessageID, d.Version); err != nil {
 			return nil, fmt.Errorf("approve draft: %w", err)
 		}
 		d.Approved, d.Rejected, d.Note = true, false, ""
@@ -154,20 +154,20 @@ func (s *Service) Approve(ctx context.Context, orgID, userID, msgID string, vers
 	})
 }
 
-// Reject records that userID rejects version of their answer to msgID,
+// Reject records that the caller rejects version of their answer to msgID,
 // with a note their agent reads in check_inbox and in send_response's
 // refusal. Only the latest version of a pending question can be rejected;
 // rejecting an approved version takes the approval back.
 //
 // Returns EInvalid, ENotFound, EForbidden, EConflict.
-func (s *Service) Reject(ctx context.Context, orgID, userID, msgID string, version int, note string) (*Draft, error) {
+func (s *Service) Reject(ctx context.Context, c ctalk.Caller, msgID string, version int, note string) (*Draft, error) {
 	note, err := ctalk.Text("note", note, MaxReasonLen, false)
 	if err != nil {
 		return nil, err
 	}
-	return s.onLatest(ctx, orgID, userID, msgID, version, "reject a draft of", func(tx db.Querier, d *Draft) (*Draft, error) {
+	return s.onLatest(ctx, c.OrgID, c.UserID, msgID, version, "reject a draft of", func(tx db.Querier, d *Draft) (*Draft, error) {
 		stored := sql.NullString{String: note, Valid: note != ""}
-		if _, err := tx.Exec(ctx, rejectDraftSQL, s.db.Now(), orgID, d.MessageID, d.Version, stored); err != nil {
+		if _, err := tx.Exec(ctx, rejectDraftSQL, s.db.Now(), c.OrgID, d.MessageID, d.Version, stored); err != nil {
 			return nil, fmt.Errorf("reject draft: %w", err)
 		}
 		d.Approved, d.Rejected, d.Note = false, true, note
@@ -175,22 +175,22 @@ func (s *Service) Reject(ctx context.Context, orgID, userID, msgID string, versi
 	})
 }
 
-// Edit stores text, userID's edit of version of their answer to msgID, as
+// Edit stores text, the caller's edit of version of their answer to msgID, as
 // the next version, approved as they wrote it; text equal to version's
 // approves version. Only the latest version of a pending question can be
 // edited, so that an edit never hides a draft proposed meanwhile.
 //
 // Returns EInvalid, ENotFound, EForbidden, EConflict.
-func (s *Service) Edit(ctx context.Context, orgID, userID, msgID string, version int, text string) (*Draft, error) {
+func (s *Service) Edit(ctx context.Context, c ctalk.Caller, msgID string, version int, text string) (*Draft, error) {
 	text, err := ctalk.Text("text", text, MaxAnswerLen, true)
 	if err != nil {
 		return nil, err
 	}
-	return s.onLatest(ctx, orgID, userID, msgID, version, "edit a draft of", func(tx db.Querier, d *Draft) (*Draft, error) {
+	return s.onLatest(ctx, c.OrgID, c.UserID, msgID, version, "edit a draft of", func(tx db.Querier, d *Draft) (*Draft, error) {
 		if text != d.Text {
-			return s.addDraft(ctx, tx, orgID, d.MessageID, text, true)
+			return s.addDraft(ctx, tx, c.OrgID, d.MessageID, text, true)
 		}
-		if _, err := tx.Exec(ctx, approveDraftSQL, s.db.Now(), orgID, d.MessageID, d.Version); err != nil {
+		if _, err := tx.Exec(ctx, approveDraftSQL, s.db.Now(), c.OrgID, d.MessageID, d.Version); err != nil {
 			return nil, fmt.Errorf("approve draft: %w", err)
 		}
 		d.Approved, d.Rejected, d.Note = true, false, ""
@@ -238,13 +238,13 @@ func requireLatest(id string, latest *Draft, version int) error {
 	return nil
 }
 
-// AnswerDirectly sends text, written by userID, as the answer to a question
+// AnswerDirectly sends text, written by the caller, as the answer to a question
 // sent to them, with no agent involved: it is stored as their own approved
 // version, the question is answered and the asker's agent woken. Of two
 // concurrent answers (this and an agent's send), exactly one is sent.
 //
 // Returns EInvalid, ENotFound, EForbidden, EConflict.
-func (s *Service) AnswerDirectly(ctx context.Context, orgID, userID, msgID, text string) (*Question, error) {
+func (s *Service) AnswerDirectly(ctx context.Context, c ctalk.Caller, msgID, text string) (*Question, error) {
 	text, err := ctalk.Text("answer", text, MaxAnswerLen, true)
 	if err != nil {
 		return nil, err
@@ -252,18 +252,18 @@ func (s *Service) AnswerDirectly(ctx context.Context, orgID, userID, msgID, text
 	var q *Question
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		var err error
-		if q, err = s.pendingForRecipient(ctx, tx, orgID, userID, msgID, "answer"); err != nil {
+		if q, err = s.pendingForRecipient(ctx, tx, c.OrgID, c.UserID, msgID, "answer"); err != nil {
 			return err
 		}
-		if _, err := s.addDraft(ctx, tx, orgID, q.ID, text, true); err != nil {
+		if _, err := s.addDraft(ctx, tx, c.OrgID, q.ID, text, true); err != nil {
 			return err
 		}
-		return s.resolve(ctx, tx, orgID, q, StatusAnswered, text)
+		return s.resolve(ctx, tx, c.OrgID, q, StatusAnswered, text)
 	})
 	if err != nil {
 		return nil, err
 	}
 	// The person's open pages stop counting it as waiting.
-	s.changed(orgID, q.To, q.From)
+	s.changed(c.OrgID, q.To, q.From)
 	return q, nil
 }

@@ -34,7 +34,7 @@ func TestPersonReadsWithoutTakingFromTheAgent(t *testing.T) {
 		for i := range 7 {
 			proposeAcme(t, s, first.ID, fmt.Sprint("v", i+1))
 		}
-		page, next, err := s.Pending(ctx, "acme", "answerer", 1, "")
+		page, next, err := s.Pending(ctx, acme("answerer"), 1, "")
 		if err != nil || len(page) != 1 || next == "" {
 			t.Fatalf("first page = %v, next %q, err %v", page, next, err)
 		}
@@ -43,22 +43,22 @@ func TestPersonReadsWithoutTakingFromTheAgent(t *testing.T) {
 			len(r.Drafts) != inbox.ListedDrafts || r.Latest().Text != "v7" || r.Drafts[inbox.ListedDrafts-1].Version != 3 {
 			t.Fatalf("first page's review = %+v, drafts %v", r, r.Drafts)
 		}
-		page, next, err = s.Pending(ctx, "acme", "answerer", 1, next)
+		page, next, err = s.Pending(ctx, acme("answerer"), 1, next)
 		if err != nil || len(page) != 1 || next != "" || page[0].ID != second.ID || page[0].Latest() != nil {
 			t.Fatalf("second page = %v, next %q, err %v", page, next, err)
 		}
-		full, err := s.Review(ctx, "acme", "answerer", first.ID)
+		full, err := s.Review(ctx, acme("answerer"), first.ID)
 		if err != nil || len(full.Drafts) != 7 || full.Drafts[6].Version != 1 {
 			t.Fatalf("review = %+v, err %v", full, err)
 		}
 		// The agent is still handed both questions.
-		got, err := s.WaitInbox(ctx, "acme", "answerer", wait.Options{Timeout: time.Millisecond}, nil)
+		got, err := s.WaitInbox(ctx, acme("answerer"), wait.Options{Timeout: time.Millisecond}, nil)
 		if err != nil || len(got.Questions) != 2 {
 			t.Fatalf("the agent was handed %v (err %v) after the person looked; want both questions", got, err)
 		}
 		// Only the recipient reviews: not the asker, a bystander or another org.
 		for _, who := range [][2]string{{"acme", "asker"}, {"acme", "bystander"}, {"other", "answerer"}} {
-			_, err := s.Review(ctx, who[0], who[1], first.ID)
+			_, err := s.Review(ctx, ctalk.Caller{OrgID: who[0], UserID: who[1]}, first.ID)
 			wantRefusal(t, who[1]+" of "+who[0]+" reviews", err, ctalk.ENotFound, "not")
 		}
 	})
@@ -74,41 +74,41 @@ func TestPersonApprovesRejectsAndEdits(t *testing.T) {
 		v1 := proposeAcme(t, s, q.ID, "three retries")
 
 		// Rejected with a note: the agent reads it in its inbox and in the refusal.
-		if _, err := s.Reject(ctx, "acme", "answerer", q.ID, v1.Version, "say which backoff"); err != nil {
+		if _, err := s.Reject(ctx, acme("answerer"), q.ID, v1.Version, "say which backoff"); err != nil {
 			t.Fatal(err)
 		}
-		items, _, err := s.Inbox(ctx, "acme", "answerer", 10, "")
+		items, _, err := s.Inbox(ctx, acme("answerer"), 10, "")
 		if err != nil || items[0].LatestDraft == nil || !items[0].LatestDraft.Rejected || items[0].LatestDraft.Note != "say which backoff" {
 			t.Fatalf("the agent's inbox = %+v (err %v), want the rejected draft with its note", items[0].LatestDraft, err)
 		}
-		_, err = s.Send(ctx, "acme", "answerer", q.ID, "three retries")
+		_, err = s.Send(ctx, acme("answerer"), q.ID, "three retries")
 		wantRefusal(t, "send a rejected draft", err, ctalk.EForbidden, `"say which backoff"`)
 
 		// Approval takes the rejection back; a rejection takes an approval back.
-		if a, err := s.Approve(ctx, "acme", "answerer", q.ID, v1.Version); err != nil || !a.Approved || a.Rejected {
+		if a, err := s.Approve(ctx, acme("answerer"), q.ID, v1.Version); err != nil || !a.Approved || a.Rejected {
 			t.Fatalf("approve = %+v, %v", a, err)
 		}
-		if _, err := s.Reject(ctx, "acme", "answerer", q.ID, v1.Version, ""); err != nil {
+		if _, err := s.Reject(ctx, acme("answerer"), q.ID, v1.Version, ""); err != nil {
 			t.Fatal(err)
 		}
-		_, err = s.Send(ctx, "acme", "answerer", q.ID, "three retries")
+		_, err = s.Send(ctx, acme("answerer"), q.ID, "three retries")
 		wantRefusal(t, "send after the approval was taken back", err, ctalk.EForbidden, "rejected draft version 1")
 
 		// An edit is a new version, approved as written, that the agent must send.
-		e, err := s.Edit(ctx, "acme", "answerer", q.ID, v1.Version, "three retries, exponential backoff")
+		e, err := s.Edit(ctx, acme("answerer"), q.ID, v1.Version, "three retries, exponential backoff")
 		if err != nil || e.Version != 2 || !e.Approved || !e.ByPerson {
 			t.Fatalf("edit = %+v, %v", e, err)
 		}
-		_, err = s.Edit(ctx, "acme", "answerer", q.ID, v1.Version, "again")
+		_, err = s.Edit(ctx, acme("answerer"), q.ID, v1.Version, "again")
 		wantRefusal(t, "edit a superseded version", err, ctalk.EConflict, "no longer the latest: version 2")
-		_, err = s.Approve(ctx, "acme", "answerer", q.ID, 3)
+		_, err = s.Approve(ctx, acme("answerer"), q.ID, 3)
 		wantRefusal(t, "approve a version that does not exist", err, ctalk.ENotFound, "no draft version 3")
-		_, err = s.Send(ctx, "acme", "answerer", q.ID, "three retries")
+		_, err = s.Send(ctx, acme("answerer"), q.ID, "three retries")
 		wantRefusal(t, "send the agent's text after the edit", err, ctalk.EConflict, "your person wrote version 2")
-		if _, err := s.Send(ctx, "acme", "answerer", q.ID, "three retries, exponential backoff"); err != nil {
+		if _, err := s.Send(ctx, acme("answerer"), q.ID, "three retries, exponential backoff"); err != nil {
 			t.Fatal(err)
 		}
-		_, err = s.Approve(ctx, "acme", "answerer", q.ID, 2)
+		_, err = s.Approve(ctx, acme("answerer"), q.ID, 2)
 		wantRefusal(t, "approve once answered", err, ctalk.EConflict, "already answered")
 	})
 }
@@ -120,11 +120,11 @@ func TestEditWithTheSameTextApproves(t *testing.T) {
 		humanMode(t, d)
 		q := askAcme(t, s, "q?")
 		v1 := proposeAcme(t, s, q.ID, "yes")
-		e, err := s.Edit(context.Background(), "acme", "answerer", q.ID, v1.Version, " yes\n")
+		e, err := s.Edit(context.Background(), acme("answerer"), q.ID, v1.Version, " yes\n")
 		if err != nil || e.Version != 1 || !e.Approved || e.ByPerson {
 			t.Fatalf("edit without a change = %+v, %v; want version 1 approved", e, err)
 		}
-		if _, err := s.Send(context.Background(), "acme", "answerer", q.ID, "yes"); err != nil {
+		if _, err := s.Send(context.Background(), acme("answerer"), q.ID, "yes"); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -142,16 +142,16 @@ func TestOnlyTheRecipientDecides(t *testing.T) {
 			code      ctalk.Code
 		}{{"acme", "asker", ctalk.EForbidden}, {"acme", "bystander", ctalk.ENotFound}, {"other", "answerer", ctalk.ENotFound}} {
 			who := c.user + " of " + c.org + " "
-			_, err := s.Approve(ctx, c.org, c.user, q.ID, v1.Version)
+			_, err := s.Approve(ctx, ctalk.Caller{OrgID: c.org, UserID: c.user}, q.ID, v1.Version)
 			wantRefusal(t, who+"approves", err, c.code, "")
-			_, err = s.Reject(ctx, c.org, c.user, q.ID, v1.Version, "no")
+			_, err = s.Reject(ctx, ctalk.Caller{OrgID: c.org, UserID: c.user}, q.ID, v1.Version, "no")
 			wantRefusal(t, who+"rejects", err, c.code, "")
-			_, err = s.Edit(ctx, c.org, c.user, q.ID, v1.Version, "no")
+			_, err = s.Edit(ctx, ctalk.Caller{OrgID: c.org, UserID: c.user}, q.ID, v1.Version, "no")
 			wantRefusal(t, who+"edits", err, c.code, "")
-			_, err = s.AnswerDirectly(ctx, c.org, c.user, q.ID, "no")
+			_, err = s.AnswerDirectly(ctx, ctalk.Caller{OrgID: c.org, UserID: c.user}, q.ID, "no")
 			wantRefusal(t, who+"answers", err, c.code, "")
 		}
-		r, err := s.Review(ctx, "acme", "answerer", q.ID)
+		r, err := s.Review(ctx, acme("answerer"), q.ID)
 		if err != nil || r.Status != inbox.StatusPending || r.DraftCount != 1 || r.Latest().Approved || r.Latest().Rejected {
 			t.Fatalf("after refused decisions: %+v %+v, %v", r, r.Latest(), err)
 		}
@@ -166,19 +166,19 @@ func TestAnswerDirectly(t *testing.T) {
 		ctx := context.Background()
 		q := askAcme(t, s, "who owns billing?")
 		proposeAcme(t, s, q.ID, "an agent's draft")
-		a, err := s.AnswerDirectly(ctx, "acme", "answerer", q.ID, "  I do.\n")
+		a, err := s.AnswerDirectly(ctx, acme("answerer"), q.ID, "  I do.\n")
 		if err != nil || a.Status != inbox.StatusAnswered || a.Answer != "I do." {
 			t.Fatalf("answer = %+v, %v", a, err)
 		}
-		replies, err := s.WaitReply(ctx, "acme", "asker", q.ID, wait.Options{Timeout: time.Millisecond})
+		replies, err := s.WaitReply(ctx, acme("asker"), q.ID, wait.Options{Timeout: time.Millisecond})
 		if err != nil || len(replies) != 1 || replies[0].Answer != "I do." {
 			t.Fatalf("the asker got %v (err %v)", replies, err)
 		}
-		r, err := s.Review(ctx, "acme", "answerer", q.ID)
+		r, err := s.Review(ctx, acme("answerer"), q.ID)
 		if err != nil || r.Status != inbox.StatusAnswered || r.Latest().Text != "I do." || !r.Latest().ByPerson {
 			t.Fatalf("review after answering = %+v %+v, %v", r, r.Latest(), err)
 		}
-		_, err = s.AnswerDirectly(ctx, "acme", "answerer", q.ID, "twice")
+		_, err = s.AnswerDirectly(ctx, acme("answerer"), q.ID, "twice")
 		wantRefusal(t, "answer twice", err, ctalk.EConflict, "already answered")
 	})
 }
@@ -206,8 +206,14 @@ func TestAnswerDirectlyAgainstTheAgentsSend(t *testing.T) {
 			q := askAcme(t, s, fmt.Sprint("q", i))
 			proposeAcme(t, s, q.ID, "agent")
 			errPerson, errAgent := race(
-				func() error { _, err := s.AnswerDirectly(ctx, "acme", "answerer", q.ID, "person"); return err },
-				func() error { _, err := s.Send(ctx, "acme", "answerer", q.ID, "agent"); return err })
+				func() error {
+					_, err := s.AnswerDirectly(ctx, acme("answerer"), q.ID, "person")
+					return err
+				},
+				func() error {
+					_, err := s.Send(ctx, acme("answerer"), q.ID, "agent")
+					return err
+				})
 			if (errPerson == nil) == (errAgent == nil) {
 				t.Fatalf("round %d: person %v, agent %v; want exactly one answer", i, errPerson, errAgent)
 			}
@@ -216,7 +222,7 @@ func TestAnswerDirectlyAgainstTheAgentsSend(t *testing.T) {
 				want, loser = "agent", errPerson
 			}
 			wantRefusal(t, "the second answer", loser, ctalk.EConflict, "answered")
-			r, err := s.Review(ctx, "acme", "answerer", q.ID)
+			r, err := s.Review(ctx, acme("answerer"), q.ID)
 			if err != nil || r.Answer != want {
 				t.Fatalf("round %d: stored answer %q (err %v), want %q", i, r.Answer, err, want)
 			}
@@ -236,12 +242,18 @@ func TestRejectAgainstTheAgentsSend(t *testing.T) {
 		for i := range 20 {
 			q := askAcme(t, s, fmt.Sprint("q", i))
 			v := proposeAcme(t, s, q.ID, "agent")
-			if _, err := s.Approve(ctx, "acme", "answerer", q.ID, v.Version); err != nil {
+			if _, err := s.Approve(ctx, acme("answerer"), q.ID, v.Version); err != nil {
 				t.Fatal(err)
 			}
 			errReject, errSend := race(
-				func() error { _, err := s.Reject(ctx, "acme", "answerer", q.ID, v.Version, "stop"); return err },
-				func() error { _, err := s.Send(ctx, "acme", "answerer", q.ID, "agent"); return err })
+				func() error {
+					_, err := s.Reject(ctx, acme("answerer"), q.ID, v.Version, "stop")
+					return err
+				},
+				func() error {
+					_, err := s.Send(ctx, acme("answerer"), q.ID, "agent")
+					return err
+				})
 			if (errReject == nil) == (errSend == nil) {
 				t.Fatalf("round %d: reject %v, send %v; want exactly one to succeed", i, errReject, errSend)
 			}
@@ -267,11 +279,11 @@ func TestEditAgainstANewProposal(t *testing.T) {
 			var edited, proposed *inbox.Draft
 			errEdit, errPropose := race(
 				func() (err error) {
-					edited, err = s.Edit(ctx, "acme", "answerer", q.ID, v1.Version, "person")
+					edited, err = s.Edit(ctx, acme("answerer"), q.ID, v1.Version, "person")
 					return err
 				},
 				func() (err error) {
-					proposed, _, err = s.Propose(ctx, "acme", "answerer", q.ID, "agent v2")
+					proposed, _, err = s.Propose(ctx, acme("answerer"), q.ID, "agent v2")
 					return err
 				})
 			if errPropose != nil {
@@ -314,13 +326,13 @@ func TestDecisionsWakeThePerson(t *testing.T) {
 				t.Fatalf("%s did not wake", what)
 			}
 		}
-		_, err := s.Approve(ctx, "acme", "answerer", q.ID, 1)
+		_, err := s.Approve(ctx, acme("answerer"), q.ID, 1)
 		woken("approve", person, err)
-		_, err = s.Reject(ctx, "acme", "answerer", q.ID, 1, "no")
+		_, err = s.Reject(ctx, acme("answerer"), q.ID, 1, "no")
 		woken("reject", person, err)
-		_, err = s.Edit(ctx, "acme", "answerer", q.ID, 1, "v2")
+		_, err = s.Edit(ctx, acme("answerer"), q.ID, 1, "v2")
 		woken("edit", person, err)
-		_, err = s.AnswerDirectly(ctx, "acme", "answerer", q.ID, "mine")
+		_, err = s.AnswerDirectly(ctx, acme("answerer"), q.ID, "mine")
 		woken("answer, the person", person, err)
 		woken("answer, the asker", asker, nil)
 	})

@@ -21,7 +21,7 @@ func TestConcurrentProposalsEachAddAVersion(t *testing.T) {
 		seed(t, d)
 		s := newService(d)
 		ctx := context.Background()
-		q, err := s.Ask(ctx, "acme", "a", inbox.Ask{To: "b", Text: "retry logic?"})
+		q, err := s.Ask(ctx, acme("a"), inbox.Ask{To: "b", Text: "retry logic?"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,7 +34,7 @@ func TestConcurrentProposalsEachAddAVersion(t *testing.T) {
 		for i := range drafts {
 			wg.Go(func() {
 				<-start
-				dr, _, err := s.Propose(ctx, "acme", "b", q.ID, fmt.Sprint("draft ", i))
+				dr, _, err := s.Propose(ctx, acme("b"), q.ID, fmt.Sprint("draft ", i))
 				if err != nil {
 					t.Errorf("propose %d: %v", i, err)
 					return

@@ -18,7 +18,7 @@ func resolveAt(t *testing.T, d *db.DB, s *inbox.Service, n int, at time.Time) {
 	ctx := context.Background()
 	var ids []string
 	for i := range n {
-		q, err := s.Ask(ctx, "acme", "a", inbox.Ask{To: "b", Text: fmt.Sprint("q", i)})
+		q, err := s.Ask(ctx, acme("a"), inbox.Ask{To: "b", Text: fmt.Sprint("q", i)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -28,7 +28,7 @@ func resolveAt(t *testing.T, d *db.DB, s *inbox.Service, n int, at time.Time) {
 	d.Now = func() time.Time { return at }
 	defer func() { d.Now = orig }()
 	for _, id := range ids {
-		if _, err := s.Decline(ctx, "acme", "b", id, "no"); err != nil {
+		if _, err := s.Decline(ctx, acme("b"), id, "no"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -51,7 +51,7 @@ func TestRepliesPagesAcrossOneInstant(t *testing.T) {
 		seen := map[string]bool{}
 		cursor := ""
 		for page := 0; ; page++ {
-			got, next, err := s.Replies(ctx, "acme", "a", time.Time{}, cursor, limit)
+			got, next, err := s.Replies(ctx, acme("a"), time.Time{}, cursor, limit)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,12 +81,12 @@ func TestRepliesPagesAcrossOneInstant(t *testing.T) {
 			since time.Time
 			want  int
 		}{{at.Add(-time.Microsecond), limit}, {at, 0}} {
-			got, _, err := s.Replies(ctx, "acme", "a", tc.since, "", limit)
+			got, _, err := s.Replies(ctx, acme("a"), tc.since, "", limit)
 			if err != nil || len(got) != tc.want {
 				t.Fatalf("since %v: %d replies, %v; want %d", tc.since, len(got), err, tc.want)
 			}
 		}
-		if _, _, err := s.Replies(ctx, "acme", "a", time.Time{}, "not-a-cursor", limit); err == nil {
+		if _, _, err := s.Replies(ctx, acme("a"), time.Time{}, "not-a-cursor", limit); err == nil {
 			t.Fatal("a forged cursor was accepted")
 		}
 	})
@@ -101,7 +101,7 @@ func TestRepliesExactlyLimitHasNoMore(t *testing.T) {
 		s := newService(d)
 		const limit = 4
 		resolveAt(t, d, s, limit, d.Now().Add(time.Minute))
-		got, next, err := s.Replies(context.Background(), "acme", "a", time.Time{}, "", limit)
+		got, next, err := s.Replies(context.Background(), acme("a"), time.Time{}, "", limit)
 		if err != nil {
 			t.Fatal(err)
 		}

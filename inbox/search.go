@@ -33,7 +33,7 @@ var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 // English stems), "quoted phrases" and -word to exclude one.
 //
 // Returns EInvalid.
-func (s *Service) Search(ctx context.Context, orgID, userID string, in Search) ([]*Question, error) {
+func (s *Service) Search(ctx context.Context, c ctalk.Caller, in Search) ([]*Question, error) {
 	query, err := ctalk.Text("query", in.Query, MaxQueryLen, true)
 	if err != nil {
 		return nil, err
@@ -55,7 +55,7 @@ func (s *Service) Search(ctx context.Context, orgID, userID string, in Search) (
 			return nil, err
 		}
 	}
-	out, err := queryQuestions(ctx, s.db, sqlText, orgID, userID, query, with, in.Since.UTC(), until.UTC(), in.Limit)
+	out, err := queryQuestions(ctx, s.db, sqlText, c.OrgID, c.UserID, query, with, in.Since.UTC(), until.UTC(), in.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("search questions: %w", err)
 	}

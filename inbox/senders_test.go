@@ -27,7 +27,7 @@ func TestInboxSenders(t *testing.T) {
 		}
 		s := newService(d)
 		for _, from := range []string{"b", "c"} {
-			if _, err := s.Ask(ctx, "acme", from, inbox.Ask{To: "a", Text: "a question from " + from}); err != nil {
+			if _, err := s.Ask(ctx, acme(from), inbox.Ask{To: "a", Text: "a question from " + from}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -52,14 +52,14 @@ func TestInboxSenders(t *testing.T) {
 			}
 		}
 		t.Run("not yet handed over", func(t *testing.T) {
-			items, _, err := s.Inbox(ctx, "acme", "a", 10, "")
+			items, _, err := s.Inbox(ctx, acme("a"), 10, "")
 			if err != nil {
 				t.Fatal(err)
 			}
 			check(t, items)
 		})
 		t.Run("handed over", func(t *testing.T) {
-			items, _, err := s.Inbox(ctx, "acme", "a", 10, "")
+			items, _, err := s.Inbox(ctx, acme("a"), 10, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,7 +69,7 @@ func TestInboxSenders(t *testing.T) {
 			if _, err := dbtest.Exec(d, `UPDATE questions SET recipient_handed_at = NULL WHERE org_id = 'acme'`); err != nil {
 				t.Fatal(err)
 			}
-			got, err := s.WaitInbox(ctx, "acme", "a", wait.Options{}, nil)
+			got, err := s.WaitInbox(ctx, acme("a"), wait.Options{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

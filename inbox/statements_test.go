@@ -68,14 +68,14 @@ func TestInboxPageStatementCount(t *testing.T) {
 		ctx := context.Background()
 		// A history with every sender: me asked them, and they answered.
 		for _, o := range ss {
-			q, err := s.Ask(ctx, "acme", "me", inbox.Ask{To: o, Text: "earlier question"})
+			q, err := s.Ask(ctx, acme("me"), inbox.Ask{To: o, Text: "earlier question"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, _, err := s.Propose(ctx, "acme", o, q.ID, "earlier answer"); err != nil {
+			if _, _, err := s.Propose(ctx, acme(o), q.ID, "earlier answer"); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Send(ctx, "acme", o, q.ID, "earlier answer"); err != nil {
+			if _, err := s.Send(ctx, acme(o), q.ID, "earlier answer"); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -83,12 +83,12 @@ func TestInboxPageStatementCount(t *testing.T) {
 		// of n holds n senders; every other one of the first round has a draft.
 		for round := range 2 {
 			for i, o := range ss {
-				q, err := s.Ask(ctx, "acme", o, inbox.Ask{To: "me", Text: fmt.Sprintf("question %d from %s", round, o)})
+				q, err := s.Ask(ctx, acme(o), inbox.Ask{To: "me", Text: fmt.Sprintf("question %d from %s", round, o)})
 				if err != nil {
 					t.Fatal(err)
 				}
 				if round == 0 && i%2 == 0 {
-					if _, _, err := s.Propose(ctx, "acme", "me", q.ID, "a draft"); err != nil {
+					if _, _, err := s.Propose(ctx, acme("me"), q.ID, "a draft"); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -99,14 +99,14 @@ func TestInboxPageStatementCount(t *testing.T) {
 			t.Run(fmt.Sprintf("page of %d", size), func(t *testing.T) {
 				var items []*inbox.InboxItem
 				var err error
-				n := dbtest.Statements(d, func() { items, _, err = s.Inbox(ctx, "acme", "me", size, "") })
+				n := dbtest.Statements(d, func() { items, _, err = s.Inbox(ctx, acme("me"), size, "") })
 				if err != nil {
 					t.Fatal(err)
 				}
 				if n != newPageStatements {
 					t.Errorf("a page of %d with new questions cost %d statements, want %d", size, n, newPageStatements)
 				}
-				n = dbtest.Statements(d, func() { items, _, err = s.Inbox(ctx, "acme", "me", size, "") })
+				n = dbtest.Statements(d, func() { items, _, err = s.Inbox(ctx, acme("me"), size, "") })
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -131,7 +131,7 @@ func TestInboxPageStatementCount(t *testing.T) {
 		// MaxHanded at a time.
 		var d1 *inbox.Delivery
 		var err error
-		n := dbtest.Statements(d, func() { d1, err = s.WaitInbox(ctx, "acme", "me", wait.Options{}, nil) })
+		n := dbtest.Statements(d, func() { d1, err = s.WaitInbox(ctx, acme("me"), wait.Options{}, nil) })
 		if err != nil {
 			t.Fatal(err)
 		}

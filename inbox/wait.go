@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/wait"
 )
@@ -34,11 +35,11 @@ func (d *Delivery) Empty() bool { return len(d.Questions) == 0 && len(d.Withdraw
 // Returns the errors of wait.Broker.For (the credential's refusal,
 // EUnauthorized or EForbidden, and ctx's), the database's, and also's when
 // the inbox had nothing; at the timeout, an empty Delivery and no error.
-func (s *Service) WaitInbox(ctx context.Context, orgID, userID string, opts wait.Options, also func() (bool, error)) (*Delivery, error) {
+func (s *Service) WaitInbox(ctx context.Context, c ctalk.Caller, opts wait.Options, also func() (bool, error)) (*Delivery, error) {
 	var out *Delivery
-	err := s.wait(ctx, orgID, userID, opts, func() (bool, error) {
+	err := s.wait(ctx, c.OrgID, c.UserID, opts, func() (bool, error) {
 		var err error
-		if out, err = s.claimInbox(ctx, orgID, userID); err != nil {
+		if out, err = s.claimInbox(ctx, c.OrgID, c.UserID); err != nil {
 			return false, err
 		}
 		found := !out.Empty()
@@ -62,21 +63,21 @@ func (s *Service) WaitInbox(ctx context.Context, orgID, userID string, opts wait
 // Replies.
 //
 // Returns ENotFound when msgID is not one of the caller's questions.
-func (s *Service) WaitReply(ctx context.Context, orgID, userID, msgID string, opts wait.Options) ([]*Question, error) {
+func (s *Service) WaitReply(ctx context.Context, c ctalk.Caller, msgID string, opts wait.Options) ([]*Question, error) {
 	if msgID != "" {
-		q, err := question(ctx, s.db, orgID, userID, msgID)
+		q, err := question(ctx, s.db, c.OrgID, c.UserID, msgID)
 		if err != nil {
 			return nil, err
 		}
-		if q.From != userID {
+		if q.From != c.UserID {
 			return nil, notFoundQuestion(msgID)
 		}
 		msgID = q.ID
 	}
 	var out []*Question
-	err := s.wait(ctx, orgID, userID, opts, func() (bool, error) {
+	err := s.wait(ctx, c.OrgID, c.UserID, opts, func() (bool, error) {
 		var err error
-		out, err = s.claimReplies(ctx, orgID, userID, msgID)
+		out, err = s.claimReplies(ctx, c.OrgID, c.UserID, msgID)
 		return err == nil && len(out) > 0, err
 	})
 	return out, err
@@ -91,10 +92,10 @@ func (s *Service) WaitReply(ctx context.Context, orgID, userID, msgID string, op
 //
 // Returns the wait's errors (see wait.Broker.For): the credential's refusal
 // (EUnauthorized, EForbidden), ctx's, the database's and also's.
-func (s *Service) AwaitInbox(ctx context.Context, orgID, userID string, opts wait.Options, also func() (bool, error)) error {
+func (s *Service) AwaitInbox(ctx context.Context, c ctalk.Caller, opts wait.Options, also func() (bool, error)) error {
 	opts.Tick = nil
-	return s.wait(ctx, orgID, userID, opts, func() (bool, error) {
-		found, err := s.pending(ctx, pendingInboxSQL, orgID, userID)
+	return s.wait(ctx, c.OrgID, c.UserID, opts, func() (bool, error) {
+		found, err := s.pending(ctx, pendingInboxSQL, c.OrgID, c.UserID)
 		if found || err != nil || also == nil {
 			return found, err
 		}
@@ -107,17 +108,17 @@ func (s *Service) AwaitInbox(ctx context.Context, orgID, userID string, opts wai
 // says so.
 //
 // Returns the errors of AwaitInbox.
-func (s *Service) AwaitReply(ctx context.Context, orgID, userID, msgID string, opts wait.Options) error {
+func (s *Service) AwaitReply(ctx context.Context, c ctalk.Caller, msgID string, opts wait.Options) error {
 	if msgID != "" {
-		q, err := question(ctx, s.db, orgID, userID, msgID)
-		if err != nil || q.From != userID {
+		q, err := question(ctx, s.db, c.OrgID, c.UserID, msgID)
+		if err != nil || q.From != c.UserID {
 			return nil
 		}
 		msgID = q.ID
 	}
 	opts.Tick = nil
-	return s.wait(ctx, orgID, userID, opts, func() (bool, error) {
-		return s.pending(ctx, pendingRepliesSQL, orgID, userID, msgID)
+	return s.wait(ctx, c.OrgID, c.UserID, opts, func() (bool, error) {
+		return s.pending(ctx, pendingRepliesSQL, c.OrgID, c.UserID, msgID)
 	})
 }
 

@@ -25,7 +25,7 @@ func TestRemoveUser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		q, err := in.Ask(ctx, "a", "bob", inbox.Ask{To: "alice", Text: "where is the runbook?"})
+		q, err := in.Ask(ctx, ctalk.Caller{OrgID: "a", UserID: "bob"}, inbox.Ask{To: "alice", Text: "where is the runbook?"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,11 +61,11 @@ func TestRemoveUser(t *testing.T) {
 		}
 		_, err = f.orgs.RemoveUser(ctx, "a", "bob")
 		wantCode(t, err, ctalk.ENotFound, `user "bob" not found`)
-		_, err = in.Ask(ctx, "a", "alice", inbox.Ask{To: "bob", Text: "still there?"})
+		_, err = in.Ask(ctx, ctalk.Caller{OrgID: "a", UserID: "alice"}, inbox.Ask{To: "bob", Text: "still there?"})
 		wantCode(t, err, ctalk.ENotFound, `user "bob" not found`)
 
 		// The question bob asked stays in alice's inbox, from a former member.
-		items, _, err := in.Inbox(ctx, "a", "alice", 10, "")
+		items, _, err := in.Inbox(ctx, ctalk.Caller{OrgID: "a", UserID: "alice"}, 10, "")
 		if err != nil {
 			t.Fatal(err)
 		}

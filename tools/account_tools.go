@@ -229,7 +229,7 @@ func (s *Server) registerGetUserProfile() {
 		// Recorded only once found: a password given as user_id by
 		// mistake can still look like an id.
 		touch(ctx, u.ID)
-		inter, err := s.inbox.Interaction(ctx, sess.OrgID, sess.UserID, u.ID)
+		inter, err := s.inbox.Interaction(ctx, sess.Caller(), u.ID)
 		if err != nil {
 			return nil, err
 		}

@@ -490,7 +490,7 @@ func (s *Server) registerSearchMessages() {
 		}
 		res := &searchResult{Messages: ms, Questions: []*inbox.Question{}}
 		if in.Channel == "" {
-			if res.Questions, err = s.inbox.Search(ctx, sess.OrgID, sess.UserID, inbox.Search{Query: in.Query, With: in.FromUserID, Since: since, Until: until, Limit: limit}); err != nil {
+			if res.Questions, err = s.inbox.Search(ctx, sess.Caller(), inbox.Search{Query: in.Query, With: in.FromUserID, Since: since, Until: until, Limit: limit}); err != nil {
 				return nil, err
 			}
 		}

@@ -80,7 +80,7 @@ func (s *Server) sendOnceApproved(ctx context.Context, sess *auth.Session, in *s
 			cancel()
 		}
 	}()
-	decided, err := s.inbox.AwaitDecision(wctx, sess.OrgID, sess.UserID, na.MessageID, na.Version, s.waitOptions(ctx, wait.MaxWait))
+	decided, err := s.inbox.AwaitDecision(wctx, sess.Caller(), na.MessageID, na.Version, s.waitOptions(ctx, wait.MaxWait))
 	switch {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
@@ -96,7 +96,7 @@ func (s *Server) sendOnceApproved(ctx context.Context, sess *auth.Session, in *s
 	if err := s.mcp.SendElicitationComplete(ctx, session, id); err != nil {
 		s.log.Warn("tell the client an elicitation completed", "request_id", requestID(ctx), "error", err)
 	}
-	return s.inbox.Send(ctx, sess.OrgID, sess.UserID, in.MessageID, in.FinalText)
+	return s.inbox.Send(ctx, sess.Caller(), in.MessageID, in.FinalText)
 }
 
 // sendAfterInput is sendOnceApproved in the stateless era: the first call
@@ -116,14 +116,14 @@ func (s *Server) sendAfterInput(ctx context.Context, sess *auth.Session, in *sen
 		if res == nil || res.Action != mcp.ElicitationResponseActionAccept {
 			return nil, na
 		}
-		decided, err := s.inbox.AwaitDecision(ctx, sess.OrgID, sess.UserID, na.MessageID, na.Version, s.waitOptions(ctx, wait.MaxWait))
+		decided, err := s.inbox.AwaitDecision(ctx, sess.Caller(), na.MessageID, na.Version, s.waitOptions(ctx, wait.MaxWait))
 		if err != nil {
 			return nil, err
 		}
 		if !decided {
 			return nil, na
 		}
-		return s.inbox.Send(ctx, sess.OrgID, sess.UserID, in.MessageID, in.FinalText)
+		return s.inbox.Send(ctx, sess.Caller(), in.MessageID, in.FinalText)
 	}
 	_, params := s.approvalElicitation(ctx, na)
 	return nil, &inputRequired{res: server.NewInputRequestBuilder("").Elicit(approvalInput, params).ToolResult(), err: na}

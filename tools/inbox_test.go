@@ -161,11 +161,11 @@ func TestHumanApproval(t *testing.T) {
 
 		// A newer draft supersedes the first: approving the first changes nothing.
 		ok(t, bob, "propose_response", map[string]any{"message_id": id, "draft_text": "v2"})
-		if _, err := person.Approve(ctx, "acme", "bob", id, 1); ctalk.ErrorCode(err) != ctalk.EConflict {
+		if _, err := person.Approve(ctx, ctalk.Caller{OrgID: "acme", UserID: "bob"}, id, 1); ctalk.ErrorCode(err) != ctalk.EConflict {
 			t.Fatalf("approve a superseded draft: %v", err)
 		}
 		fail(t, bob, "send_response", map[string]any{"message_id": id, "final_text": "v2"}, "not approved yet")
-		if _, err := person.Approve(ctx, "acme", "bob", id, 2); err != nil {
+		if _, err := person.Approve(ctx, ctalk.Caller{OrgID: "acme", UserID: "bob"}, id, 2); err != nil {
 			t.Fatal(err)
 		}
 		fail(t, bob, "send_response", map[string]any{"message_id": id, "final_text": "v2 but edited"}, "not the latest")
@@ -174,7 +174,7 @@ func TestHumanApproval(t *testing.T) {
 		// A rejected draft cannot be sent, and the agent reads the note.
 		id2 := ok(t, alice, "ask_person", map[string]any{"to_user_id": "bob", "question": "q2"})["message_id"].(string)
 		ok(t, bob, "propose_response", map[string]any{"message_id": id2, "draft_text": "v1"})
-		if _, err := person.Reject(ctx, "acme", "bob", id2, 1, "say when it thaws"); err != nil {
+		if _, err := person.Reject(ctx, ctalk.Caller{OrgID: "acme", UserID: "bob"}, id2, 1, "say when it thaws"); err != nil {
 			t.Fatal(err)
 		}
 		latest := ok(t, bob, "check_inbox", nil)["questions"].([]any)[0].(map[string]any)["latest_draft"].(map[string]any)

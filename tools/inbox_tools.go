@@ -70,7 +70,7 @@ func (s *Server) registerAskPerson() {
 		authTokenParam,
 		annotations(false, false, false),
 	), func(ctx context.Context, sess *auth.Session, in *askArgs) (*askResult, error) {
-		q, err := s.inbox.Ask(ctx, sess.OrgID, sess.UserID, inbox.Ask{To: in.ToUserID, Text: in.Question, IdempotencyKey: in.IdempotencyKey})
+		q, err := s.inbox.Ask(ctx, sess.Caller(), inbox.Ask{To: in.ToUserID, Text: in.Question, IdempotencyKey: in.IdempotencyKey})
 		if ctalk.ErrorCode(err) == ctalk.EUnavailable {
 			// The question may have been stored before the connection broke.
 			return nil, ctalk.Errorf(ctalk.EUnavailable, "%s; the question may already be stored, so retry with the same idempotency_key (a retry without one could ask twice)", ctalk.ErrorMessage(err))
@@ -109,7 +109,7 @@ func (s *Server) registerCheckInbox() {
 		if err != nil {
 			return nil, err
 		}
-		items, next, err := s.inbox.Inbox(ctx, sess.OrgID, sess.UserID, limit, in.Cursor)
+		items, next, err := s.inbox.Inbox(ctx, sess.Caller(), limit, in.Cursor)
 		if err != nil {
 			return nil, err
 		}
@@ -157,7 +157,7 @@ func (s *Server) registerProposeResponse() {
 		annotations(false, false, false),
 	), func(ctx context.Context, sess *auth.Session, in *proposeArgs) (*proposeResult, error) {
 		touchMessage(ctx, in.MessageID)
-		d, mode, err := s.inbox.Propose(ctx, sess.OrgID, sess.UserID, in.MessageID, in.DraftText)
+		d, mode, err := s.inbox.Propose(ctx, sess.Caller(), in.MessageID, in.DraftText)
 		if err != nil {
 			return nil, err
 		}
@@ -191,7 +191,7 @@ func (s *Server) registerSendResponse() {
 		annotations(false, false, false),
 	), func(ctx context.Context, sess *auth.Session, in *sendArgs) (*questionResult, error) {
 		touchMessage(ctx, in.MessageID)
-		q, err := s.inbox.Send(ctx, sess.OrgID, sess.UserID, in.MessageID, in.FinalText)
+		q, err := s.inbox.Send(ctx, sess.Caller(), in.MessageID, in.FinalText)
 		if na := (*inbox.NotApprovedError)(nil); errors.As(err, &na) {
 			q, err = s.sendOnceApproved(ctx, sess, in, na)
 		}
@@ -227,7 +227,7 @@ func (s *Server) registerCheckReplies() {
 		if err != nil {
 			return nil, err
 		}
-		replies, next, err := s.inbox.Replies(ctx, sess.OrgID, sess.UserID, since, in.Cursor, maxReplies)
+		replies, next, err := s.inbox.Replies(ctx, sess.Caller(), since, in.Cursor, maxReplies)
 		if err != nil {
 			return nil, err
 		}
@@ -254,7 +254,7 @@ func (s *Server) registerDeclineQuestion() {
 		annotations(false, true, false),
 	), func(ctx context.Context, sess *auth.Session, in *declineArgs) (*questionResult, error) {
 		touchMessage(ctx, in.MessageID)
-		q, err := s.inbox.Decline(ctx, sess.OrgID, sess.UserID, in.MessageID, in.Reason)
+		q, err := s.inbox.Decline(ctx, sess.Caller(), in.MessageID, in.Reason)
 		if err != nil {
 			return nil, err
 		}
@@ -275,7 +275,7 @@ func (s *Server) registerWithdrawQuestion() {
 		annotations(false, true, false),
 	), func(ctx context.Context, sess *auth.Session, in *withdrawArgs) (*questionResult, error) {
 		touchMessage(ctx, in.MessageID)
-		q, err := s.inbox.Withdraw(ctx, sess.OrgID, sess.UserID, in.MessageID)
+		q, err := s.inbox.Withdraw(ctx, sess.Caller(), in.MessageID)
 		if err != nil {
 			return nil, err
 		}
@@ -316,7 +316,7 @@ func (s *Server) registerWaitForInbox() {
 			return len(got) > 0, nil
 		}
 		done := s.presence.Waiting(sess.OrgID, sess.UserID)
-		d, err := s.inbox.WaitInbox(ctx, sess.OrgID, sess.UserID, s.waitOptions(ctx, timeout), alerts)
+		d, err := s.inbox.WaitInbox(ctx, sess.Caller(), s.waitOptions(ctx, timeout), alerts)
 		done()
 		if err != nil {
 			return nil, err
@@ -365,7 +365,7 @@ func (s *Server) registerWaitForReply() {
 		}
 		touchMessage(ctx, in.MessageID)
 		done := s.presence.Waiting(sess.OrgID, sess.UserID)
-		replies, err := s.inbox.WaitReply(ctx, sess.OrgID, sess.UserID, strings.TrimSpace(in.MessageID), s.waitOptions(ctx, timeout))
+		replies, err := s.inbox.WaitReply(ctx, sess.Caller(), strings.TrimSpace(in.MessageID), s.waitOptions(ctx, timeout))
 		done()
 		if err != nil {
 			return nil, err

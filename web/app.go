@@ -71,7 +71,7 @@ func (p *Pages) adminOnly(next echo.HandlerFunc) echo.HandlerFunc {
 // Me and the count of what waits for them (shown in the title) filled in.
 func (p *Pages) app(c echo.Context, status int, name string, pg *page) error {
 	pg.Me = me(c)
-	n, err := p.inbox.Waiting(c.Request().Context(), pg.Me.OrgID, pg.Me.UserID)
+	n, err := p.inbox.Waiting(c.Request().Context(), pg.Me.Caller())
 	if err != nil {
 		return err
 	}

@@ -64,11 +64,11 @@ func (p *Pages) askedPage(c echo.Context) error {
 // and the errors of the last action, if any.
 func (p *Pages) renderAsked(c echo.Context, status int, cursor string, form askForm, errs, itemErrs map[string]string) error {
 	ctx, m := c.Request().Context(), me(c)
-	items, next, err := p.inbox.Asked(ctx, m.OrgID, m.UserID, askedPageSize, cursor)
+	items, next, err := p.inbox.Asked(ctx, m.Caller(), askedPageSize, cursor)
 	if ctalk.ErrorCode(err) == ctalk.EInvalid {
 		// A cursor of an old link: start again from the newest.
 		cursor = ""
-		items, next, err = p.inbox.Asked(ctx, m.OrgID, m.UserID, askedPageSize, "")
+		items, next, err = p.inbox.Asked(ctx, m.Caller(), askedPageSize, "")
 	}
 	if err != nil {
 		return err
@@ -87,7 +87,7 @@ func (p *Pages) renderAsked(c echo.Context, status int, cursor string, form askF
 func (p *Pages) askSubmit(c echo.Context) error {
 	m := me(c)
 	form := askForm{To: c.FormValue("to"), Text: c.FormValue("text"), Key: c.FormValue("key")}
-	_, err := p.inbox.Ask(c.Request().Context(), m.OrgID, m.UserID, inbox.Ask{To: form.To, Text: form.Text, IdempotencyKey: form.Key})
+	_, err := p.inbox.Ask(c.Request().Context(), m.Caller(), inbox.Ask{To: form.To, Text: form.Text, IdempotencyKey: form.Key})
 	if err == nil {
 		return done(c, "/asked", "asked")
 	}
@@ -128,7 +128,7 @@ func askError(me, to string, err error) (field, msg string) {
 func (p *Pages) withdrawSubmit(c echo.Context) error {
 	m := me(c)
 	id, cursor := c.Param("id"), c.FormValue("cursor")
-	_, err := p.inbox.Withdraw(c.Request().Context(), m.OrgID, m.UserID, id)
+	_, err := p.inbox.Withdraw(c.Request().Context(), m.Caller(), id)
 	if err == nil {
 		path := "/asked"
 		if cursor != "" {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/api"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
@@ -50,7 +51,7 @@ func mustNotShow(t testing.TB, what, body string, unwanted ...string) {
 // reads them.
 func (s *site) askedBy(t testing.TB, orgID, userID string) []*inbox.AskedItem {
 	t.Helper()
-	items, _, err := s.Inbox.Asked(context.Background(), orgID, userID, inbox.MaxListPage, "")
+	items, _, err := s.Inbox.Asked(context.Background(), ctalk.Caller{OrgID: orgID, UserID: userID}, inbox.MaxListPage, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,10 +146,10 @@ func TestAskFromTheWeb(t *testing.T) {
 		// Alice answers with a right-to-left override in her words.
 		ctx := context.Background()
 		answer := "Three tries \u202eyrter\u202c, backing off."
-		if _, _, err := s.Inbox.Propose(ctx, "acme", "alice", items[0].ID, answer); err != nil {
+		if _, _, err := s.Inbox.Propose(ctx, acme("alice"), items[0].ID, answer); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Inbox.Send(ctx, "acme", "alice", items[0].ID, answer); err != nil {
+		if _, err := s.Inbox.Send(ctx, acme("alice"), items[0].ID, answer); err != nil {
 			t.Fatal(err)
 		}
 		for range 2 {
@@ -181,7 +182,7 @@ func TestWithdrawFromTheWeb(t *testing.T) {
 		s := start(t, engine)
 		s.org(t, "acme")
 		s.org(t, "zeta")
-		q, err := s.Inbox.Ask(context.Background(), "acme", "bob", inbox.Ask{To: "carol", Text: "Who owns billing?"})
+		q, err := s.Inbox.Ask(context.Background(), acme("bob"), inbox.Ask{To: "carol", Text: "Who owns billing?"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,7 +236,7 @@ func TestAskedPages(t *testing.T) {
 		s.org(t, "acme")
 		ctx := context.Background()
 		for i := range 25 {
-			if _, err := s.Inbox.Ask(ctx, "acme", "bob", inbox.Ask{To: "alice", Text: fmt.Sprintf("question number %02d", i)}); err != nil {
+			if _, err := s.Inbox.Ask(ctx, acme("bob"), inbox.Ask{To: "alice", Text: fmt.Sprintf("question number %02d", i)}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -256,7 +257,7 @@ func TestAskedPages(t *testing.T) {
 
 		// Five more reach the limit of 30 a minute; the next is refused.
 		for i := range 5 {
-			if _, err := s.Inbox.Ask(ctx, "acme", "bob", inbox.Ask{To: "carol", Text: fmt.Sprint("more ", i)}); err != nil {
+			if _, err := s.Inbox.Ask(ctx, acme("bob"), inbox.Ask{To: "carol", Text: fmt.Sprint("more ", i)}); err != nil {
 				t.Fatal(err)
 			}
 		}

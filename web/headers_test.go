@@ -36,7 +36,7 @@ func TestSecurityHeadersOnEveryPage(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				s := start(t, engine, func(w *api.Wiring) { w.API.PublicURL = public })
 				s.org(t, "acme")
-				q, err := s.Inbox.Ask(context.Background(), "acme", "bob", inbox.Ask{To: "alice", Text: "Where is the runbook?"})
+				q, err := s.Inbox.Ask(context.Background(), acme("bob"), inbox.Ask{To: "alice", Text: "Where is the runbook?"})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/api"
 	"github.com/ctalk/ctalk/api/apitest"
 	"github.com/ctalk/ctalk/db"
@@ -211,3 +212,6 @@ func read(t testing.TB, resp *http.Response) (int, string) {
 	}
 	return resp.StatusCode, string(b)
 }
+
+// acme is user id of org acme, calling.
+func acme(id string) ctalk.Caller { return ctalk.Caller{OrgID: "acme", UserID: id} }

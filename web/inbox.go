@@ -65,7 +65,7 @@ type inboxList struct {
 
 func (p *Pages) inboxPage(c echo.Context) error {
 	m := me(c)
-	rs, next, err := p.inbox.Pending(c.Request().Context(), m.OrgID, m.UserID, inboxPageSize, c.QueryParam("after"))
+	rs, next, err := p.inbox.Pending(c.Request().Context(), m.Caller(), inboxPageSize, c.QueryParam("after"))
 	if err != nil {
 		return p.inboxMessage(c, "Inbox", err)
 	}
@@ -93,7 +93,7 @@ func (p *Pages) questionPage(c echo.Context) error {
 // next to the form it is about.
 func (p *Pages) showQuestion(c echo.Context, status int, fail *formError) error {
 	m := me(c)
-	r, err := p.inbox.Review(c.Request().Context(), m.OrgID, m.UserID, c.Param("message_id"))
+	r, err := p.inbox.Review(c.Request().Context(), m.Caller(), c.Param("message_id"))
 	if err != nil {
 		return p.inboxMessage(c, "Question not found", err)
 	}
@@ -149,7 +149,7 @@ func inboxReturn(c echo.Context, form, id string) string {
 func (p *Pages) approveDraft(ctx context.Context, c echo.Context, m *auth.Session, id string) (string, error) {
 	v, err := formVersion(c)
 	if err == nil {
-		_, err = p.inbox.Approve(ctx, m.OrgID, m.UserID, id, v)
+		_, err = p.inbox.Approve(ctx, m.Caller(), id, v)
 	}
 	return "", err
 }
@@ -158,7 +158,7 @@ func (p *Pages) editDraft(ctx context.Context, c echo.Context, m *auth.Session, 
 	text := typed(c, "text")
 	v, err := formVersion(c)
 	if err == nil {
-		_, err = p.inbox.Edit(ctx, m.OrgID, m.UserID, id, v, text)
+		_, err = p.inbox.Edit(ctx, m.Caller(), id, v, text)
 	}
 	return text, err
 }
@@ -167,20 +167,20 @@ func (p *Pages) rejectDraft(ctx context.Context, c echo.Context, m *auth.Session
 	note := typed(c, "note")
 	v, err := formVersion(c)
 	if err == nil {
-		_, err = p.inbox.Reject(ctx, m.OrgID, m.UserID, id, v, note)
+		_, err = p.inbox.Reject(ctx, m.Caller(), id, v, note)
 	}
 	return note, err
 }
 
 func (p *Pages) declineQuestion(ctx context.Context, c echo.Context, m *auth.Session, id string) (string, error) {
 	reason := typed(c, "reason")
-	_, err := p.inbox.Decline(ctx, m.OrgID, m.UserID, id, reason)
+	_, err := p.inbox.Decline(ctx, m.Caller(), id, reason)
 	return reason, err
 }
 
 func (p *Pages) answerQuestion(ctx context.Context, c echo.Context, m *auth.Session, id string) (string, error) {
 	text := typed(c, "text")
-	_, err := p.inbox.AnswerDirectly(ctx, m.OrgID, m.UserID, id, text)
+	_, err := p.inbox.AnswerDirectly(ctx, m.Caller(), id, text)
 	return text, err
 }
 

@@ -23,7 +23,7 @@ import (
 // id.
 func (s *site) ask(t testing.TB, asker, recipient, text string) string {
 	t.Helper()
-	q, err := s.Inbox.Ask(context.Background(), "acme", asker, inbox.Ask{To: recipient, Text: text})
+	q, err := s.Inbox.Ask(context.Background(), acme(asker), inbox.Ask{To: recipient, Text: text})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func (s *site) ask(t testing.TB, asker, recipient, text string) string {
 // propose saves bob's agent's draft of the answer to id.
 func (s *site) propose(t testing.TB, id, text string) {
 	t.Helper()
-	if _, _, err := s.Inbox.Propose(context.Background(), "acme", "bob", id, text); err != nil {
+	if _, _, err := s.Inbox.Propose(context.Background(), acme("bob"), id, text); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -41,7 +41,7 @@ func (s *site) propose(t testing.TB, id, text string) {
 // review is bob's question id as the domain stores it.
 func (s *site) review(t testing.TB, id string) *inbox.Review {
 	t.Helper()
-	r, err := s.Inbox.Review(context.Background(), "acme", "bob", id)
+	r, err := s.Inbox.Review(context.Background(), acme("bob"), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func TestInboxRefusals(t *testing.T) {
 			t.Fatalf("after the refusals: %+v %+v", r.Question, r.Latest())
 		}
 		// Once answered, every action says so.
-		if _, err := s.Inbox.AnswerDirectly(context.Background(), "acme", "bob", id, "done"); err != nil {
+		if _, err := s.Inbox.AnswerDirectly(context.Background(), acme("bob"), id, "done"); err != nil {
 			t.Fatal(err)
 		}
 		for action, form := range actions {

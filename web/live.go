@@ -123,7 +123,7 @@ func (l *live) stream(ctx context.Context, w http.ResponseWriter, m *auth.Sessio
 	for {
 		var counts liveCounts
 		var err error
-		if counts.Counts, err = l.p.inbox.Counts(ctx, m.OrgID, m.UserID); err == nil {
+		if counts.Counts, err = l.p.inbox.Counts(ctx, m.Caller()); err == nil {
 			counts.Posts, err = l.p.heldCount(ctx, sessionCaller(m))
 		}
 		if err != nil {

@@ -110,7 +110,7 @@ func TestPasskeysInABrowser(t *testing.T) {
 		run(t, ctx, chromedp.Navigate(base+"/inbox/"+id), chromedp.WaitVisible(chromedp.ID("approve-"+id)))
 		press(t, ctx, "#approve-"+id)
 		appears(t, ctx, `[data-passkey="verify"] button`)
-		if r, err := s.Inbox.Review(bg, "acme", "bob", id); err != nil || r.Latest().Approved {
+		if r, err := s.Inbox.Review(bg, acme("bob"), id); err != nil || r.Latest().Approved {
 			t.Fatalf("the draft was approved before the passkey verification (%v)", err)
 		}
 		press(t, ctx, `[data-passkey="verify"] button`)

@@ -127,7 +127,7 @@ func TestPasskeyFactorHoldsWithAPassword(t *testing.T) {
 				t.Fatalf("the step-up page lost what was typed: %s", body)
 			}
 		}
-		if r, err := s.Inbox.Review(ctx, "acme", "bob", id); err != nil || r.Latest().Approved || r.Status != "pending" {
+		if r, err := s.Inbox.Review(ctx, acme("bob"), id); err != nil || r.Latest().Approved || r.Status != "pending" {
 			t.Fatalf("the question changed without a passkey: %+v %v", r, err)
 		}
 		alice := s.newClient(t, "acme", "alice")

@@ -98,7 +98,7 @@ func (p *Pages) renderProfile(c echo.Context, status int, userID string, form, e
 	}
 	data := profileData{User: u, CanEditProfileNotes: m.IsAdmin(), Form: form, Errors: errs, MaxNotes: orgs.MaxNotesLen}
 	if u.ID != m.UserID {
-		if data.History, err = p.inbox.Between(ctx, m.OrgID, m.UserID, u.ID, profileHistory); err != nil {
+		if data.History, err = p.inbox.Between(ctx, m.Caller(), u.ID, profileHistory); err != nil {
 			return err
 		}
 	}

@@ -52,17 +52,17 @@ func TestPeopleDirectoryAndProfiles(t *testing.T) {
 		mustNotShow(t, "directory", page, "Dave", "zeta-secrets", "private plans", "\u202e")
 
 		// History both ways: bob asked alice (answered), alice asked bob.
-		q, err := s.Inbox.Ask(ctx, "acme", "bob", inbox.Ask{To: "alice", Text: "Where are the retry settings?"})
+		q, err := s.Inbox.Ask(ctx, acme("bob"), inbox.Ask{To: "alice", Text: "Where are the retry settings?"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := s.Inbox.Propose(ctx, "acme", "alice", q.ID, "In retry.yaml."); err != nil {
+		if _, _, err := s.Inbox.Propose(ctx, acme("alice"), q.ID, "In retry.yaml."); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Inbox.Send(ctx, "acme", "alice", q.ID, "In retry.yaml."); err != nil {
+		if _, err := s.Inbox.Send(ctx, acme("alice"), q.ID, "In retry.yaml."); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Inbox.Ask(ctx, "acme", "alice", inbox.Ask{To: "bob", Text: "Can you review my change?"}); err != nil {
+		if _, err := s.Inbox.Ask(ctx, acme("alice"), inbox.Ask{To: "bob", Text: "Can you review my change?"}); err != nil {
 			t.Fatal(err)
 		}
 		code, page = bob.get("/people/alice")

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/orgs"
@@ -28,14 +29,14 @@ func TestOtherOrgsIDsAreNotFound(t *testing.T) {
 		if _, err := s.Orgs.AddUser(ctx, "globex", orgs.NewUser{ID: "dave", Name: "Dave", Password: userPW, Role: orgs.RoleMember}); err != nil {
 			t.Fatal(err)
 		}
-		toAlice, err := s.Inbox.Ask(ctx, "globex", "dave", inbox.Ask{To: "alice", Text: "For globex's alice"})
+		toAlice, err := s.Inbox.Ask(ctx, ctalk.Caller{OrgID: "globex", UserID: "dave"}, inbox.Ask{To: "alice", Text: "For globex's alice"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := s.Inbox.Propose(ctx, "globex", "alice", toAlice.ID, "draft"); err != nil {
+		if _, _, err := s.Inbox.Propose(ctx, ctalk.Caller{OrgID: "globex", UserID: "alice"}, toAlice.ID, "draft"); err != nil {
 			t.Fatal(err)
 		}
-		byAlice, err := s.Inbox.Ask(ctx, "globex", "alice", inbox.Ask{To: "dave", Text: "From globex's alice"})
+		byAlice, err := s.Inbox.Ask(ctx, ctalk.Caller{OrgID: "globex", UserID: "alice"}, inbox.Ask{To: "dave", Text: "From globex's alice"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,11 +53,11 @@ func TestOtherOrgsIDsAreNotFound(t *testing.T) {
 			t.Fatalf("only %d routes with ids", n)
 		}
 		for _, id := range []string{toAlice.ID, byAlice.ID} {
-			if q, err := s.Inbox.Review(ctx, "globex", "alice", id); err == nil && q.Status != inbox.StatusPending {
+			if q, err := s.Inbox.Review(ctx, ctalk.Caller{OrgID: "globex", UserID: "alice"}, id); err == nil && q.Status != inbox.StatusPending {
 				t.Errorf("globex's question %s is %s", id, q.Status)
 			}
 		}
-		if r, _ := s.Inbox.Review(ctx, "globex", "alice", toAlice.ID); r == nil || r.DraftCount != 1 || r.Latest().Approved || r.Latest().Rejected {
+		if r, _ := s.Inbox.Review(ctx, ctalk.Caller{OrgID: "globex", UserID: "alice"}, toAlice.ID); r == nil || r.DraftCount != 1 || r.Latest().Approved || r.Latest().Rejected {
 			t.Errorf("globex's draft changed: %+v", r)
 		}
 		if u, err := s.Orgs.User(ctx, "globex", "dave"); err != nil || u.Role != orgs.RoleMember || u.ProfileNotes != "" {

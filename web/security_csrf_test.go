@@ -22,7 +22,7 @@ func unchanged(t *testing.T, s *site, msgID string) {
 	var personal, ended int
 	s.DB.QueryRow(ctx, `SELECT COUNT(*) FROM tokens WHERE kind = 'personal'`).Scan(&personal)
 	s.DB.QueryRow(ctx, `SELECT COUNT(*) FROM web_sessions WHERE revoked_at IS NOT NULL`).Scan(&ended)
-	q, err := s.Inbox.Review(ctx, "acme", "alice", msgID)
+	q, err := s.Inbox.Review(ctx, acme("alice"), msgID)
 	for _, u := range users {
 		if u.Notes != "" || u.ProfileNotes != "" {
 			t.Errorf("refused forms changed %s's notes: %q, %q", u.ID, u.Notes, u.ProfileNotes)
@@ -47,11 +47,11 @@ func TestEveryFormRefusesCrossSitePosts(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
-		q, err := s.Inbox.Ask(context.Background(), "acme", "bob", inbox.Ask{To: "alice", Text: "Where is the runbook?"})
+		q, err := s.Inbox.Ask(context.Background(), acme("bob"), inbox.Ask{To: "alice", Text: "Where is the runbook?"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := s.Inbox.Propose(context.Background(), "acme", "alice", q.ID, "Here."); err != nil {
+		if _, _, err := s.Inbox.Propose(context.Background(), acme("alice"), q.ID, "Here."); err != nil {
 			t.Fatal(err)
 		}
 		params := map[string]string{"message_id": q.ID, "id": q.ID, "user_id": "bob"}
@@ -173,7 +173,7 @@ func TestAdminRoutesRefuseMembers(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
-		q, err := s.Inbox.Ask(context.Background(), "acme", "bob", inbox.Ask{To: "alice", Text: "Where is the runbook?"})
+		q, err := s.Inbox.Ask(context.Background(), acme("bob"), inbox.Ask{To: "alice", Text: "Where is the runbook?"})
 		if err != nil {
 			t.Fatal(err)
 		}

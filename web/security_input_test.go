@@ -102,11 +102,11 @@ func TestFormsTakeHostileInput(t *testing.T) {
 		s := start(t, engine)
 		s.org(t, "acme")
 		ctx := context.Background()
-		q, err := s.Inbox.Ask(ctx, "acme", "bob", inbox.Ask{To: "alice", Text: "Where is the runbook?"})
+		q, err := s.Inbox.Ask(ctx, acme("bob"), inbox.Ask{To: "alice", Text: "Where is the runbook?"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		mine, err := s.Inbox.Ask(ctx, "acme", "alice", inbox.Ask{To: "bob", Text: "Can you review?"})
+		mine, err := s.Inbox.Ask(ctx, acme("alice"), inbox.Ask{To: "bob", Text: "Can you review?"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -41,7 +41,7 @@ func TestOpenStreamsHoldNoConnection(t *testing.T) {
 		if code, _ := s.newClient(t, "acme", "carol").get("/inbox"); code != 200 {
 			t.Fatalf("a page with every stream open: %d", code)
 		}
-		if _, err := s.Inbox.Ask(context.Background(), "acme", "alice", inbox.Ask{To: "bob", Text: "Still there?"}); err != nil {
+		if _, err := s.Inbox.Ask(context.Background(), acme("alice"), inbox.Ask{To: "bob", Text: "Still there?"}); err != nil {
 			t.Fatal(err)
 		}
 		for i, st := range streams["bob"] {

@@ -67,7 +67,7 @@ func TestOthersWordsAreEscapedOnEveryPage(t *testing.T) {
 		}
 		// Questions each way, in every state a page shows.
 		ask := func(from, to string) string {
-			q, err := s.Inbox.Ask(ctx, "acme", from, inbox.Ask{To: to, Text: xss})
+			q, err := s.Inbox.Ask(ctx, acme(from), inbox.Ask{To: to, Text: xss})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,17 +75,17 @@ func TestOthersWordsAreEscapedOnEveryPage(t *testing.T) {
 		}
 		pending := ask("mallory", "alice")
 		for _, text := range []string{xss, xss + " v2"} {
-			if _, _, err := s.Inbox.Propose(ctx, "acme", "alice", pending, text); err != nil {
+			if _, _, err := s.Inbox.Propose(ctx, acme("alice"), pending, text); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if _, err := s.Inbox.Reject(ctx, "acme", "alice", pending, 2, xss); err != nil {
+		if _, err := s.Inbox.Reject(ctx, acme("alice"), pending, 2, xss); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Inbox.Decline(ctx, "acme", "alice", ask("mallory", "alice"), xss); err != nil {
+		if _, err := s.Inbox.Decline(ctx, acme("alice"), ask("mallory", "alice"), xss); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Inbox.AnswerDirectly(ctx, "acme", "mallory", ask("alice", "mallory"), xss); err != nil {
+		if _, err := s.Inbox.AnswerDirectly(ctx, acme("mallory"), ask("alice", "mallory"), xss); err != nil {
 			t.Fatal(err)
 		}
 		ask("alice", "mallory")

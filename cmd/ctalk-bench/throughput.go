@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/mcpclient"
 )
@@ -102,7 +103,7 @@ func (r *runner) phaseAsk(ctx context.Context) error {
 			}},
 			askRun{"inbox.Service.Ask", "service", func(o *org, a, b int) call {
 				return func(ctx context.Context) error {
-					_, err := r.inbox.Ask(ctx, o.id, o.users[a], inbox.Ask{To: o.users[b], Text: questionText})
+					_, err := r.inbox.Ask(ctx, ctalk.Caller{OrgID: o.id, UserID: o.users[a]}, inbox.Ask{To: o.users[b], Text: questionText})
 					return err
 				}
 			}})
@@ -144,7 +145,7 @@ func (r *runner) phaseInbox(ctx context.Context) error {
 		}}, row{"service", "inbox.Service.Inbox", func(rec *recorder) call {
 			u := user(rec)
 			return func(ctx context.Context) error {
-				_, _, err := r.inbox.Inbox(ctx, o.id, u, inboxPageLimit, "")
+				_, _, err := r.inbox.Inbox(ctx, ctalk.Caller{OrgID: o.id, UserID: u}, inboxPageLimit, "")
 				return err
 			}
 		}})

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/api"
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/inbox"
@@ -59,7 +60,7 @@ func seed(ctx context.Context, clock *demoClock, a *api.Assembly) (*demo, error)
 	}
 	ask := func(ago time.Duration, from, to, text string) (*inbox.Question, error) {
 		at(ago)
-		return a.Inbox.Ask(ctx, "acme", from, inbox.Ask{To: to, Text: text})
+		return a.Inbox.Ask(ctx, ctalk.Caller{OrgID: "acme", UserID: from}, inbox.Ask{To: to, Text: text})
 	}
 	answered, err := ask(26*time.Hour, "alice", "bob", "Which branch of alpha-repo has the new backoff for the card reader?")
 	if err != nil {
@@ -67,10 +68,10 @@ func seed(ctx context.Context, clock *demoClock, a *api.Assembly) (*demo, error)
 	}
 	at(25 * time.Hour)
 	const answer = "It is on release/2.4; main gets it on Thursday."
-	if _, _, err := a.Inbox.Propose(ctx, "acme", "bob", answered.ID, answer); err != nil {
+	if _, _, err := a.Inbox.Propose(ctx, ctalk.Caller{OrgID: "acme", UserID: "bob"}, answered.ID, answer); err != nil {
 		return nil, err
 	}
-	if _, err := a.Inbox.Send(ctx, "acme", "bob", answered.ID, answer); err != nil {
+	if _, err := a.Inbox.Send(ctx, ctalk.Caller{OrgID: "acme", UserID: "bob"}, answered.ID, answer); err != nil {
 		return nil, err
 	}
 	if _, err := ask(3*time.Hour, "alice", "carol", "Is the staging database migrated to the new schema yet?"); err != nil {
@@ -81,7 +82,7 @@ func seed(ctx context.Context, clock *demoClock, a *api.Assembly) (*demo, error)
 		return nil, err
 	}
 	at(90 * time.Minute)
-	if _, _, err := a.Inbox.Propose(ctx, "acme", "alice", q.ID,
+	if _, _, err := a.Inbox.Propose(ctx, ctalk.Caller{OrgID: "acme", UserID: "alice"}, q.ID,
 		"Charges retry 3 times with exponential backoff (1 s, 4 s, 16 s), each with the same idempotency key, so a retry never charges twice. "+
 			"Two charges mean two keys: the client made a new key after its own timeout. Reuse the key on retry (see payments-service/docs/retries.md)."); err != nil {
 		return nil, err
@@ -93,7 +94,7 @@ func seed(ctx context.Context, clock *demoClock, a *api.Assembly) (*demo, error)
 		return nil, err
 	}
 	more := func(ctx context.Context) error {
-		_, err := a.Inbox.Ask(ctx, "acme", "dev", inbox.Ask{To: "alice", Text: "Do refunds go through the same queue as charges?"})
+		_, err := a.Inbox.Ask(ctx, ctalk.Caller{OrgID: "acme", UserID: "dev"}, inbox.Ask{To: "alice", Text: "Do refunds go through the same queue as charges?"})
 		return err
 	}
 	return &demo{OrgID: "acme", UserID: "alice", Question: q.ID, Ask: more}, nil
