@@ -90,7 +90,7 @@ func (s *Service) Invite(ctx context.Context, orgID, by string, in orgs.NewInvit
 	if !s.Enabled() {
 		return nil, ErrNoEmail
 	}
-	inv, raw, err := s.orgs.Invite(ctx, orgID, by, in)
+	inv, raw, err := s.orgs.Invite(ctx, ctalk.Caller{OrgID: orgID, UserID: by}, in)
 	if err != nil {
 		return nil, err
 	}

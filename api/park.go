@@ -66,7 +66,7 @@ func (s *Server) parkWaits(next echo.HandlerFunc) echo.HandlerFunc {
 		opts := wait.Options{Timeout: timeout, Stop: s.stop, Credential: reqctx.Credential(ctx)}
 		deadline := time.Now().Add(timeout)
 		// A parked agent is waiting, for presence as in the tool.
-		done := s.presence.Waiting(sess.OrgID, sess.UserID)
+		done := s.presence.Waiting(sess.Caller())
 		var err error
 		if tool == "wait_for_reply" {
 			err = s.inbox.AwaitReply(ctx, sess.Caller(), msgID, opts)

@@ -56,7 +56,7 @@ func (s *Server) requireSession(next echo.HandlerFunc) echo.HandlerFunc {
 		if sess == nil {
 			return s.unauthorized(c, "send the header \"Authorization: Bearer <token>\" with a login or personal token")
 		}
-		s.presence.Seen(sess.OrgID, sess.UserID)
+		s.presence.Seen(sess.Caller())
 		return next(c)
 	}
 }
@@ -209,7 +209,7 @@ func (s *Server) restWait(c echo.Context) error {
 		return err
 	}
 	defer release()
-	done := s.presence.Waiting(who.OrgID, who.UserID)
+	done := s.presence.Waiting(who)
 	ctx := c.Request().Context()
 	d, err := s.channels.Wait(ctx, who, c.QueryParam("channel"), after, wait.Options{Timeout: timeout, Stop: s.stop, Credential: reqctx.Credential(ctx)})
 	done()
@@ -257,7 +257,7 @@ func (s *Server) restEvents(c echo.Context) error {
 	}
 	// A bot reading the stream is waiting for messages, as an agent in
 	// wait_for_message is.
-	defer s.presence.Waiting(who.OrgID, who.UserID)()
+	defer s.presence.Waiting(who)()
 	// Held for the whole stream, so that a revocation between two waits
 	// ends it too.
 	ctx, unhold := s.hold(ctx)

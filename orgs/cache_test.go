@@ -50,7 +50,10 @@ func TestMemberChangesIgnoreTheCache(t *testing.T) {
 			do     func() error
 			want   func(u *orgs.User, o *orgs.Org) bool
 		}{
-			{"set_my_notes", func() error { _, err := f.orgs.SetNotes(ctx, "a", "bob", "new notes"); return err },
+			{"set_my_notes", func() error {
+				_, err := f.orgs.SetNotes(ctx, ctalk.Caller{OrgID: "a", UserID: "bob"}, "new notes")
+				return err
+			},
 				func(u *orgs.User, _ *orgs.Org) bool { return u.Notes == "new notes" }},
 			{"set_user_profile", func() error { _, err := f.orgs.SetProfileNotes(ctx, "a", "bob", "admin notes"); return err },
 				func(u *orgs.User, _ *orgs.Org) bool { return u.ProfileNotes == "admin notes" }},
@@ -81,7 +84,7 @@ func TestMemberChangesIgnoreTheCache(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.orgs.SetNotes(ctx, "a", "bob", "again"); err != nil {
+		if _, err := f.orgs.SetNotes(ctx, ctalk.Caller{OrgID: "a", UserID: "bob"}, "again"); err != nil {
 			t.Fatal(err)
 		}
 		if u, _ := member(t, f.orgs, "b", "dave"); u.Notes != "notes of dave" {
@@ -144,7 +147,7 @@ func TestMemberReadDuringChangeIsNotCached(t *testing.T) {
 			done <- err
 		}()
 		<-read
-		if _, err := f.orgs.SetNotes(context.Background(), "a", "bob", "changed during the read"); err != nil {
+		if _, err := f.orgs.SetNotes(context.Background(), ctalk.Caller{OrgID: "a", UserID: "bob"}, "changed during the read"); err != nil {
 			t.Fatal(err)
 		}
 		close(resume)
@@ -175,7 +178,7 @@ func TestConcurrentMemberReadsDuringChanges(t *testing.T) {
 			stop  atomic.Bool
 			wg    sync.WaitGroup
 		)
-		if _, err := f.orgs.SetNotes(ctx, "a", "bob", "0"); err != nil {
+		if _, err := f.orgs.SetNotes(ctx, ctalk.Caller{OrgID: "a", UserID: "bob"}, "0"); err != nil {
 			t.Fatal(err)
 		}
 		for range 8 {
@@ -199,7 +202,7 @@ func TestConcurrentMemberReadsDuringChanges(t *testing.T) {
 		}
 		for i := int64(1); i <= 30; i++ {
 			testkit.Poll(ctx, 10*time.Second, time.Millisecond, func() (bool, error) { return reads.Load() >= 10*i, nil })
-			if _, err := f.orgs.SetNotes(ctx, "a", "bob", fmt.Sprint(i)); err != nil {
+			if _, err := f.orgs.SetNotes(ctx, ctalk.Caller{OrgID: "a", UserID: "bob"}, fmt.Sprint(i)); err != nil {
 				t.Fatal(err)
 			}
 			done.Store(i)
@@ -262,7 +265,7 @@ func TestMemberChangesReachOtherReplicas(t *testing.T) {
 	}
 
 	member(t, o2, "a", "bob")
-	if _, err := o1.SetNotes(ctx, "a", "bob", "from the other replica"); err != nil {
+	if _, err := o1.SetNotes(ctx, ctalk.Caller{OrgID: "a", UserID: "bob"}, "from the other replica"); err != nil {
 		t.Fatal(err)
 	}
 	waitMember(t, o2, "set_my_notes", func(u *orgs.User, _ *orgs.Org) bool { return u.Notes == "from the other replica" })
@@ -295,7 +298,7 @@ func TestLostMemberNoticeIsBounded(t *testing.T) {
 		t.Run(string(e), func(t *testing.T) {
 			o1, o2 := memberReplicas(t, e)
 			member(t, o2, "a", "bob")
-			if _, err := o1.SetNotes(context.Background(), "a", "bob", "unannounced"); err != nil {
+			if _, err := o1.SetNotes(context.Background(), ctalk.Caller{OrgID: "a", UserID: "bob"}, "unannounced"); err != nil {
 				t.Fatal(err)
 			}
 			waitMember(t, o2, "set_my_notes", func(u *orgs.User, _ *orgs.Org) bool { return u.Notes == "unannounced" })
@@ -325,7 +328,10 @@ func TestOnChangeHearsEveryChange(t *testing.T) {
 			do     func() error
 			want   string
 		}{
-			{"set_my_notes", func() error { _, err := f.orgs.SetNotes(ctx, "a", "bob", "new notes"); return err }, "a/bob"},
+			{"set_my_notes", func() error {
+				_, err := f.orgs.SetNotes(ctx, ctalk.Caller{OrgID: "a", UserID: "bob"}, "new notes")
+				return err
+			}, "a/bob"},
 			{"set_user_profile", func() error { _, err := f.orgs.SetProfileNotes(ctx, "a", "bob", "admin notes"); return err }, "a/bob"},
 			{"approval_mode", func() error { _, err := f.orgs.SetApprovalMode(ctx, "a", orgs.ApprovalHuman); return err }, "a/"},
 			{"remove_user", func() error { _, err := f.orgs.RemoveUser(ctx, "a", "bob"); return err }, "a/bob"},

@@ -122,22 +122,22 @@ func (in NewInvite) clean() (*User, error) {
 // Returns EInvalid for bad input, EConflict when the user id is taken
 // (also by a former member) or the address belongs to a member, or either
 // has an invite waiting.
-func (s *Service) Invite(ctx context.Context, orgID, by string, in NewInvite) (*auth.Invite, string, error) {
+func (s *Service) Invite(ctx context.Context, c ctalk.Caller, in NewInvite) (*auth.Invite, string, error) {
 	u, err := in.clean()
 	if err != nil {
 		return nil, "", err
 	}
-	inv := &auth.Invite{OrgID: orgID, UserID: u.ID, Email: u.Email, Name: u.Name, Role: u.Role, InvitedBy: by}
+	inv := &auth.Invite{OrgID: c.OrgID, UserID: u.ID, Email: u.Email, Name: u.Name, Role: u.Role, InvitedBy: c.UserID}
 	var raw string
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		var n int
-		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM users WHERE org_id = $1 AND id = $2`, orgID, u.ID).Scan(&n); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM users WHERE org_id = $1 AND id = $2`, c.OrgID, u.ID).Scan(&n); err != nil {
 			return fmt.Errorf("read users: %w", err)
 		}
 		if n > 0 {
 			return ctalk.Errorf(ctalk.EConflict, "user id %q is taken in your organization (ids of former members are never reused); choose another user_id", u.ID)
 		}
-		taken, err := s.emailTaken(ctx, tx, orgID, u.ID, u.Email)
+		taken, err := s.emailTaken(ctx, tx, c.OrgID, u.ID, u.Email)
 		if err != nil {
 			return err
 		}

@@ -67,7 +67,7 @@ func TestInviteConflicts(t *testing.T) {
 		if _, err := f.orgs.SetEmail(ctx, "a", "bob", "bob@example.com"); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := f.orgs.Invite(ctx, "a", "alice", orgs.NewInvite{Email: "dan@example.com", UserID: "dan", Name: "Dan"}); err != nil {
+		if _, _, err := f.orgs.Invite(ctx, ctalk.Caller{OrgID: "a", UserID: "alice"}, orgs.NewInvite{Email: "dan@example.com", UserID: "dan", Name: "Dan"}); err != nil {
 			t.Fatal(err)
 		}
 		for name, in := range map[string]orgs.NewInvite{
@@ -76,7 +76,7 @@ func TestInviteConflicts(t *testing.T) {
 			"an invited id":      {Email: "y@example.com", UserID: "dan", Name: "Y"},
 			"an invited address": {Email: "dan@example.com", UserID: "y", Name: "Y"},
 		} {
-			if _, _, err := f.orgs.Invite(ctx, "a", "alice", in); ctalk.ErrorCode(err) != ctalk.EConflict {
+			if _, _, err := f.orgs.Invite(ctx, ctalk.Caller{OrgID: "a", UserID: "alice"}, in); ctalk.ErrorCode(err) != ctalk.EConflict {
 				t.Errorf("%s: %v, want conflict", name, err)
 			}
 		}
@@ -86,10 +86,10 @@ func TestInviteConflicts(t *testing.T) {
 		if _, err := f.orgs.SetEmail(ctx, "a", "alice", "dan@example.com"); ctalk.ErrorCode(err) != ctalk.EConflict {
 			t.Errorf("taking the invited address: %v, want conflict", err)
 		}
-		if _, _, err := f.orgs.Invite(ctx, "a", "alice", orgs.NewInvite{UserID: "z", Name: "Z"}); ctalk.ErrorCode(err) != ctalk.EInvalid {
+		if _, _, err := f.orgs.Invite(ctx, ctalk.Caller{OrgID: "a", UserID: "alice"}, orgs.NewInvite{UserID: "z", Name: "Z"}); ctalk.ErrorCode(err) != ctalk.EInvalid {
 			t.Errorf("an invite without an address: %v, want invalid", err)
 		}
-		if _, _, err := f.orgs.Invite(ctx, "b", "alice", orgs.NewInvite{Email: "dan@example.com", UserID: "dan", Name: "Dan"}); err != nil {
+		if _, _, err := f.orgs.Invite(ctx, ctalk.Caller{OrgID: "b", UserID: "alice"}, orgs.NewInvite{Email: "dan@example.com", UserID: "dan", Name: "Dan"}); err != nil {
 			t.Errorf("the same invite in another org: %v", err)
 		}
 	})
@@ -102,7 +102,7 @@ func TestInviteAcceptedOnce(t *testing.T) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
 		ctx := context.Background()
-		_, raw, err := f.orgs.Invite(ctx, "a", "alice", orgs.NewInvite{Email: "dan@example.com", UserID: "dan", Name: "Dan"})
+		_, raw, err := f.orgs.Invite(ctx, ctalk.Caller{OrgID: "a", UserID: "alice"}, orgs.NewInvite{Email: "dan@example.com", UserID: "dan", Name: "Dan"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -394,8 +394,8 @@ func (s *Service) Users(ctx context.Context, orgID string) ([]*User, error) {
 // SetNotes replaces a user's own notes.
 //
 // Returns EInvalid, ENotFound.
-func (s *Service) SetNotes(ctx context.Context, orgID, userID, notes string) (*User, error) {
-	return s.setText(ctx, orgID, userID, "notes", notes)
+func (s *Service) SetNotes(ctx context.Context, c ctalk.Caller, notes string) (*User, error) {
+	return s.setText(ctx, c.OrgID, c.UserID, "notes", notes)
 }
 
 // SetProfileNotes replaces the admin-written notes on a user. The caller must

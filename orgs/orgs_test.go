@@ -281,7 +281,7 @@ func TestUsersAreScopedToTheirOrg(t *testing.T) {
 		_, _, err = f.orgs.Member(ctx, "a", "dave")
 		wantCode(t, err, ctalk.ENotFound, `user "dave" not found in your organization`)
 
-		_, err = f.orgs.SetNotes(ctx, "a", "dave", "overwritten")
+		_, err = f.orgs.SetNotes(ctx, ctalk.Caller{OrgID: "a", UserID: "dave"}, "overwritten")
 		wantCode(t, err, ctalk.ENotFound, "not found")
 		_, err = f.orgs.SetProfileNotes(ctx, "a", "dave", "overwritten")
 		wantCode(t, err, ctalk.ENotFound, "not found")
@@ -290,7 +290,7 @@ func TestUsersAreScopedToTheirOrg(t *testing.T) {
 			t.Errorf("dave of b was changed through org a: %+v, %v", dave, err)
 		}
 		// Alice of a writing her notes leaves alice of b alone.
-		if _, err := f.orgs.SetNotes(ctx, "a", "alice", "mine"); err != nil {
+		if _, err := f.orgs.SetNotes(ctx, ctalk.Caller{OrgID: "a", UserID: "alice"}, "mine"); err != nil {
 			t.Fatal(err)
 		}
 		if alice, _ := f.orgs.User(ctx, "b", "alice"); alice.Notes != "" {
@@ -305,7 +305,7 @@ func TestNotes(t *testing.T) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
 		ctx := context.Background()
-		u, err := f.orgs.SetNotes(ctx, "a", "bob", "  I own the retry logic  ")
+		u, err := f.orgs.SetNotes(ctx, ctalk.Caller{OrgID: "a", UserID: "bob"}, "  I own the retry logic  ")
 		if err != nil || u.Notes != "I own the retry logic" {
 			t.Fatalf("SetNotes = %+v, %v", u, err)
 		}
@@ -314,20 +314,20 @@ func TestNotes(t *testing.T) {
 			t.Fatalf("SetProfileNotes = %+v, %v", u, err)
 		}
 		full := strings.Repeat("é", orgs.MaxNotesLen)
-		if _, err := f.orgs.SetNotes(ctx, "a", "bob", full); err != nil {
+		if _, err := f.orgs.SetNotes(ctx, ctalk.Caller{OrgID: "a", UserID: "bob"}, full); err != nil {
 			t.Errorf("notes of exactly %d characters refused: %v", orgs.MaxNotesLen, err)
 		}
-		_, err = f.orgs.SetNotes(ctx, "a", "bob", full+"é")
+		_, err = f.orgs.SetNotes(ctx, ctalk.Caller{OrgID: "a", UserID: "bob"}, full+"é")
 		wantCode(t, err, ctalk.EInvalid, "at most 10000")
 		_, err = f.orgs.SetProfileNotes(ctx, "a", "bob", strings.Repeat("x", 100<<10))
 		wantCode(t, err, ctalk.EInvalid, "profile_notes is 102400 characters")
-		_, err = f.orgs.SetNotes(ctx, "a", "bob", "\xc3")
+		_, err = f.orgs.SetNotes(ctx, ctalk.Caller{OrgID: "a", UserID: "bob"}, "\xc3")
 		wantCode(t, err, ctalk.EInvalid, "UTF-8")
 		u, err = f.orgs.User(ctx, "a", "bob")
 		if err != nil || u.Notes != full {
 			t.Errorf("a refused update changed the notes")
 		}
-		if _, err := f.orgs.SetNotes(ctx, "a", "bob", ""); err != nil {
+		if _, err := f.orgs.SetNotes(ctx, ctalk.Caller{OrgID: "a", UserID: "bob"}, ""); err != nil {
 			t.Errorf("clearing notes: %v", err)
 		}
 	})

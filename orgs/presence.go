@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 )
 
@@ -192,12 +193,12 @@ func presenceKey(orgID, userID string) string { return orgID + "\x00" + userID }
 // user from this replica, and not at all when another replica wrote
 // within SeenEvery. The write runs in the background: it never delays the
 // call. A nil Presence records nothing.
-func (p *Presence) Seen(orgID, userID string) {
+func (p *Presence) Seen(c ctalk.Caller) {
 	if p == nil {
 		return
 	}
 	now := p.db.Now()
-	key := presenceKey(orgID, userID)
+	key := presenceKey(c.OrgID, c.UserID)
 	p.mu.Lock()
 	if now.Sub(p.seen[key]) < SeenEvery {
 		p.mu.Unlock()
@@ -212,18 +213,18 @@ func (p *Presence) Seen(orgID, userID string) {
 	}
 	p.seen[key] = now
 	p.mu.Unlock()
-	p.write("record last seen", key+"\x00users", stmt{seenSQL, []any{orgID, userID, now, now.Add(-SeenEvery)}})
+	p.write("record last seen", key+"\x00users", stmt{seenSQL, []any{c.OrgID, c.UserID, now, now.Add(-SeenEvery)}})
 }
 
 // Waiting marks the user as waiting until done is called. A nil Presence
 // records nothing.
-func (p *Presence) Waiting(orgID, userID string) (done func()) {
+func (p *Presence) Waiting(c ctalk.Caller) (done func()) {
 	if p == nil {
 		return func() {}
 	}
-	p.startWait(orgID, userID)
+	p.startWait(c.OrgID, c.UserID)
 	var once sync.Once
-	return func() { once.Do(func() { p.endWait(orgID, userID) }) }
+	return func() { once.Do(func() { p.endWait(c.OrgID, c.UserID) }) }
 }
 
 func (p *Presence) startWait(orgID, userID string) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/syncbuf"
@@ -27,9 +28,9 @@ func TestPresenceWritesQueuedTogetherShareATransaction(t *testing.T) {
 		f.twoOrgs(t)
 		p := orgs.NewPresence(d, slog.Default())
 		// Queued before Run starts, as they queue while it writes.
-		p.Seen("a", "alice")
-		p.Waiting("a", "bob")
-		p.Seen("a", "bob")
+		p.Seen(ctalk.Caller{OrgID: "a", UserID: "alice"})
+		p.Waiting(ctalk.Caller{OrgID: "a", UserID: "bob"})
+		p.Seen(ctalk.Caller{OrgID: "a", UserID: "bob"})
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		go p.Run(ctx)
@@ -69,10 +70,10 @@ func TestPresenceWritesQueuedTogetherShareATransaction(t *testing.T) {
 			t.Fatal(err)
 		}
 		p = orgs.NewPresence(d, slog.Default())
-		p.Seen("a", "alice")
-		p.Waiting("a", "ghost") // no such user: its mark fails
-		p.Waiting("a", "bob")
-		p.Seen("a", "bob")
+		p.Seen(ctalk.Caller{OrgID: "a", UserID: "alice"})
+		p.Waiting(ctalk.Caller{OrgID: "a", UserID: "ghost"}) // no such user: its mark fails
+		p.Waiting(ctalk.Caller{OrgID: "a", UserID: "bob"})
+		p.Seen(ctalk.Caller{OrgID: "a", UserID: "bob"})
 		go p.Run(ctx)
 		if err := written(ctx); err != nil {
 			t.Fatalf("after a failed write, the others were not all made: %v", err)
@@ -105,8 +106,8 @@ func TestPresenceBatchesOfTwoReplicasDoNotDeadlock(t *testing.T) {
 		log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		one, two := orgs.NewPresence(d, log), orgs.NewPresence(d, log)
 		for i := range users {
-			one.Seen("a", ids[i])
-			two.Seen("a", ids[users-1-i])
+			one.Seen(ctalk.Caller{OrgID: "a", UserID: ids[i]})
+			two.Seen(ctalk.Caller{OrgID: "a", UserID: ids[users-1-i]})
 		}
 		go one.Run(ctx)
 		go two.Run(ctx)

@@ -249,7 +249,7 @@ func (s *Server) registerUpdateMyNotes() {
 		authTokenParam,
 		annotations(false, true, true),
 	), func(ctx context.Context, sess *auth.Session, in *notesArgs) (*orgs.User, error) {
-		return s.orgs.SetNotes(ctx, sess.OrgID, sess.UserID, in.Notes)
+		return s.orgs.SetNotes(ctx, sess.Caller(), in.Notes)
 	})
 }
 

@@ -408,7 +408,7 @@ func (s *Server) registerWaitForMessage() {
 			a := int64(n)
 			after = &a
 		}
-		done := s.presence.Waiting(sess.OrgID, sess.UserID)
+		done := s.presence.Waiting(sess.Caller())
 		d, err := s.channels.Wait(ctx, caller(sess), in.Channel, after, s.waitOptions(ctx, timeout))
 		done()
 		if err != nil {

@@ -315,7 +315,7 @@ func (s *Server) registerWaitForInbox() {
 			events = append(events, got...)
 			return len(got) > 0, nil
 		}
-		done := s.presence.Waiting(sess.OrgID, sess.UserID)
+		done := s.presence.Waiting(sess.Caller())
 		d, err := s.inbox.WaitInbox(ctx, sess.Caller(), s.waitOptions(ctx, timeout), alerts)
 		done()
 		if err != nil {
@@ -364,7 +364,7 @@ func (s *Server) registerWaitForReply() {
 			return nil, err
 		}
 		touchMessage(ctx, in.MessageID)
-		done := s.presence.Waiting(sess.OrgID, sess.UserID)
+		done := s.presence.Waiting(sess.Caller())
 		replies, err := s.inbox.WaitReply(ctx, sess.Caller(), strings.TrimSpace(in.MessageID), s.waitOptions(ctx, timeout))
 		done()
 		if err != nil {

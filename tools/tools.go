@@ -361,7 +361,7 @@ func (s *Server) identify(ctx context.Context, in hasToken) (*auth.Session, erro
 		return nil, ctalk.Errorf(ctalk.EUnauthorized, "this tool needs you to be logged in: send the header \"Authorization: Bearer <token>\" (or pass auth_token); get a token with the login tool")
 	}
 	setCaller(ctx, sess)
-	s.presence.Seen(sess.OrgID, sess.UserID)
+	s.presence.Seen(sess.Caller())
 	return sess, nil
 }
 

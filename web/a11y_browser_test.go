@@ -154,7 +154,7 @@ func a11yFixture(t *testing.T, s *site) string {
 func accessLinks(t *testing.T, s *site) (invite, reset string) {
 	t.Helper()
 	ctx := context.Background()
-	_, raw, err := s.Orgs.Invite(ctx, "acme", "alice", orgs.NewInvite{Email: "dan@example.com", UserID: "dan", Name: "Dan"})
+	_, raw, err := s.Orgs.Invite(ctx, acme("alice"), orgs.NewInvite{Email: "dan@example.com", UserID: "dan", Name: "Dan"})
 	if err != nil {
 		t.Fatal(err)
 	}

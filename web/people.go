@@ -137,7 +137,7 @@ func (p *Pages) myProfile(c echo.Context) error {
 func (p *Pages) myNotesSubmit(c echo.Context) error {
 	m := me(c)
 	notes := c.FormValue("notes")
-	if _, err := p.orgs.SetNotes(c.Request().Context(), m.OrgID, m.UserID, notes); err != nil {
+	if _, err := p.orgs.SetNotes(c.Request().Context(), m.Caller(), notes); err != nil {
 		return p.profileFormError(c, m.UserID, "notes", map[string]string{"notes": notes}, err)
 	}
 	return done(c, "/profile", "notes")

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/orgs"
@@ -35,10 +36,10 @@ func TestPeopleDirectoryAndProfiles(t *testing.T) {
 		if _, err := s.Orgs.AddUser(ctx, "zeta", orgs.NewUser{ID: "dave", Name: "Dave Zeta", Password: userPW, Ownership: []string{"zeta-secrets"}}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Orgs.SetNotes(ctx, "zeta", "alice", "zeta's alice: private plans"); err != nil {
+		if _, err := s.Orgs.SetNotes(ctx, ctalk.Caller{OrgID: "zeta", UserID: "alice"}, "zeta's alice: private plans"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Orgs.SetNotes(ctx, "acme", "alice", "Ask me about \u202egnitsop\u202c retries."); err != nil {
+		if _, err := s.Orgs.SetNotes(ctx, acme("alice"), "Ask me about \u202egnitsop\u202c retries."); err != nil {
 			t.Fatal(err)
 		}
 		bob := s.newClient(t, "acme", "bob")

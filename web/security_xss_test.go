@@ -58,7 +58,7 @@ func TestOthersWordsAreEscapedOnEveryPage(t *testing.T) {
 				Ownership: []string{xss, "ok-repo"}}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Orgs.SetNotes(ctx, "acme", u.id, xss); err != nil {
+			if _, err := s.Orgs.SetNotes(ctx, acme(u.id), xss); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := s.Orgs.SetProfileNotes(ctx, "acme", u.id, xss); err != nil {
