@@ -77,12 +77,12 @@ func (s *Service) Enabled() bool {
 // Invite invites in.Email to join orgID as in.UserID, from the admin by: it
 // stores the invite and mails its link, valid for auth.InviteTTL. When the
 // mail cannot be sent, the invite is withdrawn again and nothing is left of
-// it. The caller must have been authorized as an admin of orgID. The result
+// it. The caller must have been authorized as an admin of their org. The result
 // never holds the link's token.
 //
 // Returns the errors of orgs.Invite, EUnavailable when the server sends no
 // email or the mail could not be sent (saying why).
-func (s *Service) Invite(ctx context.Context, orgID, by string, in orgs.NewInvite) (*auth.Invite, error) {
+func (s *Service) Invite(ctx context.Context, c ctalk.Caller, in orgs.NewInvite) (*auth.Invite, error) {
 	// A mistake in the input is told first: it needs fixing on any server.
 	if err := in.Check(); err != nil {
 		return nil, err
@@ -90,15 +90,15 @@ func (s *Service) Invite(ctx context.Context, orgID, by string, in orgs.NewInvit
 	if !s.Enabled() {
 		return nil, ErrNoEmail
 	}
-	inv, raw, err := s.orgs.Invite(ctx, ctalk.Caller{OrgID: orgID, UserID: by}, in)
+	inv, raw, err := s.orgs.Invite(ctx, c, in)
 	if err != nil {
 		return nil, err
 	}
 	if err := s.sendInvite(ctx, inv, raw); err != nil {
 		// The admin is told and can invite again: no invite waits whose
 		// link nobody received.
-		if werr := s.auth.WithdrawUnsentInvite(context.WithoutCancel(ctx), orgID, inv.UserID, raw); werr != nil {
-			s.cfg.Logger.Error("unsent invite not withdrawn", "org_id", orgID, "user_id", inv.UserID, "error", werr)
+		if werr := s.auth.WithdrawUnsentInvite(context.WithoutCancel(ctx), c.OrgID, inv.UserID, raw); werr != nil {
+			s.cfg.Logger.Error("unsent invite not withdrawn", "org_id", c.OrgID, "user_id", inv.UserID, "error", werr)
 		}
 		return nil, ctalk.Errorf(ctalk.EUnavailable, "could not send the invite to %s: %s; nothing was created, so invite again when it is fixed", inv.Email, ctalk.ErrorMessage(err))
 	}

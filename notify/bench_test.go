@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/notify"
@@ -27,7 +28,7 @@ func BenchmarkDrain(b *testing.B) {
 			ctx := context.Background()
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 			b.Cleanup(srv.Close)
-			if _, err := s.SaveSettings(ctx, "acme", "b", notify.Settings{Channels: map[notify.Kind][]string{notify.KindQuestion: {notify.ChannelWebhook}}}); err != nil {
+			if _, err := s.SaveSettings(ctx, ctalk.Caller{OrgID: "acme", UserID: "b"}, notify.Settings{Channels: map[notify.Kind][]string{notify.KindQuestion: {notify.ChannelWebhook}}}); err != nil {
 				b.Fatal(err)
 			}
 			if _, _, err := s.AddWebhook(ctx, "acme", "b", "b", srv.URL, notify.FormatJSON); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 )
 
@@ -48,8 +49,8 @@ func scanDelivery(r interface{ Scan(...any) error }, extra ...any) (*Delivery, e
 // limit.
 //
 // Returns only the database's errors.
-func (s *Service) DeliveryLog(ctx context.Context, orgID, userID string, limit int) ([]*Delivery, error) {
-	return s.deliveries(ctx, deliveryLogSQL, false, orgID, userID, limit)
+func (s *Service) DeliveryLog(ctx context.Context, c ctalk.Caller, limit int) ([]*Delivery, error) {
+	return s.deliveries(ctx, deliveryLogSQL, false, c.OrgID, c.UserID, limit)
 }
 
 // OrgFailures returns the org's latest failed deliveries, for its admins.

@@ -235,7 +235,7 @@ func TestPermanentSMTPRefusalFails(t *testing.T) {
 		s := newService(t, d, srv)
 		queue(t, d, s, question("q_1"))
 		drain(t, s)
-		log, err := s.DeliveryLog(context.Background(), "acme", "b", 10)
+		log, err := s.DeliveryLog(context.Background(), ctalk.Caller{OrgID: "acme", UserID: "b"}, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -414,7 +414,7 @@ func TestWebhookGoneIsDisabledAndOwnerTold(t *testing.T) {
 		s := newService(t, d, srv)
 		ctx := context.Background()
 		// Only the webhook, so that the one mail is the notice.
-		if _, err := s.SaveSettings(ctx, "acme", "b", notify.Settings{Channels: map[notify.Kind][]string{notify.KindQuestion: {notify.ChannelWebhook}}}); err != nil {
+		if _, err := s.SaveSettings(ctx, ctalk.Caller{OrgID: "acme", UserID: "b"}, notify.Settings{Channels: map[notify.Kind][]string{notify.KindQuestion: {notify.ChannelWebhook}}}); err != nil {
 			t.Fatal(err)
 		}
 		r := newReceiver(t)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/mail/mailtest"
@@ -144,7 +145,7 @@ func TestUnsubscribeTurnsOffOnlyThatKind(t *testing.T) {
 		if rec.Code != http.StatusOK {
 			t.Fatalf("GET answered %d", rec.Code)
 		}
-		set, err := s.Settings(context.Background(), "acme", "b")
+		set, err := s.Settings(context.Background(), ctalk.Caller{OrgID: "acme", UserID: "b"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +155,7 @@ func TestUnsubscribeTurnsOffOnlyThatKind(t *testing.T) {
 		if c := post(path); c != http.StatusOK {
 			t.Fatalf("the one-click POST answered %d", c)
 		}
-		set, _ = s.Settings(context.Background(), "acme", "b")
+		set, _ = s.Settings(context.Background(), ctalk.Caller{OrgID: "acme", UserID: "b"})
 		if got := set.Channels[notify.KindQuestion]; len(got) != 1 || got[0] != notify.ChannelWebhook {
 			t.Fatalf("question channels after unsubscribe = %v, want only webhook", got)
 		}
@@ -185,7 +186,7 @@ func TestQuietHoursHoldUntilTheyEnd(t *testing.T) {
 		loc, _ := time.LoadLocation("Asia/Tokyo")
 		now := d.Now().In(loc)
 		start, end := now.Add(-time.Hour).Format("15:04"), now.Add(time.Hour).Format("15:04")
-		_, err := s.SaveSettings(ctx, "acme", "b", notify.Settings{QuietStart: start, QuietEnd: end, TimeZone: "Asia/Tokyo", UrgentInQuiet: true,
+		_, err := s.SaveSettings(ctx, ctalk.Caller{OrgID: "acme", UserID: "b"}, notify.Settings{QuietStart: start, QuietEnd: end, TimeZone: "Asia/Tokyo", UrgentInQuiet: true,
 			Channels: map[notify.Kind][]string{notify.KindUrgent: {notify.ChannelEmail}}})
 		if err != nil {
 			t.Fatal(err)
@@ -218,7 +219,7 @@ func TestReminderAndAskersNote(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, k := range notify.Kinds {
-			if _, err := s.SaveSettings(ctx, "acme", "a", notify.Settings{Channels: map[notify.Kind][]string{notify.KindStillWaiting: {notify.ChannelEmail}}}); err != nil {
+			if _, err := s.SaveSettings(ctx, ctalk.Caller{OrgID: "acme", UserID: "a"}, notify.Settings{Channels: map[notify.Kind][]string{notify.KindStillWaiting: {notify.ChannelEmail}}}); err != nil {
 				t.Fatal(err, k)
 			}
 		}
@@ -366,7 +367,7 @@ func TestPruneKeepsWhatIsPending(t *testing.T) {
 		drain(t, s)
 		srv.WaitFor(t, 1)
 		now := d.Now().UTC()
-		_, err := s.SaveSettings(ctx, "acme", "b", notify.Settings{QuietStart: now.Add(-time.Hour).Format("15:04"), QuietEnd: now.Add(time.Hour).Format("15:04")})
+		_, err := s.SaveSettings(ctx, ctalk.Caller{OrgID: "acme", UserID: "b"}, notify.Settings{QuietStart: now.Add(-time.Hour).Format("15:04"), QuietEnd: now.Add(time.Hour).Format("15:04")})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -126,8 +126,8 @@ func parseClock(field, v string) (int, error) {
 // channels filled in (the defaults where they chose none).
 //
 // Returns only the database's errors.
-func (s *Service) Settings(ctx context.Context, orgID, userID string) (Settings, error) {
-	set, err := settingsOf(ctx, s.db, orgID, userID)
+func (s *Service) Settings(ctx context.Context, c ctalk.Caller) (Settings, error) {
+	set, err := settingsOf(ctx, s.db, c.OrgID, c.UserID)
 	if err != nil {
 		return set, err
 	}
@@ -146,7 +146,7 @@ func (s *Service) Settings(ctx context.Context, orgID, userID string) (Settings,
 // from in.Channels keep their defaults.
 //
 // Returns EInvalid for an unknown kind or channel, a bad time or zone.
-func (s *Service) SaveSettings(ctx context.Context, orgID, userID string, in Settings) (Settings, error) {
+func (s *Service) SaveSettings(ctx context.Context, c ctalk.Caller, in Settings) (Settings, error) {
 	for k, chs := range in.Channels {
 		if !slices.Contains(Kinds, k) {
 			return in, ctalk.Errorf(ctalk.EInvalid, "unknown kind of notification %q; the kinds are %s", ctalk.Shorten(string(k), 40), kindList())
@@ -180,13 +180,13 @@ func (s *Service) SaveSettings(ctx context.Context, orgID, userID string, in Set
 		return in, err
 	}
 	err = s.db.Write(ctx, func(q db.Querier) error {
-		_, err := q.Exec(ctx, saveSettingsSQL, orgID, userID, string(channels), in.Paused, start, end, tz, in.UrgentInQuiet, s.db.Now())
+		_, err := q.Exec(ctx, saveSettingsSQL, c.OrgID, c.UserID, string(channels), in.Paused, start, end, tz, in.UrgentInQuiet, s.db.Now())
 		return err
 	})
 	if err != nil {
 		return in, fmt.Errorf("save notification settings: %w", err)
 	}
-	return s.Settings(ctx, orgID, userID)
+	return s.Settings(ctx, c)
 }
 
 func kindList() string {

@@ -311,7 +311,7 @@ func (s *Server) registerInviteUser() {
 		if c, ok := ctx.Value(callKey).(*call); ok && c.userID != adminPasswordCaller {
 			by = c.userID
 		}
-		inv, err := s.access.Invite(ctx, orgID, by, orgs.NewInvite{Email: in.Email, UserID: in.UserID, Name: in.Name, Role: in.Role})
+		inv, err := s.access.Invite(ctx, ctalk.Caller{OrgID: orgID, UserID: by}, orgs.NewInvite{Email: in.Email, UserID: in.UserID, Name: in.Name, Role: in.Role})
 		if err != nil {
 			return nil, err
 		}

@@ -52,7 +52,7 @@ func (s *Server) registerGetNotificationSettings() {
 			res.Note = "this server sends no notifications: its operator has not set PUBLIC_URL; " + res.Note
 		}
 		res.Enabled, res.EmailEnabled = s.notify.Sending(), s.notify.Sending() && s.notify.EmailEnabled()
-		set, err := s.notify.Settings(ctx, sess.OrgID, sess.UserID)
+		set, err := s.notify.Settings(ctx, sess.Caller())
 		if err != nil {
 			return nil, err
 		}

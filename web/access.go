@@ -180,7 +180,7 @@ type inviteForm struct {
 func (p *Pages) inviteSubmit(c echo.Context) error {
 	start := time.Now()
 	f := inviteForm{Email: c.FormValue("email"), ID: c.FormValue("user_id"), Name: c.FormValue("name"), Role: c.FormValue("role")}
-	inv, err := p.access.Invite(c.Request().Context(), me(c).OrgID, me(c).UserID, orgs.NewInvite{Email: f.Email, UserID: f.ID, Name: f.Name, Role: f.Role})
+	inv, err := p.access.Invite(c.Request().Context(), me(c).Caller(), orgs.NewInvite{Email: f.Email, UserID: f.ID, Name: f.Name, Role: f.Role})
 	var ids []string
 	if inv != nil {
 		ids = append(ids, inv.UserID)

@@ -25,7 +25,7 @@ func TestInviteAndResetInBrowser(t *testing.T) {
 		s := start(t, engine, withMail(box))
 		s.org(t, "acme")
 		ctx := context.Background()
-		if _, err := s.Access.Invite(ctx, "acme", "alice", orgs.NewInvite{Email: "dan@example.com", UserID: "dan", Name: "Dan"}); err != nil {
+		if _, err := s.Access.Invite(ctx, acme("alice"), orgs.NewInvite{Email: "dan@example.com", UserID: "dan", Name: "Dan"}); err != nil {
 			t.Fatal(err)
 		}
 		invite := linkIn(t, box.WaitFor(t, 1)[0], "invite")

@@ -86,7 +86,7 @@ func (p *Pages) notifications(c echo.Context, status int, d *notificationsData, 
 		return err
 	}
 	d.Email = u.Email
-	if d.Settings, err = p.notify.Settings(ctx, m.OrgID, m.UserID); err != nil {
+	if d.Settings, err = p.notify.Settings(ctx, m.Caller()); err != nil {
 		return err
 	}
 	d.Kinds = nil
@@ -98,7 +98,7 @@ func (p *Pages) notifications(c echo.Context, status int, d *notificationsData, 
 	if d.Webhooks, err = p.notify.Webhooks(ctx, m.OrgID, m.UserID); err != nil {
 		return err
 	}
-	if d.Log, err = p.notify.DeliveryLog(ctx, m.OrgID, m.UserID, 50); err != nil {
+	if d.Log, err = p.notify.DeliveryLog(ctx, m.Caller(), 50); err != nil {
 		return err
 	}
 	if d.Org, err = p.notify.OrgSettings(ctx, m.OrgID); err != nil {
@@ -153,7 +153,7 @@ func (p *Pages) notificationsSubmit(c echo.Context) error {
 			}
 		}
 	}
-	_, err = p.notify.SaveSettings(c.Request().Context(), m.OrgID, m.UserID, in)
+	_, err = p.notify.SaveSettings(c.Request().Context(), m.Caller(), in)
 	p.recordAction(c, "web:update_notification_settings", start, err, m.UserID)
 	if err != nil {
 		return p.notifyFailed(c, "settings", err)

@@ -38,7 +38,7 @@ func TestNotificationSettingsPage(t *testing.T) {
 		if code, _ := bob.post("/profile/notifications", form); code != http.StatusOK {
 			t.Fatalf("save: %d", code)
 		}
-		set, err := s.Notify.Settings(ctx, "acme", "bob")
+		set, err := s.Notify.Settings(ctx, acme("bob"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +90,7 @@ func TestNotificationSettingsPage(t *testing.T) {
 		// A delivery that fails (loopback, which a server never reaches)
 		// shows in bob's log and, for alice the admin, among the org's
 		// failures; carol sees neither.
-		if _, err := s.Notify.SaveSettings(ctx, "acme", "bob", notify.Settings{}); err != nil {
+		if _, err := s.Notify.SaveSettings(ctx, acme("bob"), notify.Settings{}); err != nil {
 			t.Fatal(err)
 		}
 		if _, _, err := s.Notify.AddWebhook(ctx, "acme", "bob", "bob", "https://127.0.0.1:9/hook", "json"); err != nil {
