@@ -73,7 +73,7 @@ func (s *Server) parkWaits(next echo.HandlerFunc) echo.HandlerFunc {
 		} else {
 			// A channel alert ends the wait as a question does; the tool
 			// then hands both over.
-			alerts := func() (bool, error) { return s.channels.HasAlerts(ctx, callerOf(sess)) }
+			alerts := func() (bool, error) { return s.channels.HasAlerts(ctx, sess.Caller()) }
 			err = s.inbox.AwaitInbox(ctx, sess.Caller(), opts, alerts)
 		}
 		done()

@@ -14,7 +14,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ctalk/ctalk"
-	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/internal/reqctx"
 	"github.com/ctalk/ctalk/internal/sse"
@@ -61,13 +60,8 @@ func (s *Server) requireSession(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func restCaller(c echo.Context) channels.Caller {
-	return callerOf(reqctx.Session(c.Request().Context()))
-}
-
-// callerOf is the channels package's view of a session.
-func callerOf(sess *auth.Session) channels.Caller {
-	return channels.Caller{OrgID: sess.OrgID, UserID: sess.UserID, Admin: sess.IsAdmin()}
+func restCaller(c echo.Context) ctalk.Caller {
+	return reqctx.Session(c.Request().Context()).Caller()
 }
 
 // hold returns ctx, ended once the credential the request was identified
@@ -176,7 +170,7 @@ const MaxRESTPerUser = 10
 const restRetryAfter = 10 * time.Second
 
 // restPlace takes a place of the caller's in l, or says what to do.
-func restPlace(l *wait.Limit, who channels.Caller, what string) (release func(), err error) {
+func restPlace(l *wait.Limit, who ctalk.Caller, what string) (release func(), err error) {
 	release, ok := l.Take(who.OrgID, who.UserID)
 	if !ok {
 		return nil, &ctalk.Error{Code: ctalk.ERateLimited, RetryAfter: restRetryAfter,

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 )
 
@@ -92,7 +93,7 @@ func fileAlerts(ctx context.Context, q db.Querier, orgID string, m *Message) ([]
 // handed over, without handing them over.
 //
 // Returns only the database's errors.
-func (s *Service) HasAlerts(ctx context.Context, c Caller) (bool, error) {
+func (s *Service) HasAlerts(ctx context.Context, c ctalk.Caller) (bool, error) {
 	n, decided, err := s.pendingAlerts(ctx, c)
 	return n+decided > 0, err
 }
@@ -102,7 +103,7 @@ func (s *Service) HasAlerts(ctx context.Context, c Caller) (bool, error) {
 // never hand over the same alert.
 //
 // Returns only the database's errors.
-func (s *Service) Alerts(ctx context.Context, c Caller) ([]*Alert, error) {
+func (s *Service) Alerts(ctx context.Context, c ctalk.Caller) ([]*Alert, error) {
 	out := []*Alert{}
 	n, decided, err := s.pendingAlerts(ctx, c)
 	if err != nil || n+decided == 0 {
@@ -150,7 +151,7 @@ type alertKey struct {
 	seq     int64
 }
 
-func claimAlerts(ctx context.Context, tx db.Querier, c Caller) ([]alertKey, error) {
+func claimAlerts(ctx context.Context, tx db.Querier, c ctalk.Caller) ([]alertKey, error) {
 	rows, err := tx.Query(ctx, claimAlertsSQL, c.OrgID, c.UserID, MaxAlerts)
 	if err != nil {
 		return nil, err
@@ -170,7 +171,7 @@ func claimAlerts(ctx context.Context, tx db.Querier, c Caller) ([]alertKey, erro
 // alertMessages reads the messages of the claimed alerts in one statement.
 // The pairs are written out one by one: SQLite takes a row value IN only a
 // subquery, where Postgres would not know the parameters' types.
-func alertMessages(ctx context.Context, tx db.Querier, c Caller, keys []alertKey) ([]*Message, error) {
+func alertMessages(ctx context.Context, tx db.Querier, c ctalk.Caller, keys []alertKey) ([]*Message, error) {
 	pairs := make([]string, len(keys))
 	args := []any{c.OrgID}
 	for i, k := range keys {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 )
@@ -20,7 +21,7 @@ func TestPostsAndReadsDoNotBlockEachOther(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := fixture(t, d)
-		members := []Caller{alice, bob, carol}
+		members := []ctalk.Caller{alice, bob, carol}
 		for _, ch := range []string{"one", "two"} {
 			must(s.Create(ctx, alice, NewChannel{Name: ch, Members: []string{"bob", "carol"}}))
 		}

@@ -31,9 +31,6 @@ const (
 	MaxInvite         = 100
 )
 
-// Caller is who calls a channel operation (ctalk.Caller).
-type Caller = ctalk.Caller
-
 // channelKey is the wake-up key of a channel's waiters.
 func channelKey(name string) string { return "#" + name }
 
@@ -155,7 +152,7 @@ func ParseName(s string) (string, error) {
 
 // channel loads a channel the caller may see. Anything else, in this org or
 // another, is "not found".
-func channel(ctx context.Context, q db.Reader, c Caller, name string) (*Channel, error) {
+func channel(ctx context.Context, q db.Reader, c ctalk.Caller, name string) (*Channel, error) {
 	name, err := ParseName(name)
 	if err != nil {
 		return nil, err
@@ -172,7 +169,7 @@ func channel(ctx context.Context, q db.Reader, c Caller, name string) (*Channel,
 // callers use. It reads one row of each table, where channel counts the
 // members: a wait woken with 500 others on a big channel would count them
 // 500 times.
-func memberChannel(ctx context.Context, q db.Reader, c Caller, name string) (*Channel, error) {
+func memberChannel(ctx context.Context, q db.Reader, c ctalk.Caller, name string) (*Channel, error) {
 	name, err := ParseName(name)
 	if err != nil {
 		return nil, err
@@ -239,7 +236,7 @@ type NewChannel struct {
 //
 // Returns EInvalid, ENotFound (an invited user is not in the org), EConflict
 // (the name is taken).
-func (s *Service) Create(ctx context.Context, c Caller, in NewChannel) (*Channel, error) {
+func (s *Service) Create(ctx context.Context, c ctalk.Caller, in NewChannel) (*Channel, error) {
 	name, err := ParseName(in.Name)
 	if err != nil {
 		return nil, err
@@ -359,7 +356,7 @@ func (s *Service) wakeUsers(orgID string, ids []string) {
 // caller's unread counts. Archived channels only when includeArchived.
 //
 // Returns only the database's errors.
-func (s *Service) List(ctx context.Context, c Caller, includeArchived bool) ([]*Channel, error) {
+func (s *Service) List(ctx context.Context, c ctalk.Caller, includeArchived bool) ([]*Channel, error) {
 	if err := s.cursors.settle(ctx, c); err != nil {
 		return nil, err
 	}
@@ -385,7 +382,7 @@ func (s *Service) List(ctx context.Context, c Caller, includeArchived bool) ([]*
 // Channel returns a channel the caller may see.
 //
 // Returns EInvalid, ENotFound.
-func (s *Service) Channel(ctx context.Context, c Caller, name string) (*Channel, error) {
+func (s *Service) Channel(ctx context.Context, c ctalk.Caller, name string) (*Channel, error) {
 	if err := s.cursors.settle(ctx, c); err != nil {
 		return nil, err
 	}
@@ -395,7 +392,7 @@ func (s *Service) Channel(ctx context.Context, c Caller, name string) (*Channel,
 // Get returns a channel the caller may see, with its members.
 //
 // Returns EInvalid, ENotFound.
-func (s *Service) Get(ctx context.Context, c Caller, name string) (*Channel, []*Member, error) {
+func (s *Service) Get(ctx context.Context, c ctalk.Caller, name string) (*Channel, []*Member, error) {
 	ch, err := s.Channel(ctx, c, name)
 	if err != nil {
 		return nil, nil, err
@@ -432,7 +429,7 @@ func (s *Service) Get(ctx context.Context, c Caller, name string) (*Channel, []*
 //
 // Returns EInvalid, ENotFound (also for a private channel: those are joined
 // by invitation), EConflict (archived).
-func (s *Service) Join(ctx context.Context, c Caller, name string) (*Channel, error) {
+func (s *Service) Join(ctx context.Context, c ctalk.Caller, name string) (*Channel, error) {
 	var ch *Channel
 	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		var err error
@@ -466,7 +463,7 @@ func archived(name string) error {
 // seeing it no more, until invited again.
 //
 // Returns EInvalid, ENotFound, EConflict (not a member).
-func (s *Service) Leave(ctx context.Context, c Caller, name string) (*Channel, error) {
+func (s *Service) Leave(ctx context.Context, c ctalk.Caller, name string) (*Channel, error) {
 	var ch *Channel
 	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		var err error
@@ -494,7 +491,7 @@ func (s *Service) Leave(ctx context.Context, c Caller, name string) (*Channel, e
 // Users who are members already are left as they are.
 //
 // Returns EInvalid, ENotFound, EForbidden (not a member), EConflict (archived).
-func (s *Service) Invite(ctx context.Context, c Caller, name string, userIDs []string) (*Channel, error) {
+func (s *Service) Invite(ctx context.Context, c ctalk.Caller, name string, userIDs []string) (*Channel, error) {
 	ids, err := parseUsers(userIDs)
 	if err != nil {
 		return nil, err
@@ -525,7 +522,7 @@ func (s *Service) Invite(ctx context.Context, c Caller, name string, userIDs []s
 }
 
 // requireManager refuses anyone but the channel's creator and org admins.
-func requireManager(c Caller, ch *Channel, action string) error {
+func requireManager(c ctalk.Caller, ch *Channel, action string) error {
 	if c.Admin || ch.CreatedBy == c.UserID {
 		return nil
 	}
@@ -537,7 +534,7 @@ func requireManager(c Caller, ch *Channel, action string) error {
 // changes nothing.
 //
 // Returns EInvalid, ENotFound, EForbidden (not its creator or an admin).
-func (s *Service) Archive(ctx context.Context, c Caller, name string) (*Channel, error) {
+func (s *Service) Archive(ctx context.Context, c ctalk.Caller, name string) (*Channel, error) {
 	var ch *Channel
 	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		var err error
@@ -563,7 +560,7 @@ func (s *Service) Archive(ctx context.Context, c Caller, name string) (*Channel,
 //
 // Returns EInvalid, ENotFound, EForbidden (not its creator or an admin),
 // EConflict (archived).
-func (s *Service) Update(ctx context.Context, c Caller, name string, topic, description *string) (*Channel, error) {
+func (s *Service) Update(ctx context.Context, c ctalk.Caller, name string, topic, description *string) (*Channel, error) {
 	if topic == nil && description == nil {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "give topic, description or both")
 	}

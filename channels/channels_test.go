@@ -12,10 +12,10 @@ import (
 
 // People of the fixture: acme has an admin and two members, other has one.
 var (
-	alice   = Caller{OrgID: "acme", UserID: "alice", Admin: true}
-	bob     = Caller{OrgID: "acme", UserID: "bob"}
-	carol   = Caller{OrgID: "acme", UserID: "carol"}
-	mallory = Caller{OrgID: "other", UserID: "mallory", Admin: true}
+	alice   = ctalk.Caller{OrgID: "acme", UserID: "alice", Admin: true}
+	bob     = ctalk.Caller{OrgID: "acme", UserID: "bob"}
+	carol   = ctalk.Caller{OrgID: "acme", UserID: "carol"}
+	mallory = ctalk.Caller{OrgID: "other", UserID: "mallory", Admin: true}
 )
 
 // fixture returns a service over d with the fixture's orgs and users.
@@ -27,7 +27,7 @@ func fixture(t testing.TB, d *db.DB) *Service {
 			t.Fatal(err)
 		}
 	}
-	for _, c := range []Caller{alice, bob, carol, mallory} {
+	for _, c := range []ctalk.Caller{alice, bob, carol, mallory} {
 		role := "member"
 		if c.Admin {
 			role = "admin"

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 )
 
@@ -79,7 +80,7 @@ func newCursors(d *db.DB) *cursors {
 }
 
 // advance records that the reader c has read channel up to seq.
-func (w *cursors) advance(ctx context.Context, c Caller, channel string, seq int64) error {
+func (w *cursors) advance(ctx context.Context, c ctalk.Caller, channel string, seq int64) error {
 	k := cursorKey{c.OrgID, c.UserID, channel}
 	w.mu.Lock()
 	if w.closed {
@@ -165,7 +166,7 @@ func (w *cursors) flush(attempt int) {
 // progress may hold some of them, taken from pending but not yet written:
 // settle waits for it first, so that what it returns after is written (or
 // put back by a failed flush, and written here).
-func (w *cursors) settle(ctx context.Context, c Caller) error {
+func (w *cursors) settle(ctx context.Context, c ctalk.Caller) error {
 	mine := map[cursorKey]int64{}
 	w.flushing.Lock()
 	w.mu.Lock()

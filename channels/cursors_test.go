@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/wait"
@@ -75,7 +76,7 @@ func TestReadCursorsClose(t *testing.T) {
 		s.Close()
 		must(s.Messages(ctx, carol, "dev", Read{Limit: 10}))
 		other := NewService(d, DefaultConfig(), wait.NewBroker())
-		for _, c := range []Caller{bob, carol} {
+		for _, c := range []ctalk.Caller{bob, carol} {
 			if got := unreadOf(t, other, c, "dev"); got != 0 {
 				t.Errorf("%s: %d unread, want 0", c.UserID, got)
 			}
@@ -98,7 +99,7 @@ func TestReadCursorsNeverMoveBack(t *testing.T) {
 			must(s.Post(ctx, alice, Post{Channel: "dev", Text: fmt.Sprint("m", i+1)}))
 		}
 		other := NewService(d, DefaultConfig(), wait.NewBroker())
-		for _, c := range []Caller{bob, carol} {
+		for _, c := range []ctalk.Caller{bob, carol} {
 			must(s.Messages(ctx, c, "dev", Read{After: 2, Limit: 10}))
 			if got := unreadOf(t, s, c, "dev"); got != 0 {
 				t.Fatalf("%s read all 5: %d unread, want 0", c.UserID, got)
@@ -113,7 +114,7 @@ func TestReadCursorsNeverMoveBack(t *testing.T) {
 		must(s.Messages(ctx, bob, "dev", Read{After: 1, Limit: 2}))
 		must(s.Messages(ctx, carol, "dev", Read{After: 0, Limit: 2}))
 		s.cursors.flush(0)
-		for _, c := range []Caller{bob, carol} {
+		for _, c := range []ctalk.Caller{bob, carol} {
 			if got := unreadOf(t, other, c, "dev"); got != 0 {
 				t.Errorf("%s read older messages after newer: %d unread, want 0", c.UserID, got)
 			}
@@ -121,7 +122,7 @@ func TestReadCursorsNeverMoveBack(t *testing.T) {
 	})
 }
 
-func unreadOf(t *testing.T, s *Service, c Caller, name string) int64 {
+func unreadOf(t *testing.T, s *Service, c ctalk.Caller, name string) int64 {
 	t.Helper()
 	return must(s.Channel(context.Background(), c, name)).UnreadCount
 }

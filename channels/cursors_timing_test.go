@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/ctalk/ctalk"
 )
 
 // recordedWrites stands in for the database in the timing tests, which run
@@ -52,7 +54,7 @@ func TestCursorBatchWaitsForTheBurst(t *testing.T) {
 		ctx := context.Background()
 		const n = 20 // one advance a millisecond: 20 ms, within cursorMaxDelay
 		for i := range n {
-			if err := w.advance(ctx, Caller{OrgID: "acme", UserID: fmt.Sprint("u", i)}, "dev", 1); err != nil {
+			if err := w.advance(ctx, ctalk.Caller{OrgID: "acme", UserID: fmt.Sprint("u", i)}, "dev", 1); err != nil {
 				t.Fatal(err)
 			}
 			time.Sleep(time.Millisecond)
@@ -80,7 +82,7 @@ func TestCursorBatchBound(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w, rec := timedCursors(time.Now())
 		ctx := context.Background()
-		bob := Caller{OrgID: "acme", UserID: "bob"}
+		bob := ctalk.Caller{OrgID: "acme", UserID: "bob"}
 		for seq := int64(1); time.Duration(seq)*time.Millisecond <= cursorMaxDelay+10*time.Millisecond; seq++ {
 			if err := w.advance(ctx, bob, "dev", seq); err != nil {
 				t.Fatal(err)
@@ -105,7 +107,7 @@ func TestCursorBatchDrainedOnClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w, rec := timedCursors(time.Now())
 		ctx := context.Background()
-		if err := w.advance(ctx, Caller{OrgID: "acme", UserID: "bob"}, "dev", 7); err != nil {
+		if err := w.advance(ctx, ctalk.Caller{OrgID: "acme", UserID: "bob"}, "dev", 7); err != nil {
 			t.Fatal(err)
 		}
 		w.close()

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/wait"
@@ -69,7 +70,7 @@ func fanOutOnce(b *testing.B, s *Service, ids []string, seq int64, withAfter boo
 			if !withAfter {
 				after = nil
 			}
-			m, err := s.Wait(context.Background(), Caller{OrgID: "acme", UserID: id}, "all", after, wait.Options{Timeout: time.Minute})
+			m, err := s.Wait(context.Background(), ctalk.Caller{OrgID: "acme", UserID: id}, "all", after, wait.Options{Timeout: time.Minute})
 			if err != nil || len(m.Messages) != 1 {
 				b.Errorf("%s: %v, %v", id, m, err)
 			}

@@ -43,7 +43,7 @@ func waitAll(t *testing.T, s *Service, ids []string, name string) []chan waitRes
 		results[i] = make(chan waitResult, 1)
 		go func() {
 			after := int64(0)
-			d, err := s.Wait(context.Background(), Caller{OrgID: "acme", UserID: id}, name, &after, wait.Options{Timeout: 30 * time.Second})
+			d, err := s.Wait(context.Background(), ctalk.Caller{OrgID: "acme", UserID: id}, name, &after, wait.Options{Timeout: 30 * time.Second})
 			results[i] <- waitResult{d, err}
 		}()
 	}
@@ -98,7 +98,7 @@ func TestLeaverNeverHandedLaterPost(t *testing.T) {
 				defer close(committed)
 				var wg sync.WaitGroup
 				for _, id := range ids[:leavers] {
-					wg.Go(func() { must(s.Leave(ctx, Caller{OrgID: "acme", UserID: id}, name)) })
+					wg.Go(func() { must(s.Leave(ctx, ctalk.Caller{OrgID: "acme", UserID: id}, name)) })
 				}
 				wg.Wait()
 				late = must(s.Post(ctx, alice, Post{Channel: name, Text: "after they left"}))

@@ -89,7 +89,7 @@ func parseMentions(text string) []string {
 //
 // Returns EInvalid, ENotFound (the channel, or reply_to in it), EForbidden
 // (not a member), EConflict (archived).
-func (s *Service) Post(ctx context.Context, c Caller, in Post) (*Message, error) {
+func (s *Service) Post(ctx context.Context, c ctalk.Caller, in Post) (*Message, error) {
 	m, mentions, err := newMessage(c, in)
 	if err != nil {
 		return nil, err
@@ -113,7 +113,7 @@ func (s *Service) Post(ctx context.Context, c Caller, in Post) (*Message, error)
 
 // newMessage checks a post's fields and returns its message, not yet
 // numbered, and the mentions written in its text.
-func newMessage(c Caller, in Post) (*Message, []string, error) {
+func newMessage(c ctalk.Caller, in Post) (*Message, []string, error) {
 	text, err := ctalk.Text("text", in.Text, MaxTextLen, true)
 	if err != nil {
 		return nil, nil, err
@@ -156,7 +156,7 @@ func checkReply(ctx context.Context, tx db.Reader, orgID, channel, replyTo strin
 
 // publish numbers m and stores it in channel name in the transaction tx,
 // with its alerts, and returns who was alerted, to wake after the commit.
-func (s *Service) publish(ctx context.Context, tx db.Querier, c Caller, name string, m *Message, mentions []string) ([]string, error) {
+func (s *Service) publish(ctx context.Context, tx db.Querier, c ctalk.Caller, name string, m *Message, mentions []string) ([]string, error) {
 	ch, err := memberChannel(ctx, tx, c, name)
 	if err != nil {
 		return nil, err
@@ -309,7 +309,7 @@ type Read struct {
 // with those of other readers (see cursors), at least once.
 //
 // Returns EInvalid, ENotFound, EForbidden (not a member).
-func (s *Service) Messages(ctx context.Context, c Caller, name string, r Read) (*Page, error) {
+func (s *Service) Messages(ctx context.Context, c ctalk.Caller, name string, r Read) (*Page, error) {
 	if r.After < 0 {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "after must be 0 or a seq from an earlier message")
 	}
@@ -363,7 +363,7 @@ func (s *Service) betweenReads() {
 // sharedReads), each copy made for its reader.
 //
 // Returns ENotFound, EForbidden (no longer a member).
-func (s *Service) newAfter(ctx context.Context, c Caller, name string, after int64) ([]*Message, error) {
+func (s *Service) newAfter(ctx context.Context, c ctalk.Caller, name string, after int64) ([]*Message, error) {
 	shared, err := s.shared.page(pageKey{c.OrgID, name, after}, c.UserID, func(ctx context.Context, readers []string) (*sharedPage, error) {
 		// The messages first, then which readers are members, never the
 		// other way round. Checked first, a membership could be read just

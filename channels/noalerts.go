@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/internal/readcache"
 )
@@ -56,7 +57,7 @@ func (s *Service) heard(orgID, key string) {
 // pendingAlerts counts c's alerts and decisions on held posts not yet
 // handed over, answering zeros without a query while this replica knows
 // there are none.
-func (s *Service) pendingAlerts(ctx context.Context, c Caller) (alerts, decided int, err error) {
+func (s *Service) pendingAlerts(ctx context.Context, c ctalk.Caller) (alerts, decided int, err error) {
 	k := noAlerts{c.OrgID, c.UserID}
 	var read readcache.Read
 	if s.noAlerts != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/wait"
@@ -170,7 +171,7 @@ func TestNoAlertsRacingPosts(t *testing.T) {
 				}
 			})
 		}
-		for _, c := range []Caller{alice, carol}[:posters] {
+		for _, c := range []ctalk.Caller{alice, carol}[:posters] {
 			posting.Go(func() {
 				for n := range posts {
 					if _, err := s.Post(ctx, c, Post{Channel: "eng", Text: fmt.Sprintf("@bob %d", n)}); err != nil {

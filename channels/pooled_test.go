@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 )
@@ -28,11 +29,11 @@ func TestSearchAndCursorsThroughPooler(t *testing.T) {
 			t.Fatalf("search found %d messages, want 1", len(got))
 		}
 	}
-	for _, c := range []Caller{bob, carol} {
+	for _, c := range []ctalk.Caller{bob, carol} {
 		must(s.Messages(ctx, c, "dev", Read{Limit: 10}))
 	}
 	s.Close()
-	for _, c := range []Caller{bob, carol} {
+	for _, c := range []ctalk.Caller{bob, carol} {
 		if got := unreadOf(t, NewService(d, DefaultConfig(), nil), c, "dev"); got != 0 {
 			t.Errorf("%s: %d unread after the batch, want 0", c.UserID, got)
 		}

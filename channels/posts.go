@@ -80,7 +80,7 @@ func newPostID() string {
 //
 // Returns EInvalid, ENotFound (the channel, or reply_to in it), EForbidden
 // (not a member), EConflict (archived).
-func (s *Service) AgentPost(ctx context.Context, c Caller, in Post) (*Posted, error) {
+func (s *Service) AgentPost(ctx context.Context, c ctalk.Caller, in Post) (*Posted, error) {
 	in.ByAgent = true
 	m, mentions, err := newMessage(c, in)
 	if err != nil {
@@ -116,7 +116,7 @@ func (s *Service) AgentPost(ctx context.Context, c Caller, in Post) (*Posted, er
 
 // hold stores m as a held post of channel name, after the checks a post
 // passes, and returns it with its author's name.
-func (s *Service) hold(ctx context.Context, tx db.Querier, c Caller, name string, m *Message) (*HeldPost, string, error) {
+func (s *Service) hold(ctx context.Context, tx db.Querier, c ctalk.Caller, name string, m *Message) (*HeldPost, string, error) {
 	ch, err := memberChannel(ctx, tx, c, name)
 	if err != nil {
 		return nil, "", err
@@ -143,7 +143,7 @@ func (s *Service) hold(ctx context.Context, tx db.Querier, c Caller, name string
 // first, at most MaxHeld.
 //
 // Returns only the database's errors.
-func (s *Service) HeldPosts(ctx context.Context, c Caller) ([]*HeldPost, error) {
+func (s *Service) HeldPosts(ctx context.Context, c ctalk.Caller) ([]*HeldPost, error) {
 	rows, err := s.db.Query(ctx, heldPostsSQL, c.OrgID, c.UserID, MaxHeld)
 	if err != nil {
 		return nil, fmt.Errorf("list held posts: %w", err)
@@ -163,7 +163,7 @@ func (s *Service) HeldPosts(ctx context.Context, c Caller) ([]*HeldPost, error) 
 // HeldPost returns one of the caller's held posts, whatever its status.
 //
 // Returns ENotFound (also for another member's post).
-func (s *Service) HeldPost(ctx context.Context, c Caller, id string) (*HeldPost, error) {
+func (s *Service) HeldPost(ctx context.Context, c ctalk.Caller, id string) (*HeldPost, error) {
 	p, err := scanHeld(s.db.QueryRow(ctx, heldPostSQL, c.OrgID, c.UserID, strings.TrimSpace(id)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFoundPost(id)
@@ -201,7 +201,7 @@ func notFoundPost(id string) error {
 //
 // Returns ENotFound, EForbidden (no longer a member), EConflict (decided
 // already, or the channel is archived).
-func (s *Service) ApprovePost(ctx context.Context, c Caller, id string) (*Message, error) {
+func (s *Service) ApprovePost(ctx context.Context, c ctalk.Caller, id string) (*Message, error) {
 	return s.decide(ctx, c, id, nil)
 }
 
@@ -209,7 +209,7 @@ func (s *Service) ApprovePost(ctx context.Context, c Caller, id string) (*Messag
 // their own words; text equal to the post's approves it as it is.
 //
 // Returns EInvalid, and what ApprovePost returns.
-func (s *Service) EditPost(ctx context.Context, c Caller, id, text string) (*Message, error) {
+func (s *Service) EditPost(ctx context.Context, c ctalk.Caller, id, text string) (*Message, error) {
 	text, err := ctalk.Text("text", text, MaxTextLen, true)
 	if err != nil {
 		return nil, err
@@ -220,7 +220,7 @@ func (s *Service) EditPost(ctx context.Context, c Caller, id, text string) (*Mes
 // decide claims a pending post for publication, then publishes it (the
 // agent's text, or edit) in the same transaction: when publishing fails,
 // the post stays pending.
-func (s *Service) decide(ctx context.Context, c Caller, id string, edit *string) (*Message, error) {
+func (s *Service) decide(ctx context.Context, c ctalk.Caller, id string, edit *string) (*Message, error) {
 	var m *Message
 	var alerted []string
 	// The author's pending read goes first, so that publishing marks the
@@ -257,7 +257,7 @@ func (s *Service) decide(ctx context.Context, c Caller, id string, edit *string)
 // Of two decisions on one post at once, one wins; the other gets EConflict.
 //
 // Returns EInvalid, ENotFound, EConflict (decided already).
-func (s *Service) RejectPost(ctx context.Context, c Caller, id, note string) (*HeldPost, error) {
+func (s *Service) RejectPost(ctx context.Context, c ctalk.Caller, id, note string) (*HeldPost, error) {
 	note, err := ctalk.Text("note", note, MaxNoteLen, false)
 	if err != nil {
 		return nil, err
@@ -276,7 +276,7 @@ func (s *Service) RejectPost(ctx context.Context, c Caller, id, note string) (*H
 
 // claimHeld decides a pending post for publication: approved, or edited
 // when edit is a text other than the agent's.
-func claimHeld(ctx context.Context, tx db.Querier, c Caller, id string, edit *string, now time.Time) (*HeldPost, error) {
+func claimHeld(ctx context.Context, tx db.Querier, c ctalk.Caller, id string, edit *string, now time.Time) (*HeldPost, error) {
 	if edit == nil {
 		return claimHeldAs(ctx, tx, c, id, PostApproved, "", sql.NullString{}, now)
 	}
@@ -296,7 +296,7 @@ func claimHeld(ctx context.Context, tx db.Querier, c Caller, id string, edit *st
 // claimHeldAs moves a pending post of the caller to status in one
 // conditional statement: of two concurrent claims, the second finds it
 // decided (on Postgres, it waits for the first and re-reads the row).
-func claimHeldAs(ctx context.Context, tx db.Querier, c Caller, id, status, note string, edited sql.NullString, now time.Time) (*HeldPost, error) {
+func claimHeldAs(ctx context.Context, tx db.Querier, c ctalk.Caller, id, status, note string, edited sql.NullString, now time.Time) (*HeldPost, error) {
 	id = strings.TrimSpace(id)
 	p, err := scanHeld(tx.QueryRow(ctx, claimHeldSQL, c.OrgID, c.UserID, id, status, now, note, edited))
 	if !errors.Is(err, sql.ErrNoRows) {
@@ -324,7 +324,7 @@ const (
 // not yet handed over, oldest first, at most MaxAlerts, as channel events:
 // on Postgres, a concurrent claim that marked a row first makes this one
 // skip it.
-func claimDecisions(ctx context.Context, tx db.Querier, c Caller, now time.Time) ([]*Alert, error) {
+func claimDecisions(ctx context.Context, tx db.Querier, c ctalk.Caller, now time.Time) ([]*Alert, error) {
 	rows, err := tx.Query(ctx, claimDecisionsSQL, c.OrgID, c.UserID, now, MaxAlerts)
 	if err != nil {
 		return nil, fmt.Errorf("claim post decisions: %w", err)

@@ -36,7 +36,7 @@ func TestHeldPostIsSeenByNoOne(t *testing.T) {
 		if got.Message != nil || got.Held == nil || got.Held.Status != PostPending || !strings.HasPrefix(got.Held.ID, "p_") {
 			t.Fatalf("AgentPost in human mode = %+v, want a held post", got)
 		}
-		for _, c := range []Caller{alice, bob, carol} {
+		for _, c := range []ctalk.Caller{alice, bob, carol} {
 			if p := must(s.Messages(ctx, c, "eng", Read{Limit: 10})); len(p.Messages) != 0 {
 				t.Errorf("%s reads %d messages", c.UserID, len(p.Messages))
 			}
@@ -56,7 +56,7 @@ func TestHeldPostIsSeenByNoOne(t *testing.T) {
 		if w := must(s.Wait(ctx, carol, "eng", nil, wait.Options{Timeout: 50 * time.Millisecond})); len(w.Messages) != 0 {
 			t.Errorf("a waiter got %+v", w.Messages[0])
 		}
-		for _, c := range []Caller{alice, carol, mallory} {
+		for _, c := range []ctalk.Caller{alice, carol, mallory} {
 			if held := must(s.HeldPosts(ctx, c)); len(held) != 0 {
 				t.Errorf("%s lists %d held posts", c.UserID, len(held))
 			}
@@ -86,7 +86,7 @@ func TestApprovePublishesOnce(t *testing.T) {
 		must(s.Create(ctx, alice, NewChannel{Name: "eng", Members: []string{"bob", "carol"}}))
 		humanMode(t, d)
 		held := must(s.AgentPost(ctx, bob, Post{Channel: "eng", Text: "deploy done @carol", Type: "done"})).Held
-		for _, c := range []Caller{alice, carol, mallory} {
+		for _, c := range []ctalk.Caller{alice, carol, mallory} {
 			_, err := s.ApprovePost(ctx, c, held.ID)
 			wantCode(t, err, ctalk.ENotFound)
 			_, err = s.RejectPost(ctx, c, held.ID, "no")

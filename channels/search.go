@@ -34,7 +34,7 @@ var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 // phrases" and -word to exclude one.
 //
 // Returns EInvalid, ENotFound (Channel the caller cannot see).
-func (s *Service) Search(ctx context.Context, c Caller, in Search) ([]*Message, error) {
+func (s *Service) Search(ctx context.Context, c ctalk.Caller, in Search) ([]*Message, error) {
 	query, err := ctalk.Text("query", in.Query, MaxQueryLen, true)
 	if err != nil {
 		return nil, err
@@ -72,7 +72,7 @@ func (s *Service) Search(ctx context.Context, c Caller, in Search) ([]*Message, 
 
 // searchChannels returns the channels a search covers: the caller's, or
 // only name when it is one of them.
-func (s *Service) searchChannels(ctx context.Context, c Caller, name string) ([]string, error) {
+func (s *Service) searchChannels(ctx context.Context, c ctalk.Caller, name string) ([]string, error) {
 	rows, err := s.db.Query(ctx, myChannelsSQL, c.OrgID, c.UserID)
 	if err != nil {
 		return nil, err

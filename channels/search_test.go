@@ -49,7 +49,7 @@ func TestSearch(t *testing.T) {
 		must(s.Post(ctx, alice, Post{Channel: "random", Text: "backoff from lunch"}))
 		must(s.Post(ctx, mallory, Post{Channel: "eng", Text: "backoff in the other org"}))
 
-		search := func(c Caller, in Search) []string {
+		search := func(c ctalk.Caller, in Search) []string {
 			t.Helper()
 			in.Limit = 20
 			ms, err := s.Search(ctx, c, in)

@@ -32,7 +32,7 @@ func checkSessionID(id string) error {
 //
 // Returns EInvalid, ENotFound, EForbidden (not a member), ERateLimited (too
 // many subscriptions).
-func (s *Service) Subscribe(ctx context.Context, c Caller, sessionID, name string) error {
+func (s *Service) Subscribe(ctx context.Context, c ctalk.Caller, sessionID, name string) error {
 	if err := checkSessionID(sessionID); err != nil {
 		return err
 	}
@@ -62,7 +62,7 @@ func (s *Service) Subscribe(ctx context.Context, c Caller, sessionID, name strin
 // Unsubscribing from a channel not followed changes nothing.
 //
 // Returns EInvalid.
-func (s *Service) Unsubscribe(ctx context.Context, c Caller, sessionID, name string) error {
+func (s *Service) Unsubscribe(ctx context.Context, c ctalk.Caller, sessionID, name string) error {
 	if err := checkSessionID(sessionID); err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func (s *Service) Unsubscribe(ctx context.Context, c Caller, sessionID, name str
 //
 // Returns only the database's errors: a session with no subscriptions
 // is not one.
-func (s *Service) ForgetSession(ctx context.Context, c Caller, sessionID string) error {
+func (s *Service) ForgetSession(ctx context.Context, c ctalk.Caller, sessionID string) error {
 	err := s.db.Write(ctx, func(q db.Querier) error {
 		_, err := q.Exec(ctx, forgetSessionSQL, c.OrgID, c.UserID, sessionID)
 		return err
@@ -97,7 +97,7 @@ func (s *Service) ForgetSession(ctx context.Context, c Caller, sessionID string)
 	return nil
 }
 
-func (s *Service) subscriptions(ctx context.Context, c Caller, sessionID string) ([]string, error) {
+func (s *Service) subscriptions(ctx context.Context, c ctalk.Caller, sessionID string) ([]string, error) {
 	rows, err := s.db.Query(ctx, subscriptionsSQL, c.OrgID, c.UserID, sessionID)
 	if err != nil {
 		return nil, err
@@ -122,7 +122,7 @@ func (s *Service) subscriptions(ctx context.Context, c Caller, sessionID string)
 //
 // Returns EInvalid for a missing or overlong session id, and the
 // database's errors; nil once ctx ends.
-func (s *Service) Watch(ctx context.Context, c Caller, sessionID string, updated func(channel string)) error {
+func (s *Service) Watch(ctx context.Context, c ctalk.Caller, sessionID string, updated func(channel string)) error {
 	if err := checkSessionID(sessionID); err != nil {
 		return err
 	}

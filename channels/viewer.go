@@ -17,7 +17,7 @@ import (
 // the listener reads what is new with Messages, which checks membership.
 //
 // Returns EInvalid.
-func (s *Service) WatchPosts(c Caller, name string) (wake <-chan struct{}, stop func(), err error) {
+func (s *Service) WatchPosts(c ctalk.Caller, name string) (wake <-chan struct{}, stop func(), err error) {
 	if name, err = ParseName(name); err != nil {
 		return nil, nil, err
 	}
@@ -30,7 +30,7 @@ func (s *Service) WatchPosts(c Caller, name string) (wake <-chan struct{}, stop 
 //
 // Returns EInvalid, ENotFound (the channel, or the message in it),
 // EForbidden (not a member).
-func (s *Service) Locate(ctx context.Context, c Caller, name, id string) (int64, error) {
+func (s *Service) Locate(ctx context.Context, c ctalk.Caller, name, id string) (int64, error) {
 	ch, err := memberChannel(ctx, s.db, c, name)
 	if err != nil {
 		return 0, err
@@ -55,7 +55,7 @@ func (s *Service) Locate(ctx context.Context, c Caller, name, id string) (int64,
 // an open web page.
 //
 // Returns EInvalid, ENotFound, EForbidden (not a member).
-func (s *Service) MarkRead(ctx context.Context, c Caller, name string, seq int64) error {
+func (s *Service) MarkRead(ctx context.Context, c ctalk.Caller, name string, seq int64) error {
 	if seq < 0 {
 		return ctalk.Errorf(ctalk.EInvalid, "seq must be 0 or the seq of a message")
 	}

@@ -30,7 +30,7 @@ func TestLocate(t *testing.T) {
 		}
 		for _, tc := range []struct {
 			name    string
-			who     Caller
+			who     ctalk.Caller
 			channel string
 			id      string
 			want    ctalk.Code

@@ -38,7 +38,7 @@ var errClaimed = errors.New("read cursor moved by a concurrent call")
 // hand over the same message.
 //
 // Returns EInvalid, ENotFound, EForbidden (not a member of name).
-func (s *Service) Unread(ctx context.Context, c Caller, name string) (*Delivery, error) {
+func (s *Service) Unread(ctx context.Context, c ctalk.Caller, name string) (*Delivery, error) {
 	if name != "" {
 		ch, err := memberChannel(ctx, s.db, c, name)
 		if err != nil {
@@ -49,7 +49,7 @@ func (s *Service) Unread(ctx context.Context, c Caller, name string) (*Delivery,
 	return s.claim(ctx, c, name)
 }
 
-func (s *Service) claim(ctx context.Context, c Caller, name string) (*Delivery, error) {
+func (s *Service) claim(ctx context.Context, c ctalk.Caller, name string) (*Delivery, error) {
 	if err := s.cursors.settle(ctx, c); err != nil {
 		return nil, err
 	}
@@ -108,7 +108,7 @@ func (s *Service) claim(ctx context.Context, c Caller, name string) (*Delivery, 
 // unread reads the first maxPerChannel unread messages of each of the
 // caller's channels (or of name), by channel in order, with the read
 // cursor each started from.
-func unread(ctx context.Context, q db.Reader, engine db.Engine, c Caller, name string) (map[string][]*Message, map[string]int64, error) {
+func unread(ctx context.Context, q db.Reader, engine db.Engine, c ctalk.Caller, name string) (map[string][]*Message, map[string]int64, error) {
 	query := unreadSQLiteSQL
 	if engine == db.Postgres {
 		query = unreadPostgresSQL
@@ -171,7 +171,7 @@ func earlier(a, b *Message) bool {
 // connection while it waits.
 //
 // Returns EInvalid, ENotFound, EForbidden (not a member of name).
-func (s *Service) Wait(ctx context.Context, c Caller, name string, after *int64, opts wait.Options) (*Delivery, error) {
+func (s *Service) Wait(ctx context.Context, c ctalk.Caller, name string, after *int64, opts wait.Options) (*Delivery, error) {
 	if after != nil && name == "" {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "after needs a channel: give channel with it, or omit after to wait for unread messages in all your channels")
 	}
@@ -209,7 +209,7 @@ func (s *Service) Wait(ctx context.Context, c Caller, name string, after *int64,
 
 // waitKeys are the wake-up keys of the caller's channels, for a wait on
 // all of them.
-func (s *Service) waitKeys(ctx context.Context, c Caller) ([]string, error) {
+func (s *Service) waitKeys(ctx context.Context, c ctalk.Caller) ([]string, error) {
 	rows, err := s.db.Query(ctx, myChannelsSQL, c.OrgID, c.UserID)
 	if err != nil {
 		return nil, err

@@ -161,7 +161,7 @@ func TestWokenWaitersCheckedEach(t *testing.T) {
 		must(s.Create(ctx, alice, NewChannel{Name: "all", Members: ids}))
 		results := waitAll(t, s, ids, "all")
 		for _, id := range ids[:leavers] {
-			must(s.Leave(ctx, Caller{OrgID: "acme", UserID: id}, "all"))
+			must(s.Leave(ctx, ctalk.Caller{OrgID: "acme", UserID: id}, "all"))
 		}
 		m := must(s.Post(ctx, alice, Post{Channel: "all", Text: "to everyone still here"}))
 		for i, id := range ids {

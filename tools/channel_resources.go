@@ -55,7 +55,7 @@ func (s *Server) channelHooks() *server.Hooks {
 		if sess == nil || s.channels == nil {
 			return
 		}
-		chs, err := s.channels.List(ctx, caller(sess), false)
+		chs, err := s.channels.List(ctx, sess.Caller(), false)
 		if err != nil {
 			s.log.Warn("channel resources not listed", "request_id", requestID(ctx), "error", err)
 			return
@@ -83,7 +83,7 @@ func (s *Server) channelHooks() *server.Hooks {
 	})
 	h.AddOnUnregisterSession(func(ctx context.Context, cs server.ClientSession) {
 		if sess := reqctx.Session(ctx); sess != nil && s.channels != nil {
-			if err := s.channels.ForgetSession(context.WithoutCancel(ctx), caller(sess), cs.SessionID()); err != nil {
+			if err := s.channels.ForgetSession(context.WithoutCancel(ctx), sess.Caller(), cs.SessionID()); err != nil {
 				s.log.Warn("subscriptions of an ended session not dropped", "error", err)
 			}
 		}
@@ -96,14 +96,14 @@ func (s *Server) channelHooks() *server.Hooks {
 // hook does, so a subscription the caller may not have (a channel they are
 // not in, of another org, or no channel at all) is only left unrecorded:
 // it never brings a notification.
-func (s *Server) subscription(ctx context.Context, uri string, change func(context.Context, channels.Caller, string, string) error) {
+func (s *Server) subscription(ctx context.Context, uri string, change func(context.Context, ctalk.Caller, string, string) error) {
 	sess := reqctx.Session(ctx)
 	cs := server.ClientSessionFromContext(ctx)
 	name, ok := strings.CutPrefix(uri, channelURIPrefix)
 	if sess == nil || cs == nil || !ok || s.channels == nil {
 		return
 	}
-	if err := change(ctx, caller(sess), cs.SessionID(), name); err != nil {
+	if err := change(ctx, sess.Caller(), cs.SessionID(), name); err != nil {
 		s.log.Info("resource subscription not changed", "request_id", requestID(ctx), "error", ctalk.ErrorMessage(err))
 	}
 }
@@ -112,7 +112,7 @@ func (s *Server) subscription(ctx context.Context, uri string, change func(conte
 // resources/updated for each message posted to a channel it subscribed to,
 // until ctx ends.
 func (s *Server) WatchSubscriptions(ctx context.Context, sess *auth.Session, sessionID string) {
-	err := s.channels.Watch(ctx, caller(sess), sessionID, func(name string) {
+	err := s.channels.Watch(ctx, sess.Caller(), sessionID, func(name string) {
 		// A revocation heard before the post ends the stream instead.
 		if wait.Settle(ctx); ctx.Err() != nil {
 			return
@@ -149,7 +149,7 @@ func (s *Server) readChannelResource(ctx context.Context, req mcp.ReadResourceRe
 		return nil, s.resourceError(ctx, err)
 	}
 	name := strings.TrimPrefix(req.Params.URI, channelURIPrefix)
-	who := caller(sess)
+	who := sess.Caller()
 	ch, err := s.channels.Channel(ctx, who, name)
 	if code := ctalk.ErrorCode(err); code == ctalk.ENotFound || code == ctalk.EInvalid {
 		if r := reqctx.ResourceReadOf(ctx); r != nil {

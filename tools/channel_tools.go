@@ -33,11 +33,6 @@ const (
 	maxSeq = 1 << 53
 )
 
-// caller is the channels package's view of a session.
-func caller(sess *auth.Session) channels.Caller {
-	return channels.Caller{OrgID: sess.OrgID, UserID: sess.UserID, Admin: sess.IsAdmin()}
-}
-
 func (s *Server) registerChannelTools() {
 	s.registerCreateChannel()
 	s.registerListChannels()
@@ -84,7 +79,7 @@ func (s *Server) registerCreateChannel() {
 		authTokenParam,
 		annotations(false, false, false),
 	), func(ctx context.Context, sess *auth.Session, in *createChannelArgs) (*channelResult, error) {
-		ch, err := s.channels.Create(ctx, caller(sess), channels.NewChannel{Name: in.Channel, Private: in.Private, Topic: in.Topic, Description: in.Description, Members: in.Members})
+		ch, err := s.channels.Create(ctx, sess.Caller(), channels.NewChannel{Name: in.Channel, Private: in.Private, Topic: in.Topic, Description: in.Description, Members: in.Members})
 		if err != nil {
 			return nil, err
 		}
@@ -111,7 +106,7 @@ func (s *Server) registerListChannels() {
 		authTokenParam,
 		annotations(true, false, true),
 	), func(ctx context.Context, sess *auth.Session, in *listChannelsArgs) (*ListChannelsResult, error) {
-		chs, err := s.channels.List(ctx, caller(sess), in.IncludeArchived)
+		chs, err := s.channels.List(ctx, sess.Caller(), in.IncludeArchived)
 		if err != nil {
 			return nil, err
 		}
@@ -131,7 +126,7 @@ func (s *Server) registerGetChannel() {
 		authTokenParam,
 		annotations(true, false, true),
 	), func(ctx context.Context, sess *auth.Session, in *channelArgs) (*getChannelResult, error) {
-		ch, members, err := s.channels.Get(ctx, caller(sess), in.Channel)
+		ch, members, err := s.channels.Get(ctx, sess.Caller(), in.Channel)
 		if err != nil {
 			return nil, err
 		}
@@ -147,7 +142,7 @@ func (s *Server) registerJoinChannel() {
 		annotations(false, false, true),
 	), func(ctx context.Context, sess *auth.Session, in *channelArgs) (*channelResult, error) {
 		touch(ctx, in.Channel)
-		ch, err := s.channels.Join(ctx, caller(sess), in.Channel)
+		ch, err := s.channels.Join(ctx, sess.Caller(), in.Channel)
 		if err != nil {
 			return nil, err
 		}
@@ -163,7 +158,7 @@ func (s *Server) registerLeaveChannel() {
 		annotations(false, false, false),
 	), func(ctx context.Context, sess *auth.Session, in *channelArgs) (*channelResult, error) {
 		touch(ctx, in.Channel)
-		ch, err := s.channels.Leave(ctx, caller(sess), in.Channel)
+		ch, err := s.channels.Leave(ctx, sess.Caller(), in.Channel)
 		if err != nil {
 			return nil, err
 		}
@@ -186,7 +181,7 @@ func (s *Server) registerInviteToChannel() {
 		annotations(false, false, true),
 	), func(ctx context.Context, sess *auth.Session, in *inviteArgs) (*channelResult, error) {
 		touch(ctx, in.Channel)
-		ch, err := s.channels.Invite(ctx, caller(sess), in.Channel, in.UserIDs)
+		ch, err := s.channels.Invite(ctx, sess.Caller(), in.Channel, in.UserIDs)
 		if err != nil {
 			return nil, err
 		}
@@ -211,7 +206,7 @@ func (s *Server) registerUpdateChannel() {
 		annotations(false, false, true),
 	), func(ctx context.Context, sess *auth.Session, in *updateChannelArgs) (*channelResult, error) {
 		touch(ctx, in.Channel)
-		ch, err := s.channels.Update(ctx, caller(sess), in.Channel, in.Topic, in.Description)
+		ch, err := s.channels.Update(ctx, sess.Caller(), in.Channel, in.Topic, in.Description)
 		if err != nil {
 			return nil, err
 		}
@@ -227,7 +222,7 @@ func (s *Server) registerArchiveChannel() {
 		annotations(false, true, true),
 	), func(ctx context.Context, sess *auth.Session, in *channelArgs) (*channelResult, error) {
 		touch(ctx, in.Channel)
-		ch, err := s.channels.Archive(ctx, caller(sess), in.Channel)
+		ch, err := s.channels.Archive(ctx, sess.Caller(), in.Channel)
 		if err != nil {
 			return nil, err
 		}
@@ -269,7 +264,7 @@ func (s *Server) registerPostMessage() {
 		authTokenParam,
 		annotations(false, false, false),
 	), func(ctx context.Context, sess *auth.Session, in *postArgs) (*postResult, error) {
-		got, err := s.channels.AgentPost(ctx, caller(sess), channels.Post{Channel: in.Channel, Text: in.Text, ReplyTo: in.ReplyTo, Type: in.Type, Priority: in.Priority})
+		got, err := s.channels.AgentPost(ctx, sess.Caller(), channels.Post{Channel: in.Channel, Text: in.Text, ReplyTo: in.ReplyTo, Type: in.Type, Priority: in.Priority})
 		if err != nil {
 			return nil, err
 		}
@@ -330,7 +325,7 @@ func (s *Server) registerGetMessages() {
 		if err != nil {
 			return nil, err
 		}
-		p, err := s.channels.Messages(ctx, caller(sess), in.Channel, channels.Read{After: int64(after), Latest: latest, Limit: limit})
+		p, err := s.channels.Messages(ctx, sess.Caller(), in.Channel, channels.Read{After: int64(after), Latest: latest, Limit: limit})
 		if err != nil {
 			return nil, err
 		}
@@ -359,7 +354,7 @@ func (s *Server) registerGetUnread() {
 		authTokenParam,
 		annotations(false, false, false),
 	), func(ctx context.Context, sess *auth.Session, in *unreadArgs) (*unreadResult, error) {
-		d, err := s.channels.Unread(ctx, caller(sess), in.Channel)
+		d, err := s.channels.Unread(ctx, sess.Caller(), in.Channel)
 		if err != nil {
 			return nil, err
 		}
@@ -409,7 +404,7 @@ func (s *Server) registerWaitForMessage() {
 			after = &a
 		}
 		done := s.presence.Waiting(sess.Caller())
-		d, err := s.channels.Wait(ctx, caller(sess), in.Channel, after, s.waitOptions(ctx, timeout))
+		d, err := s.channels.Wait(ctx, sess.Caller(), in.Channel, after, s.waitOptions(ctx, timeout))
 		done()
 		if err != nil {
 			return nil, err
@@ -484,7 +479,7 @@ func (s *Server) registerSearchMessages() {
 		if err != nil {
 			return nil, err
 		}
-		ms, err := s.channels.Search(ctx, caller(sess), channels.Search{Query: in.Query, Channel: in.Channel, From: in.FromUserID, Since: since, Until: until, Limit: limit})
+		ms, err := s.channels.Search(ctx, sess.Caller(), channels.Search{Query: in.Query, Channel: in.Channel, From: in.FromUserID, Since: since, Until: until, Limit: limit})
 		if err != nil {
 			return nil, err
 		}

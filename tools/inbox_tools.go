@@ -115,7 +115,7 @@ func (s *Server) registerCheckInbox() {
 		}
 		res := &inboxResult{Questions: items, ChannelEvents: []*channels.Alert{}, NextCursor: next, NextStep: "no questions are waiting; wait_for_inbox waits for the next one"}
 		if in.Cursor == "" {
-			if res.ChannelEvents, err = s.channels.Alerts(ctx, caller(sess)); err != nil {
+			if res.ChannelEvents, err = s.channels.Alerts(ctx, sess.Caller()); err != nil {
 				// The questions are marked handed over already: hand them
 				// over; the alerts stay for the next call.
 				s.log.Warn("channel alerts not read with the inbox", "request_id", requestID(ctx), "error", err)
@@ -308,7 +308,7 @@ func (s *Server) registerWaitForInbox() {
 		}
 		events := []*channels.Alert{}
 		alerts := func() (bool, error) {
-			got, err := s.channels.Alerts(ctx, caller(sess))
+			got, err := s.channels.Alerts(ctx, sess.Caller())
 			if err != nil {
 				return false, err
 			}

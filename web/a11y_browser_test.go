@@ -131,10 +131,10 @@ func a11yFixture(t *testing.T, s *site) string {
 	_, _, err = s.Inbox.Propose(ctx, acme("bob"), q3.ID, "release/2.4")
 	must(nil, err)
 	must(s.Inbox.Send(ctx, acme("bob"), q3.ID, "release/2.4"))
-	alice := channels.Caller{OrgID: "acme", UserID: "alice"}
+	alice := acme("alice")
 	must(s.Channels.Create(ctx, alice, channels.NewChannel{Name: "general", Topic: "Everything", Members: []string{"bob", "carol"}}))
 	must(s.Channels.Post(ctx, alice, channels.Post{Channel: "general", Text: "Deploy freeze from Friday 3 pm.", Priority: "urgent"}))
-	must(s.Channels.Post(ctx, channels.Caller{OrgID: "acme", UserID: "bob"}, channels.Post{Channel: "general", Text: "@alice noted, thanks."}))
+	must(s.Channels.Post(ctx, acme("bob"), channels.Post{Channel: "general", Text: "@alice noted, thanks."}))
 	agent := s.agent(t, "acme", "alice")
 	res := testkit.OK(t, agent, "post_message", map[string]any{"channel": "general", "text": "Status: billing 3.2 is on staging."})
 	if res["status"] != "pending_approval" {

@@ -10,7 +10,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ctalk/ctalk"
-	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/channels"
 )
 
@@ -46,13 +45,7 @@ var channelsFlash = map[string]string{
 }
 
 // caller is the person signed in, as the channels service knows them.
-func caller(c echo.Context) channels.Caller { return sessionCaller(me(c)) }
-
-// sessionCaller is the person of session m, as the channels service knows
-// them.
-func sessionCaller(m *auth.Session) channels.Caller {
-	return channels.Caller{OrgID: m.OrgID, UserID: m.UserID, Admin: m.IsAdmin()}
-}
+func caller(c echo.Context) ctalk.Caller { return me(c).Caller() }
 
 // createForm is the form that creates a channel, as typed.
 type createForm struct {
@@ -213,7 +206,7 @@ func (p *Pages) renderChannel(c echo.Context, status int, form postForm, errs ma
 // channelMessages reads the page of messages the request asks for: the
 // newest by default, the page before ?before= (a message number), or the
 // page around ?message= (a message id, as search results link to).
-func (p *Pages) channelMessages(c echo.Context, who channels.Caller, data *channelData) error {
+func (p *Pages) channelMessages(c echo.Context, who ctalk.Caller, data *channelData) error {
 	ctx, ch := c.Request().Context(), data.Channel
 	before, _ := strconv.ParseInt(c.QueryParam("before"), 10, 64)
 	if id := c.QueryParam("message"); id != "" {

@@ -35,7 +35,7 @@ func TestChannelPageLive(t *testing.T) {
 
 func channelLive(t *testing.T, chromium context.Context, aliceSite, bobSite *site) {
 	ctx := context.Background()
-	if _, err := bobSite.Channels.Create(ctx, channels.Caller{OrgID: "acme", UserID: "bob"}, channels.NewChannel{Name: "dev", Members: []string{"alice"}}); err != nil {
+	if _, err := bobSite.Channels.Create(ctx, acme("bob"), channels.NewChannel{Name: "dev", Members: []string{"alice"}}); err != nil {
 		t.Fatal(err)
 	}
 	alice, bob := browser(t, chromium), browser(t, chromium)

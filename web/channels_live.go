@@ -22,7 +22,7 @@ import (
 // nothing.
 type channelFeed struct {
 	p     *Pages
-	who   channels.Caller
+	who   ctalk.Caller
 	name  string
 	after int64
 	wake  <-chan struct{}

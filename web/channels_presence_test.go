@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/internal/testkit"
 )
@@ -24,7 +23,7 @@ func TestChannelMembersPresence(t *testing.T) {
 		bob.post("/channels", url.Values{"name": {"dev"}})
 		alice := s.agent(t, "acme", "alice")
 		testkit.OK(t, alice, "join_channel", map[string]any{"channel": "dev"})
-		if _, err := s.Channels.Join(context.Background(), channels.Caller{OrgID: "acme", UserID: "carol"}, "dev"); err != nil {
+		if _, err := s.Channels.Join(context.Background(), acme("carol"), "dev"); err != nil {
 			t.Fatal(err)
 		}
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/internal/testkit"
@@ -57,7 +58,7 @@ func TestChannelFeed(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
-		ctx, alice := context.Background(), channels.Caller{OrgID: "acme", UserID: "alice", Admin: true}
+		ctx, alice := context.Background(), ctalk.Caller{OrgID: "acme", UserID: "alice", Admin: true}
 		if _, err := s.Channels.Create(ctx, alice, channels.NewChannel{Name: "dev", Members: []string{"bob"}}); err != nil {
 			t.Fatal(err)
 		}

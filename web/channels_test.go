@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/internal/testkit"
@@ -18,7 +19,7 @@ import (
 // it, and whether they are a member.
 func (s *site) unread(t testing.TB, orgID, userID, name string) (int64, bool) {
 	t.Helper()
-	ch, err := s.Channels.Channel(context.Background(), channels.Caller{OrgID: orgID, UserID: userID}, name)
+	ch, err := s.Channels.Channel(context.Background(), ctalk.Caller{OrgID: orgID, UserID: userID}, name)
 	if err != nil {
 		t.Fatalf("channel %s as %s: %v", name, userID, err)
 	}
@@ -28,7 +29,7 @@ func (s *site) unread(t testing.TB, orgID, userID, name string) (int64, bool) {
 // channelNames returns the names of the channels a person sees.
 func (s *site) channelNames(t testing.TB, orgID, userID string) []string {
 	t.Helper()
-	chs, err := s.Channels.List(context.Background(), channels.Caller{OrgID: orgID, UserID: userID}, true)
+	chs, err := s.Channels.List(context.Background(), ctalk.Caller{OrgID: orgID, UserID: userID}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +209,7 @@ func TestChannelsPostReadJoinLeave(t *testing.T) {
 		s.waitAuditEvent(t, "acme", "carol", "web:leave_channel", "ok", "dev")
 
 		// An archived channel reads, and refuses posts in words.
-		if _, err := s.Channels.Archive(context.Background(), channels.Caller{OrgID: "acme", UserID: "alice", Admin: true}, "dev"); err != nil {
+		if _, err := s.Channels.Archive(context.Background(), ctalk.Caller{OrgID: "acme", UserID: "alice", Admin: true}, "dev"); err != nil {
 			t.Fatal(err)
 		}
 		_, page = bob.get("/channels/dev")
@@ -229,7 +230,7 @@ func TestChannelsPages(t *testing.T) {
 		s.org(t, "acme")
 		bob := s.newClient(t, "acme", "bob")
 		bob.post("/channels", url.Values{"name": {"log"}})
-		ctx, who := context.Background(), channels.Caller{OrgID: "acme", UserID: "alice"}
+		ctx, who := context.Background(), acme("alice")
 		if _, err := s.Channels.Join(ctx, who, "log"); err != nil {
 			t.Fatal(err)
 		}

@@ -124,7 +124,7 @@ func (l *live) stream(ctx context.Context, w http.ResponseWriter, m *auth.Sessio
 		var counts liveCounts
 		var err error
 		if counts.Counts, err = l.p.inbox.Counts(ctx, m.Caller()); err == nil {
-			counts.Posts, err = l.p.heldCount(ctx, sessionCaller(m))
+			counts.Posts, err = l.p.heldCount(ctx, m.Caller())
 		}
 		if err != nil {
 			l.fail(ctx, w, err)

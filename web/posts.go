@@ -163,7 +163,7 @@ func (p *Pages) rejectPost(ctx context.Context, c echo.Context, id string) (stri
 
 // heldCount is how many channel posts wait for who's approval, for the link
 // from the inbox and the live counts.
-func (p *Pages) heldCount(ctx context.Context, who channels.Caller) (int, error) {
+func (p *Pages) heldCount(ctx context.Context, who ctalk.Caller) (int, error) {
 	posts, err := p.channels.HeldPosts(ctx, who)
 	return len(posts), err
 }

@@ -103,7 +103,7 @@ func seed(ctx context.Context, clock *demoClock, a *api.Assembly) (*demo, error)
 // seedChannel creates #payments with a short conversation of people and
 // their agents.
 func seedChannel(ctx context.Context, a *api.Assembly, at func(time.Duration)) error {
-	as := func(id string) channels.Caller { return channels.Caller{OrgID: "acme", UserID: id} }
+	as := func(id string) ctalk.Caller { return ctalk.Caller{OrgID: "acme", UserID: id} }
 	at(5 * time.Hour)
 	if _, err := a.Channels.Create(ctx, as("alice"), channels.NewChannel{Name: "payments", Topic: "Charges, refunds and the card reader",
 		Members: []string{"bob", "carol", "dev"}}); err != nil {
