@@ -120,7 +120,7 @@ type Server struct {
 	parked parkedCalls
 }
 
-// Parts are what a Server serves and calls, built by Assemble.
+// Parts are what a Server serves and calls, built by app.Assemble.
 type Parts struct {
 	DB *db.DB
 	// Services are the domain services, which the tools call too.

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"bufio"
@@ -16,6 +16,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/api"
+	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
@@ -30,7 +32,7 @@ import (
 // of them.
 type fuzzApp struct {
 	engine db.Engine
-	app    *Server
+	app    *api.Server
 	auth   *auth.Service
 	logs   *syncbuf.Buffer
 	token  string
@@ -49,18 +51,18 @@ func newFuzzApp(f *testing.F, engine db.Engine) *fuzzApp {
 	acfg.MaxFailures = 1 << 30
 	logs := &syncbuf.Buffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, nil))
-	app, err := Assemble(d, Wiring{API: Config{Version: "fuzz", Logger: logger, AllowOrgSignup: true}, Auth: acfg, Inbox: inbox.DefaultConfig()})
+	assembly, err := app.Assemble(d, app.Wiring{API: api.Config{Version: "fuzz", Logger: logger, AllowOrgSignup: true}, Auth: acfg, Inbox: inbox.DefaultConfig()})
 	if err != nil {
 		f.Fatal(err)
 	}
-	o := app.Orgs
+	o := assembly.Orgs
 	// Waits return at once once draining, so a fuzzed wait_for_inbox or
 	// wait_for_reply costs no time.
-	app.Drain()
+	assembly.Drain()
 	f.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		app.Close(ctx)
+		assembly.Close(ctx)
 	})
 
 	if _, err := o.Register(ctx, orgs.NewOrg{ID: "acme", Name: "Acme", AdminPassword: "acme-admin-password"}); err != nil {
@@ -79,12 +81,12 @@ func newFuzzApp(f *testing.F, engine db.Engine) *fuzzApp {
 		{"ann", "bob", "Is the build green?"},
 		{"bob", "ann", "When is the next invoice run?"},
 	} {
-		if _, err := app.Inbox.Ask(ctx, ctalk.Caller{OrgID: "acme", UserID: q.from}, inbox.Ask{To: q.to, Text: q.text}); err != nil {
+		if _, err := assembly.Inbox.Ask(ctx, ctalk.Caller{OrgID: "acme", UserID: q.from}, inbox.Ask{To: q.to, Text: q.text}); err != nil {
 			f.Fatal(err)
 		}
 	}
 
-	fa := &fuzzApp{engine: engine, app: app.Server, auth: app.Auth, logs: logs}
+	fa := &fuzzApp{engine: engine, app: assembly.Server, auth: assembly.Auth, logs: logs}
 	fa.login(f)
 	fa.sessions = map[bool]string{false: fa.initialize(f, ""), true: fa.initialize(f, fa.token)}
 	logs.Take()
@@ -228,9 +230,9 @@ type fuzzTool struct {
 }
 
 // registeredTools returns every tool s serves.
-func registeredTools(s *Server) []fuzzTool {
+func registeredTools(s *api.Server) []fuzzTool {
 	var tools []fuzzTool
-	for name, st := range s.mcp.ListTools() {
+	for name, st := range s.ListTools() {
 		var args []string
 		for arg := range st.Tool.InputSchema.Properties {
 			args = append(args, arg)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ctalk/ctalk/api"
+	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/mail/mailtest"
 )
@@ -78,7 +78,7 @@ func TestAskMailsTheRecipient(t *testing.T) {
 		}
 		// The tool takes nothing that changes a setting.
 		fail(t, users["bob"], "get_notification_settings", map[string]any{"settings": map[string]any{"paused": true}}, "")
-	}, options{wiring: func(w *api.Wiring) {
+	}, options{wiring: func(w *app.Wiring) {
 		w.API.PublicURL = "https://ctalk.test"
 		w.Mail = smtp.Config()
 	}})

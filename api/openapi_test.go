@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctalk/ctalk/api"
+	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
@@ -18,15 +20,15 @@ import (
 // its OpenAPI document does not describe, or the document describes one it
 // does not serve.
 func TestOpenAPIMatchesRoutes(t *testing.T) {
-	app, err := Assemble(dbtest.Open(t, db.SQLite), Wiring{API: Config{Logger: slog.New(slog.DiscardHandler)}, Auth: auth.DefaultConfig(), Inbox: inbox.DefaultConfig()})
+	assembly, err := app.Assemble(dbtest.Open(t, db.SQLite), app.Wiring{API: api.Config{Logger: slog.New(slog.DiscardHandler)}, Auth: auth.DefaultConfig(), Inbox: inbox.DefaultConfig()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { app.Close(t.Context()) })
+	t.Cleanup(func() { assembly.Close(t.Context()) })
 	var doc struct {
 		Paths map[string]map[string]json.RawMessage `json:"paths"`
 	}
-	if err := json.Unmarshal(openAPI, &doc); err != nil {
+	if err := json.Unmarshal(api.OpenAPI, &doc); err != nil {
 		t.Fatalf("openapi.json: %v", err)
 	}
 	var documented, served []string
@@ -36,7 +38,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		}
 	}
 	param := regexp.MustCompile(`:([a-z_]+)`)
-	for _, r := range app.echo.Routes() {
+	for _, r := range assembly.Routes() {
 		if strings.HasPrefix(r.Path, "/api/") {
 			served = append(served, r.Method+" "+param.ReplaceAllString(r.Path, "{$1}"))
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ctalk/ctalk/api"
 	"github.com/ctalk/ctalk/api/apitest"
+	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
@@ -101,7 +102,7 @@ func start(t testing.TB, e db.Engine, opts ...options) *env {
 	} else {
 		d = dbtest.Open(t, e)
 	}
-	s := apitest.Start(t, d, func(w *api.Wiring) {
+	s := apitest.Start(t, d, func(w *app.Wiring) {
 		if o.auth != nil {
 			o.auth(&w.Auth)
 		}

@@ -6,7 +6,7 @@ import (
 
 // TestCheckInboxShowsSenderChanges checks that a page of check_inbox read
 // twice (so kept by the page cache) shows a change of its sender on the
-// very next call: orgs tells the inbox of member changes (see Assemble).
+// very next call: orgs tells the inbox of member changes (see app.Assemble).
 func TestCheckInboxShowsSenderChanges(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.org(t, era, "acme")

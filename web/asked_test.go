@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/ctalk/ctalk"
-	"github.com/ctalk/ctalk/api"
+	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/testkit"
@@ -232,7 +232,7 @@ func TestWithdrawFromTheWeb(t *testing.T) {
 func TestAskedPages(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
-		s := start(t, engine, func(w *api.Wiring) { w.Inbox.AsksPerMinute, w.Inbox.LoopMax = 30, 1000 })
+		s := start(t, engine, func(w *app.Wiring) { w.Inbox.AsksPerMinute, w.Inbox.LoopMax = 30, 1000 })
 		s.org(t, "acme")
 		ctx := context.Background()
 		for i := range 25 {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/ctalk/ctalk/api"
+	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/oauth"
@@ -34,7 +34,7 @@ func TestSecurityHeadersOnEveryPage(t *testing.T) {
 				name = "https"
 			}
 			t.Run(name, func(t *testing.T) {
-				s := start(t, engine, func(w *api.Wiring) { w.API.PublicURL = public })
+				s := start(t, engine, func(w *app.Wiring) { w.API.PublicURL = public })
 				s.org(t, "acme")
 				q, err := s.Inbox.Ask(context.Background(), acme("bob"), inbox.Ask{To: "alice", Text: "Where is the runbook?"})
 				if err != nil {

@@ -16,8 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctalk/ctalk"
-	"github.com/ctalk/ctalk/api"
 	"github.com/ctalk/ctalk/api/apitest"
+	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/syncbuf"
@@ -31,7 +31,7 @@ import (
 type site struct {
 	URL string
 	DB  *db.DB
-	*api.Assembly
+	*app.Assembly
 	logs *syncbuf.Buffer
 	// clock is the database's "now", which a test may move forward.
 	clock *offsetClock
@@ -55,7 +55,7 @@ const (
 
 // start runs a ctalk server on a fresh database of the engine, on
 // 127.0.0.1:0; adjust, when given, changes its configuration first.
-func start(t testing.TB, engine db.Engine, adjust ...func(*api.Wiring)) *site {
+func start(t testing.TB, engine db.Engine, adjust ...func(*app.Wiring)) *site {
 	t.Helper()
 	d := dbtest.Open(t, engine)
 	clock := &offsetClock{}
@@ -65,8 +65,8 @@ func start(t testing.TB, engine db.Engine, adjust ...func(*api.Wiring)) *site {
 }
 
 // withMail has the server send its mail to m, with links to itself.
-func withMail(m *mailtest.Server) func(*api.Wiring) {
-	return func(w *api.Wiring) {
+func withMail(m *mailtest.Server) func(*app.Wiring) {
+	return func(w *app.Wiring) {
 		w.Mail = m.Config()
 		w.API.PublicURL = apitest.SelfURL
 	}

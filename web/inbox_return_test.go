@@ -11,7 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/ctalk/ctalk/api"
+	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/internal/testkit"
 )
@@ -65,7 +65,7 @@ func TestInboxDecisionsReturnToTheItem(t *testing.T) {
 	t.Parallel()
 	// More than a page of questions, more than the loop guard lets one
 	// pair ask at once.
-	s := start(t, db.SQLite, func(w *api.Wiring) { w.Inbox.LoopMax = 100 })
+	s := start(t, db.SQLite, func(w *app.Wiring) { w.Inbox.LoopMax = 100 })
 	s.org(t, "acme")
 	var ids []string
 	for i := range 4 {

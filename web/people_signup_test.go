@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/ctalk/ctalk"
-	"github.com/ctalk/ctalk/api"
+	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 )
@@ -84,7 +84,7 @@ func TestSignUpErrorsByField(t *testing.T) {
 func TestSignUpRules(t *testing.T) {
 	t.Parallel()
 	t.Run("rate", func(t *testing.T) {
-		s := start(t, db.SQLite, func(w *api.Wiring) { w.Auth.SignupBurst, w.Auth.SignupRate = 2, 1e-9 })
+		s := start(t, db.SQLite, func(w *app.Wiring) { w.Auth.SignupBurst, w.Auth.SignupRate = 2, 1e-9 })
 		anon := s.anonymous(t)
 		for i, id := range []string{"one", "two"} {
 			f := goodSignup()
@@ -101,7 +101,7 @@ func TestSignUpRules(t *testing.T) {
 		mustShow(t, "over the rate", page, `id="form-error"`)
 	})
 	t.Run("secret", func(t *testing.T) {
-		s := start(t, dbtest.Engines[0], func(w *api.Wiring) { w.API.AllowOrgSignup, w.API.SignupSecret = false, "operator-secret" })
+		s := start(t, dbtest.Engines[0], func(w *app.Wiring) { w.API.AllowOrgSignup, w.API.SignupSecret = false, "operator-secret" })
 		anon := s.anonymous(t)
 		_, page := anon.get("/signup")
 		mustShow(t, "closed sign-up", page, `id="signup_secret"`)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctalk/ctalk/api"
+	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/web"
@@ -79,7 +79,7 @@ func TestSignInEndsTheEarlierSession(t *testing.T) {
 // match a forged form (for browsers that send no Sec-Fetch-Site).
 func TestCookiesOverHTTPSAreHostOnly(t *testing.T) {
 	t.Parallel()
-	s := start(t, db.SQLite, func(w *api.Wiring) { w.API.PublicURL = "https://ctalk.example.com" })
+	s := start(t, db.SQLite, func(w *app.Wiring) { w.API.PublicURL = "https://ctalk.example.com" })
 	s.org(t, "acme")
 	c := &rawClient{t: t, base: s.URL, cookies: map[string]*http.Cookie{}}
 	c.do(http.MethodGet, "/signin", nil)

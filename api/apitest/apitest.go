@@ -1,5 +1,5 @@
 // Package apitest starts ctalk servers for the tests of api, tools and web:
-// the one composition root, api.Assemble, on a real port over a test
+// the one composition root, app.Assemble, on a real port over a test
 // database, with settings that keep tests fast, closed with the test; and
 // what those tests do with a running server. Only tests import it.
 package apitest
@@ -23,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctalk/ctalk/api"
+	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
@@ -49,7 +50,7 @@ const SelfURL = "self"
 type Server struct {
 	URL string
 	DB  *db.DB
-	*api.Assembly
+	*app.Assembly
 	// Logs holds everything the server logged, debug lines included.
 	Logs *syncbuf.Buffer
 }
@@ -58,14 +59,14 @@ type Server struct {
 // password hashing, sign-up open and not throttled for one address, /metrics
 // behind MetricsToken, every log line kept in Logs; adjust, when given,
 // changes this configuration first.
-func Start(t testing.TB, d *db.DB, adjust ...func(*api.Wiring)) *Server {
+func Start(t testing.TB, d *db.DB, adjust ...func(*app.Wiring)) *Server {
 	t.Helper()
 	acfg := auth.DefaultConfig()
 	acfg.BcryptCost = 4
 	// Tests create many organizations from one address.
 	acfg.SignupBurst = 1000
 	logs := &syncbuf.Buffer{}
-	w := api.Wiring{
+	w := app.Wiring{
 		API: api.Config{Version: "test", Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 			AllowOrgSignup: true, MetricsToken: MetricsToken},
 		Auth:  acfg,
@@ -83,7 +84,7 @@ func Start(t testing.TB, d *db.DB, adjust ...func(*api.Wiring)) *Server {
 	if w.API.PublicURL == SelfURL {
 		w.API.PublicURL = "http://" + l.Addr().String()
 	}
-	a, err := api.Assemble(d, w)
+	a, err := app.Assemble(d, w)
 	if err != nil {
 		l.Close()
 		t.Fatal(err)

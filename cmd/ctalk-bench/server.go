@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/api"
+	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
@@ -64,11 +65,11 @@ type server struct {
 	DB     *db.DB
 	Broker *wait.Broker
 	Inbox  *inbox.Service
-	app    *api.Assembly
+	app    *app.Assembly
 	srv    *http.Server
 }
 
-// startServer wires a server with api.Assemble, as cmd/ctalk does, with the
+// startServer wires a server with app.Assemble, as cmd/ctalk does, with the
 // settings above, and serves it on 127.0.0.1:0.
 func startServer(ctx context.Context, sc serverConfig) (*server, error) {
 	d, err := db.Open(ctx, sc.DB)
@@ -86,7 +87,7 @@ func startServer(ctx context.Context, sc serverConfig) (*server, error) {
 	}
 	icfg := inbox.DefaultConfig()
 	icfg.AsksPerMinute, icfg.LoopMax = sc.AsksPerMin, sc.LoopMax
-	app, err := api.Assemble(d, api.Wiring{
+	assembly, err := app.Assemble(d, app.Wiring{
 		API: api.Config{
 			Version:        "bench",
 			Logger:         sc.Log,
@@ -101,13 +102,13 @@ func startServer(ctx context.Context, sc serverConfig) (*server, error) {
 		d.Close()
 		return nil, err
 	}
-	url, srv, err := serveHTTP(ctx, app.Handler(), sc.Label)
+	url, srv, err := serveHTTP(ctx, assembly.Handler(), sc.Label)
 	if err != nil {
-		app.Close(ctx)
+		assembly.Close(ctx)
 		d.Close()
 		return nil, err
 	}
-	return &server{URL: url, DB: d, Broker: app.Broker, Inbox: app.Inbox, app: app, srv: srv}, nil
+	return &server{URL: url, DB: d, Broker: assembly.Broker, Inbox: assembly.Inbox, app: assembly, srv: srv}, nil
 }
 
 // serveHTTP serves h on 127.0.0.1:0 with the settings of cmd/ctalk's HTTP

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk"
-	"github.com/ctalk/ctalk/api"
+	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/orgs"
@@ -40,7 +40,7 @@ type demo struct {
 // seed creates the demo organization: alice (admin) with two questions
 // waiting for her, one with her agent's draft, and two of her own, one
 // answered. Times are set back so that the pages show a realistic spread.
-func seed(ctx context.Context, clock *demoClock, a *api.Assembly) (*demo, error) {
+func seed(ctx context.Context, clock *demoClock, a *app.Assembly) (*demo, error) {
 	defer clock.set(0)
 	at := clock.set
 	at(72 * time.Hour)
@@ -102,7 +102,7 @@ func seed(ctx context.Context, clock *demoClock, a *api.Assembly) (*demo, error)
 
 // seedChannel creates #payments with a short conversation of people and
 // their agents.
-func seedChannel(ctx context.Context, a *api.Assembly, at func(time.Duration)) error {
+func seedChannel(ctx context.Context, a *app.Assembly, at func(time.Duration)) error {
 	as := func(id string) ctalk.Caller { return ctalk.Caller{OrgID: "acme", UserID: id} }
 	at(5 * time.Hour)
 	if _, err := a.Channels.Create(ctx, as("alice"), channels.NewChannel{Name: "payments", Topic: "Charges, refunds and the card reader",

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/api"
+	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
@@ -81,7 +82,7 @@ func serve(ctx context.Context) (base string, d *demo, stop func(), err error) {
 	database.Now = clock.Now
 	acfg := auth.DefaultConfig()
 	acfg.BcryptCost = 4
-	a, err := api.Assemble(database, api.Wiring{
+	a, err := app.Assemble(database, app.Wiring{
 		API:   api.Config{Version: "demo", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), AllowOrgSignup: true},
 		Auth:  acfg,
 		Inbox: inbox.DefaultConfig(),

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/api"
+	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/db"
 )
 
@@ -236,10 +237,10 @@ func revertedLine(n int, reverted []uint, left uint) string {
 	return line
 }
 
-// wiring is what api.Assemble needs from the configuration.
-func wiring(cfg Config, log *slog.Logger) api.Wiring {
+// wiring is what app.Assemble needs from the configuration.
+func wiring(cfg Config, log *slog.Logger) app.Wiring {
 	b := buildInfo()
-	return api.Wiring{
+	return app.Wiring{
 		API: api.Config{
 			PublicURL:      cfg.PublicURL,
 			AllowedOrigins: cfg.AllowedOrigins,
@@ -283,14 +284,14 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(stri
 	}
 	defer d.Close()
 
-	app, err := api.Assemble(d, wiring(cfg, log))
+	assembly, err := app.Assemble(d, wiring(cfg, log))
 	if err != nil {
 		return err
 	}
 	// The api bounds the read of a request's body itself, and answers 408
 	// saying so, where ReadTimeout would drop the connection unanswered.
 	srv := &http.Server{
-		Handler:           app.Handler(),
+		Handler:           assembly.Handler(),
 		ReadHeaderTimeout: cfg.ReadTimeout,
 		IdleTimeout:       120 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
@@ -308,14 +309,14 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(stri
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
-		app.Close(context.Background())
+		assembly.Close(context.Background())
 		return err
 	case <-ctx.Done():
 	}
 	log.Info("shutting down: draining requests")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
-	app.Close(shutdownCtx)
+	assembly.Close(shutdownCtx)
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctalk/ctalk/api"
+	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
@@ -62,7 +63,7 @@ func startHostedWith(t *testing.T, d *db.DB, addr string, forgetful bool) *hoste
 	t.Helper()
 	acfg := auth.DefaultConfig()
 	acfg.BcryptCost = 4
-	app, err := api.Assemble(d, api.Wiring{
+	assembly, err := app.Assemble(d, app.Wiring{
 		API: api.Config{
 			Version:        "test",
 			Logger:         slog.New(slog.DiscardHandler),
@@ -77,10 +78,10 @@ func startHostedWith(t *testing.T, d *db.DB, addr string, forgetful bool) *hoste
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		app.Close(context.Background())
+		assembly.Close(context.Background())
 		t.Fatal(err)
 	}
-	handler := app.Handler()
+	handler := assembly.Handler()
 	if forgetful {
 		handler = forgetfulSessions(handler)
 	}
@@ -91,7 +92,7 @@ func startHostedWith(t *testing.T, d *db.DB, addr string, forgetful bool) *hoste
 		once.Do(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			app.Close(ctx)
+			assembly.Close(ctx)
 			srv.Close()
 		})
 	}

@@ -1,8 +1,7 @@
-package api
+package app
 
 import (
 	"context"
-
 	"log/slog"
 
 	"github.com/ctalk/ctalk/channels"

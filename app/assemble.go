@@ -1,4 +1,8 @@
-package api
+// Package app is ctalk's composition root: Assemble builds every service,
+// the OAuth server, the MCP tools and the web app over one database, and
+// hands them to api, which only serves them over HTTP. The ctalk command,
+// the load harness and the tests' starter all assemble through it.
+package app
 
 import (
 	"context"
@@ -10,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ctalk/ctalk/access"
+	"github.com/ctalk/ctalk/api"
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/channels"
@@ -26,7 +31,7 @@ import (
 
 // Wiring configures Assemble.
 type Wiring struct {
-	API   Config
+	API   api.Config
 	Auth  auth.Config
 	Inbox inbox.Config
 	// AuditRetention is how long audit events are kept; zero keeps them
@@ -41,7 +46,7 @@ type Wiring struct {
 
 // Assembly is a ctalk server and the parts behind it.
 type Assembly struct {
-	*Server
+	*api.Server
 	Auth  *auth.Service
 	Orgs  *orgs.Service
 	Inbox *inbox.Service
@@ -112,14 +117,14 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	n := startNotify(ctx, d, w, log, sender, o, in, ch)
 
 	svc := tools.Services{Auth: a, Orgs: o, Inbox: in, Channels: ch, Presence: presence, Access: acc, Notify: n, OAuth: oauth.NewService(d, a, oauthConfig(w.API))}
-	p := Parts{DB: d, Services: svc, Metrics: prometheus.NewRegistry(), Stop: make(chan struct{})}
+	p := api.Parts{DB: d, Services: svc, Metrics: prometheus.NewRegistry(), Stop: make(chan struct{})}
 	p.Tools = tools.New(tools.Config{Version: w.API.Version, Logger: log, AllowOrgSignup: w.API.AllowOrgSignup, SignupSecret: w.API.SignupSecret,
 		ProgressEvery: w.API.ProgressEvery, Audit: w.API.Audit, Stop: p.Stop, Metrics: p.Metrics}, svc)
 	p.Web = newWeb(w.API, log, p)
 	p.Metrics.MustRegister(n.Collectors()...)
 	return &Assembly{
 		Notify: n,
-		Server: New(w.API, p),
+		Server: api.New(w.API, p),
 		Auth:   a, Orgs: o, Inbox: in, Channels: ch, Broker: broker, Audit: w.API.Audit,
 		Mail: sender, Access: acc, cancel: cancel,
 	}, nil
@@ -127,10 +132,10 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 
 // newWeb builds the web app over the parts, the tools' sign-up check
 // included.
-func newWeb(cfg Config, log *slog.Logger, p Parts) *web.Pages {
+func newWeb(cfg api.Config, log *slog.Logger, p api.Parts) *web.Pages {
 	pages := web.New(web.Config{
 		Logger:            log,
-		PublicURL:         func(r *http.Request) string { return PublicURL(cfg.PublicURL, r) },
+		PublicURL:         func(r *http.Request) string { return api.PublicURL(cfg.PublicURL, r) },
 		CheckSignup:       p.Tools.CheckSignup,
 		SignupNeedsSecret: !cfg.AllowOrgSignup,
 		SecureCookies:     strings.HasPrefix(cfg.PublicURL, "https://"),
@@ -157,7 +162,7 @@ func newSender(w *Wiring, log *slog.Logger) mail.Sender {
 
 // oauthConfig is the authorization server's configuration: cfg.OAuth, or
 // else oauth.DefaultConfig.
-func oauthConfig(cfg Config) oauth.Config {
+func oauthConfig(cfg api.Config) oauth.Config {
 	if cfg.OAuth != nil {
 		return *cfg.OAuth
 	}
