@@ -51,6 +51,9 @@ func (s *Service) Asked(ctx context.Context, orgID, userID string, limit int, cu
 	if err != nil {
 		return nil, "", fmt.Errorf("read asked page: %w", err)
 	}
+	if err := annotate(ctx, s.db, orgID, qs); err != nil {
+		return nil, "", err
+	}
 	if len(qs) > limit {
 		qs = qs[:limit]
 		last := qs[len(qs)-1]

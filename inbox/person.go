@@ -255,6 +255,9 @@ func (s *Service) AnswerDirectly(ctx context.Context, orgID, userID, msgID, text
 		if q, err = s.pendingForRecipient(ctx, tx, orgID, userID, msgID, "answer"); err != nil {
 			return err
 		}
+		if err := requireInfo(q); err != nil {
+			return err
+		}
 		if _, err := s.addDraft(ctx, tx, orgID, q.ID, text, true); err != nil {
 			return err
 		}

@@ -199,6 +199,9 @@ func (s *Service) expansionInputs(ctx context.Context, events []*storedEvent) ([
 			if p.hooks, err = activeWebhooks(ctx, s.db, e.OrgID, e.UserID); err != nil {
 				return nil, err
 			}
+			if err := s.pauseAway(ctx, e.OrgID, e.UserID, &p.settings); err != nil {
+				return nil, err
+			}
 			people[key] = p
 		}
 		x := *p
