@@ -390,3 +390,30 @@ func threadSQL(n int) string {
 	return `SELECT ` + questionColumns + ` FROM questions
 	WHERE org_id = $1 AND (id IN (` + ids + `) OR thread_id IN (` + ids + `)) ORDER BY created_at, id`
 }
+
+// claimUpdatesSQL hands an asker ($3) the news, not yet handed over, of
+// their questions still open, marking them at $1.
+const claimUpdatesSQL = `UPDATE questions SET asker_handed_at = $1
+	WHERE org_id = $2 AND asker_id = $3 AND status = 'pending' AND asker_news_at IS NOT NULL AND asker_handed_at IS NULL
+	RETURNING ` + questionColumns
+
+// Updates hands the caller the news of their questions still open that
+// was not handed over yet (by this, WaitReply or check_replies): forwarded
+// to someone else, or waiting for information from them. Each is handed
+// over once.
+//
+// Returns only the database's errors.
+func (s *Service) Updates(ctx context.Context, c ctalk.Caller) ([]*Question, error) {
+	var out []*Question
+	err := s.db.Write(ctx, func(q db.Querier) (err error) {
+		if out, err = queryQuestions(ctx, q, claimUpdatesSQL, s.db.Now(), c.OrgID, c.UserID); err != nil {
+			return fmt.Errorf("claim question updates: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sortQuestions(out, func(q *Question) time.Time { return q.CreatedAt })
+	return out, annotate(ctx, s.db, c.OrgID, out)
+}
