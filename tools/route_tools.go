@@ -65,7 +65,11 @@ func (s *Server) registerForwardQuestion() {
 		if err != nil {
 			return nil, err
 		}
-		return &questionResult{Question: q, NextStep: "forwarded: " + q.To + "'s agent receives it, and the asker's agent is told; it is no longer in your inbox"}, nil
+		res := &questionResult{Question: q, NextStep: "forwarded: " + q.To + "'s agent receives it, and the asker's agent is told; it is no longer in your inbox"}
+		if u, err := s.orgs.User(ctx, sess.OrgID, q.To); err == nil && u.Away != nil {
+			res.NextStep += fmt.Sprintf(". Tell your person that %s is away until %s", u.ID, u.Away.Until.Format("2006-01-02 15:04 MST"))
+		}
+		return res, nil
 	})
 }
 

@@ -2,6 +2,7 @@ package tools_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,8 +38,11 @@ func TestAwayForwardAndFollowUpOverMCP(t *testing.T) {
 
 		fail(t, z["carol"], "forward_question", map[string]any{"message_id": id, "to_user_id": "bob"}, "not found")
 		fail(t, carol, "forward_question", map[string]any{"message_id": id, "to_user_id": "bob"}, "asked message")
+		if _, err := e.Orgs.SetAway(context.Background(), ctalk.Caller{OrgID: "acme", UserID: "alice"}, orgs.Away{Until: until}); err != nil {
+			t.Fatal(err)
+		}
 		fq := ok(t, carol, "forward_question", map[string]any{"message_id": id, "to_user_id": "alice", "note": "Alice keeps them"})
-		if fq["to_user_id"] != "alice" {
+		if fq["to_user_id"] != "alice" || !strings.Contains(fq["next_step"].(string), "alice is away") {
 			t.Fatalf("forward_question = %v", fq)
 		}
 		got := ok(t, bob, "wait_for_reply", map[string]any{"message_id": id, "timeout_s": 5})["replies"].([]any)
@@ -63,7 +67,7 @@ func TestAwayForwardAndFollowUpOverMCP(t *testing.T) {
 			t.Fatalf("the answer = %v", got)
 		}
 		fail(t, bob, "ask_person", map[string]any{"to_user_id": "carol", "question": "and?", "follow_up_of": id, "ask_anyway": true}, "whoever answered")
-		ok(t, bob, "ask_person", map[string]any{"to_user_id": "alice", "question": "which folder?", "follow_up_of": id})
+		ok(t, bob, "ask_person", map[string]any{"to_user_id": "alice", "question": "which folder?", "follow_up_of": id, "ask_anyway": true})
 		qs = ok(t, alice, "check_inbox", nil)["questions"].([]any)
 		th, _ := qs[0].(map[string]any)["thread"].([]any)
 		if len(qs) != 1 || len(th) != 1 || th[0].(map[string]any)["answer"] != "In the ops repo." {
