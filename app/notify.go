@@ -34,6 +34,7 @@ func startNotify(ctx context.Context, d *db.DB, w Wiring, log *slog.Logger, send
 		return u.Name, u.Email, nil
 	}
 	n := notify.NewService(d, cfg, dir)
+	n.SkipAway(o.AwayUntil)
 	if !n.Sending() {
 		log.Warn("notifications are off: set PUBLIC_URL, the base of the links they carry, to send them by email and webhooks")
 		return n

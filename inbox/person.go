@@ -255,6 +255,9 @@ func (s *Service) AnswerDirectly(ctx context.Context, c ctalk.Caller, msgID, tex
 		if q, err = s.pendingForRecipient(ctx, tx, c.OrgID, c.UserID, msgID, "answer"); err != nil {
 			return err
 		}
+		if err := requireInfo(q); err != nil {
+			return err
+		}
 		if _, err := s.addDraft(ctx, tx, c.OrgID, q.ID, text, true); err != nil {
 			return err
 		}

@@ -38,8 +38,8 @@ const askChecksSQL = `
 const askPostgresSQL = `
 	WITH checks (recipient, rate_n, rate_oldest, loop_n, loop_oldest) AS (` + askChecksSQL + `),
 	ins AS (
-		INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, idempotency_key, created_at)
-		SELECT $1, $6, $2, $3, $7, 'pending', $8, $9 FROM checks
+		INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, idempotency_key, created_at, thread_id, follow_up_of)
+		SELECT $1, $6, $2, $3, $7, 'pending', $8, $9, $12, $13 FROM checks
 		WHERE recipient > 0 AND ($10 <= 0 OR rate_n < $10) AND ($11 <= 0 OR loop_n < $11)
 		ON CONFLICT (org_id, asker_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
 		RETURNING id),
@@ -52,8 +52,8 @@ const askPostgresSQL = `
 // askChecksSQL, this and askPairStatsSQL; nothing when a question with the
 // same idempotency key exists.
 const askInsertSQL = `
-	INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, idempotency_key, created_at)
-	VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7)
+	INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, idempotency_key, created_at, thread_id, follow_up_of)
+	VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9)
 	ON CONFLICT (org_id, asker_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`
 
 // askPairStatsSQL counts an ask in the pair's statistics.
@@ -61,7 +61,7 @@ const askPairStatsSQL = `
 	INSERT INTO interactions (org_id, asker_id, recipient_id, asked, last_at) VALUES ($1, $2, $3, 1, $4)
 	ON CONFLICT (org_id, asker_id, recipient_id) DO UPDATE SET asked = interactions.asked + 1, last_at = excluded.last_at`
 
-const questionColumns = `id, asker_id, recipient_id, body, status, created_at, resolved_at, resolution, idempotency_key`
+const questionColumns = `id, asker_id, recipient_id, body, status, created_at, resolved_at, resolution, idempotency_key, thread_id, follow_up_of, info_requested_at, events`
 
 // inboxPageWhere keeps a user's ($2) pending questions after a cursor
 // (created_at $3, id $4), in the order of a page of at most $5.
@@ -252,9 +252,10 @@ const claimWithdrawalsSQL = `UPDATE questions SET withdrawal_handed_at = $1
 	RETURNING ` + questionColumns
 
 // claimRepliesSQL hands an asker ($3) their resolved questions not yet
-// handed over, or only $4 when it is not empty, marking them at $1.
+// handed over, and their open ones with news (a forward, a request for
+// information), or only $4 when it is not empty, marking them at $1.
 const claimRepliesSQL = `UPDATE questions SET asker_handed_at = $1
-	WHERE org_id = $2 AND asker_id = $3 AND status <> 'pending' AND asker_handed_at IS NULL
+	WHERE org_id = $2 AND asker_id = $3 AND (status <> 'pending' OR asker_news_at IS NOT NULL) AND asker_handed_at IS NULL
 	  AND ($4 = '' OR id = $4)
 	RETURNING ` + questionColumns
 
@@ -302,8 +303,9 @@ const approveDraftSQL = `UPDATE drafts SET approved_at = $1, rejected_at = NULL,
 const rejectDraftSQL = `UPDATE drafts SET rejected_at = $1, rejection_note = $5, approved_at = NULL
 	WHERE org_id = $2 AND question_id = $3 AND version = $4`
 
-// resolveSQL records the outcome of a question ($5) that is still pending.
-const resolveSQL = `UPDATE questions SET status = $1, resolution = $2, resolved_at = $3 WHERE org_id = $4 AND id = $5 AND status = 'pending'`
+// resolveSQL records the outcome of a question ($5) that is still pending,
+// for the asker to be handed even when they were handed news of it before.
+const resolveSQL = `UPDATE questions SET status = $1, resolution = $2, resolved_at = $3, asker_handed_at = NULL WHERE org_id = $4 AND id = $5 AND status = 'pending'`
 
 // touchPairSQL moves the time of a pair's last exchange to $1.
 const touchPairSQL = `UPDATE interactions SET last_at = $1 WHERE org_id = $2 AND asker_id = $3 AND recipient_id = $4`
@@ -360,5 +362,5 @@ const pendingInboxSQL = `SELECT EXISTS (SELECT 1 FROM questions
 // pendingRepliesSQL says whether an asker ($2) has anything claimRepliesSQL
 // would hand over, for $3 only when it is not empty, without handing it.
 const pendingRepliesSQL = `SELECT EXISTS (SELECT 1 FROM questions
-	WHERE org_id = $1 AND asker_id = $2 AND status <> 'pending' AND asker_handed_at IS NULL
+	WHERE org_id = $1 AND asker_id = $2 AND (status <> 'pending' OR asker_news_at IS NOT NULL) AND asker_handed_at IS NULL
 	  AND ($3 = '' OR id = $3))`

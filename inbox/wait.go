@@ -177,6 +177,9 @@ func (s *Service) claimReplies(ctx context.Context, orgID, userID, msgID string)
 	if err != nil {
 		return nil, err
 	}
+	if err := annotate(ctx, s.db, orgID, out); err != nil {
+		return nil, err
+	}
 	sortQuestions(out, resolvedAt)
 	return out, nil
 }

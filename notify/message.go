@@ -55,6 +55,12 @@ func (s *Service) compose(ctx context.Context, e *storedEvent) (message, error) 
 		m.Title = actor + "'s question still waits for you"
 	case KindStillWaiting:
 		m.Title = "Your question to " + actor + " still waits for an answer; you may withdraw it or ask someone else"
+	case KindForwarded:
+		m.Title = actor + " forwarded your question to someone else"
+	case KindInfoRequested:
+		m.Title = actor + " needs more information before answering your question"
+	case KindInfoProvided:
+		m.Title = actor + " gave the information you asked for"
 	case KindWebhookDisabled:
 		m.Title = "A webhook of yours was disabled"
 		m.Text = e.Text // the reason and the webhook's host, never the text of a question

@@ -45,13 +45,20 @@ const (
 	// KindWithdrawn closes a question without telling anyone: like an
 	// answer or a decline, it ends the question's reminders.
 	KindWithdrawn Kind = "withdrawn"
+	// KindForwarded: the person's question was forwarded to someone else;
+	// KindInfoRequested: the one asked wants more information from the
+	// person first; KindInfoProvided: the asker gave the person the
+	// information they asked for.
+	KindForwarded     Kind = "forwarded"
+	KindInfoRequested Kind = "info_requested"
+	KindInfoProvided  Kind = "info_provided"
 	// KindWebhookDisabled tells a webhook's owner that it was disabled.
 	KindWebhookDisabled Kind = "webhook_disabled"
 )
 
 // Kinds are the kinds a person can choose channels for, in the order the
 // settings show them.
-var Kinds = []Kind{KindQuestion, KindDraft, KindPost, KindAnswered, KindDeclined, KindMention, KindUrgent, KindReminder, KindStillWaiting}
+var Kinds = []Kind{KindQuestion, KindDraft, KindPost, KindAnswered, KindDeclined, KindMention, KindUrgent, KindReminder, KindStillWaiting, KindForwarded, KindInfoRequested, KindInfoProvided}
 
 // closing kinds end a question's reminders.
 func (k Kind) closing() bool { return k == KindAnswered || k == KindDeclined || k == KindWithdrawn }
@@ -158,6 +165,36 @@ type Service struct {
 	kick    chan struct{}
 	// unsubKey signs the one-click unsubscribe links; loaded by Start.
 	unsubKey []byte
+	// awayUntil, when set (see SkipAway), says until when a person is away.
+	awayUntil AwayUntil
+}
+
+// AwayUntil tells notify until when a person said they are away: the zero
+// time when they are not.
+type AwayUntil func(ctx context.Context, orgID, userID string) (time.Time, error)
+
+// SkipAway makes the service send nothing to a person while away says
+// they are away: their events are expanded into no deliveries, and are not
+// held for their return. The app keeps every question anyway, and a held
+// pile would greet them with questions answered, forwarded or withdrawn
+// meanwhile. Reminders still fall due, and still tell the asker that their
+// question waits. Call it before serving.
+func (s *Service) SkipAway(away AwayUntil) { s.awayUntil = away }
+
+// pauseAway pauses settings, a person's, while they are away: a pause sends
+// nothing but the notice of a disabled webhook (see Settings.channelsFor).
+func (s *Service) pauseAway(ctx context.Context, orgID, userID string, settings *Settings) error {
+	if s.awayUntil == nil {
+		return nil
+	}
+	until, err := s.awayUntil(ctx, orgID, userID)
+	if err != nil {
+		return fmt.Errorf("look up whether %s is away: %w", userID, err)
+	}
+	if until.After(s.db.Now()) {
+		settings.Paused = true
+	}
+	return nil
 }
 
 // NewService returns a Service over d that learns who people are from dir.

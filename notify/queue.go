@@ -199,13 +199,20 @@ func (s *Service) expansionInputs(ctx context.Context, events []*storedEvent) ([
 			if p.hooks, err = activeWebhooks(ctx, s.db, e.OrgID, e.UserID); err != nil {
 				return nil, err
 			}
+			if err := s.pauseAway(ctx, e.OrgID, e.UserID, &p.settings); err != nil {
+				return nil, err
+			}
 			people[key] = p
 		}
 		x := *p
 		x.org, x.orgHooks = org, orgHooks[e.OrgID]
 		if e.Kind == KindReminder || e.Kind == KindStillWaiting {
 			var closed int
-			if err := s.db.QueryRow(ctx, closedSubjectSQL, e.OrgID, e.Subject).Scan(&closed); err != nil {
+			reminded := e.UserID
+			if e.Kind == KindStillWaiting {
+				reminded = e.Actor
+			}
+			if err := s.db.QueryRow(ctx, closedSubjectSQL, e.OrgID, e.Subject, reminded).Scan(&closed); err != nil {
 				return nil, fmt.Errorf("check question closed: %w", err)
 			}
 			x.closed = closed > 0

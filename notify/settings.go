@@ -41,7 +41,7 @@ type Settings struct {
 // approvals and reminders by email and webhook, the rest in the app.
 func DefaultChannels(k Kind, email bool) []string {
 	switch k {
-	case KindQuestion, KindDraft, KindPost, KindReminder, KindWebhookDisabled:
+	case KindQuestion, KindDraft, KindPost, KindReminder, KindWebhookDisabled, KindInfoRequested, KindInfoProvided:
 		if email {
 			return []string{ChannelEmail, ChannelWebhook}
 		}

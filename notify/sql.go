@@ -28,8 +28,9 @@ const claimEventsTail = `)
 const expandEventSQL = `UPDATE notify_events SET expanded_at = $1, lease_until = NULL WHERE id = $2 AND claim = $3 AND expanded_at IS NULL`
 
 // closedSubjectSQL tells whether a question ($2) was answered, declined or
-// withdrawn.
-const closedSubjectSQL = `SELECT COUNT(*) FROM notify_events WHERE org_id = $1 AND subject = $2 AND kind IN ('answered', 'declined', 'withdrawn')`
+// withdrawn, or forwarded away by the person ($3) it reminds of it.
+const closedSubjectSQL = `SELECT COUNT(*) FROM notify_events WHERE org_id = $1 AND subject = $2
+	AND (kind IN ('answered', 'declined', 'withdrawn') OR kind = 'forwarded' AND actor_id = $3)`
 
 // threadRootSQL finds the first event of a subject ($2) to a person ($3):
 // the mail the others of that person reply to.

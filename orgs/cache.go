@@ -46,6 +46,10 @@ func newMemberCache(d *db.DB, ttl time.Duration) *memberCache {
 func (m member) copies() (*User, *Org) {
 	u, o := m.user, m.org
 	u.Ownership = slices.Clone(u.Ownership)
+	if u.Away != nil {
+		away := *u.Away
+		u.Away = &away
+	}
 	return &u, &o
 }
 

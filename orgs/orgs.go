@@ -61,6 +61,8 @@ type User struct {
 	Presence  string    `json:"presence,omitempty" jsonschema:"waiting (an agent of theirs waits for messages now), active (a call in the last 5 minutes) or away"`
 	// LastSeenAt is the time of their last call, to the minute.
 	LastSeenAt *time.Time `json:"last_seen_at,omitempty" jsonschema:"the time of their last call, to within a minute; absent when never seen"`
+	// Away is set while the person said they are away (see SetAway).
+	Away *Away `json:"away,omitempty" jsonschema:"present while the person is away: until when, who stands in for them, and their note"`
 }
 
 // NewOrg is the input of Register.
@@ -317,7 +319,7 @@ func (s *Service) Org(ctx context.Context, orgID string) (*Org, error) {
 	return o, nil
 }
 
-const userColumns = `users.org_id, users.id, users.name, users.role, users.ownership, users.notes, users.profile_notes, users.email, users.created_at, ` + presenceColumns
+const userColumns = `users.org_id, users.id, users.name, users.role, users.ownership, users.notes, users.profile_notes, users.email, users.created_at, users.away_until, users.away_delegate, users.away_note, ` + presenceColumns
 
 // presenceColumns read a user's last call and the latest end of their wait
 // marks, for PresenceOf: one primary-key range of presence_waits per user.
@@ -451,10 +453,16 @@ func scanUser(r scanner, extra ...any) (*User, error) {
 	var own string
 	var seen, waitUntil db.NullTime
 	var email sql.NullString
-	if err := r.Scan(append([]any{&u.OrgID, &u.ID, &u.Name, &u.Role, &own, &u.Notes, &u.ProfileNotes, &email, &u.CreatedAt, &seen, &waitUntil}, extra...)...); err != nil {
+	var away Away
+	var awayUntil db.NullTime
+	if err := r.Scan(append([]any{&u.OrgID, &u.ID, &u.Name, &u.Role, &own, &u.Notes, &u.ProfileNotes, &email, &u.CreatedAt, &awayUntil, &away.Delegate, &away.Note, &seen, &waitUntil}, extra...)...); err != nil {
 		return nil, err
 	}
 	u.Email = email.String
+	if awayUntil.Valid && awayUntil.Time.After(time.Now()) {
+		away.Until = awayUntil.Time.UTC()
+		u.Away = &away
+	}
 	u.Presence = PresenceOf(seen, waitUntil, time.Now().UTC())
 	if seen.Valid {
 		t := seen.Time

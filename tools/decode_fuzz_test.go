@@ -40,6 +40,9 @@ var fuzzArgTypes = map[string]func() any{
 	"change_password":           func() any { return new(changePasswordArgs) },
 	"reset_user_password":       func() any { return new(resetPasswordArgs) },
 	"change_admin_password":     func() any { return new(changeAdminPasswordArgs) },
+	"forward_question":          func() any { return new(forwardArgs) },
+	"request_info":              func() any { return new(requestInfoArgs) },
+	"provide_info":              func() any { return new(provideInfoArgs) },
 }
 
 // fuzzTool is one registered tool: its name, arguments, required arguments

@@ -131,6 +131,16 @@ func a11yFixture(t *testing.T, s *site) string {
 	_, _, err = s.Inbox.Propose(ctx, acme("bob"), q3.ID, "release/2.4")
 	must(nil, err)
 	must(s.Inbox.Send(ctx, acme("bob"), q3.ID, "release/2.4"))
+	// A question on its way: carol asks for more on q2; alice's question
+	// to bob went on to carol, who wants more too; a follow-up of q3; and
+	// bob is away.
+	must(s.Inbox.RequestInfo(ctx, acme("alice"), q2.ID, "Which billing release?"))
+	q4, err := s.Inbox.Ask(ctx, acme("alice"), inbox.Ask{To: "bob", Text: "Who approves the invoicing change?"})
+	must(q4, err)
+	must(s.Inbox.Forward(ctx, acme("bob"), q4.ID, "carol", "Carol owns invoicing."))
+	must(s.Inbox.RequestInfo(ctx, acme("carol"), q4.ID, "Which change?"))
+	must(s.Inbox.Ask(ctx, acme("alice"), inbox.Ask{To: "bob", Text: "Is it merged yet?", FollowUpOf: q3.ID}))
+	must(s.Orgs.SetAway(ctx, acme("bob"), orgs.Away{Until: time.Now().Add(72 * time.Hour), Delegate: "carol", Note: "At the offsite."}))
 	alice := acme("alice")
 	must(s.Channels.Create(ctx, alice, channels.NewChannel{Name: "general", Topic: "Everything", Members: []string{"bob", "carol"}}))
 	must(s.Channels.Post(ctx, alice, channels.Post{Channel: "general", Text: "Deploy freeze from Friday 3 pm.", Priority: "urgent"}))

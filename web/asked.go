@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -29,6 +30,9 @@ const askedPageSize = 20
 var askedFlash = map[string]string{
 	"asked":     "Your question is sent. Their agent shows it to them; the answer appears here once they approve it.",
 	"withdrawn": "The question is withdrawn. Their agent is told, if it had already shown it to them.",
+	// route.go's
+	"info-provided": "Sent. The question is back with them, with your reply.",
+	"followed-up":   "Your follow-up is sent, on the same thread. The answer appears here once they approve it.",
 }
 
 // askForm is the form that asks a question, as typed.
@@ -87,7 +91,11 @@ func (p *Pages) renderAsked(c echo.Context, status int, cursor string, form askF
 func (p *Pages) askSubmit(c echo.Context) error {
 	m := me(c)
 	form := askForm{To: c.FormValue("to"), Text: c.FormValue("text"), Key: c.FormValue("key")}
-	_, err := p.inbox.Ask(c.Request().Context(), m.Caller(), inbox.Ask{To: form.To, Text: form.Text, IdempotencyKey: form.Key})
+	followUp := strings.TrimSpace(c.FormValue("follow_up_of"))
+	_, err := p.inbox.Ask(c.Request().Context(), m.Caller(), inbox.Ask{To: form.To, Text: form.Text, IdempotencyKey: form.Key, FollowUpOf: followUp})
+	if err == nil && followUp != "" {
+		return done(c, "/asked", "followed-up")
+	}
 	if err == nil {
 		return done(c, "/asked", "asked")
 	}

@@ -40,6 +40,9 @@ var inboxForms = map[string]struct{ audit, done string }{
 	"reject":  {"web:reject_draft", "rejected"},
 	"decline": {"web:decline_question", "declined"},
 	"answer":  {"web:answer_question", "answered"},
+	// route.go's
+	"forward":      {"web:forward_question", "forwarded"},
+	"request-info": {"web:request_info", "info-requested"},
 }
 
 // inboxPageSize is how many questions one page of the inbox shows.
@@ -52,6 +55,9 @@ var inboxFlash = map[string]string{
 	"rejected": "Rejected. Your agent reads your note and may not send this draft.",
 	"declined": "Declined. The asker's agent receives your reason.",
 	"answered": "Sent. The asker's agent receives your answer.",
+	// route.go's
+	"forwarded":      "Forwarded. Their agent receives the question, and the asker's agent is told who has it now.",
+	"info-requested": "Asked. The question waits for the asker's information; it comes back here with their reply.",
 }
 
 // inboxList is the data of the inbox page.
@@ -134,13 +140,16 @@ func (p *Pages) inboxAction(form string, act inboxAct) echo.HandlerFunc {
 func inboxReturn(c echo.Context, form, id string) string {
 	back := c.FormValue("back")
 	if back != "/inbox" && !strings.HasPrefix(back, "/inbox?") {
+		if form == "forward" {
+			return "/inbox" // it is no longer mine to show
+		}
 		return "/inbox/" + id
 	}
 	list := "/inbox"
 	if u, err := url.Parse(back); err == nil && u.Query().Get("after") != "" {
 		list += "?" + url.Values{"after": {u.Query().Get("after")}}.Encode()
 	}
-	if form == "decline" || form == "answer" {
+	if form == "decline" || form == "answer" || form == "forward" {
 		return at(list, c.FormValue(nextItemField))
 	}
 	return at(list, id)
@@ -278,8 +287,17 @@ func newQuestionView(c echo.Context, r *inbox.Review, listed bool, fail *formErr
 	return v
 }
 
-// Pending says whether the question still waits for an answer.
-func (v questionView) Pending() bool { return v.Status == inbox.StatusPending }
+// Pending says whether the question still waits for an answer, also while
+// it waits for its asker's information.
+func (v questionView) Pending() bool {
+	return v.Status == inbox.StatusPending || v.Status == inbox.StatusNeedsInfo
+}
+
+// NeedsInfo says whether the question waits for its asker's information.
+func (v questionView) NeedsInfo() bool { return v.Status == inbox.StatusNeedsInfo }
+
+// MaxForwards is how many times a question may be forwarded.
+func (v questionView) MaxForwards() int { return inbox.MaxForwards }
 
 // Back is where the question's forms return after success: the page of
 // the list it is on, or its own page.

@@ -57,15 +57,18 @@ type notificationsData struct {
 
 // notifyKindLabels say what each kind is, on the settings form.
 var notifyKindLabels = map[notify.Kind]string{
-	notify.KindQuestion:     "A question waits for you",
-	notify.KindDraft:        "Your agent's answer waits for your approval",
-	notify.KindPost:         "Your agent's channel post waits for your approval",
-	notify.KindAnswered:     "Your question was answered",
-	notify.KindDeclined:     "Your question was declined",
-	notify.KindMention:      "You were mentioned in a channel",
-	notify.KindUrgent:       "An urgent post in a channel of yours",
-	notify.KindReminder:     "Reminder: a question to you still waits",
-	notify.KindStillWaiting: "Your question still waits for an answer",
+	notify.KindQuestion:      "A question waits for you",
+	notify.KindDraft:         "Your agent's answer waits for your approval",
+	notify.KindPost:          "Your agent's channel post waits for your approval",
+	notify.KindAnswered:      "Your question was answered",
+	notify.KindDeclined:      "Your question was declined",
+	notify.KindMention:       "You were mentioned in a channel",
+	notify.KindUrgent:        "An urgent post in a channel of yours",
+	notify.KindReminder:      "Reminder: a question to you still waits",
+	notify.KindStillWaiting:  "Your question still waits for an answer",
+	notify.KindForwarded:     "Your question was forwarded to someone else",
+	notify.KindInfoRequested: "Someone needs more information before answering you",
+	notify.KindInfoProvided:  "An asker gave the information you asked for",
 }
 
 func (p *Pages) notificationsPage(c echo.Context) error {

@@ -40,6 +40,9 @@ var peopleFlash = map[string]string{
 	"passkey-added":    passkeysFlash["passkey-added"],
 	"passkey-removed":  passkeysFlash["passkey-removed"],
 	"passkey-required": passkeysFlash["passkey-required"],
+	// route.go's
+	"away": "You are away. Coworkers' agents are told so, with your delegate, and your notifications stop until then.",
+	"back": "Welcome back. You are no longer away; notifications reach you again.",
 }
 
 // directoryEntry is one member in the directory.

@@ -161,6 +161,7 @@ func (p *Pages) Mount(e *echo.Echo) {
 	p.mountPosts(r)
 	p.mountAsked(r)
 	p.mountPeople(r)
+	p.mountRoute(r)
 	p.mountTokens(r)
 	p.mountNotifications(r)
 	p.mountPasskeys(r)

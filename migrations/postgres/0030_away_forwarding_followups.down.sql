@@ -1,0 +1,10 @@
+DROP TABLE question_events;
+DROP INDEX questions_thread;
+ALTER TABLE questions DROP COLUMN asker_news_at;
+ALTER TABLE questions DROP COLUMN events;
+ALTER TABLE questions DROP COLUMN info_requested_at;
+ALTER TABLE questions DROP COLUMN follow_up_of;
+ALTER TABLE questions DROP COLUMN thread_id;
+ALTER TABLE users DROP COLUMN away_note;
+ALTER TABLE users DROP COLUMN away_delegate;
+ALTER TABLE users DROP COLUMN away_until;
