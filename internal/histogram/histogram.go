@@ -3,6 +3,12 @@
 // (in rollup rows, or in one pass of SQL), never every value.
 package histogram
 
+import (
+	"database/sql"
+	"fmt"
+	"strings"
+)
+
 // Histogram counts values in buckets: Counts[i] is how many values were at
 // most Bounds[i] and above Bounds[i-1]; the last count, one more than the
 // bounds, is of the values above the last bound.
@@ -73,4 +79,43 @@ func (h *Histogram) Quantile(q float64) (v float64, ok bool) {
 		return lower + (h.Bounds[i]-lower)*(rank-float64(below))/float64(c), true
 	}
 	return h.Bounds[len(h.Bounds)-1], true
+}
+
+// SumsSQL is the select list that counts the rows of a query per bucket of
+// bounds by the value of the SQL expression expr, in the order of Counts,
+// for Scan into them: a histogram in one pass, on either engine.
+func SumsSQL(expr string, bounds []float64) string {
+	var b strings.Builder
+	for i, hi := range bounds {
+		b.WriteString("SUM(CASE WHEN ")
+		if i > 0 {
+			fmt.Fprintf(&b, "%s > %g AND ", expr, bounds[i-1])
+		}
+		fmt.Fprintf(&b, "%s <= %g THEN 1 ELSE 0 END), ", expr, hi)
+	}
+	fmt.Fprintf(&b, "SUM(CASE WHEN %s > %g THEN 1 ELSE 0 END)", expr, bounds[len(bounds)-1])
+	return b.String()
+}
+
+// Dest is the scan destinations of the counts of h, for a row of SumsSQL.
+// SUM of no rows is NULL, which they read as zero.
+func (h *Histogram) Dest() []any {
+	out := make([]any, len(h.Counts))
+	for i := range h.Counts {
+		out[i] = (*nullCount)(&h.Counts[i])
+	}
+	return out
+}
+
+// nullCount scans a count that may be NULL.
+type nullCount int64
+
+// Scan implements sql.Scanner.
+func (n *nullCount) Scan(v any) error {
+	var c sql.NullInt64
+	if err := c.Scan(v); err != nil {
+		return err
+	}
+	*n = nullCount(c.Int64)
+	return nil
 }

@@ -1,0 +1,81 @@
+package inbox_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/inbox"
+)
+
+// TestOverviewCountsQuestionsPerDayAndTimesToAnswerAndApproval asks,
+// approves and answers on a clock the test moves, and checks what the
+// admins' overview reads back: per day, per bucket of waiting, per
+// recipient, and nothing of another org.
+func TestOverviewCountsQuestionsPerDayAndTimesToAnswerAndApproval(t *testing.T) {
+	t.Parallel()
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		t0 := time.Date(2026, 11, 10, 9, 0, 0, 0, time.UTC)
+		now := t0
+		d.Now = func() time.Time { return now }
+		s := rulesOrgs(t, d)
+		humanMode(t, d)
+		ctx := context.Background()
+		at := func(dt time.Duration) { now = t0.Add(dt) }
+
+		q1 := askAcme(t, s, "retry logic?")
+		at(time.Minute)
+		v1 := proposeAcme(t, s, q1.ID, "three retries")
+		at(10 * time.Minute)
+		must(t, func() error { _, err := s.Approve(ctx, "acme", "answerer", q1.ID, v1.Version); return err })
+		at(20 * time.Minute)
+		must(t, func() error { _, err := s.Send(ctx, "acme", "answerer", q1.ID, "three retries"); return err })
+		at(24 * time.Hour)
+		q2 := askAcme(t, s, "deploy window?")
+		askAcme(t, s, "still open?")
+		if _, err := s.Ask(ctx, "other", "asker", inbox.Ask{To: "answerer", Text: "other org's"}); err != nil {
+			t.Fatal(err)
+		}
+		at(27 * time.Hour)
+		must(t, func() error { _, err := s.AnswerDirectly(ctx, "acme", "answerer", q2.ID, "Thursdays"); return err })
+		at(29 * time.Hour)
+
+		o, err := s.Overview(ctx, "acme", t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := fmt.Sprint(o.Days), "[{2026-11-10 1 1} {2026-11-11 2 1}]"; got != want {
+			t.Errorf("days %s, want %s", got, want)
+		}
+		// Answers after 20 minutes (bucket up to 30) and 3 hours (up to 4);
+		// approvals after 10 minutes (up to 15) and 3 hours: a person's own
+		// answer is their approval too.
+		if got, want := fmt.Sprint(o.ToAnswer.Counts), "[0 0 0 1 0 0 1 0 0 0 0 0]"; got != want {
+			t.Errorf("times to answer %s, want %s", got, want)
+		}
+		if got, want := fmt.Sprint(o.ToApproval.Counts), "[0 0 1 0 0 0 1 0 0 0 0 0]"; got != want {
+			t.Errorf("times to approval %s, want %s", got, want)
+		}
+		if got, want := fmt.Sprint(o.Open), "[{answerer 0 1 0 0}]"; got != want {
+			t.Errorf("open %s, want %s (the question of 5 hours ago)", got, want)
+		}
+		later, err := s.Overview(ctx, "acme", t0.Add(24*time.Hour))
+		if err != nil || len(later.Days) != 1 || later.ToAnswer.Total() != 1 || later.ToApproval.Total() != 1 {
+			t.Errorf("from the 11th: days %v, %d answers, %d approvals (err %v); want the 11th's alone", later.Days, later.ToAnswer.Total(), later.ToApproval.Total(), err)
+		}
+		other, err := s.Overview(ctx, "other", t0)
+		if err != nil || len(other.Days) != 1 || other.ToAnswer.Total() != 0 || fmt.Sprint(other.Open) != "[{answerer 0 1 0 0}]" {
+			t.Errorf("org other: %+v (err %v); want its one open question alone", other, err)
+		}
+	})
+}
+
+func must(t *testing.T, fn func() error) {
+	t.Helper()
+	if err := fn(); err != nil {
+		t.Fatal(err)
+	}
+}
