@@ -312,7 +312,12 @@ func latencyChart(d *overviewData) *chart {
 	rows := d.Calls.Days
 	return &chart{Kind: charts.ChartTypeLine, Series: []string{"Median", "90th percentile", "99th percentile"}, Unit: "ms",
 		Labels: labelsOf(rows, func(r callsRow) string { return shortDay(r.Name) }),
-		Values: series(rows, 3, func(r callsRow, s int) float64 { return []float64{r.P50, r.P90, r.P99}[s] })}
+		Values: series(rows, 3, func(r callsRow, s int) float64 {
+			if r.Calls == 0 {
+				return charts.GetNullValue() // no line through a day without calls
+			}
+			return []float64{r.P50, r.P90, r.P99}[s]
+		})}
 }
 
 func channelsChart(d *overviewData) *chart {
