@@ -45,6 +45,19 @@ SELECT org_id, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD'), tool, outcome, COUN
     SUM(CASE WHEN duration_ms > 30000 THEN 1 ELSE 0 END)
 FROM audit_events GROUP BY org_id, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD'), tool, outcome;
 
+-- The overview's questions of a day that has ended, kept once counted, as
+-- they no longer change: kind 'asked' (bucket 0), 'answer' and 'approval'
+-- (bucket: the index of the time to it in inbox.WaitBoundsSeconds), each
+-- with its count n; kind 'done' marks the day counted, empty days too.
+CREATE TABLE question_days (
+    org_id TEXT NOT NULL,
+    day    TEXT NOT NULL,
+    kind   TEXT NOT NULL,
+    bucket INTEGER NOT NULL,
+    n      BIGINT NOT NULL,
+    PRIMARY KEY (org_id, day, kind, bucket)
+);
+
 -- The overview's counts per day of questions asked, answered and approved,
 -- and of notification deliveries, read a range of one org's rows.
 CREATE INDEX questions_created ON questions (org_id, created_at);
