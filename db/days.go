@@ -22,6 +22,8 @@ func (d *DB) SecondsSQL(from, to string) string {
 }
 
 // Each runs the read query and calls fn on each row, until fn fails.
+//
+// Returns only the database's errors, and those of fn.
 func (d *DB) Each(ctx context.Context, query string, args []any, fn func(*Rows) error) error {
 	rows, err := d.Query(ctx, query, args...)
 	if err != nil {
