@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/go-analyze/charts"
 )
@@ -70,12 +71,20 @@ func (ch *chart) svg(dark bool) ([]byte, error) {
 		StackSeries:  charts.Ptr(ch.Stack),
 	}
 	labels := ch.Labels
+	// Values as people write them: 23, 0.5, 1.2k; never 23.00.
+	format := func(v float64) string {
+		if v >= 1000 {
+			return strconv.FormatFloat(v/1000, 'f', -1, 64) + "k"
+		}
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
 	if ch.Kind == charts.ChartTypeHorizontalBar {
 		opt.Height = max(160, 80+28*len(labels))
 		opt.YAxis = []charts.YAxisOption{{Labels: labels}}
+		opt.XAxis = charts.XAxisOption{ValueFormatter: format}
 	} else {
 		opt.XAxis = charts.XAxisOption{Labels: labels}
-		opt.YAxis = []charts.YAxisOption{{Title: ch.Unit}}
+		opt.YAxis = []charts.YAxisOption{{Title: ch.Unit, ValueFormatter: format}}
 	}
 	p, err := charts.Render(opt)
 	if err != nil {

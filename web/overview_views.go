@@ -87,6 +87,9 @@ func (r *callsRow) done() callsRow {
 	r.P90, _ = r.latency.Quantile(0.9)
 	r.P99, _ = r.latency.Quantile(0.99)
 	r.P50Words, r.P90Words, r.P99Words = msWords(r.P50), msWords(r.P90), msWords(r.P99)
+	if r.Calls == 0 {
+		r.P50Words, r.P90Words, r.P99Words = "none", "none", "none"
+	}
 	return *r
 }
 
