@@ -220,14 +220,17 @@ const insertManySQL = `INSERT INTO audit_events (at, org_id, user_id, tool, outc
 func (l *Log) insert(ctx context.Context, batch []Event) error {
 	return l.db.Tx(ctx, func(tx db.Querier) error {
 		if l.db.Engine == db.Postgres {
-			return insertMany(ctx, tx, batch)
+			if err := insertMany(ctx, tx, batch); err != nil {
+				return err
+			}
+			return addDaily(ctx, tx, batch)
 		}
 		for _, e := range batch {
 			if _, err := tx.Exec(ctx, insertSQL, e.At.UTC(), e.OrgID, e.UserID, e.Tool, e.Outcome, e.DurationMS, idsJSON(e.IDs), e.RequestID, e.Factor); err != nil {
 				return err
 			}
 		}
-		return nil
+		return addDaily(ctx, tx, batch)
 	})
 }
 
@@ -327,7 +330,8 @@ func (l *Log) Events(ctx context.Context, orgID string, f Filter) ([]Event, bool
 	return out, more, nil
 }
 
-// Prune deletes events older than before and returns how many.
+// Prune deletes events older than before and returns how many, and the
+// daily rollup rows of the days wholly before it.
 //
 // Returns only the database's errors.
 func (l *Log) Prune(ctx context.Context, before time.Time) (int64, error) {
@@ -337,8 +341,13 @@ func (l *Log) Prune(ctx context.Context, before time.Time) (int64, error) {
 		if err != nil {
 			return fmt.Errorf("delete from audit_events: %w", err)
 		}
-		n, err = res.RowsAffected()
-		return err
+		if n, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		if _, err := q.Exec(ctx, pruneDailySQL, before.UTC().Format(dayLayout)); err != nil {
+			return fmt.Errorf("delete from audit_daily: %w", err)
+		}
+		return nil
 	})
 	return n, err
 }

@@ -9,7 +9,7 @@ type Metrics struct {
 }
 
 func newMetrics() *Metrics {
-	return &Metrics{
+	m := &Metrics{
 		sent: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ctalk_notifications_sent_total", Help: "Notifications delivered, by channel.",
 		}, []string{"channel"}),
@@ -23,6 +23,14 @@ func newMetrics() *Metrics {
 			Name: "ctalk_notifications_queue_age_seconds", Help: "How long the oldest due notification delivery has waited, as of the last check (every few seconds).",
 		}),
 	}
+	// Each channel's series exist from the start, at zero, so that a
+	// dashboard's rates have a series before the first delivery.
+	for _, ch := range []string{"email", "webhook"} {
+		m.sent.WithLabelValues(ch)
+		m.retried.WithLabelValues(ch)
+		m.failed.WithLabelValues(ch)
+	}
+	return m
 }
 
 // Collectors returns the service's metrics, for a registry.

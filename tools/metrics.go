@@ -27,6 +27,9 @@ func newMetrics(r prometheus.Registerer) *metrics {
 			Help: "Refused logins and admin-password checks, by reason (unauthorized or rate_limited).",
 		}, []string{"reason"}),
 	}
+	// Both reasons' series exist from the start, at zero, for dashboards.
+	m.loginFailures.WithLabelValues("unauthorized")
+	m.loginFailures.WithLabelValues("rate_limited")
 	if r != nil {
 		r.MustRegister(m.calls, m.duration, m.loginFailures)
 	}

@@ -28,6 +28,7 @@ func (p *Pages) mountAdmin(r routes) {
 	r.POST("/admin/settings", p.updateSettings)
 	r.POST("/admin/password", p.changeAdminPassword)
 	r.GET("/admin/audit", p.auditPage)
+	p.mountOverview(r)
 }
 
 // adminData is the admin page: the org, its members, and the forms with

@@ -21,6 +21,9 @@ type shot struct {
 	// Live, when set, asks a question once the page is open and waits
 	// for the page to announce it.
 	Live bool
+	// Images, when set, waits for the images in the window to be drawn:
+	// the overview's charts.
+	Images bool
 }
 
 // shots are the screenshots, signed out first. Few and small: the README
@@ -39,6 +42,8 @@ func shots(d *demo) []shot {
 		{Name: "channel", Path: "/channels/payments", Signed: true},
 		{Name: "tokens", Path: "/tokens", Signed: true, Dark: true},
 		{Name: "admin", Path: "/admin", Signed: true},
+		{Name: "overview", Path: "/admin/overview", Signed: true, Images: true},
+		{Name: "overview-dark", Path: "/admin/overview?days=7#ov-calls", Signed: true, Dark: true, Images: true},
 	}
 }
 
@@ -122,6 +127,12 @@ func take(tab context.Context, base string, s shot, d *demo) ([]byte, error) {
 	if s.Live {
 		if err := live(tab, d); err != nil {
 			return nil, err
+		}
+	}
+	if s.Images {
+		if _, err := chromedp.Run(tab, chromedp.Evaluate[[]any](`Promise.all([...document.images].filter(i => i.getBoundingClientRect().top < innerHeight)
+			.map(i => i.decode().catch(() => null)))`, chromedp.EvalAwaitPromise)); err != nil {
+			return nil, fmt.Errorf("wait for the charts: %w", err)
 		}
 	}
 	return chromedp.Run(tab, chromedp.CaptureScreenshot())

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/app"
+	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/orgs"
@@ -93,6 +94,7 @@ func seed(ctx context.Context, clock *demoClock, a *app.Assembly) (*demo, error)
 	if err := seedChannel(ctx, a, at); err != nil {
 		return nil, err
 	}
+	seedCalls(a)
 	more := func(ctx context.Context) error {
 		_, err := a.Inbox.Ask(ctx, ctalk.Caller{OrgID: "acme", UserID: "dev"}, inbox.Ask{To: "alice", Text: "Do refunds go through the same queue as charges?"})
 		return err
@@ -128,4 +130,29 @@ func seedChannel(ctx context.Context, a *app.Assembly, at func(time.Duration)) e
 		}
 	}
 	return nil
+}
+
+// seedCalls records a week of the agents' tool calls in the audit log, for
+// the overview: a few hundred a day, some refused, the waits slow by design.
+func seedCalls(a *app.Assembly) {
+	if a.Audit == nil {
+		return
+	}
+	tools := []struct {
+		name string
+		ms   float64
+	}{{"check_inbox", 8}, {"wait_for_inbox", 2500}, {"ask_person", 14}, {"propose_response", 11}, {"get_messages", 6}, {"whoami", 2}}
+	now := time.Now().UTC()
+	users := []string{"alice", "bob", "carol", "dev"}
+	for i := range 1400 {
+		t := tools[i*7%len(tools)]
+		outcome := "ok"
+		if i%37 == 0 {
+			outcome = "invalid"
+		} else if i%211 == 0 {
+			outcome = "not_found"
+		}
+		a.Audit.Record(audit.Event{At: now.Add(-time.Duration(i) * 7 * time.Minute), OrgID: "acme", UserID: users[i%len(users)],
+			Tool: t.name, Outcome: outcome, DurationMS: t.ms * (0.5 + float64(i%10)/5)})
+	}
 }
