@@ -1,7 +1,7 @@
 // Package notify tells people outside the app that something waits for
 // them: it queues events in the transaction of the change that causes them,
 // expands each, once, into deliveries by the person's settings (email,
-// webhooks), and delivers them at least once, retrying temporary failures
+// webhooks, Web Push), and delivers them at least once, retrying temporary failures
 // with backoff, across replicas and restarts.
 package notify
 
@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/ctalk/ctalk"
@@ -126,7 +127,10 @@ type Config struct {
 	// what comes meanwhile waits, and goes out as one digest when it
 	// ends. Zero sends every notification as its own mail.
 	DigestWindow time.Duration
-	Logger       *slog.Logger
+	// PushContact is the VAPID subject push services may reach the
+	// operator by (a mailto: or https: URL); empty means PublicURL.
+	PushContact string
+	Logger      *slog.Logger
 }
 
 // DefaultConfig returns the production defaults.
@@ -158,6 +162,8 @@ type Service struct {
 	kick    chan struct{}
 	// unsubKey signs the one-click unsubscribe links; loaded by Start.
 	unsubKey []byte
+	// vapid is the server's Web Push key pair; loaded by Start.
+	vapid atomic.Pointer[vapidKeys]
 }
 
 // NewService returns a Service over d that learns who people are from dir.
@@ -204,10 +210,15 @@ func NewService(d *db.DB, cfg Config, dir Directory) *Service {
 // EmailEnabled reports whether the email channel is configured.
 func (s *Service) EmailEnabled() bool { return s.cfg.Mail != nil }
 
-// Queue stores events in tx, due at their Due time or now.
+// Queue stores events in tx, due at their Due time or now; an event that
+// can reach nobody (see reach.go) is left out.
 //
 // Returns only the database's errors.
 func (s *Service) Queue(ctx context.Context, tx db.Querier, events ...Event) error {
+	events, err := s.queueable(ctx, tx, events)
+	if err != nil || len(events) == 0 {
+		return err
+	}
 	now := s.db.Now()
 	for _, e := range events {
 		due := e.Due
