@@ -249,7 +249,8 @@ func (s *Service) Settings(ctx context.Context, orgID, userID string) (Settings,
 }
 
 // SaveSettings replaces a person's notification settings. Kinds missing
-// from in.Channels keep their defaults.
+// from in.Channels keep their defaults; working hours left out (no days,
+// start or end) are kept as they were.
 //
 // Returns EInvalid for an unknown kind or channel, a bad time or zone, or
 // working hours that are none.
@@ -278,6 +279,14 @@ func (s *Service) SaveSettings(ctx context.Context, orgID, userID string, in Set
 	}
 	if _, err := time.LoadLocation(tz); err != nil {
 		return in, ctalk.Errorf(ctalk.EInvalid, "time_zone %q is not a known time zone; use an IANA name such as Europe/Berlin or America/New_York", ctalk.Shorten(tz, 60))
+	}
+	if in.WorkDays == nil && in.WorkStart == "" && in.WorkEnd == "" {
+		// Working hours left out are kept.
+		cur, err := settingsOf(ctx, s.db, orgID, userID)
+		if err != nil {
+			return in, err
+		}
+		in.WorkDays, in.WorkStart, in.WorkEnd = cur.WorkDays, cur.WorkStart, cur.WorkEnd
 	}
 	days, workStart, workEnd, err := checkWorkingHours(in)
 	if err != nil {
