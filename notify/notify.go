@@ -164,6 +164,8 @@ type Service struct {
 	unsubKey []byte
 	// vapid is the server's Web Push key pair; loaded by Start.
 	vapid atomic.Pointer[vapidKeys]
+	// rekick is set while a second wake-up of the worker is armed.
+	rekick atomic.Bool
 }
 
 // NewService returns a Service over d that learns who people are from dir.
@@ -229,13 +231,28 @@ func (s *Service) Queue(ctx context.Context, tx db.Querier, events ...Event) err
 			return fmt.Errorf("queue notification: %w", err)
 		}
 	}
-	// Wake the local worker; it finds the events once tx commits, or at its
-	// next poll.
+	// Wake the local worker now, which finds the events if tx has committed
+	// by the time it looks, and once more a moment later, by when it most
+	// likely has: the events go out within milliseconds of the commit
+	// rather than at the next poll. One re-kick is armed at a time.
+	s.wake()
+	if s.rekick.CompareAndSwap(false, true) {
+		time.AfterFunc(rekickDelay, func() {
+			s.rekick.Store(false)
+			s.wake()
+		})
+	}
+	return nil
+}
+
+// rekickDelay is how long after queueing the worker looks again.
+const rekickDelay = 20 * time.Millisecond
+
+func (s *Service) wake() {
 	select {
 	case s.kick <- struct{}{}:
 	default:
 	}
-	return nil
 }
 
 func newID(prefix string) string {
