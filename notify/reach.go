@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/ctalk/ctalk/db"
 )
@@ -17,33 +18,61 @@ import (
 // transaction, in one statement over notify's tables (and the person's
 // address from the Directory when email could be chosen).
 
-// reachSQL reads what decides where a person's events can go: their
-// settings' channels and pause (NULL without a row), their active
-// webhooks, the org's, and their browsers.
+// reachSQL reads, in one statement, what decides where events of a
+// subject can go: for the person ($2) and for the other one involved ($3,
+// the asker of a question), their settings' channels and pause (NULL
+// without a row), their active webhooks and their browsers; the org's
+// webhooks; the org's reminder time (NULL without a row: the default);
+// and whether the subject ($4) has an event not yet expanded (a pending
+// reminder), which its closing event must be queued to end.
 const reachSQL = `SELECT
 	(SELECT channels FROM notify_settings WHERE org_id = $1 AND user_id = $2),
 	(SELECT paused FROM notify_settings WHERE org_id = $1 AND user_id = $2),
 	(SELECT COUNT(*) FROM notify_webhooks WHERE org_id = $1 AND user_id = $2 AND disabled_at IS NULL),
+	(SELECT COUNT(*) FROM notify_push_subscriptions WHERE org_id = $1 AND user_id = $2),
+	(SELECT channels FROM notify_settings WHERE org_id = $1 AND user_id = $3),
+	(SELECT paused FROM notify_settings WHERE org_id = $1 AND user_id = $3),
+	(SELECT COUNT(*) FROM notify_webhooks WHERE org_id = $1 AND user_id = $3 AND disabled_at IS NULL),
+	(SELECT COUNT(*) FROM notify_push_subscriptions WHERE org_id = $1 AND user_id = $3),
 	(SELECT COUNT(*) FROM notify_webhooks WHERE org_id = $1 AND user_id = '' AND disabled_at IS NULL),
-	(SELECT COUNT(*) FROM notify_push_subscriptions WHERE org_id = $1 AND user_id = $2)`
+	(SELECT reminder_seconds FROM notify_org_settings WHERE org_id = $1),
+	(SELECT COUNT(*) FROM (SELECT 1 FROM notify_events WHERE org_id = $1 AND subject = $4 AND $4 <> '' AND expanded_at IS NULL LIMIT 1) p)`
 
-// pendingSubjectSQL tells whether a subject ($2) has an event not yet
-// expanded (a question's reminder): its closing event must be queued to
-// end it, whoever it reaches.
-const pendingSubjectSQL = `SELECT COUNT(*) FROM (SELECT 1 FROM notify_events WHERE org_id = $1 AND subject = $2 AND expanded_at IS NULL LIMIT 1) p`
+// reachRow is what reachSQL read of one event.
+type reachRow struct {
+	person, other *expansion
+	reminder      time.Duration
+	pending       bool
+}
 
-// reach reads what the expansion of an event to userID would, enough to
-// tell whether it has any destination: the webhooks and browsers are
-// counted, not listed.
-func (s *Service) reach(ctx context.Context, tx db.Querier, orgID, userID string, k Kind) (*expansion, error) {
+func (s *Service) readReach(ctx context.Context, tx db.Querier, e Event) (*reachRow, error) {
 	var (
-		channels             sql.NullString
-		paused               sql.NullBool
-		hooks, orgHooks, web int
+		channels, otherChannels                     sql.NullString
+		paused, otherPaused                         sql.NullBool
+		hooks, web, oHooks, oWeb, orgHooks, pending int
+		reminder                                    sql.NullInt64
 	)
-	if err := tx.QueryRow(ctx, reachSQL, orgID, userID).Scan(&channels, &paused, &hooks, &orgHooks, &web); err != nil {
+	err := tx.QueryRow(ctx, reachSQL, e.OrgID, e.UserID, e.Actor, e.Subject).Scan(&channels, &paused, &hooks, &web,
+		&otherChannels, &otherPaused, &oHooks, &oWeb, &orgHooks, &reminder, &pending)
+	if err != nil {
 		return nil, fmt.Errorf("read where notifications go: %w", err)
 	}
+	r := &reachRow{reminder: DefaultReminder, pending: pending > 0}
+	if reminder.Valid {
+		r.reminder = time.Duration(reminder.Int64) * time.Second
+	}
+	if r.person, err = reachOf(channels, paused, hooks, web, orgHooks); err != nil {
+		return nil, err
+	}
+	if r.other, err = reachOf(otherChannels, otherPaused, oHooks, oWeb, orgHooks); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// reachOf is the expansion input reachSQL read of a person: the webhooks
+// and browsers counted, not listed.
+func reachOf(channels sql.NullString, paused sql.NullBool, hooks, web, orgHooks int) (*expansion, error) {
 	in := &expansion{hooks: make([]string, hooks), orgHooks: make([]string, orgHooks), push: make([]string, web)}
 	in.settings.Paused = paused.Bool
 	if channels.Valid {
@@ -51,26 +80,28 @@ func (s *Service) reach(ctx context.Context, tx db.Querier, orgID, userID string
 			return nil, fmt.Errorf("read notification settings: %w", err)
 		}
 	}
-	if s.EmailEnabled() && s.dir != nil && slices.Contains(in.settings.channelsFor(k, true), ChannelEmail) {
-		_, email, err := s.dir(ctx, orgID, userID)
-		if err != nil && !notFoundErr(err) {
-			return nil, fmt.Errorf("look up %s: %w", userID, err)
-		}
-		in.email = email
-	}
 	return in, nil
 }
 
-// reaches tells whether an event of kind k to userID has a destination.
-func (s *Service) reaches(ctx context.Context, tx db.Querier, orgID, userID string, k Kind) (bool, error) {
+// reaches tells whether an event of kind k to userID, whom in describes,
+// has a destination; it looks the person's address up only when email is
+// among the kind's channels and nothing else reaches them.
+func (s *Service) reaches(ctx context.Context, in *expansion, orgID, userID string, k Kind) (bool, error) {
 	if userID == "" {
 		return false, nil
 	}
-	in, err := s.reach(ctx, tx, orgID, userID, k)
-	if err != nil {
-		return false, err
+	if len(s.destinations(k, userID, in)) > 0 {
+		return true, nil
 	}
-	return len(s.destinations(k, userID, in)) > 0, nil
+	if !s.EmailEnabled() || s.dir == nil || in.email != "" || !slices.Contains(in.settings.channelsFor(k, true), ChannelEmail) {
+		return false, nil
+	}
+	_, email, err := s.dir(ctx, orgID, userID)
+	if err != nil && !notFoundErr(err) {
+		return false, fmt.Errorf("look up %s: %w", userID, err)
+	}
+	in.email = email
+	return email != "", nil
 }
 
 // needed tells whether e, or what follows from it, reaches anyone: a
@@ -78,37 +109,26 @@ func (s *Service) reaches(ctx context.Context, tx db.Querier, orgID, userID stri
 // waits; an answer, a decline or a withdrawal also when it must end a
 // pending reminder.
 func (s *Service) needed(ctx context.Context, tx db.Querier, e Event) (bool, error) {
-	ok, err := s.reaches(ctx, tx, e.OrgID, e.UserID, e.Kind)
+	r, err := s.readReach(ctx, tx, e)
+	if err != nil {
+		return false, err
+	}
+	ok, err := s.reaches(ctx, r.person, e.OrgID, e.UserID, e.Kind)
 	if ok || err != nil {
 		return ok, err
 	}
 	switch {
-	case e.Kind.closing() && e.Subject != "":
-		var n int
-		if err := tx.QueryRow(ctx, pendingSubjectSQL, e.OrgID, e.Subject).Scan(&n); err != nil {
-			return false, fmt.Errorf("look for pending reminders: %w", err)
+	case e.Kind.closing():
+		return r.pending, nil
+	case e.Kind == KindQuestion && r.reminder > 0:
+		if ok, err := s.reaches(ctx, r.person, e.OrgID, e.UserID, KindReminder); ok || err != nil {
+			return ok, err
 		}
-		return n > 0, nil
-	case e.Kind == KindQuestion:
-		org, err := orgSettings(ctx, tx, e.OrgID)
-		if err != nil || org.Reminder <= 0 {
-			return false, err
-		}
-		return s.remindsAnyone(ctx, tx, e)
+		return s.reaches(ctx, r.other, e.OrgID, e.Actor, KindStillWaiting)
 	case e.Kind == KindReminder:
-		return s.reaches(ctx, tx, e.OrgID, e.Actor, KindStillWaiting)
+		return s.reaches(ctx, r.other, e.OrgID, e.Actor, KindStillWaiting)
 	}
 	return false, nil
-}
-
-// remindsAnyone tells whether a question's reminder reaches its recipient
-// or its note the asker.
-func (s *Service) remindsAnyone(ctx context.Context, tx db.Querier, e Event) (bool, error) {
-	ok, err := s.reaches(ctx, tx, e.OrgID, e.UserID, KindReminder)
-	if ok || err != nil {
-		return ok, err
-	}
-	return s.reaches(ctx, tx, e.OrgID, e.Actor, KindStillWaiting)
 }
 
 // queueable keeps the events that reach someone.

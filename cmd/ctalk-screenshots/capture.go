@@ -39,6 +39,7 @@ func shots(d *demo) []shot {
 		{Name: "channel", Path: "/channels/payments", Signed: true},
 		{Name: "tokens", Path: "/tokens", Signed: true, Dark: true},
 		{Name: "admin", Path: "/admin", Signed: true},
+		{Name: "notifications", Path: "/profile/notifications", Signed: true},
 	}
 }
 
