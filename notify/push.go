@@ -141,6 +141,13 @@ func (s *Service) SubscribePush(ctx context.Context, orgID, userID string, in Pu
 	}
 	id, now := pushID(in.Endpoint), s.db.Now()
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
+		// On Postgres a person's subscribes take turns, so that two at once
+		// cannot both pass the limit; SQLite's one writer does that anyway.
+		if s.db.Engine == db.Postgres {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, db.LockID("notify-push", orgID, userID)); err != nil {
+				return err
+			}
+		}
 		var n int
 		if err := tx.QueryRow(ctx, countPushSQL, orgID, userID, id).Scan(&n); err != nil {
 			return err

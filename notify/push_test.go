@@ -286,3 +286,35 @@ func TestPushSubscriptionsRefuseBadInput(t *testing.T) {
 		}
 	})
 }
+
+// TestPushLimitHoldsUnderConcurrency: twenty browsers subscribing at once
+// for one person leave exactly MaxPushSubscriptions, the rest refused as
+// over the limit.
+func TestPushLimitHoldsUnderConcurrency(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		seed(t, d)
+		ctx := context.Background()
+		s := newService(t, d, nil)
+		b := newBrowser(t)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		refused := 0
+		for i := range 2 * notify.MaxPushSubscriptions {
+			wg.Go(func() {
+				_, err := s.SubscribePush(ctx, "acme", "b", b.subscription(fmt.Sprintf("https://push.example.net/send/%d", i)))
+				if err != nil && ctalk.ErrorCode(err) != ctalk.EConflict {
+					t.Errorf("subscribe %d: %v", i, err)
+				}
+				if err != nil {
+					mu.Lock()
+					refused++
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		if list, _ := s.PushBrowsers(ctx, "acme", "b"); len(list) != notify.MaxPushSubscriptions || refused != notify.MaxPushSubscriptions {
+			t.Fatalf("%d browsers stored, %d refused; want %d each", len(list), refused, notify.MaxPushSubscriptions)
+		}
+	})
+}
