@@ -55,7 +55,7 @@ func TestAskMailsTheRecipient(t *testing.T) {
 			t.Fatalf("get_notification_settings = %v", res)
 		}
 		channels := res["settings"].(map[string]any)["channels"].(map[string]any)
-		if q, _ := channels["question"].([]any); len(q) != 2 {
+		if q, _ := channels["question"].([]any); len(q) != 3 {
 			t.Fatalf("question channels = %v", channels["question"])
 		}
 		// /metrics counts the mail once the worker has recorded it.

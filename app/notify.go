@@ -35,12 +35,12 @@ func startNotify(ctx context.Context, d *db.DB, w Wiring, log *slog.Logger, send
 	}
 	n := notify.NewService(d, cfg, dir)
 	n.SkipAway(o.AwayUntil)
-	if !n.Sending() {
-		log.Warn("notifications are off: set PUBLIC_URL, the base of the links they carry, to send them by email and webhooks")
-		return n
-	}
 	if err := n.Start(ctx); err != nil {
 		log.Error("notifications: cannot start; the worker retries", "error", err)
+	}
+	if !n.Sending() {
+		log.Warn("notifications are off: set PUBLIC_URL, the base of the links they carry, to send them by email, webhooks and Web Push")
+		return n
 	}
 	in.Notify(n)
 	ch.Notify(n)

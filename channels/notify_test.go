@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/notify"
@@ -40,7 +41,18 @@ func TestPostsQueueTheirNotifications(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		s := fixture(t, d)
-		s.Notify(notify.NewService(d, notify.DefaultConfig(), nil))
+		n := notify.NewService(d, notify.DefaultConfig(), nil)
+		s.Notify(n)
+		// Each member can be reached: a webhook, chosen for these kinds.
+		on := map[notify.Kind][]string{notify.KindMention: {notify.ChannelWebhook}, notify.KindUrgent: {notify.ChannelWebhook}, notify.KindPost: {notify.ChannelWebhook}}
+		for _, c := range []ctalk.Caller{alice, bob, carol} {
+			if _, _, err := n.AddWebhook(ctx, c.OrgID, c.UserID, c.UserID, "https://hooks.example.net/"+c.UserID, notify.FormatJSON); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := n.SaveSettings(ctx, ctalk.Caller{OrgID: c.OrgID, UserID: c.UserID}, notify.Settings{Channels: on}); err != nil {
+				t.Fatal(err)
+			}
+		}
 		must(s.Create(ctx, alice, NewChannel{Name: "eng", Members: []string{"bob", "carol"}}))
 		must(s.Post(ctx, alice, Post{Channel: "eng", Text: "hi @carol"}))
 		if got := queuedEvents(t, d); !slices.Equal(got, []string{"mention:carol"}) {

@@ -41,8 +41,14 @@ func TestChangesQueueTheirNotifications(t *testing.T) {
 		cfg := inbox.DefaultConfig()
 		cfg.AsksPerMinute, cfg.LoopMax = 3, 1<<30
 		s := inbox.NewService(d, cfg, wait.NewBroker())
-		s.Notify(notify.NewService(d, notify.DefaultConfig(), nil))
+		n := notify.NewService(d, notify.DefaultConfig(), nil)
+		s.Notify(n)
 		ctx := context.Background()
+		// b can be reached (a webhook); the events for a are queued to end
+		// the pending reminders of their questions.
+		if _, _, err := n.AddWebhook(ctx, "acme", "b", "b", "https://hooks.example.net/b", notify.FormatJSON); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := dbtest.Exec(d, `UPDATE orgs SET approval_mode = 'human' WHERE id = 'acme'`); err != nil {
 			t.Fatal(err)
 		}

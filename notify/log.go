@@ -13,7 +13,7 @@ import (
 // key), so that a server that cannot fails at start rather than later.
 //
 // Returns only the database's errors.
-func (s *Service) Start(ctx context.Context) error { return s.loadKey(ctx) }
+func (s *Service) Start(ctx context.Context) error { return s.loadKeys(ctx) }
 
 // Delivery is one line of the delivery log: what was sent, where, when,
 // and whether it failed.

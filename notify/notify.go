@@ -1,7 +1,7 @@
 // Package notify tells people outside the app that something waits for
 // them: it queues events in the transaction of the change that causes them,
 // expands each, once, into deliveries by the person's settings (email,
-// webhooks), and delivers them at least once, retrying temporary failures
+// webhooks, Web Push), and delivers them at least once, retrying temporary failures
 // with backoff, across replicas and restarts.
 package notify
 
@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/ctalk/ctalk"
@@ -133,7 +134,10 @@ type Config struct {
 	// what comes meanwhile waits, and goes out as one digest when it
 	// ends. Zero sends every notification as its own mail.
 	DigestWindow time.Duration
-	Logger       *slog.Logger
+	// PushContact is the VAPID subject push services may reach the
+	// operator by (a mailto: or https: URL); empty means PublicURL.
+	PushContact string
+	Logger      *slog.Logger
 }
 
 // DefaultConfig returns the production defaults.
@@ -167,6 +171,10 @@ type Service struct {
 	unsubKey []byte
 	// awayUntil, when set (see SkipAway), says until when a person is away.
 	awayUntil AwayUntil
+	// vapid is the server's Web Push key pair; loaded by Start.
+	vapid atomic.Pointer[vapidKeys]
+	// rekick is set while a second wake-up of the worker is armed.
+	rekick atomic.Bool
 }
 
 // AwayUntil tells notify until when a person said they are away: the zero
@@ -241,10 +249,15 @@ func NewService(d *db.DB, cfg Config, dir Directory) *Service {
 // EmailEnabled reports whether the email channel is configured.
 func (s *Service) EmailEnabled() bool { return s.cfg.Mail != nil }
 
-// Queue stores events in tx, due at their Due time or now.
+// Queue stores events in tx, due at their Due time or now; an event that
+// can reach nobody (see reach.go) is left out.
 //
 // Returns only the database's errors.
 func (s *Service) Queue(ctx context.Context, tx db.Querier, events ...Event) error {
+	events, err := s.queueable(ctx, tx, events)
+	if err != nil || len(events) == 0 {
+		return err
+	}
 	now := s.db.Now()
 	for _, e := range events {
 		due := e.Due
@@ -255,13 +268,28 @@ func (s *Service) Queue(ctx context.Context, tx db.Querier, events ...Event) err
 			return fmt.Errorf("queue notification: %w", err)
 		}
 	}
-	// Wake the local worker; it finds the events once tx commits, or at its
-	// next poll.
+	// Wake the local worker now, which finds the events if tx has committed
+	// by the time it looks, and once more a moment later, by when it most
+	// likely has: the events go out within milliseconds of the commit
+	// rather than at the next poll. One re-kick is armed at a time.
+	s.wake()
+	if s.rekick.CompareAndSwap(false, true) {
+		time.AfterFunc(rekickDelay, func() {
+			s.rekick.Store(false)
+			s.wake()
+		})
+	}
+	return nil
+}
+
+// rekickDelay is how long after queueing the worker looks again.
+const rekickDelay = 20 * time.Millisecond
+
+func (s *Service) wake() {
 	select {
 	case s.kick <- struct{}{}:
 	default:
 	}
-	return nil
 }
 
 func newID(prefix string) string {

@@ -114,7 +114,7 @@ func question(id string) notify.Event {
 func TestRollbackQueuesNothing(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
-		s := newService(t, d, nil)
+		s := newService(t, d, mailtest.Start(t))
 		ctx := context.Background()
 		boom := errors.New("the change failed")
 		err := d.Tx(ctx, func(tx db.Querier) error {

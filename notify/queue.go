@@ -17,15 +17,15 @@ import (
 // replica, each taking what it claims (see claimEventsSQL). It also prunes
 // what is older than Retention.
 func (s *Service) Run(ctx context.Context) {
-	if err := s.loadKey(ctx); err != nil {
-		s.log.Error("notifications: cannot load the unsubscribe key; retrying", "error", err)
+	if err := s.loadKeys(ctx); err != nil {
+		s.log.Error("notifications: cannot load the server's keys; retrying", "error", err)
 	}
 	poll := time.NewTicker(s.cfg.Poll)
 	defer poll.Stop()
 	lastAge, lastPrune := time.Time{}, time.Time{}
 	for ctx.Err() == nil {
-		if s.unsubKey == nil {
-			if err := s.loadKey(ctx); err != nil {
+		if s.unsubKey == nil || s.vapid.Load() == nil {
+			if err := s.loadKeys(ctx); err != nil {
 				s.wait(ctx, poll.C)
 				continue
 			}
@@ -160,6 +160,7 @@ type expansion struct {
 	org      OrgSettings
 	settings Settings
 	hooks    []string // the person's active webhooks
+	push     []string // the person's browsers
 	orgHooks []string // the org's
 	closed   bool     // a reminder's question was resolved
 }
@@ -200,6 +201,9 @@ func (s *Service) expansionInputs(ctx context.Context, events []*storedEvent) ([
 				return nil, err
 			}
 			if err := s.pauseAway(ctx, e.OrgID, e.UserID, &p.settings); err != nil {
+				return nil, err
+			}
+			if p.push, err = pushIDs(ctx, s.db, e.OrgID, e.UserID); err != nil {
 				return nil, err
 			}
 			people[key] = p
@@ -259,60 +263,68 @@ func (s *Service) expand(ctx context.Context, tx db.Querier, e *storedEvent, cla
 	if in.removed || e.Kind.closing() || in.closed {
 		return nil
 	}
-	switch e.Kind {
-	case KindQuestion:
-		if in.org.Reminder > 0 {
-			r := e.Event
-			r.Kind, r.Due = KindReminder, e.CreatedAt.Add(in.org.Reminder)
-			if err := s.Queue(ctx, tx, r); err != nil {
-				return err
-			}
-		}
-	case KindReminder:
-		if e.Actor != "" {
-			r := e.Event
-			r.Kind, r.UserID, r.Actor, r.Due = KindStillWaiting, e.Actor, e.UserID, now.Add(in.org.Reminder)
-			r.Link = "/asked#q-" + e.Subject
-			if err := s.Queue(ctx, tx, r); err != nil {
-				return err
-			}
-		}
+	if err := s.Queue(ctx, tx, followUps(e, in, now)...); err != nil {
+		return err
 	}
-	channels := in.settings.channelsFor(e.Kind, s.EmailEnabled())
 	at := in.settings.sendAt(now, e.Urgent)
-	n := 0
-	add := func(channel, target string) error {
-		n++
-		_, err := tx.Exec(ctx, insertDeliverySQL, fmt.Sprintf("%s.%d", e.ID, n), e.ID, e.OrgID, e.UserID, channel, target, at, now)
+	for i, t := range s.destinations(e.Kind, e.UserID, in) {
+		_, err := tx.Exec(ctx, insertDeliverySQL, fmt.Sprintf("%s.%d", e.ID, i+1), e.ID, e.OrgID, e.UserID, t.channel, t.target, at, now)
 		if err != nil {
-			return fmt.Errorf("queue %s: %w", channel, err)
-		}
-		return nil
-	}
-	for _, ch := range channels {
-		switch ch {
-		case ChannelEmail:
-			if in.email != "" && s.EmailEnabled() {
-				if err := add(ChannelEmail, in.email); err != nil {
-					return err
-				}
-			}
-		case ChannelWebhook:
-			for _, id := range in.hooks {
-				if err := add(ChannelWebhook, id); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	if orgWide(e.Kind) && e.UserID != "" {
-		for _, id := range in.orgHooks {
-			if err := add(ChannelWebhook, id); err != nil {
-				return err
-			}
+			return fmt.Errorf("queue %s: %w", t.channel, err)
 		}
 	}
 	return nil
+}
+
+// followUps are the events an expanded event queues: a question's
+// reminder to its recipient, after the org's reminder time counted in the
+// recipient's working hours; a reminder's note to the asker, as long again.
+func followUps(e *storedEvent, in *expansion, now time.Time) []Event {
+	switch {
+	case e.Kind == KindQuestion && in.org.Reminder > 0:
+		r := e.Event
+		r.Kind, r.Due = KindReminder, in.settings.afterWorking(e.CreatedAt, in.org.Reminder)
+		return []Event{r}
+	case e.Kind == KindReminder && e.Actor != "":
+		r := e.Event
+		r.Kind, r.UserID, r.Actor, r.Due = KindStillWaiting, e.Actor, e.UserID, in.settings.afterWorking(now, in.org.Reminder)
+		r.Link = "/asked#q-" + e.Subject
+		return []Event{r}
+	}
+	return nil
+}
+
+// destination is where one delivery goes: a channel and its target (an
+// address, a webhook's or a browser's id).
+type destination struct{ channel, target string }
+
+// destinations are the deliveries an event of kind k to userID expands
+// into, by what in read of the person: each chosen channel's targets, and
+// the org's webhooks for the kinds they take.
+func (s *Service) destinations(k Kind, userID string, in *expansion) []destination {
+	var out []destination
+	for _, ch := range in.settings.channelsFor(k, s.EmailEnabled()) {
+		switch ch {
+		case ChannelEmail:
+			if in.email != "" && s.EmailEnabled() {
+				out = append(out, destination{ChannelEmail, in.email})
+			}
+		case ChannelWebhook, ChannelPush:
+			targets := in.hooks
+			if ch == ChannelPush {
+				targets = in.push
+			}
+			for _, id := range targets {
+				out = append(out, destination{ch, id})
+			}
+		}
+	}
+	if orgWide(k) && userID != "" {
+		for _, id := range in.orgHooks {
+			out = append(out, destination{ChannelWebhook, id})
+		}
+	}
+	return out
 }
 
 // orgWide kinds also go to the org's webhooks, without their words (see
@@ -322,21 +334,57 @@ func orgWide(k Kind) bool {
 	return k == KindQuestion || k == KindAnswered || k == KindDeclined || k == KindUrgent
 }
 
-func activeWebhooks(ctx context.Context, tx db.Reader, orgID, userID string) ([]string, error) {
-	rows, err := tx.Query(ctx, activeWebhooksSQL, orgID, userID)
+func activeWebhooks(ctx context.Context, r db.Reader, orgID, userID string) ([]string, error) {
+	return readIDs(ctx, r, "read webhooks", activeWebhooksSQL, orgID, userID)
+}
+
+// readIDs reads the one column of query's rows; what names the read in
+// its error.
+func readIDs(ctx context.Context, r db.Reader, what, query string, args ...any) ([]string, error) {
+	return queryAll(ctx, r, what, query, args, func(row scanner) (id string, err error) {
+		return id, row.Scan(&id)
+	})
+}
+
+type scanner interface{ Scan(...any) error }
+
+// queryAll reads every row of query with scan; what names the read in its
+// error.
+func queryAll[T any](ctx context.Context, r db.Reader, what, query string, args []any, scan func(scanner) (T, error)) ([]T, error) {
+	rows, err := r.Query(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("read webhooks: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer rows.Close()
-	var ids []string
+	out := []T{}
 	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
-		ids = append(ids, id)
+		out = append(out, v)
 	}
-	return ids, rows.Err()
+	return out, rows.Err()
+}
+
+// deleteOne runs a delete of one row of the caller's, and returns
+// ENotFound naming what when there was none.
+func (s *Service) deleteOne(ctx context.Context, what, query string, args ...any) error {
+	var n int64
+	err := s.db.Write(ctx, func(q db.Querier) error {
+		res, err := q.Exec(ctx, query, args...)
+		if err == nil {
+			n, _ = res.RowsAffected()
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("delete %s: %w", what, err)
+	}
+	if n == 0 {
+		return notFound(what)
+	}
+	return nil
 }
 
 // delivery is a claimed delivery and its event.
@@ -525,6 +573,8 @@ func (s *Service) send(ctx context.Context, d *delivery) error {
 		err = s.sendEmail(ctx, d)
 	case d.Channel == ChannelWebhook:
 		err = s.sendWebhook(ctx, d)
+	case d.Channel == ChannelPush:
+		err = s.sendPush(ctx, d)
 	default:
 		err = permanent("unknown channel %q", d.Channel)
 	}

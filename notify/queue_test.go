@@ -149,17 +149,17 @@ func TestUnsubscribeTurnsOffOnlyThatKind(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := set.Channels[notify.KindQuestion]; len(got) != 2 {
+		if got := set.Channels[notify.KindQuestion]; len(got) != 3 {
 			t.Fatalf("a GET (a mail scanner following the link) changed the settings: %v", got)
 		}
 		if c := post(path); c != http.StatusOK {
 			t.Fatalf("the one-click POST answered %d", c)
 		}
 		set, _ = s.Settings(context.Background(), ctalk.Caller{OrgID: "acme", UserID: "b"})
-		if got := set.Channels[notify.KindQuestion]; len(got) != 1 || got[0] != notify.ChannelWebhook {
-			t.Fatalf("question channels after unsubscribe = %v, want only webhook", got)
+		if got := set.Channels[notify.KindQuestion]; len(got) != 2 || got[0] != notify.ChannelWebhook || got[1] != notify.ChannelPush {
+			t.Fatalf("question channels after unsubscribe = %v, want webhook and push", got)
 		}
-		if got := set.Channels[notify.KindDraft]; len(got) != 2 {
+		if got := set.Channels[notify.KindDraft]; len(got) != 3 {
 			t.Fatalf("draft channels changed to %v", got)
 		}
 		queue(t, d, s, question("q_2"))
@@ -212,6 +212,8 @@ func TestQuietHoursHoldUntilTheyEnd(t *testing.T) {
 func TestReminderAndAskersNote(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
+		// A Tuesday morning: the next five hours are working hours.
+		workingClock(d, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 		srv := mailtest.Start(t)
 		s := newService(t, d, srv)
 		ctx := context.Background()
@@ -388,4 +390,10 @@ func TestPruneKeepsWhatIsPending(t *testing.T) {
 		drain(t, s)
 		srv.WaitFor(t, 2)
 	})
+}
+
+// workingClock sets d's clock to run from base on.
+func workingClock(d *db.DB, base time.Time) {
+	start := time.Now()
+	d.Now = func() time.Time { return base.Add(time.Since(start)).Truncate(time.Microsecond) }
 }

@@ -82,14 +82,15 @@ const (
 	pruneDeliveriesSQL = `DELETE FROM notify_deliveries WHERE status <> 'pending' AND finished_at < $1`
 	keySQL             = `SELECT secret FROM notify_keys WHERE name = $1`
 	insertKeySQL       = `INSERT INTO notify_keys (name, secret, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING`
-	settingsSQL        = `SELECT channels, paused, quiet_start, quiet_end, time_zone, urgent_in_quiet FROM notify_settings WHERE org_id = $1 AND user_id = $2`
+	settingsSQL        = `SELECT channels, paused, quiet_start, quiet_end, time_zone, urgent_in_quiet, work_days, work_start, work_end FROM notify_settings WHERE org_id = $1 AND user_id = $2`
 	orgSettingsSQL     = `SELECT text_mode, reminder_seconds FROM notify_org_settings WHERE org_id = $1`
 	saveSettingsSQL    = `
-	INSERT INTO notify_settings (org_id, user_id, channels, paused, quiet_start, quiet_end, time_zone, urgent_in_quiet, updated_at)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+	INSERT INTO notify_settings (org_id, user_id, channels, paused, quiet_start, quiet_end, time_zone, urgent_in_quiet, updated_at, work_days, work_start, work_end)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 	ON CONFLICT (org_id, user_id) DO UPDATE SET channels = excluded.channels, paused = excluded.paused,
 		quiet_start = excluded.quiet_start, quiet_end = excluded.quiet_end, time_zone = excluded.time_zone,
-		urgent_in_quiet = excluded.urgent_in_quiet, updated_at = excluded.updated_at`
+		urgent_in_quiet = excluded.urgent_in_quiet, updated_at = excluded.updated_at,
+		work_days = excluded.work_days, work_start = excluded.work_start, work_end = excluded.work_end`
 	unsubscribeSQL = `
 	INSERT INTO notify_settings (org_id, user_id, channels, updated_at) VALUES ($1, $2, $3, $4)
 	ON CONFLICT (org_id, user_id) DO UPDATE SET channels = $3, updated_at = $4`
@@ -110,4 +111,18 @@ const (
 	webhookFailingSQL  = `UPDATE notify_webhooks SET failing_since = COALESCE(failing_since, $1) WHERE org_id = $2 AND id = $3 RETURNING failing_since`
 	disableWebhookSQL  = `UPDATE notify_webhooks SET disabled_at = $1, disabled_reason = $2 WHERE org_id = $3 AND id = $4 AND disabled_at IS NULL`
 	webhookDisabledSQL = `SELECT disabled_at FROM notify_webhooks WHERE org_id = $1 AND id = $2`
+)
+
+// Web Push subscriptions.
+const (
+	countPushSQL  = `SELECT COUNT(*) FROM notify_push_subscriptions WHERE org_id = $1 AND user_id = $2 AND id <> $3`
+	upsertPushSQL = `
+	INSERT INTO notify_push_subscriptions (org_id, user_id, id, endpoint, p256dh, auth, user_agent, created_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+	ON CONFLICT (org_id, user_id, id) DO UPDATE SET p256dh = excluded.p256dh, auth = excluded.auth,
+		user_agent = excluded.user_agent, created_at = excluded.created_at`
+	deletePushSQL = `DELETE FROM notify_push_subscriptions WHERE org_id = $1 AND user_id = $2 AND id = $3`
+	pushOfSQL     = `SELECT id, endpoint, user_agent, created_at FROM notify_push_subscriptions WHERE org_id = $1 AND user_id = $2 ORDER BY created_at, id`
+	pushIDsSQL    = `SELECT id FROM notify_push_subscriptions WHERE org_id = $1 AND user_id = $2 ORDER BY created_at, id`
+	pushToSendSQL = `SELECT endpoint, p256dh, auth FROM notify_push_subscriptions WHERE org_id = $1 AND user_id = $2 AND id = $3`
 )

@@ -22,6 +22,20 @@ import (
 // unsubKeyName names the unsubscribe links' key in notify_keys.
 const unsubKeyName = "unsubscribe"
 
+// loadKeys reads the server's keys (the unsubscribe links', the VAPID
+// pair), making them at the first start.
+func (s *Service) loadKeys(ctx context.Context) error {
+	if s.unsubKey == nil {
+		if err := s.loadKey(ctx); err != nil {
+			return err
+		}
+	}
+	if s.vapid.Load() == nil {
+		return s.loadVAPID(ctx)
+	}
+	return nil
+}
+
 // loadKey reads the unsubscribe key, making it at the first start; every
 // replica reads the one that won.
 func (s *Service) loadKey(ctx context.Context) error {

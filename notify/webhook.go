@@ -149,22 +149,7 @@ func (s *Service) Webhooks(ctx context.Context, orgID, userID string) ([]*Webhoo
 //
 // Returns ENotFound, also for another person's or org's.
 func (s *Service) DeleteWebhook(ctx context.Context, orgID, userID, id string) error {
-	var n int64
-	err := s.db.Write(ctx, func(q db.Querier) error {
-		res, err := q.Exec(ctx, deleteWebhookSQL, orgID, strings.TrimSpace(id), userID)
-		if err != nil {
-			return err
-		}
-		n, _ = res.RowsAffected()
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("delete webhook: %w", err)
-	}
-	if n == 0 {
-		return notFound("webhook")
-	}
-	return nil
+	return s.deleteOne(ctx, "webhook", deleteWebhookSQL, orgID, strings.TrimSpace(id), userID)
 }
 
 // Sign returns the Standard Webhooks signature header value of body sent

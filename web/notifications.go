@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"net/http"
 	"slices"
 	"strconv"
@@ -25,20 +26,28 @@ func (p *Pages) mountNotifications(r routes) {
 	r.POST("/profile/notifications/webhooks", p.webhookAdd)
 	r.POST("/profile/notifications/webhooks/delete", p.webhookDelete)
 	r.POST("/profile/notifications/org", p.orgNotificationsSubmit)
+	r.POST("/profile/notifications/push", p.pushSubscribe)
+	r.POST("/profile/notifications/push/delete", p.pushDelete)
 }
 
 var notifyFlash = map[string]string{
 	"settings":        "Your notification settings are saved.",
 	"webhook-deleted": "The webhook is deleted; nothing more is sent to it.",
 	"org":             "Your organization's notification settings are saved.",
+	"push-on":         "Push notifications are on in this browser.",
+	"push-off":        "Push notifications are off in that browser.",
 }
 
 // notifyKindRow is one kind of event on the settings form.
 type notifyKindRow struct {
-	Kind           notify.Kind
-	Label          string
-	Email, Webhook bool
+	Kind                 notify.Kind
+	Label                string
+	Email, Webhook, Push bool
 }
+
+// weekdays are the working days the form offers, ISO numbered.
+var weekdays = []weekday{{1, "Monday", false}, {2, "Tuesday", false}, {3, "Wednesday", false}, {4, "Thursday", false},
+	{5, "Friday", false}, {6, "Saturday", false}, {7, "Sunday", false}}
 
 type notificationsData struct {
 	Off, EmailOn, Admin bool
@@ -46,8 +55,13 @@ type notificationsData struct {
 	Settings            notify.Settings
 	Kinds               []notifyKindRow
 	Webhooks, OrgHooks  []*notify.Webhook
-	Log, Failures       []*notify.Delivery
-	Org                 notify.OrgSettings
+	// Browsers are where push is on; VAPIDKey is the server's key a
+	// browser subscribes with.
+	Browsers      []*notify.PushBrowser
+	VAPIDKey      string
+	Weekdays      []weekday
+	Log, Failures []*notify.Delivery
+	Org           notify.OrgSettings
 	// Created is a webhook just added, with its secret shown this once.
 	Created       *notify.Webhook
 	CreatedSecret string
@@ -96,11 +110,20 @@ func (p *Pages) notifications(c echo.Context, status int, d *notificationsData, 
 	for _, k := range notify.Kinds {
 		chs := d.Settings.Channels[k]
 		d.Kinds = append(d.Kinds, notifyKindRow{Kind: k, Label: notifyKindLabels[k],
-			Email: slices.Contains(chs, notify.ChannelEmail), Webhook: slices.Contains(chs, notify.ChannelWebhook)})
+			Email: slices.Contains(chs, notify.ChannelEmail), Webhook: slices.Contains(chs, notify.ChannelWebhook), Push: slices.Contains(chs, notify.ChannelPush)})
+	}
+	d.Weekdays = nil
+	for _, w := range weekdays {
+		w.On = slices.Contains(d.Settings.WorkDays, w.N)
+		d.Weekdays = append(d.Weekdays, w)
 	}
 	if d.Webhooks, err = p.notify.Webhooks(ctx, m.OrgID, m.UserID); err != nil {
 		return err
 	}
+	if d.Browsers, err = p.notify.PushBrowsers(ctx, m.OrgID, m.UserID); err != nil {
+		return err
+	}
+	d.VAPIDKey = p.notify.VAPIDPublicKey()
 	if d.Log, err = p.notify.DeliveryLog(ctx, m.Caller(), 50); err != nil {
 		return err
 	}
@@ -147,7 +170,19 @@ func (p *Pages) notificationsSubmit(c echo.Context) error {
 	}
 	in := notify.Settings{Channels: map[notify.Kind][]string{}, Paused: form.Get("paused") == "on",
 		QuietStart: form.Get("quiet_start"), QuietEnd: form.Get("quiet_end"), TimeZone: form.Get("time_zone"),
-		UrgentInQuiet: form.Get("urgent_in_quiet") == "on"}
+		UrgentInQuiet: form.Get("urgent_in_quiet") == "on",
+		WorkStart:     form.Get("work_start"), WorkEnd: form.Get("work_end")}
+	if form.Get("working_hours") != "" {
+		// The form showed the working days: none checked is none chosen.
+		in.WorkDays = []int{}
+	}
+	for _, v := range form["work_day"] {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return p.notifyFailed(c, "settings", ctalk.Errorf(ctalk.EInvalid, "a working day must be a weekday of the form; reload the page and try again"))
+		}
+		in.WorkDays = append(in.WorkDays, n)
+	}
 	for _, k := range notify.Kinds {
 		in.Channels[k] = []string{}
 		for _, ch := range form["kind."+string(k)] {
@@ -234,4 +269,44 @@ func (p *Pages) orgNotificationsSubmit(c echo.Context) error {
 		return p.notifyFailed(c, "org", err)
 	}
 	return done(c, "/profile/notifications", "org")
+}
+
+// weekday is a working day's checkbox.
+type weekday struct {
+	N    int
+	Name string
+	On   bool
+}
+
+// pushSubscribe stores the browser's push subscription that
+// static/push.js posts (endpoint and keys, as PushSubscription.toJSON()
+// gives them), as a form with the page's CSRF token.
+func (p *Pages) pushSubscribe(c echo.Context) error {
+	start, m := time.Now(), me(c)
+	if err := p.requireNotify(); err != nil {
+		return p.notifyFailed(c, "push", err)
+	}
+	in := notify.PushSubscription{Endpoint: c.FormValue("endpoint"), P256dh: c.FormValue("p256dh"), Auth: c.FormValue("auth"), UserAgent: c.Request().UserAgent()}
+	_, err := p.notify.SubscribePush(c.Request().Context(), m.OrgID, m.UserID, in)
+	p.recordAction(c, "web:subscribe_push", start, err, m.UserID)
+	if err != nil {
+		return p.notifyFailed(c, "push", err)
+	}
+	return done(c, "/profile/notifications", "push-on")
+}
+
+// pushDelete turns push off in a browser, named by its id (the list's
+// forms) or its endpoint (static/push.js, after unsubscribing it).
+func (p *Pages) pushDelete(c echo.Context) error {
+	start, m := time.Now(), me(c)
+	if err := p.requireNotify(); err != nil {
+		return p.notifyFailed(c, "push", err)
+	}
+	which := cmp.Or(c.FormValue("id"), c.FormValue("endpoint"))
+	err := p.notify.UnsubscribePush(c.Request().Context(), m.OrgID, m.UserID, which)
+	p.recordAction(c, "web:unsubscribe_push", start, err, m.UserID)
+	if err != nil {
+		return p.notifyFailed(c, "push", err)
+	}
+	return done(c, "/profile/notifications", "push-off")
 }

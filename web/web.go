@@ -141,6 +141,7 @@ func parsePages() map[string]*template.Template {
 func (p *Pages) Mount(e *echo.Echo) {
 	defer p.own(e, routeSet(e))
 	static, _ := fs.Sub(staticFS, "static")
+	e.GET(pushWorkerPath, p.serviceWorker, p.headers)
 	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", http.FileServer(http.FS(staticFiles{static})))), p.headers)
 	// Per route, not an echo Group: a group's middleware would also run on
 	// every path no route matches, answering them with CSRF refusals.

@@ -44,6 +44,7 @@ func shots(d *demo) []shot {
 		{Name: "admin", Path: "/admin", Signed: true},
 		{Name: "overview", Path: "/admin/overview", Signed: true, Images: true},
 		{Name: "overview-dark", Path: "/admin/overview?days=7#ov-calls", Signed: true, Dark: true, Images: true},
+		{Name: "notifications", Path: "/profile/notifications", Signed: true},
 	}
 }
 

@@ -1,0 +1,47 @@
+-- Web Push subscriptions (package notify): one per browser a person turned
+-- push on in, from the browser's PushSubscription. id is a hash of the
+-- endpoint, so that subscribing the same browser again replaces its row;
+-- p256dh and auth are the browser's keys that payloads are encrypted to
+-- (RFC 8291). A push service answering 404 or 410 deletes the row. The
+-- server's VAPID key pair (RFC 8292) is kept in notify_keys under 'vapid',
+-- made at the first start; its private half is a secret.
+CREATE TABLE notify_push_subscriptions (
+    org_id     TEXT NOT NULL,
+    user_id    TEXT NOT NULL,
+    id         TEXT NOT NULL,
+    endpoint   TEXT NOT NULL,
+    p256dh     TEXT NOT NULL,
+    auth       TEXT NOT NULL,
+    user_agent TEXT NOT NULL DEFAULT '',
+    created_at TIMESTAMP NOT NULL,
+    PRIMARY KEY (org_id, user_id, id)
+);
+
+-- Push is the deliveries' third channel: SQLite changes a CHECK by rebuilding the table.
+-- engine-specific: SQLite changes a CHECK by rebuilding the table.
+CREATE TABLE notify_deliveries_new (
+    id           TEXT NOT NULL PRIMARY KEY,
+    event_id     TEXT NOT NULL REFERENCES notify_events (id) ON DELETE CASCADE,
+    org_id       TEXT NOT NULL,
+    user_id      TEXT NOT NULL,
+    channel      TEXT NOT NULL CHECK (channel IN ('email', 'webhook', 'push')),
+    target       TEXT NOT NULL,
+    status       TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'sent', 'failed')),
+    attempts     INTEGER NOT NULL DEFAULT 0,
+    next_at      TIMESTAMP NOT NULL,
+    lease_until  TIMESTAMP,
+    claim        TEXT NOT NULL DEFAULT '',
+    last_error   TEXT NOT NULL DEFAULT '',
+    created_at   TIMESTAMP NOT NULL,
+    finished_at  TIMESTAMP
+);
+-- engine-specific: SQLite changes a CHECK by rebuilding the table.
+INSERT INTO notify_deliveries_new SELECT id, event_id, org_id, user_id, channel, target, status, attempts, next_at, lease_until, claim, last_error, created_at, finished_at FROM notify_deliveries;
+-- engine-specific: SQLite changes a CHECK by rebuilding the table.
+DROP TABLE notify_deliveries;
+-- engine-specific: SQLite changes a CHECK by rebuilding the table.
+ALTER TABLE notify_deliveries_new RENAME TO notify_deliveries;
+-- engine-specific: SQLite changes a CHECK by rebuilding the table.
+CREATE INDEX notify_deliveries_due ON notify_deliveries (next_at) WHERE status = 'pending';
+-- engine-specific: SQLite changes a CHECK by rebuilding the table.
+CREATE INDEX notify_deliveries_user ON notify_deliveries (org_id, user_id, created_at);
