@@ -10,7 +10,7 @@ import (
 
 func TestCancelledWaitLeavesTheSessionUsable(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		alice := e.org(t, era, "acme")["alice"]
+		alice := e.Org(t, era, "acme")["alice"]
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() {
@@ -31,8 +31,8 @@ func TestCancelledWaitLeavesTheSessionUsable(t *testing.T) {
 		if len(events) != 1 || events[0]["outcome"] != "cancelled" {
 			t.Fatalf("audit of the cancelled wait = %v", events)
 		}
-		if strings.Contains(e.logs.String(), `"level":"ERROR"`) {
-			t.Fatalf("a cancelled call was logged as an error:\n%s", e.logs.String())
+		if strings.Contains(e.Logs.String(), `"level":"ERROR"`) {
+			t.Fatalf("a cancelled call was logged as an error:\n%s", e.Logs.String())
 		}
 	})
 }

@@ -93,13 +93,13 @@ func TestCancelledWaitHandsOverNothing(t *testing.T) {
 				for name, setup := range waits {
 					t.Run(string(engine)+"/"+era+"/"+how+"/"+name, func(t *testing.T) {
 						e := start(t, engine)
-						tok := e.tokens(t, era, "acme")
+						tok := e.Tokens(t, era, "acme")
 						var rt http.RoundTripper = testkit.Bearer(tok["alice"])
 						if open {
 							rt = keepOpen{rt}
 						}
 						alice := testkit.ConnectWith(t, e.URL, era, rt)
-						bob := e.connect(t, era, tok["bob"])
+						bob := e.Connect(t, era, tok["bob"])
 						tool, args, arrive, got := setup(t, alice, bob)
 
 						ctx, cancel := context.WithCancel(context.Background())

@@ -19,9 +19,9 @@ func TestFailedLoginsReachTheOrgAuditLog(t *testing.T) {
 	t.Parallel()
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
-			e := start(t, engine, options{auth: func(c *auth.Config) { c.MaxFailures = 3 }})
-			alice := e.org(t, eraStateless, "a")["alice"]
-			anon := e.connect(t, eraStateless, "")
+			e := start(t, engine, options{Auth: func(c *auth.Config) { c.MaxFailures = 3 }})
+			alice := e.Org(t, eraStateless, "a")["alice"]
+			anon := e.Connect(t, eraStateless, "")
 			const guess = "guessed-password-4711"
 			for range 3 {
 				fail(t, anon, "login", map[string]any{"org_id": "a", "user_id": "bob", "password": guess}, "login failed")
@@ -61,10 +61,10 @@ func TestFailedLoginsReachTheOrgAuditLog(t *testing.T) {
 func TestConflictingCredentialsAreRefused(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
-		users := e.org(t, era, "a")
-		anon := e.connect(t, era, "")
-		bobTok, aliceTok := e.login(t, anon, "a", "bob"), e.login(t, anon, "a", "alice")
-		bob := e.connect(t, era, bobTok)
+		users := e.Org(t, era, "a")
+		anon := e.Connect(t, era, "")
+		bobTok, aliceTok := e.Login(t, anon, "a", "bob"), e.Login(t, anon, "a", "alice")
+		bob := e.Connect(t, era, bobTok)
 		fail(t, bob, "whoami", map[string]any{"auth_token": aliceTok}, "drop the auth_token argument")
 		fail(t, users["carol"], "list_users", map[string]any{"auth_token": bobTok}, "two different tokens")
 		for _, same := range []string{bobTok, " " + bobTok + " "} {
@@ -103,10 +103,10 @@ func TestClientAddressComesOnlyFromTrustedProxies(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e := start(t, db.SQLite, options{
-				auth: func(c *auth.Config) { c.IPRate, c.IPBurst = 0.001, 3 },
-				api:  func(c *api.Config) { c.TrustedProxies, c.ClientIPHeader = tc.proxies, tc.header },
+				Auth: func(c *auth.Config) { c.IPRate, c.IPBurst = 0.001, 3 },
+				API:  func(c *api.Config) { c.TrustedProxies, c.ClientIPHeader = tc.proxies, tc.header },
 			})
-			e.org(t, eraStateless, "a")
+			e.Org(t, eraStateless, "a")
 			right := map[string]any{"org_id": "a", "user_id": "bob", "password": userPW}
 			// e.org logged in three times from the peer address itself, as
 			// the request carried no header; each named client now tries once.
@@ -139,8 +139,8 @@ func TestSignupIsBoundedPerAddress(t *testing.T) {
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e := start(t, engine, options{
-				auth: func(c *auth.Config) { c.SignupRate, c.SignupBurst = 0.001, 3 },
-				api: func(c *api.Config) {
+				Auth: func(c *auth.Config) { c.SignupRate, c.SignupBurst = 0.001, 3 },
+				API: func(c *api.Config) {
 					c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 					c.AllowOrgSignup, c.SignupSecret = false, secret
 				},

@@ -21,7 +21,7 @@ import (
 func TestAskMailsTheRecipient(t *testing.T) {
 	smtp := mailtest.Start(t)
 	each(t, func(t *testing.T, e *env, era string) {
-		users := e.org(t, era, "acme")
+		users := e.Org(t, era, "acme")
 		if _, err := e.Orgs.SetEmail(context.Background(), "acme", "bob", "bob@acme.test"); err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +78,7 @@ func TestAskMailsTheRecipient(t *testing.T) {
 		}
 		// The tool takes nothing that changes a setting.
 		fail(t, users["bob"], "get_notification_settings", map[string]any{"settings": map[string]any{"paused": true}}, "")
-	}, options{wiring: func(w *app.Wiring) {
+	}, options{Wiring: func(w *app.Wiring) {
 		w.API.PublicURL = "https://ctalk.test"
 		w.Mail = smtp.Config()
 	}})

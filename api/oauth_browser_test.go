@@ -64,7 +64,7 @@ func TestSignInInBrowser(t *testing.T) {
 			ctx, cancel := chromedp.NewContext(browserCtx, chromedp.WithNewBrowserContext())
 			defer cancel()
 			e := start(t, engine)
-			e.person(t, "acme", "alice")
+			registerPerson(t, e, "acme", "alice")
 			redirect, got := callbackServer(t)
 			clientID := newClient(t, e.URL, "Browser Test Agent", redirect)
 			_, ch := pkce("browser")

@@ -21,7 +21,7 @@ func TestOAuthConcurrentUse(t *testing.T) {
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e, _ := startOAuth(t, engine, nil)
-			e.person(t, "acme", "alice")
+			registerPerson(t, e, "acme", "alice")
 			const redirect = "http://localhost:53219/callback"
 			_, reg := register(t, e.URL, claudeCodeRegistration)
 			clientID := reg["client_id"].(string)

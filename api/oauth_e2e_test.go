@@ -39,7 +39,7 @@ func startOAuth(t *testing.T, engine db.Engine, fn func(*oauth.Config)) (*env, *
 	clk := &clock{}
 	d := dbtest.Open(t, engine)
 	d.Now = clk.now
-	e := start(t, engine, options{sharedWith: &env{DB: d}, api: func(c *api.Config) {
+	e := start(t, engine, options{SharedWith: &env{DB: d}, API: func(c *api.Config) {
 		c.OAuth = &cfg
 		// A second name the server answers to, so that a token presented
 		// there passes the host check and meets the audience check.
@@ -56,10 +56,10 @@ func (c *clock) now() time.Time {
 }
 func (c *clock) advance(d time.Duration) { c.offset.Add(int64(d)) }
 
-// person registers org orgID with one user and returns them.
-func (e *env) person(t *testing.T, orgID, userID string) {
+// registerPerson registers org orgID on e with one user.
+func registerPerson(t *testing.T, e *env, orgID, userID string) {
 	t.Helper()
-	anon := e.connect(t, eraSessions, "")
+	anon := e.Connect(t, eraSessions, "")
 	ok(t, anon, "register_organization", map[string]any{"org_id": orgID, "name": "Org " + orgID, "admin_password": adminPW})
 	ok(t, anon, "register_user", map[string]any{"org_id": orgID, "admin_password": adminPW, "user_id": userID,
 		"name": userID, "password": userPW, "ownership": []string{userID + "-repo"}})
@@ -161,7 +161,7 @@ func TestOAuthSDKClientEndToEnd(t *testing.T) {
 			for _, era := range eras {
 				t.Run(era, func(t *testing.T) {
 					e, _ := startOAuth(t, engine, func(c *oauth.Config) { c.AccessTTL = time.Second })
-					e.person(t, "acme", "alice")
+					registerPerson(t, e, "acme", "alice")
 
 					var signIns atomic.Int32
 					b := browser(t)

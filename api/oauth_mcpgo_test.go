@@ -22,7 +22,7 @@ func TestOAuthMCPGoClient(t *testing.T) {
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e, _ := startOAuth(t, engine, nil)
-			e.person(t, "acme", "alice")
+			registerPerson(t, e, "acme", "alice")
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 

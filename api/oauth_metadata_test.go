@@ -88,7 +88,7 @@ func TestOAuthMetadata(t *testing.T) {
 // bare origin and the resource its /mcp, whatever Host a request carries.
 func TestOAuthIssuerIsOrigin(t *testing.T) {
 	t.Parallel()
-	e := start(t, db.SQLite, options{api: func(c *api.Config) { c.PublicURL = "https://ctalk.example.com" }})
+	e := start(t, db.SQLite, options{API: func(c *api.Config) { c.PublicURL = "https://ctalk.example.com" }})
 	_, _, m := getJSON(t, e.URL+oauth.AuthServerMetadataPath)
 	if m["issuer"] != "https://ctalk.example.com" || m["token_endpoint"] != "https://ctalk.example.com"+oauth.TokenPath {
 		t.Errorf("metadata = %v", m)
@@ -105,7 +105,7 @@ func TestOAuthIssuerIsOrigin(t *testing.T) {
 // challenge that starts the browser sign-in.
 func TestAnonymousChallenge(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		anon := e.connect(t, era, "")
+		anon := e.Connect(t, era, "")
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if _, err := anon.ListTools(ctx, &mcp.ListToolsParams{}); err != nil {
@@ -114,7 +114,7 @@ func TestAnonymousChallenge(t *testing.T) {
 		ok(t, anon, "register_organization", map[string]any{"org_id": "acme", "name": "Acme", "admin_password": adminPW})
 		ok(t, anon, "register_user", map[string]any{"org_id": "acme", "admin_password": adminPW, "user_id": "alice",
 			"name": "Alice", "password": userPW, "ownership": []string{"a"}})
-		tok := e.login(t, anon, "acme", "alice")
+		tok := e.Login(t, anon, "acme", "alice")
 		ok(t, anon, "whoami", map[string]any{"auth_token": tok})
 		fail(t, anon, "whoami", map[string]any{"auth_token": "garbage"}, "not a ctalk token")
 		refused(t, anon, "whoami")

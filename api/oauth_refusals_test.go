@@ -78,8 +78,8 @@ func TestOAuthRefusals(t *testing.T) {
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e, clk := startOAuth(t, engine, nil)
-			e.person(t, "acme", "alice")
-			e.person(t, "other", "bob")
+			registerPerson(t, e, "acme", "alice")
+			registerPerson(t, e, "other", "bob")
 			const redirect = "http://localhost:53219/callback"
 			status, reg := register(t, e.URL, claudeCodeRegistration)
 			if status != http.StatusCreated {
@@ -203,7 +203,7 @@ func TestOAuthRefusals(t *testing.T) {
 			t.Run("expired access token", func(t *testing.T) {
 				v, _ := pkce("exp")
 				_, tok := exchange(code(t, "exp"), v)
-				ok(t, e.connect(t, eraStateless, tok["access_token"].(string)), "whoami", nil)
+				ok(t, e.Connect(t, eraStateless, tok["access_token"].(string)), "whoami", nil)
 				clk.advance(oauth.DefaultConfig().AccessTTL + time.Second)
 				if status, _ := mcpStatus(t, e.URL, tok["access_token"].(string)); status != http.StatusUnauthorized {
 					t.Errorf("expired access token: %d, want 401", status)
@@ -215,7 +215,7 @@ func TestOAuthRefusals(t *testing.T) {
 			t.Run("member's credentials revoked by an admin", func(t *testing.T) {
 				v, _ := pkce("revoked")
 				_, tok := exchange(code(t, "revoked"), v)
-				ok(t, e.connect(t, eraStateless, tok["access_token"].(string)), "whoami", nil)
+				ok(t, e.Connect(t, eraStateless, tok["access_token"].(string)), "whoami", nil)
 				if _, err := e.Auth.RevokeUserTokens(context.Background(), "acme", "alice"); err != nil {
 					t.Fatal(err)
 				}
@@ -271,7 +271,7 @@ func TestOAuthRefusals(t *testing.T) {
 			t.Run("token of another org", func(t *testing.T) {
 				v, _ := pkce("org")
 				_, tok := exchange(code(t, "org", "other", "bob"), v)
-				cs := e.connect(t, eraStateless, tok["access_token"].(string))
+				cs := e.Connect(t, eraStateless, tok["access_token"].(string))
 				who := ok(t, cs, "whoami", nil)
 				if u := who["user"].(map[string]any); u["org_id"] != "other" || u["user_id"] != "bob" {
 					t.Errorf("whoami = %v, want other/bob", u)
@@ -377,7 +377,7 @@ func TestOAuthMetadataDocumentClient(t *testing.T) {
 			defer doc.Close()
 			docURL = doc.URL
 			e, _ := startOAuth(t, engine, func(c *oauth.Config) { c.MetadataFetch = doc.Client() })
-			e.person(t, "acme", "alice")
+			registerPerson(t, e, "acme", "alice")
 			v, ch := pkce("doc")
 
 			loc, page := signIn(t, browser(t), authorizeURL(e.URL, doc.URL+"/bad.json", "http://localhost:5000/callback", ch, nil), "acme", "alice", userPW)

@@ -9,8 +9,8 @@ import (
 
 func TestAuditLogRecordsToolCalls(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		u := e.org(t, era, "acme")
-		other := e.org(t, era, "other")
+		u := e.Org(t, era, "acme")
+		other := e.Org(t, era, "other")
 		bob, alice := u["bob"], u["alice"]
 		const secretText = "the launch code is 0000"
 		id := ok(t, bob, "ask_person", map[string]any{"to_user_id": "alice", "question": secretText})["message_id"].(string)
@@ -81,9 +81,9 @@ func TestAuditLogRecordsToolCalls(t *testing.T) {
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	e := start(t, "sqlite")
-	u := e.org(t, eraStateless, "acme")
+	u := e.Org(t, eraStateless, "acme")
 	ok(t, u["bob"], "whoami", nil)
-	fail(t, e.connect(t, eraStateless, ""), "login", map[string]any{"org_id": "acme", "user_id": "bob", "password": "wrong-password"}, "login failed")
+	fail(t, e.Connect(t, eraStateless, ""), "login", map[string]any{"org_id": "acme", "user_id": "bob", "password": "wrong-password"}, "login failed")
 
 	get := func(token string) (int, string) {
 		req, _ := http.NewRequest("GET", e.URL+"/metrics", nil)

@@ -77,7 +77,7 @@ func TestDNSRebindingIsRefused(t *testing.T) {
 	})
 
 	t.Run("with PUBLIC_URL behind a proxy that forwards its Host", func(t *testing.T) {
-		e := start(t, db.SQLite, options{api: func(c *api.Config) {
+		e := start(t, db.SQLite, options{API: func(c *api.Config) {
 			c.PublicURL = "https://ctalk.example.com"
 			c.AllowedOrigins = []string{"https://app.example.net"}
 		}})

@@ -7,7 +7,7 @@ import (
 
 func TestOwnershipJunkOverMCP(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		anon := e.connect(t, era, "")
+		anon := e.Connect(t, era, "")
 		ok(t, anon, "register_organization", map[string]any{"org_id": "acme", "name": "Acme", "admin_password": adminPW})
 		user := func(id string, own any) map[string]any {
 			return map[string]any{"org_id": "acme", "admin_password": adminPW, "user_id": id, "name": id, "password": userPW, "ownership": own}

@@ -9,7 +9,7 @@ import (
 // coworkers, as one waiting inside a tool does.
 func TestParkedWaitIsPresence(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		u := e.org(t, era, "acme")
+		u := e.Org(t, era, "acme")
 		alice, bob := u["alice"], u["bob"]
 		ok(t, alice, "create_channel", map[string]any{"channel": "dev", "members": []string{"bob"}})
 		done := make(chan map[string]any, 1)

@@ -34,19 +34,19 @@ func TestWaitParksBeforeMCP(t *testing.T) {
 	for _, era := range eras {
 		t.Run(era, func(t *testing.T) {
 			e := start(t, dbtest.Engines[0])
-			u := e.org(t, era, "acme")
+			u := e.Org(t, era, "acme")
 			for _, c := range []struct {
 				name   string
 				args   map[string]any
 				parked bool
 			}{
 				{"header", map[string]any{"timeout_s": 30}, true},
-				{"auth_token", map[string]any{"timeout_s": 30, "auth_token": e.login(t, e.connect(t, era, ""), "acme", "alice")}, false},
+				{"auth_token", map[string]any{"timeout_s": 30, "auth_token": e.Login(t, e.Connect(t, era, ""), "acme", "alice")}, false},
 			} {
 				t.Run(c.name, func(t *testing.T) {
 					cs := u["alice"]
 					if !c.parked {
-						cs = e.connect(t, era, "")
+						cs = e.Connect(t, era, "")
 					}
 					got := make(chan map[string]any, 1)
 					go func() { got <- ok(t, cs, "wait_for_inbox", c.args) }()
@@ -71,7 +71,7 @@ func TestWaitParksBeforeMCP(t *testing.T) {
 func TestRefusedWaitIsNotParked(t *testing.T) {
 	t.Parallel()
 	e := start(t, dbtest.Engines[0])
-	alice := e.org(t, eraSessions, "acme")["alice"]
+	alice := e.Org(t, eraSessions, "acme")["alice"]
 	fail(t, alice, "wait_for_inbox", map[string]any{"timeout_s": 120, "bogus": 1}, "unknown argument")
 	fail(t, alice, "wait_for_reply", map[string]any{"timeout_s": 120, "message_id": 7}, "message_id")
 }

@@ -107,14 +107,14 @@ func TestPooledDatabaseURL(t *testing.T) {
 	// The re-check is far longer than the wait, so only a notification can
 	// wake the waiter in time.
 	slow := func(c *inbox.Config) { c.Recheck = time.Hour }
-	one := start(t, db.Postgres, options{sharedWith: &env{DB: d1}, inbox: slow})
-	two := start(t, db.Postgres, options{sharedWith: &env{DB: d2}, inbox: slow})
+	one := start(t, db.Postgres, options{SharedWith: &env{DB: d1}, Inbox: slow})
+	two := start(t, db.Postgres, options{SharedWith: &env{DB: d2}, Inbox: slow})
 	for i, era := range eras {
 		t.Run(era, func(t *testing.T) {
 			orgID := []string{"pooled-a", "pooled-b"}[i]
-			u := one.org(t, era, orgID)
+			u := one.Org(t, era, orgID)
 			bob := u["bob"]
-			alice := two.connect(t, era, one.login(t, one.connect(t, era, ""), orgID, "alice"))
+			alice := two.Connect(t, era, one.Login(t, one.Connect(t, era, ""), orgID, "alice"))
 			ok(t, alice, "whoami", nil)
 
 			got := make(chan map[string]any, 1)

@@ -44,7 +44,7 @@ func TestProbesSkipTheRequestLog(t *testing.T) {
 	}
 	resp.Body.Close()
 
-	logs := e.logs.String()
+	logs := e.Logs.String()
 	if strings.Count(logs, `"path":"/health"`) != 1 || strings.Contains(logs, `"path":"/ready"`) {
 		t.Errorf("want only the POST /health of the probe paths logged:\n%s", logs)
 	}
@@ -91,10 +91,10 @@ func TestProbesCarryRequestID(t *testing.T) {
 func TestToolCallLoggedOnce(t *testing.T) {
 	t.Parallel()
 	e := start(t, dbtest.Engines[0])
-	alice := e.org(t, eraSessions, "acme")["alice"]
-	e.logs.Take()
+	alice := e.Org(t, eraSessions, "acme")["alice"]
+	e.Logs.Take()
 	ok(t, alice, "whoami", nil)
-	logs := e.logs.Take()
+	logs := e.Logs.Take()
 	if n := strings.Count(logs, `"msg":"tool call"`); n != 1 || !strings.Contains(logs, `"client":"127.0.0.1"`) || !strings.Contains(logs, `"request_id":"`) {
 		t.Errorf("want one tool call line with its request id and client; got %d:\n%s", n, logs)
 	}
@@ -106,7 +106,7 @@ func TestToolCallLoggedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if logs := e.logs.Take(); !strings.Contains(logs, `"method":"POST","path":"/mcp"`) {
+	if logs := e.Logs.Take(); !strings.Contains(logs, `"method":"POST","path":"/mcp"`) {
 		t.Errorf("a request to /mcp that carried no tool call was not logged:\n%s", logs)
 	}
 }

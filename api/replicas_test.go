@@ -17,12 +17,12 @@ func TestWholeFlowThroughALoadBalancerOverTwoReplicas(t *testing.T) {
 			// The balancer reaches the replicas on loopback with the public
 			// name in Host, so they must be told that name (see hostPolicy).
 			public := func(c *api.Config) { c.PublicURL = "https://ctalk.example.com" }
-			one := start(t, db.Postgres, options{api: public})
-			two := start(t, db.Postgres, options{sharedWith: one, api: public})
+			one := start(t, db.Postgres, options{API: public})
+			two := start(t, db.Postgres, options{SharedWith: one, API: public})
 			lb, hits := roundRobin(t, one, two)
 			e := &env{URL: lb.URL, DB: one.DB}
 
-			u := e.org(t, era, "acme")
+			u := e.Org(t, era, "acme")
 			bob, alice := u["bob"], u["alice"]
 			who := ok(t, alice, "whoami", nil)
 			if who["user"].(map[string]any)["user_id"] != "alice" {

@@ -9,7 +9,7 @@ import (
 // did not issue is refused.
 func TestCheckRepliesCursor(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		s := e.org(t, era, "acme")
+		s := e.Org(t, era, "acme")
 		q := ok(t, s["alice"], "ask_person", map[string]any{"to_user_id": "bob", "question": "retry logic?"})
 		ok(t, s["bob"], "decline_question", map[string]any{"message_id": q["message_id"], "reason": "ask carol"})
 		got := ok(t, s["alice"], "check_replies", map[string]any{})

@@ -228,17 +228,9 @@ func (s *Server) restEvents(c echo.Context) error {
 	if !ch.IsMember {
 		return ctalk.Errorf(ctalk.EForbidden, "you are not a member of #%s; join it first", ch.Name)
 	}
-	after := ch.LastSeq
-	for _, v := range []string{c.Request().Header.Get("Last-Event-ID"), c.QueryParam("after")} {
-		if v = strings.TrimSpace(v); v == "" {
-			continue
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return ctalk.Errorf(ctalk.EInvalid, "Last-Event-ID and after must be the seq of a message, not %q", ctalk.Shorten(v, 40))
-		}
-		after = n
-		break
+	after, err := streamAfter(c, ch.LastSeq)
+	if err != nil {
+		return err
 	}
 	release, err := restPlace(s.restStreams, who, "channel event streams (/api/v1/channels/{channel}/events)")
 	if err != nil {
@@ -256,14 +248,39 @@ func (s *Server) restEvents(c echo.Context) error {
 	// ends it too.
 	ctx, unhold := s.hold(ctx)
 	defer unhold()
+	s.streamMessages(ctx, w, who, ch.Name, after)
+	return nil
+}
+
+// streamAfter is the seq a channel's event stream resumes after: the
+// request's Last-Event-ID, else its after parameter, else last, the
+// channel's latest.
+func streamAfter(c echo.Context, last int64) (int64, error) {
+	for _, v := range []string{c.Request().Header.Get("Last-Event-ID"), c.QueryParam("after")} {
+		if v = strings.TrimSpace(v); v == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return 0, ctalk.Errorf(ctalk.EInvalid, "Last-Event-ID and after must be the seq of a message, not %q", ctalk.Shorten(v, 40))
+		}
+		return n, nil
+	}
+	return last, nil
+}
+
+// streamMessages writes channel's messages after seq to the started stream
+// w as they come, until the server drains, the client goes or ctx's
+// credential is revoked; an error becomes the stream's last event.
+func (s *Server) streamMessages(ctx context.Context, w http.ResponseWriter, who ctalk.Caller, channel string, after int64) {
 	for !s.draining() {
-		d, err := s.channels.Wait(ctx, who, ch.Name, &after, wait.Options{Timeout: sse.KeepAlive, Stop: s.stop})
+		d, err := s.channels.Wait(ctx, who, channel, &after, wait.Options{Timeout: sse.KeepAlive, Stop: s.stop})
 		if err := wait.Refused(ctx); err != nil {
 			sse.Fail(w, err)
-			return nil
+			return
 		}
 		if ctx.Err() != nil {
-			return nil
+			return
 		}
 		if err != nil {
 			if ctalk.ErrorCode(err) == ctalk.EInternal {
@@ -271,7 +288,7 @@ func (s *Server) restEvents(c echo.Context) error {
 			}
 			// Headers are sent: the error becomes the stream's last event.
 			sse.Fail(w, err)
-			return nil
+			return
 		}
 		for _, m := range d.Messages {
 			sse.Write(w, sse.Event{ID: strconv.FormatInt(m.Seq, 10), Name: "message", Data: m})
@@ -283,8 +300,7 @@ func (s *Server) restEvents(c echo.Context) error {
 			err = sse.Flush(w)
 		}
 		if err != nil {
-			return nil
+			return
 		}
 	}
-	return nil
 }

@@ -40,8 +40,8 @@ func TestRESTStreamsCappedPerUser(t *testing.T) {
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e := start(t, engine)
-			tok := e.tokens(t, eraStateless, "acme")
-			ok(t, e.connect(t, eraStateless, tok["alice"]), "create_channel", map[string]any{"channel": "dev", "members": []string{"bob", "carol"}})
+			tok := e.Tokens(t, eraStateless, "acme")
+			ok(t, e.Connect(t, eraStateless, tok["alice"]), "create_channel", map[string]any{"channel": "dev", "members": []string{"bob", "carol"}})
 			for _, kind := range []struct{ name, path string }{
 				{"event streams", "/api/v1/channels/dev/events"},
 				{"long-polls", "/api/v1/wait?channel=dev&timeout_s=120"},
@@ -109,7 +109,7 @@ func TestAbandonedLongPollIsNoServerError(t *testing.T) {
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e := start(t, engine)
-			tok := e.tokens(t, eraStateless, "acme")
+			tok := e.Tokens(t, eraStateless, "acme")
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})
 			go func() {
@@ -125,9 +125,9 @@ func TestAbandonedLongPollIsNoServerError(t *testing.T) {
 			<-done
 			waitForWaiters(t, e, 0)
 			testkit.WaitFor(t, 10*time.Second, "the long-poll's access line", func() (bool, error) {
-				return strings.Contains(e.logs.String(), `"path":"/api/v1/wait"`), nil
+				return strings.Contains(e.Logs.String(), `"path":"/api/v1/wait"`), nil
 			})
-			logs := e.logs.String()
+			logs := e.Logs.String()
 			if strings.Contains(logs, `"level":"ERROR"`) || strings.Contains(logs, `"status":500`) {
 				t.Fatalf("an abandoned long-poll was logged as a server error:\n%s", logs)
 			}

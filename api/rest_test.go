@@ -17,44 +17,44 @@ func TestREST(t *testing.T) {
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e := start(t, engine)
-			tok := e.tokens(t, eraStateless, "acme")
-			other := e.tokens(t, eraStateless, "other")
-			alice := e.connect(t, eraStateless, tok["alice"])
+			tok := e.Tokens(t, eraStateless, "acme")
+			other := e.Tokens(t, eraStateless, "other")
+			alice := e.Connect(t, eraStateless, tok["alice"])
 			ok(t, alice, "create_channel", map[string]any{"channel": "dev", "members": []string{"bob"}})
 			ok(t, alice, "create_channel", map[string]any{"channel": "ops", "private": true})
 
-			if code, m := e.rest(t, "", "GET", "/api/v1/channels", ""); code != 401 || m["error"] != "unauthorized" {
+			if code, m := e.REST(t, "", "GET", "/api/v1/channels", ""); code != 401 || m["error"] != "unauthorized" {
 				t.Fatalf("no token: %d %v", code, m)
 			}
-			if code, m := e.rest(t, "ctalk_not-a-token", "GET", "/api/v1/channels", ""); code != 401 {
+			if code, m := e.REST(t, "ctalk_not-a-token", "GET", "/api/v1/channels", ""); code != 401 {
 				t.Fatalf("bad token: %d %v", code, m)
 			}
-			code, m := e.rest(t, tok["bob"], "GET", "/api/v1/channels", "")
+			code, m := e.REST(t, tok["bob"], "GET", "/api/v1/channels", "")
 			if chs := list(m, "channels"); code != 200 || len(chs) != 1 || field(chs[0], "channel") != "dev" {
 				t.Fatalf("list: %d %v", code, m)
 			}
-			code, m = e.rest(t, tok["bob"], "POST", "/api/v1/channels/dev/messages", `{"text": "from a script", "priority": "high"}`)
+			code, m = e.REST(t, tok["bob"], "POST", "/api/v1/channels/dev/messages", `{"text": "from a script", "priority": "high"}`)
 			if code != 201 || m["seq"] != 1.0 || m["posted_by_agent"] != true || m["priority"] != "high" || m["from_name"] != "Bob" {
 				t.Fatalf("post: %d %v", code, m)
 			}
-			if code, m = e.rest(t, tok["bob"], "POST", "/api/v1/channels/dev/messages", `{"text": "x", "colour": "red"}`); code != 400 || !strings.Contains(m["message"].(string), "colour") {
+			if code, m = e.REST(t, tok["bob"], "POST", "/api/v1/channels/dev/messages", `{"text": "x", "colour": "red"}`); code != 400 || !strings.Contains(m["message"].(string), "colour") {
 				t.Fatalf("unknown field: %d %v", code, m)
 			}
-			if code, m = e.rest(t, tok["carol"], "POST", "/api/v1/channels/dev/messages", `{"text": "x"}`); code != 403 {
+			if code, m = e.REST(t, tok["carol"], "POST", "/api/v1/channels/dev/messages", `{"text": "x"}`); code != 403 {
 				t.Fatalf("non-member post: %d %v", code, m)
 			}
-			code, m = e.rest(t, tok["alice"], "GET", "/api/v1/channels/dev/messages?after=0&limit=10", "")
+			code, m = e.REST(t, tok["alice"], "GET", "/api/v1/channels/dev/messages?after=0&limit=10", "")
 			if msgs := list(m, "messages"); code != 200 || len(msgs) != 1 || field(msgs[0], "text") != "from a script" {
 				t.Fatalf("read: %d %v", code, m)
 			}
-			if code, m = e.rest(t, tok["alice"], "GET", "/api/v1/channels/dev/messages?limit=abc", ""); code != 400 {
+			if code, m = e.REST(t, tok["alice"], "GET", "/api/v1/channels/dev/messages?limit=abc", ""); code != 400 {
 				t.Fatalf("bad limit: %d %v", code, m)
 			}
-			code, m = e.rest(t, tok["alice"], "GET", "/api/v1/wait?channel=dev&after=0&timeout_s=1e300", "")
+			code, m = e.REST(t, tok["alice"], "GET", "/api/v1/wait?channel=dev&after=0&timeout_s=1e300", "")
 			if msgs := list(m, "messages"); code != 200 || len(msgs) != 1 || m["timed_out"] != false {
 				t.Fatalf("wait: %d %v", code, m)
 			}
-			code, m = e.rest(t, tok["alice"], "GET", "/api/v1/wait?timeout_s=0", "")
+			code, m = e.REST(t, tok["alice"], "GET", "/api/v1/wait?timeout_s=0", "")
 			if code != 200 || m["timed_out"] != true {
 				t.Fatalf("wait with nothing unread: %d %v", code, m)
 			}
@@ -62,19 +62,19 @@ func TestREST(t *testing.T) {
 			// Another org's channel, and a private channel bob is not in.
 			for _, who := range []string{other["bob"], tok["bob"]} {
 				for _, path := range []string{"/api/v1/channels/ops/messages", "/api/v1/channels/ops/events", "/api/v1/wait?channel=ops"} {
-					if code, m := e.rest(t, who, "GET", path, ""); code != 404 {
+					if code, m := e.REST(t, who, "GET", path, ""); code != 404 {
 						t.Fatalf("GET %s: %d %v, want 404", path, code, m)
 					}
 				}
-				if code, m := e.rest(t, who, "POST", "/api/v1/channels/ops/messages", `{"text": "hi"}`); code != 404 {
+				if code, m := e.REST(t, who, "POST", "/api/v1/channels/ops/messages", `{"text": "hi"}`); code != 404 {
 					t.Fatalf("POST to ops: %d %v, want 404", code, m)
 				}
 			}
-			if code, m := e.rest(t, other["bob"], "GET", "/api/v1/channels/dev/messages", ""); code != 404 {
+			if code, m := e.REST(t, other["bob"], "GET", "/api/v1/channels/dev/messages", ""); code != 404 {
 				t.Fatalf("another org's dev: %d %v", code, m)
 			}
 
-			code, m = e.rest(t, "", "GET", "/api/v1/openapi.json", "")
+			code, m = e.REST(t, "", "GET", "/api/v1/openapi.json", "")
 			if code != 200 || m["openapi"] != "3.1.0" {
 				t.Fatalf("openapi.json: %d", code)
 			}
@@ -88,7 +88,8 @@ type sse struct {
 	r    *bufio.Reader
 }
 
-func (e *env) events(t testing.TB, token, channel, lastID string) *sse {
+// streamEvents opens the REST mirror's event stream of channel on e, resuming after lastID.
+func streamEvents(t testing.TB, e *env, token, channel, lastID string) *sse {
 	t.Helper()
 	req, _ := http.NewRequest("GET", e.URL+"/api/v1/channels/"+channel+"/events", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
@@ -139,12 +140,12 @@ func TestEventStreamResumes(t *testing.T) {
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e := start(t, engine)
-			tok := e.tokens(t, eraStateless, "acme")
-			alice := e.connect(t, eraStateless, tok["alice"])
+			tok := e.Tokens(t, eraStateless, "acme")
+			alice := e.Connect(t, eraStateless, tok["alice"])
 			ok(t, alice, "create_channel", map[string]any{"channel": "dev", "members": []string{"bob"}})
 			ok(t, alice, "post_message", map[string]any{"channel": "dev", "text": "before the stream"})
 
-			s := e.events(t, tok["bob"], "dev", "")
+			s := streamEvents(t, e, tok["bob"], "dev", "")
 			post := func(text string) {
 				ok(t, alice, "post_message", map[string]any{"channel": "dev", "text": text})
 			}
@@ -158,7 +159,7 @@ func TestEventStreamResumes(t *testing.T) {
 			s.resp.Body.Close()
 			post("m4")
 			post("m5")
-			s = e.events(t, tok["bob"], "dev", "3")
+			s = streamEvents(t, e, tok["bob"], "dev", "3")
 			for _, want := range []string{"4", "5"} {
 				if id, data := s.next(t); id != want || data["text"] != "m"+want {
 					t.Fatalf("after resuming from 3: event %s %v, want %s", id, data, want)
@@ -180,9 +181,9 @@ func mustNumber(s string) float64 {
 func TestEventStreamEndsOnDrain(t *testing.T) {
 	t.Parallel()
 	e := start(t, dbtest.Engines[0])
-	tok := e.tokens(t, eraStateless, "acme")
-	ok(t, e.connect(t, eraStateless, tok["alice"]), "create_channel", map[string]any{"channel": "dev"})
-	s := e.events(t, tok["alice"], "dev", "")
+	tok := e.Tokens(t, eraStateless, "acme")
+	ok(t, e.Connect(t, eraStateless, tok["alice"]), "create_channel", map[string]any{"channel": "dev"})
+	s := streamEvents(t, e, tok["alice"], "dev", "")
 	e.App.Drain()
 	if _, err := io.ReadAll(s.r); err != nil {
 		t.Fatalf("the stream ended with %v, want its end", err)

@@ -35,12 +35,12 @@ func hold(t *testing.T, srv *env, era, token string, after int) *held {
 	t.Cleanup(cancel)
 	h := &held{poll: make(chan string, 1), waits: map[string]chan string{}}
 	before := srv.Broker.Waiting()
-	h.stream = srv.events(t, token, "dev", "")
+	h.stream = streamEvents(t, srv, token, "dev", "")
 	go func() {
-		code, m := srv.rest(t, token, "GET", fmt.Sprintf("/api/v1/wait?channel=dev&after=%d&timeout_s=60", after), "")
+		code, m := srv.REST(t, token, "GET", fmt.Sprintf("/api/v1/wait?channel=dev&after=%d&timeout_s=60", after), "")
 		h.poll <- fmt.Sprint(code, " ", m)
 	}()
-	cs := srv.connect(t, era, token)
+	cs := srv.Connect(t, era, token)
 	for tool, args := range map[string]map[string]any{
 		"wait_for_message": {"channel": "dev", "after": after, "timeout_s": 60},
 		"wait_for_inbox":   {"timeout_s": 60},
@@ -209,21 +209,21 @@ func TestRevocationEndsWhatIsOpen(t *testing.T) {
 					one := start(t, su.engine)
 					two := one
 					if su.replicas == 2 {
-						two = start(t, su.engine, options{sharedWith: one})
+						two = start(t, su.engine, options{SharedWith: one})
 					}
-					u := one.org(t, era, "acme")
+					u := one.Org(t, era, "acme")
 					ok(t, u["alice"], "create_channel", map[string]any{"channel": "dev", "members": []string{"bob"}})
-					anon := one.connect(t, era, "")
-					tok, other := one.login(t, anon, "acme", "bob"), one.login(t, anon, "acme", "bob")
+					anon := one.Connect(t, era, "")
+					tok, other := one.Login(t, anon, "acme", "bob"), one.Login(t, anon, "acme", "bob")
 					h := hold(t, two, era, tok, 0)
 					n := two.Broker.Waiting()
-					kept := two.events(t, other, "dev", "")
+					kept := streamEvents(t, two, other, "dev", "")
 					waitForWaiters(t, two, n+1)
 
-					rv.revoke(t, one, u["alice"], one.connect(t, era, tok), one.connect(t, era, one.login(t, anon, "acme", "bob")))
+					rv.revoke(t, one, u["alice"], one.Connect(t, era, tok), one.Connect(t, era, one.Login(t, anon, "acme", "bob")))
 					var bobAsks *mcp.ClientSession
 					if !rv.others {
-						bobAsks = one.connect(t, era, other)
+						bobAsks = one.Connect(t, era, other)
 					}
 					afterRevocation(t, u["alice"], bobAsks)
 					h.ended(t)

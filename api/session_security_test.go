@@ -22,13 +22,13 @@ func TestSessionsBelongToTheirUser(t *testing.T) {
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e := start(t, engine)
-			u := e.org(t, eraSessions, "acme")
-			e.org(t, eraSessions, "other")
+			u := e.Org(t, eraSessions, "acme")
+			e.Org(t, eraSessions, "other")
 			ok(t, u["alice"], "create_channel", map[string]any{"channel": "dev", "members": []string{"bob"}})
-			anon := e.connect(t, eraSessions, "")
-			alice := e.login(t, anon, "acme", "alice")
-			bob := e.login(t, anon, "acme", "bob")
-			otherAlice := e.login(t, anon, "other", "alice")
+			anon := e.Connect(t, eraSessions, "")
+			alice := e.Login(t, anon, "acme", "alice")
+			bob := e.Login(t, anon, "acme", "bob")
+			otherAlice := e.Login(t, anon, "other", "alice")
 
 			cs, updates := subscriber(t, e.URL, alice)
 			if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "ctalk://channels/dev"}); err != nil {

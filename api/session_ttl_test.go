@@ -21,8 +21,8 @@ func TestIdleSessionsAreForgotten(t *testing.T) {
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			t.Parallel()
-			e := start(t, engine, options{api: func(c *api.Config) { c.SessionIdleTTL = ttl }})
-			users := e.org(t, eraSessions, "ttl")
+			e := start(t, engine, options{API: func(c *api.Config) { c.SessionIdleTTL = ttl }})
+			users := e.Org(t, eraSessions, "ttl")
 			idle, busy := users["alice"], users["bob"]
 			for name, cs := range map[string]string{"idle": idle.ID(), "busy": busy.ID()} {
 				if !e.App.MCPSessionKnown(cs) {

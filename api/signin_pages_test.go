@@ -71,8 +71,8 @@ func TestSignInPage(t *testing.T) {
 	t.Parallel()
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
-			e := start(t, engine, options{auth: func(c *auth.Config) { c.MaxFailures = 3 }})
-			e.person(t, "acme", "alice")
+			e := start(t, engine, options{Auth: func(c *auth.Config) { c.MaxFailures = 3 }})
+			registerPerson(t, e, "acme", "alice")
 			const redirect = "http://127.0.0.1:9911/cb"
 			clientID := newClient(t, e.URL, `Agent <script>alert(1)</script>`, redirect)
 			_, ch := pkce("page")
@@ -242,15 +242,15 @@ func TestSignUpPage(t *testing.T) {
 			if loc := h.Get("Location"); !strings.HasPrefix(loc, redirect+"?") || !strings.Contains(loc, "code=") {
 				t.Errorf("custom-scheme redirect: %q", loc)
 			}
-			anon := e.connect(t, eraStateless, "")
-			tok := e.login(t, anon, "newco", "nina")
-			if who := ok(t, e.connect(t, eraStateless, tok), "whoami", nil); who["user"].(map[string]any)["role"] != "admin" {
+			anon := e.Connect(t, eraStateless, "")
+			tok := e.Login(t, anon, "newco", "nina")
+			if who := ok(t, e.Connect(t, eraStateless, tok), "whoami", nil); who["user"].(map[string]any)["role"] != "admin" {
 				t.Errorf("the person who signed up is not the admin: %v", who)
 			}
 		})
 	}
 	t.Run("closed", func(t *testing.T) {
-		e := start(t, db.SQLite, options{api: func(c *api.Config) { c.AllowOrgSignup = false }})
+		e := start(t, db.SQLite, options{API: func(c *api.Config) { c.AllowOrgSignup = false }})
 		b := browser(t)
 		_, _, page := browse(t, b, e.URL+"/signup")
 		form := formFields(page)

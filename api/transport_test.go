@@ -56,13 +56,13 @@ func TestNoStandaloneStream(t *testing.T) {
 // longer than it, with or without a progress stream, ends on its own terms.
 func TestWaitOutlivesTheBodyReadDeadline(t *testing.T) {
 	t.Parallel()
-	e := start(t, db.SQLite, options{api: func(c *api.Config) {
+	e := start(t, db.SQLite, options{API: func(c *api.Config) {
 		c.ReadTimeout = 100 * time.Millisecond
 		c.ProgressEvery = 50 * time.Millisecond
 	}})
 	for _, era := range eras {
 		t.Run(era, func(t *testing.T) {
-			alice := e.org(t, era, "acme-"+strings.ReplaceAll(era, "-", ""))["alice"]
+			alice := e.Org(t, era, "acme-"+strings.ReplaceAll(era, "-", ""))["alice"]
 			w := ok(t, alice, "wait_for_inbox", map[string]any{"timeout_s": 0.6})
 			if w["timed_out"] != true {
 				t.Fatalf("wait_for_inbox = %v, want it timed out on its own", w)

@@ -147,17 +147,7 @@ type pageHistory struct {
 // with args, and gathers its rows. A pair that never exchanged a question
 // has zeros, and no exchanges.
 func readHistory(ctx context.Context, r db.Reader, query, me string, others, questionIDs []string, args []any) (*pageHistory, error) {
-	c := &pageHistory{
-		senders: make(map[string]Sender, len(others)),
-		stats:   make(map[string]*Interaction, len(others)),
-		recent:  make(map[string][]Exchange, len(others)),
-		drafts:  make(map[string]*Draft, len(questionIDs)),
-	}
-	pairs := make([]Interaction, len(others))
-	for i, o := range others {
-		c.stats[o] = &pairs[i]
-		c.recent[o] = []Exchange{}
-	}
+	c := newPageHistory(others, questionIDs)
 	rows, err := r.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -165,44 +155,12 @@ func readHistory(ctx context.Context, r db.Reader, query, me string, others, que
 	defer rows.Close()
 	// Declared once: Scan's arguments escape, and would be allocated anew
 	// for every row.
-	var (
-		kind                   int
-		id, asker, recipient   string
-		n                      int
-		body                   string
-		text                   sql.NullString
-		at, approved, rejected db.NullTime
-		byPerson               bool
-	)
+	var w historyRow
 	for rows.Next() {
-		if err := rows.Scan(&kind, &id, &asker, &recipient, &n, &body, &text, &at, &approved, &rejected, &byPerson); err != nil {
+		if err := rows.Scan(&w.kind, &w.id, &w.asker, &w.recipient, &w.n, &w.body, &w.text, &w.at, &w.approved, &w.rejected, &w.byPerson); err != nil {
 			return nil, err
 		}
-		switch kind {
-		case kindPair:
-			in := c.stats[recipient]
-			if asker == me {
-				in.YouAsked = n
-			} else {
-				in = c.stats[asker]
-				in.TheyAsked = n
-			}
-			if last := at.Time; in.Last == nil || last.After(*in.Last) {
-				in.Last = &last
-			}
-		case kindExchange:
-			other := recipient
-			if asker != me {
-				other = asker
-			}
-			c.recent[other] = append(c.recent[other], Exchange{MessageID: id, AskedBy: asker, Question: body, Answer: text.String, AnsweredAt: at.Time})
-		case kindDraft:
-			c.drafts[id] = &Draft{MessageID: id, Version: n, Text: body, CreatedAt: at.Time,
-				Approved: approved.Valid, Rejected: rejected.Valid, Note: text.String, ByPerson: byPerson}
-		case kindSender:
-			c.senders[id] = Sender{UserID: id, Name: recipient, Ownership: orgs.DecodeOwnership(asker),
-				Notes: body, ProfileNotes: text.String, FormerMember: byPerson}
-		}
+		c.add(me, &w)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -214,6 +172,64 @@ func readHistory(ctx context.Context, r db.Reader, query, me string, others, que
 		c.recent[o] = xs[:min(len(xs), RecentExchanges)]
 	}
 	return c, nil
+}
+
+// historyRow is one row of readHistory's query; what its columns mean
+// depends on its kind.
+type historyRow struct {
+	kind                   int
+	id, asker, recipient   string
+	n                      int
+	body                   string
+	text                   sql.NullString
+	at, approved, rejected db.NullTime
+	byPerson               bool
+}
+
+// newPageHistory is the empty history of me with others and of the drafts
+// of questionIDs: zeros for every pair, no exchanges.
+func newPageHistory(others, questionIDs []string) *pageHistory {
+	c := &pageHistory{
+		senders: make(map[string]Sender, len(others)),
+		stats:   make(map[string]*Interaction, len(others)),
+		recent:  make(map[string][]Exchange, len(others)),
+		drafts:  make(map[string]*Draft, len(questionIDs)),
+	}
+	pairs := make([]Interaction, len(others))
+	for i, o := range others {
+		c.stats[o] = &pairs[i]
+		c.recent[o] = []Exchange{}
+	}
+	return c
+}
+
+// add gathers row w, read for me, into c.
+func (c *pageHistory) add(me string, w *historyRow) {
+	switch w.kind {
+	case kindPair:
+		in := c.stats[w.recipient]
+		if w.asker == me {
+			in.YouAsked = w.n
+		} else {
+			in = c.stats[w.asker]
+			in.TheyAsked = w.n
+		}
+		if last := w.at.Time; in.Last == nil || last.After(*in.Last) {
+			in.Last = &last
+		}
+	case kindExchange:
+		other := w.recipient
+		if w.asker != me {
+			other = w.asker
+		}
+		c.recent[other] = append(c.recent[other], Exchange{MessageID: w.id, AskedBy: w.asker, Question: w.body, Answer: w.text.String, AnsweredAt: w.at.Time})
+	case kindDraft:
+		c.drafts[w.id] = &Draft{MessageID: w.id, Version: w.n, Text: w.body, CreatedAt: w.at.Time,
+			Approved: w.approved.Valid, Rejected: w.rejected.Valid, Note: w.text.String, ByPerson: w.byPerson}
+	case kindSender:
+		c.senders[w.id] = Sender{UserID: w.id, Name: w.recipient, Ownership: orgs.DecodeOwnership(w.asker),
+			Notes: w.body, ProfileNotes: w.text.String, FormerMember: w.byPerson}
+	}
 }
 
 // pairStats returns the statistics of the pairs of me and each of others,

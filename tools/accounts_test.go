@@ -7,7 +7,7 @@ import (
 
 func TestAccountFlow(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		anon := e.connect(t, era, "")
+		anon := e.Connect(t, era, "")
 		org := ok(t, anon, "register_organization", map[string]any{"org_id": "  Acme ", "name": "Acme Inc", "admin_password": adminPW})
 		if org["org_id"] != "acme" || org["name"] != "Acme Inc" {
 			t.Fatalf("register_organization = %v", org)
@@ -28,7 +28,7 @@ func TestAccountFlow(t *testing.T) {
 		if login["expires_at"] == "" || login["user"].(map[string]any)["user_id"] != "umar" {
 			t.Fatalf("login = %v", login)
 		}
-		umar := e.connect(t, era, token)
+		umar := e.Connect(t, era, token)
 		who := ok(t, umar, "whoami", nil)
 		if who["user"].(map[string]any)["user_id"] != "umar" || who["org"].(map[string]any)["org_id"] != "acme" {
 			t.Fatalf("whoami = %v", who)
@@ -42,8 +42,8 @@ func TestAccountFlow(t *testing.T) {
 		}
 		ok(t, umar, "update_my_notes", map[string]any{"notes": "I own the retry logic"})
 
-		johnTok := e.login(t, anon, "acme", "john")
-		john := e.connect(t, era, johnTok)
+		johnTok := e.Login(t, anon, "acme", "john")
+		john := e.Connect(t, era, johnTok)
 		// An admin token may add users and write profile notes without the password.
 		ok(t, john, "register_user", map[string]any{"org_id": "acme", "user_id": "zed", "name": "Zed", "password": userPW, "ownership": []string{}})
 		ok(t, john, "update_user_profile_notes", map[string]any{"org_id": "acme", "user_id": "umar", "profile_notes": "on call this week"})
@@ -67,7 +67,7 @@ func TestAccountFlow(t *testing.T) {
 
 func TestToolsListHasSchemasAndAnnotations(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		cs := e.connect(t, era, "")
+		cs := e.Connect(t, era, "")
 		res, err := cs.ListTools(t.Context(), nil)
 		if err != nil {
 			t.Fatal(err)

@@ -10,9 +10,9 @@ import (
 // log records only real ids.
 func TestSecretsGivenAsIdsAreNeitherEchoedNorAudited(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		s := e.org(t, era, "acme")
+		s := e.Org(t, era, "acme")
 		bob := s["bob"]
-		token := e.login(t, e.connect(t, era, ""), "acme", "bob")
+		token := e.Login(t, e.Connect(t, era, ""), "acme", "bob")
 		// The last has the shape of an id: only a lookup can tell it from one.
 		const idShaped = "pw-shaped-like-an-id"
 		secrets := []string{token, " " + token + " ", adminPW, "Hunter22-Long!", idShaped}

@@ -33,8 +33,8 @@ func failShort(t *testing.T, cs *mcp.ClientSession, tool string, args map[string
 func TestWrongArgumentTypes(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
-		a := e.org(t, era, "a")
-		anon := e.connect(t, era, "")
+		a := e.Org(t, era, "a")
+		anon := e.Connect(t, era, "")
 		user := map[string]any{"org_id": "a", "admin_password": adminPW, "user_id": "z", "name": "Z", "password": userPW, "ownership": "x"}
 		with := func(k string, v any) map[string]any {
 			m := map[string]any{}
@@ -71,7 +71,7 @@ func TestWrongArgumentTypes(t *testing.T) {
 		if mustJSON(u["ownership"]) != `["x"]` {
 			t.Errorf("ownership = %v", u["ownership"])
 		}
-		checkLogs(t, e.logs.String())
+		checkLogs(t, e.Logs.String())
 	})
 }
 
@@ -89,7 +89,7 @@ func requiredArgs(t *testing.T, tool *mcp.Tool) []string {
 func TestMissingRequiredArguments(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
-		a := e.org(t, era, "a")
+		a := e.Org(t, era, "a")
 		list, err := a["alice"].ListTools(t.Context(), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -119,15 +119,15 @@ func TestMissingRequiredArguments(t *testing.T) {
 		}
 		// An optional argument may be left out.
 		ok(t, a["alice"], "register_user", map[string]any{"org_id": "a", "user_id": "dan", "name": "Dan", "password": userPW, "ownership": []string{}})
-		checkLogs(t, e.logs.String())
+		checkLogs(t, e.Logs.String())
 	})
 }
 
 func TestHugeStrings(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
-		a := e.org(t, era, "a")
-		anon := e.connect(t, era, "")
+		a := e.Org(t, era, "a")
+		anon := e.Connect(t, era, "")
 		huge := strings.Repeat("x", big)
 		hugeID := strings.Repeat("a", big)
 		user := func(k, v string) map[string]any {
@@ -173,16 +173,16 @@ func TestHugeStrings(t *testing.T) {
 		if n := countRows(t, e.DB, `SELECT COUNT(*) FROM login_failures WHERE org_id = 'a' AND user_id = 'bob'`); n != 1 {
 			t.Errorf("bob has %d login failures, want 1 for the huge password", n)
 		}
-		e.login(t, anon, "a", "bob")
-		checkLogs(t, e.logs.String())
+		e.Login(t, anon, "a", "bob")
+		checkLogs(t, e.Logs.String())
 	})
 }
 
 func TestUnknownArgumentsAndTools(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
-		a := e.org(t, era, "a")
-		anon := e.connect(t, era, "")
+		a := e.Org(t, era, "a")
+		anon := e.Connect(t, era, "")
 		failShort(t, anon, "login", map[string]any{"org_id": "a", "user_id": "bob", "password": userPW, "remember_me": true}, `unknown argument "remember_me"`)
 		failShort(t, a["bob"], "whoami", map[string]any{"verbose": 1}, `unknown argument "verbose"`)
 		failShort(t, a["bob"], "update_my_notes", map[string]any{"notes": "x", "user_id": "alice"}, `unknown argument "user_id"`)
@@ -204,7 +204,7 @@ func TestUnknownArgumentsAndTools(t *testing.T) {
 				t.Errorf("tool %.20q: %.300v; a 400 in era %s is %v, want %v", name, err, era, bad, !bad)
 			}
 		}
-		checkLogs(t, e.logs.String())
+		checkLogs(t, e.Logs.String())
 	})
 }
 
@@ -308,7 +308,7 @@ func TestMalformedJSONRPC(t *testing.T) {
 						t.Errorf("%s: status %d %q, want 202 and no body", body, status, reply)
 					}
 				}
-				checkLogs(t, e.logs.String())
+				checkLogs(t, e.Logs.String())
 			})
 			t.Run("wrong content type", func(t *testing.T) {
 				status, _, body := rawPost(t, e.URL, strings.NewReader(initializeBody), map[string]string{"Content-Type": "text/plain"})
@@ -351,7 +351,7 @@ func TestMalformedJSONRPC(t *testing.T) {
 					}
 				})
 			}
-			checkLogs(t, e.logs.String())
+			checkLogs(t, e.Logs.String())
 		})
 	}
 }
@@ -408,7 +408,7 @@ func TestBodyLimit(t *testing.T) {
 			}
 			// A huge bearer header is refused as a bad token, not a crash.
 			wantChallenge(t, e, "Bearer "+strings.Repeat("z", big), "not a ctalk token")
-			checkLogs(t, e.logs.String())
+			checkLogs(t, e.Logs.String())
 		})
 	}
 }
@@ -416,7 +416,7 @@ func TestBodyLimit(t *testing.T) {
 func TestIDRules(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
-		anon := e.connect(t, era, "")
+		anon := e.Connect(t, era, "")
 		for _, c := range []struct{ in, want string }{
 			{"  Acme ", "acme"},
 			{"MiXeD-Case_09", "mixed-case_09"},
@@ -456,14 +456,14 @@ func TestIDRules(t *testing.T) {
 		// User ids follow the same rule wherever they are taken.
 		ok(t, anon, "register_user", map[string]any{"org_id": " ACME", "admin_password": adminPW, "user_id": " Bob ", "name": "Bob", "password": userPW, "ownership": "x"})
 		tok := ok(t, anon, "login", map[string]any{"org_id": "Acme", "user_id": "BOB", "password": userPW})["auth_token"].(string)
-		bob := e.connect(t, era, tok)
+		bob := e.Connect(t, era, tok)
 		if u := ok(t, bob, "get_user_profile", map[string]any{"user_id": "  bOb "})["user"].(map[string]any); u["user_id"] != "bob" {
 			t.Errorf("get_user_profile of \"  bOb \" = %v", u)
 		}
 		fail(t, anon, "register_user", map[string]any{"org_id": "acme", "admin_password": adminPW, "user_id": "bob smith", "name": "B", "password": userPW, "ownership": "x"}, "user_id has the character ' '; "+rule)
 		fail(t, anon, "login", map[string]any{"org_id": "acme", "user_id": "bob/..", "password": userPW}, rule)
 		fail(t, bob, "get_user_profile", map[string]any{"user_id": "bob@acme"}, rule)
-		checkLogs(t, e.logs.String())
+		checkLogs(t, e.Logs.String())
 	})
 }
 
@@ -473,8 +473,8 @@ func TestIDRules(t *testing.T) {
 func TestNULCharacters(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
-		a := e.org(t, era, "a")
-		anon := e.connect(t, era, "")
+		a := e.Org(t, era, "a")
+		anon := e.Connect(t, era, "")
 		user := func(k string, v any) map[string]any {
 			m := map[string]any{"org_id": "a", "admin_password": adminPW, "user_id": "z", "name": "Z", "password": userPW, "ownership": "x"}
 			m[k] = v
@@ -508,6 +508,6 @@ func TestNULCharacters(t *testing.T) {
 		ok(t, anon, "register_user", map[string]any{"org_id": "a", "admin_password": adminPW, "user_id": "nul", "name": "N", "password": "pass\x00word", "ownership": "x"})
 		ok(t, anon, "login", map[string]any{"org_id": "a", "user_id": "nul", "password": "pass\x00word"})
 		fail(t, anon, "login", map[string]any{"org_id": "a", "user_id": "nul", "password": "pass"}, "login failed")
-		checkLogs(t, e.logs.String())
+		checkLogs(t, e.Logs.String())
 	})
 }

@@ -26,7 +26,7 @@ func events(res map[string]any) []string {
 
 func TestChannelAlertsReachTheInbox(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		u := e.org(t, era, "acme")
+		u := e.Org(t, era, "acme")
 		alice, bob, carol := u["alice"], u["bob"], u["carol"]
 		ok(t, alice, "create_channel", map[string]any{"channel": "dev", "members": []string{"bob", "carol"}})
 
@@ -86,7 +86,7 @@ func TestChannelAlertsReachTheInbox(t *testing.T) {
 		if got := events(ok(t, bob, "check_inbox", nil)); len(got) != 1 || !strings.HasPrefix(got[0], "urgent #dev") {
 			t.Fatalf("bob's alerts of the urgent post = %v", got)
 		}
-		other := e.org(t, era, "other")
+		other := e.Org(t, era, "other")
 		ok(t, other["alice"], "create_channel", map[string]any{"channel": "dev", "members": []string{"bob"}})
 		ok(t, other["alice"], "post_message", map[string]any{"channel": "dev", "text": "@bob @channel", "priority": "urgent"})
 		if got := events(ok(t, bob, "check_inbox", nil)); len(got) != 0 {
@@ -104,7 +104,7 @@ func TestChannelAlertsDeliveredOnceAcrossReplicas(t *testing.T) {
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			one := start(t, engine)
-			two := start(t, engine, options{sharedWith: one})
+			two := start(t, engine, options{SharedWith: one})
 			alertsOnce(t, one, two)
 		})
 	}
@@ -112,12 +112,12 @@ func TestChannelAlertsDeliveredOnceAcrossReplicas(t *testing.T) {
 
 func alertsOnce(t *testing.T, one, two *env) {
 	const era, posters, posts = eraStateless, 4, 12
-	u := one.org(t, era, "acme")
+	u := one.Org(t, era, "acme")
 	ok(t, u["alice"], "create_channel", map[string]any{"channel": "dev", "members": []string{"bob", "carol"}})
-	anon := two.connect(t, era, "")
+	anon := two.Connect(t, era, "")
 	waiters := map[string][]*mcp.ClientSession{
-		"bob":   {u["bob"], two.connect(t, era, two.login(t, anon, "acme", "bob"))},
-		"carol": {u["carol"], two.connect(t, era, two.login(t, anon, "acme", "carol"))},
+		"bob":   {u["bob"], two.Connect(t, era, two.Login(t, anon, "acme", "bob"))},
+		"carol": {u["carol"], two.Connect(t, era, two.Login(t, anon, "acme", "carol"))},
 	}
 	// Each post alerts bob, carol or both; alice, the poster, never.
 	texts := []string{"hey @bob", "hey @carol", "all @channel", "urgent, no mention"}
@@ -172,7 +172,7 @@ func alertsOnce(t *testing.T, one, two *env) {
 	for p := range posters {
 		poster := u["alice"]
 		if p%2 == 1 {
-			poster = two.connect(t, era, two.login(t, anon, "acme", "alice"))
+			poster = two.Connect(t, era, two.Login(t, anon, "acme", "alice"))
 		}
 		posting.Go(func() {
 			for i := range posts {

@@ -43,9 +43,9 @@ func BenchmarkChannelFanOut(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			// The members sign in from one address.
 			many := func(c *auth.Config) { c.IPRate, c.IPBurst = 1e6, 1e6 }
-			servers := []*env{start(b, c.engine, options{auth: many})}
+			servers := []*env{start(b, c.engine, options{Auth: many})}
 			if c.replicas == 2 {
-				servers = append(servers, start(b, c.engine, options{auth: many, sharedWith: servers[0]}))
+				servers = append(servers, start(b, c.engine, options{Auth: many, SharedWith: servers[0]}))
 			}
 			poster, members := fanOutOrg(b, servers)
 			var last, each []time.Duration
@@ -67,8 +67,8 @@ func BenchmarkChannelFanOut(b *testing.B) {
 func fanOutOrg(b *testing.B, servers []*env) (*mcp.ClientSession, []*mcp.ClientSession) {
 	b.Helper()
 	const era = eraStateless
-	u := servers[0].org(b, era, "acme")
-	anon := servers[0].connect(b, era, "")
+	u := servers[0].Org(b, era, "acme")
+	anon := servers[0].Connect(b, era, "")
 	members := make([]*mcp.ClientSession, fanOutMembers)
 	ids := make([]string, fanOutMembers)
 	// The members keep their connections between rounds, as agents do: one
@@ -85,7 +85,7 @@ func fanOutOrg(b *testing.B, servers []*env) (*mcp.ClientSession, []*mcp.ClientS
 			defer func() { <-sem }()
 			ok(b, anon, "register_user", map[string]any{"org_id": "acme", "admin_password": adminPW, "user_id": ids[i], "name": ids[i], "password": userPW, "ownership": []string{}})
 			srv := servers[i%len(servers)]
-			members[i] = testkit.ConnectWith(b, srv.URL, era, testkit.Transport{Token: srv.login(b, anon, "acme", ids[i]), Next: keep})
+			members[i] = testkit.ConnectWith(b, srv.URL, era, testkit.Transport{Token: srv.Login(b, anon, "acme", ids[i]), Next: keep})
 		})
 	}
 	wg.Wait()

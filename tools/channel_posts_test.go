@@ -18,8 +18,8 @@ import (
 // mode (which only a person sets, in the web app), posts go out at once.
 func TestChannelPostMode(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		tok := e.tokens(t, era, "acme")
-		alice, bob := e.connect(t, era, tok["alice"]), e.connect(t, era, tok["bob"])
+		tok := e.Tokens(t, era, "acme")
+		alice, bob := e.Connect(t, era, tok["alice"]), e.Connect(t, era, tok["bob"])
 		ok(t, alice, "create_channel", map[string]any{"channel": "dev", "members": []string{"bob"}})
 
 		fail(t, bob, "update_org_settings", map[string]any{"org_id": "acme", "channel_post_mode": "human"}, "only org admins")
@@ -36,12 +36,12 @@ func TestChannelPostMode(t *testing.T) {
 			res["approval_url"] != e.URL+"/inbox/posts#"+id {
 			t.Fatalf("post_message in human mode = %v", res)
 		}
-		code, m := e.rest(t, tok["bob"], "POST", "/api/v1/channels/dev/messages", `{"text": "held from a script"}`)
+		code, m := e.REST(t, tok["bob"], "POST", "/api/v1/channels/dev/messages", `{"text": "held from a script"}`)
 		if restID, _ := m["post_id"].(string); code != 202 || m["status"] != "pending_approval" || m["approval_url"] != e.URL+"/inbox/posts#"+restID {
 			t.Fatalf("REST post in human mode: %d %v", code, m)
 		}
 		for _, who := range []string{"alice", "bob"} {
-			cs := e.connect(t, era, tok[who])
+			cs := e.Connect(t, era, tok[who])
 			if msgs := ok(t, cs, "get_messages", map[string]any{"channel": "dev"})["messages"].([]any); len(msgs) != 0 {
 				t.Fatalf("%s reads %v", who, msgs)
 			}

@@ -22,13 +22,13 @@ func TestChannelSubscriptions(t *testing.T) {
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e := start(t, engine)
-			u := e.org(t, eraSessions, "acme")
+			u := e.Org(t, eraSessions, "acme")
 			ok(t, u["alice"], "create_channel", map[string]any{"channel": "dev", "members": []string{"bob"}})
 			ok(t, u["carol"], "create_channel", map[string]any{"channel": "secret", "private": true})
-			other := e.org(t, eraSessions, "other")
+			other := e.Org(t, eraSessions, "other")
 			ok(t, other["alice"], "create_channel", map[string]any{"channel": "dev"})
 
-			token := e.login(t, e.connect(t, eraSessions, ""), "acme", "alice")
+			token := e.Login(t, e.Connect(t, eraSessions, ""), "acme", "alice")
 			cs, updates := subscriber(t, e.URL, token)
 			for _, uri := range []string{"ctalk://channels/secret", "ctalk://channels/dev", "ctalk://elsewhere/x"} {
 				if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}); err != nil {
@@ -71,13 +71,13 @@ func TestChannelSubscriptions(t *testing.T) {
 func TestChannelSubscriptionsAcrossReplicas(t *testing.T) {
 	t.Parallel()
 	public := func(c *api.Config) { c.PublicURL = "https://ctalk.example.com" }
-	one := start(t, db.Postgres, options{api: public})
-	two := start(t, db.Postgres, options{sharedWith: one, api: public})
+	one := start(t, db.Postgres, options{API: public})
+	two := start(t, db.Postgres, options{SharedWith: one, API: public})
 	lb, _ := roundRobin(t, one, two)
 	e := &env{URL: lb.URL, DB: one.DB}
-	u := e.org(t, eraSessions, "acme")
+	u := e.Org(t, eraSessions, "acme")
 	ok(t, u["alice"], "create_channel", map[string]any{"channel": "dev", "members": []string{"bob"}})
-	token := e.login(t, e.connect(t, eraSessions, ""), "acme", "alice")
+	token := e.Login(t, e.Connect(t, eraSessions, ""), "acme", "alice")
 	cs, updates := subscriber(t, lb.URL, token)
 	if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "ctalk://channels/dev"}); err != nil {
 		t.Fatal(err)
@@ -97,8 +97,8 @@ func TestChannelSubscriptionsAcrossReplicas(t *testing.T) {
 func TestEventStreamLimits(t *testing.T) {
 	t.Parallel()
 	e := start(t, db.SQLite)
-	e.org(t, eraSessions, "acme")
-	token := e.login(t, e.connect(t, eraSessions, ""), "acme", "alice")
+	e.Org(t, eraSessions, "acme")
+	token := e.Login(t, e.Connect(t, eraSessions, ""), "acme", "alice")
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	if resp := openStream(t, ctx, e.URL, "", initSession(t, e.URL, "")); resp.StatusCode != http.StatusMethodNotAllowed {

@@ -15,7 +15,7 @@ import (
 
 func TestChannelTools(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		u := e.org(t, era, "acme")
+		u := e.Org(t, era, "acme")
 		ch := ok(t, u["alice"], "create_channel", map[string]any{"channel": "#Dev", "topic": "builds", "members": []string{"bob"}})
 		if ch["channel"] != "dev" || ch["member_count"] != 2.0 || ch["is_member"] != true {
 			t.Fatalf("create_channel = %v", ch)
@@ -93,7 +93,7 @@ func TestChannelTools(t *testing.T) {
 func TestChannelToolsFenceText(t *testing.T) {
 	t.Parallel()
 	e := start(t, db.SQLite)
-	cs := e.connect(t, eraStateless, "")
+	cs := e.Connect(t, eraStateless, "")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	res, err := cs.ListTools(ctx, &mcp.ListToolsParams{})
@@ -118,8 +118,8 @@ func TestChannelToolsFenceText(t *testing.T) {
 // and on a private channel the caller is not in: each is "not found".
 func TestChannelTenancy(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		a := e.org(t, era, "org-a")
-		b := e.org(t, era, "org-b")
+		a := e.Org(t, era, "org-a")
+		b := e.Org(t, era, "org-b")
 		ok(t, a["alice"], "create_channel", map[string]any{"channel": "theirs"})
 		ok(t, a["alice"], "post_message", map[string]any{"channel": "theirs", "text": "secret plans"})
 		ok(t, b["alice"], "create_channel", map[string]any{"channel": "hidden", "private": true})
@@ -157,7 +157,7 @@ func TestChannelTenancy(t *testing.T) {
 // return the message posted while it waits.
 func TestWaitForMessage(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		u := e.org(t, era, "acme")
+		u := e.Org(t, era, "acme")
 		ok(t, u["alice"], "create_channel", map[string]any{"channel": "dev", "members": []string{"bob"}})
 		got := make(chan map[string]any, 1)
 		go func() {
@@ -188,16 +188,16 @@ func TestWaitForMessage(t *testing.T) {
 // re-check is an hour away.
 func TestChannelWakeAcrossReplicas(t *testing.T) {
 	t.Parallel()
-	slow := options{inbox: func(c *inbox.Config) { c.Recheck = time.Hour }}
+	slow := options{Inbox: func(c *inbox.Config) { c.Recheck = time.Hour }}
 	for _, era := range eras {
 		t.Run(era, func(t *testing.T) {
 			one := start(t, db.Postgres, slow)
-			slow.sharedWith = one
+			slow.SharedWith = one
 			two := start(t, db.Postgres, slow)
-			slow.sharedWith = nil
-			u := one.org(t, era, "acme")
+			slow.SharedWith = nil
+			u := one.Org(t, era, "acme")
 			ok(t, u["alice"], "create_channel", map[string]any{"channel": "dev", "members": []string{"bob"}})
-			bobOnTwo := two.connect(t, era, two.login(t, two.connect(t, era, ""), "acme", "bob"))
+			bobOnTwo := two.Connect(t, era, two.Login(t, two.Connect(t, era, ""), "acme", "bob"))
 			// A post that lands before the waiter's first check is found by
 			// that check, not by a wake-up; over several rounds, most land
 			// while it waits.

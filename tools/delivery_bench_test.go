@@ -29,15 +29,15 @@ func BenchmarkDeliveryLatency(b *testing.B) {
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			unlimited := func(c *inbox.Config) { c.AsksPerMinute, c.LoopMax = 1<<30, 0 }
-			one := start(b, c.engine, options{inbox: unlimited})
+			one := start(b, c.engine, options{Inbox: unlimited})
 			two := one
 			if c.replicas == 2 {
-				two = start(b, c.engine, options{inbox: unlimited, sharedWith: one})
+				two = start(b, c.engine, options{Inbox: unlimited, SharedWith: one})
 			}
-			u := one.org(b, eraStateless, "acme")
+			u := one.Org(b, eraStateless, "acme")
 			alice := u["alice"]
 			// bob waits on the second replica; alice answers on the first.
-			bob := two.connect(b, eraStateless, two.login(b, two.connect(b, eraStateless, ""), "acme", "bob"))
+			bob := two.Connect(b, eraStateless, two.Login(b, two.Connect(b, eraStateless, ""), "acme", "bob"))
 
 			// lat runs from the send_response call; afterAck from its reply,
 			// when the answer is committed and acknowledged to the answerer.

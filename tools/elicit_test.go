@@ -101,10 +101,10 @@ func connectEliciting(t *testing.T, base, era, token string, answer func(*mcp.El
 // elicitation completed). A client that declines gets today's refusal.
 func TestSendResponseAsksThePersonThroughTheClient(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		u := e.org(t, era, "acme")
+		u := e.Org(t, era, "acme")
 		alice := u["alice"]
 		ok(t, alice, "update_org_settings", map[string]any{"org_id": "acme", "approval_mode": "human"})
-		token := e.login(t, e.connect(t, era, ""), "acme", "bob")
+		token := e.Login(t, e.Connect(t, era, ""), "acme", "bob")
 		bobsBrowser, csrf := personBrowser(t, e.URL, "acme", "bob")
 		approve := func(p *mcp.ElicitParams) string {
 			// The person opens the page and approves there, with their

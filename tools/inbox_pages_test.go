@@ -9,7 +9,7 @@ import (
 // very next call: orgs tells the inbox of member changes (see app.Assemble).
 func TestCheckInboxShowsSenderChanges(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		u := e.org(t, era, "acme")
+		u := e.Org(t, era, "acme")
 		alice, bob := u["alice"], u["bob"]
 		ok(t, bob, "ask_person", map[string]any{"to_user_id": "alice", "question": "where is the runbook?"})
 		sender := func() map[string]any {

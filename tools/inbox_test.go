@@ -22,7 +22,7 @@ import (
 
 func TestQuestionAndAnswerFlow(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		u := e.org(t, era, "acme")
+		u := e.Org(t, era, "acme")
 		bob, alice := u["bob"], u["alice"]
 		ok(t, bob, "update_my_notes", map[string]any{"notes": "I run the payments service"})
 
@@ -87,7 +87,7 @@ func TestQuestionAndAnswerFlow(t *testing.T) {
 
 func TestApprovalRules(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		u := e.org(t, era, "acme")
+		u := e.Org(t, era, "acme")
 		bob, alice, carol := u["bob"], u["alice"], u["carol"]
 		id := ok(t, bob, "ask_person", map[string]any{"to_user_id": "alice", "question": "q1"})["message_id"].(string)
 
@@ -131,7 +131,7 @@ func TestApprovalRules(t *testing.T) {
 // leads there and approves nothing by itself.
 func TestHumanApproval(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		u := e.org(t, era, "acme")
+		u := e.Org(t, era, "acme")
 		bob, alice := u["bob"], u["alice"]
 		fail(t, bob, "update_org_settings", map[string]any{"org_id": "acme", "approval_mode": "human"}, "only org admins")
 		set := ok(t, alice, "update_org_settings", map[string]any{"org_id": "acme", "approval_mode": "human"})
@@ -189,7 +189,7 @@ func TestHumanApproval(t *testing.T) {
 // in the web app, and posting it approves nothing.
 func TestOldApprovalLinks(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		u := e.org(t, era, "acme")
+		u := e.Org(t, era, "acme")
 		bob, alice := u["bob"], u["alice"]
 		ok(t, alice, "update_org_settings", map[string]any{"org_id": "acme", "approval_mode": "human"})
 		id := ok(t, alice, "ask_person", map[string]any{"to_user_id": "bob", "question": "q"})["message_id"].(string)
@@ -215,7 +215,7 @@ func TestOldApprovalLinks(t *testing.T) {
 			}
 		}
 		fail(t, bob, "send_response", map[string]any{"message_id": id, "final_text": "v1"}, "not approved yet")
-		if strings.Contains(e.logs.String(), raw) {
+		if strings.Contains(e.Logs.String(), raw) {
 			t.Fatal("the log contains an approval token")
 		}
 	})
@@ -234,7 +234,7 @@ func get(t *testing.T, u string) string {
 
 func TestAskIdempotentUnderConcurrentRetries(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		u := e.org(t, era, "acme")
+		u := e.Org(t, era, "acme")
 		bob := u["bob"]
 		const n = 16
 		ids := make([]string, n)
@@ -267,7 +267,7 @@ func TestAskIdempotentUnderConcurrentRetries(t *testing.T) {
 
 func TestWaiting(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		u := e.org(t, era, "acme")
+		u := e.Org(t, era, "acme")
 		bob, alice := u["bob"], u["alice"]
 
 		// Nothing there: returns empty at the timeout.
@@ -328,7 +328,7 @@ func TestWaiting(t *testing.T) {
 		}
 		fail(t, alice, "wait_for_reply", map[string]any{"message_id": id, "timeout_s": 0.1}, "not found")
 		fail(t, alice, "wait_for_inbox", map[string]any{"timeout_s": -1}, "timeout_s")
-	}, options{inbox: func(c *inbox.Config) { c.Recheck = time.Hour }})
+	}, options{Inbox: func(c *inbox.Config) { c.Recheck = time.Hour }})
 }
 
 func TestWakeAcrossReplicas(t *testing.T) {
@@ -336,9 +336,9 @@ func TestWakeAcrossReplicas(t *testing.T) {
 	for _, era := range eras {
 		t.Run(era, func(t *testing.T) {
 			one := start(t, db.Postgres)
-			two := start(t, db.Postgres, options{sharedWith: one})
-			u := one.org(t, era, "acme")
-			aliceOnTwo := two.connect(t, era, two.login(t, two.connect(t, era, ""), "acme", "alice"))
+			two := start(t, db.Postgres, options{SharedWith: one})
+			u := one.Org(t, era, "acme")
+			aliceOnTwo := two.Connect(t, era, two.Login(t, two.Connect(t, era, ""), "acme", "alice"))
 			got := make(chan map[string]any, 1)
 			go func() { got <- ok(t, aliceOnTwo, "wait_for_inbox", map[string]any{"timeout_s": 60}) }()
 			waitForWaiters(t, two, 1)
@@ -358,8 +358,8 @@ func TestWakeAcrossReplicas(t *testing.T) {
 
 func TestMessagesOfAnotherOrgAreNotFound(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		a := e.org(t, era, "org-a")
-		b := e.org(t, era, "org-b")
+		a := e.Org(t, era, "org-a")
+		b := e.Org(t, era, "org-b")
 		id := ok(t, a["bob"], "ask_person", map[string]any{"to_user_id": "alice", "question": "secret"})["message_id"].(string)
 		ok(t, a["alice"], "propose_response", map[string]any{"message_id": id, "draft_text": "d"})
 		mallory := b["alice"]
@@ -387,8 +387,8 @@ func TestAskLimits(t *testing.T) {
 	t.Parallel()
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
-			e := start(t, engine, options{inbox: func(c *inbox.Config) { c.AsksPerMinute = 3; c.LoopMax = 100 }})
-			u := e.org(t, eraStateless, "acme")
+			e := start(t, engine, options{Inbox: func(c *inbox.Config) { c.AsksPerMinute = 3; c.LoopMax = 100 }})
+			u := e.Org(t, eraStateless, "acme")
 			first := ok(t, u["bob"], "ask_person", map[string]any{"to_user_id": "alice", "question": "q0", "idempotency_key": "k0"})
 			for i := 1; i < 3; i++ {
 				ok(t, u["bob"], "ask_person", map[string]any{"to_user_id": "alice", "question": fmt.Sprint("q", i)})
@@ -399,8 +399,8 @@ func TestAskLimits(t *testing.T) {
 			retryReturnsStored(t, u["bob"], first, "alice", "q0", "k0")
 			fail(t, u["bob"], "ask_person", map[string]any{"to_user_id": "alice", "question": "q-new", "idempotency_key": "k-new"}, "retry after")
 
-			e2 := start(t, engine, options{inbox: func(c *inbox.Config) { c.AsksPerMinute = 100; c.LoopMax = 4 }})
-			u2 := e2.org(t, eraStateless, "acme")
+			e2 := start(t, engine, options{Inbox: func(c *inbox.Config) { c.AsksPerMinute = 100; c.LoopMax = 4 }})
+			u2 := e2.Org(t, eraStateless, "acme")
 			var firstOfPair map[string]any
 			for i := range 2 {
 				q := ok(t, u2["bob"], "ask_person", map[string]any{"to_user_id": "alice", "question": fmt.Sprint("b", i), "idempotency_key": fmt.Sprint("kb", i)})

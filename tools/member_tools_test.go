@@ -18,7 +18,7 @@ var memberTools = []string{"remove_user", "revoke_user_tokens", "change_password
 
 func TestRemoveUserOverMCP(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		u := e.org(t, era, "acme")
+		u := e.Org(t, era, "acme")
 		alice, bob, carol := u["alice"], u["bob"], u["carol"]
 		id := ok(t, bob, "ask_person", map[string]any{"to_user_id": "alice", "question": "where is the runbook?"})["message_id"].(string)
 
@@ -58,7 +58,7 @@ func TestRemoveUserOverMCP(t *testing.T) {
 		fail(t, alice, "remove_user", map[string]any{"org_id": "acme", "user_id": "bob"}, `user "bob" not found`)
 		fail(t, alice, "revoke_user_tokens", map[string]any{"org_id": "acme", "user_id": "bob"}, `user "bob" not found`)
 		fail(t, alice, "reset_user_password", map[string]any{"org_id": "acme", "user_id": "bob", "new_password": "a fresh start"}, `user "bob" not found`)
-		anon := e.connect(t, era, "")
+		anon := e.Connect(t, era, "")
 		fail(t, anon, "login", map[string]any{"org_id": "acme", "user_id": "bob", "password": userPW}, "login failed")
 		fail(t, alice, "register_user", map[string]any{"org_id": "acme", "user_id": "bob", "name": "New Bob", "password": userPW, "ownership": "x"}, "former member")
 
@@ -70,8 +70,8 @@ func TestRemoveUserOverMCP(t *testing.T) {
 
 func TestMemberToolsAcrossOrgs(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		a := e.org(t, era, "acme")
-		b := e.org(t, era, "other")
+		a := e.Org(t, era, "acme")
+		b := e.Org(t, era, "other")
 		mole := b["alice"]
 		for _, tool := range []string{"remove_user", "revoke_user_tokens", "reset_user_password"} {
 			args := map[string]any{"org_id": "acme", "user_id": "bob"}
@@ -91,7 +91,7 @@ func TestMemberToolsAcrossOrgs(t *testing.T) {
 		}
 		fail(t, mole, "change_admin_password", map[string]any{"org_id": "acme", "new_admin_password": "taken over for good"}, `organization "acme" not found`)
 		ok(t, a["bob"], "whoami", nil)
-		anon := e.connect(t, era, "")
+		anon := e.Connect(t, era, "")
 		ok(t, anon, "register_user", map[string]any{"org_id": "acme", "admin_password": adminPW, "user_id": "dan", "name": "Dan", "password": userPW, "ownership": "x"})
 	})
 }
@@ -100,7 +100,7 @@ func TestMemberToolsAcrossOrgs(t *testing.T) {
 // same moment, with the admin password, in several orgs: one must stay.
 func TestRemoveLastTwoAdminsOverMCP(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		anon := []*mcp.ClientSession{e.connect(t, era, ""), e.connect(t, era, "")}
+		anon := []*mcp.ClientSession{e.Connect(t, era, ""), e.Connect(t, era, "")}
 		for round := range 5 {
 			org := fmt.Sprintf("org%d", round)
 			ok(t, anon[0], "register_organization", map[string]any{"org_id": org, "name": org, "admin_password": adminPW})
@@ -145,10 +145,10 @@ func TestRemoveLastTwoAdminsOverMCP(t *testing.T) {
 
 func TestPasswordToolsOverMCP(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		u := e.org(t, era, "acme")
+		u := e.Org(t, era, "acme")
 		alice, carol := u["alice"], u["carol"]
-		anon := e.connect(t, era, "")
-		bob2 := e.connect(t, era, e.login(t, anon, "acme", "bob"))
+		anon := e.Connect(t, era, "")
+		bob2 := e.Connect(t, era, e.Login(t, anon, "acme", "bob"))
 		const bobPW, resetPW, newAdminPW = "bob's new secret", "reset by alice", "a new admin secret"
 
 		// change_password: the calling token stays, the other one dies.
@@ -172,7 +172,7 @@ func TestPasswordToolsOverMCP(t *testing.T) {
 		ok(t, u["bob"], "whoami", nil)
 		refused(t, bob2, "whoami")
 		fail(t, anon, "login", map[string]any{"org_id": "acme", "user_id": "bob", "password": userPW}, "login failed")
-		bob3 := e.connect(t, era, ok(t, anon, "login", map[string]any{"org_id": "acme", "user_id": "bob", "password": bobPW})["auth_token"].(string))
+		bob3 := e.Connect(t, era, ok(t, anon, "login", map[string]any{"org_id": "acme", "user_id": "bob", "password": bobPW})["auth_token"].(string))
 
 		// reset_user_password is refused to agents; the reset a person
 		// makes in the web app ends every token of bob.
@@ -194,7 +194,7 @@ func TestPasswordToolsOverMCP(t *testing.T) {
 			t.Fatalf("revoke_user_tokens = %v", res)
 		}
 		refused(t, carol, "whoami")
-		e.login(t, anon, "acme", "carol")
+		e.Login(t, anon, "acme", "carol")
 
 		// change_admin_password is refused to agents, with the current
 		// one or as an admin; the person changes it in the web app.
@@ -245,7 +245,7 @@ func TestPasswordToolsOverMCP(t *testing.T) {
 func TestMemberToolsAreMarkedDestructive(t *testing.T) {
 	t.Parallel()
 	e := start(t, dbtest.Engines[0])
-	res, err := e.connect(t, eraStateless, "").ListTools(t.Context(), nil)
+	res, err := e.Connect(t, eraStateless, "").ListTools(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,12 +273,12 @@ func TestConcurrentRegisterUser(t *testing.T) {
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e := start(t, engine)
-			anon := e.connect(t, eraStateless, "")
+			anon := e.Connect(t, eraStateless, "")
 			ok(t, anon, "register_organization", map[string]any{"org_id": "acme", "name": "Acme", "admin_password": adminPW})
 			const n = 20
 			clients := make([]*mcp.ClientSession, n)
 			for i := range clients {
-				clients[i] = e.connect(t, eraStateless, "")
+				clients[i] = e.Connect(t, eraStateless, "")
 			}
 			results := make([]*mcp.CallToolResult, n)
 			start := make(chan struct{})

@@ -22,9 +22,9 @@ const personOnly = "is for a person, not an agent"
 // refusal is in the audit log with the credential it was tried with.
 func TestAgentsCannotUndoOversight(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		u := e.org(t, era, "acme")
+		u := e.Org(t, era, "acme")
 		alice, bob := u["alice"], u["bob"]
-		anon := e.connect(t, era, "")
+		anon := e.Connect(t, era, "")
 		ctx := context.Background()
 		_, sess, err := e.Auth.Login(ctx, "acme", "alice", userPW, "")
 		if err != nil {
@@ -34,7 +34,7 @@ func TestAgentsCannotUndoOversight(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		personal := e.connect(t, era, raw)
+		personal := e.Connect(t, era, raw)
 		byPassword := map[string]any{"org_id": "acme", "admin_password": adminPW}
 		with := func(base map[string]any, more map[string]any) map[string]any {
 			out := map[string]any{}
@@ -127,7 +127,7 @@ func TestAgentsCannotUndoOversight(t *testing.T) {
 				t.Errorf("an update_org_settings event has no factor: %v", ev)
 			}
 		}
-		if strings.Contains(e.logs.String(), "taken-over-pw") || strings.Contains(e.logs.String(), raw) {
+		if strings.Contains(e.Logs.String(), "taken-over-pw") || strings.Contains(e.Logs.String(), raw) {
 			t.Error("the server's log holds a secret")
 		}
 	})
@@ -139,9 +139,9 @@ func TestAgentsCannotUndoOversight(t *testing.T) {
 // the web app allows passwords again.
 func TestAgentPasswordLoginDisabled(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		u := e.org(t, era, "acme")
+		u := e.Org(t, era, "acme")
 		alice := u["alice"]
-		anon := e.connect(t, era, "")
+		anon := e.Connect(t, era, "")
 		if set := ok(t, alice, "update_org_settings", map[string]any{"org_id": "acme", "agent_password_login": "disabled"}); set["agent_password_login"] != "disabled" {
 			t.Fatalf("update_org_settings = %v", set)
 		}
@@ -156,7 +156,7 @@ func TestAgentPasswordLoginDisabled(t *testing.T) {
 		ok(t, u["bob"], "whoami", nil)
 		fail(t, alice, "update_org_settings", map[string]any{"org_id": "acme", "agent_password_login": "allowed"}, personOnly)
 		// Another org is not affected.
-		e.org(t, era, "globex")
+		e.Org(t, era, "globex")
 		if _, err := e.Orgs.SetSettings(context.Background(), "acme", orgs.Settings{AgentPasswordLogin: orgs.AgentLoginAllowed}); err != nil {
 			t.Fatal(err)
 		}
@@ -170,14 +170,14 @@ func TestAgentPasswordLoginDisabled(t *testing.T) {
 // an agent, by admin password or by the admin's token.
 func TestFirstAdminOverMCP(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		anon := e.connect(t, era, "")
+		anon := e.Connect(t, era, "")
 		ok(t, anon, "register_organization", map[string]any{"org_id": "acme", "name": "Acme", "admin_password": adminPW})
 		ok(t, anon, "register_user", map[string]any{"org_id": "acme", "admin_password": adminPW, "user_id": "bob", "name": "Bob", "password": userPW, "ownership": "x"})
 		first := ok(t, anon, "register_user", map[string]any{"org_id": "acme", "admin_password": adminPW, "user_id": "alice", "name": "Alice", "password": userPW, "ownership": "x", "role": "admin"})
 		if first["role"] != "admin" {
 			t.Fatalf("the first admin = %v", first)
 		}
-		alice := e.connect(t, era, e.login(t, anon, "acme", "alice"))
+		alice := e.Connect(t, era, e.Login(t, anon, "acme", "alice"))
 		fail(t, anon, "register_user", map[string]any{"org_id": "acme", "admin_password": adminPW, "user_id": "mole", "name": "Mole", "password": userPW, "ownership": "x", "role": "admin"}, personOnly)
 		msg := fail(t, alice, "register_user", map[string]any{"org_id": "acme", "user_id": "mole", "name": "Mole", "password": userPW, "ownership": "x", "role": "admin"}, personOnly)
 		if !strings.Contains(msg, e.URL+"/admin") {

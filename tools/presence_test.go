@@ -11,7 +11,7 @@ import (
 
 func TestPresence(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		u := e.org(t, era, "acme")
+		u := e.Org(t, era, "acme")
 		alice, bob := u["alice"], u["bob"]
 		ok(t, alice, "create_channel", map[string]any{"channel": "dev", "members": []string{"bob", "carol"}})
 		// carol only logged in: no identified call yet.
@@ -39,11 +39,11 @@ func TestPresenceAcrossReplicas(t *testing.T) {
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			one := start(t, engine)
-			two := start(t, engine, options{sharedWith: one})
+			two := start(t, engine, options{SharedWith: one})
 			const era = eraStateless
-			u := one.org(t, era, "acme")
+			u := one.Org(t, era, "acme")
 			ok(t, u["alice"], "create_channel", map[string]any{"channel": "dev", "members": []string{"bob"}})
-			bobOnTwo := two.connect(t, era, two.login(t, two.connect(t, era, ""), "acme", "bob"))
+			bobOnTwo := two.Connect(t, era, two.Login(t, two.Connect(t, era, ""), "acme", "bob"))
 
 			long := make(chan map[string]any, 1)
 			go func() { long <- ok(t, u["bob"], "wait_for_inbox", map[string]any{"timeout_s": 60}) }()
@@ -58,7 +58,7 @@ func TestPresenceAcrossReplicas(t *testing.T) {
 				}
 				return true, nil
 			})
-			aliceOnTwo := two.connect(t, era, two.login(t, two.connect(t, era, ""), "acme", "alice"))
+			aliceOnTwo := two.Connect(t, era, two.Login(t, two.Connect(t, era, ""), "acme", "alice"))
 			if p, _ := presenceOf(t, aliceOnTwo, "bob", "dev"); p != "waiting" {
 				t.Fatalf("bob, waiting on the first server, reads as %q on the second", p)
 			}

@@ -19,9 +19,9 @@ func TestWaitSendsProgressWhenAsked(t *testing.T) {
 	for _, engine := range dbtest.Engines {
 		for _, era := range eras {
 			t.Run(string(engine)+"/"+era, func(t *testing.T) {
-				e := start(t, engine, options{api: func(c *api.Config) { c.ProgressEvery = 50 * time.Millisecond }})
-				e.org(t, era, "acme")
-				token := e.login(t, e.connect(t, era, ""), "acme", "alice")
+				e := start(t, engine, options{API: func(c *api.Config) { c.ProgressEvery = 50 * time.Millisecond }})
+				e.Org(t, era, "acme")
+				token := e.Login(t, e.Connect(t, era, ""), "acme", "alice")
 
 				// progress counts notifications for the call that asked for
 				// them; stray counts any other, such as one for a call that

@@ -19,7 +19,7 @@ func foundQuestions(t *testing.T, cs *mcp.ClientSession, args map[string]any) []
 
 func TestSearchCoversMyQuestionsAndAnswersOnly(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		u := e.org(t, era, "acme")
+		u := e.Org(t, era, "acme")
 		alice, bob, carol := u["alice"], u["bob"], u["carol"]
 		ask := func(from *mcp.ClientSession, to, text string) string {
 			return ok(t, from, "ask_person", map[string]any{"to_user_id": to, "question": text})["message_id"].(string)
@@ -38,7 +38,7 @@ func TestSearchCoversMyQuestionsAndAnswersOnly(t *testing.T) {
 		ok(t, alice, "create_channel", map[string]any{"channel": "dev", "members": []string{"bob"}})
 		ok(t, bob, "post_message", map[string]any{"channel": "dev", "text": "retry storms again"})
 
-		other := e.org(t, era, "other")
+		other := e.Org(t, era, "other")
 		ask(other["bob"], "alice", "retry backoff zebra window")
 
 		res := ok(t, alice, "search_messages", map[string]any{"query": "retries"})

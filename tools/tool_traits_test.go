@@ -19,8 +19,8 @@ import (
 func TestLoginFailuresCountEveryAdminTool(t *testing.T) {
 	t.Parallel()
 	e := start(t, "sqlite")
-	e.org(t, eraStateless, "acme")
-	anon := e.connect(t, eraStateless, "")
+	e.Org(t, eraStateless, "acme")
+	anon := e.Connect(t, eraStateless, "")
 
 	list, err := anon.ListTools(context.Background(), nil)
 	if err != nil {

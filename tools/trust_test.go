@@ -105,14 +105,14 @@ func noSecretsIn(t *testing.T, where, s string, secrets ...string) {
 func TestSecretsAreStoredHashed(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
-		e.org(t, era, "a")
-		anon := e.connect(t, era, "")
+		e.Org(t, era, "a")
+		anon := e.Connect(t, era, "")
 		// A password of exactly 72 bytes, the longest bcrypt reads.
 		pw72 := strings.Repeat("k", 62) + "0123456789"
 		ok(t, anon, "register_user", map[string]any{"org_id": "a", "admin_password": adminPW, "user_id": "dan", "name": "Dan", "password": pw72, "ownership": "x"})
 		tok := ok(t, anon, "login", map[string]any{"org_id": "a", "user_id": "dan", "password": pw72})["auth_token"].(string)
-		bobTok := e.login(t, anon, "a", "bob")
-		ok(t, e.connect(t, era, bobTok), "whoami", nil)
+		bobTok := e.Login(t, anon, "a", "bob")
+		ok(t, e.Connect(t, era, bobTok), "whoami", nil)
 
 		for _, raw := range []string{tok, bobTok} {
 			secret, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(raw, "ctalk_"))
@@ -150,14 +150,14 @@ func TestSecretsAreStoredHashed(t *testing.T) {
 		all := allRows(t, e.DB)
 		noSecretsIn(t, "the database", all, adminPW, userPW, pw72, tok, bobTok,
 			strings.TrimPrefix(tok, "ctalk_"), strings.TrimPrefix(bobTok, "ctalk_"))
-		noSecretsIn(t, "the server log", e.logs.String(), adminPW, userPW, pw72, tok, bobTok)
+		noSecretsIn(t, "the server log", e.Logs.String(), adminPW, userPW, pw72, tok, bobTok)
 	})
 }
 
 func TestPasswordRules(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
-		anon := e.connect(t, era, "")
+		anon := e.Connect(t, era, "")
 		fail(t, anon, "register_organization", map[string]any{"org_id": "a", "name": "A", "admin_password": strings.Repeat("a", 11)}, "admin_password must be at least 12 characters (got 11)")
 		fail(t, anon, "register_organization", map[string]any{"org_id": "a", "name": "A", "admin_password": strings.Repeat("a", 73)}, "admin_password is 73 bytes; at most 72 bytes are allowed")
 		ok(t, anon, "register_organization", map[string]any{"org_id": "a", "name": "A", "admin_password": strings.Repeat("a", 12)})
@@ -190,12 +190,12 @@ func TestPasswordRules(t *testing.T) {
 func TestTokenLifetime(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
-		e.org(t, era, "a")
-		anon := e.connect(t, era, "")
+		e.Org(t, era, "a")
+		anon := e.Connect(t, era, "")
 		live := func(t *testing.T) (string, *mcp.ClientSession) {
 			t.Helper()
-			tok := e.login(t, anon, "a", "bob")
-			cs := e.connect(t, era, tok)
+			tok := e.Login(t, anon, "a", "bob")
+			cs := e.Connect(t, era, tok)
 			ok(t, cs, "whoami", nil)
 			return tok, cs
 		}
@@ -265,7 +265,7 @@ func TestTokenLifetime(t *testing.T) {
 			refused(t, anon, "whoami")
 		})
 
-		all := e.logs.String()
+		all := e.Logs.String()
 		noSecretsIn(t, "the server log", all, adminPW, userPW)
 		if strings.Contains(all, "ctalk_") {
 			t.Error("the server log contains a token")
@@ -289,18 +289,18 @@ func TestTokenTTLsAreConfigurable(t *testing.T) {
 				{"idle", func(c *auth.Config) { c.IdleTTL = time.Nanosecond }, "unused"},
 			} {
 				t.Run(c.name, func(t *testing.T) {
-					e := start(t, engine, options{auth: c.set})
-					anon := e.connect(t, eraStateless, "")
+					e := start(t, engine, options{Auth: c.set})
+					anon := e.Connect(t, eraStateless, "")
 					ok(t, anon, "register_organization", map[string]any{"org_id": "a", "name": "A", "admin_password": adminPW})
 					ok(t, anon, "register_user", map[string]any{"org_id": "a", "admin_password": adminPW, "user_id": "bob", "name": "Bob", "password": userPW, "ownership": "x"})
-					tok := e.login(t, anon, "a", "bob")
+					tok := e.Login(t, anon, "a", "bob")
 					fail(t, anon, "whoami", map[string]any{"auth_token": tok}, c.want)
 					wantChallenge(t, e, "Bearer "+tok, c.want)
 				})
 			}
 			t.Run("expires_at reports the lifetime", func(t *testing.T) {
-				e := start(t, engine, options{auth: func(c *auth.Config) { c.TokenTTL = 2 * time.Hour }})
-				anon := e.connect(t, eraStateless, "")
+				e := start(t, engine, options{Auth: func(c *auth.Config) { c.TokenTTL = 2 * time.Hour }})
+				anon := e.Connect(t, eraStateless, "")
 				ok(t, anon, "register_organization", map[string]any{"org_id": "a", "name": "A", "admin_password": adminPW})
 				ok(t, anon, "register_user", map[string]any{"org_id": "a", "admin_password": adminPW, "user_id": "bob", "name": "Bob", "password": userPW, "ownership": "x"})
 				before := time.Now()
@@ -320,8 +320,8 @@ func TestTokenTTLsAreConfigurable(t *testing.T) {
 func TestLoginFailuresAreIndistinguishable(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
-		e.org(t, era, "a")
-		anon := e.connect(t, era, "")
+		e.Org(t, era, "a")
+		anon := e.Connect(t, era, "")
 		var msgs []string
 		for _, args := range []map[string]any{
 			{"org_id": "nosuchorg", "user_id": "bob", "password": userPW},
@@ -339,8 +339,8 @@ func TestLoginFailuresAreIndistinguishable(t *testing.T) {
 func TestAccountLockout(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
-		e.org(t, era, "a")
-		anon := e.connect(t, era, "")
+		e.Org(t, era, "a")
+		anon := e.Connect(t, era, "")
 		wrong := map[string]any{"org_id": "a", "user_id": "bob", "password": "wrong password"}
 		right := map[string]any{"org_id": "a", "user_id": "bob", "password": userPW}
 		for i := 0; i < 10; i++ {
@@ -351,7 +351,7 @@ func TestAccountLockout(t *testing.T) {
 			t.Errorf("lockout message %q does not say it is rate limited", msg)
 		}
 		// Other users of the org are not locked out.
-		e.login(t, anon, "a", "carol")
+		e.Login(t, anon, "a", "carol")
 	})
 }
 
@@ -363,9 +363,9 @@ func TestLockoutHoldsAcrossServers(t *testing.T) {
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e1 := start(t, engine)
-			e2 := start(t, engine, options{sharedWith: e1})
-			e1.org(t, eraStateless, "a")
-			c1, c2 := e1.connect(t, eraStateless, ""), e2.connect(t, eraSessions, "")
+			e2 := start(t, engine, options{SharedWith: e1})
+			e1.Org(t, eraStateless, "a")
+			c1, c2 := e1.Connect(t, eraStateless, ""), e2.Connect(t, eraSessions, "")
 			wrong := map[string]any{"org_id": "a", "user_id": "bob", "password": "wrong password"}
 			for i := 0; i < 5; i++ {
 				fail(t, c1, "login", wrong, "login failed")
@@ -383,10 +383,10 @@ func TestClientAddressLimit(t *testing.T) {
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			e := start(t, engine, options{
-				auth: func(c *auth.Config) { c.IPRate, c.IPBurst = 0.001, 3 },
-				api:  func(c *api.Config) { c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")} },
+				Auth: func(c *auth.Config) { c.IPRate, c.IPBurst = 0.001, 3 },
+				API:  func(c *api.Config) { c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")} },
 			})
-			anon := e.connect(t, eraStateless, "")
+			anon := e.Connect(t, eraStateless, "")
 			ok(t, anon, "register_organization", map[string]any{"org_id": "a", "name": "A", "admin_password": adminPW})
 			for _, u := range []string{"bob", "carol"} {
 				ok(t, anon, "register_user", map[string]any{"org_id": "a", "admin_password": adminPW, "user_id": u, "name": u, "password": userPW, "ownership": "x"})
@@ -416,9 +416,9 @@ func TestClientAddressLimit(t *testing.T) {
 func TestOrgIsolation(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
-		a := e.org(t, era, "a")
-		b := e.org(t, era, "b")
-		anon := e.connect(t, era, "")
+		a := e.Org(t, era, "a")
+		b := e.Org(t, era, "b")
+		anon := e.Connect(t, era, "")
 		ok(t, anon, "register_user", map[string]any{"org_id": "b", "admin_password": adminPW, "user_id": "dave", "name": "Dave", "password": userPW, "ownership": "b-secrets", "notes": "dave's notes"})
 
 		for _, who := range []string{"alice", "bob"} {
@@ -466,7 +466,7 @@ func TestOrgIsolation(t *testing.T) {
 		}
 		// With a's token in the header, a token of b as an argument is refused,
 		// not quietly used as either.
-		bTok := e.login(t, anon, "b", "dave")
+		bTok := e.Login(t, anon, "b", "dave")
 		fail(t, a["bob"], "whoami", map[string]any{"auth_token": bTok}, "drop the auth_token argument")
 
 		var notes, profile string
@@ -485,9 +485,9 @@ func TestOrgIsolation(t *testing.T) {
 func TestLogsAreClean(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
-		a := e.org(t, era, "a")
-		anon := e.connect(t, era, "")
-		tok := e.login(t, anon, "a", "bob")
+		a := e.Org(t, era, "a")
+		anon := e.Connect(t, era, "")
+		tok := e.Login(t, anon, "a", "bob")
 		ok(t, anon, "whoami", map[string]any{"auth_token": tok})
 		fail(t, anon, "login", map[string]any{"org_id": "a", "user_id": "bob", "password": userPW + "x"}, "login failed")
 		fail(t, anon, "register_user", map[string]any{"org_id": "a", "admin_password": adminPW + "x", "user_id": "z", "name": "Z", "password": userPW, "ownership": "x"}, "wrong")
@@ -496,7 +496,7 @@ func TestLogsAreClean(t *testing.T) {
 		ok(t, anon, "logout", map[string]any{"auth_token": tok})
 		wantChallenge(t, e, "Bearer "+tok, "revoked")
 
-		logs := e.logs.String()
+		logs := e.Logs.String()
 		noSecretsIn(t, "the server log", logs, adminPW, userPW, tok, strings.TrimPrefix(tok, "ctalk_"))
 		checkLogs(t, logs)
 	})

@@ -14,9 +14,9 @@ import (
 // still be waiting when the thing it waits for happens, and return it.
 func TestHugeWaitTimeoutsWait(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		s := e.org(t, era, "acme")
+		s := e.Org(t, era, "acme")
 		for _, timeout := range []float64{1e10, 1e300} {
-			got := e.waitThrough(t, s["bob"], "wait_for_inbox", map[string]any{"timeout_s": timeout}, func() {
+			got := waitThrough(t, e, s["bob"], "wait_for_inbox", map[string]any{"timeout_s": timeout}, func() {
 				ok(t, s["alice"], "ask_person", map[string]any{"to_user_id": "bob", "question": "retry logic?"})
 			})
 			if got["timed_out"] != false || len(got["questions"].([]any)) != 1 {
@@ -25,7 +25,7 @@ func TestHugeWaitTimeoutsWait(t *testing.T) {
 
 			q := ok(t, s["alice"], "ask_person", map[string]any{"to_user_id": "carol", "question": "deploy day?"})
 			id := q["message_id"].(string)
-			got = e.waitThrough(t, s["alice"], "wait_for_reply", map[string]any{"message_id": id, "timeout_s": timeout}, func() {
+			got = waitThrough(t, e, s["alice"], "wait_for_reply", map[string]any{"message_id": id, "timeout_s": timeout}, func() {
 				ok(t, s["carol"], "decline_question", map[string]any{"message_id": id, "reason": "ask bob"})
 			})
 			if got["timed_out"] != false || len(got["replies"].([]any)) != 1 {
@@ -38,7 +38,7 @@ func TestHugeWaitTimeoutsWait(t *testing.T) {
 // waitThrough calls a waiting tool, runs act once the call is waiting, and
 // returns the call's result. A call that returns before act ran fails the
 // test.
-func (e *env) waitThrough(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any, act func()) map[string]any {
+func waitThrough(t *testing.T, e *env, cs *mcp.ClientSession, tool string, args map[string]any, act func()) map[string]any {
 	t.Helper()
 	type result struct {
 		res *mcp.CallToolResult

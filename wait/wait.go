@@ -66,63 +66,96 @@ func (b *Broker) For(ctx context.Context, orgID string, keys Keys, opts Options,
 	defer release()
 	sub := b.subscription(orgID, 1)
 	defer sub.cancel()
-	timeout := min(max(opts.Timeout, 0), MaxWait)
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	recheck := time.NewTimer(b.RecheckEvery(opts.Recheck))
-	defer recheck.Stop()
-	var tick <-chan time.Time
-	if opts.Tick != nil && opts.TickEvery > 0 {
-		t := time.NewTicker(opts.TickEvery)
-		defer t.Stop()
-		tick = t.C
-	}
-	start := time.Now()
+	c := b.newClock(opts)
+	defer c.stop()
 	for _, k := range keys.Fixed {
 		sub.add(k)
 	}
 	for {
-		if keys.More != nil {
-			ks, err := keys.More()
-			if err != nil {
-				return err
-			}
-			for _, k := range ks {
-				sub.add(k)
-			}
-		}
-		if err := Ended(ctx); err != nil {
+		if done, err := try(ctx, sub, keys, check); done {
 			return err
 		}
-		found, err := check()
-		if found {
-			Settle(ctx)
-		}
-		if err := Ended(ctx); err != nil {
-			// Revoked or cancelled while checking: what the check claimed
-			// is handed to no one rather than to a caller no longer there.
+		if again, err := b.sleep(ctx, sub, c, opts); !again {
 			return err
 		}
-		if found || err != nil {
-			return err
+	}
+}
+
+// clock holds a wait's timers: its deadline, its next re-check and its
+// progress ticks.
+type clock struct {
+	deadline, recheck *time.Timer
+	ticker            *time.Ticker
+	tick              <-chan time.Time
+	start             time.Time
+}
+
+// newClock starts the timers of a wait with opts.
+func (b *Broker) newClock(opts Options) *clock {
+	c := &clock{deadline: time.NewTimer(min(max(opts.Timeout, 0), MaxWait)), recheck: time.NewTimer(b.RecheckEvery(opts.Recheck))}
+	if opts.Tick != nil && opts.TickEvery > 0 {
+		c.ticker = time.NewTicker(opts.TickEvery)
+		c.tick = c.ticker.C
+	}
+	c.start = time.Now()
+	return c
+}
+
+// stop stops the timers.
+func (c *clock) stop() {
+	c.deadline.Stop()
+	c.recheck.Stop()
+	if c.ticker != nil {
+		c.ticker.Stop()
+	}
+}
+
+// try subscribes to keys.More's keys and runs check once, unless ctx has
+// ended; done says the wait is over, with err.
+func try(ctx context.Context, sub *subscription, keys Keys, check func() (bool, error)) (done bool, err error) {
+	if keys.More != nil {
+		ks, err := keys.More()
+		if err != nil {
+			return true, err
 		}
-	sleep:
-		for {
-			select {
-			case <-sub.ch:
-				break sleep
-			case <-recheck.C:
-				recheck.Reset(b.RecheckEvery(opts.Recheck))
-				break sleep
-			case now := <-tick:
-				opts.Tick(now.Sub(start))
-			case <-deadline.C:
-				return nil
-			case <-opts.Stop:
-				return nil
-			case <-ctx.Done():
-				return Ended(ctx)
-			}
+		for _, k := range ks {
+			sub.add(k)
+		}
+	}
+	if err := Ended(ctx); err != nil {
+		return true, err
+	}
+	found, err := check()
+	if found {
+		Settle(ctx)
+	}
+	if err := Ended(ctx); err != nil {
+		// Revoked or cancelled while checking: what the check claimed
+		// is handed to no one rather than to a caller no longer there.
+		return true, err
+	}
+	return found || err != nil, err
+}
+
+// sleep waits for a wake-up or the re-check (again), or the deadline, a
+// stop or ctx's end (not again, with ctx's error), reporting progress
+// meanwhile.
+func (b *Broker) sleep(ctx context.Context, sub *subscription, c *clock, opts Options) (again bool, err error) {
+	for {
+		select {
+		case <-sub.ch:
+			return true, nil
+		case <-c.recheck.C:
+			c.recheck.Reset(b.RecheckEvery(opts.Recheck))
+			return true, nil
+		case now := <-c.tick:
+			opts.Tick(now.Sub(c.start))
+		case <-c.deadline.C:
+			return false, nil
+		case <-opts.Stop:
+			return false, nil
+		case <-ctx.Done():
+			return false, Ended(ctx)
 		}
 	}
 }

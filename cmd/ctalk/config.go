@@ -151,7 +151,21 @@ func (c Config) Addr() string { return net.JoinHostPort(c.Host, strconv.Itoa(c.P
 // LoadConfig reads the configuration through getenv, applying defaults, and
 // validates it as a whole. The error names every bad variable on one line.
 func LoadConfig(getenv func(string) string) (Config, error) {
-	c := Config{
+	c := defaultConfig()
+	e := &env{getenv: getenv}
+	c.loadServer(e)
+	c.loadLimits(e)
+	c.loadMail(e)
+	c.loadOperations(e)
+	if len(e.errs) > 0 {
+		return c, errors.New("invalid configuration: " + strings.Join(e.errs, "; "))
+	}
+	return c, nil
+}
+
+// defaultConfig is the configuration of an empty environment.
+func defaultConfig() Config {
+	return Config{
 		Port:           8080,
 		Host:           "0.0.0.0",
 		DBPath:         "ctalk.db",
@@ -165,7 +179,11 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		ReadTimeout:        10 * time.Second,
 		SessionIdleTTL:     api.DefaultSessionIdleTTL,
 	}
-	e := &env{getenv: getenv}
+}
+
+// loadServer reads where the server listens, its databases, its public
+// address and its tokens.
+func (c *Config) loadServer(e *env) {
 	e.integer("PORT", &c.Port, 0, 65535)
 	e.str("HOST", &c.Host)
 	if !listenHost(c.Host) {
@@ -178,12 +196,16 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	e.integer("BCRYPT_COST", &c.Auth.BcryptCost, bcrypt.MinCost, bcrypt.MaxCost)
 	e.duration("TOKEN_TTL", &c.Auth.TokenTTL)
 	e.duration("TOKEN_IDLE_TTL", &c.Auth.IdleTTL)
-	if strings.TrimSpace(getenv("TOKEN_IDLE_TTL")) != "" && c.Auth.IdleTTL > c.Auth.TokenTTL {
+	if strings.TrimSpace(e.getenv("TOKEN_IDLE_TTL")) != "" && c.Auth.IdleTTL > c.Auth.TokenTTL {
 		// Left unset, the idle default simply never applies to tokens
 		// that end sooner; set, it would promise what TOKEN_TTL prevents.
 		e.bad("TOKEN_IDLE_TTL", "%s is longer than TOKEN_TTL (%s), which ends every token first; set it shorter, or raise TOKEN_TTL", c.Auth.IdleTTL, c.Auth.TokenTTL)
 	}
 	e.str("SIGNUP_SECRET", &c.SignupSecret)
+}
+
+// loadLimits reads the limits on questions, requests and MCP sessions.
+func (c *Config) loadLimits(e *env) {
 	e.integer("ASKS_PER_MINUTE", &c.Inbox.AsksPerMinute, 1, 100000)
 	e.integer("LOOP_MAX_QUESTIONS", &c.Inbox.LoopMax, 2, 100000)
 	e.duration("LOOP_WINDOW", &c.Inbox.LoopWindow)
@@ -194,6 +216,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		// not be forgotten meanwhile.
 		e.bad("MCP_SESSION_IDLE_TTL", "%s is shorter than the longest wait and a minute (%s)", c.SessionIdleTTL, api.MinSessionIdleTTL)
 	}
+}
+
+// loadMail reads the SMTP setup and the notifications' digest window.
+func (c *Config) loadMail(e *env) {
 	e.str("SMTP_URL", &c.Mail.URL)
 	e.str("MAIL_FROM", &c.Mail.From)
 	if err := c.Mail.Validate(); err != nil {
@@ -203,16 +229,21 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	digest := int(c.Notify.DigestWindow / time.Second)
 	e.integer("NOTIFY_DIGEST_SECONDS", &digest, 0, 3600)
 	c.Notify.DigestWindow = time.Duration(digest) * time.Second
+}
+
+// loadOperations reads metrics, audit, proxies, logging, sign-up and
+// origins, and checks the URLs and what needs PUBLIC_URL.
+func (c *Config) loadOperations(e *env) {
 	e.str("METRICS_TOKEN", &c.MetricsToken)
 	e.integer("AUDIT_RETENTION_DAYS", &c.AuditRetentionDays, 1, 36500)
 	var err error
-	if c.TrustedProxies, c.ClientIPHeader, err = parseTrustedProxies(trustedProxies(getenv)); err != nil {
+	if c.TrustedProxies, c.ClientIPHeader, err = parseTrustedProxies(trustedProxies(e.getenv)); err != nil {
 		e.bad("TRUSTED_PROXIES", "%v", err)
 	}
 	if c.MetricsToken != "" && len(c.MetricsToken) < 16 {
 		e.bad("METRICS_TOKEN", "is %d characters; use at least 16 random characters", len(c.MetricsToken))
 	}
-	if v := strings.TrimSpace(getenv("LOG_LEVEL")); v != "" {
+	if v := strings.TrimSpace(e.getenv("LOG_LEVEL")); v != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
 			e.bad("LOG_LEVEL", "%q is not one of debug, info, warn, error", v)
 		}
@@ -224,13 +255,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		// at a stranger's site.
 		e.bad("SMTP_URL", "needs PUBLIC_URL, which the links in invite and password reset mails start with; set PUBLIC_URL to the address people open ctalk at")
 	}
-	if c.AllowedOrigins, err = parseAllowedOrigins(getenv("ALLOWED_ORIGINS")); err != nil {
+	if c.AllowedOrigins, err = parseAllowedOrigins(e.getenv("ALLOWED_ORIGINS")); err != nil {
 		e.bad("ALLOWED_ORIGINS", "%v", err)
 	}
-	if len(e.errs) > 0 {
-		return c, errors.New("invalid configuration: " + strings.Join(e.errs, "; "))
-	}
-	return c, nil
 }
 
 // checkURLs validates the database and public URLs, and normalizes
