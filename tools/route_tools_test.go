@@ -16,8 +16,8 @@ import (
 // back and a follow-up carries the thread. Another org's ids are not found.
 func TestAwayForwardAndFollowUpOverMCP(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		u := e.org(t, era, "acme")
-		z := e.org(t, era, "zeta")
+		u := e.Org(t, era, "acme")
+		z := e.Org(t, era, "zeta")
 		alice, bob, carol := u["alice"], u["bob"], u["carol"]
 		until := time.Now().Add(48 * time.Hour)
 		if _, err := e.Orgs.SetAway(context.Background(), ctalk.Caller{OrgID: "acme", UserID: "carol"}, orgs.Away{Until: until, Delegate: "alice", Note: "at a conference"}); err != nil {
