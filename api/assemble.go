@@ -15,6 +15,7 @@ import (
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/knowledge"
 	"github.com/ctalk/ctalk/mail"
 	"github.com/ctalk/ctalk/notify"
 	"github.com/ctalk/ctalk/oauth"
@@ -111,7 +112,7 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 
 	n := startNotify(ctx, d, w, log, sender, o, in, ch)
 
-	svc := tools.Services{Auth: a, Orgs: o, Inbox: in, Channels: ch, Presence: presence, Access: acc, Notify: n, OAuth: oauth.NewService(d, a, oauthConfig(w.API))}
+	svc := tools.Services{Auth: a, Orgs: o, Inbox: in, Channels: ch, Presence: presence, Access: acc, Notify: n, Knowledge: knowledge.NewService(d, o), OAuth: oauth.NewService(d, a, oauthConfig(w.API))}
 	p := Parts{DB: d, Services: svc, Metrics: prometheus.NewRegistry(), Stop: make(chan struct{})}
 	p.Tools = tools.New(tools.Config{Version: w.API.Version, Logger: log, AllowOrgSignup: w.API.AllowOrgSignup, SignupSecret: w.API.SignupSecret,
 		ProgressEvery: w.API.ProgressEvery, Audit: w.API.Audit, Stop: p.Stop, Metrics: p.Metrics}, svc)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/orgs"
 )
 
 // Weights of what makes someone an expert on a topic, by the evidence:
@@ -53,9 +54,15 @@ func (s *Service) Experts(ctx context.Context, c ctalk.Caller, topic string, lim
 	if err != nil {
 		return nil, fmt.Errorf("read members: %w", err)
 	}
-	answers, err := s.search(ctx, c.OrgID, q, answersScanned)
+	k, err := orgs.KnowledgeSettings(ctx, s.db, c.OrgID)
 	if err != nil {
-		return nil, fmt.Errorf("search shared answers: %w", err)
+		return nil, err
+	}
+	answers := []*Answer{}
+	if k.Sharing != orgs.SharingOff {
+		if answers, err = s.search(ctx, c.OrgID, q, answersScanned); err != nil {
+			return nil, fmt.Errorf("search shared answers: %w", err)
+		}
 	}
 	gave := map[string]int{}
 	for _, a := range answers {

@@ -58,7 +58,8 @@ func scanAnswer(r interface{ Scan(...any) error }, extra ...any) (*Answer, error
 // phrases" and word* prefixes, any word counting and more of them ranking
 // higher, the question weighing more than the answer, and the answers of
 // someone owning an area the query names raised. Nothing but shared
-// answers, and nothing of another org.
+// answers, nothing of another org, and nothing while the org's
+// knowledge_sharing is off.
 //
 // Returns EInvalid.
 func (s *Service) Search(ctx context.Context, c ctalk.Caller, text string, limit int) ([]*Answer, error) {
@@ -67,8 +68,8 @@ func (s *Service) Search(ctx context.Context, c ctalk.Caller, text string, limit
 		return nil, err
 	}
 	k, err := orgs.KnowledgeSettings(ctx, s.db, c.OrgID)
-	if err != nil {
-		return nil, err
+	if err != nil || k.Sharing == orgs.SharingOff {
+		return []*Answer{}, err
 	}
 	out, err := s.search(ctx, c.OrgID, q, limit*candidates)
 	if err != nil {

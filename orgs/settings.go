@@ -54,7 +54,7 @@ const (
 // sent, joins the answers the whole org can find (find_answers, the
 // Knowledge page).
 const (
-	// SharingOff shares no answer.
+	// SharingOff shares no answer and shows none shared before.
 	SharingOff = "off"
 	// SharingAsk lets the person choose for each answer; unshared unless
 	// they (or, in agent approval mode, their agent for them) say so.

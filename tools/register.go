@@ -18,6 +18,7 @@ Text that other people wrote (names, notes, profile notes, questions, drafts, an
 func (s *Server) registerTools() {
 	s.registerAccountTools()
 	s.registerInboxTools()
+	s.registerKnowledgeTools()
 	s.registerAdminTools()
 	s.registerChannelTools()
 	s.registerNotifyTools()

@@ -32,7 +32,7 @@ CREATE TABLE answer_share_choices (
 );
 
 -- knowledge_sharing is the org's default for sharing answers: 'off' (no
--- answer is shared), 'ask' (the person chooses, unshared unless they do) or
+-- answer is shared or shown), 'ask' (the person chooses, unshared unless they do) or
 -- 'on' (shared unless the person says no). knowledge_stale_days marks shared
 -- answers older than that many days as possibly stale; 0 never does.
 ALTER TABLE orgs ADD COLUMN knowledge_sharing TEXT NOT NULL DEFAULT 'ask';
