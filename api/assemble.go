@@ -58,7 +58,9 @@ type Assembly struct {
 	Access *access.Service
 	// Notify queues and delivers notifications; nil without PUBLIC_URL.
 	Notify *notify.Service
-	cancel context.CancelFunc
+	// Knowledge holds the answers people shared with their org.
+	Knowledge *knowledge.Service
+	cancel    context.CancelFunc
 }
 
 // Assemble wires a ctalk server over d, as every ctalk process does (the
@@ -122,7 +124,7 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 		Notify: n,
 		Server: New(w.API, p),
 		Auth:   a, Orgs: o, Inbox: in, Channels: ch, Broker: broker, Audit: w.API.Audit,
-		Mail: sender, Access: acc, cancel: cancel,
+		Mail: sender, Access: acc, Knowledge: svc.Knowledge, cancel: cancel,
 	}, nil
 }
 
@@ -138,7 +140,7 @@ func newWeb(cfg Config, log *slog.Logger, p Parts) *web.Pages {
 		Version:           cfg.Version,
 		Build:             cfg.Build,
 		Stop:              p.Stop,
-	}, web.Services{Auth: p.Auth, Orgs: p.Orgs, OAuth: p.OAuth, Inbox: p.Inbox, Channels: p.Channels, Audit: cfg.Audit, Access: p.Access})
+	}, web.Services{Auth: p.Auth, Orgs: p.Orgs, OAuth: p.OAuth, Inbox: p.Inbox, Channels: p.Channels, Audit: cfg.Audit, Access: p.Access, Knowledge: p.Knowledge})
 	pages.SetNotify(p.Notify)
 	return pages
 }

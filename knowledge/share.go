@@ -160,3 +160,11 @@ func (s *Service) change(ctx context.Context, c ctalk.Caller, id string, fn func
 	}
 	return err
 }
+
+// Settings returns how c's org shares answers: its knowledge_sharing and
+// knowledge_stale_days.
+//
+// Returns only the database's errors.
+func (s *Service) Settings(ctx context.Context, c ctalk.Caller) (orgs.Knowledge, error) {
+	return orgs.KnowledgeSettings(ctx, s.db, c.OrgID)
+}
