@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk"
-	"github.com/ctalk/ctalk/orgs"
 )
 
 // Weights of what makes someone an expert on a topic, by the evidence:
@@ -54,15 +53,10 @@ func (s *Service) Experts(ctx context.Context, c ctalk.Caller, topic string, lim
 	if err != nil {
 		return nil, fmt.Errorf("read members: %w", err)
 	}
-	k, err := orgs.KnowledgeSettings(ctx, s.db, c.OrgID)
+	// Nothing while the org's knowledge_sharing is off: search joins it.
+	answers, err := s.search(ctx, c.OrgID, q, answersScanned)
 	if err != nil {
-		return nil, err
-	}
-	answers := []*Answer{}
-	if k.Sharing != orgs.SharingOff {
-		if answers, err = s.search(ctx, c.OrgID, q, answersScanned); err != nil {
-			return nil, fmt.Errorf("search shared answers: %w", err)
-		}
+		return nil, fmt.Errorf("search shared answers: %w", err)
 	}
 	gave := map[string]int{}
 	for _, a := range answers {

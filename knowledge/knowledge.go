@@ -55,6 +55,8 @@ type Answer struct {
 	// Coverage is the share of the query's words that the answer's
 	// question and answer contain, 0 to 1.
 	Coverage float64 `json:"coverage" jsonschema:"the share of the query's words found in this question and answer, 0 to 1"`
+	// staleDays is the org's knowledge_stale_days, read with the answer.
+	staleDays int
 }
 
 // Fence lines delimit other people's words in what agents read, as channel

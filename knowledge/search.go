@@ -30,22 +30,25 @@ const searchPostgresSQL = `WITH m AS MATERIALIZED (
 		FROM shared_answers s
 		WHERE s.org_id = $1 AND s.search @@ (websearch_to_tsquery('english', $2) || to_tsquery('english', $3))
 		ORDER BY score DESC, s.answered_at DESC LIMIT $4)
-	SELECT ` + answerColumns + `, s.score FROM m s JOIN users u ON u.org_id = s.org_id AND u.id = s.answerer_id
+	SELECT ` + answerColumns + `, s.score, o.knowledge_stale_days FROM m s JOIN users u ON u.org_id = s.org_id AND u.id = s.answerer_id
+	JOIN orgs o ON o.id = s.org_id AND o.knowledge_sharing <> 'off'
 	ORDER BY 11 DESC, s.answered_at DESC`
 
 // searchSQLiteSQL ranks the matches of the FTS5 query $2 by bm25 (the
 // question weighing 2.5 times the answer), negated so that higher is better
 // as on Postgres. CROSS JOIN keeps the FTS5 table the outer loop: the
 // matches first, then their rows, not every row of the org probed.
-const searchSQLiteSQL = `SELECT ` + answerColumns + `, -bm25(shared_answers_fts, 2.5, 1.0)
+const searchSQLiteSQL = `SELECT ` + answerColumns + `, -bm25(shared_answers_fts, 2.5, 1.0), o.knowledge_stale_days
 	FROM shared_answers_fts f CROSS JOIN shared_answers s ON s.rowid = f.rowid
 	     JOIN users u ON u.org_id = s.org_id AND u.id = s.answerer_id
+	     JOIN orgs o ON o.id = s.org_id AND o.knowledge_sharing <> 'off'
 	WHERE shared_answers_fts MATCH $2 AND s.org_id = $1
 	ORDER BY 11 DESC, s.answered_at DESC LIMIT $4`
 
 // answerColumns are an Answer's columns, for scanAnswer. The answerer's
-// name and ownership come from users inside the search's single statement
-// (a read of orgs' table in a join, never a write).
+// name and ownership come from users, and the org's knowledge settings
+// from orgs, inside the search's single statement (reads of orgs' tables
+// in a join, never a write), so that a look-up is one round trip.
 const answerColumns = `s.question_id, s.question, s.answer, s.asker_id, s.answerer_id, u.name, u.ownership, s.answered_at, s.updated_at, s.edited_by`
 
 func scanAnswer(r interface{ Scan(...any) error }, extra ...any) (*Answer, error) {
@@ -73,15 +76,11 @@ func (s *Service) Search(ctx context.Context, c ctalk.Caller, text string, limit
 	if err != nil {
 		return nil, err
 	}
-	k, err := orgs.KnowledgeSettings(ctx, s.db, c.OrgID)
-	if err != nil || k.Sharing == orgs.SharingOff {
-		return []*Answer{}, err
-	}
 	out, err := s.search(ctx, c.OrgID, q, limit*candidates)
 	if err != nil {
 		return nil, fmt.Errorf("search shared answers: %w", err)
 	}
-	rank(out, q, k.StaleDays, s.db.Now())
+	rank(out, q, s.db.Now())
 	return out[:min(limit, len(out))], nil
 }
 
@@ -101,14 +100,14 @@ func (s *Service) search(ctx context.Context, orgID string, q query, n int) ([]*
 		return nil, err
 	}
 	defer rows.Close()
+	var a0 Answer
 	out := []*Answer{}
 	for rows.Next() {
-		var score float64
-		a, err := scanAnswer(rows, &score)
+		a, err := scanAnswer(rows, &a0.Score, &a0.staleDays)
 		if err != nil {
 			return nil, err
 		}
-		a.Score = score
+		a.Score, a.staleDays = a0.Score, a0.staleDays
 		out = append(out, a)
 	}
 	return out, rows.Err()
@@ -117,7 +116,7 @@ func (s *Service) search(ctx context.Context, orgID string, q query, n int) ([]*
 // rank applies what both engines share, in Go: the coverage and the
 // ownership boost, the stale mark; then orders answers by score, newest first
 // among equals.
-func rank(answers []*Answer, q query, staleDays int, now time.Time) {
+func rank(answers []*Answer, q query, now time.Time) {
 	for _, a := range answers {
 		a.Coverage = q.coverage(a.Question, a.Answer)
 		// The engines rank a word of the question above several of the
@@ -127,7 +126,7 @@ func rank(answers []*Answer, q query, staleDays int, now time.Time) {
 		if owns(a.AnswererOwnership, q) {
 			a.Score *= ownershipBoost
 		}
-		a.Stale = staleDays > 0 && a.UpdatedAt.Before(now.Add(-time.Duration(staleDays)*24*time.Hour))
+		a.Stale = a.staleDays > 0 && a.UpdatedAt.Before(now.Add(-time.Duration(a.staleDays)*24*time.Hour))
 	}
 	slices.SortStableFunc(answers, func(x, y *Answer) int {
 		switch {

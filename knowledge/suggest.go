@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/ctalk/ctalk"
-	"github.com/ctalk/ctalk/orgs"
 )
 
 // Thresholds of a suggestion, the look-up ask_person makes before a
@@ -48,15 +47,11 @@ func (s *Service) Suggest(ctx context.Context, c ctalk.Caller, question string) 
 	if q.size() < MinTerms {
 		return nil, nil
 	}
-	k, err := orgs.KnowledgeSettings(ctx, s.db, c.OrgID)
-	if err != nil || k.Sharing == orgs.SharingOff {
-		return nil, err
-	}
 	found, err := s.search(ctx, c.OrgID, q, maxSuggestions*candidates)
 	if err != nil {
 		return nil, fmt.Errorf("look up shared answers: %w", err)
 	}
-	rank(found, q, k.StaleDays, s.db.Now())
+	rank(found, q, s.db.Now())
 	out := []*Answer{}
 	for _, a := range found {
 		if a.Coverage >= MinCoverage && len(out) < maxSuggestions {
