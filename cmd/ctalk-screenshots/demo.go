@@ -8,6 +8,7 @@ import (
 	"github.com/ctalk/ctalk/api"
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/knowledge"
 	"github.com/ctalk/ctalk/orgs"
 )
 
@@ -70,7 +71,13 @@ func seed(ctx context.Context, clock *demoClock, a *api.Assembly) (*demo, error)
 	if _, _, err := a.Inbox.Propose(ctx, "acme", "bob", answered.ID, answer); err != nil {
 		return nil, err
 	}
-	if _, err := a.Inbox.Send(ctx, "acme", "bob", answered.ID, answer); err != nil {
+	sent, err := a.Inbox.Send(ctx, "acme", "bob", answered.ID, answer)
+	if err != nil {
+		return nil, err
+	}
+	share := true
+	if _, err := a.Knowledge.Publish(ctx, channels.Caller{OrgID: "acme", UserID: "bob"}, knowledge.Answered{MessageID: sent.ID, AskerID: sent.From,
+		AnswererID: sent.To, Question: sent.Text, Answer: sent.Answer, AnsweredAt: *sent.ResolvedAt}, &share, nil); err != nil {
 		return nil, err
 	}
 	if _, err := ask(3*time.Hour, "alice", "carol", "Is the staging database migrated to the new schema yet?"); err != nil {
