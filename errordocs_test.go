@@ -13,7 +13,7 @@ import (
 // serviceTypes are the types, by package, whose exported methods are the
 // services' contracts.
 var serviceTypes = map[string]string{
-	"orgs": "Service", "inbox": "Service", "channels": "Service", "auth": "Service",
+	"orgs": "Service", "inbox": "Service", "knowledge": "Service", "channels": "Service", "auth": "Service",
 	"oauth": "Service", "audit": "Log", "wait": "Broker", "db": "DB",
 	"notify": "Service", "access": "Service",
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/knowledge"
 	"github.com/ctalk/ctalk/mail"
 	"github.com/ctalk/ctalk/notify"
 	"github.com/ctalk/ctalk/oauth"
@@ -62,7 +63,9 @@ type Assembly struct {
 	Access *access.Service
 	// Notify queues and delivers notifications; nil without PUBLIC_URL.
 	Notify *notify.Service
-	cancel context.CancelFunc
+	// Knowledge holds the answers people shared with their org.
+	Knowledge *knowledge.Service
+	cancel    context.CancelFunc
 }
 
 // Assemble wires a ctalk server over d, as every ctalk process does (the
@@ -116,7 +119,7 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 
 	n := startNotify(ctx, d, w, log, sender, o, in, ch)
 
-	svc := tools.Services{Auth: a, Orgs: o, Inbox: in, Channels: ch, Presence: presence, Access: acc, Notify: n, OAuth: oauth.NewService(d, a, oauthConfig(w.API))}
+	svc := tools.Services{Auth: a, Orgs: o, Inbox: in, Channels: ch, Presence: presence, Access: acc, Notify: n, Knowledge: knowledge.NewService(d, o), OAuth: oauth.NewService(d, a, oauthConfig(w.API))}
 	p := api.Parts{DB: d, Services: svc, Metrics: prometheus.NewRegistry(), Stop: make(chan struct{})}
 	p.Tools = tools.New(tools.Config{Version: w.API.Version, Logger: log, AllowOrgSignup: w.API.AllowOrgSignup, SignupSecret: w.API.SignupSecret,
 		ProgressEvery: w.API.ProgressEvery, Audit: w.API.Audit, Stop: p.Stop, Metrics: p.Metrics}, svc)
@@ -126,7 +129,7 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 		Notify: n,
 		Server: api.New(w.API, p),
 		Auth:   a, Orgs: o, Inbox: in, Channels: ch, Broker: broker, Audit: w.API.Audit,
-		Mail: sender, Access: acc, cancel: cancel,
+		Mail: sender, Access: acc, Knowledge: svc.Knowledge, cancel: cancel,
 	}, nil
 }
 
@@ -142,7 +145,7 @@ func newWeb(cfg api.Config, log *slog.Logger, p api.Parts) *web.Pages {
 		Version:           cfg.Version,
 		Build:             cfg.Build,
 		Stop:              p.Stop,
-	}, web.Services{Auth: p.Auth, Orgs: p.Orgs, OAuth: p.OAuth, Inbox: p.Inbox, Channels: p.Channels, Audit: cfg.Audit, Access: p.Access})
+	}, web.Services{Auth: p.Auth, Orgs: p.Orgs, OAuth: p.OAuth, Inbox: p.Inbox, Channels: p.Channels, Audit: cfg.Audit, Access: p.Access, Knowledge: p.Knowledge})
 	pages.SetNotify(p.Notify)
 	return pages
 }

@@ -42,6 +42,8 @@ type Org struct {
 	ApprovalFactor string    `json:"approval_factor"`
 	RequirePasskey bool      `json:"require_passkey"`
 	CreatedAt      time.Time `json:"created_at"`
+	// Knowledge is how the org shares answers; read by Org only.
+	Knowledge *Knowledge `json:"knowledge,omitempty"`
 }
 
 // User is a member of an organization, as other members see it.
@@ -307,9 +309,9 @@ func (s *Service) insertUser(ctx context.Context, tx db.Querier, u *User, hash s
 //
 // Returns ENotFound.
 func (s *Service) Org(ctx context.Context, orgID string) (*Org, error) {
-	o := &Org{}
-	err := s.db.QueryRow(ctx, `SELECT id, name, approval_mode, channel_post_mode, agent_password_login, approval_factor, require_passkey, created_at FROM orgs WHERE id = $1`, orgID).
-		Scan(&o.ID, &o.Name, &o.ApprovalMode, &o.ChannelPostMode, &o.AgentPasswordLogin, &o.ApprovalFactor, &o.RequirePasskey, &o.CreatedAt)
+	o := &Org{Knowledge: &Knowledge{}}
+	err := s.db.QueryRow(ctx, `SELECT id, name, approval_mode, channel_post_mode, agent_password_login, approval_factor, require_passkey, created_at, knowledge_sharing, knowledge_stale_days FROM orgs WHERE id = $1`, orgID).
+		Scan(&o.ID, &o.Name, &o.ApprovalMode, &o.ChannelPostMode, &o.AgentPasswordLogin, &o.ApprovalFactor, &o.RequirePasskey, &o.CreatedAt, &o.Knowledge.Sharing, &o.Knowledge.StaleDays)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFoundOrg(orgID)
 	}

@@ -50,14 +50,36 @@ const (
 	FactorPasskey = "passkey"
 )
 
+// Knowledge sharing defaults of an organization: whether an answer, once
+// sent, joins the answers the whole org can find (find_answers, the
+// Knowledge page).
+const (
+	// SharingOff shares no answer and shows none shared before.
+	SharingOff = "off"
+	// SharingAsk lets the person choose for each answer; unshared unless
+	// they (or, in agent approval mode, their agent for them) say so.
+	SharingAsk = "ask"
+	// SharingOn shares each answer unless the person says no.
+	SharingOn = "on"
+)
+
+// MaxStaleDays bounds knowledge_stale_days.
+const MaxStaleDays = 3650
+
 // Settings are an organization's settings as an admin changes them: an
-// empty field (nil for RequirePasskey) stays as it is.
+// empty field (nil for RequirePasskey and KnowledgeStaleDays) stays as it
+// is.
 type Settings struct {
 	ApprovalMode       string
 	ChannelPostMode    string
 	AgentPasswordLogin string
 	ApprovalFactor     string
 	RequirePasskey     *bool
+	// KnowledgeSharing is SharingOff, SharingAsk or SharingOn.
+	KnowledgeSharing string
+	// KnowledgeStaleDays marks shared answers older than this many days as
+	// possibly stale; 0 never does.
+	KnowledgeStaleDays *int
 }
 
 // weakening is a value of an org setting that takes oversight away from
@@ -75,6 +97,10 @@ var weakenings = []weakening{
 	{"channel_post_mode", ChannelPostAgent, func(s Settings) string { return s.ChannelPostMode }},
 	{"agent_password_login", AgentLoginAllowed, func(s Settings) string { return s.AgentPasswordLogin }},
 	{"approval_factor", FactorSession, func(s Settings) string { return s.ApprovalFactor }},
+	// Sharing every answer by default widens who reads a person's words
+	// without their choosing each time: a person's power. "ask" keeps the
+	// choice with the person for each answer, so an agent may set it.
+	{"knowledge_sharing", SharingOn, func(s Settings) string { return s.KnowledgeSharing }},
 	{"require_passkey", "false", func(s Settings) string {
 		if s.RequirePasskey != nil && !*s.RequirePasskey {
 			return "false"
@@ -113,20 +139,12 @@ func (s *Service) SetApprovalMode(ctx context.Context, orgID, mode string) (*Org
 //
 // Returns EInvalid (also when in changes nothing), ENotFound.
 func (s *Service) SetSettings(ctx context.Context, orgID string, in Settings) (*Org, error) {
-	if in.ApprovalMode == "" && in.ChannelPostMode == "" && in.AgentPasswordLogin == "" && in.ApprovalFactor == "" && in.RequirePasskey == nil {
-		return nil, ctalk.Errorf(ctalk.EInvalid, "give approval_mode, channel_post_mode, agent_password_login, approval_factor, require_passkey or several")
+	if err := in.check(); err != nil {
+		return nil, err
 	}
-	if in.ApprovalFactor != "" && in.ApprovalFactor != FactorSession && in.ApprovalFactor != FactorPasskey {
-		return nil, ctalk.Errorf(ctalk.EInvalid, "approval_factor is not valid; use \"session\" or \"passkey\"")
-	}
-	if in.ApprovalMode != "" && in.ApprovalMode != ApprovalAgent && in.ApprovalMode != ApprovalHuman {
-		return nil, ctalk.Errorf(ctalk.EInvalid, "approval_mode is not valid; use \"agent\" or \"human\"")
-	}
-	if in.ChannelPostMode != "" && in.ChannelPostMode != ChannelPostAgent && in.ChannelPostMode != ChannelPostHuman {
-		return nil, ctalk.Errorf(ctalk.EInvalid, "channel_post_mode is not valid; use \"agent\" or \"human\"")
-	}
-	if in.AgentPasswordLogin != "" && in.AgentPasswordLogin != AgentLoginAllowed && in.AgentPasswordLogin != AgentLoginDisabled {
-		return nil, ctalk.Errorf(ctalk.EInvalid, "agent_password_login is not valid; use \"allowed\" or \"disabled\"")
+	stale := -1
+	if in.KnowledgeStaleDays != nil {
+		stale = *in.KnowledgeStaleDays
 	}
 	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		// require_passkey is given as 1 (on), 0 (off) or -1 (unchanged).
@@ -141,8 +159,10 @@ func (s *Service) SetSettings(ctx context.Context, orgID string, in Settings) (*
 			channel_post_mode = COALESCE(NULLIF($2, ''), channel_post_mode),
 			agent_password_login = COALESCE(NULLIF($3, ''), agent_password_login),
 			approval_factor = COALESCE(NULLIF($5, ''), approval_factor),
-			require_passkey = CASE WHEN $6 < 0 THEN require_passkey ELSE $6 = 1 END WHERE id = $4`,
-			in.ApprovalMode, in.ChannelPostMode, in.AgentPasswordLogin, orgID, in.ApprovalFactor, require)
+			require_passkey = CASE WHEN $6 < 0 THEN require_passkey ELSE $6 = 1 END,
+			knowledge_sharing = COALESCE(NULLIF($7, ''), knowledge_sharing),
+			knowledge_stale_days = CASE WHEN $8 < 0 THEN knowledge_stale_days ELSE $8 END WHERE id = $4`,
+			in.ApprovalMode, in.ChannelPostMode, in.AgentPasswordLogin, orgID, in.ApprovalFactor, require, in.KnowledgeSharing, stale)
 		if err != nil {
 			return fmt.Errorf("set org settings: %w", err)
 		}
@@ -156,6 +176,54 @@ func (s *Service) SetSettings(ctx context.Context, orgID string, in Settings) (*
 	}
 	s.changed(ctx, orgID, "")
 	return s.Org(ctx, orgID)
+}
+
+// check says what is wrong with in, if anything.
+func (in Settings) check() error {
+	enums := []struct{ name, value, a, b, c string }{
+		{"approval_mode", in.ApprovalMode, ApprovalAgent, ApprovalHuman, ""},
+		{"channel_post_mode", in.ChannelPostMode, ChannelPostAgent, ChannelPostHuman, ""},
+		{"agent_password_login", in.AgentPasswordLogin, AgentLoginAllowed, AgentLoginDisabled, ""},
+		{"approval_factor", in.ApprovalFactor, FactorSession, FactorPasskey, ""},
+		{"knowledge_sharing", in.KnowledgeSharing, SharingOff, SharingAsk, SharingOn},
+	}
+	given := in.RequirePasskey != nil || in.KnowledgeStaleDays != nil
+	for _, e := range enums {
+		given = given || e.value != ""
+		if e.value == "" || e.value == e.a || e.value == e.b || (e.c != "" && e.value == e.c) {
+			continue
+		}
+		if e.c != "" {
+			return ctalk.Errorf(ctalk.EInvalid, "%s is not valid; use %q, %q or %q", e.name, e.a, e.b, e.c)
+		}
+		return ctalk.Errorf(ctalk.EInvalid, "%s is not valid; use %q or %q", e.name, e.a, e.b)
+	}
+	if !given {
+		return ctalk.Errorf(ctalk.EInvalid, "give approval_mode, channel_post_mode, agent_password_login, approval_factor, require_passkey, knowledge_sharing, knowledge_stale_days or several")
+	}
+	if d := in.KnowledgeStaleDays; d != nil && (*d < 0 || *d > MaxStaleDays) {
+		return ctalk.Errorf(ctalk.EInvalid, "knowledge_stale_days must be 0 (never stale) to %d days; got %d", MaxStaleDays, *d)
+	}
+	return nil
+}
+
+// Knowledge is how an organization shares answers.
+type Knowledge struct {
+	// Sharing is SharingOff, SharingAsk or SharingOn.
+	Sharing string `json:"knowledge_sharing"`
+	// StaleDays marks shared answers older than this as possibly stale; 0
+	// never does.
+	StaleDays int `json:"knowledge_stale_days"`
+}
+
+// KnowledgeSettings returns how orgID shares answers, read through r so
+// that a caller's transaction reads it with its other reads.
+func KnowledgeSettings(ctx context.Context, r db.Reader, orgID string) (Knowledge, error) {
+	var k Knowledge
+	if err := r.QueryRow(ctx, `SELECT knowledge_sharing, knowledge_stale_days FROM orgs WHERE id = $1`, orgID).Scan(&k.Sharing, &k.StaleDays); err != nil {
+		return k, fmt.Errorf("read knowledge settings: %w", err)
+	}
+	return k, nil
 }
 
 // ChannelPostMode returns whether agents' channel posts in orgID wait for

@@ -98,16 +98,18 @@ func (s *Server) registerUpdateUserProfileNotes() {
 
 type orgSettingsArgs struct {
 	adminArgs
-	ApprovalMode       string `json:"approval_mode"`
-	ChannelPostMode    string `json:"channel_post_mode"`
-	AgentPasswordLogin string `json:"agent_password_login"`
-	ApprovalFactor     string `json:"approval_factor"`
-	RequirePasskey     *bool  `json:"require_passkey"`
+	ApprovalMode       string   `json:"approval_mode"`
+	ChannelPostMode    string   `json:"channel_post_mode"`
+	AgentPasswordLogin string   `json:"agent_password_login"`
+	ApprovalFactor     string   `json:"approval_factor"`
+	RequirePasskey     *bool    `json:"require_passkey"`
+	KnowledgeSharing   string   `json:"knowledge_sharing"`
+	KnowledgeStaleDays *float64 `json:"knowledge_stale_days"`
 }
 
 func (s *Server) registerUpdateOrgSettings() {
 	addAdminTool(s, mcp.NewTool("update_org_settings",
-		mcp.WithDescription("Org admins only: change organization settings; give one or both, the other stays as it is. approval_mode \"agent\": the agent must send exactly the latest draft; \"human\": the person must also approve each draft in ctalk's web app, signed in (propose_response returns the approval_url). channel_post_mode \"agent\" (the default): an agent's post_message goes out at once, labelled as posted by the agent; \"human\": it waits until its person approves, edits or rejects it in the web app (post_message returns status pending_approval and the approval_url). agent_password_login \"disabled\": login refuses passwords, agents connect by browser sign-in (OAuth) or a personal token. An agent may only strengthen these: approval_mode agent, channel_post_mode agent and agent_password_login allowed are set by a person in the web app."),
+		mcp.WithDescription("Org admins only: change organization settings; give one or both, the other stays as it is. approval_mode \"agent\": the agent must send exactly the latest draft; \"human\": the person must also approve each draft in ctalk's web app, signed in (propose_response returns the approval_url). channel_post_mode \"agent\" (the default): an agent's post_message goes out at once, labelled as posted by the agent; \"human\": it waits until its person approves, edits or rejects it in the web app (post_message returns status pending_approval and the approval_url). agent_password_login \"disabled\": login refuses passwords, agents connect by browser sign-in (OAuth) or a personal token. knowledge_sharing: whether sent answers are shared with the org (off, ask, on); knowledge_stale_days: when shared answers are marked stale. An agent may only strengthen these: approval_mode agent, channel_post_mode agent, agent_password_login allowed, approval_factor session, require_passkey false and knowledge_sharing on are set by a person in the web app."),
 		mcp.WithString("org_id", mcp.Required(), mcp.Description("The organization.")),
 		adminPasswordParam,
 		mcp.WithString("approval_mode", mcp.Enum(orgs.ApprovalAgent, orgs.ApprovalHuman), mcp.Description("How answers are approved: agent or human; omit to keep it.")),
@@ -115,11 +117,20 @@ func (s *Server) registerUpdateOrgSettings() {
 		mcp.WithString("agent_password_login", mcp.Enum(orgs.AgentLoginAllowed, orgs.AgentLoginDisabled), mcp.Description("Whether login takes a password from an agent: allowed or disabled; omit to keep it.")),
 		mcp.WithString("approval_factor", mcp.Enum(orgs.FactorSession, orgs.FactorPasskey), mcp.Description("What an approval in the web app needs: session (being signed in) or passkey (also a fresh passkey verification); omit to keep it.")),
 		mcp.WithBoolean("require_passkey", mcp.Description("Whether members are asked to add a passkey when they sign in without one; omit to keep it.")),
+		mcp.WithString("knowledge_sharing", mcp.Enum(orgs.SharingOff, orgs.SharingAsk, orgs.SharingOn), mcp.Description("Whether answers, once sent, are shared with the org (find_answers, the Knowledge page): off, ask (each person chooses; the default) or on (shared unless the person says no; set by a person in the web app); omit to keep it.")),
+		mcp.WithNumber("knowledge_stale_days", mcp.Description("Shared answers older than this many days are marked stale, 0 (never) to 3650 (default 180); omit to keep it.")),
 		authTokenParam,
 		annotations(false, false, true),
 	), func(ctx context.Context, orgID string, in *orgSettingsArgs) (*orgs.Org, error) {
 		settings := orgs.Settings{ApprovalMode: in.ApprovalMode, ChannelPostMode: in.ChannelPostMode, AgentPasswordLogin: in.AgentPasswordLogin,
-			ApprovalFactor: in.ApprovalFactor, RequirePasskey: in.RequirePasskey}
+			ApprovalFactor: in.ApprovalFactor, RequirePasskey: in.RequirePasskey, KnowledgeSharing: in.KnowledgeSharing}
+		if in.KnowledgeStaleDays != nil {
+			days, err := intArg("knowledge_stale_days", in.KnowledgeStaleDays, 0, 0, orgs.MaxStaleDays)
+			if err != nil {
+				return nil, err
+			}
+			settings.KnowledgeStaleDays = &days
+		}
 		if setting, value, weakens := settings.Weakening(); weakens {
 			return nil, s.personOnly(ctx, fmt.Sprintf("setting %s to %q, which weakens your organization's oversight of agents,", setting, value), web.AdminURL)
 		}

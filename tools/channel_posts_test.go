@@ -23,7 +23,7 @@ func TestChannelPostMode(t *testing.T) {
 		ok(t, alice, "create_channel", map[string]any{"channel": "dev", "members": []string{"bob"}})
 
 		fail(t, bob, "update_org_settings", map[string]any{"org_id": "acme", "channel_post_mode": "human"}, "only org admins")
-		fail(t, alice, "update_org_settings", map[string]any{"org_id": "acme"}, "give approval_mode, channel_post_mode, agent_password_login, approval_factor, require_passkey or several")
+		fail(t, alice, "update_org_settings", map[string]any{"org_id": "acme"}, "give approval_mode, channel_post_mode, agent_password_login, approval_factor, require_passkey, knowledge_sharing")
 		fail(t, alice, "update_org_settings", map[string]any{"org_id": "acme", "channel_post_mode": "robot"}, "channel_post_mode")
 		set := ok(t, alice, "update_org_settings", map[string]any{"org_id": "acme", "channel_post_mode": "human"})
 		if set["channel_post_mode"] != "human" || set["approval_mode"] != "agent" {

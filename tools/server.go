@@ -17,6 +17,7 @@ import (
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/knowledge"
 	"github.com/ctalk/ctalk/notify"
 	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/orgs"
@@ -55,6 +56,8 @@ type Services struct {
 	Access *access.Service
 	// Notify holds how people are notified outside ctalk.
 	Notify *notify.Service
+	// Knowledge holds the answers people shared with their org.
+	Knowledge *knowledge.Service
 }
 
 // Server is ctalk's MCP server: every tool and resource, registered on an
@@ -70,6 +73,7 @@ type Server struct {
 	presence *orgs.Presence
 	access   *access.Service
 	notify   *notify.Service
+	know     *knowledge.Service
 	mcp      *server.MCPServer
 	metrics  *metrics
 	// stop is closed when the server starts draining, ending every wait.
@@ -92,7 +96,7 @@ func New(cfg Config, svc Services) *Server {
 		cfg.ProgressEvery = 10 * time.Second
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, auth: svc.Auth, orgs: svc.Orgs, inbox: svc.Inbox, channels: svc.Channels,
-		oauth: svc.OAuth, presence: svc.Presence, access: svc.Access, notify: svc.Notify, stop: cfg.Stop}
+		oauth: svc.OAuth, presence: svc.Presence, access: svc.Access, notify: svc.Notify, know: svc.Knowledge, stop: cfg.Stop}
 	s.mcp = server.NewMCPServer("ctalk", cfg.Version,
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(true, false),

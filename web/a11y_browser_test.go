@@ -14,6 +14,7 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/testkit"
+	"github.com/ctalk/ctalk/knowledge"
 	"github.com/ctalk/ctalk/mail/mailtest"
 	"github.com/ctalk/ctalk/orgs"
 )
@@ -53,7 +54,7 @@ func TestPagesAccessibleInBothThemes(t *testing.T) {
 	invite, reset := accessLinks(t, s)
 	signedOut := []string{"/", "/signin", "/signup", authorize, "/forgot", invite, reset}
 	signedIn := []string{authorize, "/inbox", "/inbox/" + q, "/inbox/posts", "/inbox/unknown", "/asked", "/channels", "/channels/general",
-		"/people", "/people/bob", "/profile", "/profile/notifications", "/verify", "/tokens", "/admin", "/admin/members/bob", "/admin/members/bob/remove", "/admin/audit", "/admin/overview"}
+		"/people", "/people?topic=backoff", "/people?topic=the", "/knowledge", "/knowledge?q=new+backoff", "/people/bob", "/profile", "/profile/notifications", "/verify", "/tokens", "/admin", "/admin/members/bob", "/admin/members/bob/remove", "/admin/audit", "/admin/overview"}
 	for _, scheme := range []string{"light", "dark"} {
 		t.Run(scheme, func(t *testing.T) {
 			ctx := browser(t, chromium)
@@ -130,7 +131,12 @@ func a11yFixture(t *testing.T, s *site) string {
 	must(q3, err)
 	_, _, err = s.Inbox.Propose(ctx, acme("bob"), q3.ID, "release/2.4")
 	must(nil, err)
-	must(s.Inbox.Send(ctx, acme("bob"), q3.ID, "release/2.4"))
+	sent, err := s.Inbox.Send(ctx, acme("bob"), q3.ID, "release/2.4")
+	must(sent, err)
+	yes := true
+	_, err = s.Knowledge.Publish(ctx, acme("bob"), knowledge.Answered{MessageID: sent.ID, AskerID: "alice", AnswererID: "bob",
+		Question: sent.Text, Answer: sent.Answer, AnsweredAt: *sent.ResolvedAt}, &yes, nil)
+	must(nil, err)
 	// A question on its way: carol asks for more on q2; alice's question
 	// to bob went on to carol, who wants more too; a follow-up of q3; and
 	// bob is away.

@@ -3,6 +3,8 @@ package web
 import (
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -130,6 +132,14 @@ func (p *Pages) updateSettings(c echo.Context) error {
 		in.RequirePasskey = ptr(true)
 	case "off":
 		in.RequirePasskey = ptr(false)
+	}
+	in.KnowledgeSharing = c.FormValue("knowledge_sharing")
+	if raw := strings.TrimSpace(c.FormValue("knowledge_stale_days")); raw != "" {
+		days, convErr := strconv.Atoi(raw)
+		if convErr != nil {
+			days = -1 // SetSettings says what is allowed.
+		}
+		in.KnowledgeStaleDays = &days
 	}
 	org, err := p.orgs.Org(ctx, m.OrgID)
 	if err != nil {

@@ -191,6 +191,10 @@ var funcs = template.FuncMap{
 	"ago": ago,
 	// utc is the absolute time for the title of a <time>.
 	"utc": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+	// shareBox is the argument of an inbox form's "Share" choice.
+	"shareBox": func(v questionView, form string) shareBoxView {
+		return shareBoxView{ID: "share-" + form + "-" + v.ID, Sharing: v.Sharing}
+	},
 }
 
 // ago says how long ago t was, in the words people use.

@@ -83,8 +83,13 @@ func (p *Pages) inboxPage(c echo.Context) error {
 	for i, r := range rs {
 		ids[i] = r.ID
 	}
+	sharing, err := p.sharing(c)
+	if err != nil {
+		return err
+	}
 	for i, r := range rs {
 		v := newQuestionView(c, r, true, nil)
+		v.Sharing = sharing
 		v.Position, v.Neighbour, v.Cursor = i+1, neighbour(ids, i), c.QueryParam("after")
 		data.Questions = append(data.Questions, v)
 	}
@@ -104,7 +109,11 @@ func (p *Pages) showQuestion(c echo.Context, status int, fail *formError) error 
 		return p.inboxMessage(c, "Question not found", err)
 	}
 	title := "Question from " + visibleText(r.Sender.Name)
-	return p.inboxRender(c, status, "inbox-question", title, newQuestionView(c, r, false, fail))
+	v := newQuestionView(c, r, false, fail)
+	if v.Sharing, err = p.sharing(c); err != nil {
+		return err
+	}
+	return p.inboxRender(c, status, "inbox-question", title, v)
 }
 
 // inboxAct is one action on the question msgID by the person m: it returns
@@ -160,6 +169,9 @@ func (p *Pages) approveDraft(ctx context.Context, c echo.Context, m *auth.Sessio
 	if err == nil {
 		_, err = p.inbox.Approve(ctx, m.Caller(), id, v)
 	}
+	if err == nil {
+		err = p.chooseSharing(ctx, c, m, id)
+	}
 	return "", err
 }
 
@@ -168,6 +180,9 @@ func (p *Pages) editDraft(ctx context.Context, c echo.Context, m *auth.Session, 
 	v, err := formVersion(c)
 	if err == nil {
 		_, err = p.inbox.Edit(ctx, m.Caller(), id, v, text)
+	}
+	if err == nil {
+		err = p.chooseSharing(ctx, c, m, id)
 	}
 	return text, err
 }
@@ -189,7 +204,10 @@ func (p *Pages) declineQuestion(ctx context.Context, c echo.Context, m *auth.Ses
 
 func (p *Pages) answerQuestion(ctx context.Context, c echo.Context, m *auth.Session, id string) (string, error) {
 	text := typed(c, "text")
-	_, err := p.inbox.AnswerDirectly(ctx, m.Caller(), id, text)
+	q, err := p.inbox.AnswerDirectly(ctx, m.Caller(), id, text)
+	if err == nil {
+		p.publishAnswer(ctx, c, m, q)
+	}
 	return text, err
 }
 
@@ -261,6 +279,9 @@ type questionView struct {
 	Newest            *draftView
 	Older             []draftView
 	Fail              *formError
+	// Sharing is the org's knowledge_sharing: the forms offer "Share"
+	// unless it is off, ticked when it is on.
+	Sharing string
 }
 
 // draftView is a draft with its element id, the target of #v{version}

@@ -2,12 +2,14 @@ package web
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/knowledge"
 	"github.com/ctalk/ctalk/orgs"
 )
 
@@ -53,17 +55,37 @@ type directoryEntry struct {
 	Me    bool
 }
 
+// directoryData is the People page: everyone, and who knows about the
+// topic searched, if any.
+type directoryData struct {
+	Entries []directoryEntry
+	Topic   string
+	Experts []*knowledge.Expert
+	// Error says why the topic could not be searched.
+	Error string
+}
+
 func (p *Pages) directory(c echo.Context) error {
-	m := me(c)
-	users, err := p.orgs.Users(c.Request().Context(), m.OrgID)
+	ctx, m := c.Request().Context(), me(c)
+	users, err := p.orgs.Users(ctx, m.OrgID)
 	if err != nil {
 		return err
 	}
-	entries := make([]directoryEntry, len(users))
+	d := directoryData{Entries: make([]directoryEntry, len(users)), Topic: strings.TrimSpace(c.QueryParam("topic"))}
 	for i, u := range users {
-		entries[i] = directoryEntry{User: u, Notes: ctalk.Shorten(u.Notes, directoryNotes), Me: u.ID == m.UserID}
+		d.Entries[i] = directoryEntry{User: u, Notes: ctalk.Shorten(u.Notes, directoryNotes), Me: u.ID == m.UserID}
 	}
-	return p.app(c, http.StatusOK, "people", &page{Section: "people", Title: "People", Data: entries})
+	status := http.StatusOK
+	if d.Topic != "" {
+		d.Experts, err = p.knowledge.Experts(ctx, m.Caller(), d.Topic, knowledge.MaxLimit)
+		if ctalk.ErrorCode(err) == ctalk.EInvalid {
+			d.Error, err, status = ctalk.ErrorMessage(err), nil, http.StatusBadRequest
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return p.app(c, status, "people", &page{Section: "people", Title: "People", Data: d})
 }
 
 // profileData is a profile page: another member's, or mine.

@@ -27,6 +27,7 @@ import (
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/knowledge"
 	"github.com/ctalk/ctalk/notify"
 	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/orgs"
@@ -92,6 +93,8 @@ type Services struct {
 	Audit    *audit.Log
 	// Access invites and resets passwords by email.
 	Access *access.Service
+	// Knowledge holds the answers people shared with their org.
+	Knowledge *knowledge.Service
 }
 
 // Pages serves the pages.
@@ -104,6 +107,8 @@ type Pages struct {
 	channels *channels.Service
 	audit    *audit.Log
 	access   *access.Service
+	// knowledge holds the org's shared answers.
+	knowledge *knowledge.Service
 	// notify is set by SetNotify; nil means no notifications.
 	notify *notify.Service
 	pages  map[string]*template.Template
@@ -113,7 +118,7 @@ type Pages struct {
 
 // New returns the pages over the given services.
 func New(cfg Config, s Services) *Pages {
-	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, channels: s.Channels, audit: s.Audit, access: s.Access, pages: parsePages()}
+	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, channels: s.Channels, audit: s.Audit, access: s.Access, knowledge: s.Knowledge, pages: parsePages()}
 }
 
 // parsePages parses each page of templates/ (every file but the layout)
@@ -163,6 +168,7 @@ func (p *Pages) Mount(e *echo.Echo) {
 	p.mountAsked(r)
 	p.mountPeople(r)
 	p.mountRoute(r)
+	p.mountKnowledge(r)
 	p.mountTokens(r)
 	p.mountNotifications(r)
 	p.mountPasskeys(r)

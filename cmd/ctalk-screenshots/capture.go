@@ -39,6 +39,7 @@ func shots(d *demo) []shot {
 		{Name: "question", Path: "/inbox/" + d.Question, Signed: true},
 		{Name: "asked", Path: "/asked", Signed: true},
 		{Name: "people", Path: "/people", Signed: true},
+		{Name: "knowledge", Path: "/knowledge?q=alpha-repo+backoff", Signed: true},
 		{Name: "channel", Path: "/channels/payments", Signed: true},
 		{Name: "tokens", Path: "/tokens", Signed: true, Dark: true},
 		{Name: "admin", Path: "/admin", Signed: true},

@@ -10,6 +10,7 @@ import (
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/knowledge"
 	"github.com/ctalk/ctalk/orgs"
 )
 
@@ -72,7 +73,13 @@ func seed(ctx context.Context, clock *demoClock, a *app.Assembly) (*demo, error)
 	if _, _, err := a.Inbox.Propose(ctx, ctalk.Caller{OrgID: "acme", UserID: "bob"}, answered.ID, answer); err != nil {
 		return nil, err
 	}
-	if _, err := a.Inbox.Send(ctx, ctalk.Caller{OrgID: "acme", UserID: "bob"}, answered.ID, answer); err != nil {
+	sent, err := a.Inbox.Send(ctx, ctalk.Caller{OrgID: "acme", UserID: "bob"}, answered.ID, answer)
+	if err != nil {
+		return nil, err
+	}
+	share := true
+	if _, err := a.Knowledge.Publish(ctx, ctalk.Caller{OrgID: "acme", UserID: "bob"}, knowledge.Answered{MessageID: sent.ID, AskerID: sent.From,
+		AnswererID: sent.To, Question: sent.Text, Answer: sent.Answer, AnsweredAt: *sent.ResolvedAt}, &share, nil); err != nil {
 		return nil, err
 	}
 	if _, err := ask(3*time.Hour, "alice", "carol", "Is the staging database migrated to the new schema yet?"); err != nil {

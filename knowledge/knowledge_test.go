@@ -1,0 +1,303 @@
+package knowledge_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/knowledge"
+	"github.com/ctalk/ctalk/orgs"
+)
+
+// fixture is org acme (and org other) with members and a knowledge service.
+type fixture struct {
+	t    testing.TB
+	d    *db.DB
+	k    *knowledge.Service
+	orgs *orgs.Service
+	n    int
+}
+
+func newFixture(t testing.TB, d *db.DB) *fixture {
+	t.Helper()
+	a, err := auth.NewService(d, auth.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := orgs.NewService(d, a)
+	f := &fixture{t: t, d: d, k: knowledge.NewService(d, o), orgs: o}
+	f.org("acme", "al", "ana", "ben", "cat", "dan", "eve", "root")
+	f.org("other", "xi", "yu")
+	f.exec(`UPDATE users SET role = 'admin' WHERE org_id = 'acme' AND id = 'root'`)
+	return f
+}
+
+func (f *fixture) exec(query string, args ...any) {
+	f.t.Helper()
+	if _, err := dbtest.Exec(f.d, query, args...); err != nil {
+		f.t.Fatalf("%s: %v", query, err)
+	}
+}
+
+func (f *fixture) org(id string, users ...string) {
+	f.t.Helper()
+	now := f.d.Now()
+	f.exec(`INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ($1, $1, 'x', $2)`, id, now)
+	for _, u := range users {
+		f.exec(`INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ($1, $2, $2, 'x', 'member', $3, $3)`, id, u, now)
+	}
+}
+
+func (f *fixture) own(org, user string, tags ...string) {
+	f.t.Helper()
+	b, _ := json.Marshal(tags)
+	f.exec(`UPDATE users SET ownership = $3 WHERE org_id = $1 AND id = $2`, org, user, string(b))
+}
+
+func (f *fixture) settings(org string, in orgs.Settings) {
+	f.t.Helper()
+	if _, err := f.orgs.SetSettings(context.Background(), org, in); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// answered stores an answered question from asker to answerer, as inbox
+// would, and returns it: shared with the org only when Published.
+func (f *fixture) answered(org, asker, answerer, q, a string) knowledge.Answered {
+	f.t.Helper()
+	f.n++
+	id := fmt.Sprintf("msg_%s%04d", org, f.n)
+	now := f.d.Now()
+	f.exec(`INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, created_at, resolved_at, resolution)
+		VALUES ($1, $2, $3, $4, $5, 'answered', $6, $6, $7)`, org, id, asker, answerer, q, now, a)
+	return knowledge.Answered{MessageID: id, AskerID: asker, AnswererID: answerer, Question: q, Answer: a, AnsweredAt: now}
+}
+
+// share stores an answered question and shares it as its answerer's
+// person chose in the web app.
+func (f *fixture) share(org, asker, answerer, q, a string) knowledge.Answered {
+	f.t.Helper()
+	ans := f.answered(org, asker, answerer, q, a)
+	yes := true
+	s, err := f.k.Publish(context.Background(), ctalk.Caller{OrgID: org, UserID: answerer}, ans, &yes, nil)
+	if err != nil || !s.Shared {
+		f.t.Fatalf("Publish = %+v, %v", s, err)
+	}
+	return ans
+}
+
+func ids(as []*knowledge.Answer) []string {
+	out := []string{}
+	for _, a := range as {
+		out = append(out, a.MessageID)
+	}
+	return out
+}
+
+func caller(org, user string) ctalk.Caller { return ctalk.Caller{OrgID: org, UserID: user} }
+
+func TestPublishFollowsTheOrgAndThePerson(t *testing.T) {
+	yes, no := true, false
+	tests := []struct {
+		name             string
+		sharing, mode    string
+		chosen           *bool // in the web app, before sending
+		person, proposal *bool
+		want             bool
+	}{
+		{"off shares nothing, whatever the person says", orgs.SharingOff, orgs.ApprovalAgent, &yes, &yes, &yes, false},
+		{"ask: unshared unless said", orgs.SharingAsk, orgs.ApprovalAgent, nil, nil, nil, false},
+		{"ask: the agent relays its person's yes", orgs.SharingAsk, orgs.ApprovalAgent, nil, nil, &yes, true},
+		{"ask, human mode: the agent's proposal is not a decision", orgs.SharingAsk, orgs.ApprovalHuman, nil, nil, &yes, false},
+		{"ask, human mode: the person's choice decides", orgs.SharingAsk, orgs.ApprovalHuman, &yes, nil, &no, true},
+		{"on: shared by default", orgs.SharingOn, orgs.ApprovalHuman, nil, nil, nil, true},
+		{"on: the person's no outranks the default and the agent", orgs.SharingOn, orgs.ApprovalAgent, &no, nil, &yes, false},
+		{"on: the agent relays its person's no", orgs.SharingOn, orgs.ApprovalAgent, nil, nil, &no, false},
+		{"answering in the web app: the person's own choice", orgs.SharingAsk, orgs.ApprovalHuman, nil, &yes, nil, true},
+	}
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		f := newFixture(t, d)
+		ctx := context.Background()
+		for i, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				f.settings("acme", orgs.Settings{KnowledgeSharing: tt.sharing, ApprovalMode: tt.mode})
+				word := fmt.Sprintf("casebook%c", 'a'+i)
+				a := f.answered("acme", "al", "ben", "where is the "+word, "here")
+				if tt.chosen != nil {
+					if err := f.k.Choose(ctx, caller("acme", "ben"), a.MessageID, *tt.chosen); err != nil {
+						t.Fatal(err)
+					}
+				}
+				got, err := f.k.Publish(ctx, caller("acme", "ben"), a, tt.person, tt.proposal)
+				if err != nil {
+					t.Fatal(err)
+				}
+				found, err := f.k.Search(ctx, caller("acme", "cat"), word, 5)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Shared != tt.want || (len(found) == 1) != tt.want {
+					t.Errorf("Publish = %+v, and search finds %v; want shared %v", got, ids(found), tt.want)
+				}
+			})
+		}
+		if _, err := f.k.Publish(ctx, caller("acme", "al"), f.answered("acme", "al", "ben", "q", "a"), &yes, nil); ctalk.ErrorCode(err) != ctalk.EForbidden {
+			t.Errorf("the asker published the answer: %v, want EForbidden", err)
+		}
+	})
+}
+
+func TestOnlySharedAnswersOfTheOrgAreFound(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		f := newFixture(t, d)
+		ctx := context.Background()
+		f.own("acme", "dan", "kafka")
+		f.own("other", "yu", "kafka")
+		shared := f.share("acme", "al", "ben", "How do we rename a kafka topic?", "Create the new kafka topic, mirror it, then switch the consumers.")
+		private := f.answered("acme", "al", "dan", "How do we rename a kafka topic quickly?", "Kafka cannot rename topics; mirror them.")
+		f.share("other", "xi", "yu", "How do we rename a kafka topic?", "In other, with the kafka admin tool.")
+		for _, who := range []string{"al", "dan", "cat"} {
+			got, err := f.k.Search(ctx, caller("acme", who), "rename kafka topic", 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 || got[0].MessageID != shared.MessageID {
+				t.Errorf("%s found %v, want only %s (not the unshared %s, not other's)", who, ids(got), shared.MessageID, private.MessageID)
+			}
+			sug, err := f.k.Suggest(ctx, caller("acme", who), "How can we rename a kafka topic?")
+			if err != nil || len(sug) != 1 || sug[0].MessageID != shared.MessageID {
+				t.Errorf("%s was suggested %v, %v; want only %s", who, ids(sug), err, shared.MessageID)
+			}
+		}
+		experts, err := f.k.Experts(ctx, caller("acme", "al"), "kafka", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range experts {
+			switch {
+			case e.UserID == "yu":
+				t.Errorf("another org's member ranks: %+v", e)
+			case e.UserID == "dan" && e.SharedAnswers != 0:
+				t.Errorf("dan's unshared answer counts: %+v", e)
+			case e.UserID == "ben" && e.SharedAnswers != 1:
+				t.Errorf("ben's shared answer does not count: %+v", e)
+			}
+		}
+		if len(experts) != 2 || experts[0].UserID != "dan" || experts[1].UserID != "ben" {
+			t.Errorf("experts on kafka = %+v, want dan (owns kafka) then ben (a shared answer)", experts)
+		}
+		if err := f.k.Unshare(ctx, caller("other", "yu"), shared.MessageID); ctalk.ErrorCode(err) != ctalk.ENotFound {
+			t.Errorf("another org's member unshared acme's answer: %v, want ENotFound", err)
+		}
+	})
+}
+
+func TestOnlyTheAnswererAndAdminsChangeASharedAnswer(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		f := newFixture(t, d)
+		ctx := context.Background()
+		a := f.share("acme", "al", "ben", "Where is the runbook for payouts?", "In the wiki under payouts.")
+		if err := f.k.Edit(ctx, caller("acme", "al"), a.MessageID, "changed by the asker"); ctalk.ErrorCode(err) != ctalk.EForbidden {
+			t.Errorf("the asker edited it: %v, want EForbidden", err)
+		}
+		if err := f.k.Edit(ctx, caller("acme", "ben"), a.MessageID, "  "); ctalk.ErrorCode(err) != ctalk.EInvalid {
+			t.Errorf("an empty edit: %v, want EInvalid", err)
+		}
+		if err := f.k.Edit(ctx, caller("acme", "ben"), a.MessageID, "The payouts runbook moved to the handbook."); err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.k.Search(ctx, caller("acme", "cat"), "handbook", 5)
+		if err != nil || len(got) != 1 || got[0].Answer != "The payouts runbook moved to the handbook." {
+			t.Fatalf("after the edit, search finds %+v, %v", got, err)
+		}
+		if old, _ := f.k.Search(ctx, caller("acme", "cat"), "wiki", 5); len(old) != 0 {
+			t.Errorf("the old text is still indexed: %v", ids(old))
+		}
+		if err := f.k.Unshare(ctx, caller("acme", "cat"), a.MessageID); ctalk.ErrorCode(err) != ctalk.EForbidden {
+			t.Errorf("another member unshared it: %v, want EForbidden", err)
+		}
+		admin := ctalk.Caller{OrgID: "acme", UserID: "root", Admin: true}
+		if err := f.k.Unshare(ctx, admin, a.MessageID); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := f.k.Search(ctx, caller("acme", "cat"), "payouts", 5); len(got) != 0 {
+			t.Errorf("unshared, it is still found: %v", ids(got))
+		}
+		if err := f.k.Unshare(ctx, caller("acme", "ben"), a.MessageID); ctalk.ErrorCode(err) != ctalk.ENotFound {
+			t.Errorf("unsharing twice: %v, want ENotFound", err)
+		}
+	})
+}
+
+func TestPublishingConcurrentlyKeepsOneCopy(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		f := newFixture(t, d)
+		a := f.answered("acme", "al", "ben", "How are secrets stored?", "In the vault.")
+		yes := true
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				if _, err := f.k.Publish(context.Background(), caller("acme", "ben"), a, &yes, nil); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		var n int
+		if err := d.QueryRow(context.Background(), `SELECT COUNT(*) FROM shared_answers WHERE org_id = 'acme'`).Scan(&n); err != nil || n != 1 {
+			t.Errorf("%d copies, %v; want 1", n, err)
+		}
+	})
+}
+
+func TestOldAnswersAreMarkedStale(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		f := newFixture(t, d)
+		ctx := context.Background()
+		old := f.share("acme", "al", "ben", "Which queue handles email?", "The mailer queue.")
+		f.exec(`UPDATE shared_answers SET updated_at = $1 WHERE question_id = $2`, d.Now().Add(-40*24*time.Hour), old.MessageID)
+		f.share("acme", "al", "cat", "Which queue handles email bounces?", "The bounce queue.")
+		days := 30
+		f.settings("acme", orgs.Settings{KnowledgeStaleDays: &days})
+		got, err := f.k.Search(ctx, caller("acme", "dan"), "queue email", 5)
+		if err != nil || len(got) != 2 {
+			t.Fatalf("found %+v, %v", got, err)
+		}
+		for _, a := range got {
+			if a.Stale != (a.MessageID == old.MessageID) {
+				t.Errorf("%s stale = %v", a.MessageID, a.Stale)
+			}
+		}
+		days = 0
+		f.settings("acme", orgs.Settings{KnowledgeStaleDays: &days})
+		if got, _ := f.k.Search(ctx, caller("acme", "dan"), "queue email", 5); len(got) != 2 || got[0].Stale || got[1].Stale {
+			t.Errorf("with knowledge_stale_days 0, marked stale: %+v", got)
+		}
+	})
+}
+
+func TestBadQueriesSayWhatToDo(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		f := newFixture(t, d)
+		for _, q := range []string{"", "   ", "how is the", `"" * -`, string(make([]byte, knowledge.MaxQueryLen+1))} {
+			if _, err := f.k.Search(context.Background(), caller("acme", "al"), q, 5); ctalk.ErrorCode(err) != ctalk.EInvalid {
+				t.Errorf("Search(%q) = %v, want EInvalid", q, err)
+			}
+		}
+		for _, q := range []string{`a'b OR c) AND "x`, `NEAR(a b)`, `col:word`, `!&|<->`} {
+			if _, err := f.k.Search(context.Background(), caller("acme", "al"), q, 5); err != nil && ctalk.ErrorCode(err) != ctalk.EInvalid {
+				t.Errorf("Search(%q) = %v, want results or EInvalid", q, err)
+			}
+		}
+		if _, err := f.k.Search(context.Background(), caller("acme", "al"), "x", 99); ctalk.ErrorCode(err) != ctalk.EInvalid {
+			t.Errorf("limit 99: %v, want EInvalid", err)
+		}
+	})
+}

@@ -1,0 +1,62 @@
+package knowledge
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ctalk/ctalk"
+)
+
+// Thresholds of a suggestion, the look-up ask_person makes before a
+// question is asked. An earlier shared answer is offered instead of asking
+// when its question and answer hold at least MinCoverage of the new
+// question's words (after common words are left out) and the question has
+// at least MinTerms of them. The engines' scores are not comparable (ts_rank_cd
+// against bm25) and grow with the length of what they rank; the share of the
+// asker's own words that an earlier answer contains means the same on both,
+// and at 0.6 every rephrased question of the search-quality corpus finds its
+// answer while none of its unrelated questions is held back (see
+// testdata/corpus.json).
+const (
+	MinCoverage = 0.6
+	MinTerms    = 2
+	// maxSuggestions is how many earlier answers a look-up offers.
+	maxSuggestions = 3
+)
+
+// maxQuestionLen is inbox's bound of a question, in characters.
+const maxQuestionLen = 20000
+
+// Suggest returns the shared answers of c's org that answer question well
+// enough to show before asking anyone, best first, at most three; none when
+// the org shares no answers or the question is too short to judge (or not
+// a valid question: Ask says why). It reads only shared answers, so nothing
+// between two other people shows.
+//
+// Returns only the database's errors.
+func (s *Service) Suggest(ctx context.Context, c ctalk.Caller, question string) ([]*Answer, error) {
+	q, err := parseQuery("question", question, maxQuestionLen)
+	if ctalk.ErrorCode(err) == ctalk.EInvalid {
+		// A question of common words only, or none, is for the person
+		// asked to judge (or for Ask to refuse).
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if q.size() < MinTerms {
+		return nil, nil
+	}
+	found, err := s.search(ctx, c.OrgID, q, maxSuggestions*candidates)
+	if err != nil {
+		return nil, fmt.Errorf("look up shared answers: %w", err)
+	}
+	rank(found, q, s.db.Now())
+	out := []*Answer{}
+	for _, a := range found {
+		if a.Coverage >= MinCoverage && len(out) < maxSuggestions {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
