@@ -3,6 +3,7 @@ package orgs
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
@@ -141,8 +142,8 @@ func (s *Service) SetSettings(ctx context.Context, orgID string, in Settings) (*
 			channel_post_mode = COALESCE(NULLIF($2, ''), channel_post_mode),
 			agent_password_login = COALESCE(NULLIF($3, ''), agent_password_login),
 			approval_factor = COALESCE(NULLIF($5, ''), approval_factor),
-			require_passkey = CASE WHEN $6 < 0 THEN require_passkey ELSE $6 = 1 END WHERE id = $4`,
-			in.ApprovalMode, in.ChannelPostMode, in.AgentPasswordLogin, orgID, in.ApprovalFactor, require)
+			require_passkey = CASE WHEN $6 < 0 THEN require_passkey ELSE $6 = 1 END, settings_saved_at = $7 WHERE id = $4`,
+			in.ApprovalMode, in.ChannelPostMode, in.AgentPasswordLogin, orgID, in.ApprovalFactor, require, time.Now().UTC())
 		if err != nil {
 			return fmt.Errorf("set org settings: %w", err)
 		}

@@ -78,7 +78,7 @@ func TestInboxListsQuestionsWithoutHandingThemToTheAgent(t *testing.T) {
 		contains(t, "/inbox", page, "(2) Inbox", "Alice asks", "alice-repo", "Hidden characters shown",
 			"Is <b>prod</b> frozen ⟦U+202E⟧today⟦U+202C⟧?", "they asked you 1, you asked them 0",
 			`id="`+first+`-v2"`, "v2: no, it thaws on Monday", "Approve: my agent may send exactly this",
-			"Earlier versions (1)", `id="`+first+`-v1"`, "v1: no", "Answer yourself", "Decline the question",
+			"Earlier versions (1)", `id="`+first+`-v1"`, "v1: no", "Edit and approve", "Reject with a note", "Answer yourself", "Decline the question",
 			"Carol asks", "carol-repo", "Who owns billing?", "Your agent has not proposed an answer yet")
 		// The person looked; their agent is still handed both questions.
 		got := testkit.OK(t, s.agent(t, "acme", "bob"), "wait_for_inbox", map[string]any{"timeout_s": 0})
