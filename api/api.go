@@ -517,8 +517,9 @@ func (s *Server) httpError(err error, c echo.Context) {
 		if he.Code == http.StatusRequestEntityTooLarge {
 			msg = fmt.Sprintf("the request body is over %d bytes (1 MiB); send a smaller one", MaxBodyBytes)
 		}
-		if s.web != nil && s.web.Owns(c) {
-			// A page of the web app: a page in words for a person.
+		if s.web != nil && (s.web.Owns(c) || (errors.Is(err, echo.ErrNotFound) && web.Browser(c))) {
+			// A page of the web app, or a browser at a path no route
+			// serves: a page in words for a person.
 			s.web.ErrorPage(c, he.Code, msg)
 			return
 		}

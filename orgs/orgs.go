@@ -44,6 +44,10 @@ type Org struct {
 	CreatedAt      time.Time `json:"created_at"`
 	// Knowledge is how the org shares answers; read by Org only.
 	Knowledge *Knowledge `json:"knowledge,omitempty"`
+	// SettingsSaved says whether an admin has saved the org's settings
+	// (how answers are approved among them) at least once: the web app's
+	// first steps for a new admin are done with it.
+	SettingsSaved bool `json:"-"`
 }
 
 // User is a member of an organization, as other members see it.
@@ -310,8 +314,8 @@ func (s *Service) insertUser(ctx context.Context, tx db.Querier, u *User, hash s
 // Returns ENotFound.
 func (s *Service) Org(ctx context.Context, orgID string) (*Org, error) {
 	o := &Org{Knowledge: &Knowledge{}}
-	err := s.db.QueryRow(ctx, `SELECT id, name, approval_mode, channel_post_mode, agent_password_login, approval_factor, require_passkey, created_at, knowledge_sharing, knowledge_stale_days FROM orgs WHERE id = $1`, orgID).
-		Scan(&o.ID, &o.Name, &o.ApprovalMode, &o.ChannelPostMode, &o.AgentPasswordLogin, &o.ApprovalFactor, &o.RequirePasskey, &o.CreatedAt, &o.Knowledge.Sharing, &o.Knowledge.StaleDays)
+	err := s.db.QueryRow(ctx, `SELECT id, name, approval_mode, channel_post_mode, agent_password_login, approval_factor, require_passkey, created_at, knowledge_sharing, knowledge_stale_days, settings_saved_at IS NOT NULL FROM orgs WHERE id = $1`, orgID).
+		Scan(&o.ID, &o.Name, &o.ApprovalMode, &o.ChannelPostMode, &o.AgentPasswordLogin, &o.ApprovalFactor, &o.RequirePasskey, &o.CreatedAt, &o.Knowledge.Sharing, &o.Knowledge.StaleDays, &o.SettingsSaved)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFoundOrg(orgID)
 	}

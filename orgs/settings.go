@@ -3,6 +3,7 @@ package orgs
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
@@ -161,8 +162,9 @@ func (s *Service) SetSettings(ctx context.Context, orgID string, in Settings) (*
 			approval_factor = COALESCE(NULLIF($5, ''), approval_factor),
 			require_passkey = CASE WHEN $6 < 0 THEN require_passkey ELSE $6 = 1 END,
 			knowledge_sharing = COALESCE(NULLIF($7, ''), knowledge_sharing),
-			knowledge_stale_days = CASE WHEN $8 < 0 THEN knowledge_stale_days ELSE $8 END WHERE id = $4`,
-			in.ApprovalMode, in.ChannelPostMode, in.AgentPasswordLogin, orgID, in.ApprovalFactor, require, in.KnowledgeSharing, stale)
+			knowledge_stale_days = CASE WHEN $8 < 0 THEN knowledge_stale_days ELSE $8 END,
+			settings_saved_at = $9 WHERE id = $4`,
+			in.ApprovalMode, in.ChannelPostMode, in.AgentPasswordLogin, orgID, in.ApprovalFactor, require, in.KnowledgeSharing, stale, time.Now().UTC())
 		if err != nil {
 			return fmt.Errorf("set org settings: %w", err)
 		}

@@ -30,6 +30,14 @@ func (p *Pages) own(e *echo.Echo, before map[string]bool) {
 // errors ErrorPage answers.
 func (p *Pages) Owns(c echo.Context) bool { return p.owned[c.Path()] }
 
+// Browser reports whether a request is a browser's asking for a page (a
+// GET or HEAD whose Accept names HTML): a path no route serves answers it
+// with ErrorPage's page, where an API client keeps its JSON.
+func Browser(c echo.Context) bool {
+	r := c.Request()
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && strings.Contains(r.Header.Get(echo.HeaderAccept), echo.MIMETextHTML)
+}
+
 // ErrorPage answers an error that reached the server's error handler from
 // one of the app's routes (a form over the body limit, a post from another
 // site, an internal error) with a page in words and the app's security
@@ -37,8 +45,10 @@ func (p *Pages) Owns(c echo.Context) bool { return p.owned[c.Path()] }
 // words for the person; an internal error's are only that something went
 // wrong, with the request id to report.
 func (p *Pages) ErrorPage(c echo.Context, status int, msg string) error {
-	title := http.StatusText(status)
+	title, next := http.StatusText(status), ""
 	switch status {
+	case http.StatusNotFound:
+		title, msg, next = "Page not found", "There is no page at this address. Check the link you followed, or continue to the home page.", "/"
 	case http.StatusRequestEntityTooLarge:
 		title, msg = "Too large to send", "What you sent is too large: "+msg+". Nothing was changed."
 	case http.StatusForbidden:
@@ -52,5 +62,5 @@ func (p *Pages) ErrorPage(c echo.Context, status int, msg string) error {
 			c.Response().Header().Get(echo.HeaderXRequestID)+"."
 	}
 	p.setHeaders(c)
-	return p.render(c, status, "message", &page{Title: title, Message: msg})
+	return p.render(c, status, "message", &page{Title: title, Message: msg, Next: next})
 }

@@ -67,6 +67,9 @@ type inboxList struct {
 	Next string
 	// HeldPosts counts the channel posts waiting for me (posts.go).
 	HeldPosts int
+	// Start is what is left of my first steps (firststeps.go), nil once
+	// they are all done.
+	Start *firstSteps
 }
 
 func (p *Pages) inboxPage(c echo.Context) error {
@@ -78,6 +81,12 @@ func (p *Pages) inboxPage(c echo.Context) error {
 	data := inboxList{Next: next}
 	if data.HeldPosts, err = p.heldCount(c.Request().Context(), caller(c)); err != nil {
 		return err
+	}
+	if data.Start, err = p.firstSteps(c); err != nil {
+		return err
+	}
+	if data.Start.Done() {
+		data.Start = nil
 	}
 	ids := make([]string, len(rs))
 	for i, r := range rs {
@@ -289,21 +298,29 @@ type questionView struct {
 type draftView struct {
 	*inbox.Draft
 	Anchor string
+	// Sent is when the draft went out as the answer, or nil.
+	Sent *time.Time
 }
 
 func newQuestionView(c echo.Context, r *inbox.Review, listed bool, fail *formError) questionView {
 	csrf := csrfToken(c)
 	v := questionView{Review: r, CSRF: csrf, Listed: listed, Fail: fail}
+	sent := false
 	for i, d := range r.Drafts {
 		anchor := "v" + strconv.Itoa(d.Version)
 		if listed {
 			anchor = r.ID + "-" + anchor
 		}
+		dv := draftView{Draft: d, Anchor: anchor}
+		// The newest approved version with the answer's text is the one sent.
+		if !sent && r.Status == inbox.StatusAnswered && d.Approved && d.Text == r.Answer {
+			dv.Sent, sent = r.ResolvedAt, true
+		}
 		if i == 0 {
-			v.Newest = &draftView{Draft: d, Anchor: anchor}
+			v.Newest = &dv
 			continue
 		}
-		v.Older = append(v.Older, draftView{Draft: d, Anchor: anchor})
+		v.Older = append(v.Older, dv)
 	}
 	return v
 }

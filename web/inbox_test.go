@@ -78,7 +78,7 @@ func TestInboxListsQuestionsWithoutHandingThemToTheAgent(t *testing.T) {
 		contains(t, "/inbox", page, "(2) Inbox", "Alice asks", "alice-repo", "Hidden characters shown",
 			"Is <b>prod</b> frozen ⟦U+202E⟧today⟦U+202C⟧?", "they asked you 1, you asked them 0",
 			`id="`+first+`-v2"`, "v2: no, it thaws on Monday", "Approve: my agent may send exactly this",
-			"Earlier versions (1)", `id="`+first+`-v1"`, "v1: no", "Answer yourself", "Decline the question",
+			"Earlier versions (1)", `id="`+first+`-v1"`, "v1: no", "<summary>Edit</summary>", "<summary>Reject</summary>", "Answer yourself", "Decline the question",
 			"Carol asks", "carol-repo", "Who owns billing?", "Your agent has not proposed an answer yet")
 		// The person looked; their agent is still handed both questions.
 		got := testkit.OK(t, s.agent(t, "acme", "bob"), "wait_for_inbox", map[string]any{"timeout_s": 0})
@@ -295,4 +295,29 @@ func TestInboxDraftRegionsNamedApart(t *testing.T) {
 	if len(names) != 3 || !seen["Drafts of question 1, from Alice"] {
 		t.Errorf("drafts regions %q, want 3 named for their question", names)
 	}
+}
+
+// TestApprovedDraftSaysWhatHappensNext: once approved, a draft says that
+// the agent now sends exactly it, and when; once sent, the question's page
+// marks the version that went out with the time it was sent.
+func TestApprovedDraftSaysWhatHappensNext(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, engine db.Engine) {
+		s := start(t, engine)
+		s.org(t, "acme")
+		id := s.ask(t, "alice", "bob", "Retry logic?")
+		s.propose(t, id, "Three retries.")
+		bob := s.newClient(t, "acme", "bob")
+		if _, page := bob.get("/inbox/" + id); strings.Contains(page, `id="approved-`+id) {
+			t.Fatal("a draft waiting for approval says it is approved")
+		}
+		if code, page := bob.post("/inbox/"+id+"/approve", url.Values{"version": {"1"}, "back": {"/inbox/" + id}}); code != http.StatusOK ||
+			!strings.Contains(page, `id="approved-`+id+`">Approved: your agent sends exactly this text the next time it checks your inbox`) ||
+			strings.Contains(page, `id="approve-`+id) {
+			t.Fatalf("after approving: %d, the page does not say what happens next:\n%s", code, page)
+		}
+		testkit.OK(t, s.agent(t, "acme", "bob"), "send_response", map[string]any{"message_id": id, "final_text": "Three retries."})
+		_, page := bob.get("/inbox/" + id)
+		contains(t, "the sent question's page", page, "Answered", `id="v1"`, `<strong class="state">sent</strong> <time datetime="`, "Three retries.")
+	})
 }

@@ -142,3 +142,38 @@ func (c *rawClient) post(path string, body io.Reader, h http.Header) (*http.Resp
 	_, text := read(c.t, resp)
 	return resp, text
 }
+
+// TestUnknownPathsAnswerBrowsersAPage: a browser (Accept: text/html) at a
+// path no route serves gets a page in words with the pages' security
+// headers; an API client at the same path keeps its JSON. /static/ lists
+// no files: a folder is "not found", a file is served.
+func TestUnknownPathsAnswerBrowsersAPage(t *testing.T) {
+	t.Parallel()
+	s := start(t, db.SQLite)
+	browserAccept := "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+	get := func(path, accept string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, s.URL+path, nil)
+		req.Header.Set("Accept", accept)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, body := read(t, resp)
+		return resp, body
+	}
+	for _, path := range []string{"/no/such/page", "/inboxes", "/static/", "/static/nothing.css", "/static/%ff"} {
+		resp, body := get(path, browserAccept)
+		errorPage(t, "a browser at "+path, resp, body, http.StatusNotFound, "There is no page at this address")
+	}
+	resp, body := get("/no/such/page", "application/json")
+	if resp.StatusCode != http.StatusNotFound || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") || !strings.Contains(body, `"error"`) {
+		t.Errorf("an API client at an unknown path: %d %s %s, want a JSON 404", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+	if resp, body := get("/static/", "*/*"); resp.StatusCode != http.StatusNotFound || strings.Contains(body, `href="ctalk.css"`) {
+		t.Errorf("GET /static/: %d, lists %q", resp.StatusCode, body)
+	}
+	if resp, _ := get("/static/ctalk.css", "text/css,*/*"); resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /static/ctalk.css: %d, want 200", resp.StatusCode)
+	}
+}

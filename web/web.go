@@ -147,7 +147,7 @@ func (p *Pages) Mount(e *echo.Echo) {
 	defer p.own(e, routeSet(e))
 	static, _ := fs.Sub(staticFS, "static")
 	e.GET(pushWorkerPath, p.serviceWorker, p.headers)
-	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", http.FileServer(http.FS(staticFiles{static})))), p.headers)
+	e.GET("/static/*", serveStatic(static), p.headers)
 	// Per route, not an echo Group: a group's middleware would also run on
 	// every path no route matches, answering them with CSRF refusals.
 	mw := []echo.MiddlewareFunc{p.headers, readForm, p.csrf()}
@@ -179,15 +179,19 @@ func (p *Pages) Mount(e *echo.Echo) {
 	p.mountLive(r)
 }
 
-// staticFiles answers a name no file can have (one that is not UTF-8, say)
-// "not found", where http.FS would make it a 500.
-type staticFiles struct{ fs.FS }
-
-func (f staticFiles) Open(name string) (fs.File, error) {
-	if !fs.ValidPath(name) {
-		return nil, fs.ErrNotExist
+// serveStatic serves the files of static: only files, so that a folder
+// ("/static/") lists nothing, and a name no file can have (one that is not
+// UTF-8, say) is "not found", where http.FS would make it a 500.
+func serveStatic(static fs.FS) echo.HandlerFunc {
+	files := http.StripPrefix("/static/", http.FileServer(http.FS(static)))
+	return func(c echo.Context) error {
+		name := strings.TrimPrefix(c.Request().URL.Path, "/static/")
+		if st, err := fs.Stat(static, name); err != nil || st.IsDir() {
+			return echo.ErrNotFound
+		}
+		files.ServeHTTP(c.Response(), c.Request())
+		return nil
 	}
-	return f.FS.Open(name)
 }
 
 // contentSecurityPolicy allows only this site's own stylesheet, images and

@@ -16,16 +16,7 @@ import (
 // starting Chromium is the slow part, so one serves a whole test.
 func Browser(t testing.TB) context.Context {
 	t.Helper()
-	var path string
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			path = p
-			break
-		}
-	}
-	if path == "" {
-		t.Skip("skipping browser test: no chromium on PATH (apt-get install -y chromium)")
-	}
+	path := ChromiumPath(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),
 		chromedp.Flag("headless", true),
@@ -44,4 +35,17 @@ func Browser(t testing.TB) context.Context {
 		t.Skipf("skipping browser test: chromium does not start: %v", err)
 	}
 	return ctx
+}
+
+// ChromiumPath is the Chromium binary on PATH, for tools that start their
+// own (Lighthouse); without one it skips the test saying why.
+func ChromiumPath(t testing.TB) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("skipping browser test: no chromium on PATH (apt-get install -y chromium)")
+	return ""
 }

@@ -1,0 +1,117 @@
+package web_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/ctalk/ctalk/audit"
+	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/internal/testkit"
+)
+
+// layoutProbe measures, in CSS pixels, what a person sees of a page: the
+// height of the header and of the whole page, and whether anything scrolls
+// inside the page (an element that scrolls its content vertically; a
+// table's sideways scroller aside).
+const layoutProbe = `(() => {
+	const header = document.querySelector("header.top");
+	const inner = [...document.querySelectorAll("main *:not(textarea)")].filter(e => {
+		const s = getComputedStyle(e);
+		return /(auto|scroll)/.test(s.overflowY) && !e.matches(".table-wrap");
+	}).map(e => e.tagName + "." + e.className);
+	return {header: header ? header.getBoundingClientRect().height : 0, page: document.documentElement.scrollHeight,
+		inner: inner, wide: document.documentElement.scrollWidth > innerWidth};
+})()`
+
+type layout struct {
+	Header float64  `json:"header"`
+	Page   float64  `json:"page"`
+	Inner  []string `json:"inner"`
+	Wide   bool     `json:"wide"`
+}
+
+// TestLayoutOnAPhoneAndALaptop: on a phone's width (390 px) the header is
+// one row (the sections scroll sideways inside it, the page does not), a
+// channel's messages are on the page with nothing scrolling inside it, the
+// inbox with two questions fits in under two screens, and Label and
+// priority is a disclosure with its marker; at a laptop's 1280 px the audit
+// log keeps each time and duration on one line.
+func TestLayoutOnAPhoneAndALaptop(t *testing.T) {
+	t.Parallel()
+	chromium := testkit.Browser(t)
+	s := start(t, db.SQLite)
+	a11yFixture(t, s)
+	// An action of a long user id that touched many ids: long columns,
+	// which squeeze the short ones of the audit log.
+	ids := []string{}
+	for range 12 {
+		ids = append(ids, s.ask(t, "carol", "bob", "Another question?"))
+	}
+	const long = "alexandra_konstantinopoulou_platform_ops"
+	s.Audit.Record(audit.Event{At: time.Now().UTC(), OrgID: "acme", UserID: long, Tool: "web:approve_draft", Outcome: "conflict", DurationMS: 11, IDs: ids})
+	s.waitAuditEvent(t, "acme", long, "web:approve_draft", "conflict", ids[11])
+	ctx := browser(t, chromium)
+	signIn(t, ctx, s.URL, "acme", "alice")
+	at := func(w, h int64) func(string) layout {
+		return func(path string) layout {
+			t.Helper()
+			run(t, ctx, chromedp.EmulateViewport(w, h), chromedp.Navigate(s.URL+path), chromedp.WaitReady(chromedp.CSS("main")))
+			got, err := chromedp.Run(ctx, chromedp.Evaluate[layout](layoutProbe))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s at %d px: header %.0f px, page %.0f px, scrolling inside: %v", path, w, got.Header, got.Page, got.Inner)
+			return got
+		}
+	}
+	phone := at(390, 760)
+	for _, path := range []string{"/inbox", "/channels/general", "/admin/audit", "/people"} {
+		got := phone(path)
+		// One row: a 44 px target and the header's padding.
+		if got.Header > 56 {
+			t.Errorf("%s on a phone: the header is %.0f px high, want one row (at most 56 px)", path, got.Header)
+		}
+		if got.Wide {
+			t.Errorf("%s on a phone: the page scrolls sideways", path)
+		}
+		if len(got.Inner) > 0 {
+			t.Errorf("%s on a phone: these scroll inside the page: %v", path, got.Inner)
+		}
+	}
+	if got := phone("/inbox"); got.Page > 2*760 {
+		t.Errorf("the inbox with two questions is %.0f px long on a phone, want under two screens (%d px)", got.Page, 2*760)
+	}
+	phone("/channels/general")
+	marker, err := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector(".channel-post summary")).display`))
+	if err != nil || marker != "list-item" {
+		t.Errorf("Label and priority: its summary is display %q (%v), want list-item, which shows the disclosure marker", marker, err)
+	}
+
+	at(1280, 800)("/admin/audit")
+	// A cell's text on one line has its pieces all at one height.
+	lines, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("table.audit tbody tr")].flatMap(tr =>
+		[tr.cells[0], tr.cells[4]].filter(td => {
+			const r = document.createRange(); r.selectNodeContents(td);
+			return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size > 1;
+		}).map(td => td.textContent))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) > 0 {
+		t.Errorf("the audit log wraps at 1280 px: %q", lines)
+	}
+	// However wide the other columns grow, those two do not wrap.
+	kept, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("table.audit tbody tr")].flatMap(tr =>
+		[tr.cells[0], tr.cells[4]].map(td => getComputedStyle(td).whiteSpace))`))
+	if err != nil || len(kept) == 0 {
+		t.Fatalf("the audit log's cells: %v (%v)", kept, err)
+	}
+	for _, ws := range kept {
+		if ws != "nowrap" {
+			t.Errorf("an audit log's time or duration may wrap: white-space %q, want nowrap", ws)
+			break
+		}
+	}
+}
