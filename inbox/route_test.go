@@ -32,8 +32,19 @@ func TestForwardMovesTheQuestion(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seedOrg(t, d, "acme", "a", "b", "c")
 		s := newService(d)
-		s.Notify(notify.NewService(d, notify.DefaultConfig(), nil))
+		n := notify.NewService(d, notify.DefaultConfig(), nil)
+		s.Notify(n)
 		ctx := context.Background()
+		// Each of them can be reached (a webhook): events for nobody are
+		// not queued.
+		for _, u := range []string{"a", "b", "c"} {
+			if _, _, err := n.AddWebhook(ctx, "acme", u, u, "https://hooks.example.net/"+u, notify.FormatJSON); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := n.SaveSettings(ctx, acme("a"), notify.Settings{Channels: map[notify.Kind][]string{notify.KindForwarded: {notify.ChannelWebhook}}}); err != nil {
+			t.Fatal(err)
+		}
 		q, err := s.Ask(ctx, ctalk.Caller{OrgID: "acme", UserID: "a"}, inbox.Ask{To: "b", Text: "who runs billing?"})
 		if err != nil {
 			t.Fatal(err)

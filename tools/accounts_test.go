@@ -72,7 +72,7 @@ func TestToolsListHasSchemasAndAnnotations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		readOnly := map[string]bool{"whoami": true, "list_users": true, "get_user_profile": true, "get_audit_log": true, "list_channels": true, "get_channel": true, "search_messages": true, "get_notification_settings": true}
+		readOnly := map[string]bool{"whoami": true, "list_users": true, "get_user_profile": true, "get_audit_log": true, "list_channels": true, "get_channel": true, "search_messages": true, "get_notification_settings": true, "find_answers": true, "find_expert": true}
 		seen := map[string]bool{}
 		for _, tool := range res.Tools {
 			seen[tool.Name] = true
@@ -88,7 +88,7 @@ func TestToolsListHasSchemasAndAnnotations(t *testing.T) {
 			}
 		}
 		for _, name := range []string{"register_organization", "register_user", "login", "logout", "whoami", "list_users", "get_user_profile", "update_my_notes", "update_user_profile_notes",
-			"ask_person", "check_inbox", "propose_response", "send_response", "check_replies", "decline_question", "withdraw_question", "wait_for_inbox", "wait_for_reply", "update_org_settings", "get_audit_log", "get_notification_settings"} {
+			"ask_person", "check_inbox", "propose_response", "send_response", "check_replies", "decline_question", "withdraw_question", "wait_for_inbox", "wait_for_reply", "update_org_settings", "get_audit_log", "get_notification_settings", "find_answers", "find_expert", "unshare_answer", "forward_question", "request_info", "provide_info"} {
 			if !seen[name] {
 				t.Errorf("tool %s is not listed", name)
 			}

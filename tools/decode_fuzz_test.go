@@ -43,6 +43,9 @@ var fuzzArgTypes = map[string]func() any{
 	"forward_question":          func() any { return new(forwardArgs) },
 	"request_info":              func() any { return new(requestInfoArgs) },
 	"provide_info":              func() any { return new(provideInfoArgs) },
+	"find_answers":              func() any { return new(findAnswersArgs) },
+	"find_expert":               func() any { return new(findExpertArgs) },
+	"unshare_answer":            func() any { return new(unshareArgs) },
 }
 
 // fuzzTool is one registered tool: its name, arguments, required arguments

@@ -47,7 +47,7 @@ func TestKnowledgePage(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, page := alice.get("/inbox/" + approved)
-		mustShow(t, "question page", page, `name="share_offered"`, "Share this answer with the organization")
+		mustShow(t, "question page", page, `name="share_offered"`, "Share on the Knowledge page")
 		alice.post("/inbox/"+approved+"/approve", url.Values{"version": {"1"}, "share_offered": {"1"}, "share": {"yes"}, "back": {"/inbox/" + approved}})
 		sent := testkit.OK(t, s.agent(t, "acme", "alice"), "send_response", map[string]any{"message_id": approved, "final_text": "Thirty seconds at the gateway.", "share": false})
 		if sh := sent["sharing"].(map[string]any); sh["shared"] != true {

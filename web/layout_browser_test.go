@@ -80,8 +80,11 @@ func TestLayoutOnAPhoneAndALaptop(t *testing.T) {
 			t.Errorf("%s on a phone: these scroll inside the page: %v", path, got.Inner)
 		}
 	}
-	if got := phone("/inbox"); got.Page > 2*760 {
-		t.Errorf("the inbox with two questions is %.0f px long on a phone, want under two screens (%d px)", got.Page, 2*760)
+	// Two questions, one of them waiting for its asker's information with
+	// the steps of its way: under two and a quarter screens (they took
+	// 1,870 px with one plain question's four open-ended disclosures).
+	if got, most := phone("/inbox"), 2.25*760; got.Page > most {
+		t.Errorf("the inbox with two questions is %.0f px long on a phone, want under %.0f px", got.Page, most)
 	}
 	phone("/channels/general")
 	marker, err := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector(".channel-post summary")).display`))

@@ -70,7 +70,7 @@ func TestAwayForwardAndInfoInTheWeb(t *testing.T) {
 			t.Fatalf("provide info: %d %s", code, body)
 		}
 		_, body = carol.get("/inbox/" + q.ID)
-		mustShow(t, "carol's question after the reply", body, "bob replied with the information", "Initech", "Forward to someone else")
+		mustShow(t, "carol's question after the reply", body, "bob replied with the information", "Initech", "Forward the question")
 		if code, body = carol.post("/inbox/"+q.ID+"/answer", url.Values{"text": {"Dana does"}}); code != http.StatusOK {
 			t.Fatalf("answer: %d %s", code, body)
 		}

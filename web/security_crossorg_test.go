@@ -44,7 +44,7 @@ func TestOtherOrgsIDsAreNotFound(t *testing.T) {
 		// by) the other org's alice, and a member only the other org has.
 		params := map[string]string{"message_id": toAlice.ID, "id": byAlice.ID, "user_id": "dave"}
 		alice := sessionFor(t, s, "acme", "alice", "admin")
-		form := url.Values{"csrf": {alice.cookies["ctalk_csrf"].Value}, "version": {"1"}, "text": {"x"}, "note": {"x"}, "reason": {"x"},
+		form := url.Values{"csrf": {alice.cookies["ctalk_csrf"].Value}, "version": {"1"}, "text": {"x"}, "note": {"x"}, "reason": {"x"}, "information": {"x"}, "request": {"x"},
 			"profile_notes": {"x"}, "role": {"admin"}, "new_password": {userPW + "2"}, "confirm": {userPW + "2"}}
 		n := requestRoutes(t, s, alice, params, form, http.StatusNotFound, "with another org's ids", func(path string) bool {
 			return strings.Contains(path, "/:")
