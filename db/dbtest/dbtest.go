@@ -1,6 +1,7 @@
 // Package dbtest runs a test once per database engine: SQLite always, and
 // Postgres when TEST_DATABASE_URL is set, each on a fresh, migrated database
-// (a schema of its own on Postgres).
+// (a schema of its own on Postgres, migrated once and emptied for each test;
+// see pgpool.go).
 package dbtest
 
 import (
@@ -34,14 +35,15 @@ func Run(t *testing.T, fn func(t *testing.T, d *db.DB)) {
 
 // Open returns a fresh, migrated database of the given engine, closed when
 // the test ends: on SQLite a copy of a template migrated once (see
-// template.go). On Postgres without TEST_DATABASE_URL the test is skipped.
+// template.go), on Postgres a schema of the pool emptied since its last test
+// (see pgpool.go). On Postgres without TEST_DATABASE_URL the test is skipped.
 func Open(t testing.TB, e db.Engine) *db.DB {
 	t.Helper()
 	var cfg db.Config
 	if e == db.SQLite {
 		cfg = copySQLite(t)
 	} else {
-		cfg = Config(t, e)
+		cfg = pooledPostgres(t)
 	}
 	d, err := db.Open(context.Background(), cfg)
 	if err != nil {
