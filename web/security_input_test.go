@@ -83,6 +83,21 @@ func sessionFor(t *testing.T, s *site, orgID, userID, role string) *rawClient {
 	return c
 }
 
+// end ends c's web session, if a request has not already.
+func (c *rawClient) end(s *site) {
+	c.t.Helper()
+	ctx := context.Background()
+	cookie := c.cookies[web.SessionCookie]
+	if cookie == nil {
+		return
+	}
+	if sess, err := s.Auth.WebSession(ctx, cookie.Value); err == nil {
+		if err := s.Auth.EndWebSession(ctx, sess); err != nil {
+			c.t.Fatalf("end the web session: %v", err)
+		}
+	}
+}
+
 // hostile are values no form expects: each is sent in every field.
 var hostile = map[string]string{
 	"invalid UTF-8": "\xff\xfe\xc3",
@@ -111,6 +126,7 @@ func TestFormsTakeHostileInput(t *testing.T) {
 			t.Fatal(err)
 		}
 		fields := formFields(t)
+		posts, gets := webRoutes(t, s, http.MethodPost), webRoutes(t, s, http.MethodGet)
 		good := map[string]string{"message_id": q.ID, "id": mine.ID, "user_id": "bob", "*": "ctalk.css"}
 		for name, v := range hostile {
 			params := map[string]string{}
@@ -118,7 +134,10 @@ func TestFormsTakeHostileInput(t *testing.T) {
 				params[k] = v
 			}
 			for _, ps := range []map[string]string{good, params} {
-				for _, path := range webRoutes(t, s, http.MethodPost) {
+				for _, path := range posts {
+					// A session of its own for each form (a form may end
+					// it), ended after it, so that alice's signed-in
+					// browsers, which her pages list, stay few.
 					c := sessionFor(t, s, "acme", "alice", "admin")
 					form := url.Values{"csrf": {c.cookies["ctalk_csrf"].Value}}
 					for _, f := range fields {
@@ -129,13 +148,14 @@ func TestFormsTakeHostileInput(t *testing.T) {
 					if resp.StatusCode >= 500 || strings.Contains(body, "internal error") {
 						t.Errorf("POST %s with %s in every field: %d %s", u, name, resp.StatusCode, body)
 					}
+					c.end(s)
 				}
 				c := sessionFor(t, s, "acme", "alice", "admin")
 				query := url.Values{}
 				for _, k := range []string{"after", "cursor", "done", "next", "outcome", "since", "to", "tool", "until", "user_id"} {
 					query.Set(k, v)
 				}
-				for _, path := range webRoutes(t, s, http.MethodGet) {
+				for _, path := range gets {
 					u := fillPath(path, ps) + "?" + query.Encode()
 					resp, body := c.do(http.MethodGet, u, nil)
 					if resp.StatusCode >= 500 || strings.Contains(body, "internal error") {
