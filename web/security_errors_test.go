@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctalk/ctalk/api"
 	"github.com/ctalk/ctalk/db"
 )
 
@@ -89,18 +90,21 @@ func TestErrorPagesAreWords(t *testing.T) {
 		s.org(t, "acme")
 		alice := sessionFor(t, s, "acme", "alice", "admin")
 		token := alice.cookies["ctalk_csrf"].Value
-		huge := url.Values{"csrf": {token}, "text": {strings.Repeat("x", 2<<20)}}
-		for _, path := range webRoutes(t, s, http.MethodPost) {
+		// Just over the limit: each byte more is only more to send.
+		huge := url.Values{"csrf": {token}, "text": {strings.Repeat("x", api.MaxBodyBytes+1024)}}
+		encoded := huge.Encode()
+		posts := webRoutes(t, s, http.MethodPost)
+		for _, path := range posts {
 			u := fillPath(path, map[string]string{"user_id": "bob"})
 			resp, body := alice.do(http.MethodPost, u, huge)
-			errorPage(t, "POST "+u+" of 2 MB", resp, body, http.StatusRequestEntityTooLarge, "too large")
+			errorPage(t, "POST "+u+" over the limit", resp, body, http.StatusRequestEntityTooLarge, "too large")
 		}
 		// The same form sent without a length (chunked): only reading it
 		// finds it too large, and it must not be read as an empty form.
-		for _, path := range webRoutes(t, s, http.MethodPost) {
+		for _, path := range posts {
 			u := fillPath(path, map[string]string{"user_id": "bob"})
-			resp, body := alice.post(u, io.MultiReader(strings.NewReader(huge.Encode())), nil)
-			errorPage(t, "POST "+u+" of 2 MB, chunked", resp, body, http.StatusRequestEntityTooLarge, "too large")
+			resp, body := alice.post(u, io.MultiReader(strings.NewReader(encoded)), nil)
+			errorPage(t, "POST "+u+" over the limit, chunked", resp, body, http.StatusRequestEntityTooLarge, "too large")
 		}
 		resp, body := alice.post("/profile/notes", strings.NewReader(url.Values{"csrf": {token}, "notes": {"x"}}.Encode()),
 			http.Header{"Sec-Fetch-Site": {"cross-site"}})
