@@ -121,7 +121,9 @@ type Config struct {
 	// Workers, so that each claimed delivery is sent at once, within its
 	// lease.
 	Batch int
-	// Workers is how many deliveries a replica sends at once.
+	// Workers is how many deliveries a replica sends at once: goroutines
+	// that mostly wait for the receiver, so that a burst costs a claim's
+	// statements per Workers deliveries.
 	Workers int
 	// MaxAttempts ends the retries of a delivery.
 	MaxAttempts int
@@ -145,8 +147,8 @@ func DefaultConfig() Config {
 	return Config{
 		Poll:          500 * time.Millisecond,
 		Lease:         30 * time.Second,
-		Batch:         8,
-		Workers:       8,
+		Batch:         32,
+		Workers:       32,
 		MaxAttempts:   20,
 		RetryBase:     5 * time.Second,
 		RetryMax:      time.Hour,
@@ -267,14 +269,16 @@ func (s *Service) Queue(ctx context.Context, tx db.Querier, events ...Event) err
 	}
 	now := s.db.Now()
 	dueNow := false
+	rows := make([]any, 0, 11*len(events))
 	for _, e := range events {
 		due := e.Due
 		if due.IsZero() || due.Before(now) {
 			due, dueNow = now, true
 		}
-		if _, err := tx.Exec(ctx, insertEventSQL, newID("ev_"), e.OrgID, e.UserID, string(e.Kind), e.Subject, e.Actor, e.Text, e.Link, e.Urgent, now, due.UTC()); err != nil {
-			return fmt.Errorf("queue notification: %w", err)
-		}
+		rows = append(rows, newID("ev_"), e.OrgID, e.UserID, string(e.Kind), e.Subject, e.Actor, e.Text, e.Link, e.Urgent, now, due.UTC())
+	}
+	if err := insertRows(ctx, tx, insertEventsSQL, 11, rows); err != nil {
+		return fmt.Errorf("queue notification: %w", err)
 	}
 	if dueNow {
 		// Once tx commits, every replica's worker looks: the events go out

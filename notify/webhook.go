@@ -6,7 +6,6 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -14,6 +13,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -169,7 +169,7 @@ func Sign(secret, id string, ts time.Time, body []byte) (string, error) {
 // is the webhook-id, the same on every retry, so a receiver drops repeats.
 func (s *Service) sendWebhook(ctx context.Context, d *delivery) error {
 	e := d.Event
-	h, err := s.webhookToSend(ctx, e.OrgID, d.Target)
+	h, err := s.webhookToSend(ctx, d)
 	if err != nil {
 		return err
 	}
@@ -192,7 +192,9 @@ func (s *Service) sendWebhook(ctx context.Context, d *delivery) error {
 	resp.Body.Close()
 	failure, gone := webhookAnswer(resp.StatusCode)
 	if failure == nil {
-		_ = s.record(ctx, webhookOKSQL, e.OrgID, d.Target)
+		if h.failing {
+			_ = s.record(ctx, webhookOKSQL, e.OrgID, d.Target)
+		}
 		return nil
 	}
 	return s.webhookFailed(ctx, e.OrgID, d.Target, h.createdBy, h.url, failure, gone)
@@ -202,23 +204,71 @@ func (s *Service) sendWebhook(ctx context.Context, d *delivery) error {
 type webhookTarget struct {
 	url, format, secret, createdBy string
 	owner                          string // empty for an org's
+	disabled, failing              bool
 }
 
-// webhookToSend reads the webhook id of orgID to send to; a deleted or
-// disabled one is a permanent failure.
-func (s *Service) webhookToSend(ctx context.Context, orgID, id string) (webhookTarget, error) {
-	var h webhookTarget
-	var disabled db.NullTime
-	err := s.db.QueryRow(ctx, webhookToSendSQL, orgID, id).Scan(&h.url, &h.format, &h.secret, &disabled, &h.createdBy, &h.owner)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return h, permanent("the webhook was deleted")
-	case err != nil:
-		return h, temporary("read webhook: %v", err)
-	case disabled.Valid:
-		return h, permanent("the webhook is disabled")
+// webhookToSend is the webhook of delivery d, as loadWebhooks read it with
+// d's claim (or read now when it did not); a deleted or disabled one is a
+// permanent failure.
+func (s *Service) webhookToSend(ctx context.Context, d *delivery) (webhookTarget, error) {
+	if !d.hookRead {
+		hooks, err := s.readWebhooks(ctx, d.Event.OrgID, []any{d.Target})
+		if err != nil {
+			return webhookTarget{}, temporary("read webhook: %v", err)
+		}
+		d.hook, d.hookRead = hooks[d.Target], true
 	}
-	return h, nil
+	switch {
+	case d.hook == nil:
+		return webhookTarget{}, permanent("the webhook was deleted")
+	case d.hook.disabled:
+		return *d.hook, permanent("the webhook is disabled")
+	}
+	return *d.hook, nil
+}
+
+// loadWebhooks reads the webhooks of a claim's deliveries, once per org:
+// a delivery whose webhook is gone is left without one.
+func (s *Service) loadWebhooks(ctx context.Context, ds []*delivery) error {
+	ids := map[string][]any{}
+	for _, d := range ds {
+		if d.Channel == ChannelWebhook && d.Event != nil && !slices.Contains(ids[d.Event.OrgID], any(d.Target)) {
+			ids[d.Event.OrgID] = append(ids[d.Event.OrgID], d.Target)
+		}
+	}
+	for org, list := range ids {
+		hooks, err := s.readWebhooks(ctx, org, list)
+		if err != nil {
+			return err
+		}
+		for _, d := range ds {
+			if d.Channel == ChannelWebhook && d.Event != nil && d.Event.OrgID == org {
+				d.hook, d.hookRead = hooks[d.Target], true
+			}
+		}
+	}
+	return nil
+}
+
+// readWebhooks reads the webhooks ids of orgID, by id.
+func (s *Service) readWebhooks(ctx context.Context, orgID string, ids []any) (map[string]*webhookTarget, error) {
+	out := map[string]*webhookTarget{}
+	rows, err := s.db.Query(ctx, webhooksToSendSQL+"("+db.Placeholders(2, len(ids))+")", append([]any{orgID}, ids...)...)
+	if err != nil {
+		return nil, fmt.Errorf("read webhooks: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var disabled, failing db.NullTime
+		h := &webhookTarget{}
+		if err := rows.Scan(&id, &h.url, &h.format, &h.secret, &disabled, &h.createdBy, &h.owner, &failing); err != nil {
+			return nil, fmt.Errorf("read webhooks: %w", err)
+		}
+		h.disabled, h.failing = disabled.Valid, failing.Valid
+		out[id] = h
+	}
+	return out, rows.Err()
 }
 
 // webhookMessage is the message of e for a webhook of owner: an org's
