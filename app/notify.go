@@ -24,7 +24,7 @@ func startNotify(ctx context.Context, d *db.DB, w Wiring, log *slog.Logger, send
 		cfg = notify.DefaultConfig()
 	}
 	cfg.PublicURL, cfg.Logger = w.API.PublicURL, log
-	if w.Mail.Enabled() {
+	if w.Mail.Enabled() || w.Sender != nil {
 		cfg.Mail = sender
 	}
 	dir := func(ctx context.Context, orgID, userID string) (string, string, error) {
