@@ -15,7 +15,8 @@ import (
 // startNotify builds the notifications service over d: its settings page,
 // tool, metrics and unsubscribe route are mounted by the caller; and, when
 // PUBLIC_URL gives their links a base, the inbox and channels queue into it
-// in their transactions and its worker runs until ctx ends. Without
+// in their transactions and its worker runs until ctx ends, woken on
+// Postgres by the events every replica queues. Without
 // PUBLIC_URL nothing is queued, and the log says so.
 func startNotify(ctx context.Context, d *db.DB, w Wiring, log *slog.Logger, sender mail.Sender, o *orgs.Service, in *inbox.Service, ch *channels.Service) *notify.Service {
 	cfg := w.Notify
@@ -23,7 +24,7 @@ func startNotify(ctx context.Context, d *db.DB, w Wiring, log *slog.Logger, send
 		cfg = notify.DefaultConfig()
 	}
 	cfg.PublicURL, cfg.Logger = w.API.PublicURL, log
-	if w.Mail.Enabled() {
+	if w.Mail.Enabled() || w.Sender != nil {
 		cfg.Mail = sender
 	}
 	dir := func(ctx context.Context, orgID, userID string) (string, string, error) {
@@ -44,6 +45,10 @@ func startNotify(ctx context.Context, d *db.DB, w Wiring, log *slog.Logger, send
 	}
 	in.Notify(n)
 	ch.Notify(n)
+	// On Postgres every replica's worker wakes for the events any replica
+	// queues; both return at once on SQLite.
+	go n.Listen(ctx)
+	go n.Publish(ctx)
 	go n.Run(ctx)
 	return n
 }

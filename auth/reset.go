@@ -57,66 +57,95 @@ func (s *Service) RequestReset(ctx context.Context, orgID, who string) (*ResetRe
 	if err != nil {
 		return nil, err
 	}
-	addr := addressKey(ClientAddr(ctx))
-	account := HashToken(orgID + "\x00" + userID + email)
+	r := resetAsk{addr: addressKey(ClientAddr(ctx)), account: HashToken(orgID + "\x00" + userID + email), orgID: orgID, userID: userID, email: email}
 	raw, hash := NewToken()
 	req := &ResetRequest{OrgID: orgID}
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
-		since := now.Add(-s.cfg.ResetWindow)
-		// The address first, then the account, in every transaction: no
-		// two can wait for each other.
-		if err := s.lockKey(ctx, tx, "reset addr\x00"+addr); err != nil {
+		if err := s.countReset(ctx, tx, r, now); err != nil {
 			return err
 		}
-		if err := s.lockKey(ctx, tx, "reset account\x00"+account); err != nil {
-			return err
+		stored, err := s.storeReset(ctx, tx, r, hash, now)
+		if stored != "" {
+			req.UserID, req.Token = stored, raw
 		}
-		var byAccount, byAddr int
-		var oldestAccount, oldestAddr db.NullTime
-		err := tx.QueryRow(ctx, `SELECT COUNT(CASE WHEN account = $1 THEN 1 END), MIN(CASE WHEN account = $1 THEN requested_at END),
-			COUNT(CASE WHEN client_addr = $2 THEN 1 END), MIN(CASE WHEN client_addr = $2 THEN requested_at END)
-			FROM reset_requests WHERE (account = $1 OR client_addr = $2) AND requested_at > $3`, account, addr, since).
-			Scan(&byAccount, &oldestAccount, &byAddr, &oldestAddr)
-		if err != nil {
-			return fmt.Errorf("read reset_requests: %w", err)
-		}
-		switch {
-		case byAddr >= s.cfg.ResetMaxPerAddress:
-			return s.resetHeld(now, oldestAddr.Time, "this address asked for too many password resets")
-		case byAccount >= s.cfg.ResetMaxPerAccount:
-			return s.resetHeld(now, oldestAccount.Time, "too many password resets were asked for this account")
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM reset_requests WHERE requested_at <= $1 AND (account = $2 OR client_addr = $3)`, since, account, addr); err != nil {
-			return fmt.Errorf("delete from reset_requests: %w", err)
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO reset_requests (account, client_addr, requested_at) VALUES ($1, $2, $3)`, account, addr, now); err != nil {
-			return fmt.Errorf("insert into reset_requests: %w", err)
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM password_resets WHERE expires_at <= $1`, now.Add(-s.cfg.ResetWindow)); err != nil {
-			return fmt.Errorf("delete from password_resets: %w", err)
-		}
-		// One statement stores the link or nothing, so that an account
-		// that does not exist costs the same as one that does.
-		err = tx.QueryRow(ctx, `INSERT INTO password_resets (token_hash, org_id, user_id, created_at, expires_at)
-			SELECT $1, u.org_id, u.id, $2, $3 FROM users u
-			WHERE u.org_id = $4 AND (u.id = $5 OR u.email = $6) AND u.removed_at IS NULL AND u.email IS NOT NULL
-			  AND (SELECT COUNT(*) FROM password_resets r WHERE r.org_id = u.org_id AND r.user_id = u.id AND r.created_at > $7) < $8
-			RETURNING user_id`,
-			hash, now, now.Add(ResetTTL), orgID, userID, email, since, s.cfg.ResetMaxPerAccount).Scan(&req.UserID)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("insert into password_resets: %w", err)
-		}
-		req.Token = raw
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return req, nil
+}
+
+// resetAsk is one "forgot password" request: the client address and the
+// account asked for, as the limits count them, and the account as named.
+type resetAsk struct {
+	addr, account        string
+	orgID, userID, email string
+}
+
+// countReset counts the request r against the limits of its address and
+// its account, in tx, and forgets the requests older than ResetWindow.
+//
+// Returns ERateLimited (see resetHeld).
+func (s *Service) countReset(ctx context.Context, tx db.Querier, r resetAsk, now time.Time) error {
+	since := now.Add(-s.cfg.ResetWindow)
+	// The address first, then the account, in every transaction: no
+	// two can wait for each other.
+	if err := s.lockKey(ctx, tx, "reset addr\x00"+r.addr); err != nil {
+		return err
+	}
+	if err := s.lockKey(ctx, tx, "reset account\x00"+r.account); err != nil {
+		return err
+	}
+	var byAccount, byAddr int
+	var oldestAccount, oldestAddr db.NullTime
+	err := tx.QueryRow(ctx, `SELECT COUNT(CASE WHEN account = $1 THEN 1 END), MIN(CASE WHEN account = $1 THEN requested_at END),
+		COUNT(CASE WHEN client_addr = $2 THEN 1 END), MIN(CASE WHEN client_addr = $2 THEN requested_at END)
+		FROM reset_requests WHERE (account = $1 OR client_addr = $2) AND requested_at > $3`, r.account, r.addr, since).
+		Scan(&byAccount, &oldestAccount, &byAddr, &oldestAddr)
+	if err != nil {
+		return fmt.Errorf("read reset_requests: %w", err)
+	}
+	switch {
+	case byAddr >= s.cfg.ResetMaxPerAddress:
+		return s.resetHeld(now, oldestAddr.Time, "this address asked for too many password resets")
+	case byAccount >= s.cfg.ResetMaxPerAccount:
+		return s.resetHeld(now, oldestAccount.Time, "too many password resets were asked for this account")
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM reset_requests WHERE requested_at <= $1 AND (account = $2 OR client_addr = $3)`, since, r.account, r.addr); err != nil {
+		return fmt.Errorf("delete from reset_requests: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO reset_requests (account, client_addr, requested_at) VALUES ($1, $2, $3)`, r.account, r.addr, now); err != nil {
+		return fmt.Errorf("insert into reset_requests: %w", err)
+	}
+	return nil
+}
+
+// storeReset stores, in tx, a reset link of hash for the member r names,
+// if there is one with an address and fewer than ResetMaxPerAccount links
+// within ResetWindow, and returns their user id (empty when none).
+func (s *Service) storeReset(ctx context.Context, tx db.Querier, r resetAsk, hash string, now time.Time) (string, error) {
+	since := now.Add(-s.cfg.ResetWindow)
+	if _, err := tx.Exec(ctx, `DELETE FROM password_resets WHERE expires_at <= $1`, since); err != nil {
+		return "", fmt.Errorf("delete from password_resets: %w", err)
+	}
+	// One statement stores the link or nothing, so that an account that
+	// does not exist costs the same as one that does.
+	var userID string
+	err := tx.QueryRow(ctx, `INSERT INTO password_resets (token_hash, org_id, user_id, created_at, expires_at)
+		SELECT $1, u.org_id, u.id, $2, $3 FROM users u
+		WHERE u.org_id = $4 AND (u.id = $5 OR u.email = $6) AND u.removed_at IS NULL AND u.email IS NOT NULL
+		  AND (SELECT COUNT(*) FROM password_resets r WHERE r.org_id = u.org_id AND r.user_id = u.id AND r.created_at > $7) < $8
+		RETURNING user_id`,
+		hash, now, now.Add(ResetTTL), r.orgID, r.userID, r.email, since, s.cfg.ResetMaxPerAccount).Scan(&userID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("insert into password_resets: %w", err)
+	}
+	return userID, nil
 }
 
 // ParseAccount reads the account a "forgot password" request names: an

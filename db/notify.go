@@ -226,10 +226,11 @@ func (l *listener) deliver(ctx context.Context, conn *pgx.Conn, byChannel map[st
 const notifySQL = `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, p) FROM unnest($2::text[]) AS p`
 
 // Notify sends every payload on channel, in one statement through the
-// request pool. Listeners get them once it commits.
+// request pool (seen by OnStatement). Listeners get them once it commits.
 //
 // Returns the statement's errors translated into codes (see Translate).
 func (d *DB) Notify(ctx context.Context, channel string, payloads []string) error {
+	d.observe(notifySQL)
 	_, err := d.pool.ExecContext(ctx, notifySQL, channel+d.notifyScope, payloads)
 	return Translate(err)
 }

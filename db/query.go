@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -30,13 +31,13 @@ type Querier interface {
 //
 // Returns the statement's errors translated into codes (see Translate).
 func (d *DB) Query(ctx context.Context, query string, args ...any) (*Rows, error) {
-	return querier{d, d.pool}.Query(ctx, query, args...)
+	return querier{d: d, q: d.pool}.Query(ctx, query, args...)
 }
 
 // QueryRow runs a query that only reads and returns at most one row,
 // outside a transaction.
 func (d *DB) QueryRow(ctx context.Context, query string, args ...any) *Row {
-	return querier{d, d.pool}.QueryRow(ctx, query, args...)
+	return querier{d: d, q: d.pool}.QueryRow(ctx, query, args...)
 }
 
 // Tx runs fn in a transaction, as the one writer of a SQLite database (see
@@ -56,13 +57,44 @@ func (d *DB) Tx(ctx context.Context, fn func(q Querier) error) error {
 		return Translate(fmt.Errorf("begin: %w", err))
 	}
 	defer tx.Rollback()
-	if err := fn(querier{d, tx}); err != nil {
+	hooks := &commitHooks{}
+	if err := fn(querier{d, tx, hooks}); err != nil {
 		return Translate(err)
 	}
 	if err := tx.Commit(); err != nil {
 		return Translate(fmt.Errorf("commit: %w", err))
 	}
+	for _, h := range hooks.fns {
+		h()
+	}
 	return nil
+}
+
+// commitHooks are the functions of AfterCommit of one transaction.
+type commitHooks struct {
+	keys []string
+	fns  []func()
+}
+
+// AfterCommit calls fn once q, the Querier of a Tx, has committed, and
+// never if it rolls back: once per key and transaction, however often it
+// is called with that key, in the order of the first calls. fn must be
+// quick. Outside a transaction (a Querier of Write, whose statements
+// commit on their own, or one not of this package) it calls fn at once.
+func AfterCommit(q Querier, key string, fn func()) {
+	hooks := (*commitHooks)(nil)
+	if qq, ok := q.(querier); ok {
+		hooks = qq.hooks
+	}
+	if hooks == nil {
+		fn()
+		return
+	}
+	if slices.Contains(hooks.keys, key) {
+		return
+	}
+	hooks.keys = append(hooks.keys, key)
+	hooks.fns = append(hooks.fns, fn)
 }
 
 // Write runs fn, whose statements each commit on their own (autocommit), as
@@ -83,7 +115,7 @@ func (d *DB) Write(ctx context.Context, fn func(q Querier) error) error {
 		return Translate(err)
 	}
 	defer release()
-	return Translate(fn(querier{d, d.pool}))
+	return Translate(fn(querier{d: d, q: d.pool}))
 }
 
 func (d *DB) admitWriter(ctx context.Context) (release func(), err error) {
@@ -99,7 +131,7 @@ func (d *DB) admitWriter(ctx context.Context) (release func(), err error) {
 }
 
 // OnStatement makes d call fn with the text of every statement it runs
-// (through Query, QueryRow, Tx, Write or QueryRowLocked), or stops that when fn is nil. Tests count statements
+// (through Query, QueryRow, Tx, Write, QueryRowLocked or Notify), or stops that when fn is nil. Tests count statements
 // with it.
 func (d *DB) OnStatement(fn func(query string)) {
 	if fn == nil {
@@ -122,10 +154,12 @@ type sqlQuerier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// querier is the Querier that Read, Tx and Write hand over.
+// querier is the Querier that Read, Tx and Write hand over; hooks are
+// its transaction's (see AfterCommit), nil outside one.
 type querier struct {
-	d *DB
-	q sqlQuerier
+	d     *DB
+	q     sqlQuerier
+	hooks *commitHooks
 }
 
 func (q querier) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/ctalk/ctalk"
@@ -55,5 +56,44 @@ func TestQuerierTranslatesErrors(t *testing.T) {
 		if !errors.Is(err, sql.ErrNoRows) {
 			t.Errorf("a missing row: %v, want sql.ErrNoRows", err)
 		}
+	})
+}
+
+// TestAfterCommit calls a transaction's hooks once it commits, once per
+// key, and never when it rolls back; outside a transaction at once.
+func TestAfterCommit(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		var calls []string
+		err := d.Tx(ctx, func(q db.Querier) error {
+			db.AfterCommit(q, "a", func() { calls = append(calls, "a") })
+			db.AfterCommit(q, "b", func() { calls = append(calls, "b") })
+			db.AfterCommit(q, "a", func() { calls = append(calls, "a again") })
+			if len(calls) != 0 {
+				t.Errorf("hooks ran before the commit: %v", calls)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(calls); got != "[a b]" {
+			t.Fatalf("after the commit %s, want [a b]", got)
+		}
+		calls = nil
+		_ = d.Tx(ctx, func(q db.Querier) error {
+			db.AfterCommit(q, "a", func() { calls = append(calls, "a") })
+			return errors.New("roll back")
+		})
+		if len(calls) != 0 {
+			t.Fatalf("hooks ran after a rollback: %v", calls)
+		}
+		_ = d.Write(ctx, func(q db.Querier) error {
+			db.AfterCommit(q, "a", func() { calls = append(calls, "a") })
+			if len(calls) != 1 {
+				t.Errorf("a hook outside a transaction did not run at once")
+			}
+			return nil
+		})
 	})
 }

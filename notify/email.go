@@ -24,18 +24,27 @@ var emailHTML = template.Must(template.New("email").Parse(`<!doctype html>
 <p style="font-size:small;color:#666">You get this because of your notification settings in ctalk.{{if .Unsubscribe}} <a href="{{.Unsubscribe}}">Stop these emails</a>.{{end}}</p>
 </body></html>`))
 
-// sendEmail sends one delivery by email: a stable Message-ID (the
-// delivery's, the same on every retry, so a mail system drops repeats),
-// threaded under the first mail of its question to the same person, with a
-// one-click unsubscribe of its kind.
+// sendEmail sends one delivery by email (see emailMessage).
 func (s *Service) sendEmail(ctx context.Context, d *delivery) error {
 	if s.cfg.Mail == nil {
 		return permanent("this server sends no email")
 	}
+	msg, err := s.emailMessage(ctx, d)
+	if err != nil {
+		return err
+	}
+	return mailFailure(s.cfg.Mail.Send(ctx, msg))
+}
+
+// emailMessage is the mail of one delivery: a stable Message-ID (the
+// delivery's, the same on every retry, so a mail system drops repeats),
+// threaded under the first mail of its question to the same person, with a
+// one-click unsubscribe of its kind.
+func (s *Service) emailMessage(ctx context.Context, d *delivery) (mail.Message, error) {
 	e := d.Event
 	m, err := s.compose(ctx, e)
 	if err != nil {
-		return temporary("compose: %v", err)
+		return mail.Message{}, temporary("compose: %v", err)
 	}
 	msg := mail.Message{
 		To:        d.Target,
@@ -43,25 +52,60 @@ func (s *Service) sendEmail(ctx context.Context, d *delivery) error {
 		MessageID: d.ID + "@" + s.host(),
 		Headers:   map[string]string{},
 	}
-	if e.Subject != "" {
-		var root string
-		err := s.db.QueryRow(ctx, threadRootSQL, e.OrgID, e.Subject, e.UserID).Scan(&root)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return temporary("read thread: %v", err)
-		}
-		if root != "" && root != e.ID {
-			// The root's first delivery is its email (emails come first
-			// in every expansion that has one).
-			ref := root + ".1@" + s.host()
-			msg.InReplyTo, msg.References = ref, []string{ref}
-		}
+	if err := s.thread(ctx, e, &msg); err != nil {
+		return msg, err
 	}
 	unsub := ""
-	if e.Kind != KindWebhookDisabled && s.unsubKey != nil {
-		unsub = s.UnsubscribeURL(e.OrgID, e.UserID, e.Kind)
-		msg.Headers["List-Unsubscribe"] = "<" + unsub + ">"
-		msg.Headers["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
+	if e.Kind != KindWebhookDisabled {
+		unsub = s.unsubscribe(e, &msg)
 	}
+	msg.Text = emailText(m, unsub)
+	var html bytes.Buffer
+	if err := emailHTML.Execute(&html, struct {
+		message
+		Unsubscribe string
+	}{m, unsub}); err != nil {
+		return msg, permanent("render: %v", err)
+	}
+	msg.HTML = html.String()
+	return msg, nil
+}
+
+// thread makes msg, the mail of e, a reply to the first mail of e's
+// subject to the same person, when it is not that mail itself.
+func (s *Service) thread(ctx context.Context, e *storedEvent, msg *mail.Message) error {
+	if e.Subject == "" {
+		return nil
+	}
+	var root string
+	err := s.db.QueryRow(ctx, threadRootSQL, e.OrgID, e.Subject, e.UserID).Scan(&root)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return temporary("read thread: %v", err)
+	}
+	if root != "" && root != e.ID {
+		// The root's first delivery is its email (emails come first in
+		// every expansion that has one).
+		ref := root + ".1@" + s.host()
+		msg.InReplyTo, msg.References = ref, []string{ref}
+	}
+	return nil
+}
+
+// unsubscribe gives msg the one-click unsubscribe headers (RFC 8058) of e's
+// kind for e's person, and returns the link; empty, and no headers, before
+// the key is loaded.
+func (s *Service) unsubscribe(e *storedEvent, msg *mail.Message) string {
+	if s.unsubKey == nil {
+		return ""
+	}
+	unsub := s.UnsubscribeURL(e.OrgID, e.UserID, e.Kind)
+	msg.Headers["List-Unsubscribe"] = "<" + unsub + ">"
+	msg.Headers["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
+	return unsub
+}
+
+// emailText is the text part of a mail saying m.
+func emailText(m message, unsub string) string {
 	var text strings.Builder
 	text.WriteString(m.Title + "\n\n")
 	if m.Text != "" {
@@ -74,22 +118,18 @@ func (s *Service) sendEmail(ctx context.Context, d *delivery) error {
 	if unsub != "" {
 		fmt.Fprintf(&text, "Stop these emails: %s\n", unsub)
 	}
-	msg.Text = text.String()
-	var html bytes.Buffer
-	if err := emailHTML.Execute(&html, struct {
-		message
-		Unsubscribe string
-	}{m, unsub}); err != nil {
-		return permanent("render: %v", err)
+	return text.String()
+}
+
+// mailFailure is the delivery's error of a mail the Mailer could not send.
+func mailFailure(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case mail.Temporary(err):
+		return temporary("%v", err)
 	}
-	msg.HTML = html.String()
-	if err := s.cfg.Mail.Send(ctx, msg); err != nil {
-		if mail.Temporary(err) {
-			return temporary("%v", err)
-		}
-		return permanent("%v", err)
-	}
-	return nil
+	return permanent("%v", err)
 }
 
 var digestHTML = template.Must(template.New("digest").Parse(`<!doctype html>
@@ -136,10 +176,8 @@ func (s *Service) sendDigest(ctx context.Context, group []*delivery) error {
 		MessageID: "digest." + first.ID + "@" + s.host(),
 		Headers:   map[string]string{},
 	}
-	if len(kinds) == 1 && first.Event.Kind != KindWebhookDisabled && s.unsubKey != nil {
-		unsub := s.UnsubscribeURL(first.Event.OrgID, first.Event.UserID, first.Event.Kind)
-		msg.Headers["List-Unsubscribe"] = "<" + unsub + ">"
-		msg.Headers["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
+	if len(kinds) == 1 && first.Event.Kind != KindWebhookDisabled {
+		s.unsubscribe(first.Event, &msg)
 	}
 	var html bytes.Buffer
 	if err := digestHTML.Execute(&html, struct {
@@ -149,11 +187,5 @@ func (s *Service) sendDigest(ctx context.Context, group []*delivery) error {
 		return permanent("render: %v", err)
 	}
 	msg.HTML = html.String()
-	if err := s.cfg.Mail.Send(ctx, msg); err != nil {
-		if mail.Temporary(err) {
-			return temporary("%v", err)
-		}
-		return permanent("%v", err)
-	}
-	return nil
+	return mailFailure(s.cfg.Mail.Send(ctx, msg))
 }

@@ -25,9 +25,14 @@ func (s *Service) person(ctx context.Context, orgID, userID string) (name, email
 
 // compose builds the message of an event for its person.
 func (s *Service) compose(ctx context.Context, e *storedEvent) (message, error) {
-	org, err := orgSettings(ctx, s.db, e.OrgID)
-	if err != nil {
-		return message{}, err
+	var org OrgSettings
+	if e.org != nil {
+		org = *e.org
+	} else {
+		var err error
+		if org, err = orgSettings(ctx, s.db, e.OrgID); err != nil {
+			return message{}, err
+		}
 	}
 	actor := e.Actor
 	if actor != "" {

@@ -121,7 +121,9 @@ type Config struct {
 	// Workers, so that each claimed delivery is sent at once, within its
 	// lease.
 	Batch int
-	// Workers is how many deliveries a replica sends at once.
+	// Workers is how many deliveries a replica sends at once: goroutines
+	// that mostly wait for the receiver, so that a burst costs a claim's
+	// statements per Workers deliveries.
 	Workers int
 	// MaxAttempts ends the retries of a delivery.
 	MaxAttempts int
@@ -145,8 +147,8 @@ func DefaultConfig() Config {
 	return Config{
 		Poll:          500 * time.Millisecond,
 		Lease:         30 * time.Second,
-		Batch:         8,
-		Workers:       8,
+		Batch:         32,
+		Workers:       32,
 		MaxAttempts:   20,
 		RetryBase:     5 * time.Second,
 		RetryMax:      time.Hour,
@@ -173,8 +175,12 @@ type Service struct {
 	awayUntil AwayUntil
 	// vapid is the server's Web Push key pair; loaded by Start.
 	vapid atomic.Pointer[vapidKeys]
-	// rekick is set while a second wake-up of the worker is armed.
-	rekick atomic.Bool
+	// remote asks Publish to tell the other replicas' workers; publishing
+	// is set while Publish runs.
+	remote     chan struct{}
+	publishing atomic.Bool
+	// listening is set once Listen is connected (tests wait for it).
+	listening atomic.Bool
 }
 
 // AwayUntil tells notify until when a person said they are away: the zero
@@ -238,7 +244,7 @@ func NewService(d *db.DB, cfg Config, dir Directory) *Service {
 		log = slog.Default()
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	s := &Service{db: d, cfg: cfg, dir: dir, log: log, metrics: newMetrics(), kick: make(chan struct{}, 1)}
+	s := &Service{db: d, cfg: cfg, dir: dir, log: log, metrics: newMetrics(), kick: make(chan struct{}, 1), remote: make(chan struct{}, 1)}
 	s.http = cfg.HTTP
 	if s.http == nil {
 		s.http = defaultHTTP(cfg.AllowHTTP)
@@ -250,7 +256,10 @@ func NewService(d *db.DB, cfg Config, dir Directory) *Service {
 func (s *Service) EmailEnabled() bool { return s.cfg.Mail != nil }
 
 // Queue stores events in tx, due at their Due time or now; an event that
-// can reach nobody (see reach.go) is left out.
+// can reach nobody (see reach.go) is left out. Once tx commits, events due
+// now wake the worker of this replica and, on Postgres, those of the others
+// (see Publish): one notification for the transaction, however many events
+// it queued.
 //
 // Returns only the database's errors.
 func (s *Service) Queue(ctx context.Context, tx db.Querier, events ...Event) error {
@@ -259,31 +268,37 @@ func (s *Service) Queue(ctx context.Context, tx db.Querier, events ...Event) err
 		return err
 	}
 	now := s.db.Now()
+	dueNow := false
+	rows := make([]any, 0, 11*len(events))
 	for _, e := range events {
 		due := e.Due
 		if due.IsZero() || due.Before(now) {
-			due = now
+			due, dueNow = now, true
 		}
-		if _, err := tx.Exec(ctx, insertEventSQL, newID("ev_"), e.OrgID, e.UserID, string(e.Kind), e.Subject, e.Actor, e.Text, e.Link, e.Urgent, now, due.UTC()); err != nil {
-			return fmt.Errorf("queue notification: %w", err)
-		}
+		rows = append(rows, newID("ev_"), e.OrgID, e.UserID, string(e.Kind), e.Subject, e.Actor, e.Text, e.Link, e.Urgent, now, due.UTC())
 	}
-	// Wake the local worker now, which finds the events if tx has committed
-	// by the time it looks, and once more a moment later, by when it most
-	// likely has: the events go out within milliseconds of the commit
-	// rather than at the next poll. One re-kick is armed at a time.
-	s.wake()
-	if s.rekick.CompareAndSwap(false, true) {
-		time.AfterFunc(rekickDelay, func() {
-			s.rekick.Store(false)
-			s.wake()
-		})
+	if err := insertRows(ctx, tx, insertEventsSQL, 11, rows); err != nil {
+		return fmt.Errorf("queue notification: %w", err)
+	}
+	if dueNow {
+		// Once tx commits, every replica's worker looks: the events go out
+		// within milliseconds of the commit rather than at the next poll.
+		db.AfterCommit(tx, "notify.queued", s.queued)
 	}
 	return nil
 }
 
-// rekickDelay is how long after queueing the worker looks again.
-const rekickDelay = 20 * time.Millisecond
+// queued wakes this replica's worker and, while Publish runs, every other
+// replica's (see Listen). It never blocks.
+func (s *Service) queued() {
+	s.wake()
+	if s.publishing.Load() {
+		select {
+		case s.remote <- struct{}{}:
+		default: // a notification is due to go out anyway
+		}
+	}
+}
 
 func (s *Service) wake() {
 	select {

@@ -134,7 +134,7 @@ func decodeKey(k string) ([]byte, error) {
 // same browser subscribing again replaces its row.
 //
 // Returns EInvalid (endpoint, keys), EConflict (too many browsers).
-func (s *Service) SubscribePush(ctx context.Context, orgID, userID string, in PushSubscription) (*PushBrowser, error) {
+func (s *Service) SubscribePush(ctx context.Context, c ctalk.Caller, in PushSubscription) (*PushBrowser, error) {
 	in, err := s.checkPush(in)
 	if err != nil {
 		return nil, err
@@ -144,18 +144,18 @@ func (s *Service) SubscribePush(ctx context.Context, orgID, userID string, in Pu
 		// On Postgres a person's subscribes take turns, so that two at once
 		// cannot both pass the limit; SQLite's one writer does that anyway.
 		if s.db.Engine == db.Postgres {
-			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, db.LockID("notify-push", orgID, userID)); err != nil {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, db.LockID("notify-push", c.OrgID, c.UserID)); err != nil {
 				return err
 			}
 		}
 		var n int
-		if err := tx.QueryRow(ctx, countPushSQL, orgID, userID, id).Scan(&n); err != nil {
+		if err := tx.QueryRow(ctx, countPushSQL, c.OrgID, c.UserID, id).Scan(&n); err != nil {
 			return err
 		}
 		if n >= MaxPushSubscriptions {
 			return ctalk.Errorf(ctalk.EConflict, "push is on in %d browsers already, the limit; turn it off in one first", n)
 		}
-		_, err := tx.Exec(ctx, upsertPushSQL, orgID, userID, id, in.Endpoint, in.P256dh, in.Auth, in.UserAgent, now)
+		_, err := tx.Exec(ctx, upsertPushSQL, c.OrgID, c.UserID, id, in.Endpoint, in.P256dh, in.Auth, in.UserAgent, now)
 		return err
 	})
 	if err != nil {
@@ -168,19 +168,19 @@ func (s *Service) SubscribePush(ctx context.Context, orgID, userID string, in Pu
 // its subscription's endpoint.
 //
 // Returns ENotFound, also for another person's.
-func (s *Service) UnsubscribePush(ctx context.Context, orgID, userID, idOrEndpoint string) error {
+func (s *Service) UnsubscribePush(ctx context.Context, c ctalk.Caller, idOrEndpoint string) error {
 	id := strings.TrimSpace(idOrEndpoint)
 	if !strings.HasPrefix(id, "wp_") {
 		id = pushID(id)
 	}
-	return s.deleteOne(ctx, "push subscription", deletePushSQL, orgID, userID, id)
+	return s.deleteOne(ctx, "push subscription", deletePushSQL, c.OrgID, c.UserID, id)
 }
 
 // PushBrowsers lists the browsers a person turned push on in.
 //
 // Returns only the database's errors.
-func (s *Service) PushBrowsers(ctx context.Context, orgID, userID string) ([]*PushBrowser, error) {
-	return queryAll(ctx, s.db, "list push subscriptions", pushOfSQL, []any{orgID, userID}, func(row scanner) (*PushBrowser, error) {
+func (s *Service) PushBrowsers(ctx context.Context, c ctalk.Caller) ([]*PushBrowser, error) {
+	return queryAll(ctx, s.db, "list push subscriptions", pushOfSQL, []any{c.OrgID, c.UserID}, func(row scanner) (*PushBrowser, error) {
 		b := &PushBrowser{}
 		var endpoint string
 		err := row.Scan(&b.ID, &endpoint, &b.UserAgent, &b.CreatedAt)

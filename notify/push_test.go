@@ -220,7 +220,7 @@ func TestWebPushArrivesEncryptedAndSigned(t *testing.T) {
 		}
 		b := newBrowser(t)
 		ps := startPushService(t, b, s)
-		if _, err := s.SubscribePush(ctx, "acme", "b", b.subscription(ps.URL+"/push/bo-1")); err != nil {
+		if _, err := s.SubscribePush(ctx, ctalk.Caller{OrgID: "acme", UserID: "b"}, b.subscription(ps.URL+"/push/bo-1")); err != nil {
 			t.Fatal(err)
 		}
 		queue(t, d, s, question("q_1"))
@@ -241,7 +241,7 @@ func TestWebPushArrivesEncryptedAndSigned(t *testing.T) {
 		ps.mu.Unlock()
 		queue(t, d, s, question("q_2"))
 		drain(t, s)
-		if list, _ := s.PushBrowsers(ctx, "acme", "b"); len(list) != 0 {
+		if list, _ := s.PushBrowsers(ctx, ctalk.Caller{OrgID: "acme", UserID: "b"}); len(list) != 0 {
 			t.Errorf("after 410 Gone the browser is still subscribed: %v", list)
 		}
 		if n := count(t, d, `SELECT COUNT(*) FROM notify_deliveries WHERE channel = 'push' AND status = 'failed'`); n != 1 {
@@ -270,18 +270,18 @@ func TestPushSubscriptionsRefuseBadInput(t *testing.T) {
 		for name, spoil := range cases {
 			in := good
 			spoil(&in)
-			_, err := s.SubscribePush(ctx, "acme", "b", in)
+			_, err := s.SubscribePush(ctx, ctalk.Caller{OrgID: "acme", UserID: "b"}, in)
 			if ctalk.ErrorCode(err) != ctalk.EInvalid || !strings.Contains(ctalk.ErrorMessage(err), "must") {
 				t.Errorf("%s: got %v, want EInvalid saying what it must be", name, err)
 			}
 		}
-		if _, err := s.SubscribePush(ctx, "acme", "b", good); err != nil {
+		if _, err := s.SubscribePush(ctx, ctalk.Caller{OrgID: "acme", UserID: "b"}, good); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.UnsubscribePush(ctx, "acme", "a", good.Endpoint); ctalk.ErrorCode(err) != ctalk.ENotFound {
+		if err := s.UnsubscribePush(ctx, ctalk.Caller{OrgID: "acme", UserID: "a"}, good.Endpoint); ctalk.ErrorCode(err) != ctalk.ENotFound {
 			t.Errorf("Ann removing Bo's browser: got %v, want ENotFound", err)
 		}
-		if err := s.UnsubscribePush(ctx, "acme", "b", good.Endpoint); err != nil {
+		if err := s.UnsubscribePush(ctx, ctalk.Caller{OrgID: "acme", UserID: "b"}, good.Endpoint); err != nil {
 			t.Errorf("Bo removing his browser: %v", err)
 		}
 	})
@@ -301,7 +301,7 @@ func TestPushLimitHoldsUnderConcurrency(t *testing.T) {
 		refused := 0
 		for i := range 2 * notify.MaxPushSubscriptions {
 			wg.Go(func() {
-				_, err := s.SubscribePush(ctx, "acme", "b", b.subscription(fmt.Sprintf("https://push.example.net/send/%d", i)))
+				_, err := s.SubscribePush(ctx, ctalk.Caller{OrgID: "acme", UserID: "b"}, b.subscription(fmt.Sprintf("https://push.example.net/send/%d", i)))
 				if err != nil && ctalk.ErrorCode(err) != ctalk.EConflict {
 					t.Errorf("subscribe %d: %v", i, err)
 				}
@@ -313,7 +313,7 @@ func TestPushLimitHoldsUnderConcurrency(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		if list, _ := s.PushBrowsers(ctx, "acme", "b"); len(list) != notify.MaxPushSubscriptions || refused != notify.MaxPushSubscriptions {
+		if list, _ := s.PushBrowsers(ctx, ctalk.Caller{OrgID: "acme", UserID: "b"}); len(list) != notify.MaxPushSubscriptions || refused != notify.MaxPushSubscriptions {
 			t.Fatalf("%d browsers stored, %d refused; want %d each", len(list), refused, notify.MaxPushSubscriptions)
 		}
 	})

@@ -397,3 +397,32 @@ func workingClock(d *db.DB, base time.Time) {
 	start := time.Now()
 	d.Now = func() time.Time { return base.Add(time.Since(start)).Truncate(time.Microsecond) }
 }
+
+// TestClaimTakesItsBatch queues 40 events for a person with a webhook on a
+// replica that sends 4 at once: after the expansion, one round sends 4 and
+// leases no other delivery (on Postgres a claim once took every due row).
+func TestClaimTakesItsBatch(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		seed(t, d)
+		ctx := context.Background()
+		s := newService(t, d, nil, func(c *notify.Config) { c.Batch, c.Workers = 4, 4 })
+		r := hookedReceiver(t, s)
+		var evs []notify.Event
+		for i := range 40 {
+			evs = append(evs, question(fmt.Sprint("q_", i)))
+		}
+		queue(t, d, s, evs...)
+		if err := s.Expand(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Step(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n := count(t, d, `SELECT COUNT(*) FROM notify_deliveries WHERE status = 'sent' OR lease_until IS NOT NULL`); n != 4 {
+			t.Fatalf("one round took %d deliveries, want its batch of 4", n)
+		}
+		if ok, _ := r.got(4)(); !ok {
+			t.Fatal("the receiver did not get the round's 4 events")
+		}
+	})
+}

@@ -108,11 +108,7 @@ func (s *Service) reaches(ctx context.Context, in *expansion, orgID, userID stri
 // question also through its reminder and the asker's note that it still
 // waits; an answer, a decline or a withdrawal also when it must end a
 // pending reminder.
-func (s *Service) needed(ctx context.Context, tx db.Querier, e Event) (bool, error) {
-	r, err := s.readReach(ctx, tx, e)
-	if err != nil {
-		return false, err
-	}
+func (s *Service) needed(ctx context.Context, e Event, r *reachRow) (bool, error) {
 	ok, err := s.reaches(ctx, r.person, e.OrgID, e.UserID, e.Kind)
 	if ok || err != nil {
 		return ok, err
@@ -131,11 +127,25 @@ func (s *Service) needed(ctx context.Context, tx db.Querier, e Event) (bool, err
 	return false, nil
 }
 
-// queueable keeps the events that reach someone.
+// queueable keeps the events that reach someone. It reads once for the
+// events of the same people (a claim's reminders, say): only a closing
+// event's read, of its subject's pending reminder, is its own.
 func (s *Service) queueable(ctx context.Context, tx db.Querier, events []Event) ([]Event, error) {
 	out := events[:0:0]
+	reads := map[string]*reachRow{}
 	for _, e := range events {
-		ok, err := s.needed(ctx, tx, e)
+		key := e.OrgID + "\x00" + e.UserID + "\x00" + e.Actor
+		r := reads[key]
+		if r == nil || e.Kind.closing() {
+			var err error
+			if r, err = s.readReach(ctx, tx, e); err != nil {
+				return nil, fmt.Errorf("queue notification: %w", err)
+			}
+			if !e.Kind.closing() {
+				reads[key] = r
+			}
+		}
+		ok, err := s.needed(ctx, e, r)
 		if err != nil {
 			return nil, fmt.Errorf("queue notification: %w", err)
 		}

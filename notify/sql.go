@@ -2,30 +2,43 @@ package notify
 
 // The SQL of package notify, which owns every notify_* table.
 
-const insertEventSQL = `
-	INSERT INTO notify_events (id, org_id, user_id, kind, subject, actor_id, body, link, urgent, created_at, due_at)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`
+// insertEventsSQL is followed by a row of 11 arguments per event (see
+// insertRows).
+const insertEventsSQL = `
+	INSERT INTO notify_events (id, org_id, user_id, kind, subject, actor_id, body, link, urgent, created_at, due_at) VALUES `
 
 const eventColumns = `id, org_id, user_id, kind, subject, actor_id, body, link, urgent, created_at, due_at`
 
 // claimEventsSQL leases up to $4 due, unexpanded events to the claim $3
 // until $1 ($2 is now); a lease that ran out (its worker died) is taken
-// anew. On Postgres the inner select adds FOR UPDATE SKIP LOCKED (see
-// claimLock), so that concurrent claims, on any replica, take different
-// rows; the outer condition repeats the lease check on the row as locked.
+// anew. On Postgres the pick adds FOR UPDATE SKIP LOCKED (see claimLock),
+// so that concurrent claims, on any replica, take different rows; the
+// update takes the rows picked by primary key (see pickedPostgres), and
+// repeats the lease check; the pick's lock has checked its conditions on
+// the row's latest version already, and holds it to the end of the
+// transaction. (Repeating the queue's condition, expanded_at IS NULL or
+// status = 'pending', would let the planner read the queue's partial index
+// instead of the key.) The pick is MATERIALIZED, run
+// once: as the subquery of an IN, as it was, Postgres planned it as the
+// inner side of a nested loop, run again for every due row, each run
+// locking and taking one more, so that a claim took up to every due row
+// rather than $4.
 const claimEventsSQL = `
-	UPDATE notify_events SET lease_until = $1, claim = $3
-	WHERE id IN (SELECT id FROM notify_events
+	WITH picked (pick) AS MATERIALIZED (SELECT id FROM notify_events
 		WHERE expanded_at IS NULL AND due_at <= $2 AND (lease_until IS NULL OR lease_until < $2)
 		ORDER BY due_at LIMIT $4`
 
-const claimEventsTail = `)
-	  AND expanded_at IS NULL AND (lease_until IS NULL OR lease_until < $2)
+const claimEventsUpdate = `)
+	UPDATE notify_events SET lease_until = $1, claim = $3
+	WHERE id `
+
+const claimEventsTail = `
+	  AND (lease_until IS NULL OR lease_until < $2)
 	RETURNING ` + eventColumns
 
-// expandEventSQL marks a claimed event expanded; no row when another
-// worker took it over meanwhile.
-const expandEventSQL = `UPDATE notify_events SET expanded_at = $1, lease_until = NULL WHERE id = $2 AND claim = $3 AND expanded_at IS NULL`
+// expandEventsSQL marks the claimed events of the list that follows
+// expanded; those another worker took over meanwhile are left out.
+const expandEventsSQL = `UPDATE notify_events SET expanded_at = $1, lease_until = NULL WHERE claim = $2 AND expanded_at IS NULL AND id IN `
 
 // closedSubjectSQL tells whether a question ($2) was answered, declined or
 // withdrawn, or forwarded away by the person ($3) it reminds of it.
@@ -36,31 +49,49 @@ const closedSubjectSQL = `SELECT COUNT(*) FROM notify_events WHERE org_id = $1 A
 // the mail the others of that person reply to.
 const threadRootSQL = `SELECT id FROM notify_events WHERE org_id = $1 AND subject = $2 AND user_id = $3 ORDER BY created_at, id LIMIT 1`
 
+// insertDeliverySQL is followed by a row of 8 arguments per delivery (see
+// insertRows).
 const insertDeliverySQL = `
-	INSERT INTO notify_deliveries (id, event_id, org_id, user_id, channel, target, next_at, created_at)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
+	INSERT INTO notify_deliveries (id, event_id, org_id, user_id, channel, target, next_at, created_at) VALUES `
 
 // claimDeliveriesSQL is claimEventsSQL for deliveries; every claim counts
 // as an attempt, so that a delivery whose worker dies mid-send each time
 // still ends.
 const claimDeliveriesSQL = `
-	UPDATE notify_deliveries SET lease_until = $1, claim = $3, attempts = attempts + 1
-	WHERE id IN (SELECT id FROM notify_deliveries
+	WITH picked (pick) AS MATERIALIZED (SELECT id FROM notify_deliveries
 		WHERE status = 'pending' AND next_at <= $2 AND (lease_until IS NULL OR lease_until < $2)
 		ORDER BY next_at LIMIT $4`
 
-const claimDeliveriesTail = `)
-	  AND status = 'pending' AND (lease_until IS NULL OR lease_until < $2)
+const claimDeliveriesUpdate = `)
+	UPDATE notify_deliveries SET lease_until = $1, claim = $3, attempts = attempts + 1
+	WHERE id `
+
+const claimDeliveriesTail = `
+	  AND (lease_until IS NULL OR lease_until < $2)
 	RETURNING id, event_id, channel, target, attempts, created_at`
 
-// anyDueSQL tells whether any event or delivery is due ($1 is now), a read
-// that spares an idle worker the write of a claim.
+// anyDueSQL tells whether any event, and whether any delivery, is due ($1
+// is now), a read that spares a worker the write of a claim that would
+// find nothing.
 const anyDueSQL = `SELECT
-	(SELECT COUNT(*) FROM (SELECT 1 FROM notify_events WHERE expanded_at IS NULL AND due_at <= $1 AND (lease_until IS NULL OR lease_until < $1) LIMIT 1) e) +
+	(SELECT COUNT(*) FROM (SELECT 1 FROM notify_events WHERE expanded_at IS NULL AND due_at <= $1 AND (lease_until IS NULL OR lease_until < $1) LIMIT 1) e),
 	(SELECT COUNT(*) FROM (SELECT 1 FROM notify_deliveries WHERE status = 'pending' AND next_at <= $1 AND (lease_until IS NULL OR lease_until < $1) LIMIT 1) d)`
 
-// claimLock is the inner selects' lock on Postgres.
+// planClaimSQL turns off bitmap scans for the rest of a claim's
+// transaction (see planClaim).
+const planClaimSQL = `SELECT set_config('enable_bitmapscan', 'off', true)`
+
+// claimLock is the picks' lock on Postgres.
 const claimLock = ` FOR UPDATE SKIP LOCKED`
+
+// The claims' updates take the picked rows by primary key: on Postgres
+// through an array, read once, whatever the planner thinks of the pick
+// (a join, on a table it has no statistics of yet, scanned every due row
+// for each picked one); SQLite reads an IN list once.
+const (
+	pickedPostgres = `= ANY(ARRAY(SELECT pick FROM picked))`
+	pickedSQLite   = `IN (SELECT pick FROM picked)`
+)
 
 const deliveryEventsSQL = `SELECT ` + eventColumns + ` FROM notify_events WHERE id IN `
 
@@ -105,7 +136,7 @@ const (
 	insertWebhookSQL   = `INSERT INTO notify_webhooks (org_id, id, user_id, created_by, url, format, secret, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
 	webhooksOfSQL      = `SELECT ` + webhookColumns + ` FROM notify_webhooks WHERE org_id = $1 AND user_id = $2 ORDER BY created_at, id`
 	activeWebhooksSQL  = `SELECT id FROM notify_webhooks WHERE org_id = $1 AND user_id = $2 AND disabled_at IS NULL ORDER BY created_at, id`
-	webhookToSendSQL   = `SELECT url, format, secret, disabled_at, created_by, user_id FROM notify_webhooks WHERE org_id = $1 AND id = $2`
+	webhooksToSendSQL  = `SELECT id, url, format, secret, disabled_at, created_by, user_id, failing_since FROM notify_webhooks WHERE org_id = $1 AND id IN `
 	deleteWebhookSQL   = `DELETE FROM notify_webhooks WHERE org_id = $1 AND id = $2 AND user_id = $3`
 	webhookOKSQL       = `UPDATE notify_webhooks SET failing_since = NULL WHERE org_id = $1 AND id = $2 AND failing_since IS NOT NULL`
 	webhookFailingSQL  = `UPDATE notify_webhooks SET failing_since = COALESCE(failing_since, $1) WHERE org_id = $2 AND id = $3 RETURNING failing_since`

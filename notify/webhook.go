@@ -6,7 +6,6 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -14,6 +13,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -169,76 +169,163 @@ func Sign(secret, id string, ts time.Time, body []byte) (string, error) {
 // is the webhook-id, the same on every retry, so a receiver drops repeats.
 func (s *Service) sendWebhook(ctx context.Context, d *delivery) error {
 	e := d.Event
-	var (
-		rawURL, format, secret, createdBy, owner string
-		disabled                                 db.NullTime
-	)
-	err := s.db.QueryRow(ctx, webhookToSendSQL, e.OrgID, d.Target).Scan(&rawURL, &format, &secret, &disabled, &createdBy, &owner)
-	if errors.Is(err, sql.ErrNoRows) {
-		return permanent("the webhook was deleted")
+	h, err := s.webhookToSend(ctx, d)
+	if err != nil {
+		return err
+	}
+	m, err := s.webhookMessage(ctx, e, h.owner)
+	if err != nil {
+		return err
+	}
+	req, err := s.webhookRequest(ctx, d, h, m)
+	if err != nil {
+		return err
+	}
+	resp, err := s.http.Do(req)
+	if err != nil && outbound.Blocked(err) {
+		return s.webhookFailed(ctx, e.OrgID, d.Target, h.createdBy, h.url, permanent("the webhook's address is private, loopback or link-local, which ctalk does not reach"), true)
 	}
 	if err != nil {
-		return temporary("read webhook: %v", err)
+		return s.webhookFailed(ctx, e.OrgID, d.Target, h.createdBy, h.url, temporary("could not reach the webhook: %s", cleanNetErr(err)), false)
 	}
-	if disabled.Valid {
-		return permanent("the webhook is disabled")
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	failure, gone := webhookAnswer(resp.StatusCode)
+	if failure == nil {
+		if h.failing {
+			_ = s.record(ctx, webhookOKSQL, e.OrgID, d.Target)
+		}
+		return nil
 	}
+	return s.webhookFailed(ctx, e.OrgID, d.Target, h.createdBy, h.url, failure, gone)
+}
+
+// webhookTarget is what sending to a webhook reads of it.
+type webhookTarget struct {
+	url, format, secret, createdBy string
+	owner                          string // empty for an org's
+	disabled, failing              bool
+}
+
+// webhookToSend is the webhook of delivery d, as loadWebhooks read it with
+// d's claim (or read now when it did not); a deleted or disabled one is a
+// permanent failure.
+func (s *Service) webhookToSend(ctx context.Context, d *delivery) (webhookTarget, error) {
+	if !d.hookRead {
+		hooks, err := s.readWebhooks(ctx, d.Event.OrgID, []any{d.Target})
+		if err != nil {
+			return webhookTarget{}, temporary("read webhook: %v", err)
+		}
+		d.hook, d.hookRead = hooks[d.Target], true
+	}
+	switch {
+	case d.hook == nil:
+		return webhookTarget{}, permanent("the webhook was deleted")
+	case d.hook.disabled:
+		return *d.hook, permanent("the webhook is disabled")
+	}
+	return *d.hook, nil
+}
+
+// loadWebhooks reads the webhooks of a claim's deliveries, once per org:
+// a delivery whose webhook is gone is left without one.
+func (s *Service) loadWebhooks(ctx context.Context, ds []*delivery) error {
+	ids := map[string][]any{}
+	for _, d := range ds {
+		if d.Channel == ChannelWebhook && d.Event != nil && !slices.Contains(ids[d.Event.OrgID], any(d.Target)) {
+			ids[d.Event.OrgID] = append(ids[d.Event.OrgID], d.Target)
+		}
+	}
+	for org, list := range ids {
+		hooks, err := s.readWebhooks(ctx, org, list)
+		if err != nil {
+			return err
+		}
+		for _, d := range ds {
+			if d.Channel == ChannelWebhook && d.Event != nil && d.Event.OrgID == org {
+				d.hook, d.hookRead = hooks[d.Target], true
+			}
+		}
+	}
+	return nil
+}
+
+// readWebhooks reads the webhooks ids of orgID, by id.
+func (s *Service) readWebhooks(ctx context.Context, orgID string, ids []any) (map[string]*webhookTarget, error) {
+	out := map[string]*webhookTarget{}
+	rows, err := s.db.Query(ctx, webhooksToSendSQL+"("+db.Placeholders(2, len(ids))+")", append([]any{orgID}, ids...)...)
+	if err != nil {
+		return nil, fmt.Errorf("read webhooks: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var disabled, failing db.NullTime
+		h := &webhookTarget{}
+		if err := rows.Scan(&id, &h.url, &h.format, &h.secret, &disabled, &h.createdBy, &h.owner, &failing); err != nil {
+			return nil, fmt.Errorf("read webhooks: %w", err)
+		}
+		h.disabled, h.failing = disabled.Valid, failing.Valid
+		out[id] = h
+	}
+	return out, rows.Err()
+}
+
+// webhookMessage is the message of e for a webhook of owner: an org's
+// webhook (no owner) reaches a shared channel, so it says whom the event is
+// for, and never carries the words, which were for them.
+func (s *Service) webhookMessage(ctx context.Context, e *storedEvent, owner string) (message, error) {
 	m, err := s.compose(ctx, e)
 	if err != nil {
-		return temporary("compose: %v", err)
+		return m, temporary("compose: %v", err)
 	}
 	if owner == "" {
-		// An org's webhook reaches a shared channel: it says whom the event
-		// is for, and never carries the words, which were for them.
 		name := e.UserID
 		if n, _, err := s.person(ctx, e.OrgID, e.UserID); err == nil && n != "" {
 			name = n
 		}
 		m.Title, m.Text = "For "+name+": "+m.Title, ""
 	}
-	body, err := webhookBody(format, d.ID, e, m)
+	return m, nil
+}
+
+// webhookRequest is the signed request of delivery d to h, saying m.
+func (s *Service) webhookRequest(ctx context.Context, d *delivery, h webhookTarget, m message) (*http.Request, error) {
+	body, err := webhookBody(h.format, d.ID, d.Event, m)
 	if err != nil {
-		return permanent("build body: %v", err)
+		return nil, permanent("build body: %v", err)
 	}
 	now := time.Now()
-	sig, err := Sign(secret, d.ID, now, body)
+	sig, err := Sign(h.secret, d.ID, now, body)
 	if err != nil {
-		return permanent("%v", err)
+		return nil, permanent("%v", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url, bytes.NewReader(body))
 	if err != nil {
-		return permanent("bad webhook URL")
+		return nil, permanent("bad webhook URL")
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "ctalk-webhooks")
 	req.Header.Set("webhook-id", d.ID)
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
 	req.Header.Set("webhook-signature", sig)
-	resp, err := s.http.Do(req)
-	var failure error
+	return req, nil
+}
+
+// webhookAnswer is the failure a webhook's HTTP status code means (nil
+// for success), and whether it means the webhook is gone.
+func webhookAnswer(code int) (failure error, gone bool) {
 	switch {
-	case err != nil && outbound.Blocked(err):
-		return s.webhookFailed(ctx, e.OrgID, d.Target, createdBy, rawURL, permanent("the webhook's address is private, loopback or link-local, which ctalk does not reach"), true)
-	case err != nil:
-		failure = temporary("could not reach the webhook: %s", cleanNetErr(err))
-	default:
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		resp.Body.Close()
-		switch c := resp.StatusCode; {
-		case c >= 200 && c < 300:
-			_ = s.record(ctx, webhookOKSQL, e.OrgID, d.Target)
-			return nil
-		case c == http.StatusGone:
-			return s.webhookFailed(ctx, e.OrgID, d.Target, createdBy, rawURL, permanent("the webhook answered 410 Gone"), true)
-		case c == http.StatusRequestTimeout || c == http.StatusTooManyRequests || c >= 500:
-			failure = temporary("the webhook answered HTTP %d", c)
-		case c >= 300 && c < 400:
-			failure = permanent("the webhook answered a redirect (HTTP %d), which ctalk does not follow; give the final URL", c)
-		default:
-			failure = permanent("the webhook answered HTTP %d", c)
-		}
+	case code >= 200 && code < 300:
+		return nil, false
+	case code == http.StatusGone:
+		return permanent("the webhook answered 410 Gone"), true
+	case code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500:
+		return temporary("the webhook answered HTTP %d", code), false
+	case code >= 300 && code < 400:
+		return permanent("the webhook answered a redirect (HTTP %d), which ctalk does not follow; give the final URL", code), false
 	}
-	return s.webhookFailed(ctx, e.OrgID, d.Target, createdBy, rawURL, failure, false)
+	return permanent("the webhook answered HTTP %d", code), false
 }
 
 // webhookFailed records a failure of a webhook, and disables it when it is

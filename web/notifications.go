@@ -120,7 +120,7 @@ func (p *Pages) notifications(c echo.Context, status int, d *notificationsData, 
 	if d.Webhooks, err = p.notify.Webhooks(ctx, m.OrgID, m.UserID); err != nil {
 		return err
 	}
-	if d.Browsers, err = p.notify.PushBrowsers(ctx, m.OrgID, m.UserID); err != nil {
+	if d.Browsers, err = p.notify.PushBrowsers(ctx, m.Caller()); err != nil {
 		return err
 	}
 	d.VAPIDKey = p.notify.VAPIDPublicKey()
@@ -287,7 +287,7 @@ func (p *Pages) pushSubscribe(c echo.Context) error {
 		return p.notifyFailed(c, "push", err)
 	}
 	in := notify.PushSubscription{Endpoint: c.FormValue("endpoint"), P256dh: c.FormValue("p256dh"), Auth: c.FormValue("auth"), UserAgent: c.Request().UserAgent()}
-	_, err := p.notify.SubscribePush(c.Request().Context(), m.OrgID, m.UserID, in)
+	_, err := p.notify.SubscribePush(c.Request().Context(), m.Caller(), in)
 	p.recordAction(c, "web:subscribe_push", start, err, m.UserID)
 	if err != nil {
 		return p.notifyFailed(c, "push", err)
@@ -303,7 +303,7 @@ func (p *Pages) pushDelete(c echo.Context) error {
 		return p.notifyFailed(c, "push", err)
 	}
 	which := cmp.Or(c.FormValue("id"), c.FormValue("endpoint"))
-	err := p.notify.UnsubscribePush(c.Request().Context(), m.OrgID, m.UserID, which)
+	err := p.notify.UnsubscribePush(c.Request().Context(), m.Caller(), which)
 	p.recordAction(c, "web:unsubscribe_push", start, err, m.UserID)
 	if err != nil {
 		return p.notifyFailed(c, "push", err)

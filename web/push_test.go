@@ -82,7 +82,7 @@ func TestPushAtTheHTTPBoundary(t *testing.T) {
 		if code, page := bob.post("/profile/notifications/push", form); code != http.StatusOK || !strings.Contains(page, "Push notifications are on in this browser") {
 			t.Fatalf("subscribe: %d", code)
 		}
-		list, err := s.Notify.PushBrowsers(ctx, "acme", "bob")
+		list, err := s.Notify.PushBrowsers(ctx, ctalk.Caller{OrgID: "acme", UserID: "bob"})
 		if err != nil || len(list) != 1 || list[0].Service != "push.example.net" {
 			t.Fatalf("bob's browsers: %v %v", list, err)
 		}
@@ -94,7 +94,7 @@ func TestPushAtTheHTTPBoundary(t *testing.T) {
 		if code, _ := bob.post("/profile/notifications/push/delete", url.Values{"id": {list[0].ID}}); code != http.StatusOK {
 			t.Fatalf("bob removing his browser: %d", code)
 		}
-		if list, _ := s.Notify.PushBrowsers(ctx, "acme", "bob"); len(list) != 0 {
+		if list, _ := s.Notify.PushBrowsers(ctx, ctalk.Caller{OrgID: "acme", UserID: "bob"}); len(list) != 0 {
 			t.Fatalf("still subscribed: %v", list)
 		}
 

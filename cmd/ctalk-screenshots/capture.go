@@ -46,6 +46,7 @@ func shots(d *demo) []shot {
 		{Name: "overview", Path: "/admin/overview", Signed: true, Images: true},
 		{Name: "overview-dark", Path: "/admin/overview?days=7#ov-calls", Signed: true, Dark: true, Images: true},
 		{Name: "notifications", Path: "/profile/notifications", Signed: true},
+		{Name: "notification-mail", Path: mailURL(demoMail, mailShown)},
 	}
 }
 

@@ -30,6 +30,13 @@ func (c *demoClock) set(ago time.Duration) { c.ago.Store(int64(ago)) }
 const demoPassword = "demo-password-1"
 
 // demo is what the screenshots sign in as and open.
+// demoMail is the demo person's address, which their notifications go to.
+const demoMail = "alice@acme.example"
+
+// mailShown is the subject of the notification mail the screenshots show:
+// the question of Question, from Bob.
+const mailShown = "Bob Diaz asks you a question"
+
 type demo struct {
 	OrgID, UserID string
 	// Question is a question waiting for UserID, with a draft.
@@ -50,7 +57,7 @@ func seed(ctx context.Context, clock *demoClock, a *app.Assembly) (*demo, error)
 		return nil, err
 	}
 	for _, u := range []orgs.NewUser{
-		{ID: "alice", Name: "Alice Ng", Role: orgs.RoleAdmin, Ownership: []string{"payments-service", "billing"}, Notes: "Ask me about charges and refunds."},
+		{ID: "alice", Name: "Alice Ng", Email: demoMail, Role: orgs.RoleAdmin, Ownership: []string{"payments-service", "billing"}, Notes: "Ask me about charges and refunds."},
 		{ID: "bob", Name: "Bob Diaz", Role: orgs.RoleMember, Ownership: []string{"alpha-repo", "mobile app"}},
 		{ID: "carol", Name: "Carol Ito", Role: orgs.RoleMember, Ownership: []string{"infra", "deploys"}},
 		{ID: "dev", Name: "Dev Patel", Role: orgs.RoleMember, Ownership: []string{"data pipeline"}},

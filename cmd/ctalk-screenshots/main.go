@@ -2,7 +2,8 @@
 // the README shows. It starts ctalk in this process on SQLite in a
 // temporary directory, fills a demo organization with questions, drafts and
 // answers, signs in with headless Chromium and captures the main pages,
-// light and dark, and one at a phone's width. A page the server does not
+// light and dark, and one at a phone's width, and the HTML part of the
+// notification mail the demo person gets for a question. A page the server does not
 // serve is skipped with a message.
 //
 //	go run ./cmd/ctalk-screenshots -out docs/screenshots
@@ -27,6 +28,7 @@ import (
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/notify"
 )
 
 func main() {
@@ -80,29 +82,23 @@ func serve(ctx context.Context) (base string, d *demo, stop func(), err error) {
 	// server's background work reads too.
 	clock := &demoClock{now: database.Now}
 	database.Now = clock.Now
-	acfg := auth.DefaultConfig()
-	acfg.BcryptCost = 4
-	a, err := app.Assemble(database, app.Wiring{
-		API:   api.Config{Version: "demo", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), AllowOrgSignup: true},
-		Auth:  acfg,
-		Inbox: inbox.DefaultConfig(),
-	})
+	// The port is taken first, so that the links of the demo's mails can
+	// name it.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		database.Close()
 		os.RemoveAll(dir)
 		return "", nil, nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	a, mails, stopServer, err := start(database, ln)
 	if err != nil {
+		database.Close()
+		os.RemoveAll(dir)
 		return "", nil, nil, err
 	}
-	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
+	base = "http://" + ln.Addr().String()
 	stop = func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		a.Close(ctx)
-		srv.Shutdown(ctx)
+		stopServer()
 		database.Close()
 		os.RemoveAll(dir)
 	}
@@ -111,5 +107,41 @@ func serve(ctx context.Context) (base string, d *demo, stop func(), err error) {
 		stop()
 		return "", nil, nil, fmt.Errorf("demo organization: %w", err)
 	}
-	return "http://" + ln.Addr().String(), d, stop, nil
+	if err := mails.wait(ctx, demoMail, mailShown, 30*time.Second); err != nil {
+		stop()
+		return "", nil, nil, err
+	}
+	return base, d, stop, nil
+}
+
+// start serves ctalk over database on ln, with its mails kept in a mailbox
+// that the same server shows at mailPath; stop ends both, not database.
+func start(database *db.DB, ln net.Listener) (a *app.Assembly, mails *mailbox, stop func(), err error) {
+	acfg := auth.DefaultConfig()
+	acfg.BcryptCost = 4
+	mails = &mailbox{}
+	ncfg := notify.DefaultConfig()
+	ncfg.DigestWindow = 0 // each notification its own mail
+	a, err = app.Assemble(database, app.Wiring{
+		API:    api.Config{Version: "demo", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), AllowOrgSignup: true, PublicURL: "http://" + ln.Addr().String()},
+		Auth:   acfg,
+		Inbox:  inbox.DefaultConfig(),
+		Sender: mails,
+		Notify: ncfg,
+	})
+	if err != nil {
+		ln.Close()
+		return nil, nil, nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", a.Handler())
+	mux.Handle(mailPath, mails)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	return a, mails, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		a.Close(ctx)
+		srv.Shutdown(ctx)
+	}, nil
 }

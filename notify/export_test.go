@@ -1,0 +1,4 @@
+package notify
+
+// Listening reports whether Listen is connected.
+func (s *Service) Listening() bool { return s.listening.Load() }
