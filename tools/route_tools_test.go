@@ -11,7 +11,7 @@ import (
 )
 
 // TestAwayForwardAndFollowUpOverMCP: an away person is not asked unless
-// the asker insists; the recipient forwards, the new one asks for more
+// the asker insists, and find_expert says so; the recipient forwards, the new one asks for more
 // information, the asker's agent learns both and replies; the answer comes
 // back and a follow-up carries the thread. Another org's ids are not found.
 func TestAwayForwardAndFollowUpOverMCP(t *testing.T) {
@@ -33,6 +33,13 @@ func TestAwayForwardAndFollowUpOverMCP(t *testing.T) {
 		}
 		if w := ok(t, carol, "whoami", nil)["user"].(map[string]any); w["away"] == nil {
 			t.Fatalf("whoami of an away person = %v; want away", w)
+		}
+		ex := ok(t, bob, "find_expert", map[string]any{"topic": "carol-repo"})["experts"].([]any)
+		if len(ex) == 0 || ex[0].(map[string]any)["user_id"] != "carol" {
+			t.Fatalf("find_expert(carol-repo) = %v; want carol first", ex)
+		}
+		if away, _ := ex[0].(map[string]any)["away"].(map[string]any); away["delegate_user_id"] != "alice" || away["note"] != "at a conference" || away["until"] == nil {
+			t.Fatalf("find_expert's away carol = %v; want until, delegate and note", ex[0])
 		}
 		id := ok(t, bob, "ask_person", map[string]any{"to_user_id": "carol", "question": "where are the runbooks?", "ask_anyway": true})["message_id"].(string)
 
