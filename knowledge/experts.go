@@ -59,7 +59,7 @@ func (s *Service) Experts(ctx context.Context, c ctalk.Caller, topic string, lim
 		return nil, fmt.Errorf("read members: %w", err)
 	}
 	// Nothing while the org's knowledge_sharing is off: search joins it.
-	answers, err := s.search(ctx, c.OrgID, q, answersScanned)
+	answers, err := s.search(ctx, c.OrgID, q, answersScanned, 0)
 	if err != nil {
 		return nil, fmt.Errorf("search shared answers: %w", err)
 	}

@@ -137,6 +137,40 @@ func (q query) sqlite() string {
 	return strings.Join(parts, " OR ")
 }
 
+// singles returns q's single terms: its words, its phrases' words and its
+// prefixes (the last flagged), each once.
+func (q query) singles() (words, prefixes []string) {
+	words = append([]string{}, q.words...)
+	for _, p := range q.phrases {
+		words = append(words, strings.Fields(p)...)
+	}
+	return distinct(words, 2*maxTerms), q.prefixes
+}
+
+// postgresTerms returns q's single terms as to_tsquery's texts, for the
+// count of searchPostgresSQL.
+func (q query) postgresTerms() []string {
+	words, prefixes := q.singles()
+	for _, p := range prefixes {
+		words = append(words, p+":*")
+	}
+	return words
+}
+
+// sqliteTerms returns q's single terms as a JSON array of FTS5 queries,
+// for the count of searchSQLiteSQL. Terms are letters and digits only.
+func (q query) sqliteTerms() string {
+	words, prefixes := q.singles()
+	parts := make([]string, 0, len(words)+len(prefixes))
+	for _, w := range words {
+		parts = append(parts, `"\"`+w+`\""`)
+	}
+	for _, p := range prefixes {
+		parts = append(parts, `"\"`+p+`\"*"`)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
 // coverage returns the share of the query's terms found in texts: words
 // and phrases' words by their crude stem, prefixes as the start of a word.
 // Both engines' results are judged by it alike, whatever their scores.

@@ -25,10 +25,16 @@ const candidates = 4
 // is written inline, so that the planner sees a constant and uses the GIN
 // index; the matches are found and ranked first, apart (MATERIALIZED), so
 // that no join with users makes the planner scan them once per member.
-const searchPostgresSQL = `WITH m AS MATERIALIZED (
+// With $6 > 0, only matches holding at least $6 of the single terms $5
+// (to_tsquery's text, a word or a prefix:*) are ranked: a look-up that
+// needs most of the question's words ranks none of the answers that share
+// a word or two with it.
+const searchPostgresSQL = `WITH t AS MATERIALIZED (SELECT to_tsquery('english', w) AS q FROM unnest($5::text[]) w),
+	m AS MATERIALIZED (
 		SELECT s.*, ts_rank_cd('{0.1, 0.2, 0.4, 1.0}', s.search, websearch_to_tsquery('english', $2) || to_tsquery('english', $3), 1) AS score
 		FROM shared_answers s
 		WHERE s.org_id = $1 AND s.search @@ (websearch_to_tsquery('english', $2) || to_tsquery('english', $3))
+		  AND ($6 <= 0 OR (SELECT COUNT(*) FROM t WHERE s.search @@ t.q) >= $6)
 		ORDER BY score DESC, s.answered_at DESC LIMIT $4)
 	SELECT ` + answerColumns + `, s.score, o.knowledge_stale_days FROM m s JOIN users u ON u.org_id = s.org_id AND u.id = s.answerer_id
 	JOIN orgs o ON o.id = s.org_id AND o.knowledge_sharing <> 'off'
@@ -43,6 +49,22 @@ const searchSQLiteSQL = `SELECT ` + answerColumns + `, -bm25(shared_answers_fts,
 	     JOIN users u ON u.org_id = s.org_id AND u.id = s.answerer_id
 	     JOIN orgs o ON o.id = s.org_id AND o.knowledge_sharing <> 'off'
 	WHERE shared_answers_fts MATCH $2 AND s.org_id = $1
+	ORDER BY 11 DESC, s.answered_at DESC LIMIT $4`
+
+// suggestSQLiteSQL is searchSQLiteSQL for a look-up: only the matches
+// holding at least $6 of the single terms of the JSON array $5 (FTS5
+// strings, a word or a "prefix"*) are read and ranked. Each term's matches
+// come from the index alone, counted by rowid, and the outer loop is the
+// rowids that hold enough of them: the full query and its bm25 run for
+// those alone, none for answers that share a word or two with a question.
+const suggestSQLiteSQL = `SELECT ` + answerColumns + `, -bm25(shared_answers_fts, 2.5, 1.0), o.knowledge_stale_days
+	FROM (SELECT h.rowid AS id FROM json_each($5) t CROSS JOIN shared_answers_fts h
+	      WHERE h.shared_answers_fts MATCH t.value GROUP BY h.rowid HAVING COUNT(*) >= $6) k
+	     CROSS JOIN shared_answers_fts f ON f.rowid = k.id
+	     CROSS JOIN shared_answers s ON s.rowid = f.rowid
+	     JOIN users u ON u.org_id = s.org_id AND u.id = s.answerer_id
+	     JOIN orgs o ON o.id = s.org_id AND o.knowledge_sharing <> 'off'
+	WHERE f.shared_answers_fts MATCH $2 AND s.org_id = $1
 	ORDER BY 11 DESC, s.answered_at DESC LIMIT $4`
 
 // answerColumns are an Answer's columns, for scanAnswer. The answerer's
@@ -76,7 +98,7 @@ func (s *Service) Search(ctx context.Context, c ctalk.Caller, text string, limit
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.search(ctx, c.OrgID, q, limit*candidates)
+	out, err := s.search(ctx, c.OrgID, q, limit*candidates, 0)
 	if err != nil {
 		return nil, fmt.Errorf("search shared answers: %w", err)
 	}
@@ -84,17 +106,21 @@ func (s *Service) Search(ctx context.Context, c ctalk.Caller, text string, limit
 	return out[:min(limit, len(out))], nil
 }
 
-// search runs q on the engine, at most n matches.
-func (s *Service) search(ctx context.Context, orgID string, q query, n int) ([]*Answer, error) {
+// search runs q on the engine, at most n matches, each holding at least
+// minTerms of q's single terms (none asked for when 0).
+func (s *Service) search(ctx context.Context, orgID string, q query, n, minTerms int) ([]*Answer, error) {
 	var rows *db.Rows
 	var err error
-	if s.db.Engine == db.SQLite {
+	switch {
+	case s.db.Engine == db.SQLite && minTerms > 0:
+		rows, err = s.db.Query(ctx, suggestSQLiteSQL, orgID, q.sqlite(), "", n, q.sqliteTerms(), minTerms)
+	case s.db.Engine == db.SQLite:
 		rows, err = s.db.Query(ctx, searchSQLiteSQL, orgID, q.sqlite(), "", n)
-	} else {
+	default:
 		web, prefix := q.postgres()
 		// Planned for its words on every run (db.PlanEachRun): a generic
 		// plan scans every answer for any word.
-		rows, err = s.db.Query(ctx, searchPostgresSQL, s.db.PlanEachRun(orgID, web, prefix, n)...)
+		rows, err = s.db.Query(ctx, searchPostgresSQL, s.db.PlanEachRun(orgID, web, prefix, n, q.postgresTerms(), minTerms)...)
 	}
 	if err != nil {
 		return nil, err
