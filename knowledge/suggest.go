@@ -32,7 +32,8 @@ const maxQuestionLen = 20000
 // enough to show before asking anyone, best first, at most three; none when
 // the org shares no answers or the question is too short to judge (or not
 // a valid question: Ask says why). It reads only shared answers, so nothing
-// between two other people shows.
+// between two other people shows. It searches only when the words of the
+// org's shared answers together could reach MinCoverage (mayOffer).
 //
 // Returns only the database's errors.
 func (s *Service) Suggest(ctx context.Context, c ctalk.Caller, question string) ([]*Answer, error) {
@@ -47,6 +48,9 @@ func (s *Service) Suggest(ctx context.Context, c ctalk.Caller, question string) 
 	}
 	if q.size() < MinTerms {
 		return nil, nil
+	}
+	if may, err := s.mayOffer(ctx, c.OrgID, q); err != nil || !may {
+		return nil, err
 	}
 	found, err := s.search(ctx, c.OrgID, q, maxSuggestions*candidates, minMatched(q))
 	if err != nil {
