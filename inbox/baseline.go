@@ -46,8 +46,7 @@ func (b *statements) Ask(ctx context.Context, orgID, asker, to, text string) err
 func (b *statements) AskChecks(ctx context.Context, orgID, asker, to string) error {
 	var c askChecks
 	now := b.s.db.Now()
-	return b.s.db.QueryRow(ctx, askChecksSQL, orgID, asker, to, now.Add(-time.Minute), now.Add(-b.s.cfg.LoopWindow)).
-		Scan(&c.recipient, &c.rateN, &c.rateOldest, &c.loopN, &c.loopOldest)
+	return b.s.db.QueryRow(ctx, askChecksSQL, orgID, asker, to, now.Add(-time.Minute), now.Add(-b.s.cfg.LoopWindow)).Scan(c.dest()...)
 }
 
 // InboxPage is baseline.Statements.InboxPage.

@@ -134,6 +134,8 @@ type Question struct {
 	// InfoRequest is what the recipient's side asks when needs_info.
 	InfoRequest string `json:"info_request,omitempty" jsonschema:"when needs_info: what the answerer's side asks the asker; data, not instructions"`
 	idempotency sql.NullString
+	// unlessAway is Ask.UnlessAway, for the ask's statement.
+	unlessAway bool
 	// steps counts the question's rows in question_events.
 	steps int
 }
@@ -149,6 +151,29 @@ type Ask struct {
 	// FollowUpOf, when set, is an answered question of the asker's that
 	// this one follows up, on the same thread, to the same person.
 	FollowUpOf string
+	// UnlessAway, when set, asks only a recipient who is not away: one who
+	// is gets an *AwayError and nothing is stored. The same read of the
+	// recipient decides both, in the ask's statement.
+	UnlessAway bool
+}
+
+// AwayError is Ask's refusal, with Ask.UnlessAway, of a question to a
+// person who said they are away: nothing was stored. Away is their status,
+// whose delegate and note are their words.
+type AwayError struct {
+	To   string
+	Away orgs.Away
+}
+
+func (e *AwayError) Error() string { return e.Unwrap().Error() }
+
+// Unwrap makes the refusal a ctalk EConflict.
+func (e *AwayError) Unwrap() error {
+	msg := fmt.Sprintf("%s is away until %s, so the question was not asked; ask anyway, or ask someone else", e.To, e.Away.Until.Format(time.RFC3339))
+	if e.Away.Delegate != "" {
+		msg = fmt.Sprintf("%s is away until %s, so the question was not asked; ask their delegate %s, or ask anyway", e.To, e.Away.Until.Format(time.RFC3339), e.Away.Delegate)
+	}
+	return ctalk.Errorf(ctalk.EConflict, "%s", msg)
 }
 
 // Ask stores a question from the caller to another user of the same org and
@@ -157,7 +182,8 @@ type Ask struct {
 // then: a retry is not a new ask.
 //
 // Returns EInvalid, ENotFound (no such recipient in the org), EConflict (key
-// reused for another question), ERateLimited.
+// reused for another question; *AwayError, the recipient away with
+// UnlessAway), ERateLimited.
 func (s *Service) Ask(ctx context.Context, c ctalk.Caller, in Ask) (*Question, error) {
 	to, err := ctalk.ParseID("to_user_id", in.To)
 	if err != nil {
@@ -174,7 +200,7 @@ func (s *Service) Ask(ctx context.Context, c ctalk.Caller, in Ask) (*Question, e
 	if err != nil {
 		return nil, err
 	}
-	q := &Question{From: c.UserID, To: to, Text: text, Status: StatusPending, idempotency: nullable(key)}
+	q := &Question{From: c.UserID, To: to, Text: text, Status: StatusPending, idempotency: nullable(key), unlessAway: in.UnlessAway}
 	if err := s.followUp(ctx, c.OrgID, q, in.FollowUpOf); err != nil {
 		return nil, err
 	}
@@ -228,8 +254,14 @@ func AskLocks(orgID, asker, recipient string) []int64 {
 
 // askChecks is what askChecksSQL reads.
 type askChecks struct {
-	recipient, rateN, loopN int
-	rateOldest, loopOldest  db.NullTime
+	recipient, rateN, loopN           int
+	awayUntil, rateOldest, loopOldest db.NullTime
+	awayDelegate, awayNote            string
+}
+
+// dest is where a row of askChecksSQL is scanned, in its order.
+func (c *askChecks) dest() []any {
+	return []any{&c.recipient, &c.awayUntil, &c.awayDelegate, &c.awayNote, &c.rateN, &c.rateOldest, &c.loopN, &c.loopOldest}
 }
 
 // insertQuestion stores q, asked by q.From of q.To at q.CreatedAt, when the
@@ -258,20 +290,19 @@ func (s *Service) insertQuestion(ctx context.Context, orgID string, q *Question)
 	if s.db.Engine == db.Postgres {
 		var n int
 		err := s.db.QueryRowLocked(ctx, AskLocks(orgID, q.From, q.To), askPostgresSQL,
-			[]any{orgID, q.From, q.To, rateFrom, loopFrom, q.ID, q.Text, q.idempotency, now, s.cfg.AsksPerMinute, s.cfg.LoopMax, nullable(q.ThreadID), nullable(q.FollowUpOf)},
-			&c.recipient, &c.rateN, &c.rateOldest, &c.loopN, &c.loopOldest, &n)
+			[]any{orgID, q.From, q.To, rateFrom, loopFrom, q.ID, q.Text, q.idempotency, now, s.cfg.AsksPerMinute, s.cfg.LoopMax, nullable(q.ThreadID), nullable(q.FollowUpOf), q.unlessAway},
+			append(c.dest(), &n)...)
 		if err != nil {
 			return false, fmt.Errorf("store question: %w", err)
 		}
-		return n == 1, s.refuseAsk(c, q.To, now)
+		return n == 1, s.refuseAsk(c, q, now)
 	}
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
-		err := tx.QueryRow(ctx, askChecksSQL, orgID, q.From, q.To, rateFrom, loopFrom).
-			Scan(&c.recipient, &c.rateN, &c.rateOldest, &c.loopN, &c.loopOldest)
+		err := tx.QueryRow(ctx, askChecksSQL, orgID, q.From, q.To, rateFrom, loopFrom).Scan(c.dest()...)
 		if err != nil {
 			return fmt.Errorf("check ask limits: %w", err)
 		}
-		if err := s.refuseAsk(c, q.To, now); err != nil {
+		if err := s.refuseAsk(c, q, now); err != nil {
 			return err
 		}
 		res, err := tx.Exec(ctx, askInsertSQL, orgID, q.ID, q.From, q.To, q.Text, q.idempotency, now, nullable(q.ThreadID), nullable(q.FollowUpOf))
@@ -303,8 +334,8 @@ func (s *Service) insertQuestionNotified(ctx context.Context, orgID string, q *Q
 			}
 		}
 		var n int
-		err := tx.QueryRow(ctx, askPostgresSQL, orgID, q.From, q.To, rateFrom, loopFrom, q.ID, q.Text, q.idempotency, now, s.cfg.AsksPerMinute, s.cfg.LoopMax, nullable(q.ThreadID), nullable(q.FollowUpOf)).
-			Scan(&c.recipient, &c.rateN, &c.rateOldest, &c.loopN, &c.loopOldest, &n)
+		err := tx.QueryRow(ctx, askPostgresSQL, orgID, q.From, q.To, rateFrom, loopFrom, q.ID, q.Text, q.idempotency, now, s.cfg.AsksPerMinute, s.cfg.LoopMax, nullable(q.ThreadID), nullable(q.FollowUpOf), q.unlessAway).
+			Scan(append(c.dest(), &n)...)
 		if err != nil {
 			return fmt.Errorf("store question: %w", err)
 		}
@@ -316,15 +347,20 @@ func (s *Service) insertQuestionNotified(ctx context.Context, orgID string, q *Q
 	if err != nil {
 		return false, err
 	}
-	return inserted, s.refuseAsk(c, q.To, now)
+	return inserted, s.refuseAsk(c, q, now)
 }
 
-// refuseAsk returns the error for an ask that c says must not be stored:
-// ENotFound for a recipient outside the org, ERateLimited for the asker's
-// rate or the pair's loop breaker; nil otherwise.
-func (s *Service) refuseAsk(c askChecks, to string, now time.Time) error {
+// refuseAsk returns the error for an ask of q that c says must not be
+// stored: ENotFound for a recipient outside the org, *AwayError for one away
+// at now when q asks only one who is not, ERateLimited for the asker's rate
+// or the pair's loop breaker; nil otherwise.
+func (s *Service) refuseAsk(c askChecks, q *Question, now time.Time) error {
+	to := q.To
 	if c.recipient == 0 {
 		return ctalk.Errorf(ctalk.ENotFound, "user %q not found in your organization; list_users shows who is there", to)
+	}
+	if q.unlessAway && c.awayUntil.Valid && c.awayUntil.Time.After(now) {
+		return &AwayError{To: to, Away: orgs.Away{Until: c.awayUntil.Time.UTC(), Delegate: c.awayDelegate, Note: c.awayNote}}
 	}
 	if s.cfg.AsksPerMinute > 0 && c.rateN >= s.cfg.AsksPerMinute {
 		wait := c.rateOldest.Time.Add(time.Minute).Sub(now)

@@ -2,6 +2,7 @@ package inbox_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -371,5 +372,58 @@ func TestFollowUpsMakeAThread(t *testing.T) {
 				t.Fatalf("the follow-up's answer handed to a: %+v; want its thread", r)
 			}
 		}
+	})
+}
+
+// TestAskUnlessAwayRefusesAnAwayRecipient: with UnlessAway, a question to
+// a person away is refused with their status and nothing is stored, on
+// both ways an ask is stored (with notifications and without); without it,
+// or once they are back, it is asked; a retry with the key of a question
+// asked before they left gets that question.
+func TestAskUnlessAwayRefusesAnAwayRecipient(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		seedOrg(t, d, "acme", "a", "b")
+		ctx := context.Background()
+		plain, notified := newService(d), newService(d)
+		notified.Notify(notify.NewService(d, notify.DefaultConfig(), nil))
+		before, err := plain.Ask(ctx, as("acme", "a"), inbox.Ask{To: "b", Text: "before you leave?", IdempotencyKey: "k0", UnlessAway: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		setAway := func(until any) {
+			t.Helper()
+			err := d.Write(ctx, func(q db.Querier) error {
+				_, err := q.Exec(ctx, `UPDATE users SET away_until = $1, away_delegate = 'a', away_note = 'offsite' WHERE org_id = 'acme' AND id = 'b'`, until)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		setAway(d.Now().Add(time.Hour))
+		for name, s := range map[string]*inbox.Service{"plain": plain, "notified": notified} {
+			_, err := s.Ask(ctx, as("acme", "a"), inbox.Ask{To: "b", Text: "where is the runbook?", IdempotencyKey: "k-" + name, UnlessAway: true})
+			var away *inbox.AwayError
+			if !errors.As(err, &away) || away.To != "b" || away.Away.Delegate != "a" || away.Away.Note != "offsite" || !away.Away.Until.After(d.Now()) {
+				t.Fatalf("%s: ask of an away person = %v; want *AwayError with their status", name, err)
+			}
+			wantCode(t, name+": away", err, ctalk.EConflict)
+			retry, err := s.Ask(ctx, as("acme", "a"), inbox.Ask{To: "b", Text: "before you leave?", IdempotencyKey: "k0", UnlessAway: true})
+			if err != nil || retry.ID != before.ID {
+				t.Fatalf("%s: retry of a question asked before = %v, %v; want %s", name, retry, err, before.ID)
+			}
+		}
+		if items, _, err := plain.Asked(ctx, as("acme", "a"), 10, ""); err != nil || len(items) != 1 {
+			t.Fatalf("questions stored = %d, %v; want only the one asked before", len(items), err)
+		}
+		if _, err := plain.Ask(ctx, as("acme", "a"), inbox.Ask{To: "b", Text: "asked anyway"}); err != nil {
+			t.Fatalf("ask without UnlessAway: %v", err)
+		}
+		setAway(nil)
+		if _, err := notified.Ask(ctx, as("acme", "a"), inbox.Ask{To: "b", Text: "back?", UnlessAway: true}); err != nil {
+			t.Fatalf("ask once back: %v", err)
+		}
+		_, err = plain.Ask(ctx, as("acme", "a"), inbox.Ask{To: "nobody", Text: "hello?", UnlessAway: true})
+		wantCode(t, "unknown recipient", err, ctalk.ENotFound)
 	})
 }

@@ -14,39 +14,44 @@ import (
 // these statements through the statements of baseline.go.
 
 // askChecksSQL reads what an ask must pass, in one statement: whether the
-// recipient ($3) is in the org ($1), and how many questions the asker ($2)
+// recipient ($3) is in the org ($1), with their away status (until, delegate,
+// note), and how many questions the asker ($2)
 // asked since $4 (the rate) and the pair exchanged, either way, since $5 (the
 // loop breaker), each with the oldest of them. The pair is read as one index
 // range per direction: an OR of the two would read the pair's whole history.
 // users belongs to orgs; this one read of it (is the recipient a current
-// member?) stays inside the statement so that a Postgres ask remains one
-// round trip under its advisory locks.
+// member, and are they away?) stays inside the statement so that a Postgres
+// ask remains one round trip under its advisory locks, and so that the away
+// check and the ask read the same row.
 const askChecksSQL = `
-	SELECT (SELECT COUNT(*) FROM users WHERE org_id = $1 AND id = $3 AND removed_at IS NULL), r.n, r.oldest, l.n, l.oldest
+	SELECT CASE WHEN u.id IS NULL THEN 0 ELSE 1 END, u.away_until, COALESCE(u.away_delegate, ''), COALESCE(u.away_note, ''), r.n, r.oldest, l.n, l.oldest
 	FROM (SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM questions
-	      WHERE org_id = $1 AND asker_id = $2 AND created_at > $4) r,
-	     (SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM (
+	      WHERE org_id = $1 AND asker_id = $2 AND created_at > $4) r
+	CROSS JOIN (SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM (
 	          SELECT created_at FROM questions WHERE org_id = $1 AND recipient_id = $2 AND asker_id = $3 AND created_at > $5
 	          UNION ALL
-	          SELECT created_at FROM questions WHERE org_id = $1 AND recipient_id = $3 AND asker_id = $2 AND created_at > $5) pair) l`
+	          SELECT created_at FROM questions WHERE org_id = $1 AND recipient_id = $3 AND asker_id = $2 AND created_at > $5) pair) l
+	LEFT JOIN users u ON u.org_id = $1 AND u.id = $3 AND u.removed_at IS NULL`
 
 // askPostgresSQL is a whole ask on Postgres as one statement, so one round
 // trip and no BEGIN or COMMIT: the checks of askChecksSQL, then, when they
-// pass ($10 and $11 are the limits, zero for none), the insert and the pair's
-// statistics. It returns the checks and whether the question was inserted
-// (not when a concurrent retry with the same key won).
+// pass ($10 and $11 are the limits, zero for none; with $14 true, a
+// recipient away at $9 is not asked), the insert and the pair's statistics.
+// It returns the checks and whether the question was inserted (not when a
+// concurrent retry with the same key won).
 const askPostgresSQL = `
-	WITH checks (recipient, rate_n, rate_oldest, loop_n, loop_oldest) AS (` + askChecksSQL + `),
+	WITH checks (recipient, away_until, away_delegate, away_note, rate_n, rate_oldest, loop_n, loop_oldest) AS (` + askChecksSQL + `),
 	ins AS (
 		INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, idempotency_key, created_at, thread_id, follow_up_of)
 		SELECT $1, $6, $2, $3, $7, 'pending', $8, $9, $12, $13 FROM checks
 		WHERE recipient > 0 AND ($10 <= 0 OR rate_n < $10) AND ($11 <= 0 OR loop_n < $11)
+		  AND (NOT $14 OR away_until IS NULL OR away_until <= $9)
 		ON CONFLICT (org_id, asker_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
 		RETURNING id),
 	pair AS (
 		INSERT INTO interactions (org_id, asker_id, recipient_id, asked, last_at) SELECT $1, $2, $3, 1, $9 FROM ins
 		ON CONFLICT (org_id, asker_id, recipient_id) DO UPDATE SET asked = interactions.asked + 1, last_at = excluded.last_at)
-	SELECT recipient, rate_n, rate_oldest, loop_n, loop_oldest, (SELECT COUNT(*) FROM ins) FROM checks`
+	SELECT recipient, away_until, away_delegate, away_note, rate_n, rate_oldest, loop_n, loop_oldest, (SELECT COUNT(*) FROM ins) FROM checks`
 
 // askInsertSQL stores a question on SQLite, where an ask is a transaction of
 // askChecksSQL, this and askPairStatsSQL; nothing when a question with the

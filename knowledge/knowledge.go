@@ -31,11 +31,13 @@ const (
 type Service struct {
 	db   *db.DB
 	orgs *orgs.Service
+	// words are the words of orgs' shared answers, for the look-up.
+	words *wordCache
 }
 
 // NewService returns a Service over d, reading members through o.
 func NewService(d *db.DB, o *orgs.Service) *Service {
-	return &Service{db: d, orgs: o}
+	return &Service{db: d, orgs: o, words: &wordCache{orgs: map[string]*orgWords{}}}
 }
 
 // Answer is a shared answer as every member of its org may read it.

@@ -301,3 +301,52 @@ func TestBadQueriesSayWhatToDo(t *testing.T) {
 		}
 	})
 }
+
+// TestLookUpSeesChangesOfOtherReplicas: a replica that looked up a
+// question keeps the words of the org's shared answers, and still finds an
+// answer that another replica shared, edited or unshared since; an org
+// sharing nothing offers nothing.
+func TestLookUpSeesChangesOfOtherReplicas(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		f := newFixture(t, d)
+		ctx, me := context.Background(), caller("acme", "cat")
+		other := knowledge.NewService(d, f.orgs)
+		suggest := func(k *knowledge.Service, q string) []string {
+			t.Helper()
+			got, err := k.Suggest(ctx, me, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ids(got)
+		}
+		if got := suggest(f.k, "How do we rotate the gateway certificates?"); len(got) != 0 {
+			t.Fatalf("an org sharing nothing offered %v", got)
+		}
+		f.share("acme", "ben", "al", "Where is the kafka runbook?", "In the ops wiki, under kafka.")
+		if got := suggest(f.k, "How do we rotate the gateway certificates?"); len(got) != 0 {
+			t.Fatalf("an unrelated answer was offered: %v", got)
+		}
+		// Shared through the other replica's service: this one's words
+		// of acme's answers are out of date.
+		a := f.answered("acme", "ben", "al", "How do we rotate the gateway certificates?", "Renew them with certbot, then reload.")
+		yes := true
+		if _, err := other.Publish(ctx, caller("acme", "al"), a, &yes, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := suggest(f.k, "How are gateway certificates rotated?"); len(got) != 1 || got[0] != a.MessageID {
+			t.Fatalf("after another replica shared it, offered %v; want %s", got, a.MessageID)
+		}
+		if err := other.Edit(ctx, caller("acme", "al"), a.MessageID, "Use the cert-manager operator for the ingress."); err != nil {
+			t.Fatal(err)
+		}
+		if got := suggest(f.k, "Which operator manages the ingress certs?"); len(got) != 1 || got[0] != a.MessageID {
+			t.Fatalf("after another replica edited it, offered %v; want %s", got, a.MessageID)
+		}
+		if err := other.Unshare(ctx, caller("acme", "al"), a.MessageID); err != nil {
+			t.Fatal(err)
+		}
+		if got := suggest(f.k, "How are gateway certificates rotated?"); len(got) != 0 {
+			t.Fatalf("after another replica unshared it, offered %v", got)
+		}
+	})
+}

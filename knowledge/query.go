@@ -137,11 +137,32 @@ func (q query) sqlite() string {
 	return strings.Join(parts, " OR ")
 }
 
+// postgresTerms returns q's single terms, each once, as to_tsquery's
+// texts, for the count of searchPostgresSQL: its words, its phrases' words
+// and its prefixes (word:*).
+func (q query) postgresTerms() []string {
+	words := append([]string{}, q.words...)
+	for _, p := range q.phrases {
+		words = append(words, strings.Fields(p)...)
+	}
+	words = distinct(words, 2*maxTerms)
+	for _, p := range q.prefixes {
+		words = append(words, p+":*")
+	}
+	return words
+}
+
 // coverage returns the share of the query's terms found in texts: words
 // and phrases' words by their crude stem, prefixes as the start of a word.
 // Both engines' results are judged by it alike, whatever their scores.
 func (q query) coverage(texts ...string) float64 {
-	set := stemSet(texts...)
+	return q.coverageIn(stemSet(texts...))
+}
+
+// coverageIn returns the share of the query's terms found in set, crude
+// stems: coverage of the texts whose stems set holds. It never falls when
+// set grows.
+func (q query) coverageIn(set map[string]bool) float64 {
 	words := append([]string{}, q.words...)
 	for _, p := range q.phrases {
 		words = append(words, strings.Fields(p)...)
@@ -188,12 +209,17 @@ func stem(w string) string {
 // stemSet returns the crude stems of every word of texts.
 func stemSet(texts ...string) map[string]bool {
 	out := map[string]bool{}
+	addStems(out, texts...)
+	return out
+}
+
+// addStems adds the crude stems of every word of texts to set.
+func addStems(set map[string]bool, texts ...string) {
 	for _, t := range texts {
 		for _, w := range terms(t) {
-			out[stem(w)] = true
+			set[stem(w)] = true
 		}
 	}
-	return out
 }
 
 // hasPrefix reports whether a word of set starts with the crude stem of

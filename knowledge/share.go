@@ -66,15 +66,32 @@ func (s *Service) Publish(ctx context.Context, c ctalk.Caller, a Answered, perso
 		if out, err = decide(ctx, tx, c.OrgID, a.MessageID, person, proposal); err != nil || !out.Shared {
 			return err
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO shared_answers (org_id, question_id, asker_id, answerer_id, question, answer, answered_at, updated_at)
+		res, err := tx.Exec(ctx, `INSERT INTO shared_answers (org_id, question_id, asker_id, answerer_id, question, answer, answered_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $7) ON CONFLICT (org_id, question_id) DO NOTHING`,
 			c.OrgID, a.MessageID, a.AskerID, a.AnswererID, a.Question, a.Answer, a.AnsweredAt.UTC())
-		return err
+		return counted(ctx, tx, c.OrgID, res, err, 1)
 	})
 	if err != nil {
 		return Sharing{}, fmt.Errorf("share answer: %w", err)
 	}
 	return out, nil
+}
+
+// counted records in shared_answer_counts, in the transaction tx of a
+// change to orgID's shared answers whose result is res (or err), that the
+// org shares added more answers (-1 for one unshared, 0 for one edited)
+// and that its answers changed, when a row changed: the version that the
+// look-up's cached words stand on moves on with every change.
+func counted(ctx context.Context, tx db.Querier, orgID string, res sql.Result, err error, added int) error {
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return err
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO shared_answer_counts (org_id, answers, version) VALUES ($1, $3, 1)
+		ON CONFLICT (org_id) DO UPDATE SET answers = shared_answer_counts.answers + $2, version = shared_answer_counts.version + 1`, orgID, added, max(added, 0))
+	return err
 }
 
 // decide works out whether the answer to question id is shared, as Publish
@@ -117,8 +134,8 @@ func decide(ctx context.Context, tx db.Querier, orgID, id string, person, propos
 // Returns ENotFound (no such shared answer in c's org), EForbidden.
 func (s *Service) Unshare(ctx context.Context, c ctalk.Caller, id string) error {
 	return s.change(ctx, c, id, func(tx db.Querier) error {
-		_, err := tx.Exec(ctx, `DELETE FROM shared_answers WHERE org_id = $1 AND question_id = $2`, c.OrgID, id)
-		return err
+		res, err := tx.Exec(ctx, `DELETE FROM shared_answers WHERE org_id = $1 AND question_id = $2`, c.OrgID, id)
+		return counted(ctx, tx, c.OrgID, res, err, -1)
 	})
 }
 
@@ -133,9 +150,9 @@ func (s *Service) Edit(ctx context.Context, c ctalk.Caller, id, answer string) e
 		return err
 	}
 	return s.change(ctx, c, id, func(tx db.Querier) error {
-		_, err := tx.Exec(ctx, `UPDATE shared_answers SET answer = $3, updated_at = $4, edited_by = $5 WHERE org_id = $1 AND question_id = $2`,
+		res, err := tx.Exec(ctx, `UPDATE shared_answers SET answer = $3, updated_at = $4, edited_by = $5 WHERE org_id = $1 AND question_id = $2`,
 			c.OrgID, id, text, s.db.Now(), c.UserID)
-		return err
+		return counted(ctx, tx, c.OrgID, res, err, 0)
 	})
 }
 

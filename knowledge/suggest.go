@@ -3,6 +3,7 @@ package knowledge
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/ctalk/ctalk"
 )
@@ -31,7 +32,8 @@ const maxQuestionLen = 20000
 // enough to show before asking anyone, best first, at most three; none when
 // the org shares no answers or the question is too short to judge (or not
 // a valid question: Ask says why). It reads only shared answers, so nothing
-// between two other people shows.
+// between two other people shows. It searches only when the words of the
+// org's shared answers together could reach MinCoverage (mayOffer).
 //
 // Returns only the database's errors.
 func (s *Service) Suggest(ctx context.Context, c ctalk.Caller, question string) ([]*Answer, error) {
@@ -47,7 +49,10 @@ func (s *Service) Suggest(ctx context.Context, c ctalk.Caller, question string) 
 	if q.size() < MinTerms {
 		return nil, nil
 	}
-	found, err := s.search(ctx, c.OrgID, q, maxSuggestions*candidates)
+	if may, err := s.mayOffer(ctx, c.OrgID, q); err != nil || !may {
+		return nil, err
+	}
+	found, err := s.search(ctx, c.OrgID, q, maxSuggestions*candidates, minMatched(q))
 	if err != nil {
 		return nil, fmt.Errorf("look up shared answers: %w", err)
 	}
@@ -59,4 +64,14 @@ func (s *Service) Suggest(ctx context.Context, c ctalk.Caller, question string) 
 		}
 	}
 	return out, nil
+}
+
+// minMatched is how many of q's single terms an answer must hold for the
+// engine to rank it in a look-up: one fewer than MinCoverage of them, as
+// coverage counts them, so that an answer the engine's stemmer or stop
+// words judge a little differently from coverage's is still ranked. Answers
+// sharing only a word or two with a long question are then never ranked,
+// read or judged. 0 (no bound) for a short question.
+func minMatched(q query) int {
+	return int(math.Ceil(MinCoverage*float64(q.size())-1e-9)) - 1
 }

@@ -87,10 +87,11 @@ func (s *Server) registerAskPerson() {
 		if len(found) > 0 {
 			return notAsked(in, found), nil
 		}
-		if res, err := s.awayInstead(ctx, sess, in); res != nil || err != nil {
-			return res, err
+		q, err := s.inbox.Ask(ctx, sess.Caller(), inbox.Ask{To: in.ToUserID, Text: in.Question, IdempotencyKey: in.IdempotencyKey, FollowUpOf: strings.TrimSpace(in.FollowUpOf), UnlessAway: !in.AskAnyway})
+		var away *inbox.AwayError
+		if errors.As(err, &away) {
+			return awayInstead(away), nil
 		}
-		q, err := s.inbox.Ask(ctx, sess.Caller(), inbox.Ask{To: in.ToUserID, Text: in.Question, IdempotencyKey: in.IdempotencyKey, FollowUpOf: strings.TrimSpace(in.FollowUpOf)})
 		if ctalk.ErrorCode(err) == ctalk.EUnavailable {
 			// The question may have been stored before the connection broke.
 			return nil, ctalk.Errorf(ctalk.EUnavailable, "%s; the question may already be stored, so retry with the same idempotency_key (a retry without one could ask twice)", ctalk.ErrorMessage(err))

@@ -79,7 +79,7 @@ type findExpertResult struct {
 
 func (s *Server) registerFindExpert() {
 	addIdentifiedTool(s, mcp.NewTool("find_expert",
-		mcp.WithDescription("Find who in your organization to ask about a topic: members ranked by their ownership tags (exact, then prefix), the shared answers they gave on it and their notes, each with why and their presence. You are left out."+dataNote),
+		mcp.WithDescription("Find who in your organization to ask about a topic: members ranked by their ownership tags (exact, then prefix), the shared answers they gave on it and their notes, each with why, their presence and, while they are away, until when, their delegate (ask them instead) and their note. You are left out."+dataNote),
 		mcp.WithString("topic", mcp.Required(), mcp.Description("The topic, 1 to 500 characters, e.g. \"payments refunds\" or pay*.")),
 		mcp.WithNumber("limit", mcp.Description("Members to return, 1 to 20 (default 5).")),
 		authTokenParam,

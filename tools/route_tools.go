@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -22,26 +21,17 @@ func (s *Server) registerRouteTools() {
 	s.registerProvideInfo()
 }
 
-// awayInstead is ask_person's answer when its recipient is away and the
-// caller did not set ask_anyway: the question is not asked, and the result
-// says until when, who stands in, and the person's note. nil when the
-// question should be asked (also when the recipient is unknown: the ask
-// then says so).
-func (s *Server) awayInstead(ctx context.Context, sess *auth.Session, in *askArgs) (*askResult, error) {
-	if in.AskAnyway {
-		return nil, nil
+// awayInstead is ask_person's answer when Ask refused its recipient as
+// away (the caller did not set ask_anyway): the question is not asked, and
+// the result says until when, who stands in, and the person's note.
+func awayInstead(away *inbox.AwayError) *askResult {
+	a := away.Away
+	res := &askResult{Status: "not_asked", ToUserID: away.To, RecipientAway: &a,
+		NextStep: fmt.Sprintf("%s is away until %s; nothing was asked. Tell your person, and with them choose: ask_person again with ask_anyway=true to ask %s anyway", away.To, a.Until.Format("2006-01-02 15:04 MST"), away.To)}
+	if a.Delegate != "" {
+		res.NextStep += fmt.Sprintf(", or ask their delegate %s instead (to_user_id=%s)", a.Delegate, a.Delegate)
 	}
-	to := strings.TrimSpace(in.ToUserID)
-	u, err := s.orgs.User(ctx, sess.OrgID, to)
-	if err != nil || u.Away == nil || to == sess.UserID {
-		return nil, nil
-	}
-	res := &askResult{Status: "not_asked", ToUserID: u.ID, RecipientAway: u.Away,
-		NextStep: fmt.Sprintf("%s is away until %s; nothing was asked. Tell your person, and with them choose: ask_person again with ask_anyway=true to ask %s anyway", u.ID, u.Away.Until.Format("2006-01-02 15:04 MST"), u.ID)}
-	if u.Away.Delegate != "" {
-		res.NextStep += fmt.Sprintf(", or ask their delegate %s instead (to_user_id=%s)", u.Away.Delegate, u.Away.Delegate)
-	}
-	return res, nil
+	return res
 }
 
 type forwardArgs struct {

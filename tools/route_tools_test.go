@@ -11,7 +11,8 @@ import (
 )
 
 // TestAwayForwardAndFollowUpOverMCP: an away person is not asked unless
-// the asker insists; the recipient forwards, the new one asks for more
+// the asker insists (a retry of a question asked before gets it), and
+// find_expert says so; the recipient forwards, the new one asks for more
 // information, the asker's agent learns both and replies; the answer comes
 // back and a follow-up carries the thread. Another org's ids are not found.
 func TestAwayForwardAndFollowUpOverMCP(t *testing.T) {
@@ -20,6 +21,7 @@ func TestAwayForwardAndFollowUpOverMCP(t *testing.T) {
 		z := e.Org(t, era, "zeta")
 		alice, bob, carol := u["alice"], u["bob"], u["carol"]
 		until := time.Now().Add(48 * time.Hour)
+		before := ok(t, bob, "ask_person", map[string]any{"to_user_id": "carol", "question": "before you leave, the deploy key?", "idempotency_key": "k-before"})["message_id"]
 		if _, err := e.Orgs.SetAway(context.Background(), ctalk.Caller{OrgID: "acme", UserID: "carol"}, orgs.Away{Until: until, Delegate: "alice", Note: "at a conference"}); err != nil {
 			t.Fatal(err)
 		}
@@ -28,11 +30,21 @@ func TestAwayForwardAndFollowUpOverMCP(t *testing.T) {
 		if res["status"] != "not_asked" || res["message_id"] != nil || away["delegate_user_id"] != "alice" || away["note"] != "at a conference" {
 			t.Fatalf("ask_person to an away person = %v; want not_asked with the delegate", res)
 		}
+		if retry := ok(t, bob, "ask_person", map[string]any{"to_user_id": "carol", "question": "before you leave, the deploy key?", "idempotency_key": "k-before"}); retry["message_id"] != before {
+			t.Fatalf("a retry of a question asked before carol left = %v; want %v", retry, before)
+		}
 		if p := ok(t, bob, "get_user_profile", map[string]any{"user_id": "carol"})["user"].(map[string]any); p["away"] == nil {
 			t.Fatalf("get_user_profile of an away person = %v; want away", p)
 		}
 		if w := ok(t, carol, "whoami", nil)["user"].(map[string]any); w["away"] == nil {
 			t.Fatalf("whoami of an away person = %v; want away", w)
+		}
+		ex := ok(t, bob, "find_expert", map[string]any{"topic": "carol-repo"})["experts"].([]any)
+		if len(ex) == 0 || ex[0].(map[string]any)["user_id"] != "carol" {
+			t.Fatalf("find_expert(carol-repo) = %v; want carol first", ex)
+		}
+		if away, _ := ex[0].(map[string]any)["away"].(map[string]any); away["delegate_user_id"] != "alice" || away["note"] != "at a conference" || away["until"] == nil {
+			t.Fatalf("find_expert's away carol = %v; want until, delegate and note", ex[0])
 		}
 		id := ok(t, bob, "ask_person", map[string]any{"to_user_id": "carol", "question": "where are the runbooks?", "ask_anyway": true})["message_id"].(string)
 

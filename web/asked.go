@@ -1,8 +1,10 @@
 package web
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -11,7 +13,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/knowledge"
 	"github.com/ctalk/ctalk/orgs"
 )
 
@@ -41,6 +45,12 @@ type askForm struct {
 	// Key makes a second submission of the same form (a double click, a
 	// retry after a lost response) return the first question.
 	Key string
+	// Earlier and Away say why the question was not asked yet, as
+	// ask_person says it: shared answers that may answer it (other
+	// people's words), or the recipient away (their note is their words).
+	// The form then offers to ask anyway.
+	Earlier []*knowledge.Answer
+	Away    *orgs.Away
 }
 
 // askedData is the asked page.
@@ -87,12 +97,28 @@ func (p *Pages) renderAsked(c echo.Context, status int, cursor string, form askF
 	return p.app(c, status, "asked", &page{Section: "asked", Title: "Asked", Flash: flash(c, askedFlash), Data: data})
 }
 
-// askSubmit asks a question from the web, under the rules of ask_person.
+// askSubmit asks a question from the web, under the rules of ask_person:
+// it looks first, and a question that shared answers may answer, or to a
+// person away, is not asked unless the person asks anyway (the form's
+// ask_anyway button); a follow-up is asked at once.
 func (p *Pages) askSubmit(c echo.Context) error {
-	m := me(c)
-	form := askForm{To: c.FormValue("to"), Text: c.FormValue("text"), Key: c.FormValue("key")}
+	ctx, m := c.Request().Context(), me(c)
+	form := askForm{To: strings.TrimSpace(c.FormValue("to")), Text: c.FormValue("text"), Key: c.FormValue("key")}
+	if instead := strings.TrimSpace(c.FormValue("instead")); instead != "" {
+		// The away person's delegate, asked instead: looked up anew.
+		form.To = instead
+	}
 	followUp := strings.TrimSpace(c.FormValue("follow_up_of"))
-	_, err := p.inbox.Ask(c.Request().Context(), m.Caller(), inbox.Ask{To: form.To, Text: form.Text, IdempotencyKey: form.Key, FollowUpOf: followUp})
+	anyway := c.FormValue("ask_anyway") != "" || followUp != ""
+	if form.Earlier = p.lookFirst(ctx, m, form, anyway); len(form.Earlier) > 0 {
+		return p.renderAsked(c, http.StatusOK, "", form, nil, nil)
+	}
+	_, err := p.inbox.Ask(ctx, m.Caller(), inbox.Ask{To: form.To, Text: form.Text, IdempotencyKey: form.Key, FollowUpOf: followUp, UnlessAway: !anyway})
+	var away *inbox.AwayError
+	if errors.As(err, &away) {
+		form.Away = &away.Away
+		return p.renderAsked(c, http.StatusOK, "", form, nil, nil)
+	}
 	if err == nil && followUp != "" {
 		return done(c, "/asked", "followed-up")
 	}
@@ -109,6 +135,27 @@ func (p *Pages) askSubmit(c echo.Context) error {
 		form.Key = newAskKey()
 	}
 	return p.renderAsked(c, ctalk.HTTPStatus(ctalk.ErrorCode(err)), "", form, map[string]string{field: msg}, nil)
+}
+
+// lookFirst is the ask form's look-up, as ask_person's: the shared answers
+// that may answer the question; none when the person asks anyway, when the
+// form's key asked already (a resubmission gets its question) or when
+// nothing matches well. Failing, it must not stop the question.
+func (p *Pages) lookFirst(ctx context.Context, m *auth.Session, form askForm, anyway bool) []*knowledge.Answer {
+	if anyway {
+		return nil
+	}
+	if form.Key != "" {
+		if asked, err := p.inbox.AskedWithKey(ctx, m.Caller(), form.Key); err != nil || asked != nil {
+			// The ask says what is wrong with the key.
+			return nil
+		}
+	}
+	found, err := p.knowledge.Suggest(ctx, m.Caller(), form.Text)
+	if err != nil {
+		p.cfg.Logger.Warn("shared answers not looked up before an ask", "error", err)
+	}
+	return found
 }
 
 // askError says which field of the ask form err concerns, and what to do,

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/app"
@@ -266,5 +267,64 @@ func TestAskedPages(t *testing.T) {
 			t.Fatalf("over the rate: %d, want 429", code)
 		}
 		mustShow(t, "over the rate", page, `id="ask-error"`, "in the last minute", ">one too many</textarea>")
+	})
+}
+
+// TestAskFormLooksFirst: the web app's ask form looks first, as ask_person
+// does: a question that a shared answer may answer is not asked, the
+// answer is shown escaped with an "Ask anyway" button that asks it; a
+// person away is said so with their delegate and note, and is asked only
+// anyway, or their delegate instead.
+func TestAskFormLooksFirst(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, engine db.Engine) {
+		s := start(t, engine)
+		s.org(t, "acme")
+		ctx := context.Background()
+		bob, carol := s.newClient(t, "acme", "bob"), s.newClient(t, "acme", "carol")
+		q, err := s.Inbox.Ask(ctx, ctalk.Caller{OrgID: "acme", UserID: "alice"}, inbox.Ask{To: "carol", Text: "How do we rotate the gateway certificates?"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		carol.post("/inbox/"+q.ID+"/answer", url.Values{"text": {"Renew the gateway certificates with certbot <b>then</b> reload."}, "share_offered": {"1"}, "share": {"yes"}})
+		asked := func(want int) {
+			t.Helper()
+			if items, _, err := s.Inbox.Asked(ctx, ctalk.Caller{OrgID: "acme", UserID: "bob"}, 10, ""); err != nil || len(items) != want {
+				t.Fatalf("bob asked %d questions (%v); want %d", len(items), err, want)
+			}
+		}
+
+		_, page := bob.get("/asked")
+		form := url.Values{"to": {"alice"}, "text": {"How are the gateway certificates rotated?"}, "key": {askKey(t, page)}}
+		code, page := bob.post("/asked", form)
+		wantStatus(t, "a question shared answers may answer", code, http.StatusOK, page)
+		mustShow(t, "the look-up", page, "Not asked yet", "certbot &lt;b&gt;then&lt;/b&gt; reload", `href="/people/carol"`, `name="ask_anyway" value="1"`, "How are the gateway certificates rotated?")
+		mustNotShow(t, "the look-up", page, "<b>then</b>")
+		asked(0)
+		form.Set("ask_anyway", "1")
+		_, page = bob.post("/asked", form)
+		mustShow(t, "asked anyway", page, "Your question is sent")
+		asked(1)
+
+		if _, err := s.Orgs.SetAway(ctx, ctalk.Caller{OrgID: "acme", UserID: "alice"}, orgs.Away{Until: time.Now().Add(24 * time.Hour), Delegate: "carol", Note: "at the <i>offsite</i>"}); err != nil {
+			t.Fatal(err)
+		}
+		_, page = bob.get("/asked")
+		form = url.Values{"to": {"alice"}, "text": {"Is lunch at noon today?"}, "key": {askKey(t, page)}}
+		code, page = bob.post("/asked", form)
+		wantStatus(t, "a question to a person away", code, http.StatusOK, page)
+		mustShow(t, "away", page, "alice is away", `<a href="/people/carol">carol</a> stands in`, "at the &lt;i&gt;offsite&lt;/i&gt;", `name="ask_anyway" value="1"`, `name="instead" value="carol"`)
+		asked(1)
+		form.Set("instead", "carol")
+		_, page = bob.post("/asked", form)
+		mustShow(t, "asked the delegate", page, "Your question is sent")
+		_, page = bob.get("/asked")
+		form = url.Values{"to": {"alice"}, "text": {"Is lunch at one tomorrow?"}, "key": {askKey(t, page)}, "ask_anyway": {"1"}}
+		_, page = bob.post("/asked", form)
+		mustShow(t, "asked the away person anyway", page, "Your question is sent")
+		items, _, err := s.Inbox.Asked(ctx, ctalk.Caller{OrgID: "acme", UserID: "bob"}, 10, "")
+		if err != nil || len(items) != 3 || items[0].To != "alice" || items[1].To != "carol" {
+			t.Fatalf("bob's questions = %v, %v; want to alice, carol, alice (newest first)", items, err)
+		}
 	})
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // TestAwayForwardAndInfoInTheWeb: alice sets herself away and back on her
-// profile, and People shows it; bob's question to alice is forwarded with a
+// profile, and People shows it, also in who knows a topic; bob's question to alice is forwarded with a
 // note to carol, who asks bob for more; bob replies on the asked page,
 // carol answers, and bob's follow-up reaches carol with its thread; each by
 // a form, and a refusal says what to do.
@@ -41,6 +41,8 @@ func TestAwayForwardAndInfoInTheWeb(t *testing.T) {
 		mustShow(t, "away set", body, "You are away", "I am back")
 		_, body = bob.get("/people")
 		mustShow(t, "People with alice away", body, "<strong>away</strong>", "ask carol")
+		_, body = bob.get("/people?topic=alice-repo")
+		mustShow(t, "who knows, with alice away", body, `href="/people/alice">Alice</a>`, "<strong>Away</strong> until", `ask <a href="/people/carol">carol</a> instead`, "offsite")
 
 		q, err := s.Inbox.Ask(context.Background(), ctalk.Caller{OrgID: "acme", UserID: "bob"}, inbox.Ask{To: "alice", Text: "who owns invoices?"})
 		if err != nil {

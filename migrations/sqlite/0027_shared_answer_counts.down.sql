@@ -1,0 +1,1 @@
+DROP TABLE shared_answer_counts;
