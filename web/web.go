@@ -271,6 +271,9 @@ type page struct {
 	// ForgotURL is the "forgot password" page, when the server mails
 	// reset links.
 	ForgotURL string
+	// OfferPasskeys says whether the site, as this request reached it, can
+	// offer passkeys (not at an IP address).
+	OfferPasskeys bool
 	// Sign-up.
 	Form       signupForm
 	NeedSecret bool
@@ -291,6 +294,7 @@ func (p *Pages) render(c echo.Context, status int, name string, data *page) erro
 	if t := csrfToken(c); t != "" {
 		data.CSRF = t
 	}
+	data.OfferPasskeys = auth.PasskeysPossible(p.cfg.PublicURL(c.Request()))
 	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
 	c.Response().WriteHeader(status)
 	return p.pages[name].ExecuteTemplate(c.Response(), "layout", data)
