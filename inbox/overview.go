@@ -3,9 +3,10 @@ package inbox
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/internal/histogram"
@@ -75,12 +76,7 @@ func newOverviewSQL(d *db.DB) overviewSQL {
 }
 
 // dayLayout is how days are spelled, in UTC.
-const dayLayout = "2006-01-02"
-
-// closeAfter is how long after its end a day is taken as closed, its
-// numbers kept: longer than a transaction that began before midnight may
-// take to commit.
-const closeAfter = 10 * time.Minute
+const dayLayout = db.DayLayout
 
 // dayStats are one day's questions asked, and answers and approvals by the
 // time they took.
@@ -109,9 +105,36 @@ func (ds days) day(d string) *dayStats {
 // Returns only the database's errors.
 func (s *Service) Overview(ctx context.Context, orgID string, since time.Time) (*Overview, error) {
 	q := newOverviewSQL(s.db)
+	o := &Overview{ToAnswer: histogram.New(WaitBoundsSeconds), ToApproval: histogram.New(WaitBoundsSeconds)}
+	// The open questions are read beside the days, on a connection of
+	// their own.
+	var g errgroup.Group
+	g.Go(func() (err error) { o.Open, err = s.openByRecipient(ctx, q, orgID); return })
+	all, err := s.overviewDays(ctx, q, orgID, since)
+	if werr := g.Wait(); err == nil {
+		err = werr
+	}
+	if err != nil {
+		return nil, err
+	}
+	for d, st := range all {
+		if st.asked > 0 || st.answers.Total() > 0 {
+			o.Days = append(o.Days, DayCounts{Day: d, Asked: st.asked, Answered: st.answers.Total()})
+		}
+		o.ToAnswer.Add(st.answers)
+		o.ToApproval.Add(st.approvals)
+	}
+	sort.Slice(o.Days, func(i, j int) bool { return o.Days[i].Day < o.Days[j].Day })
+	return o, nil
+}
+
+// overviewDays are the stats of each day from the day of since on: the
+// ended days kept, those not yet kept counted and kept, and the open days
+// counted.
+func (s *Service) overviewDays(ctx context.Context, q overviewSQL, orgID string, since time.Time) (days, error) {
 	now := s.db.Now()
 	since = since.UTC().Truncate(24 * time.Hour)
-	closed := now.Add(-closeAfter).Truncate(24 * time.Hour)
+	closed := db.OpenDay(now)
 	all, err := s.closedDays(ctx, q, orgID, since, closed)
 	if err != nil {
 		return nil, err
@@ -123,18 +146,7 @@ func (s *Service) Overview(ctx context.Context, orgID string, since time.Time) (
 	for d, st := range live {
 		all[d] = st
 	}
-	o := &Overview{ToAnswer: histogram.New(WaitBoundsSeconds), ToApproval: histogram.New(WaitBoundsSeconds)}
-	for d, st := range all {
-		o.Days = append(o.Days, DayCounts{Day: d, Asked: st.asked, Answered: st.answers.Total()})
-		o.ToAnswer.Add(st.answers)
-		o.ToApproval.Add(st.approvals)
-	}
-	sort.Slice(o.Days, func(i, j int) bool { return o.Days[i].Day < o.Days[j].Day })
-	o.Days = slices.DeleteFunc(o.Days, func(d DayCounts) bool { return d.Asked == 0 && d.Answered == 0 })
-	if o.Open, err = s.openByRecipient(ctx, q, orgID); err != nil {
-		return nil, err
-	}
-	return o, nil
+	return all, nil
 }
 
 func maxTime(a, b time.Time) time.Time {
@@ -206,12 +218,7 @@ func (s *Service) closedDays(ctx context.Context, q overviewSQL, orgID string, s
 	if err != nil {
 		return nil, fmt.Errorf("overview of days kept: %w", err)
 	}
-	var missing []time.Time
-	for d := since; d.Before(closed); d = d.Add(24 * time.Hour) {
-		if !done[d.Format(dayLayout)] {
-			missing = append(missing, d)
-		}
-	}
+	missing := db.MissingDays(since, closed, done)
 	if len(missing) == 0 {
 		return out, nil
 	}

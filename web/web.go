@@ -112,6 +112,8 @@ type Pages struct {
 	// notify is set by SetNotify; nil means no notifications.
 	notify *notify.Service
 	pages  map[string]*template.Template
+	// overviews keeps the overview pages' reads for their charts.
+	overviews overviewMemo
 	// owned are the paths of the routes Mount added (see Owns).
 	owned map[string]bool
 }
