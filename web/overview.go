@@ -29,7 +29,7 @@ var overviewRanges = []int{7, 30, 90}
 
 func (p *Pages) mountOverview(r routes) {
 	r.GET("/admin/overview", p.overviewPage)
-	r.GET("/admin/overview/:chart", p.overviewChart)
+	r.with(compress).GET("/admin/overview/:chart", p.overviewChart)
 }
 
 // overviewRange is a link of the range picker.

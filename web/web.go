@@ -147,9 +147,8 @@ func parsePages() map[string]*template.Template {
 // every form is CSRF-protected.
 func (p *Pages) Mount(e *echo.Echo) {
 	defer p.own(e, routeSet(e))
-	static, _ := fs.Sub(staticFS, "static")
 	e.GET(pushWorkerPath, p.serviceWorker, p.headers)
-	e.GET("/static/*", serveStatic(static), p.headers)
+	e.GET("/static/*", serveStatic(), p.headers, compress)
 	// Per route, not an echo Group: a group's middleware would also run on
 	// every path no route matches, answering them with CSRF refusals.
 	mw := []echo.MiddlewareFunc{p.headers, readForm, p.csrf()}
@@ -179,21 +178,6 @@ func (p *Pages) Mount(e *echo.Echo) {
 	p.mountInvites(r.with(p.adminOnly))
 	p.mountAccess(e, mw)
 	p.mountLive(r)
-}
-
-// serveStatic serves the files of static: only files, so that a folder
-// ("/static/") lists nothing, and a name no file can have (one that is not
-// UTF-8, say) is "not found", where http.FS would make it a 500.
-func serveStatic(static fs.FS) echo.HandlerFunc {
-	files := http.StripPrefix("/static/", http.FileServer(http.FS(static)))
-	return func(c echo.Context) error {
-		name := strings.TrimPrefix(c.Request().URL.Path, "/static/")
-		if st, err := fs.Stat(static, name); err != nil || st.IsDir() {
-			return echo.ErrNotFound
-		}
-		files.ServeHTTP(c.Response(), c.Request())
-		return nil
-	}
 }
 
 // contentSecurityPolicy allows only this site's own stylesheet, images and
