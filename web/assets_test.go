@@ -12,7 +12,8 @@ import (
 )
 
 // TestStaticFilesAreKeptByTheirHash: every page names its stylesheet,
-// icon and scripts with the hash of their content, which a browser may
+// icon and scripts with the hash of their content (the passkey and push
+// scripts only on the pages that use them), which a browser may
 // keep for a year (immutable), gzipped when it accepts that; the same file
 // without its hash, or with another, is served to be asked again
 // (no-cache); and the pages themselves are never compressed, as each holds
@@ -37,9 +38,13 @@ func TestStaticFilesAreKeptByTheirHash(t *testing.T) {
 			t.Fatal(err)
 		}
 		assets := regexp.MustCompile(`(?:href|src)="(/static/[a-z.-]+)\?v=([0-9a-f]{12})"`).FindAllStringSubmatch(string(page), -1)
-		if resp.StatusCode != http.StatusOK || len(assets) != 5 || resp.Header.Get("Content-Encoding") != "" {
-			t.Fatalf("/signin: %d, %q, assets %v; want uncompressed, naming the stylesheet, icon and three scripts by hash",
+		if resp.StatusCode != http.StatusOK || len(assets) != 4 || resp.Header.Get("Content-Encoding") != "" {
+			t.Fatalf("/signin: %d, %q, assets %v; want uncompressed, naming the stylesheet, icon, app.js and passkey.js by hash",
 				resp.StatusCode, resp.Header.Get("Content-Encoding"), assets)
+		}
+		signup, err := io.ReadAll(fetch("/signup").Body)
+		if err != nil || !strings.Contains(string(signup), "/static/app.js?v=") || strings.Contains(string(signup), "passkey.js") || strings.Contains(string(signup), "push.js") {
+			t.Errorf("/signup (%v) loads the passkey or push script, or not app.js", err)
 		}
 		for _, a := range assets {
 			resp := fetch(a[1] + "?v=" + a[2])
