@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -90,6 +91,14 @@ const (
 	signedInPasskey  = "passkey"
 )
 
+// PasskeysPossible says whether the site at publicURL can offer passkeys:
+// a relying-party id must be a domain name, so a site reached at an IP
+// address cannot, and its pages should not offer them.
+func PasskeysPossible(publicURL string) bool {
+	u, err := url.Parse(publicURL)
+	return err == nil && u.Hostname() != "" && net.ParseIP(u.Hostname()) == nil
+}
+
 // relyingParty is the WebAuthn relying party of the site at publicURL: its
 // host is the relying-party id and its origin the one origin allowed.
 // Browsers allow "localhost" over http, for development.
@@ -107,7 +116,7 @@ func relyingParty(publicURL string) (*webauthn.WebAuthn, error) {
 			Registration: webauthn.TimeoutConfig{Enforce: true, Timeout: ceremonyTTL, TimeoutUVD: ceremonyTTL},
 		},
 	})
-	if err != nil {
+	if err != nil || !PasskeysPossible(publicURL) {
 		// A relying-party id must be a domain name: an address is refused.
 		return nil, ctalk.Errorf(ctalk.EInvalid, "passkeys need this site to be reached by a domain name, not at %s: open it at its https name, or at http://localhost for development (see PUBLIC_URL)", u.Host)
 	}

@@ -333,3 +333,13 @@ const claimDecisionsSQL = `
 	      SELECT id FROM channel_posts WHERE org_id = $1 AND author_id = $2 AND reported_at IS NULL AND decided_at IS NOT NULL
 	      ORDER BY decided_at LIMIT $4)
 	RETURNING ` + heldColumns
+
+// channelDaysSQL reads the overview's kept days from $2 until $3 (days
+// spelled 2006-01-02): per channel, and the empty channel's row that marks
+// a day counted.
+const channelDaysSQL = `SELECT day, channel, messages, by_agent FROM channel_days WHERE org_id = $1 AND day >= $2 AND day < $3`
+
+// keepChannelDaySQL keeps an ended day's messages of a channel ($3, or the
+// empty name for the mark that the day is counted).
+const keepChannelDaySQL = `INSERT INTO channel_days (org_id, day, channel, messages, by_agent) VALUES ($1, $2, $3, $4, $5)
+	ON CONFLICT (org_id, day, channel) DO NOTHING`

@@ -3,7 +3,6 @@ package orgs
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
@@ -164,7 +163,7 @@ func (s *Service) SetSettings(ctx context.Context, orgID string, in Settings) (*
 			knowledge_sharing = COALESCE(NULLIF($7, ''), knowledge_sharing),
 			knowledge_stale_days = CASE WHEN $8 < 0 THEN knowledge_stale_days ELSE $8 END,
 			settings_saved_at = $9 WHERE id = $4`,
-			in.ApprovalMode, in.ChannelPostMode, in.AgentPasswordLogin, orgID, in.ApprovalFactor, require, in.KnowledgeSharing, stale, time.Now().UTC())
+			in.ApprovalMode, in.ChannelPostMode, in.AgentPasswordLogin, orgID, in.ApprovalFactor, require, in.KnowledgeSharing, stale, s.db.Now())
 		if err != nil {
 			return fmt.Errorf("set org settings: %w", err)
 		}

@@ -3,6 +3,7 @@ package orgs_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
@@ -43,5 +44,32 @@ func TestSetApprovalMode(t *testing.T) {
 		}
 		_, err := f.orgs.SetApprovalMode(ctx, "nobody", "human")
 		wantCode(t, err, ctalk.ENotFound, "nobody")
+	})
+}
+
+// TestSettingsSavedAtTheDatabaseClock checks that saving settings stamps
+// settings_saved_at with the service's clock, as every other write does,
+// so that a server whose clock is set (the screenshots' demo, tests) sees
+// the time it set.
+func TestSettingsSavedAtTheDatabaseClock(t *testing.T) {
+	t.Parallel()
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		f := newFixture(t, d)
+		f.twoOrgs(t)
+		then := time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
+		orig := d.Now
+		d.Now = func() time.Time { return then }
+		defer func() { d.Now = orig }()
+		if _, err := f.orgs.SetApprovalMode(ctx, "a", "human"); err != nil {
+			t.Fatal(err)
+		}
+		var got time.Time
+		if err := d.QueryRow(ctx, `SELECT settings_saved_at FROM orgs WHERE id = 'a'`).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if !got.Equal(then) {
+			t.Errorf("settings_saved_at = %v, want the database clock's %v", got, then)
+		}
 	})
 }

@@ -172,6 +172,8 @@ func (p *Pages) signinSubmit(c echo.Context) error {
 
 // funcs are the templates' helpers.
 var funcs = template.FuncMap{
+	// asset is a static file's address with the hash of its content.
+	"asset": asset,
 	// hooks is the argument of the notifications page's webhook list.
 	"hooks": func(h []*notify.Webhook, csrf, scope string) any {
 		return struct {

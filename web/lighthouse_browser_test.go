@@ -72,8 +72,8 @@ func TestLighthouseScores(t *testing.T) {
 		t.Fatal(err)
 	}
 	// At localhost, where browsers allow passkeys over http, as at a real
-	// site's https name: at a bare IP address the sign-in page's passkey
-	// call is refused, an error in the console.
+	// site's https name, so that the sign-in page offers a passkey (at a
+	// bare IP address it offers none).
 	base := strings.Replace(s.URL, "127.0.0.1", "localhost", 1)
 	signedOut := map[string]bool{"/": true, "/signin": true, "/signup": true}
 	pages := []string{"/", "/signin", "/signup", "/inbox", "/inbox/" + q, "/channels/general", "/people", "/tokens", "/admin", "/admin/audit"}

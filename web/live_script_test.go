@@ -72,7 +72,12 @@ func TestScriptTimesAndShortcuts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[document.querySelector("main time").textContent, document.querySelector("main time").title]`))
+	// The absolute time is made when the time is pointed at.
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
+		const t = document.querySelector("main time");
+		t.dispatchEvent(new PointerEvent("pointerover", { bubbles: true }));
+		return [t.textContent, t.title];
+	})()`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,9 +6,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/internal/histogram"
@@ -27,7 +29,7 @@ var overviewRanges = []int{7, 30, 90}
 
 func (p *Pages) mountOverview(r routes) {
 	r.GET("/admin/overview", p.overviewPage)
-	r.GET("/admin/overview/:chart", p.overviewChart)
+	r.with(compress).GET("/admin/overview/:chart", p.overviewChart)
 }
 
 // overviewRange is a link of the range picker.
@@ -69,7 +71,8 @@ func overviewDays(c echo.Context) (int, error) {
 	return 0, ctalk.Errorf(ctalk.EInvalid, "days must be 7, 30 or 90; pick one of the ranges on the overview page")
 }
 
-// overviewPage shows the overview for the range asked for.
+// overviewPage shows the overview for the range asked for, and keeps what
+// it read for the page's charts.
 func (p *Pages) overviewPage(c echo.Context) error {
 	ctx, m := c.Request().Context(), me(c)
 	days, err := overviewDays(c)
@@ -80,21 +83,27 @@ func (p *Pages) overviewPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	users, err := p.orgs.Users(ctx, m.OrgID)
+	p.overviews.put(m.OrgID, days, d)
+	return p.app(c, http.StatusOK, "overview", &page{Section: "admin", Title: "Overview", Data: d})
+}
+
+// countAgents counts orgID's members by presence now.
+func (p *Pages) countAgents(ctx context.Context, orgID string, n *agentsNow) error {
+	users, err := p.orgs.Users(ctx, orgID)
 	if err != nil {
 		return err
 	}
 	for _, u := range users {
 		switch u.Presence {
 		case orgs.PresenceWaiting:
-			d.Agents.Waiting++
+			n.Waiting++
 		case orgs.PresenceActive:
-			d.Agents.Active++
+			n.Active++
 		default:
-			d.Agents.Away++
+			n.Away++
 		}
 	}
-	return p.app(c, http.StatusOK, "overview", &page{Section: "admin", Title: "Overview", Data: d})
+	return nil
 }
 
 // overviewChart serves one chart of the overview as SVG, in the theme the
@@ -110,9 +119,11 @@ func (p *Pages) overviewChart(c echo.Context) error {
 	if err != nil {
 		return p.adminNotFound(c, err)
 	}
-	d, err := p.loadOverview(c.Request().Context(), me(c).OrgID, days, def.section)
-	if err != nil {
-		return err
+	d := p.overviews.get(me(c).OrgID, days)
+	if d == nil {
+		if d, err = p.loadOverview(c.Request().Context(), me(c).OrgID, days, def.section); err != nil {
+			return err
+		}
 	}
 	ch := def.build(d)
 	if ch == nil {
@@ -134,10 +145,13 @@ const (
 	sectionCalls
 	sectionChannels
 	sectionNotify
-	allSections = sectionQuestions | sectionCalls | sectionChannels | sectionNotify
+	sectionAgents
+	allSections = sectionQuestions | sectionCalls | sectionChannels | sectionNotify | sectionAgents
 )
 
-// loadOverview reads the sections asked for of orgID's last days days.
+// loadOverview reads the sections asked for of orgID's last days days, all
+// at once: each is its owner's few statements, independent of the others
+// (on SQLite too, whose readers do not wait for each other).
 func (p *Pages) loadOverview(ctx context.Context, orgID string, days, sections int) (*overviewData, error) {
 	today := time.Now().UTC().Truncate(24 * time.Hour)
 	since := today.AddDate(0, 0, 1-days)
@@ -146,28 +160,73 @@ func (p *Pages) loadOverview(ctx context.Context, orgID string, days, sections i
 		d.Ranges = append(d.Ranges, overviewRange{Days: r, Current: r == days})
 	}
 	labels := dayLabels(since, days)
-	var err error
-	if sections&sectionQuestions != 0 {
-		if d.Questions, err = p.questionsView(ctx, orgID, since, labels); err != nil {
-			return nil, err
+	g, ctx := errgroup.WithContext(ctx)
+	load := func(section int, on bool, fn func() error) {
+		if sections&section != 0 && on {
+			g.Go(fn)
 		}
 	}
-	if sections&sectionCalls != 0 && p.audit != nil {
-		if d.Calls, err = p.callsView(ctx, orgID, since, labels); err != nil {
-			return nil, err
-		}
-	}
-	if sections&sectionChannels != 0 {
-		if d.Channels, err = p.channelsView(ctx, orgID, since, labels); err != nil {
-			return nil, err
-		}
-	}
-	if sections&sectionNotify != 0 && p.notify != nil {
-		if d.Notify, err = p.notifyView(ctx, orgID, since, labels); err != nil {
-			return nil, err
-		}
+	load(sectionQuestions, true, func() (err error) { d.Questions, err = p.questionsView(ctx, orgID, since, labels); return })
+	load(sectionCalls, p.audit != nil, func() (err error) { d.Calls, err = p.callsView(ctx, orgID, since, labels); return })
+	load(sectionChannels, true, func() (err error) { d.Channels, err = p.channelsView(ctx, orgID, since, labels); return })
+	load(sectionNotify, p.notify != nil, func() (err error) { d.Notify, err = p.notifyView(ctx, orgID, since, labels); return })
+	load(sectionAgents, true, func() error { return p.countAgents(ctx, orgID, &d.Agents) })
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return d, nil
+}
+
+// overviewKeep is how long the charts of an overview page draw what the
+// page read rather than reading their sections again: longer than a
+// browser takes to ask for a page's images.
+const overviewKeep = 30 * time.Second
+
+// overviewMemo keeps, per replica, the overview each org's page last read
+// for each range, for the charts the browser asks for right after it: they
+// show the numbers of the tables beside them, and the page is read once,
+// not once more per chart.
+type overviewMemo struct {
+	mu sync.Mutex
+	m  map[overviewKey]overviewKept
+}
+
+type overviewKey struct {
+	org  string
+	days int
+}
+
+type overviewKept struct {
+	d  *overviewData
+	at time.Time
+}
+
+// get returns what the page of org and days read within overviewKeep, or
+// nil.
+func (m *overviewMemo) get(org string, days int) *overviewData {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k, ok := m.m[overviewKey{org, days}]
+	if !ok || time.Since(k.at) > overviewKeep {
+		return nil
+	}
+	return k.d
+}
+
+// put keeps d for org and days, and forgets what has outlived
+// overviewKeep.
+func (m *overviewMemo) put(org string, days int, d *overviewData) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.m == nil {
+		m.m = map[overviewKey]overviewKept{}
+	}
+	for k, v := range m.m {
+		if time.Since(v.at) > overviewKeep {
+			delete(m.m, k)
+		}
+	}
+	m.m[overviewKey{org, days}] = overviewKept{d, time.Now()}
 }
 
 // dayLabels are the UTC days from since, as the services spell them.

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ctalk/ctalk"
@@ -131,4 +132,44 @@ func TestOverviewChartsAreStrictSVG(t *testing.T) {
 			t.Errorf("%s: %d, want %d", path, code, want)
 		}
 	}
+}
+
+// TestOverviewChartsDrawWhatThePageRead: the seven charts a browser asks
+// for after the overview page draw the numbers the page read (those of the
+// tables beside them) without reading any section again, while a chart
+// asked for without its page, or of another range, reads its own.
+func TestOverviewChartsDrawWhatThePageRead(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, engine db.Engine) {
+		s := start(t, engine)
+		s.org(t, "acme")
+		admin := s.newClient(t, "acme", "alice")
+		var mu sync.Mutex
+		reads := 0
+		s.DB.OnStatement(func(q string) {
+			for _, table := range []string{"question_days", "audit_daily", "channel_days", "notify_deliveries"} {
+				if strings.Contains(q, table) {
+					mu.Lock()
+					reads++
+					mu.Unlock()
+				}
+			}
+		})
+		defer s.DB.OnStatement(nil)
+		counted := func() int { mu.Lock(); defer mu.Unlock(); n := reads; reads = 0; return n }
+		if code, _ := admin.get("/admin/overview?days=30"); code != http.StatusOK || counted() == 0 {
+			t.Fatalf("the page: %d, reading no section", code)
+		}
+		for _, name := range []string{"questions", "open", "calls", "tools", "latency", "channels", "notify"} {
+			if code, _ := admin.get("/admin/overview/" + name + ".svg?days=30&theme=dark"); code != http.StatusOK {
+				t.Fatalf("%s.svg: %d", name, code)
+			}
+		}
+		if n := counted(); n != 0 {
+			t.Errorf("the page's charts read the sections %d times again, want none", n)
+		}
+		if code, _ := admin.get("/admin/overview/calls.svg?days=90"); code != http.StatusOK || counted() == 0 {
+			t.Errorf("a chart of a range no page read: %d, reading no section", code)
+		}
+	})
 }

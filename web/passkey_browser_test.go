@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
 
@@ -252,4 +256,58 @@ func shown(t *testing.T, ctx context.Context, sel string) string {
 		t.Fatalf("text of %s: %v", sel, err)
 	}
 	return v
+}
+
+// TestSignInAtAnAddressOffersNoPasskey opens the sign-in page in Chromium
+// with an authenticator ready, on both engines: at localhost the page offers
+// a passkey and its autofill asks the server for a ceremony; at the bare IP
+// address, where no relying-party id is possible, the page offers none and
+// calls nothing, with nothing in the console.
+func TestSignInAtAnAddressOffersNoPasskey(t *testing.T) {
+	chromium := testkit.Browser(t)
+	each(t, func(t *testing.T, engine db.Engine) {
+		s := start(t, engine)
+		s.org(t, "acme")
+		for _, c := range []struct {
+			base  string
+			offer bool
+		}{{localhost(s), true}, {s.URL, false}} {
+			ctx := browser(t, chromium)
+			authenticator(t, ctx, false)
+			var mu sync.Mutex
+			var calls, errs []string
+			if err := chromedp.Listen(ctx, func(ev any) {
+				mu.Lock()
+				defer mu.Unlock()
+				switch ev := ev.(type) {
+				case *network.EventRequestWillBeSent:
+					if strings.Contains(ev.Request.URL, "/passkeys/") {
+						calls = append(calls, ev.Request.URL)
+					}
+				case *runtime.EventConsoleAPICalled:
+					if ev.Type == "error" {
+						errs = append(errs, "console error")
+					}
+				case *runtime.EventExceptionThrown:
+					errs = append(errs, ev.ExceptionDetails.Text)
+				case *cdplog.EventEntryAdded:
+					if ev.Entry.Level == cdplog.EntryLevelError {
+						errs = append(errs, ev.Entry.Text)
+					}
+				}
+			}); err != nil {
+				t.Fatal(err)
+			}
+			run(t, ctx, chromedp.Navigate(c.base+"/signin"), chromedp.WaitVisible(chromedp.ID("org_id")), chromedp.Sleep(time.Second))
+			offered, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!document.querySelector("[data-passkey]:not([hidden])")`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			if offered != c.offer || (len(calls) > 0) != c.offer || len(errs) > 0 {
+				t.Errorf("%s/signin: passkey offered %v, calls %v, errors %v; want offered and called %v, no error", c.base, offered, calls, errs, c.offer)
+			}
+			mu.Unlock()
+		}
+	})
 }

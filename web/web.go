@@ -112,6 +112,8 @@ type Pages struct {
 	// notify is set by SetNotify; nil means no notifications.
 	notify *notify.Service
 	pages  map[string]*template.Template
+	// overviews keeps the overview pages' reads for their charts.
+	overviews overviewMemo
 	// owned are the paths of the routes Mount added (see Owns).
 	owned map[string]bool
 }
@@ -145,9 +147,8 @@ func parsePages() map[string]*template.Template {
 // every form is CSRF-protected.
 func (p *Pages) Mount(e *echo.Echo) {
 	defer p.own(e, routeSet(e))
-	static, _ := fs.Sub(staticFS, "static")
 	e.GET(pushWorkerPath, p.serviceWorker, p.headers)
-	e.GET("/static/*", serveStatic(static), p.headers)
+	e.GET("/static/*", serveStatic(), p.headers, compress)
 	// Per route, not an echo Group: a group's middleware would also run on
 	// every path no route matches, answering them with CSRF refusals.
 	mw := []echo.MiddlewareFunc{p.headers, readForm, p.csrf()}
@@ -177,21 +178,6 @@ func (p *Pages) Mount(e *echo.Echo) {
 	p.mountInvites(r.with(p.adminOnly))
 	p.mountAccess(e, mw)
 	p.mountLive(r)
-}
-
-// serveStatic serves the files of static: only files, so that a folder
-// ("/static/") lists nothing, and a name no file can have (one that is not
-// UTF-8, say) is "not found", where http.FS would make it a 500.
-func serveStatic(static fs.FS) echo.HandlerFunc {
-	files := http.StripPrefix("/static/", http.FileServer(http.FS(static)))
-	return func(c echo.Context) error {
-		name := strings.TrimPrefix(c.Request().URL.Path, "/static/")
-		if st, err := fs.Stat(static, name); err != nil || st.IsDir() {
-			return echo.ErrNotFound
-		}
-		files.ServeHTTP(c.Response(), c.Request())
-		return nil
-	}
 }
 
 // contentSecurityPolicy allows only this site's own stylesheet, images and
@@ -271,6 +257,9 @@ type page struct {
 	// ForgotURL is the "forgot password" page, when the server mails
 	// reset links.
 	ForgotURL string
+	// OfferPasskeys says whether the site, as this request reached it, can
+	// offer passkeys (not at an IP address).
+	OfferPasskeys bool
 	// Sign-up.
 	Form       signupForm
 	NeedSecret bool
@@ -291,6 +280,7 @@ func (p *Pages) render(c echo.Context, status int, name string, data *page) erro
 	if t := csrfToken(c); t != "" {
 		data.CSRF = t
 	}
+	data.OfferPasskeys = auth.PasskeysPossible(p.cfg.PublicURL(c.Request()))
 	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
 	c.Response().WriteHeader(status)
 	return p.pages[name].ExecuteTemplate(c.Response(), "layout", data)

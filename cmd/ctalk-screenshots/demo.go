@@ -51,10 +51,33 @@ type demo struct {
 // answered. Times are set back so that the pages show a realistic spread.
 func seed(ctx context.Context, clock *demoClock, a *app.Assembly) (*demo, error) {
 	defer clock.set(0)
-	at := clock.set
+	if err := seedPeople(ctx, a, clock.set); err != nil {
+		return nil, err
+	}
+	if err := seedAnswered(ctx, a, clock.set); err != nil {
+		return nil, err
+	}
+	q, err := seedWaiting(ctx, a, clock.set)
+	if err != nil {
+		return nil, err
+	}
+	if err := seedChannel(ctx, a, clock.set); err != nil {
+		return nil, err
+	}
+	seedCalls(a)
+	more := func(ctx context.Context) error {
+		_, err := a.Inbox.Ask(ctx, ctalk.Caller{OrgID: "acme", UserID: "dev"}, inbox.Ask{To: "alice", Text: "Do refunds go through the same queue as charges?"})
+		return err
+	}
+	return &demo{OrgID: "acme", UserID: "alice", Question: q.ID, Ask: more}, nil
+}
+
+// seedPeople registers Acme Robotics three days ago with alice, its admin,
+// and three members, each owning something.
+func seedPeople(ctx context.Context, a *app.Assembly, at func(time.Duration)) error {
 	at(72 * time.Hour)
 	if _, err := a.Orgs.Register(ctx, orgs.NewOrg{ID: "acme", Name: "Acme Robotics", AdminPassword: demoPassword + "-admin"}); err != nil {
-		return nil, err
+		return err
 	}
 	for _, u := range []orgs.NewUser{
 		{ID: "alice", Name: "Alice Ng", Email: demoMail, Role: orgs.RoleAdmin, Ownership: []string{"payments-service", "billing"}, Notes: "Ask me about charges and refunds."},
@@ -64,35 +87,48 @@ func seed(ctx context.Context, clock *demoClock, a *app.Assembly) (*demo, error)
 	} {
 		u.Password = demoPassword
 		if _, err := a.Orgs.AddUser(ctx, "acme", u); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	ask := func(ago time.Duration, from, to, text string) (*inbox.Question, error) {
-		at(ago)
-		return a.Inbox.Ask(ctx, ctalk.Caller{OrgID: "acme", UserID: from}, inbox.Ask{To: to, Text: text})
-	}
-	answered, err := ask(26*time.Hour, "alice", "bob", "Which branch of alpha-repo has the new backoff for the card reader?")
+	return nil
+}
+
+// demoAsk asks a question of to from from, ago in the past.
+func demoAsk(ctx context.Context, a *app.Assembly, at func(time.Duration), ago time.Duration, from, to, text string) (*inbox.Question, error) {
+	at(ago)
+	return a.Inbox.Ask(ctx, ctalk.Caller{OrgID: "acme", UserID: from}, inbox.Ask{To: to, Text: text})
+}
+
+// seedAnswered has alice ask bob a question a day ago, which he answers
+// and shares with the organization.
+func seedAnswered(ctx context.Context, a *app.Assembly, at func(time.Duration)) error {
+	answered, err := demoAsk(ctx, a, at, 26*time.Hour, "alice", "bob", "Which branch of alpha-repo has the new backoff for the card reader?")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	at(25 * time.Hour)
 	const answer = "It is on release/2.4; main gets it on Thursday."
-	if _, _, err := a.Inbox.Propose(ctx, ctalk.Caller{OrgID: "acme", UserID: "bob"}, answered.ID, answer); err != nil {
-		return nil, err
+	bob := ctalk.Caller{OrgID: "acme", UserID: "bob"}
+	if _, _, err := a.Inbox.Propose(ctx, bob, answered.ID, answer); err != nil {
+		return err
 	}
-	sent, err := a.Inbox.Send(ctx, ctalk.Caller{OrgID: "acme", UserID: "bob"}, answered.ID, answer)
+	sent, err := a.Inbox.Send(ctx, bob, answered.ID, answer)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	share := true
-	if _, err := a.Knowledge.Publish(ctx, ctalk.Caller{OrgID: "acme", UserID: "bob"}, knowledge.Answered{MessageID: sent.ID, AskerID: sent.From,
-		AnswererID: sent.To, Question: sent.Text, Answer: sent.Answer, AnsweredAt: *sent.ResolvedAt}, &share, nil); err != nil {
+	_, err = a.Knowledge.Publish(ctx, bob, knowledge.Answered{MessageID: sent.ID, AskerID: sent.From,
+		AnswererID: sent.To, Question: sent.Text, Answer: sent.Answer, AnsweredAt: *sent.ResolvedAt}, &share, nil)
+	return err
+}
+
+// seedWaiting asks the questions still open: one of alice's own, and two
+// waiting for her, the first of which (returned) has her agent's draft.
+func seedWaiting(ctx context.Context, a *app.Assembly, at func(time.Duration)) (*inbox.Question, error) {
+	if _, err := demoAsk(ctx, a, at, 3*time.Hour, "alice", "carol", "Is the staging database migrated to the new schema yet?"); err != nil {
 		return nil, err
 	}
-	if _, err := ask(3*time.Hour, "alice", "carol", "Is the staging database migrated to the new schema yet?"); err != nil {
-		return nil, err
-	}
-	q, err := ask(2*time.Hour, "bob", "alice", "What is the retry logic in payments-service? A customer sees two charges after a timeout.")
+	q, err := demoAsk(ctx, a, at, 2*time.Hour, "bob", "alice", "What is the retry logic in payments-service? A customer sees two charges after a timeout.")
 	if err != nil {
 		return nil, err
 	}
@@ -102,18 +138,8 @@ func seed(ctx context.Context, clock *demoClock, a *app.Assembly) (*demo, error)
 			"Two charges mean two keys: the client made a new key after its own timeout. Reuse the key on retry (see payments-service/docs/retries.md)."); err != nil {
 		return nil, err
 	}
-	if _, err := ask(12*time.Minute, "carol", "alice", "Can I deploy billing on Friday afternoon, or is there a freeze?"); err != nil {
-		return nil, err
-	}
-	if err := seedChannel(ctx, a, at); err != nil {
-		return nil, err
-	}
-	seedCalls(a)
-	more := func(ctx context.Context) error {
-		_, err := a.Inbox.Ask(ctx, ctalk.Caller{OrgID: "acme", UserID: "dev"}, inbox.Ask{To: "alice", Text: "Do refunds go through the same queue as charges?"})
-		return err
-	}
-	return &demo{OrgID: "acme", UserID: "alice", Question: q.ID, Ask: more}, nil
+	_, err = demoAsk(ctx, a, at, 12*time.Minute, "carol", "alice", "Can I deploy billing on Friday afternoon, or is there a freeze?")
+	return q, err
 }
 
 // seedChannel creates #payments with a short conversation of people and

@@ -7,9 +7,18 @@
 (function () {
   var body = document.body;
 
-  // Times: how long ago in words, the absolute time in the person's own
-  // time zone on hover, refreshed every minute.
-  var absolute = { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short" };
+  // Times: how long ago in words, refreshed every minute, and the absolute
+  // time in the person's own time zone on hover or focus. Formatting with
+  // Intl is slow the first time and for every new format, so each format
+  // is made once, and the absolute time only when a time is pointed at.
+  var formats = {};
+  function format(kind, d) {
+    if (!formats[kind]) {
+      formats[kind] = new Intl.DateTimeFormat(undefined, kind === "day" ? { year: "numeric", month: "short", day: "numeric" } :
+        { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short" });
+    }
+    return formats[kind].format(d);
+  }
   function plural(n, one, many) { return n + " " + (n === 1 ? one : (many || one + "s")); }
   function ago(d) {
     var s = Math.round((Date.now() - d) / 1000), future = s < 0, m;
@@ -18,17 +27,27 @@
     if (s < 3600) { m = plural(Math.floor(s / 60), "min", "min"); }
     else if (s < 86400) { m = plural(Math.floor(s / 3600), "hour"); }
     else if (s < 30 * 86400) { m = plural(Math.floor(s / 86400), "day"); }
-    else { return d.toLocaleDateString(undefined, { year: "numeric", month: "short", day: "numeric" }); }
+    else { return format("day", d); }
     return future ? "in " + m : m + " ago";
   }
   function times() {
     document.querySelectorAll("time[datetime]").forEach(function (el) {
       var d = new Date(el.getAttribute("datetime"));
       if (isNaN(d)) { return; }
-      el.title = d.toLocaleString(undefined, absolute);
-      el.textContent = ago(d);
+      var text = ago(d);
+      if (el.textContent !== text) { el.textContent = text; }
     });
   }
+  function local(ev) {
+    var el = ev.target && ev.target.closest ? ev.target.closest("time[datetime]") : null;
+    if (!el || el.hasAttribute("data-local")) { return; }
+    var d = new Date(el.getAttribute("datetime"));
+    if (isNaN(d)) { return; }
+    el.title = format("absolute", d);
+    el.setAttribute("data-local", "");
+  }
+  document.addEventListener("pointerover", local);
+  document.addEventListener("focusin", local);
   times();
   setInterval(times, 60000);
 
