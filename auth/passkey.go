@@ -288,12 +288,9 @@ func (s *Service) BeginPasskeyRegistration(ctx context.Context, sess *Session, p
 // Returns EInvalid for a bad name, EUnauthorized for an expired ceremony or
 // an answer the library refuses, EConflict for a passkey already stored.
 func (s *Service) FinishPasskeyRegistration(ctx context.Context, sess *Session, publicURL, ceremony, name string, answer []byte) (*Passkey, error) {
-	name = strings.TrimSpace(name)
-	if name == "" {
-		return nil, ctalk.Errorf(ctalk.EInvalid, "name the passkey (say, the device or password manager that holds it) so that you can tell your passkeys apart")
-	}
-	if n := utf8.RuneCountInString(name); n > MaxPasskeyNameLen || !utf8.ValidString(name) {
-		return nil, ctalk.Errorf(ctalk.EInvalid, "a passkey's name is at most %d characters (this one has %d); choose a shorter one", MaxPasskeyNameLen, n)
+	name, err := passkeyName(name)
+	if err != nil {
+		return nil, err
 	}
 	w, err := relyingParty(publicURL)
 	if err != nil {
@@ -321,8 +318,28 @@ func (s *Service) FinishPasskeyRegistration(ctx context.Context, sess *Session, 
 		return nil, fmt.Errorf("encode passkey record: %w", err)
 	}
 	pk := &Passkey{ID: base64.RawURLEncoding.EncodeToString(cred.ID), Name: name}
-	handle := base64.RawURLEncoding.EncodeToString(u.handle)
-	err = s.db.Tx(ctx, func(tx db.Querier) error {
+	if err := s.storePasskey(ctx, sess, pk, base64.RawURLEncoding.EncodeToString(u.handle), string(record), cred.Authenticator.SignCount); err != nil {
+		return nil, err
+	}
+	return pk, nil
+}
+
+// passkeyName is name trimmed, or why it cannot name a passkey.
+func passkeyName(name string) (string, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return "", ctalk.Errorf(ctalk.EInvalid, "name the passkey (say, the device or password manager that holds it) so that you can tell your passkeys apart")
+	}
+	if n := utf8.RuneCountInString(name); n > MaxPasskeyNameLen || !utf8.ValidString(name) {
+		return "", ctalk.Errorf(ctalk.EInvalid, "a passkey's name is at most %d characters (this one has %d); choose a shorter one", MaxPasskeyNameLen, n)
+	}
+	return name, nil
+}
+
+// storePasskey stores the registered passkey pk of sess's person, with its
+// user handle, its credential record and its sign count, stamping when.
+func (s *Service) storePasskey(ctx context.Context, sess *Session, pk *Passkey, handle, record string, signCount uint32) error {
+	return s.db.Tx(ctx, func(tx db.Querier) error {
 		pk.CreatedAt = s.db.Now()
 		// Every passkey of a person carries one user handle, which a
 		// discoverable sign-in checks: a registration begun before
@@ -336,7 +353,7 @@ func (s *Service) FinishPasskeyRegistration(ctx context.Context, sess *Session, 
 			return ctalk.Errorf(ctalk.EConflict, "another passkey of yours was added while this one was; remove this one from your device, then add it again")
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO passkeys (id, org_id, user_id, user_handle, name, credential, sign_count, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			pk.ID, sess.OrgID, sess.UserID, handle, name, string(record), int64(cred.Authenticator.SignCount), pk.CreatedAt)
+			pk.ID, sess.OrgID, sess.UserID, handle, pk.Name, record, int64(signCount), pk.CreatedAt)
 		if ctalk.ErrorCode(err) == ctalk.EConflict {
 			return ctalk.Errorf(ctalk.EConflict, "this passkey is already registered; it is in your list of passkeys")
 		}
@@ -345,10 +362,6 @@ func (s *Service) FinishPasskeyRegistration(ctx context.Context, sess *Session, 
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return pk, nil
 }
 
 // Passkeys lists the passkeys of orgID/userID, oldest first.

@@ -78,6 +78,17 @@ func (w *Wire) send(ctx context.Context, method string, params map[string]any, t
 	if err != nil {
 		return nil, err
 	}
+	data, err := w.post(ctx, body, tool, withToken)
+	if err != nil {
+		return nil, err
+	}
+	return decodeResult(tool, data)
+}
+
+// post sends body with the session's headers and returns the JSON-RPC
+// response: the body, or the last data line of an event stream (the
+// notifications before it skipped).
+func (w *Wire) post(ctx context.Context, body []byte, tool string, withToken bool) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -103,19 +114,23 @@ func (w *Wire) send(ctx context.Context, method string, params map[string]any, t
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("%s: HTTP %s: %s", tool, resp.Status, bytes.TrimSpace(data))
 	}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		// The response is the last data line of the stream; notifications
-		// before it are skipped.
-		var last []byte
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(nil, len(data)+1)
-		for sc.Scan() {
-			if line, ok := bytes.CutPrefix(sc.Bytes(), []byte("data:")); ok {
-				last = bytes.TrimSpace(line)
-			}
-		}
-		data = last
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return data, nil
 	}
+	var last []byte
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, len(data)+1)
+	for sc.Scan() {
+		if line, ok := bytes.CutPrefix(sc.Bytes(), []byte("data:")); ok {
+			last = bytes.TrimSpace(line)
+		}
+	}
+	return last, nil
+}
+
+// decodeResult returns the structured content of a JSON-RPC response to a
+// call of tool, or its error.
+func decodeResult(tool string, data []byte) (json.RawMessage, error) {
 	var msg struct {
 		Error *struct {
 			Message string `json:"message"`
