@@ -75,8 +75,9 @@ func TestLighthouseScores(t *testing.T) {
 	// site's https name, so that the sign-in page offers a passkey (at a
 	// bare IP address it offers none).
 	base := strings.Replace(s.URL, "127.0.0.1", "localhost", 1)
-	signedOut := map[string]bool{"/": true, "/signin": true, "/signup": true}
-	pages := []string{"/", "/signin", "/signup", "/inbox", "/inbox/" + q, "/channels/general", "/people", "/tokens", "/admin", "/admin/audit"}
+	signedOut := map[string]bool{"/": true, "/signin": true, "/signup": true, "/forgot": true}
+	pages := []string{"/", "/signin", "/signup", "/forgot", "/inbox", "/inbox/" + q, "/asked", "/channels", "/channels/general", "/people", "/knowledge",
+		"/profile", "/profile/notifications", "/tokens", "/admin", "/admin/overview", "/admin/audit"}
 	var runs []lighthouseRun
 	for i, p := range pages {
 		schemes := []string{"light", "dark"}
