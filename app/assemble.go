@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/access"
 	"github.com/ctalk/ctalk/api"
 	"github.com/ctalk/ctalk/audit"
@@ -122,7 +123,7 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 
 	n := startNotify(ctx, d, w, log, sender, o, in, ch)
 
-	svc := tools.Services{Auth: a, Orgs: o, Inbox: in, Channels: ch, Presence: presence, Access: acc, Notify: n, Knowledge: knowledge.NewService(d, o), OAuth: oauth.NewService(d, a, oauthConfig(w.API))}
+	svc := tools.Services{Auth: a, Orgs: o, Inbox: in, Channels: ch, Presence: presence, Access: acc, Notify: n, Knowledge: newKnowledge(d, o, in), OAuth: oauth.NewService(d, a, oauthConfig(w.API))}
 	p := api.Parts{DB: d, Services: svc, Metrics: prometheus.NewRegistry(), Stop: make(chan struct{})}
 	p.Tools = tools.New(tools.Config{Version: w.API.Version, Logger: log, AllowOrgSignup: w.API.AllowOrgSignup, SignupSecret: w.API.SignupSecret,
 		ProgressEvery: w.API.ProgressEvery, Audit: w.API.Audit, Stop: p.Stop, Metrics: p.Metrics}, svc)
@@ -138,6 +139,18 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 
 // newWeb builds the web app over the parts, the tools' sign-up check
 // included.
+// newKnowledge builds the shared answers' service over d, whose look-up
+// before an ask leaves a retry of a question asked with the same
+// idempotency key to the inbox.
+func newKnowledge(d *db.DB, o *orgs.Service, in *inbox.Service) *knowledge.Service {
+	kn := knowledge.NewService(d, o)
+	kn.SkipRetries(func(ctx context.Context, c ctalk.Caller, key string) (bool, error) {
+		q, err := in.AskedWithKey(ctx, c, key)
+		return q != nil, err
+	})
+	return kn
+}
+
 func newWeb(cfg api.Config, log *slog.Logger, p api.Parts) *web.Pages {
 	pages := web.New(web.Config{
 		Logger:            log,

@@ -33,6 +33,8 @@ type Service struct {
 	orgs *orgs.Service
 	// words are the words of orgs' shared answers, for the look-up.
 	words *wordCache
+	// retried tells LookFirst of retries (SkipRetries).
+	retried Retried
 }
 
 // NewService returns a Service over d, reading members through o.

@@ -80,11 +80,7 @@ func (s *Server) registerAskPerson() {
 		authTokenParam,
 		annotations(false, false, false),
 	), func(ctx context.Context, sess *auth.Session, in *askArgs) (*askResult, error) {
-		found, err := s.lookFirst(ctx, sess, in)
-		if err != nil {
-			return nil, err
-		}
-		if len(found) > 0 {
+		if found := s.lookFirst(ctx, sess, in); len(found) > 0 {
 			return notAsked(in, found), nil
 		}
 		q, err := s.inbox.Ask(ctx, sess.Caller(), inbox.Ask{To: in.ToUserID, Text: in.Question, IdempotencyKey: in.IdempotencyKey, FollowUpOf: strings.TrimSpace(in.FollowUpOf), UnlessAway: !in.AskAnyway})

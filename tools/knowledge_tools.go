@@ -125,29 +125,15 @@ func (s *Server) registerUnshareAnswer() {
 	})
 }
 
-// lookFirst is ask_person's look-up, before the question is stored: the
-// shared answers that may answer it, or none when the agent asks anyway,
-// when the question was asked already with this idempotency key (a retry
-// gets its question), or when nothing matches well.
-func (s *Server) lookFirst(ctx context.Context, sess *auth.Session, in *askArgs) ([]*knowledge.Answer, error) {
-	if in.AskAnyway || in.FollowUpOf != "" {
-		// A follow-up goes on a thread to the one who answered it.
-		return nil, nil
-	}
-	if in.IdempotencyKey != "" {
-		asked, err := s.inbox.AskedWithKey(ctx, sess.Caller(), in.IdempotencyKey)
-		if err != nil || asked != nil {
-			return nil, err
-		}
-	}
-	found, err := s.know.Suggest(ctx, sess.Caller(), in.Question)
+// lookFirst is ask_person's look-up, before the question is stored
+// (knowledge.LookFirst): the shared answers that may serve, fenced; none
+// when the look-up fails, which is logged and never stops the question.
+func (s *Server) lookFirst(ctx context.Context, sess *auth.Session, in *askArgs) []*knowledge.Answer {
+	found, err := s.know.LookFirst(ctx, sess.Caller(), knowledge.LookUp{Question: in.Question, Key: in.IdempotencyKey, Anyway: in.AskAnyway, FollowUp: strings.TrimSpace(in.FollowUpOf) != ""})
 	if err != nil {
-		// The look-up spares a person an interruption; failing, it
-		// must not stop the question.
 		s.log.Warn("shared answers not looked up before an ask", "request_id", requestID(ctx), "error", err)
-		return nil, nil
 	}
-	return fenced(found), nil
+	return fenced(found)
 }
 
 // notAsked is ask_person's result when earlier shared answers may serve.

@@ -110,7 +110,7 @@ func (p *Pages) askSubmit(c echo.Context) error {
 	}
 	followUp := strings.TrimSpace(c.FormValue("follow_up_of"))
 	anyway := c.FormValue("ask_anyway") != "" || followUp != ""
-	if form.Earlier = p.lookFirst(ctx, m, form, anyway); len(form.Earlier) > 0 {
+	if form.Earlier = p.lookFirst(ctx, m, form, knowledge.LookUp{Anyway: anyway, FollowUp: followUp != ""}); len(form.Earlier) > 0 {
 		return p.renderAsked(c, http.StatusOK, "", form, nil, nil)
 	}
 	_, err := p.inbox.Ask(ctx, m.Caller(), inbox.Ask{To: form.To, Text: form.Text, IdempotencyKey: form.Key, FollowUpOf: followUp, UnlessAway: !anyway})
@@ -137,21 +137,12 @@ func (p *Pages) askSubmit(c echo.Context) error {
 	return p.renderAsked(c, ctalk.HTTPStatus(ctalk.ErrorCode(err)), "", form, map[string]string{field: msg}, nil)
 }
 
-// lookFirst is the ask form's look-up, as ask_person's: the shared answers
-// that may answer the question; none when the person asks anyway, when the
-// form's key asked already (a resubmission gets its question) or when
-// nothing matches well. Failing, it must not stop the question.
-func (p *Pages) lookFirst(ctx context.Context, m *auth.Session, form askForm, anyway bool) []*knowledge.Answer {
-	if anyway {
-		return nil
-	}
-	if form.Key != "" {
-		if asked, err := p.inbox.AskedWithKey(ctx, m.Caller(), form.Key); err != nil || asked != nil {
-			// The ask says what is wrong with the key.
-			return nil
-		}
-	}
-	found, err := p.knowledge.Suggest(ctx, m.Caller(), form.Text)
+// lookFirst is the ask form's look-up, as ask_person's
+// (knowledge.LookFirst): the shared answers that may serve; none when the
+// look-up fails, which is logged and never stops the question.
+func (p *Pages) lookFirst(ctx context.Context, m *auth.Session, form askForm, in knowledge.LookUp) []*knowledge.Answer {
+	in.Question, in.Key = form.Text, form.Key
+	found, err := p.knowledge.LookFirst(ctx, m.Caller(), in)
 	if err != nil {
 		p.cfg.Logger.Warn("shared answers not looked up before an ask", "error", err)
 	}
