@@ -46,6 +46,9 @@ var pgPool struct {
 	owned map[string]bool // the schemas this process made and holds
 	free  []string
 	shape string // the fingerprint of a migrated schema, from the first
+	// tables are the tables of a schema of that shape, which empty
+	// deletes from, but schema_migrations.
+	tables []string
 }
 
 // startPool connects the keeper and drops the pool schemas of processes
@@ -136,9 +139,14 @@ func takeSchema() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// Every schema of the same shape has the same tables.
+	tables, err := column(ctx, pgPool.admin, `SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename <> 'schema_migrations' ORDER BY tablename`, name)
+	if err != nil {
+		return "", err
+	}
 	pgPool.mu.Lock()
 	if pgPool.shape == "" {
-		pgPool.shape = shape
+		pgPool.shape, pgPool.tables = shape, tables
 	}
 	pgPool.mu.Unlock()
 	return name, nil
@@ -213,14 +221,10 @@ func empty(ctx context.Context, name string) error {
 		return err
 	}
 	pgPool.mu.Lock()
-	want := pgPool.shape
+	want, tables := pgPool.shape, pgPool.tables
 	pgPool.mu.Unlock()
 	if shape != want {
 		return errChanged
-	}
-	tables, err := column(ctx, pgPool.admin, `SELECT $1 || '.' || tablename FROM pg_tables WHERE schemaname = $1 AND tablename <> 'schema_migrations'`, name)
-	if err != nil {
-		return err
 	}
 	// Deleting the few rows a test wrote costs a fraction of a truncate,
 	// which gives every table and index a new file. Foreign keys are not
@@ -229,7 +233,7 @@ func empty(ctx context.Context, name string) error {
 	var b strings.Builder
 	b.WriteString("SET LOCAL lock_timeout = '5s'; SET LOCAL session_replication_role = replica;")
 	for _, t := range tables {
-		fmt.Fprintf(&b, " DELETE FROM %s;", t)
+		fmt.Fprintf(&b, " DELETE FROM %s.%s;", name, t)
 	}
 	b.WriteString(" SELECT setval(s.oid, 1, false) FROM pg_class s WHERE s.relkind = 'S' AND s.relnamespace = '" + name + "'::regnamespace;")
 	tx, err := pgPool.admin.BeginTx(ctx, nil)
