@@ -148,7 +148,14 @@ type client struct {
 // newClient signs a person in and returns their client.
 func (s *site) newClient(t testing.TB, orgID, userID string) *client {
 	t.Helper()
+	return s.newClientAt(t, s.URL, orgID, userID)
+}
+
+// newClientAt is newClient at base, another name of the site (localhost).
+func (s *site) newClientAt(t testing.TB, base, orgID, userID string) *client {
+	t.Helper()
 	c := s.anonymous(t)
+	c.base = base
 	if code, body := c.post("/signin", url.Values{"org_id": {orgID}, "user_id": {userID}, "password": {userPW}}); code != http.StatusOK {
 		t.Fatalf("sign in as %s/%s: %d %s", orgID, userID, code, body)
 	}

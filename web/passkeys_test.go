@@ -108,7 +108,8 @@ func TestPasskeyFactorHoldsWithAPassword(t *testing.T) {
 		s.propose(t, id, "Yes.")
 		s.addPasskey(t, "bob", "bobkey")
 		s.addPasskey(t, "alice", "alicekey")
-		bob := s.newClient(t, "acme", "bob")
+		// At localhost, where passkeys are possible over http.
+		bob := s.newClientAt(t, localhost(s), "acme", "bob")
 		for _, form := range []struct {
 			path string
 			v    url.Values
@@ -155,5 +156,38 @@ func TestPasskeyFactorHoldsWithAPassword(t *testing.T) {
 			}
 			return false, err
 		})
+	})
+}
+
+// TestPasskeysAtAnAddressAreNotOffered: reached at an IP address, where no
+// passkey is possible, the profile offers no "Add a passkey" and the
+// step-up page no ceremony, each saying to open ctalk at its name; at a
+// name (localhost) both offer them. On both engines.
+func TestPasskeysAtAnAddressAreNotOffered(t *testing.T) {
+	each(t, func(t *testing.T, engine db.Engine) {
+		s := start(t, engine)
+		s.org(t, "acme")
+		ctx := context.Background()
+		if _, err := s.Orgs.SetSettings(ctx, "acme", orgs.Settings{ApprovalMode: orgs.ApprovalHuman, ApprovalFactor: orgs.FactorPasskey}); err != nil {
+			t.Fatal(err)
+		}
+		id := s.ask(t, "alice", "bob", "Ship it?")
+		s.propose(t, id, "Yes.")
+		s.addPasskey(t, "bob", "bobkey")
+		for _, c := range []struct {
+			base  string
+			offer bool
+		}{{localhost(s), true}, {s.URL, false}} {
+			bob := s.newClientAt(t, c.base, "acme", "bob")
+			_, profile := bob.get("/profile")
+			_, stepUp := bob.post("/inbox/"+id+"/approve", url.Values{"version": {"1"}})
+			for what, body := range map[string]string{"profile": profile, "step-up page": stepUp} {
+				offered := strings.Contains(body, `data-passkey="register"`) || strings.Contains(body, `data-passkey="verify"`)
+				said := strings.Contains(body, `id="passkeys-at-address"`)
+				if offered != c.offer || said == c.offer {
+					t.Fatalf("%s at %s: passkey offered %v, address note %v; want offered %v:\n%s", what, c.base, offered, said, c.offer, body)
+				}
+			}
+		}
 	})
 }
