@@ -90,6 +90,22 @@ func TestRequirePasskeyGuidesAtSignIn(t *testing.T) {
 	})
 }
 
+// passkeyFactorSite starts a site whose org acme approves in human mode
+// with the passkey factor, where bob, who has a passkey, has a draft of an
+// answer to alice's question id waiting for his approval.
+func passkeyFactorSite(t *testing.T, engine db.Engine) (s *site, id string) {
+	t.Helper()
+	s = start(t, engine)
+	s.org(t, "acme")
+	if _, err := s.Orgs.SetSettings(context.Background(), "acme", orgs.Settings{ApprovalMode: orgs.ApprovalHuman, ApprovalFactor: orgs.FactorPasskey}); err != nil {
+		t.Fatal(err)
+	}
+	id = s.ask(t, "alice", "bob", "Ship it?")
+	s.propose(t, id, "Yes.")
+	s.addPasskey(t, "bob", "bobkey")
+	return s, id
+}
+
 // TestPasskeyFactorHoldsWithAPassword: where approval_factor is passkey,
 // a session begun with the password (all an agent told the password could
 // get) approves, declines and decides posts nothing, and cannot switch the
@@ -98,15 +114,8 @@ func TestRequirePasskeyGuidesAtSignIn(t *testing.T) {
 // page, to be sent once verified.
 func TestPasskeyFactorHoldsWithAPassword(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
-		s := start(t, engine)
-		s.org(t, "acme")
+		s, id := passkeyFactorSite(t, engine)
 		ctx := context.Background()
-		if _, err := s.Orgs.SetSettings(ctx, "acme", orgs.Settings{ApprovalMode: orgs.ApprovalHuman, ApprovalFactor: orgs.FactorPasskey}); err != nil {
-			t.Fatal(err)
-		}
-		id := s.ask(t, "alice", "bob", "Ship it?")
-		s.propose(t, id, "Yes.")
-		s.addPasskey(t, "bob", "bobkey")
 		s.addPasskey(t, "alice", "alicekey")
 		// At localhost, where passkeys are possible over http.
 		bob := s.newClientAt(t, localhost(s), "acme", "bob")
@@ -165,15 +174,7 @@ func TestPasskeyFactorHoldsWithAPassword(t *testing.T) {
 // name (localhost) both offer them. On both engines.
 func TestPasskeysAtAnAddressAreNotOffered(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
-		s := start(t, engine)
-		s.org(t, "acme")
-		ctx := context.Background()
-		if _, err := s.Orgs.SetSettings(ctx, "acme", orgs.Settings{ApprovalMode: orgs.ApprovalHuman, ApprovalFactor: orgs.FactorPasskey}); err != nil {
-			t.Fatal(err)
-		}
-		id := s.ask(t, "alice", "bob", "Ship it?")
-		s.propose(t, id, "Yes.")
-		s.addPasskey(t, "bob", "bobkey")
+		s, id := passkeyFactorSite(t, engine)
 		for _, c := range []struct {
 			base  string
 			offer bool
