@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,9 +18,9 @@ import (
 const (
 	// maxIndexAnswers is the most shared answers of an org that are
 	// indexed: a bigger org is searched by the engine on every look-up, as
-	// reading all its answers again after each change would cost more than
-	// the searches it spares (BENCHMARKS.md).
-	maxIndexAnswers = 20000
+	// reading all its answers again after each change (about 5 µs an
+	// answer) would cost more than the searches it spares (BENCHMARKS.md).
+	maxIndexAnswers = 2000
 	// indexBudget bounds the estimated bytes of every org's index of one
 	// replica together; an org's index that would take more than a quarter
 	// of it is not kept, and the org is searched.
@@ -153,97 +154,101 @@ func (x *orgIndex) add(id string, at time.Time, question, answer string) {
 	x.ids, x.answered = append(x.ids, id), append(x.answered, at.UnixNano())
 	x.bytes += len(id) + 24
 	inQ := stemSet(question)
-	for st := range stemSet(question, answer) {
-		p, ok := x.postings[st]
-		if !ok {
-			x.bytes += len(st) + 56
-		}
-		x.bytes += 4
-		if inQ[st] {
-			x.postings[st] = append(p, i|inQuestion)
-		} else {
-			x.postings[st] = append(p, i)
+	for st := range inQ {
+		x.post(st, i|inQuestion)
+	}
+	for st := range stemSet(answer) {
+		if !inQ[st] {
+			x.post(st, i)
 		}
 	}
+}
+
+// post appends posting to the list of st.
+func (x *orgIndex) post(st string, posting uint32) {
+	p, ok := x.postings[st]
+	if !ok {
+		// The stem is a slice of its answer's text: copied, so that the
+		// index holds no text.
+		st = strings.Clone(st)
+		x.bytes += len(st) + 56
+	}
+	x.bytes += 4
+	x.postings[st] = append(p, posting)
 }
 
 // hits counts, per answer, q's terms found in its question and answer and
-// those found in its question: as coverage and coverageIn count them.
-type hits struct{ all, question int }
+// those found in its question, as coverage and coverageIn count them; term
+// is the last term counted for it (from 1), so that a prefix matching
+// several of its stems counts once.
+type hits struct{ all, question, term, termQuestion uint16 }
 
 // best returns the ids of x's answers that hold at least MinCoverage of
-// q's terms, ordered by lookScore and then newest first, at most n.
+// q's terms, ordered by the look-up's score (lookBase of the share in
+// their question, times 1 + their coverage, as rank scores them before
+// ownership) and then newest first, at most n.
 func (x *orgIndex) best(q query, n int) []string {
 	stems, pre := q.coverageTerms()
-	found := map[uint32]*hits{}
-	count := func(ps []uint32) {
-		for _, p := range ps {
-			h := found[p>>1]
-			if h == nil {
-				h = &hits{}
-				found[p>>1] = h
-			}
-			h.all++
-			h.question += int(p & inQuestion)
-		}
-	}
-	for _, st := range stems {
-		count(x.postings[st])
-	}
-	for _, p := range pre {
-		count(x.prefixPostings(p))
-	}
 	terms := len(stems) + len(pre)
-	var out []uint32
-	for a, h := range found {
-		if share(h.all, terms) >= MinCoverage {
-			out = append(out, a)
+	if terms == 0 || terms > 1<<16-1 {
+		return nil
+	}
+	found := make([]hits, len(x.ids))
+	var touched []uint32
+	count := func(term int, ps []uint32) {
+		for _, p := range ps {
+			a := p >> 1
+			h := &found[a]
+			if h.term != uint16(term) {
+				if h.term, h.all = uint16(term), h.all+1; h.all == 1 {
+					touched = append(touched, a)
+				}
+			}
+			if p&inQuestion != 0 && h.termQuestion != uint16(term) {
+				h.termQuestion, h.question = uint16(term), h.question+1
+			}
 		}
 	}
-	score := func(a uint32) float64 {
-		return lookBase(share(found[a].question, terms)) * (1 + share(found[a].all, terms))
+	for i, st := range stems {
+		count(1+i, x.postings[st])
 	}
-	slices.SortFunc(out, func(a, b uint32) int {
-		if sa, sb := score(a), score(b); sa != sb {
-			return cmpDesc(sa, sb)
+	for i, p := range pre {
+		st := stem(p)
+		for w, ps := range x.postings {
+			if prefixes(w, p, st) {
+				count(1+len(stems)+i, ps)
+			}
 		}
-		return cmpDesc(x.answered[a], x.answered[b])
-	})
-	ids := make([]string, 0, min(n, len(out)))
-	for _, a := range out[:min(n, len(out))] {
-		ids = append(ids, x.ids[a])
 	}
-	return ids
+	return x.top(found, touched, terms, n)
 }
 
-// prefixPostings returns, once per answer, the postings of the stems that
-// prefix p matches as hasPrefix matches them: in the question if any such
-// stem is.
-func (x *orgIndex) prefixPostings(p string) []uint32 {
-	per := map[uint32]uint32{}
-	st := stem(p)
-	for w, ps := range x.postings {
-		if !prefixes(w, p, st) {
+// top returns the ids of the n best of the touched answers that found
+// holds MinCoverage of terms in, best first.
+func (x *orgIndex) top(found []hits, touched []uint32, terms, n int) []string {
+	type scored struct {
+		a     uint32
+		score float64
+	}
+	var best []scored
+	for _, a := range touched {
+		h := found[a]
+		cov := share(int(h.all), terms)
+		if cov < MinCoverage {
 			continue
 		}
-		for _, posting := range ps {
-			per[posting>>1] |= posting
+		c := scored{a, lookBase(share(int(h.question), terms)) * (1 + cov)}
+		at := len(best)
+		for at > 0 && (best[at-1].score < c.score || best[at-1].score == c.score && x.answered[best[at-1].a] < x.answered[a]) {
+			at--
+		}
+		if at < n {
+			best = slices.Insert(best, at, c)[:min(n, len(best)+1)]
 		}
 	}
-	out := make([]uint32, 0, len(per))
-	for _, posting := range per {
-		out = append(out, posting)
+	ids := make([]string, len(best))
+	for i, c := range best {
+		ids[i] = x.ids[c.a]
 	}
-	return out
-}
-
-// cmpDesc orders higher values first.
-func cmpDesc[T int64 | float64](a, b T) int {
-	switch {
-	case a > b:
-		return -1
-	case a < b:
-		return 1
-	}
-	return 0
+	return ids
 }

@@ -1,6 +1,7 @@
 package knowledge
 
 import (
+	"cmp"
 	"encoding/json"
 	"os"
 	"slices"
@@ -59,7 +60,7 @@ func TestIndexCoverageIsCoverage(t *testing.T) {
 		}
 		// Newest first among equals: the later answers are newer.
 		slices.Reverse(want)
-		slices.SortStableFunc(want, func(a, b scored) int { return cmpDesc(a.score, b.score) })
+		slices.SortStableFunc(want, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
 		var wantIDs []string
 		for _, w := range want {
 			wantIDs = append(wantIDs, w.id)

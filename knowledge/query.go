@@ -208,17 +208,26 @@ func share(found, n int) float64 {
 // "retries" meets "retry" and "migrations" meets "migrate" when ctalk
 // compares words in Go. The engines' own stemmers do the searching.
 func stem(w string) string {
-	for _, s := range []struct{ suffix, with string }{{"ies", "y"}, {"ing", ""}, {"ed", ""}, {"es", ""}, {"s", ""}} {
+	for _, s := range suffixes {
 		if strings.HasSuffix(w, s.suffix) && len(w)-len(s.suffix) >= 3 {
 			w = strings.TrimSuffix(w, s.suffix) + s.with
 			break
 		}
 	}
-	if r := []rune(w); len(r) > 6 {
-		w = string(r[:6])
+	// The first six letters, cut without copying.
+	n := 0
+	for i := range w {
+		if n == 6 {
+			return w[:i]
+		}
+		n++
 	}
 	return w
 }
+
+// suffixes are what stem takes off a word, the first that fits, and what
+// it puts in their place.
+var suffixes = []struct{ suffix, with string }{{"ies", "y"}, {"ing", ""}, {"ed", ""}, {"es", ""}, {"s", ""}}
 
 // stemSet returns the crude stems of every word of texts.
 func stemSet(texts ...string) map[string]bool {
