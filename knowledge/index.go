@@ -18,8 +18,8 @@ import (
 const (
 	// maxIndexAnswers is the most shared answers of an org that are
 	// indexed: a bigger org is searched by the engine on every look-up, as
-	// reading all its answers again after each change (about 5 µs an
-	// answer) would cost more than the searches it spares (BENCHMARKS.md).
+	// reading all its answers again after each change would cost more
+	// than the searches it spares (BENCHMARKS.md).
 	maxIndexAnswers = 2000
 	// indexBudget bounds the estimated bytes of every org's index of one
 	// replica together; an org's index that would take more than a quarter
@@ -173,8 +173,9 @@ func (x *orgIndex) post(st string, posting uint32) {
 		st = strings.Clone(st)
 		x.bytes += len(st) + 56
 	}
-	x.bytes += 4
-	x.postings[st] = append(p, posting)
+	grown := append(p, posting)
+	x.bytes += 4 * (cap(grown) - cap(p))
+	x.postings[st] = grown
 }
 
 // hits counts, per answer, q's terms found in its question and answer and

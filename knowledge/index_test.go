@@ -79,3 +79,31 @@ func TestIndexCoverageIsCoverage(t *testing.T) {
 		t.Errorf("%d questions offer an answer and %d more than one; want at least 30 and 3", offered, ordered)
 	}
 }
+
+// TestIndexKeepsItsBudget: the indexes of a replica's orgs together stay
+// within indexBudget, the newest kept, and an older version of an org's
+// index never replaces a newer one.
+func TestIndexKeepsItsBudget(t *testing.T) {
+	c := &index{orgs: map[string]*orgIndex{}}
+	for i := range 10 {
+		c.keep(string(rune('a'+i)), &orgIndex{version: 2, bytes: indexBudget / 4})
+		if c.bytes > indexBudget || c.orgs[string(rune('a'+i))] == nil {
+			t.Fatalf("after %d orgs: %d bytes held, the newest held %v", i+1, c.bytes, c.orgs[string(rune('a'+i))] != nil)
+		}
+	}
+	if len(c.orgs) != 4 {
+		t.Errorf("%d orgs held, want 4 of a quarter of the budget each", len(c.orgs))
+	}
+	c.keep("j", &orgIndex{version: 1, bytes: 1})
+	if x := c.orgs["j"]; x == nil || x.version != 2 {
+		t.Errorf("an older index replaced the newer: %+v", x)
+	}
+	c.keep("j", &orgIndex{version: 3, bytes: 10})
+	sum := 0
+	for _, x := range c.orgs {
+		sum += x.bytes
+	}
+	if c.orgs["j"].version != 3 || c.bytes != sum {
+		t.Errorf("held %d bytes by count, %d by sum, j at version %d; want equal and 3", c.bytes, sum, c.orgs["j"].version)
+	}
+}

@@ -366,7 +366,8 @@ func TestLookUpSeesChangesOfOtherReplicas(t *testing.T) {
 // hold a question's words but none alone holds enough, the look-up decides
 // without a full-text search or reading an answer; when one does, it reads
 // the answers it may offer by their ids, with no full-text search either;
-// and while no answer changes, the index is not read again.
+// while no answer changes, the index is not read again; and an org of
+// more answers than a replica indexes is searched.
 func TestLookUpReadsOnlyTheAnswersItOffers(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
@@ -411,6 +412,12 @@ func TestLookUpReadsOnlyTheAnswersItOffers(t *testing.T) {
 		got, statements := look("Where does gamma run?")
 		if len(got) != 1 || len(statements) != 2 || searches(statements) != 0 {
 			t.Errorf("a question one answer holds: offered %v after %d statements (%d searches), want one after 2 (the count, its read)", got, len(statements), searches(statements))
+		}
+		// An org of more answers than a replica indexes is searched.
+		f.exec(`UPDATE shared_answer_counts SET answers = 2001, version = version + 1 WHERE org_id = 'acme'`)
+		got, statements = look("Where does gamma run?")
+		if len(got) != 1 || searches(statements) != 1 {
+			t.Errorf("in an org too big to index: offered %v after %d searches, want one after 1", got, searches(statements))
 		}
 	})
 }
