@@ -10,6 +10,7 @@ import (
 
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/knowledge"
 )
 
 // seedShared stores n answered and shared questions in acme, in batches:
@@ -18,6 +19,13 @@ import (
 // questions do, with a few words common to all (handle, retries, backoff).
 func seedShared(b *testing.B, f *fixture, n int) {
 	b.Helper()
+	seedSharedAs(b, f, n, "service", "topic")
+}
+
+// seedSharedAs is seedShared with the words of its questions spelled
+// service and topic, then a number.
+func seedSharedAs(b *testing.B, f *fixture, n int, service, topic string) {
+	b.Helper()
 	const batch = 500
 	words, now := max(n/10, 1), f.d.Now()
 	for start := 0; start < n; start += batch {
@@ -25,8 +33,8 @@ func seedShared(b *testing.B, f *fixture, n int) {
 		var qargs, aargs []any
 		for i := start; i < min(start+batch, n); i++ {
 			id := fmt.Sprintf("msg_seed%07d", i)
-			q := fmt.Sprintf("How does service%d handle topic%d?", i%words, (i*7+3)%words)
-			a := fmt.Sprintf("Service%d retries topic%d with backoff%d after a failure.", i%words, (i*7+3)%words, i%97)
+			q := fmt.Sprintf("How does %s%d handle %s%d?", service, i%words, topic, (i*7+3)%words)
+			a := fmt.Sprintf("%s%d retries %s%d with backoff%d after a failure.", service, i%words, topic, (i*7+3)%words, i%97)
 			k := len(qargs)
 			qs = append(qs, fmt.Sprintf("('acme', $%d, 'al', 'ben', $%d, 'answered', $%d, $%d, $%d)", k+1, k+2, k+3, k+3, k+4))
 			qargs = append(qargs, id, q, now, a)
@@ -96,4 +104,70 @@ func quantileUS(ds []time.Duration, q float64) float64 {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return float64(s[int(q*float64(len(s)-1))]) / float64(time.Microsecond)
+}
+
+// BenchmarkLookUp measures ask_person's look-up (Service.Suggest) at 1,000
+// and 2,000 shared answers of one org (the most that a replica indexes), on both engines, against the
+// engine's search of the same question (Service.Search, as find_answers
+// runs it and as the look-up did before its index), the modes taking turns
+// call by call: index, with the replica's index of the org's answers
+// current, and reindex, after a change of the org's answers moved their
+// version on, so that the index is read again first. Each question is an
+// earlier one's, which that answer holds, and about twenty others two of
+// its three words (handle, in every answer, and one of the others). It reports each mode's p50 in microseconds and
+// index-x and reindex-x, search's time over theirs.
+//
+//	go test ./knowledge -run '^$' -bench LookUp -benchtime 200x
+func BenchmarkLookUp(b *testing.B) {
+	for _, engine := range dbtest.Engines {
+		for _, n := range []int{1000, 2000} {
+			b.Run(fmt.Sprintf("%s/answers=%d", engine, n), func(b *testing.B) {
+				f := newFixture(b, dbtest.Open(b, engine))
+				// Words that differ in their first six letters, as
+				// coverage's crude stems compare them.
+				seedSharedAs(b, f, n, "svc", "tpc")
+				f.exec(`INSERT INTO shared_answer_counts (org_id, answers, version) VALUES ('acme', $1, 1)`, n)
+				words, me, ctx := n/10, caller("acme", "cat"), context.Background()
+				modes := []string{"search", "index", "reindex"}
+				lat := make([][]time.Duration, len(modes))
+				b.ResetTimer()
+				for i := range b.N {
+					q := fmt.Sprintf("How does svc%d handle tpc%d?", (i*13)%words, (i*13*7+3)%words)
+					for m, mode := range modes {
+						if mode == "reindex" {
+							b.StopTimer()
+							f.exec(`UPDATE shared_answer_counts SET version = version + 1 WHERE org_id = 'acme'`)
+							b.StartTimer()
+						}
+						start := time.Now()
+						var got []*knowledge.Answer
+						var err error
+						if mode == "search" {
+							got, err = f.k.Search(ctx, me, q, 3)
+						} else {
+							got, err = f.k.Suggest(ctx, me, q)
+						}
+						lat[m] = append(lat[m], time.Since(start))
+						if err != nil || len(got) == 0 {
+							b.Fatalf("%s(%q) = %d answers, %v", mode, q, len(got), err)
+						}
+					}
+				}
+				b.StopTimer()
+				for m, mode := range modes {
+					b.ReportMetric(quantileUS(lat[m], 0.50), mode+"-p50-us")
+				}
+				b.ReportMetric(sum(lat[0]).Seconds()/sum(lat[1]).Seconds(), "index-x")
+				b.ReportMetric(sum(lat[0]).Seconds()/sum(lat[2]).Seconds(), "reindex-x")
+			})
+		}
+	}
+}
+
+// sum returns the total of ds.
+func sum(ds []time.Duration) (t time.Duration) {
+	for _, d := range ds {
+		t += d
+	}
+	return t
 }

@@ -31,15 +31,16 @@ const (
 type Service struct {
 	db   *db.DB
 	orgs *orgs.Service
-	// words are the words of orgs' shared answers, for the look-up.
-	words *wordCache
+	// index is the replica's index of orgs' shared answers, for the
+	// look-up.
+	index *index
 	// retried tells LookFirst of retries (SkipRetries).
 	retried Retried
 }
 
 // NewService returns a Service over d, reading members through o.
 func NewService(d *db.DB, o *orgs.Service) *Service {
-	return &Service{db: d, orgs: o, words: &wordCache{orgs: map[string]*orgWords{}}}
+	return &Service{db: d, orgs: o, index: &index{orgs: map[string]*orgIndex{}}}
 }
 
 // Answer is a shared answer as every member of its org may read it.

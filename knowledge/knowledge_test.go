@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -303,9 +305,10 @@ func TestBadQueriesSayWhatToDo(t *testing.T) {
 }
 
 // TestLookUpSeesChangesOfOtherReplicas: a replica that looked up a
-// question keeps the words of the org's shared answers, and still finds an
-// answer that another replica shared, edited or unshared since; an org
-// sharing nothing offers nothing.
+// question keeps its index of the org's shared answers, and still finds an
+// answer that another replica shared or edited since (and not its old
+// words), offers none once unshared there, nor while the org's
+// knowledge_sharing is off; an org sharing nothing offers nothing.
 func TestLookUpSeesChangesOfOtherReplicas(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
@@ -336,17 +339,85 @@ func TestLookUpSeesChangesOfOtherReplicas(t *testing.T) {
 		if got := suggest(f.k, "How are gateway certificates rotated?"); len(got) != 1 || got[0] != a.MessageID {
 			t.Fatalf("after another replica shared it, offered %v; want %s", got, a.MessageID)
 		}
+		f.settings("acme", orgs.Settings{KnowledgeSharing: orgs.SharingOff})
+		if got := suggest(f.k, "How are gateway certificates rotated?"); len(got) != 0 {
+			t.Fatalf("with knowledge_sharing off, offered %v", got)
+		}
+		f.settings("acme", orgs.Settings{KnowledgeSharing: orgs.SharingAsk})
 		if err := other.Edit(ctx, caller("acme", "al"), a.MessageID, "Use the cert-manager operator for the ingress."); err != nil {
 			t.Fatal(err)
 		}
 		if got := suggest(f.k, "Which operator manages the ingress certs?"); len(got) != 1 || got[0] != a.MessageID {
 			t.Fatalf("after another replica edited it, offered %v; want %s", got, a.MessageID)
 		}
+		if got := suggest(f.k, "Do we renew them with certbot and reload?"); len(got) != 0 {
+			t.Fatalf("after another replica edited it, its old words are offered: %v", got)
+		}
 		if err := other.Unshare(ctx, caller("acme", "al"), a.MessageID); err != nil {
 			t.Fatal(err)
 		}
 		if got := suggest(f.k, "How are gateway certificates rotated?"); len(got) != 0 {
 			t.Fatalf("after another replica unshared it, offered %v", got)
+		}
+	})
+}
+
+// TestLookUpReadsOnlyTheAnswersItOffers: when the org's answers together
+// hold a question's words but none alone holds enough, the look-up decides
+// without a full-text search or reading an answer; when one does, it reads
+// the answers it may offer by their ids, with no full-text search either;
+// while no answer changes, the index is not read again; and an org of
+// more answers than a replica indexes is searched.
+func TestLookUpReadsOnlyTheAnswersItOffers(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		f := newFixture(t, d)
+		ctx, me := context.Background(), caller("acme", "cat")
+		for i, name := range []string{"alpha", "beta", "gamma", "delta"} {
+			f.share("acme", "al", "ben", "Where does "+name+" run?", fmt.Sprintf("%s runs in region %d.", name, i))
+		}
+		var mu sync.Mutex
+		var seen []string
+		d.OnStatement(func(q string) {
+			mu.Lock()
+			defer mu.Unlock()
+			seen = append(seen, q)
+		})
+		t.Cleanup(func() { d.OnStatement(nil) })
+		look := func(q string) ([]string, []string) {
+			t.Helper()
+			mu.Lock()
+			seen = nil
+			mu.Unlock()
+			got, err := f.k.Suggest(ctx, me, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			return ids(got), slices.Clone(seen)
+		}
+		searches := func(statements []string) (n int) {
+			for _, s := range statements {
+				if strings.Contains(s, "MATCH") || strings.Contains(s, "@@") {
+					n++
+				}
+			}
+			return n
+		}
+		// Every word is in some answer, two of five in each.
+		look("Does alpha, beta, gamma or delta run?")
+		if got, statements := look("Does alpha, beta, gamma or delta run?"); len(got) != 0 || len(statements) != 1 || searches(statements) != 0 {
+			t.Errorf("a question no one answer holds enough of: offered %v after %d statements (%d searches), want none after 1 (the count)", got, len(statements), searches(statements))
+		}
+		got, statements := look("Where does gamma run?")
+		if len(got) != 1 || len(statements) != 2 || searches(statements) != 0 {
+			t.Errorf("a question one answer holds: offered %v after %d statements (%d searches), want one after 2 (the count, its read)", got, len(statements), searches(statements))
+		}
+		// An org of more answers than a replica indexes is searched.
+		f.exec(`UPDATE shared_answer_counts SET answers = 2001, version = version + 1 WHERE org_id = 'acme'`)
+		got, statements = look("Where does gamma run?")
+		if len(got) != 1 || searches(statements) != 1 {
+			t.Errorf("in an org too big to index: offered %v after %d searches, want one after 1", got, searches(statements))
 		}
 	})
 }

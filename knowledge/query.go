@@ -163,27 +163,41 @@ func (q query) coverage(texts ...string) float64 {
 // stems: coverage of the texts whose stems set holds. It never falls when
 // set grows.
 func (q query) coverageIn(set map[string]bool) float64 {
+	stems, prefixes := q.coverageTerms()
+	found := 0
+	for _, st := range stems {
+		if set[st] {
+			found++
+		}
+	}
+	for _, p := range prefixes {
+		if hasPrefix(set, p) {
+			found++
+		}
+	}
+	return share(found, len(stems)+len(prefixes))
+}
+
+// coverageTerms returns the terms that coverage counts: the crude stems of
+// q's words and phrases' words, each once and no stop word, and q's
+// prefixes.
+func (q query) coverageTerms() (stems, prefixes []string) {
 	words := append([]string{}, q.words...)
 	for _, p := range q.phrases {
 		words = append(words, strings.Fields(p)...)
 	}
 	seen := map[string]bool{}
-	found, n := 0, 0
 	for _, w := range words {
 		if st := stem(w); !seen[st] && !stopWords[w] {
 			seen[st] = true
-			n++
-			if set[st] {
-				found++
-			}
+			stems = append(stems, st)
 		}
 	}
-	for _, p := range q.prefixes {
-		n++
-		if hasPrefix(set, p) {
-			found++
-		}
-	}
+	return stems, q.prefixes
+}
+
+// share is found of n terms as a share, 0 to 1 (0 of none).
+func share(found, n int) float64 {
 	if n == 0 {
 		return 0
 	}
@@ -194,17 +208,26 @@ func (q query) coverageIn(set map[string]bool) float64 {
 // "retries" meets "retry" and "migrations" meets "migrate" when ctalk
 // compares words in Go. The engines' own stemmers do the searching.
 func stem(w string) string {
-	for _, s := range []struct{ suffix, with string }{{"ies", "y"}, {"ing", ""}, {"ed", ""}, {"es", ""}, {"s", ""}} {
+	for _, s := range suffixes {
 		if strings.HasSuffix(w, s.suffix) && len(w)-len(s.suffix) >= 3 {
 			w = strings.TrimSuffix(w, s.suffix) + s.with
 			break
 		}
 	}
-	if r := []rune(w); len(r) > 6 {
-		w = string(r[:6])
+	// The first six letters, cut without copying.
+	n := 0
+	for i := range w {
+		if n == 6 {
+			return w[:i]
+		}
+		n++
 	}
 	return w
 }
+
+// suffixes are what stem takes off a word, the first that fits, and what
+// it puts in their place.
+var suffixes = []struct{ suffix, with string }{{"ies", "y"}, {"ing", ""}, {"ed", ""}, {"es", ""}, {"s", ""}}
 
 // stemSet returns the crude stems of every word of texts.
 func stemSet(texts ...string) map[string]bool {
@@ -227,9 +250,15 @@ func addStems(set map[string]bool, texts ...string) {
 func hasPrefix(set map[string]bool, p string) bool {
 	st := stem(p)
 	for w := range set {
-		if strings.HasPrefix(w, st) || strings.HasPrefix(w, p) {
+		if prefixes(w, p, st) {
 			return true
 		}
 	}
 	return false
+}
+
+// prefixes reports whether the crude stem w starts with p or with p's
+// crude stem st.
+func prefixes(w, p, st string) bool {
+	return strings.HasPrefix(w, st) || strings.HasPrefix(w, p)
 }

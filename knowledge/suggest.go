@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/ctalk/ctalk"
 )
@@ -32,8 +34,9 @@ const maxQuestionLen = 20000
 // enough to show before asking anyone, best first, at most three; none when
 // the org shares no answers or the question is too short to judge (or not
 // a valid question: Ask says why). It reads only shared answers, so nothing
-// between two other people shows. It searches only when the words of the
-// org's shared answers together could reach MinCoverage (mayOffer).
+// between two other people shows. The replica's index of the org's answers
+// (lookUp) picks those holding MinCoverage of the question's words, which
+// alone are read; an org too big to index is searched by the engine.
 //
 // Returns only the database's errors.
 func (s *Service) Suggest(ctx context.Context, c ctalk.Caller, question string) ([]*Answer, error) {
@@ -49,10 +52,16 @@ func (s *Service) Suggest(ctx context.Context, c ctalk.Caller, question string) 
 	if q.size() < MinTerms {
 		return nil, nil
 	}
-	if may, err := s.mayOffer(ctx, c.OrgID, q); err != nil || !may {
+	ids, searched, err := s.lookUp(ctx, c.OrgID, q, maxSuggestions*candidates)
+	var found []*Answer
+	switch {
+	case err != nil:
 		return nil, err
+	case searched:
+		found, err = s.search(ctx, c.OrgID, q, maxSuggestions*candidates, minMatched(q))
+	case len(ids) > 0:
+		found, err = s.read(ctx, c.OrgID, q, ids)
 	}
-	found, err := s.search(ctx, c.OrgID, q, maxSuggestions*candidates, minMatched(q))
 	if err != nil {
 		return nil, fmt.Errorf("look up shared answers: %w", err)
 	}
@@ -64,6 +73,63 @@ func (s *Service) Suggest(ctx context.Context, c ctalk.Caller, question string) 
 		}
 	}
 	return out, nil
+}
+
+// readSQL reads up to maxSuggestions*candidates shared answers of org $1 by
+// id, an unused id given as the empty string: one text, prepared once, whose plan is the
+// primary key's whatever the ids. The answerer and the org's settings join
+// as in the search, so that no answer shows while the org's
+// knowledge_sharing is off.
+var readSQL = `SELECT ` + answerColumns + `, o.knowledge_stale_days FROM shared_answers s
+	JOIN users u ON u.org_id = s.org_id AND u.id = s.answerer_id
+	JOIN orgs o ON o.id = s.org_id AND o.knowledge_sharing <> 'off'
+	WHERE s.org_id = $1 AND s.question_id IN (` + placeholders(2, maxSuggestions*candidates) + `)`
+
+// placeholders returns n placeholders from $from, separated by commas.
+func placeholders(from, n int) string {
+	ps := make([]string, n)
+	for i := range ps {
+		ps[i] = "$" + strconv.Itoa(from+i)
+	}
+	return strings.Join(ps, ", ")
+}
+
+// read returns the shared answers ids of orgID, at most
+// maxSuggestions*candidates, scored for rank as the look-up weighs them:
+// lookBase of the share of q's terms in their question.
+func (s *Service) read(ctx context.Context, orgID string, q query, ids []string) ([]*Answer, error) {
+	args := make([]any, 1+maxSuggestions*candidates)
+	args[0] = orgID
+	for i := range args[1:] {
+		args[1+i] = ""
+		if i < len(ids) {
+			args[1+i] = ids[i]
+		}
+	}
+	rows, err := s.db.Query(ctx, readSQL, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []*Answer{}
+	for rows.Next() {
+		var staleDays int
+		a, err := scanAnswer(rows, &staleDays)
+		if err != nil {
+			return nil, err
+		}
+		a.staleDays, a.Score = staleDays, lookBase(q.coverage(a.Question))
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// lookBase is the score that rank raises by coverage and ownership in a
+// look-up, which has no engine's score: the question's words weigh more
+// than the answer's, as in both engines' ranking. A look-up's index orders
+// answers by the same product, before ownership.
+func lookBase(questionCoverage float64) float64 {
+	return 1 + questionCoverage
 }
 
 // minMatched is how many of q's single terms an answer must hold for the

@@ -1,0 +1,255 @@
+package knowledge
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ctalk/ctalk/db"
+)
+
+// Bounds of the index of shared answers that a replica keeps for
+// ask_person's look-up.
+const (
+	// maxIndexAnswers is the most shared answers of an org that are
+	// indexed: a bigger org is searched by the engine on every look-up, as
+	// reading all its answers again after each change would cost more
+	// than the searches it spares (BENCHMARKS.md).
+	maxIndexAnswers = 2000
+	// indexBudget bounds the estimated bytes of every org's index of one
+	// replica together; an org's index that would take more than a quarter
+	// of it is not kept, and the org is searched.
+	indexBudget = 64 << 20
+)
+
+// inQuestion marks a posting whose stem is in the answer's question, not
+// only in its answer.
+const inQuestion = 1
+
+// orgIndex is, for each of an org's shared answers, the crude stems of
+// its question and answer as coverage compares them, at a version of the
+// org's row of shared_answer_counts: a posting list of answers per stem.
+// Never changed once made, so shared between look-ups. An org too big to
+// index has no postings and searched set.
+type orgIndex struct {
+	version  int64
+	searched bool
+	ids      []string
+	answered []int64
+	// postings[stem] are answer<<1 | inQuestion, answers ascending.
+	postings map[string][]uint32
+	bytes    int
+}
+
+// index holds orgIndex by org, within indexBudget.
+type index struct {
+	mu    sync.Mutex
+	orgs  map[string]*orgIndex
+	bytes int
+}
+
+// lookUp returns what a look-up of q in orgID must read: the ids of the
+// answers holding at least MinCoverage of q's terms, best first by
+// lookScore, at most n; searched when the org is too big to index and the
+// engine must search it instead. It reads the org's row of
+// shared_answer_counts, and its answers' words only when they changed
+// since this replica last read them: every share, edit and unshare, on any
+// replica, moves the row's version on in its own transaction, so that an
+// index read at an older version is never trusted.
+func (s *Service) lookUp(ctx context.Context, orgID string, q query, n int) (ids []string, searched bool, err error) {
+	var answers int
+	var version int64
+	err = s.db.QueryRow(ctx, `SELECT answers, version FROM shared_answer_counts WHERE org_id = $1`, orgID).Scan(&answers, &version)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		// Nothing was ever shared there.
+		return nil, false, nil
+	case err != nil:
+		return nil, false, fmt.Errorf("read shared answer counts: %w", err)
+	case answers <= 0:
+		return nil, false, nil
+	case answers > maxIndexAnswers:
+		return nil, true, nil
+	}
+	x, err := s.index.org(ctx, s.db, orgID, version)
+	if err != nil || x.searched {
+		return nil, x != nil && x.searched, err
+	}
+	return x.best(q, n), false, nil
+}
+
+// org returns orgID's index at version, read again unless this replica
+// holds it at that version. The answers are read after the version, so
+// they hold every change of it; an answer changed in between moved the
+// version on, and the next look-up reads them again.
+func (c *index) org(ctx context.Context, d *db.DB, orgID string, version int64) (*orgIndex, error) {
+	c.mu.Lock()
+	x := c.orgs[orgID]
+	c.mu.Unlock()
+	if x != nil && x.version == version {
+		return x, nil
+	}
+	x, err := readIndex(ctx, d, orgID, version)
+	if err != nil {
+		return nil, fmt.Errorf("index shared answers: %w", err)
+	}
+	c.keep(orgID, x)
+	return x, nil
+}
+
+// keep stores x as orgID's index unless a newer one is held, forgetting
+// other orgs' until every index fits indexBudget.
+func (c *index) keep(orgID string, x *orgIndex) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.orgs[orgID]
+	if old != nil && old.version >= x.version {
+		return
+	}
+	if old != nil {
+		c.bytes -= old.bytes
+		delete(c.orgs, orgID)
+	}
+	for other, o := range c.orgs {
+		if c.bytes+x.bytes <= indexBudget {
+			break
+		}
+		c.bytes -= o.bytes
+		delete(c.orgs, other)
+	}
+	c.orgs[orgID], c.bytes = x, c.bytes+x.bytes
+}
+
+// readIndex reads the index of orgID's shared answers, labelled version:
+// searched, without postings, once it outgrows a quarter of indexBudget.
+func readIndex(ctx context.Context, d *db.DB, orgID string, version int64) (*orgIndex, error) {
+	rows, err := d.Query(ctx, `SELECT question_id, question, answer, answered_at FROM shared_answers WHERE org_id = $1 ORDER BY question_id`, orgID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	x := &orgIndex{version: version, postings: map[string][]uint32{}}
+	for rows.Next() {
+		var id, question, answer string
+		var at time.Time
+		if err := rows.Scan(&id, &question, &answer, &at); err != nil {
+			return nil, err
+		}
+		x.add(id, at, question, answer)
+		if x.bytes > indexBudget/4 {
+			return &orgIndex{version: version, searched: true, bytes: 64}, nil
+		}
+	}
+	return x, rows.Err()
+}
+
+// add indexes one answer, after those added before it.
+func (x *orgIndex) add(id string, at time.Time, question, answer string) {
+	i := uint32(len(x.ids)) << 1
+	x.ids, x.answered = append(x.ids, id), append(x.answered, at.UnixNano())
+	x.bytes += len(id) + 24
+	inQ := stemSet(question)
+	for st := range inQ {
+		x.post(st, i|inQuestion)
+	}
+	for st := range stemSet(answer) {
+		if !inQ[st] {
+			x.post(st, i)
+		}
+	}
+}
+
+// post appends posting to the list of st.
+func (x *orgIndex) post(st string, posting uint32) {
+	p, ok := x.postings[st]
+	if !ok {
+		// The stem is a slice of its answer's text: copied, so that the
+		// index holds no text.
+		st = strings.Clone(st)
+		x.bytes += len(st) + 56
+	}
+	grown := append(p, posting)
+	x.bytes += 4 * (cap(grown) - cap(p))
+	x.postings[st] = grown
+}
+
+// hits counts, per answer, q's terms found in its question and answer and
+// those found in its question, as coverage and coverageIn count them; term
+// is the last term counted for it (from 1), so that a prefix matching
+// several of its stems counts once.
+type hits struct{ all, question, term, termQuestion uint16 }
+
+// best returns the ids of x's answers that hold at least MinCoverage of
+// q's terms, ordered by the look-up's score (lookBase of the share in
+// their question, times 1 + their coverage, as rank scores them before
+// ownership) and then newest first, at most n.
+func (x *orgIndex) best(q query, n int) []string {
+	stems, pre := q.coverageTerms()
+	terms := len(stems) + len(pre)
+	if terms == 0 || terms > 1<<16-1 {
+		return nil
+	}
+	found := make([]hits, len(x.ids))
+	var touched []uint32
+	count := func(term int, ps []uint32) {
+		for _, p := range ps {
+			a := p >> 1
+			h := &found[a]
+			if h.term != uint16(term) {
+				if h.term, h.all = uint16(term), h.all+1; h.all == 1 {
+					touched = append(touched, a)
+				}
+			}
+			if p&inQuestion != 0 && h.termQuestion != uint16(term) {
+				h.termQuestion, h.question = uint16(term), h.question+1
+			}
+		}
+	}
+	for i, st := range stems {
+		count(1+i, x.postings[st])
+	}
+	for i, p := range pre {
+		st := stem(p)
+		for w, ps := range x.postings {
+			if prefixes(w, p, st) {
+				count(1+len(stems)+i, ps)
+			}
+		}
+	}
+	return x.top(found, touched, terms, n)
+}
+
+// top returns the ids of the n best of the touched answers that found
+// holds MinCoverage of terms in, best first.
+func (x *orgIndex) top(found []hits, touched []uint32, terms, n int) []string {
+	type scored struct {
+		a     uint32
+		score float64
+	}
+	var best []scored
+	for _, a := range touched {
+		h := found[a]
+		cov := share(int(h.all), terms)
+		if cov < MinCoverage {
+			continue
+		}
+		c := scored{a, lookBase(share(int(h.question), terms)) * (1 + cov)}
+		at := len(best)
+		for at > 0 && (best[at-1].score < c.score || best[at-1].score == c.score && x.answered[best[at-1].a] < x.answered[a]) {
+			at--
+		}
+		if at < n {
+			best = slices.Insert(best, at, c)[:min(n, len(best)+1)]
+		}
+	}
+	ids := make([]string, len(best))
+	for i, c := range best {
+		ids[i] = x.ids[c.a]
+	}
+	return ids
+}
