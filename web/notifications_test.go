@@ -54,7 +54,7 @@ func TestNotificationSettingsPage(t *testing.T) {
 		code, page = bob.post("/profile/notifications/webhooks", url.Values{"url": {"https://hooks.slack.com/services/T/B/x"}, "format": {"slack"}})
 		secret := regexp.MustCompile(`whsec_[A-Za-z0-9+/=]+`).FindString(page)
 		if code != http.StatusOK || secret == "" {
-			t.Fatalf("add webhook: %d, secret %q", code, secret)
+			t.Fatalf("add webhook: %d, secret %q\n%s", code, secret, page)
 		}
 		_, page = bob.get("/profile/notifications")
 		mustShow(t, "page with the webhook", page, "hooks.slack.com")
