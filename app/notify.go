@@ -27,8 +27,11 @@ func startNotify(ctx context.Context, d *db.DB, w Wiring, log *slog.Logger, send
 	if w.Mail.Enabled() || w.Sender != nil {
 		cfg.Mail = sender
 	}
+	// A person's name and address come from the member cache, which every
+	// change of a member forgets on every replica, as whoami's do: an ask
+	// whose recipient is reachable only by email then costs no look-up.
 	dir := func(ctx context.Context, orgID, userID string) (string, string, error) {
-		u, err := o.User(ctx, orgID, userID)
+		u, _, err := o.Member(ctx, orgID, userID)
 		if err != nil {
 			return "", "", err
 		}
