@@ -289,9 +289,7 @@ func (s *Service) insertQuestion(ctx context.Context, orgID string, q *Question)
 	}
 	if s.db.Engine == db.Postgres {
 		var n int
-		err := s.db.QueryRowLocked(ctx, AskLocks(orgID, q.From, q.To), askPostgresSQL,
-			[]any{orgID, q.From, q.To, rateFrom, loopFrom, q.ID, q.Text, q.idempotency, now, s.cfg.AsksPerMinute, s.cfg.LoopMax, nullable(q.ThreadID), nullable(q.FollowUpOf), q.unlessAway},
-			append(c.dest(), &n)...)
+		err := s.db.QueryRowLocked(ctx, AskLocks(orgID, q.From, q.To), askPostgresSQL, s.askArgs(orgID, q, rateFrom, loopFrom), append(c.dest(), &n)...)
 		if err != nil {
 			return false, fmt.Errorf("store question: %w", err)
 		}
@@ -321,33 +319,39 @@ func (s *Service) insertQuestion(ctx context.Context, orgID string, q *Question)
 	return inserted, err
 }
 
-// insertQuestionNotified is insertQuestion on Postgres with notifications:
-// the locks and askPostgresSQL in one transaction with the question's
-// notification, which a single statement cannot queue through notify.
+// insertQuestionNotified is insertQuestion on Postgres with notifications,
+// in two round trips of one transaction: the locks, askPostgresSQL and the
+// read of where the question's notification can go; then the
+// notification, when it reaches someone, with the commit. The event is
+// stored in the question's transaction, so neither is kept without the
+// other.
 func (s *Service) insertQuestionNotified(ctx context.Context, orgID string, q *Question, rateFrom, loopFrom time.Time) (inserted bool, err error) {
-	var c askChecks
-	now := q.CreatedAt
-	err = s.db.Tx(ctx, func(tx db.Querier) error {
-		for _, id := range AskLocks(orgID, q.From, q.To) {
-			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, id); err != nil {
-				return fmt.Errorf("lock ask: %w", err)
-			}
-		}
-		var n int
-		err := tx.QueryRow(ctx, askPostgresSQL, orgID, q.From, q.To, rateFrom, loopFrom, q.ID, q.Text, q.idempotency, now, s.cfg.AsksPerMinute, s.cfg.LoopMax, nullable(q.ThreadID), nullable(q.FollowUpOf), q.unlessAway).
-			Scan(append(c.dest(), &n)...)
-		if err != nil {
-			return fmt.Errorf("store question: %w", err)
-		}
+	var (
+		c    askChecks
+		n    int
+		now  = q.CreatedAt
+		plan = s.notifier.Plan(questionEvent(orgID, q))
+	)
+	ask := db.Stmt{Query: askPostgresSQL, Args: s.askArgs(orgID, q, rateFrom, loopFrom), Dest: append(c.dest(), &n)}
+	err = s.db.TxLocked(ctx, AskLocks(orgID, q.From, q.To), []db.Stmt{ask, plan.Read()}, func(tx db.Querier) ([]db.Stmt, error) {
 		if inserted = n == 1; !inserted {
-			return nil
+			return nil, nil
 		}
-		return s.queue(ctx, tx, questionEvent(orgID, q))
+		event, err := plan.Insert(ctx, tx)
+		if err != nil || event == nil {
+			return nil, err
+		}
+		return []db.Stmt{*event}, nil
 	})
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("store question: %w", err)
 	}
 	return inserted, s.refuseAsk(c, q, now)
+}
+
+// askArgs are the arguments of askPostgresSQL for q.
+func (s *Service) askArgs(orgID string, q *Question, rateFrom, loopFrom time.Time) []any {
+	return []any{orgID, q.From, q.To, rateFrom, loopFrom, q.ID, q.Text, q.idempotency, q.CreatedAt, s.cfg.AsksPerMinute, s.cfg.LoopMax, nullable(q.ThreadID), nullable(q.FollowUpOf), q.unlessAway}
 }
 
 // refuseAsk returns the error for an ask of q that c says must not be

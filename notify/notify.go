@@ -93,6 +93,9 @@ type Event struct {
 // the Service, so that they depend on nothing else of this package.
 type Queuer interface {
 	Queue(ctx context.Context, tx db.Querier, events ...Event) error
+	// Plan splits the queueing of one event for a caller that pipelines
+	// its transaction (see Planned).
+	Plan(e Event) *Planned
 }
 
 // Directory tells notify who a person is: their display name and email
@@ -267,9 +270,27 @@ func (s *Service) Queue(ctx context.Context, tx db.Querier, events ...Event) err
 	if err != nil || len(events) == 0 {
 		return err
 	}
+	return s.insertEvents(ctx, tx, events)
+}
+
+// insertEvents stores events that reach someone in tx, and wakes the
+// workers once tx commits.
+func (s *Service) insertEvents(ctx context.Context, tx db.Querier, events []Event) error {
+	if err := insertRows(ctx, tx, insertEventsSQL, eventWidth, s.eventRows(tx, events)); err != nil {
+		return fmt.Errorf("queue notification: %w", err)
+	}
+	return nil
+}
+
+// eventWidth is how many arguments a row of insertEventsSQL takes.
+const eventWidth = 11
+
+// eventRows are the arguments of insertEventsSQL for events, queued in tx:
+// once tx commits, the events due now wake the workers.
+func (s *Service) eventRows(tx db.Querier, events []Event) []any {
 	now := s.db.Now()
 	dueNow := false
-	rows := make([]any, 0, 11*len(events))
+	rows := make([]any, 0, eventWidth*len(events))
 	for _, e := range events {
 		due := e.Due
 		if due.IsZero() || due.Before(now) {
@@ -277,15 +298,12 @@ func (s *Service) Queue(ctx context.Context, tx db.Querier, events ...Event) err
 		}
 		rows = append(rows, newID("ev_"), e.OrgID, e.UserID, string(e.Kind), e.Subject, e.Actor, e.Text, e.Link, e.Urgent, now, due.UTC())
 	}
-	if err := insertRows(ctx, tx, insertEventsSQL, 11, rows); err != nil {
-		return fmt.Errorf("queue notification: %w", err)
-	}
 	if dueNow {
 		// Once tx commits, every replica's worker looks: the events go out
 		// within milliseconds of the commit rather than at the next poll.
 		db.AfterCommit(tx, "notify.queued", s.queued)
 	}
-	return nil
+	return rows
 }
 
 // queued wakes this replica's worker and, while Publish runs, every other
