@@ -51,6 +51,7 @@ func startNotify(ctx context.Context, d *db.DB, w Wiring, log *slog.Logger, send
 	// On Postgres every replica's worker wakes for the events any replica
 	// queues; both return at once on SQLite.
 	go n.Listen(ctx)
+	go n.ListenReach(ctx)
 	go n.Publish(ctx)
 	go n.Run(ctx)
 	return n

@@ -42,19 +42,27 @@ func LockID(parts ...string) int64 {
 // Returns the query's errors translated into codes (see Translate), and
 // an error with no code on SQLite.
 func (d *DB) QueryRowLocked(ctx context.Context, locks []int64, query string, args []any, dest ...any) error {
+	return d.RunLocked(ctx, locks, Stmt{Query: query, Args: args, Dest: dest})
+}
+
+// RunLocked is QueryRowLocked for several statements, sent after the locks
+// in the same round trip and run in the same implicit transaction, each
+// seeing what those before it wrote; a statement with a Dest returns one
+// row, scanned into it. If any fails, none of them is kept.
+//
+// Returns the statements' errors translated into codes (see Translate),
+// and an error with no code on SQLite.
+func (d *DB) RunLocked(ctx context.Context, locks []int64, stmts ...Stmt) error {
 	if d.Engine != Postgres {
-		return errors.New("QueryRowLocked needs Postgres")
+		return errors.New("RunLocked needs Postgres")
 	}
-	d.observe(query)
 	conn, err := d.pool.Conn(ctx)
 	if err != nil {
 		return Translate(err)
 	}
 	defer conn.Close()
 	return Translate(pgxConn(conn, func(c *pgx.Conn) error {
-		b := lockBatch(&pgx.Batch{}, locks)
-		b.Queue(query, args...).QueryRow(func(row pgx.Row) error { return row.Scan(dest...) })
-		return c.SendBatch(ctx, b).Close()
+		return c.SendBatch(ctx, d.queueStmts(lockBatch(&pgx.Batch{}, locks), stmts)).Close()
 	}))
 }
 

@@ -319,34 +319,48 @@ func (s *Service) insertQuestion(ctx context.Context, orgID string, q *Question)
 	return inserted, err
 }
 
-// insertQuestionNotified is insertQuestion on Postgres with notifications,
-// in two round trips of one transaction: the locks, askPostgresSQL and the
-// read of where the question's notification can go; then the
-// notification, when it reaches someone, with the commit. The event is
-// stored in the question's transaction, so neither is kept without the
-// other.
+// insertQuestionNotified is insertQuestion on Postgres with notifications.
+// When notify's cache knows where the question's notification goes, the
+// locks, askPostgresSQL and the notification (when it reaches someone) are
+// one round trip, as without notifications. Otherwise it is two round
+// trips of one transaction: the locks, askPostgresSQL and the read of
+// where the notification goes; then the notification, when it reaches
+// someone, with the commit. Either way the event is stored in the
+// question's transaction, so neither is kept without the other.
 func (s *Service) insertQuestionNotified(ctx context.Context, orgID string, q *Question, rateFrom, loopFrom time.Time) (inserted bool, err error) {
 	var (
 		c    askChecks
 		n    int
-		now  = q.CreatedAt
 		plan = s.notifier.Plan(questionEvent(orgID, q))
 	)
 	ask := db.Stmt{Query: askPostgresSQL, Args: s.askArgs(orgID, q, rateFrom, loopFrom), Dest: append(c.dest(), &n)}
-	err = s.db.TxLocked(ctx, AskLocks(orgID, q.From, q.To), []db.Stmt{ask, plan.Read()}, func(tx db.Querier) ([]db.Stmt, error) {
-		if inserted = n == 1; !inserted {
-			return nil, nil
+	locks := AskLocks(orgID, q.From, q.To)
+	event, known, err := plan.Cached(ctx)
+	switch {
+	case err != nil:
+		return false, fmt.Errorf("store question: %w", err)
+	case known && event == nil:
+		err = s.db.RunLocked(ctx, locks, ask)
+	case known:
+		if err = s.db.RunLocked(ctx, locks, ask, *event); err == nil && n == 1 {
+			plan.Queued()
 		}
-		event, err := plan.Insert(ctx, tx)
-		if err != nil || event == nil {
-			return nil, err
-		}
-		return []db.Stmt{*event}, nil
-	})
+	default:
+		err = s.db.TxLocked(ctx, locks, []db.Stmt{ask, plan.Read()}, func(tx db.Querier) ([]db.Stmt, error) {
+			if n != 1 {
+				return nil, nil
+			}
+			event, err := plan.Insert(ctx, tx)
+			if err != nil || event == nil {
+				return nil, err
+			}
+			return []db.Stmt{*event}, nil
+		})
+	}
 	if err != nil {
 		return false, fmt.Errorf("store question: %w", err)
 	}
-	return inserted, s.refuseAsk(c, q, now)
+	return n == 1, s.refuseAsk(c, q, q.CreatedAt)
 }
 
 // askArgs are the arguments of askPostgresSQL for q.

@@ -6,6 +6,7 @@
 package notify
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -115,6 +116,9 @@ type Config struct {
 	AllowHTTP bool
 	// Poll is how often an idle worker looks for due work.
 	Poll time.Duration
+	// ReachTTL is how long a replica trusts what it read of where
+	// notifications can go; ReachCacheTTL when zero.
+	ReachTTL time.Duration
 	// Lease is how long a claimed event or delivery stays a worker's
 	// before another may take it: longer than a send may take (the mail
 	// package's 10 s, a webhook's 5 s), so that only a dead worker's lease
@@ -184,6 +188,8 @@ type Service struct {
 	publishing atomic.Bool
 	// listening is set once Listen is connected (tests wait for it).
 	listening atomic.Bool
+	// reach caches where people's notifications can go (reachcache.go).
+	reach *reachCache
 }
 
 // AwayUntil tells notify until when a person said they are away: the zero
@@ -247,7 +253,7 @@ func NewService(d *db.DB, cfg Config, dir Directory) *Service {
 		log = slog.Default()
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	s := &Service{db: d, cfg: cfg, dir: dir, log: log, metrics: newMetrics(), kick: make(chan struct{}, 1), remote: make(chan struct{}, 1)}
+	s := &Service{db: d, cfg: cfg, dir: dir, log: log, metrics: newMetrics(), kick: make(chan struct{}, 1), remote: make(chan struct{}, 1), reach: newReachCache(d, cmp.Or(cfg.ReachTTL, ReachCacheTTL))}
 	s.http = cfg.HTTP
 	if s.http == nil {
 		s.http = defaultHTTP(cfg.AllowHTTP)
@@ -292,11 +298,8 @@ func (s *Service) eventRows(tx db.Querier, events []Event) []any {
 	dueNow := false
 	rows := make([]any, 0, eventWidth*len(events))
 	for _, e := range events {
-		due := e.Due
-		if due.IsZero() || due.Before(now) {
-			due, dueNow = now, true
-		}
-		rows = append(rows, newID("ev_"), e.OrgID, e.UserID, string(e.Kind), e.Subject, e.Actor, e.Text, e.Link, e.Urgent, now, due.UTC())
+		dueNow = dueNow || e.Due.IsZero() || e.Due.Before(now)
+		rows = append(rows, s.eventRow(e, now)...)
 	}
 	if dueNow {
 		// Once tx commits, every replica's worker looks: the events go out
@@ -304,6 +307,16 @@ func (s *Service) eventRows(tx db.Querier, events []Event) []any {
 		db.AfterCommit(tx, "notify.queued", s.queued)
 	}
 	return rows
+}
+
+// eventRow is the arguments of a row of insertEventsSQL for e, queued at
+// now: due at its Due time, or now.
+func (s *Service) eventRow(e Event, now time.Time) []any {
+	due := e.Due
+	if due.IsZero() || due.Before(now) {
+		due = now
+	}
+	return []any{newID("ev_"), e.OrgID, e.UserID, string(e.Kind), e.Subject, e.Actor, e.Text, e.Link, e.Urgent, now, due.UTC()}
 }
 
 // queued wakes this replica's worker and, while Publish runs, every other
