@@ -41,37 +41,50 @@ type notifiedServer struct {
 	mail *countingSender
 }
 
-// startNotified starts the notified server: on Postgres a replica of the
-// primary on the same schema; on SQLite a file of its own, so that its
-// worker's writes never hold the other server's writer back.
-func (r *runner) startNotified(ctx context.Context) (*notifiedServer, error) {
+// startAskServer starts a server for askNotified, with notifications on
+// when notified: on Postgres a replica of the primary on the same schema;
+// on SQLite a fresh file of its own (name), so that the two servers compared
+// start alike and the notified one's worker never holds the other's writer
+// back.
+func (r *runner) startAskServer(ctx context.Context, name string, notified bool) (*notifiedServer, error) {
 	if r.primary == nil {
 		return nil, fmt.Errorf("-notify needs the in-process server")
 	}
 	dbc := r.dbcfg
 	if r.engine == db.SQLite {
-		dbc.Path = filepath.Join(r.tmp, "ctalk-notified.db")
+		dbc.Path = filepath.Join(r.tmp, name+".db")
 	}
+	sc := serverConfig{DB: dbc, MetricsToken: benchMetricsToken, BcryptCost: benchBcryptCost,
+		AsksPerMin: benchAsksPerMin, LoopMax: benchLoopMax, LoginRate: benchLoginRate, Log: r.slog, Label: true}
 	sender := &countingSender{}
-	s, err := startServer(ctx, serverConfig{DB: dbc, MetricsToken: benchMetricsToken, BcryptCost: benchBcryptCost,
-		AsksPerMin: benchAsksPerMin, LoopMax: benchLoopMax, LoginRate: benchLoginRate, Log: r.slog, Label: true,
-		PublicURL: benchPublicURL, Sender: sender})
+	if notified {
+		sc.PublicURL, sc.Sender = benchPublicURL, sender
+	}
+	s, err := startServer(ctx, sc)
 	if err != nil {
-		return nil, fmt.Errorf("start the server with notifications on: %w", err)
+		return nil, fmt.Errorf("start the %s server: %w", name, err)
 	}
 	r.closers = append(r.closers, s.Close)
 	return &notifiedServer{server: s, mail: sender}, nil
 }
 
-// askNotified measures ask on the primary and on the notified server in
-// turns (see runRows), each in a fresh org whose users have addresses, and
+// askNotified measures ask on a server without notifications (the primary
+// on Postgres) and on the notified server in turns (see runRows), each in a fresh org whose users have addresses, and
 // notes what the notified server's worker sent.
 func (r *runner) askNotified(ctx context.Context, ask func(o *org, a, b int) call) error {
-	ns, err := r.startNotified(ctx)
+	offURL := r.url
+	if r.engine == db.SQLite {
+		offSrv, err := r.startAskServer(ctx, "ctalk-off", false)
+		if err != nil {
+			return err
+		}
+		offURL = offSrv.URL
+	}
+	ns, err := r.startAskServer(ctx, "ctalk-notified", true)
 	if err != nil {
 		return err
 	}
-	off, err := r.newOrgOn(ctx, r.url, "ask-off", r.cfg.Users, true, true)
+	off, err := r.newOrgOn(ctx, offURL, "ask-off", r.cfg.Users, true, true)
 	if err != nil {
 		return err
 	}
