@@ -314,7 +314,7 @@ func (s *Service) insertQuestion(ctx context.Context, orgID string, q *Question)
 		if _, err := tx.Exec(ctx, askPairStatsSQL, orgID, q.From, q.To, now); err != nil {
 			return fmt.Errorf("count ask in pair statistics: %w", err)
 		}
-		return s.queue(ctx, tx, questionEvent(orgID, q))
+		return s.queueQuestion(ctx, tx, orgID, q)
 	})
 	return inserted, err
 }
@@ -361,6 +361,38 @@ func (s *Service) insertQuestionNotified(ctx context.Context, orgID string, q *Q
 		return false, fmt.Errorf("store question: %w", err)
 	}
 	return n == 1, s.refuseAsk(c, q, q.CreatedAt)
+}
+
+// queueQuestion queues q's notification in tx, where q was just stored,
+// on SQLite: by notify's cache of where it goes when that knows, without
+// reading it again in the writer's turn.
+func (s *Service) queueQuestion(ctx context.Context, tx db.Querier, orgID string, q *Question) error {
+	if s.notifier == nil {
+		return nil
+	}
+	plan := s.notifier.Plan(questionEvent(orgID, q))
+	event, known, err := plan.Cached(ctx)
+	switch {
+	case err != nil:
+		return fmt.Errorf("queue notification: %w", err)
+	case known && event != nil:
+		db.AfterCommit(tx, "notify.queued", plan.Queued)
+	case !known:
+		read := plan.Read()
+		if err := tx.QueryRow(ctx, read.Query, read.Args...).Scan(read.Dest...); err != nil {
+			return fmt.Errorf("read where notifications go: %w", err)
+		}
+		if event, err = plan.Insert(ctx, tx); err != nil {
+			return err
+		}
+	}
+	if event == nil {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, event.Query, event.Args...); err != nil {
+		return fmt.Errorf("queue notification: %w", err)
+	}
+	return nil
 }
 
 // askArgs are the arguments of askPostgresSQL for q.

@@ -131,7 +131,11 @@ func (p *Planned) Cached(ctx context.Context) (*db.Stmt, bool, error) {
 	if err != nil || !needed {
 		return nil, err == nil, err
 	}
-	return &db.Stmt{Query: questionEventSQL, Args: p.s.eventRow(p.e, p.now)}, true, nil
+	query := questionEventSQL
+	if p.s.db.Engine == db.SQLite {
+		query = questionEventSQLite
+	}
+	return &db.Stmt{Query: query, Args: p.s.eventRow(p.e, p.now)}, true, nil
 }
 
 // Queued wakes the workers for the event of Cached's statement, once its
