@@ -27,8 +27,11 @@ func startNotify(ctx context.Context, d *db.DB, w Wiring, log *slog.Logger, send
 	if w.Mail.Enabled() || w.Sender != nil {
 		cfg.Mail = sender
 	}
+	// A person's name and address come from the member cache, which every
+	// change of a member forgets on every replica, as whoami's do: an ask
+	// whose recipient is reachable only by email then costs no look-up.
 	dir := func(ctx context.Context, orgID, userID string) (string, string, error) {
-		u, err := o.User(ctx, orgID, userID)
+		u, _, err := o.Member(ctx, orgID, userID)
 		if err != nil {
 			return "", "", err
 		}
@@ -48,6 +51,7 @@ func startNotify(ctx context.Context, d *db.DB, w Wiring, log *slog.Logger, send
 	// On Postgres every replica's worker wakes for the events any replica
 	// queues; both return at once on SQLite.
 	go n.Listen(ctx)
+	go n.ListenReach(ctx)
 	go n.Publish(ctx)
 	go n.Run(ctx)
 	return n

@@ -289,9 +289,7 @@ func (s *Service) insertQuestion(ctx context.Context, orgID string, q *Question)
 	}
 	if s.db.Engine == db.Postgres {
 		var n int
-		err := s.db.QueryRowLocked(ctx, AskLocks(orgID, q.From, q.To), askPostgresSQL,
-			[]any{orgID, q.From, q.To, rateFrom, loopFrom, q.ID, q.Text, q.idempotency, now, s.cfg.AsksPerMinute, s.cfg.LoopMax, nullable(q.ThreadID), nullable(q.FollowUpOf), q.unlessAway},
-			append(c.dest(), &n)...)
+		err := s.db.QueryRowLocked(ctx, AskLocks(orgID, q.From, q.To), askPostgresSQL, s.askArgs(orgID, q, rateFrom, loopFrom), append(c.dest(), &n)...)
 		if err != nil {
 			return false, fmt.Errorf("store question: %w", err)
 		}
@@ -316,38 +314,90 @@ func (s *Service) insertQuestion(ctx context.Context, orgID string, q *Question)
 		if _, err := tx.Exec(ctx, askPairStatsSQL, orgID, q.From, q.To, now); err != nil {
 			return fmt.Errorf("count ask in pair statistics: %w", err)
 		}
-		return s.queue(ctx, tx, questionEvent(orgID, q))
+		return s.queueQuestion(ctx, tx, orgID, q)
 	})
 	return inserted, err
 }
 
-// insertQuestionNotified is insertQuestion on Postgres with notifications:
-// the locks and askPostgresSQL in one transaction with the question's
-// notification, which a single statement cannot queue through notify.
+// insertQuestionNotified is insertQuestion on Postgres with notifications.
+// When notify's cache knows where the question's notification goes, the
+// locks, askPostgresSQL and the notification (when it reaches someone) are
+// one round trip, as without notifications. Otherwise it is two round
+// trips of one transaction: the locks, askPostgresSQL and the read of
+// where the notification goes; then the notification, when it reaches
+// someone, with the commit. Either way the event is stored in the
+// question's transaction, so neither is kept without the other.
 func (s *Service) insertQuestionNotified(ctx context.Context, orgID string, q *Question, rateFrom, loopFrom time.Time) (inserted bool, err error) {
-	var c askChecks
-	now := q.CreatedAt
-	err = s.db.Tx(ctx, func(tx db.Querier) error {
-		for _, id := range AskLocks(orgID, q.From, q.To) {
-			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, id); err != nil {
-				return fmt.Errorf("lock ask: %w", err)
+	var (
+		c    askChecks
+		n    int
+		plan = s.notifier.Plan(questionEvent(orgID, q))
+	)
+	ask := db.Stmt{Query: askPostgresSQL, Args: s.askArgs(orgID, q, rateFrom, loopFrom), Dest: append(c.dest(), &n)}
+	locks := AskLocks(orgID, q.From, q.To)
+	event, known, err := plan.Cached(ctx)
+	switch {
+	case err != nil:
+		return false, fmt.Errorf("store question: %w", err)
+	case known && event == nil:
+		err = s.db.RunLocked(ctx, locks, ask)
+	case known:
+		if err = s.db.RunLocked(ctx, locks, ask, *event); err == nil && n == 1 {
+			plan.Queued()
+		}
+	default:
+		err = s.db.TxLocked(ctx, locks, []db.Stmt{ask, plan.Read()}, func(tx db.Querier) ([]db.Stmt, error) {
+			if n != 1 {
+				return nil, nil
 			}
-		}
-		var n int
-		err := tx.QueryRow(ctx, askPostgresSQL, orgID, q.From, q.To, rateFrom, loopFrom, q.ID, q.Text, q.idempotency, now, s.cfg.AsksPerMinute, s.cfg.LoopMax, nullable(q.ThreadID), nullable(q.FollowUpOf), q.unlessAway).
-			Scan(append(c.dest(), &n)...)
-		if err != nil {
-			return fmt.Errorf("store question: %w", err)
-		}
-		if inserted = n == 1; !inserted {
-			return nil
-		}
-		return s.queue(ctx, tx, questionEvent(orgID, q))
-	})
-	if err != nil {
-		return false, err
+			event, err := plan.Insert(ctx, tx)
+			if err != nil || event == nil {
+				return nil, err
+			}
+			return []db.Stmt{*event}, nil
+		})
 	}
-	return inserted, s.refuseAsk(c, q, now)
+	if err != nil {
+		return false, fmt.Errorf("store question: %w", err)
+	}
+	return n == 1, s.refuseAsk(c, q, q.CreatedAt)
+}
+
+// queueQuestion queues q's notification in tx, where q was just stored,
+// on SQLite: by notify's cache of where it goes when that knows, without
+// reading it again in the writer's turn.
+func (s *Service) queueQuestion(ctx context.Context, tx db.Querier, orgID string, q *Question) error {
+	if s.notifier == nil {
+		return nil
+	}
+	plan := s.notifier.Plan(questionEvent(orgID, q))
+	event, known, err := plan.Cached(ctx)
+	switch {
+	case err != nil:
+		return fmt.Errorf("queue notification: %w", err)
+	case known && event != nil:
+		db.AfterCommit(tx, "notify.queued", plan.Queued)
+	case !known:
+		read := plan.Read()
+		if err := tx.QueryRow(ctx, read.Query, read.Args...).Scan(read.Dest...); err != nil {
+			return fmt.Errorf("read where notifications go: %w", err)
+		}
+		if event, err = plan.Insert(ctx, tx); err != nil {
+			return err
+		}
+	}
+	if event == nil {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, event.Query, event.Args...); err != nil {
+		return fmt.Errorf("queue notification: %w", err)
+	}
+	return nil
+}
+
+// askArgs are the arguments of askPostgresSQL for q.
+func (s *Service) askArgs(orgID string, q *Question, rateFrom, loopFrom time.Time) []any {
+	return []any{orgID, q.From, q.To, rateFrom, loopFrom, q.ID, q.Text, q.idempotency, q.CreatedAt, s.cfg.AsksPerMinute, s.cfg.LoopMax, nullable(q.ThreadID), nullable(q.FollowUpOf), q.unlessAway}
 }
 
 // refuseAsk returns the error for an ask of q that c says must not be

@@ -2,3 +2,6 @@ package notify
 
 // Listening reports whether Listen is connected.
 func (s *Service) Listening() bool { return s.listening.Load() }
+
+// ReachListening reports whether ListenReach is connected.
+func (s *Service) ReachListening() bool { return s.reach.Listening() }

@@ -6,6 +6,7 @@
 package notify
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -93,6 +94,9 @@ type Event struct {
 // the Service, so that they depend on nothing else of this package.
 type Queuer interface {
 	Queue(ctx context.Context, tx db.Querier, events ...Event) error
+	// Plan splits the queueing of one event for a caller that pipelines
+	// its transaction (see Planned).
+	Plan(e Event) *Planned
 }
 
 // Directory tells notify who a person is: their display name and email
@@ -112,6 +116,9 @@ type Config struct {
 	AllowHTTP bool
 	// Poll is how often an idle worker looks for due work.
 	Poll time.Duration
+	// ReachTTL is how long a replica trusts what it read of where
+	// notifications can go; ReachCacheTTL when zero.
+	ReachTTL time.Duration
 	// Lease is how long a claimed event or delivery stays a worker's
 	// before another may take it: longer than a send may take (the mail
 	// package's 10 s, a webhook's 5 s), so that only a dead worker's lease
@@ -181,6 +188,8 @@ type Service struct {
 	publishing atomic.Bool
 	// listening is set once Listen is connected (tests wait for it).
 	listening atomic.Bool
+	// reach caches where people's notifications can go (reachcache.go).
+	reach *reachCache
 }
 
 // AwayUntil tells notify until when a person said they are away: the zero
@@ -244,7 +253,7 @@ func NewService(d *db.DB, cfg Config, dir Directory) *Service {
 		log = slog.Default()
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	s := &Service{db: d, cfg: cfg, dir: dir, log: log, metrics: newMetrics(), kick: make(chan struct{}, 1), remote: make(chan struct{}, 1)}
+	s := &Service{db: d, cfg: cfg, dir: dir, log: log, metrics: newMetrics(), kick: make(chan struct{}, 1), remote: make(chan struct{}, 1), reach: newReachCache(d, cmp.Or(cfg.ReachTTL, ReachCacheTTL))}
 	s.http = cfg.HTTP
 	if s.http == nil {
 		s.http = defaultHTTP(cfg.AllowHTTP)
@@ -267,25 +276,47 @@ func (s *Service) Queue(ctx context.Context, tx db.Querier, events ...Event) err
 	if err != nil || len(events) == 0 {
 		return err
 	}
+	return s.insertEvents(ctx, tx, events)
+}
+
+// insertEvents stores events that reach someone in tx, and wakes the
+// workers once tx commits.
+func (s *Service) insertEvents(ctx context.Context, tx db.Querier, events []Event) error {
+	if err := insertRows(ctx, tx, insertEventsSQL, eventWidth, s.eventRows(tx, events)); err != nil {
+		return fmt.Errorf("queue notification: %w", err)
+	}
+	return nil
+}
+
+// eventWidth is how many arguments a row of insertEventsSQL takes.
+const eventWidth = 11
+
+// eventRows are the arguments of insertEventsSQL for events, queued in tx:
+// once tx commits, the events due now wake the workers.
+func (s *Service) eventRows(tx db.Querier, events []Event) []any {
 	now := s.db.Now()
 	dueNow := false
-	rows := make([]any, 0, 11*len(events))
+	rows := make([]any, 0, eventWidth*len(events))
 	for _, e := range events {
-		due := e.Due
-		if due.IsZero() || due.Before(now) {
-			due, dueNow = now, true
-		}
-		rows = append(rows, newID("ev_"), e.OrgID, e.UserID, string(e.Kind), e.Subject, e.Actor, e.Text, e.Link, e.Urgent, now, due.UTC())
-	}
-	if err := insertRows(ctx, tx, insertEventsSQL, 11, rows); err != nil {
-		return fmt.Errorf("queue notification: %w", err)
+		dueNow = dueNow || e.Due.IsZero() || e.Due.Before(now)
+		rows = append(rows, s.eventRow(e, now)...)
 	}
 	if dueNow {
 		// Once tx commits, every replica's worker looks: the events go out
 		// within milliseconds of the commit rather than at the next poll.
 		db.AfterCommit(tx, "notify.queued", s.queued)
 	}
-	return nil
+	return rows
+}
+
+// eventRow is the arguments of a row of insertEventsSQL for e, queued at
+// now: due at its Due time, or now.
+func (s *Service) eventRow(e Event, now time.Time) []any {
+	due := e.Due
+	if due.IsZero() || due.Before(now) {
+		due = now
+	}
+	return []any{newID("ev_"), e.OrgID, e.UserID, string(e.Kind), e.Subject, e.Actor, e.Text, e.Link, e.Urgent, now, due.UTC()}
 }
 
 // queued wakes this replica's worker and, while Publish runs, every other

@@ -161,6 +161,7 @@ func (s *Service) SubscribePush(ctx context.Context, c ctalk.Caller, in PushSubs
 	if err != nil {
 		return nil, fmt.Errorf("subscribe to push: %w", err)
 	}
+	s.reachChanged(ctx, c.OrgID, c.UserID)
 	return &PushBrowser{ID: id, Service: hostOf(in.Endpoint), UserAgent: in.UserAgent, CreatedAt: now}, nil
 }
 
@@ -173,7 +174,7 @@ func (s *Service) UnsubscribePush(ctx context.Context, c ctalk.Caller, idOrEndpo
 	if !strings.HasPrefix(id, "wp_") {
 		id = pushID(id)
 	}
-	return s.deleteOne(ctx, "push subscription", deletePushSQL, c.OrgID, c.UserID, id)
+	return s.deleteReach(ctx, c.OrgID, c.UserID, "push subscription", deletePushSQL, c.OrgID, c.UserID, id)
 }
 
 // PushBrowsers lists the browsers a person turned push on in.
@@ -279,6 +280,8 @@ func (s *Service) pushOutcome(ctx context.Context, e *storedEvent, id string, co
 		err := s.record(ctx, deletePushSQL, e.OrgID, e.UserID, id)
 		if err != nil {
 			s.log.Warn("notifications: cannot delete an expired push subscription", "push", id, "error", err)
+		} else {
+			s.reachChanged(ctx, e.OrgID, e.UserID)
 		}
 		return permanent("the push service no longer knows this browser (HTTP %d); its subscription is deleted", code)
 	case code == http.StatusTooManyRequests || code >= 500:

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/internal/readcache"
 )
 
 // An event is queued only when it can reach someone: a person with no
@@ -46,28 +47,123 @@ type reachRow struct {
 }
 
 func (s *Service) readReach(ctx context.Context, tx db.Querier, e Event) (*reachRow, error) {
-	var (
-		channels, otherChannels                     sql.NullString
-		paused, otherPaused                         sql.NullBool
-		hooks, web, oHooks, oWeb, orgHooks, pending int
-		reminder                                    sql.NullInt64
-	)
-	err := tx.QueryRow(ctx, reachSQL, e.OrgID, e.UserID, e.Actor, e.Subject).Scan(&channels, &paused, &hooks, &web,
-		&otherChannels, &otherPaused, &oHooks, &oWeb, &orgHooks, &reminder, &pending)
-	if err != nil {
+	var sc reachScan
+	if err := tx.QueryRow(ctx, reachSQL, reachArgs(e)...).Scan(sc.dest()...); err != nil {
 		return nil, fmt.Errorf("read where notifications go: %w", err)
 	}
-	r := &reachRow{reminder: DefaultReminder, pending: pending > 0}
-	if reminder.Valid {
-		r.reminder = time.Duration(reminder.Int64) * time.Second
+	return sc.row()
+}
+
+// reachArgs are the arguments of reachSQL for e.
+func reachArgs(e Event) []any { return []any{e.OrgID, e.UserID, e.Actor, e.Subject} }
+
+// reachScan is where a row of reachSQL is scanned.
+type reachScan struct {
+	channels, otherChannels                     sql.NullString
+	paused, otherPaused                         sql.NullBool
+	hooks, web, oHooks, oWeb, orgHooks, pending int
+	reminder                                    sql.NullInt64
+}
+
+// dest is where a row of reachSQL is scanned, in its order.
+func (sc *reachScan) dest() []any {
+	return []any{&sc.channels, &sc.paused, &sc.hooks, &sc.web,
+		&sc.otherChannels, &sc.otherPaused, &sc.oHooks, &sc.oWeb, &sc.orgHooks, &sc.reminder, &sc.pending}
+}
+
+// row is what the scanned row says.
+func (sc *reachScan) row() (*reachRow, error) {
+	r := &reachRow{reminder: DefaultReminder, pending: sc.pending > 0}
+	if sc.reminder.Valid {
+		r.reminder = time.Duration(sc.reminder.Int64) * time.Second
 	}
-	if r.person, err = reachOf(channels, paused, hooks, web, orgHooks); err != nil {
+	var err error
+	if r.person, err = reachOf(sc.channels, sc.paused, sc.hooks, sc.web, sc.orgHooks); err != nil {
 		return nil, err
 	}
-	if r.other, err = reachOf(otherChannels, otherPaused, oHooks, oWeb, orgHooks); err != nil {
+	if r.other, err = reachOf(sc.otherChannels, sc.otherPaused, sc.oHooks, sc.oWeb, sc.orgHooks); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// Planned is Queue of one event in steps, for a caller that sends its
+// transaction's statements a few at a time (inbox's ask on Postgres).
+// When the reach cache knows where the event can go, Cached returns the
+// statement that queues it, to send with the caller's own. Otherwise Read
+// is the statement that reads where it can go, which the caller sends in
+// its transaction; once its row is scanned, Insert returns the statement
+// that stores the event, if it reaches someone, for the same transaction.
+type Planned struct {
+	s    *Service
+	e    Event
+	sc   reachScan
+	read readcache.Read
+	now  time.Time
+}
+
+// Plan returns e's Planned queueing.
+func (s *Service) Plan(e Event) *Planned {
+	now := s.db.Now()
+	return &Planned{s: s, e: e, now: now, read: s.reach.Begin(now)}
+}
+
+// Cached reports whether the reach cache knows where the question event
+// goes, and then returns the statement that queues it, nil when it reaches
+// nobody. The caller sends the statement in the transaction that stores
+// the question, after it: it queues the event only if the question is
+// stored. Once the transaction commits, the caller calls Queued.
+//
+// Returns only the errors of the Directory's look-up.
+func (p *Planned) Cached(ctx context.Context) (*db.Stmt, bool, error) {
+	if p.e.Kind != KindQuestion || p.e.Subject == "" {
+		return nil, false, nil
+	}
+	sc, ok := p.s.cachedScan(p.e)
+	if !ok {
+		return nil, false, nil
+	}
+	r, err := sc.row()
+	if err != nil {
+		return nil, false, nil
+	}
+	needed, err := p.s.needed(ctx, p.e, r)
+	if err != nil || !needed {
+		return nil, err == nil, err
+	}
+	query := questionEventSQL
+	if p.s.db.Engine == db.SQLite {
+		query = questionEventSQLite
+	}
+	return &db.Stmt{Query: query, Args: p.s.eventRow(p.e, p.now)}, true, nil
+}
+
+// Queued wakes the workers for the event of Cached's statement, once its
+// transaction committed.
+func (p *Planned) Queued() { p.s.queued() }
+
+// Read is the statement whose row Insert decides by.
+func (p *Planned) Read() db.Stmt {
+	return db.Stmt{Query: reachSQL, Args: reachArgs(p.e), Dest: p.sc.dest()}
+}
+
+// Insert returns the statement that queues the event in tx, where Read
+// ran, or nil when the event reaches nobody. The caller must run it in tx
+// (with tx's commit, say): once tx commits, the workers wake for it, as
+// for Service.Queue's events. What Read read is cached for Cached.
+//
+// Returns only the errors of the Directory's look-up and of Read's row.
+func (p *Planned) Insert(ctx context.Context, tx db.Querier) (*db.Stmt, error) {
+	r, err := p.sc.row()
+	if err != nil {
+		return nil, fmt.Errorf("queue notification: %w", err)
+	}
+	p.s.keepScan(p.e, &p.sc, p.read)
+	ok, err := p.s.needed(ctx, p.e, r)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &db.Stmt{Query: insertEventsSQL + "(" + db.Placeholders(1, eventWidth) + ")", Args: p.s.eventRows(tx, []Event{p.e})}, nil
 }
 
 // reachOf is the expansion input reachSQL read of a person: the webhooks

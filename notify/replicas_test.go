@@ -31,19 +31,15 @@ func hookedReceiver(t *testing.T, s *notify.Service) *receiver {
 	return r
 }
 
-// TestOtherReplicaWakesForQueuedEvents queues 50 events in one transaction
-// on a replica that runs no worker, with a second replica's worker on its
-// own pool over the same Postgres database idle in a poll of ten minutes:
-// the second replica delivers them all long before its poll, woken by one
-// notification for the transaction.
-func TestOtherReplicaWakesForQueuedEvents(t *testing.T) {
+// twoReplicas returns two replicas, each on its own pool over one seeded
+// Postgres database, configured by adjust; it skips without Postgres.
+func twoReplicas(t *testing.T, adjust func(*notify.Config)) ([2]*db.DB, [2]*notify.Service) {
+	t.Helper()
 	cfg := dbtest.Config(t, db.Postgres)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	var replicas [2]*notify.Service
 	var dbs [2]*db.DB
+	var replicas [2]*notify.Service
 	for i := range replicas {
-		d, err := db.Open(ctx, cfg)
+		d, err := db.Open(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,8 +47,20 @@ func TestOtherReplicaWakesForQueuedEvents(t *testing.T) {
 		if i == 0 {
 			seed(t, d)
 		}
-		dbs[i], replicas[i] = d, newService(t, d, nil, func(c *notify.Config) { c.Poll = longPoll })
+		dbs[i], replicas[i] = d, newService(t, d, nil, adjust)
 	}
+	return dbs, replicas
+}
+
+// TestOtherReplicaWakesForQueuedEvents queues 50 events in one transaction
+// on a replica that runs no worker, with a second replica's worker on its
+// own pool over the same Postgres database idle in a poll of ten minutes:
+// the second replica delivers them all long before its poll, woken by one
+// notification for the transaction.
+func TestOtherReplicaWakesForQueuedEvents(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	dbs, replicas := twoReplicas(t, func(c *notify.Config) { c.Poll = longPoll })
 	queuer, worker := replicas[0], replicas[1]
 	r := hookedReceiver(t, queuer)
 	go queuer.Publish(ctx)

@@ -306,6 +306,7 @@ func (s *Service) SaveSettings(ctx context.Context, c ctalk.Caller, in Settings)
 	if err != nil {
 		return in, fmt.Errorf("save notification settings: %w", err)
 	}
+	s.reachChanged(ctx, c.OrgID, c.UserID)
 	return s.Settings(ctx, c)
 }
 
@@ -375,6 +376,7 @@ func (s *Service) SaveOrgSettings(ctx context.Context, orgID string, in OrgSetti
 	if err != nil {
 		return in, fmt.Errorf("save org notification settings: %w", err)
 	}
+	s.reachChanged(ctx, orgID, "")
 	return orgSettings(ctx, s.db, orgID)
 }
 

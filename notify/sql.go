@@ -7,6 +7,22 @@ package notify
 const insertEventsSQL = `
 	INSERT INTO notify_events (id, org_id, user_id, kind, subject, actor_id, body, link, urgent, created_at, due_at) VALUES `
 
+// questionEventSQL queues a question's event in the statements that store
+// the question, in one round trip on Postgres (see Planned.Cached): only
+// once the question ($5, the subject) is there, which an ask that stored
+// nothing leaves out. It reads inbox's table, never writes it.
+const questionEventSQL = `
+	INSERT INTO notify_events (id, org_id, user_id, kind, subject, actor_id, body, link, urgent, created_at, due_at)
+	SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9::boolean, $10::timestamptz, $11::timestamptz
+	WHERE EXISTS (SELECT 1 FROM questions WHERE org_id = $2 AND id = $5)`
+
+// questionEventSQLite is questionEventSQL for SQLite, whose values need
+// no casts.
+const questionEventSQLite = `
+	INSERT INTO notify_events (id, org_id, user_id, kind, subject, actor_id, body, link, urgent, created_at, due_at)
+	SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11
+	WHERE EXISTS (SELECT 1 FROM questions WHERE org_id = $2 AND id = $5)`
+
 const eventColumns = `id, org_id, user_id, kind, subject, actor_id, body, link, urgent, created_at, due_at`
 
 // claimEventsSQL leases up to $4 due, unexpanded events to the claim $3

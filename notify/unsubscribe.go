@@ -138,6 +138,7 @@ func (s *Service) Unsubscribe(ctx context.Context, token string) (Kind, error) {
 	if err != nil {
 		return "", fmt.Errorf("unsubscribe: %w", err)
 	}
+	s.reachChanged(ctx, orgID, userID)
 	return kind, nil
 }
 

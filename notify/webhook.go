@@ -90,6 +90,7 @@ func (s *Service) AddWebhook(ctx context.Context, orgID, userID, createdBy, rawU
 	if err != nil {
 		return nil, "", fmt.Errorf("add webhook: %w", err)
 	}
+	s.reachChanged(ctx, orgID, userID)
 	return w, secret, nil
 }
 
@@ -149,7 +150,7 @@ func (s *Service) Webhooks(ctx context.Context, orgID, userID string) ([]*Webhoo
 //
 // Returns ENotFound, also for another person's or org's.
 func (s *Service) DeleteWebhook(ctx context.Context, orgID, userID, id string) error {
-	return s.deleteOne(ctx, "webhook", deleteWebhookSQL, orgID, strings.TrimSpace(id), userID)
+	return s.deleteReach(ctx, orgID, userID, "webhook", deleteWebhookSQL, orgID, strings.TrimSpace(id), userID)
 }
 
 // Sign returns the Standard Webhooks signature header value of body sent
@@ -362,6 +363,10 @@ func (s *Service) webhookFailed(ctx context.Context, orgID, id, createdBy, rawUR
 	})
 	if err != nil {
 		s.log.Warn("notifications: cannot disable a failing webhook", "webhook", id, "error", err)
+	} else {
+		// Whose webhook it was is not at hand: the whole org's reach is
+		// read again.
+		s.reachChanged(ctx, orgID, "")
 	}
 	if se := (*sendError)(nil); errors.As(failure, &se) {
 		se.permanent = true

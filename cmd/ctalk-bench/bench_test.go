@@ -47,14 +47,7 @@ func TestSmoke(t *testing.T) {
 	}
 	for _, engine := range []db.Engine{db.SQLite, db.Postgres} {
 		t.Run(string(engine), func(t *testing.T) {
-			args := append([]string{"-engine", string(engine)}, tiny()...)
-			if engine == db.Postgres {
-				url := os.Getenv("TEST_DATABASE_URL")
-				if url == "" {
-					t.Skip("skipping Postgres: TEST_DATABASE_URL is not set")
-				}
-				args = append(args, "-database-url", url)
-			}
+			args := append(engineArgs(t, engine), tiny()...)
 			t.Parallel()
 			res, text := runHarness(t, args)
 
@@ -153,14 +146,65 @@ func TestSmoke(t *testing.T) {
 			if wk := m.Wake; wk == nil || wk.Asked == 0 || wk.Samples != wk.Asked || wk.Errors > 0 || wk.P50MS <= 0 || wk.MaxMS < wk.P99MS || wk.P99MS < wk.P50MS {
 				t.Errorf("wake-ups with every agent waiting: %+v", wk)
 			}
-			if len(res.Targets) != 13 {
-				t.Errorf("%d targets in the report, want 13: %+v", len(res.Targets), res.Targets)
+			if len(res.Targets) != 14 {
+				t.Errorf("%d targets in the report, want 14: %+v", len(res.Targets), res.Targets)
 			}
 			if t.Failed() {
 				t.Logf("report:\n%s", text)
 			}
 		})
 	}
+}
+
+// TestAskNotified runs the ask phase with -notify on each engine: ask_person
+// is measured on both servers in turns, the ratio is judged against its
+// target, and the notified server's worker really sent mail.
+func TestAskNotified(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the load harness")
+	}
+	for _, engine := range []db.Engine{db.SQLite, db.Postgres} {
+		t.Run(string(engine), func(t *testing.T) {
+			args := append(engineArgs(t, engine), "-phases", "ask", "-notify", "-users", "4", "-c", "4", "-d", "500ms", "-q", "-json")
+			t.Parallel()
+			res, text := runHarness(t, args)
+			for _, op := range []string{wireOp("ask_person"), opAskNotified} {
+				if o := res.op("ask", op); o == nil || o.Calls == 0 || o.Errors > 0 {
+					t.Errorf("ask/%s: %+v; want calls without errors", op, o)
+				}
+			}
+			var target *Target
+			for i := range res.Targets {
+				if strings.HasPrefix(res.Targets[i].Name, "ask_person with notifications on") {
+					target = &res.Targets[i]
+				}
+			}
+			if target == nil || target.Status == statusSkipped || target.Got == "" {
+				t.Errorf("the notified ask's target: %+v; want it judged", target)
+			}
+			if m := res.NotifiedMail; m == nil || m.Questions == 0 || m.InTurns+m.After == 0 {
+				t.Errorf("notified mail: %+v; want questions stored and mail sent for them", m)
+			}
+			if t.Failed() {
+				t.Logf("report:\n%s", text)
+			}
+		})
+	}
+}
+
+// engineArgs are the arguments that run the harness's server on engine; it
+// skips Postgres when TEST_DATABASE_URL is not set.
+func engineArgs(t *testing.T, engine db.Engine) []string {
+	t.Helper()
+	args := []string{"-engine", string(engine)}
+	if engine == db.Postgres {
+		url := os.Getenv("TEST_DATABASE_URL")
+		if url == "" {
+			t.Skip("skipping Postgres: TEST_DATABASE_URL is not set")
+		}
+		args = append(args, "-database-url", url)
+	}
+	return args
 }
 
 // TestTargetingARunningServer measures a server the test started, the way
@@ -207,6 +251,7 @@ func TestFlags(t *testing.T) {
 		{[]string{"-fanout-members", "0"}, "-fanout-members"},
 		{[]string{"-fanout-cpuprofile", "f", "-cpuprofile", "c"}, "cannot run together"},
 		{[]string{"-waiters", "10", "-wake-samples", "11"}, "-wake-samples"},
+		{[]string{"-url", "http://127.0.0.1:8080", "-notify"}, "-notify"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			_, err := parseFlags(c.args, &bytes.Buffer{})

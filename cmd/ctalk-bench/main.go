@@ -15,6 +15,7 @@
 //	ctalk-bench -url http://127.0.0.1:8080 -database-url postgres://... -metrics-token ...
 //	ctalk-bench -phases whoami -cpuprofile cpu.out   # then: go tool pprof -tagfocus side=server cpu.out
 //	ctalk-bench -phases memory -memprofile heap.out
+//	ctalk-bench -phases ask -notify                  # ask_person with notifications on against off
 //
 // Machines shared with other work make absolute figures noise: compare the
 // ratios of one run. The exit status is 0 when the measurement ran, whether
@@ -92,6 +93,9 @@ type Config struct {
 	JSON          bool
 	Quiet         bool
 	Keep          bool
+	// Notify adds to the ask phase ask_person on a second server with
+	// notifications on, in turns with the first (see notified.go).
+	Notify bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (Config, error) {
@@ -123,6 +127,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&c.MemProfile, "memprofile", "", "memory phase: write the child server's heap profile, with every agent waiting, to the file, and its goroutine profile to the file + \".goroutine\" (not with -server-bin or -url)")
 	fs.BoolVar(&c.JSON, "json", false, "print the report as JSON instead of a table")
 	fs.BoolVar(&c.Quiet, "q", false, "no progress lines on stderr")
+	fs.BoolVar(&c.Notify, "notify", false, "ask phase: also measure ask_person on a second in-process server with notifications on (PUBLIC_URL set, every user with an email, the mail accepted and counted), in turns with the server without, and judge the ratio (not with -url)")
 	fs.BoolVar(&c.Keep, "keep", false, "keep the temporary directory (server logs, SQLite files) and the Postgres scratch schema, and print where they are")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -161,6 +166,9 @@ func (c Config) validate() error {
 		}
 	} else if !loopback(c.URL) {
 		errs = append(errs, fmt.Sprintf("-url %q is not a loopback http URL (http://127.0.0.1:PORT or http://localhost:PORT): this harness only loads loopback servers", c.URL))
+	}
+	if c.Notify && c.URL != "" {
+		errs = append(errs, "-notify starts a server of its own with notifications on: it cannot measure a running server (-url)")
 	}
 	if c.Era != mcpclient.EraSessions && c.Era != mcpclient.EraStateless {
 		errs = append(errs, fmt.Sprintf("-era %q is not %s or %s", c.Era, mcpclient.EraSessions, mcpclient.EraStateless))

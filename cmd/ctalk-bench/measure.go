@@ -34,8 +34,10 @@ type Result struct {
 	FanOut   []FanOut   `json:"fanout"`
 	Scale    *Scale     `json:"scale,omitempty"`
 	Memory   *Memory    `json:"memory,omitempty"`
-	Targets  []Target   `json:"targets"`
-	Notes    []string   `json:"notes"`
+	// NotifiedMail is set by the ask phase with -notify.
+	NotifiedMail *NotifiedMail `json:"notified_mail,omitempty"`
+	Targets      []Target      `json:"targets"`
+	Notes        []string      `json:"notes"`
 }
 
 // Setup describes what was measured and how.
@@ -150,6 +152,9 @@ func (r *runner) throughputPhases() int {
 	}{{"health", 2, 0}, {"whoami", 5, 0}, {"ask", 2, 3}, {"inbox", 3, 2}, {"cycle", 1, 0}} {
 		if r.cfg.Phases[p.name] {
 			n += p.plain
+			if p.name == "ask" && r.cfg.Notify {
+				n++
+			}
 			if withDB {
 				n += p.sql
 			}
@@ -308,6 +313,12 @@ type org struct {
 // newOrg registers an org with n users on base, logs each in and, when
 // connect is set, opens one MCP session per user.
 func (r *runner) newOrg(ctx context.Context, base, purpose string, n int, connect bool) (*org, error) {
+	return r.newOrgOn(ctx, base, purpose, n, connect, false)
+}
+
+// newOrgOn is newOrg, with an email address for every user when withEmail
+// is set (in benchEmailDomain, which no mail leaves the harness for).
+func (r *runner) newOrgOn(ctx context.Context, base, purpose string, n int, connect, withEmail bool) (*org, error) {
 	o := &org{id: r.prefix + "-" + purpose, users: make([]string, n), tokens: make([]string, n)}
 	anon, err := r.cl.connect(ctx, base, "")
 	if err != nil {
@@ -327,10 +338,14 @@ func (r *runner) newOrg(ctx context.Context, base, purpose string, n int, connec
 		if i == 0 {
 			role = "admin"
 		}
-		if _, err := callTool(ctx, anon, "register_user", map[string]any{
+		args := map[string]any{
 			"org_id": o.id, "admin_password": adminPassword, "user_id": o.users[i], "name": "User " + strconv.Itoa(i),
 			"password": userPassword, "ownership": []string{"area-" + strconv.Itoa(i)}, "role": role,
-		}); err != nil {
+		}
+		if withEmail {
+			args["email"] = o.users[i] + "@" + benchEmailDomain
+		}
+		if _, err := callTool(ctx, anon, "register_user", args); err != nil {
 			return err
 		}
 		m, err := login(ctx, anon, o.id, o.users[i])

@@ -51,6 +51,7 @@ func (res *Result) op(phase, op string) *OpStats {
 // its own targets, in its own file.
 func (r *runner) evaluate() {
 	r.throughputTargets()
+	r.notifiedTarget()
 	r.deliveryTargets()
 	r.fanOutTargets()
 	r.scaleTarget()

@@ -27,6 +27,7 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/mcpclient"
+	"github.com/ctalk/ctalk/mail"
 	"github.com/ctalk/ctalk/wait"
 )
 
@@ -57,6 +58,10 @@ type serverConfig struct {
 	Log       *slog.Logger
 	// Label marks the server's goroutines in CPU profiles.
 	Label bool
+	// PublicURL, when set, turns notifications on (see app/notify.go), and
+	// Sender then takes the email they send.
+	PublicURL string
+	Sender    mail.Sender
 }
 
 // server is a ctalk server running in this process.
@@ -93,7 +98,9 @@ func startServer(ctx context.Context, sc serverConfig) (*server, error) {
 			Logger:         sc.Log,
 			AllowOrgSignup: true,
 			MetricsToken:   sc.MetricsToken,
+			PublicURL:      sc.PublicURL,
 		},
+		Sender:         sc.Sender,
 		Auth:           acfg,
 		Inbox:          icfg,
 		AuditRetention: auditRetention,

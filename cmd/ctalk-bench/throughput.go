@@ -116,6 +116,12 @@ func (r *runner) phaseAsk(ctx context.Context) error {
 			return toolCall(o.sessions[a], "ask_person", map[string]any{"to_user_id": o.users[b], "question": questionText})
 		}})
 	for i, run := range runs {
+		if run.kind == "wire" && r.cfg.Notify {
+			if err := r.askNotified(ctx, run.ask); err != nil {
+				return err
+			}
+			continue
+		}
 		o, err := r.newOrg(ctx, r.url, "ask-"+strconv.Itoa(i), r.cfg.Users, run.kind == "wire" || run.kind == "tool")
 		if err != nil {
 			return err
@@ -213,22 +219,7 @@ func (r *runner) phaseCycle(ctx context.Context) error {
 // judges the throughput targets.
 func (r *runner) throughputTargets() {
 	res := r.res
-	ratio := func(toolPhase, tool, limitPhase, limit string, want float64) (Ratio, bool) {
-		t, l := res.op(toolPhase, tool), res.op(limitPhase, limit)
-		rt := Ratio{Tool: tool, Limit: limit, Status: statusInfo}
-		if want > 0 {
-			rt.Target = fmt.Sprintf(">= %.2f", want)
-		}
-		if t == nil || l == nil || l.PerSecond == 0 {
-			rt.Status = statusSkipped
-			return rt, false
-		}
-		rt.Value = t.PerSecond / l.PerSecond
-		if want > 0 {
-			rt.Status = pass(rt.Value >= want)
-		}
-		return rt, true
-	}
+	ratio := res.ratio
 	add := func(rt Ratio, _ bool) { res.Ratios = append(res.Ratios, rt) }
 	// The targets are judged on the wire rows, sent through the same net/http
 	// client as GET /health; the go-sdk rows add that client's own work. Every
@@ -256,16 +247,38 @@ func (r *runner) throughputTargets() {
 	add(ratio("inbox", wireOp("check_inbox"), "inbox", "SQL inbox select", 0))
 	add(ratio("inbox", "inbox.Service.Inbox", "inbox", "SQL inbox select", 0))
 
-	ratioTarget := func(name string, rt Ratio, ok bool, why string) {
-		t := Target{Name: name, Want: rt.Target + " (throughput ratio)", Status: statusSkipped, Note: why}
-		if ok {
-			t.Got, t.Status, t.Note = fmt.Sprintf("%.2f", rt.Value), rt.Status, ""
-		}
-		res.Targets = append(res.Targets, t)
-	}
+	ratioTarget := res.ratioTarget
 	ratioTarget("GET /health >= 90% of a bare net/http handler", health, healthOK, "needs the health phase")
 	ratioTarget("whoami >= 60% of the bare mcp-go floor's trivial tool", whoami, whoamiOK, "needs the whoami phase")
 	ratioTarget("check_inbox (10 questions from 10 senders) >= 50% of whoami", inbox, inboxOK, "needs the whoami and inbox phases")
 	ratioTarget("ask_person throughput >= 50% of the raw INSERT", ask, askOK, "needs the ask phase with database access")
+}
 
+// ratio compares the throughput of the operation tool of toolPhase with
+// that of limit of limitPhase, judged against want when it is above zero.
+// It reports false when either was not measured.
+func (res *Result) ratio(toolPhase, tool, limitPhase, limit string, want float64) (Ratio, bool) {
+	t, l := res.op(toolPhase, tool), res.op(limitPhase, limit)
+	rt := Ratio{Tool: tool, Limit: limit, Status: statusInfo}
+	if want > 0 {
+		rt.Target = fmt.Sprintf(">= %.2f", want)
+	}
+	if t == nil || l == nil || l.PerSecond == 0 {
+		rt.Status = statusSkipped
+		return rt, false
+	}
+	rt.Value = t.PerSecond / l.PerSecond
+	if want > 0 {
+		rt.Status = pass(rt.Value >= want)
+	}
+	return rt, true
+}
+
+// ratioTarget adds the target name judged on rt, skipped for why unless ok.
+func (res *Result) ratioTarget(name string, rt Ratio, ok bool, why string) {
+	t := Target{Name: name, Want: rt.Target + " (throughput ratio)", Status: statusSkipped, Note: why}
+	if ok {
+		t.Got, t.Status, t.Note = fmt.Sprintf("%.2f", rt.Value), rt.Status, ""
+	}
+	res.Targets = append(res.Targets, t)
 }

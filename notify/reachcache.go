@@ -1,0 +1,103 @@
+package notify
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/internal/readcache"
+)
+
+// ReachCacheTTL is how long a replica trusts what it read of where a
+// person's notifications can go (their settings' channels and pause, their
+// webhooks and browsers) and of their org's (its webhooks, its reminder
+// time), so that a question to a person read within it is queued in the
+// ask's one statement. Every change of those (settings, unsubscribing,
+// webhooks added, deleted or disabled, browsers subscribed or gone, the
+// org's settings) forgets it at once on its replica and, through a Postgres
+// notification, on the others; a lost notification costs at most this.
+// A person's address comes through the Directory, as before.
+const ReachCacheTTL = time.Second
+
+// reachChannel is the Postgres channel of those changes: "org/user", or
+// "org/" for the org's.
+const reachChannel = "ctalk_notify_reach_changed"
+
+// maxCachedReach bounds the cache; beyond it, reads are not cached.
+const maxCachedReach = 100000
+
+// reachPart is what the cache holds of a person (user set), or of their
+// org (user empty): the person's part of a row of reachSQL, or the org's.
+type reachPart struct {
+	scope    readcache.Scope
+	person   personReach
+	orgHooks int
+	reminder sql.NullInt64
+}
+
+// personReach is a person's columns of reachSQL.
+type personReach struct {
+	channels   sql.NullString
+	paused     sql.NullBool
+	hooks, web int
+}
+
+type reachCache = readcache.Cache[readcache.Scope, reachPart]
+
+func newReachCache(d *db.DB, ttl time.Duration) *reachCache {
+	return readcache.New[readcache.Scope](d, reachChannel, ttl, maxCachedReach, func(p reachPart) readcache.Scope { return p.scope })
+}
+
+// reachChanged makes a committed change of where the notifications of
+// userID (or, with userID empty, of anyone in orgID) can go take effect in
+// every replica's cache.
+func (s *Service) reachChanged(ctx context.Context, orgID, userID string) {
+	s.reach.Changed(ctx, readcache.Scope{OrgID: orgID, UserID: userID}, s.log)
+}
+
+// ListenReach applies the changes of reach announced by other replicas
+// until ctx ends; it returns at once on SQLite.
+func (s *Service) ListenReach(ctx context.Context) { s.reach.Listen(ctx, s.log) }
+
+// cachedScan is the row reachSQL would read for a question from actor to
+// userID, from the cache, when it holds all of it. A new question's
+// subject has no pending reminder.
+func (s *Service) cachedScan(e Event) (reachScan, bool) {
+	now := s.db.Now()
+	person, ok1 := s.reach.Get(readcache.Scope{OrgID: e.OrgID, UserID: e.UserID}, now)
+	other, ok2 := s.reach.Get(readcache.Scope{OrgID: e.OrgID, UserID: e.Actor}, now)
+	org, ok3 := s.reach.Get(readcache.Scope{OrgID: e.OrgID}, now)
+	if !ok1 || !ok2 || !ok3 || e.Actor == "" || e.UserID == "" {
+		return reachScan{}, false
+	}
+	return reachScan{
+		channels: person.person.channels, paused: person.person.paused, hooks: person.person.hooks, web: person.person.web,
+		otherChannels: other.person.channels, otherPaused: other.person.paused, oHooks: other.person.hooks, oWeb: other.person.web,
+		orgHooks: org.orgHooks, reminder: org.reminder,
+	}, true
+}
+
+// keepScan caches what a read of reachSQL for e, begun at r, found.
+func (s *Service) keepScan(e Event, sc *reachScan, r readcache.Read) {
+	put := func(userID string, p personReach) {
+		if userID != "" {
+			sc := readcache.Scope{OrgID: e.OrgID, UserID: userID}
+			s.reach.Put(sc, reachPart{scope: sc, person: p}, r, time.Time{})
+		}
+	}
+	put(e.UserID, personReach{sc.channels, sc.paused, sc.hooks, sc.web})
+	put(e.Actor, personReach{sc.otherChannels, sc.otherPaused, sc.oHooks, sc.oWeb})
+	org := readcache.Scope{OrgID: e.OrgID}
+	s.reach.Put(org, reachPart{scope: org, orgHooks: sc.orgHooks, reminder: sc.reminder}, r, time.Time{})
+}
+
+// deleteReach is deleteOne of something that decides where the
+// notifications of userID (or of the org, when empty) in orgID can go.
+func (s *Service) deleteReach(ctx context.Context, orgID, userID, what, query string, args ...any) error {
+	if err := s.deleteOne(ctx, what, query, args...); err != nil {
+		return err
+	}
+	s.reachChanged(ctx, orgID, userID)
+	return nil
+}
