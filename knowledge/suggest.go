@@ -4,10 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/db"
 )
 
 // Thresholds of a suggestion, the look-up ask_person makes before a
@@ -83,16 +82,7 @@ func (s *Service) Suggest(ctx context.Context, c ctalk.Caller, question string) 
 var readSQL = `SELECT ` + answerColumns + `, o.knowledge_stale_days FROM shared_answers s
 	JOIN users u ON u.org_id = s.org_id AND u.id = s.answerer_id
 	JOIN orgs o ON o.id = s.org_id AND o.knowledge_sharing <> 'off'
-	WHERE s.org_id = $1 AND s.question_id IN (` + placeholders(2, maxSuggestions*candidates) + `)`
-
-// placeholders returns n placeholders from $from, separated by commas.
-func placeholders(from, n int) string {
-	ps := make([]string, n)
-	for i := range ps {
-		ps[i] = "$" + strconv.Itoa(from+i)
-	}
-	return strings.Join(ps, ", ")
-}
+	WHERE s.org_id = $1 AND s.question_id IN (` + db.Placeholders(2, maxSuggestions*candidates) + `)`
 
 // read returns the shared answers ids of orgID, at most
 // maxSuggestions*candidates, scored for rank as the look-up weighs them:
