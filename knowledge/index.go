@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 
 	"github.com/ctalk/ctalk/db"
 )
@@ -25,6 +28,9 @@ const (
 	// replica together; an org's index that would take more than a quarter
 	// of it is not kept, and the org is searched.
 	indexBudget = 64 << 20
+	// indexReadTimeout bounds the read of an org's answers, which the
+	// look-ups waiting for it share.
+	indexReadTimeout = 30 * time.Second
 )
 
 // inQuestion marks a posting whose stem is in the answer's question, not
@@ -51,6 +57,10 @@ type index struct {
 	mu    sync.Mutex
 	orgs  map[string]*orgIndex
 	bytes int
+	// reads is one read of an org's answers at a version for all the
+	// look-ups that need it at once: after a share, every ask of the org
+	// would otherwise read them all again.
+	reads singleflight.Group
 }
 
 // lookUp returns what a look-up of q in orgID must read: the ids of the
@@ -94,12 +104,34 @@ func (c *index) org(ctx context.Context, d *db.DB, orgID string, version int64) 
 	if x != nil && x.version == version {
 		return x, nil
 	}
-	x, err := readIndex(ctx, d, orgID, version)
-	if err != nil {
-		return nil, fmt.Errorf("index shared answers: %w", err)
+	read := c.reads.DoChan(orgID+"\x00"+strconv.FormatInt(version, 10), func() (any, error) {
+		c.mu.Lock()
+		x := c.orgs[orgID]
+		c.mu.Unlock()
+		if x != nil && x.version == version {
+			// Read by a caller that finished just before.
+			return x, nil
+		}
+		// Not the first caller's ctx, whose end would fail the others;
+		// each caller stops waiting at its own.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), indexReadTimeout)
+		defer cancel()
+		x, err := readIndex(rctx, d, orgID, version)
+		if err != nil {
+			return nil, err
+		}
+		c.keep(orgID, x)
+		return x, nil
+	})
+	select {
+	case <-ctx.Done():
+		return nil, fmt.Errorf("index shared answers: %w", ctx.Err())
+	case r := <-read:
+		if r.Err != nil {
+			return nil, fmt.Errorf("index shared answers: %w", r.Err)
+		}
+		return r.Val.(*orgIndex), nil
 	}
-	c.keep(orgID, x)
-	return x, nil
 }
 
 // keep stores x as orgID's index unless a newer one is held, forgetting

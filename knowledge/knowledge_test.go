@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -418,6 +419,45 @@ func TestLookUpReadsOnlyTheAnswersItOffers(t *testing.T) {
 		got, statements = look("Where does gamma run?")
 		if len(got) != 1 || searches(statements) != 1 {
 			t.Errorf("in an org too big to index: offered %v after %d searches, want one after 1", got, searches(statements))
+		}
+	})
+}
+
+// TestLookUpsReadAChangedIndexOnce: after an answer is shared, the
+// look-ups of the org that run at once read its answers once between them,
+// not once each. On both engines.
+func TestLookUpsReadAChangedIndexOnce(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		f := newFixture(t, d)
+		ctx, me := context.Background(), caller("acme", "cat")
+		f.share("acme", "al", "ben", "Where does alpha run?", "alpha runs in region 1.")
+		if _, err := f.k.Suggest(ctx, me, "Where does alpha run?"); err != nil {
+			t.Fatal(err)
+		}
+		f.share("acme", "al", "ben", "Where does beta run?", "beta runs in region 2.")
+		var reads atomic.Int32
+		d.OnStatement(func(q string) {
+			if strings.Contains(q, "FROM shared_answers WHERE org_id = $1 ORDER BY question_id") {
+				reads.Add(1)
+				// Held, so that the other look-ups come while it runs.
+				time.Sleep(100 * time.Millisecond)
+			}
+		})
+		t.Cleanup(func() { d.OnStatement(nil) })
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for range 8 {
+			wg.Go(func() {
+				<-start
+				if got, err := f.k.Suggest(ctx, me, "Where does beta run?"); err != nil || len(got) != 1 {
+					t.Errorf("look-up = %v, %v; want the beta answer", ids(got), err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		if n := reads.Load(); n != 1 {
+			t.Fatalf("8 look-ups at once after a share read the org's answers %d times; want 1", n)
 		}
 	})
 }
