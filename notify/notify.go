@@ -65,6 +65,12 @@ var Kinds = []Kind{KindQuestion, KindDraft, KindPost, KindAnswered, KindDeclined
 // closing kinds end a question's reminders.
 func (k Kind) closing() bool { return k == KindAnswered || k == KindDeclined || k == KindWithdrawn }
 
+// endsReminders tells whether an event of kind k ends the reminders of its
+// subject (see closedSubjectSQL): a closing one, or the recipient's
+// forward, which ends theirs. It is queued while a reminder is pending,
+// even when it reaches nobody, so that the reminder finds it.
+func (k Kind) endsReminders() bool { return k.closing() || k == KindForwarded }
+
 // Event is something to tell one person. The domain services fill it in
 // when they queue it, with what its notification needs, so that notify
 // never reads their tables.

@@ -111,8 +111,10 @@ func (s *Service) Plan(e Event) *Planned {
 // Cached reports whether the reach cache knows where the question event
 // goes, and then returns the statement that queues it, nil when it reaches
 // nobody. The caller sends the statement in the transaction that stores
-// the question, after it: it queues the event only if the question is
-// stored. Once the transaction commits, the caller calls Queued.
+// the question, after it: on Postgres it queues the event only if the
+// question is stored; on SQLite, where the caller learns that before it
+// sends the next statement, it queues the event, and the caller sends it
+// only then. Once the transaction commits, the caller calls Queued.
 //
 // Returns only the errors of the Directory's look-up.
 func (p *Planned) Cached(ctx context.Context) (*db.Stmt, bool, error) {
@@ -133,7 +135,7 @@ func (p *Planned) Cached(ctx context.Context) (*db.Stmt, bool, error) {
 	}
 	query := questionEventSQL
 	if p.s.db.Engine == db.SQLite {
-		query = questionEventSQLite
+		query = insertEventsSQL + "(" + db.Placeholders(1, eventWidth) + ")"
 	}
 	return &db.Stmt{Query: query, Args: p.s.eventRow(p.e, p.now)}, true, nil
 }
@@ -202,15 +204,15 @@ func (s *Service) reaches(ctx context.Context, in *expansion, orgID, userID stri
 
 // needed tells whether e, or what follows from it, reaches anyone: a
 // question also through its reminder and the asker's note that it still
-// waits; an answer, a decline or a withdrawal also when it must end a
-// pending reminder.
+// waits; an answer, a decline, a withdrawal or a forward also when it
+// must end a pending reminder.
 func (s *Service) needed(ctx context.Context, e Event, r *reachRow) (bool, error) {
 	ok, err := s.reaches(ctx, r.person, e.OrgID, e.UserID, e.Kind)
 	if ok || err != nil {
 		return ok, err
 	}
 	switch {
-	case e.Kind.closing():
+	case e.Kind.endsReminders():
 		return r.pending, nil
 	case e.Kind == KindQuestion && r.reminder > 0:
 		if ok, err := s.reaches(ctx, r.person, e.OrgID, e.UserID, KindReminder); ok || err != nil {
@@ -224,20 +226,21 @@ func (s *Service) needed(ctx context.Context, e Event, r *reachRow) (bool, error
 }
 
 // queueable keeps the events that reach someone. It reads once for the
-// events of the same people (a claim's reminders, say): only a closing
-// event's read, of its subject's pending reminder, is its own.
+// events of the same people (a claim's reminders, say): only the read of
+// an event that ends reminders, of its subject's pending reminder, is its
+// own.
 func (s *Service) queueable(ctx context.Context, tx db.Querier, events []Event) ([]Event, error) {
 	out := events[:0:0]
 	reads := map[string]*reachRow{}
 	for _, e := range events {
 		key := e.OrgID + "\x00" + e.UserID + "\x00" + e.Actor
 		r := reads[key]
-		if r == nil || e.Kind.closing() {
+		if r == nil || e.Kind.endsReminders() {
 			var err error
 			if r, err = s.readReach(ctx, tx, e); err != nil {
 				return nil, fmt.Errorf("queue notification: %w", err)
 			}
-			if !e.Kind.closing() {
+			if !e.Kind.endsReminders() {
 				reads[key] = r
 			}
 		}
