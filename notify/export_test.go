@@ -5,3 +5,7 @@ func (s *Service) Listening() bool { return s.listening.Load() }
 
 // ReachListening reports whether ListenReach is connected.
 func (s *Service) ReachListening() bool { return s.reach.Listening() }
+
+// LastEmailSQL is the read of the last mail to an address, whose plan
+// TestLastMailIsReadByItsIndex checks.
+const LastEmailSQL = lastEmailSQL

@@ -183,6 +183,9 @@ type expansion struct {
 	push     []string // the person's browsers
 	orgHooks []string // the org's
 	closed   bool     // a reminder's question was resolved
+	// lastEmail is when the last mail to email went, zero when none did
+	// or it was not read (see mailAt).
+	lastEmail time.Time
 }
 
 func (s *Service) expansionInputs(ctx context.Context, events []*storedEvent) ([]*expansion, error) {
@@ -205,25 +208,8 @@ func (s *Service) expansionInputs(ctx context.Context, events []*storedEvent) ([
 		key := e.OrgID + "\x00" + e.UserID
 		p, ok := people[key]
 		if !ok {
-			p = &expansion{}
-			_, email, err := s.person(ctx, e.OrgID, e.UserID)
-			switch {
-			case err != nil && notFoundErr(err):
-				p.removed = true
-			case err != nil:
-				return nil, fmt.Errorf("look up %s: %w", e.UserID, err)
-			}
-			p.email = email
-			if p.settings, err = settingsOf(ctx, s.db, e.OrgID, e.UserID); err != nil {
-				return nil, err
-			}
-			if p.hooks, err = activeWebhooks(ctx, s.db, e.OrgID, e.UserID); err != nil {
-				return nil, err
-			}
-			if err := s.pauseAway(ctx, e.OrgID, e.UserID, &p.settings); err != nil {
-				return nil, err
-			}
-			if p.push, err = pushIDs(ctx, s.db, e.OrgID, e.UserID); err != nil {
+			var err error
+			if p, err = s.personInputs(ctx, e.OrgID, e.UserID); err != nil {
 				return nil, err
 			}
 			people[key] = p
@@ -244,6 +230,48 @@ func (s *Service) expansionInputs(ctx context.Context, events []*storedEvent) ([
 		out[i] = &x
 	}
 	return out, nil
+}
+
+// personInputs is what expanding an event reads of the person it goes to.
+func (s *Service) personInputs(ctx context.Context, orgID, userID string) (*expansion, error) {
+	p := &expansion{}
+	_, email, err := s.person(ctx, orgID, userID)
+	switch {
+	case err != nil && notFoundErr(err):
+		p.removed = true
+	case err != nil:
+		return nil, fmt.Errorf("look up %s: %w", userID, err)
+	}
+	p.email = email
+	if p.settings, err = settingsOf(ctx, s.db, orgID, userID); err != nil {
+		return nil, err
+	}
+	if p.hooks, err = activeWebhooks(ctx, s.db, orgID, userID); err != nil {
+		return nil, err
+	}
+	if err := s.pauseAway(ctx, orgID, userID, &p.settings); err != nil {
+		return nil, err
+	}
+	if p.push, err = pushIDs(ctx, s.db, orgID, userID); err != nil {
+		return nil, err
+	}
+	if email != "" && s.EmailEnabled() && s.cfg.DigestWindow > 0 {
+		if p.lastEmail, err = s.lastEmail(ctx, orgID, userID, email); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// mailAt is when a mail to the person in describes, due at at, goes: once
+// the digest window since their last mail ends, so that a mail that would
+// only be held for the digest is not claimed before then (the send checks
+// the window again).
+func (s *Service) mailAt(at time.Time, in *expansion) time.Time {
+	if until := in.lastEmail.Add(s.cfg.DigestWindow); !in.lastEmail.IsZero() && at.Before(until) {
+		return until
+	}
+	return at
 }
 
 // expandBatch is how many events a worker claims and expands at once.
@@ -290,7 +318,11 @@ func (s *Service) expand(ctx context.Context, tx db.Querier, events []*storedEve
 		follow = append(follow, followUps(e, in[i], now)...)
 		at := in[i].settings.sendAt(now, e.Urgent)
 		for j, t := range s.destinations(e.Kind, e.UserID, in[i]) {
-			rows = append(rows, fmt.Sprintf("%s.%d", e.ID, j+1), e.ID, e.OrgID, e.UserID, t.channel, t.target, at, now)
+			due := at
+			if t.channel == ChannelEmail {
+				due = s.mailAt(at, in[i])
+			}
+			rows = append(rows, fmt.Sprintf("%s.%d", e.ID, j+1), e.ID, e.OrgID, e.UserID, t.channel, t.target, due, now)
 		}
 	}
 	if err := s.Queue(ctx, tx, follow...); err != nil {
@@ -507,7 +539,7 @@ func (s *Service) deliverDue(ctx context.Context) (int, error) {
 	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, s.cfg.Workers)
-	for _, group := range s.groupEmails(ds) {
+	for _, group := range s.holdDigests(ctx, s.groupEmails(ds)) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
@@ -564,29 +596,74 @@ func (s *Service) groupEmails(ds []*delivery) [][]*delivery {
 	return out
 }
 
-// deliverEmails sends the claimed emails to one address: at once when the
-// last mail to it went out longer than DigestWindow ago; otherwise they
-// wait until the window ends, and whatever waits then goes out as one
-// digest.
-func (s *Service) deliverEmails(ctx context.Context, group []*delivery) {
-	first := group[0]
-	if s.cfg.DigestWindow > 0 {
-		var last db.NullTime
-		err := s.db.QueryRow(ctx, lastEmailSQL, first.Event.OrgID, first.Event.UserID, first.Target).Scan(&last)
+// holdDigests returns the groups to send now: every group but the mails
+// to an address whose last mail went out less than DigestWindow ago,
+// which wait until the window ends, when whatever waits goes out as one
+// digest. The waiting mails are held in one transaction for the claim:
+// a burst to a few people costs a commit per claim, not per mail. Should
+// it fail, they are claimed and held again once their lease runs out.
+func (s *Service) holdDigests(ctx context.Context, groups [][]*delivery) [][]*delivery {
+	if s.cfg.DigestWindow <= 0 {
+		return groups
+	}
+	now := s.db.Now()
+	var send [][]*delivery
+	var holds []db.Stmt
+	for _, group := range groups {
+		first := group[0]
+		if first.Channel != ChannelEmail || first.Event == nil {
+			send = append(send, group)
+			continue
+		}
+		last, err := s.lastEmail(ctx, first.Event.OrgID, first.Event.UserID, first.Target)
 		if err != nil {
 			s.log.Warn("notifications: cannot read the last mail sent; sending", "error", err)
 		}
-		if until := last.Time.Add(s.cfg.DigestWindow); last.Valid && s.db.Now().Before(until) {
-			for _, d := range group {
-				if err := s.record(ctx, digestHoldSQL, until, d.ID, d.claim); err != nil {
-					s.log.Warn("notifications: cannot hold a mail for the digest; it will be sent again", "delivery", d.ID, "error", err)
+		until := last.Add(s.cfg.DigestWindow)
+		if last.IsZero() || !now.Before(until) {
+			send = append(send, group)
+			continue
+		}
+		args := []any{until, first.claim}
+		for _, d := range group {
+			args = append(args, d.ID)
+		}
+		holds = append(holds, db.Stmt{Query: digestHoldSQL + "(" + db.Placeholders(3, len(group)) + ")", Args: args})
+	}
+	if len(holds) > 0 {
+		err := s.db.Tx(ctx, func(tx db.Querier) error {
+			for _, h := range holds {
+				if _, err := tx.Exec(ctx, h.Query, h.Args...); err != nil {
+					return err
 				}
 			}
-			return
+			return nil
+		})
+		if err != nil {
+			s.log.Warn("notifications: cannot hold mails for the digest; they will be claimed again", "mails", len(holds), "error", err)
 		}
 	}
+	return send
+}
+
+// lastEmail is when the last mail to an address of a person went, zero
+// when none did.
+func (s *Service) lastEmail(ctx context.Context, orgID, userID, address string) (time.Time, error) {
+	var last db.NullTime
+	if err := s.db.QueryRow(ctx, lastEmailSQL, orgID, userID, address).Scan(&last); err != nil {
+		return time.Time{}, fmt.Errorf("read the last mail sent: %w", err)
+	}
+	if !last.Valid {
+		return time.Time{}, nil
+	}
+	return last.Time, nil
+}
+
+// deliverEmails sends the claimed emails to one address that holdDigests
+// let go: one mail, or the digest of several.
+func (s *Service) deliverEmails(ctx context.Context, group []*delivery) {
 	if len(group) == 1 {
-		s.deliver(ctx, first)
+		s.deliver(ctx, group[0])
 		return
 	}
 	err := s.sendDigest(ctx, group)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -295,12 +296,7 @@ func TestProductionRefusesLoopbackWebhooks(t *testing.T) {
 // when it ends; a webhook is not held.
 func TestMailsWithinTheWindowComeAsOneDigest(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		seed(t, d)
-		srv := mailtest.Start(t)
-		s := newService(t, d, srv, func(c *notify.Config) { c.DigestWindow = 2 * time.Minute })
-		queue(t, d, s, question("q_1"))
-		drain(t, s)
-		srv.WaitFor(t, 1)
+		srv, s := mailedOnce(t, d)
 		queue(t, d, s, question("q_2"), question("q_3"))
 		drain(t, s)
 		if n := len(srv.Messages()); n != 1 {
@@ -328,6 +324,70 @@ func TestMailsWithinTheWindowComeAsOneDigest(t *testing.T) {
 		}
 		if n := count(t, d, `SELECT COUNT(*) FROM notify_deliveries WHERE attempts <> 1`); n != 0 {
 			t.Errorf("%d deliveries count a hold as an attempt", n)
+		}
+	})
+}
+
+// mailedOnce seeds d and returns a service with a digest window of two
+// minutes that has just mailed b a question (q_1), and the mail server.
+func mailedOnce(t *testing.T, d *db.DB) (*mailtest.Server, *notify.Service) {
+	t.Helper()
+	seed(t, d)
+	srv := mailtest.Start(t)
+	s := newService(t, d, srv, func(c *notify.Config) { c.DigestWindow = 2 * time.Minute })
+	queue(t, d, s, question("q_1"))
+	drain(t, s)
+	srv.WaitFor(t, 1)
+	return srv, s
+}
+
+// TestMailsWithinTheWindowWaitUnclaimed: a mail expanded within the digest
+// window of the person's last one is stored due when the window ends, so
+// that no worker claims it only to hold it; mails due at once within the
+// window (expanded before the last one went, say by another replica) are
+// held in one statement for the person, not one each. Neither is sent.
+func TestMailsWithinTheWindowWaitUnclaimed(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		srv, s := mailedOnce(t, d)
+		var holds atomic.Int64
+		d.OnStatement(func(q string) {
+			if strings.Contains(q, "attempts = attempts - 1") {
+				holds.Add(1)
+			}
+		})
+		t.Cleanup(func() { d.OnStatement(nil) })
+		queue(t, d, s, question("q_2"), question("q_3"))
+		drain(t, s)
+		if n := holds.Load(); n != 0 {
+			t.Errorf("%d holds of mails expanded within the window; want them stored due at its end", n)
+		}
+		if n := count(t, d, `SELECT COUNT(*) FROM notify_deliveries WHERE status = 'pending' AND attempts = 0 AND next_at > $1`, d.Now().Add(time.Minute)); n != 2 {
+			t.Errorf("%d mails wait for the window's end unclaimed, want 2", n)
+		}
+		if _, err := dbtest.Exec(d, `UPDATE notify_deliveries SET next_at = $1 WHERE status = 'pending'`, d.Now()); err != nil {
+			t.Fatal(err)
+		}
+		drain(t, s)
+		if n := holds.Load(); n != 1 {
+			t.Errorf("%d statements held two mails to one address, want 1", n)
+		}
+		if n := count(t, d, `SELECT COUNT(*) FROM notify_deliveries WHERE status = 'pending' AND attempts = 0 AND next_at > $1`, d.Now().Add(time.Minute)); n != 2 {
+			t.Errorf("%d mails held for the window's end, want 2", n)
+		}
+		if n := len(srv.Messages()); n != 1 {
+			t.Errorf("%d mails within the window, want the first only", n)
+		}
+	})
+}
+
+// TestLastMailIsReadByItsIndex: the read of a person's last mail, made for
+// every mail about to go and every person whose events are expanded, seeks
+// its index rather than walking every delivery of the person.
+func TestLastMailIsReadByItsIndex(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		plan := dbtest.Plan(t, d, notify.LastEmailSQL, "acme", "b", "bo@acme.test")
+		if !strings.Contains(plan, "notify_deliveries_mailed") {
+			t.Fatalf("the last mail's read does not use notify_deliveries_mailed:\n%s", plan)
 		}
 	})
 }

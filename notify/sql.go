@@ -10,17 +10,12 @@ const insertEventsSQL = `
 // questionEventSQL queues a question's event in the statements that store
 // the question, in one round trip on Postgres (see Planned.Cached): only
 // once the question ($5, the subject) is there, which an ask that stored
-// nothing leaves out. It reads inbox's table, never writes it.
+// nothing leaves out. It reads inbox's table, never writes it. (On SQLite
+// the ask sends its statements one by one, and queues the event only once
+// the question is stored, with insertEventsSQL.)
 const questionEventSQL = `
 	INSERT INTO notify_events (id, org_id, user_id, kind, subject, actor_id, body, link, urgent, created_at, due_at)
 	SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9::boolean, $10::timestamptz, $11::timestamptz
-	WHERE EXISTS (SELECT 1 FROM questions WHERE org_id = $2 AND id = $5)`
-
-// questionEventSQLite is questionEventSQL for SQLite, whose values need
-// no casts.
-const questionEventSQLite = `
-	INSERT INTO notify_events (id, org_id, user_id, kind, subject, actor_id, body, link, urgent, created_at, due_at)
-	SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11
 	WHERE EXISTS (SELECT 1 FROM questions WHERE org_id = $2 AND id = $5)`
 
 const eventColumns = `id, org_id, user_id, kind, subject, actor_id, body, link, urgent, created_at, due_at`
@@ -119,9 +114,9 @@ const (
 	failedSQL     = `UPDATE notify_deliveries SET status = 'failed', finished_at = $1, lease_until = NULL, last_error = $2 WHERE id = $3 AND claim = $4 AND status = 'pending'`
 	// lastEmailSQL is when the last mail to an address of a person went.
 	lastEmailSQL = `SELECT MAX(finished_at) FROM notify_deliveries WHERE org_id = $1 AND user_id = $2 AND channel = 'email' AND target = $3 AND status = 'sent'`
-	// digestHoldSQL holds a claimed mail until the digest window ends; the
-	// claim was no attempt.
-	digestHoldSQL      = `UPDATE notify_deliveries SET next_at = $1, lease_until = NULL, attempts = attempts - 1 WHERE id = $2 AND claim = $3 AND status = 'pending'`
+	// digestHoldSQL holds the claimed mails of the list that follows until
+	// the digest window ends; the claim was no attempt.
+	digestHoldSQL      = `UPDATE notify_deliveries SET next_at = $1, lease_until = NULL, attempts = attempts - 1 WHERE claim = $2 AND status = 'pending' AND id IN `
 	queueAgeSQL        = `SELECT MIN(next_at) FROM notify_deliveries WHERE status = 'pending' AND next_at <= $1`
 	deliveryLogSQL     = `SELECT d.id, e.kind, d.channel, d.target, d.status, d.attempts, d.last_error, d.created_at, d.finished_at FROM notify_deliveries d JOIN notify_events e ON e.id = d.event_id WHERE d.org_id = $1 AND d.user_id = $2 ORDER BY d.created_at DESC, d.id DESC LIMIT $3`
 	orgFailuresSQL     = `SELECT d.id, e.kind, d.channel, d.target, d.status, d.attempts, d.last_error, d.created_at, d.finished_at, d.user_id FROM notify_deliveries d JOIN notify_events e ON e.id = d.event_id WHERE d.org_id = $1 AND d.status = 'failed' ORDER BY d.created_at DESC, d.id DESC LIMIT $2`

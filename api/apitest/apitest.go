@@ -325,25 +325,14 @@ func TableRows(t *testing.T, d *db.DB, table string) string {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var b strings.Builder
 	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
+		vals, err := dbtest.Values(rows)
+		if err != nil {
 			t.Fatal(err)
 		}
 		fmt.Fprint(&b, table, ":")
 		for _, v := range vals {
-			if bs, ok := v.([]byte); ok {
-				v = string(bs)
-			}
 			fmt.Fprint(&b, " ", v)
 		}
 		b.WriteString("\n")

@@ -9,9 +9,11 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -148,4 +150,62 @@ func Tables(t testing.TB, d *db.DB) []string {
 		t.Fatal(err)
 	}
 	return names
+}
+
+// Values scans the row rows is on into one value per column, whatever the
+// columns are; text read as bytes is returned as a string.
+func Values(rows *db.Rows) ([]any, error) {
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return nil, err
+	}
+	for i, v := range vals {
+		if bs, ok := v.([]byte); ok {
+			vals[i] = string(bs)
+		}
+	}
+	return vals, nil
+}
+
+// Plan returns the engine's plan of query, a line per row: SQLite's EXPLAIN
+// QUERY PLAN, or Postgres's EXPLAIN with sequential scans priced out, so
+// that a test's nearly empty table still shows the index a query can use.
+func Plan(t testing.TB, d *db.DB, query string, args ...any) string {
+	t.Helper()
+	ctx := context.Background()
+	var lines []string
+	err := d.Tx(ctx, func(tx db.Querier) error {
+		explain := "EXPLAIN QUERY PLAN "
+		if d.Engine == db.Postgres {
+			explain = "EXPLAIN "
+			if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
+				return err
+			}
+		}
+		rows, err := tx.Query(ctx, explain+query, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			vals, err := Values(rows)
+			if err != nil {
+				return err
+			}
+			lines = append(lines, strings.TrimSpace(fmt.Sprintln(vals...)))
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		t.Fatalf("plan of %s: %v", query, err)
+	}
+	return strings.Join(lines, "\n")
 }

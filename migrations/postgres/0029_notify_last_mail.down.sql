@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS notify_deliveries_mailed;
