@@ -288,7 +288,7 @@ func (s *Service) Queue(ctx context.Context, tx db.Querier, events ...Event) err
 // insertEvents stores events that reach someone in tx, and wakes the
 // workers once tx commits.
 func (s *Service) insertEvents(ctx context.Context, tx db.Querier, events []Event) error {
-	if err := insertRows(ctx, tx, insertEventsSQL, eventWidth, s.eventRows(tx, events)); err != nil {
+	if err := s.insertRows(ctx, tx, insertEventsSQL, eventWidth, s.eventRows(tx, events)); err != nil {
 		return fmt.Errorf("queue notification: %w", err)
 	}
 	return nil

@@ -392,6 +392,53 @@ func TestLastMailIsReadByItsIndex(t *testing.T) {
 	})
 }
 
+// TestInsertsKeepTheirArgumentsFew expands a claim of 40 events into their
+// deliveries: on SQLite in inserts of at most 128 arguments each (its
+// driver binds a statement of n arguments in n² steps), on Postgres in one
+// insert, a round trip, for all of them.
+func TestInsertsKeepTheirArgumentsFew(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		seed(t, d)
+		s := newService(t, d, nil)
+		hookedReceiver(t, s)
+		var evs []notify.Event
+		for i := range 40 {
+			evs = append(evs, question(fmt.Sprint("q_", i)))
+		}
+		queue(t, d, s, evs...)
+		var mu sync.Mutex
+		var inserts []int
+		d.OnStatement(func(q string) {
+			if strings.Contains(q, "INSERT INTO notify_deliveries") {
+				mu.Lock()
+				inserts = append(inserts, strings.Count(q, "$"))
+				mu.Unlock()
+			}
+		})
+		t.Cleanup(func() { d.OnStatement(nil) })
+		if err := s.Expand(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		d.OnStatement(nil)
+		mu.Lock()
+		defer mu.Unlock()
+		if n := count(t, d, `SELECT COUNT(*) FROM notify_deliveries`); n != 40 {
+			t.Fatalf("%d deliveries, want 40", n)
+		}
+		if d.Engine == db.Postgres {
+			if len(inserts) != 1 {
+				t.Fatalf("%d inserts of the deliveries, want 1", len(inserts))
+			}
+			return
+		}
+		for _, args := range inserts {
+			if args > 128 {
+				t.Fatalf("an insert of %d arguments (all: %v), want at most 128", args, inserts)
+			}
+		}
+	})
+}
+
 // TestOrgWebhookCarriesNoWords adds an org webhook: a question to a member
 // reaches it naming the member, without the question's words, and a draft
 // waiting for the member's approval does not reach it.
