@@ -297,6 +297,10 @@ func (s *Service) insertEvents(ctx context.Context, tx db.Querier, events []Even
 // eventWidth is how many arguments a row of insertEventsSQL takes.
 const eventWidth = 11
 
+// insertEventSQL stores one event, the text Planned hands to the ask's
+// transaction, made once rather than per ask.
+var insertEventSQL = insertEventsSQL + "(" + db.Placeholders(1, eventWidth) + ")"
+
 // eventRows are the arguments of insertEventsSQL for events, queued in tx:
 // once tx commits, the events due now wake the workers.
 func (s *Service) eventRows(tx db.Querier, events []Event) []any {

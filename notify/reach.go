@@ -135,7 +135,7 @@ func (p *Planned) Cached(ctx context.Context) (*db.Stmt, bool, error) {
 	}
 	query := questionEventSQL
 	if p.s.db.Engine == db.SQLite {
-		query = insertEventsSQL + "(" + db.Placeholders(1, eventWidth) + ")"
+		query = insertEventSQL
 	}
 	return &db.Stmt{Query: query, Args: p.s.eventRow(p.e, p.now)}, true, nil
 }
@@ -165,7 +165,7 @@ func (p *Planned) Insert(ctx context.Context, tx db.Querier) (*db.Stmt, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
-	return &db.Stmt{Query: insertEventsSQL + "(" + db.Placeholders(1, eventWidth) + ")", Args: p.s.eventRows(tx, []Event{p.e})}, nil
+	return &db.Stmt{Query: insertEventSQL, Args: p.s.eventRows(tx, []Event{p.e})}, nil
 }
 
 // reachOf is the expansion input reachSQL read of a person: the webhooks
