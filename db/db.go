@@ -47,7 +47,10 @@ const (
 // Its statements run only through Read, Tx and Write, which queue SQLite's
 // writers and translate driver errors, so that no caller can skip either.
 type DB struct {
-	pool   *sql.DB
+	pool *sql.DB
+	// writes is the pool of Tx and Write: pool on Postgres; on SQLite one
+	// connection of its own (see openSQLite).
+	writes *sql.DB
 	Engine Engine
 	// URL is the Postgres connection string of the request pool; empty on
 	// SQLite.
@@ -180,6 +183,7 @@ func (d *DB) openPostgres(cfg Config) error {
 	d.pool.SetMaxOpenConns(n)
 	d.pool.SetMaxIdleConns(n)
 	d.pool.SetConnMaxIdleTime(5 * time.Minute)
+	d.writes = d.pool
 	return nil
 }
 
@@ -205,6 +209,14 @@ func (d *DB) openSQLite(cfg Config) error {
 	}
 	d.pool.SetMaxOpenConns(n)
 	d.pool.SetMaxIdleConns(n)
+	// Every write goes through one connection of its own: SQLite drops a
+	// connection's page cache whenever another connection has committed
+	// since its last transaction, so writes spread over the pool each
+	// began cold, reading every page they touched again from the file. The
+	// one writer's cache stays warm, since only it commits.
+	d.writes = sql.OpenDB(connector)
+	d.writes.SetMaxOpenConns(1)
+	d.writes.SetMaxIdleConns(1)
 	d.writer = make(chan struct{}, 1)
 	return nil
 }
@@ -292,6 +304,9 @@ func (d *DB) Close() error {
 		d.stopCheckpoints()
 		<-d.checkpointsDone
 	}
+	if d.writes != d.pool {
+		d.writes.Close()
+	}
 	return d.pool.Close()
 }
 
@@ -343,6 +358,7 @@ func (d *DB) checkDirect(ctx context.Context, cfg Config) error {
 	d.pool.SetMaxOpenConns(max)
 	d.pool.SetMaxIdleConns(max)
 	d.pool.SetConnMaxIdleTime(5 * time.Minute)
+	d.writes = d.pool
 	return nil
 }
 

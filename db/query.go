@@ -52,7 +52,7 @@ func (d *DB) Tx(ctx context.Context, fn func(q Querier) error) error {
 		return Translate(fmt.Errorf("begin: %w", err))
 	}
 	defer release()
-	tx, err := d.pool.BeginTx(ctx, nil)
+	tx, err := d.writes.BeginTx(ctx, nil)
 	if err != nil {
 		return Translate(fmt.Errorf("begin: %w", err))
 	}
@@ -115,7 +115,7 @@ func (d *DB) Write(ctx context.Context, fn func(q Querier) error) error {
 		return Translate(err)
 	}
 	defer release()
-	return Translate(fn(querier{d: d, q: d.pool}))
+	return Translate(fn(querier{d: d, q: d.writes}))
 }
 
 func (d *DB) admitWriter(ctx context.Context) (release func(), err error) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/mail/mailtest"
 	"github.com/ctalk/ctalk/notify"
@@ -40,26 +41,12 @@ func BenchmarkDrain(b *testing.B) {
 			if _, err := s.SaveOrgSettings(ctx, "acme", notify.OrgSettings{TextMode: notify.TextFirstLine}); err != nil {
 				b.Fatal(err)
 			}
-			var total time.Duration
 			var statements atomic.Int64
-			round := 0
-			for b.Loop() {
-				b.StopTimer()
-				evs := make([]notify.Event, events)
-				for i := range evs {
-					evs[i] = question(fmt.Sprintf("q_%d_%d", round, i))
-				}
-				round++
-				queue(b, d, s, evs...)
-				b.StartTimer()
-				start := time.Now()
+			round, total := timeBursts(b, d, s, events, func() error {
 				d.OnStatement(func(string) { statements.Add(1) })
-				if err := s.Drain(ctx); err != nil {
-					b.Fatal(err)
-				}
-				d.OnStatement(nil)
-				total += time.Since(start)
-			}
+				defer d.OnStatement(nil)
+				return s.Drain(ctx)
+			})
 			if n := count(b, d, `SELECT COUNT(*) FROM notify_deliveries WHERE status = 'sent'`); n != events*round {
 				b.Fatalf("%d sent, want %d", n, events*round)
 			}
@@ -141,4 +128,54 @@ func BenchmarkCommitToSMTP(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 		})
 	}
+}
+
+// BenchmarkExpand queues 10,000 question events at once for a person
+// whose channel is email, with the digest window on, as ctalk-bench
+// -notify's asks are, and expands them with one worker, without
+// delivering: events/s is the expansion rate, µs/event its time per
+// event, which on SQLite, where the expansion holds the one writer, an
+// ask's throughput pays for.
+func BenchmarkExpand(b *testing.B) {
+	const events = 10000
+	for _, e := range dbtest.Engines {
+		b.Run(string(e), func(b *testing.B) {
+			d := dbtest.Open(b, e)
+			seed(b, d)
+			s := newService(b, d, mailtest.Start(b), func(c *notify.Config) { c.DigestWindow = notify.DefaultDigestWindow })
+			ctx := context.Background()
+			round, total := timeBursts(b, d, s, events, func() error {
+				for {
+					n, err := s.ExpandOnce(ctx)
+					if err != nil || n == 0 {
+						return err
+					}
+				}
+			})
+			b.ReportMetric(float64(events*round)/total.Seconds(), "events/s")
+			b.ReportMetric(float64(total.Microseconds())/float64(events*round), "µs/event")
+		})
+	}
+}
+
+// timeBursts queues a burst of n question events for each round of b's
+// loop, with the timer stopped, and times do on each; it returns the
+// rounds and their total time.
+func timeBursts(b *testing.B, d *db.DB, s *notify.Service, n int, do func() error) (rounds int, total time.Duration) {
+	for b.Loop() {
+		b.StopTimer()
+		evs := make([]notify.Event, n)
+		for i := range evs {
+			evs[i] = question(fmt.Sprintf("q_%d_%d", rounds, i))
+		}
+		rounds++
+		queue(b, d, s, evs...)
+		b.StartTimer()
+		start := time.Now()
+		if err := do(); err != nil {
+			b.Fatal(err)
+		}
+		total += time.Since(start)
+	}
+	return rounds, total
 }

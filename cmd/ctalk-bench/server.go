@@ -127,7 +127,7 @@ func serveHTTP(ctx context.Context, h http.Handler, label bool) (string, *http.S
 		return "", nil, fmt.Errorf("listen on 127.0.0.1:0: %w", err)
 	}
 	if label {
-		h = labelled(h)
+		h = labelled(h, ln.Addr().String())
 	}
 	srv := &http.Server{
 		Handler:           h,
@@ -148,10 +148,12 @@ func (s *server) Close() {
 	s.DB.Close()
 }
 
-// labelled marks every request's goroutine side=server, so that a CPU
-// profile of the harness can be narrowed to the server.
-func labelled(h http.Handler) http.Handler {
-	labels := pprof.Labels("side", "server")
+// labelled marks every request's goroutine side=server and addr=addr, so
+// that a CPU profile of the harness can be narrowed to the server, or to
+// one of a phase's servers (the ask phase's with and without
+// notifications, say).
+func labelled(h http.Handler, addr string) http.Handler {
+	labels := pprof.Labels("side", "server", "addr", addr)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		pprof.Do(r.Context(), labels, func(ctx context.Context) {
 			h.ServeHTTP(w, r.WithContext(ctx))
