@@ -4,9 +4,7 @@ package inbox
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -935,8 +933,6 @@ func markHanded(ctx context.Context, tx db.Querier, orgID, column string, ids []
 	return nil
 }
 
-func newID(prefix string) string {
-	var b [12]byte
-	rand.Read(b[:])
-	return prefix + hex.EncodeToString(b[:])
-}
+// newID is a new id of the package's rows, in time order (see
+// ctalk.SortedID).
+func newID(prefix string) string { return ctalk.SortedID(prefix) }

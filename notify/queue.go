@@ -64,13 +64,19 @@ func (s *Service) wait(ctx context.Context, tick <-chan time.Time) {
 //
 // Returns only the database's errors.
 func (s *Service) Step(ctx context.Context) (busy bool, err error) {
-	var events, deliveries int
-	if err := s.db.QueryRow(ctx, anyDueSQL, s.db.Now()).Scan(&events, &deliveries); err != nil {
+	var events, deliveries, reminders int
+	if err := s.db.QueryRow(ctx, anyDueSQL, s.db.Now()).Scan(&events, &deliveries, &reminders); err != nil {
 		return false, fmt.Errorf("look for due notifications: %w", err)
 	}
 	n := 0
-	if events > 0 {
-		if n, err = s.expandDue(ctx); err != nil {
+	if reminders > 0 {
+		if n, err = s.remindDue(ctx); err != nil {
+			return n > 0, err
+		}
+	}
+	if events > 0 || n > 0 {
+		m, err := s.expandDue(ctx)
+		if n += m; err != nil {
 			return n > 0, err
 		}
 	}
@@ -121,31 +127,13 @@ func (s *Service) claimSQL(pick, update, tail string) string {
 // expandDue claims due events and expands each into its deliveries.
 func (s *Service) expandDue(ctx context.Context) (int, error) {
 	now := s.db.Now()
-	claim := newID("c_")
-	var events []*storedEvent
-	err := s.db.Tx(ctx, func(tx db.Querier) error {
-		if err := s.planClaim(ctx, tx); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, s.claimSQL(claimEventsSQL, claimEventsUpdate, claimEventsTail), now.Add(s.cfg.Lease), now, claim, expandBatch)
-		if err != nil {
-			return fmt.Errorf("claim events: %w", err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			e, err := scanEvent(rows)
-			if err != nil {
-				return err
-			}
-			events = append(events, e)
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return 0, err
+	claim := ""
+	if s.db.Engine == db.Postgres {
+		claim = newID("c_")
 	}
-	if len(events) == 0 {
-		return 0, nil
+	events, err := s.claimEvents(ctx, now, claim)
+	if err != nil || len(events) == 0 {
+		return 0, err
 	}
 	inputs, err := s.expansionInputs(ctx, events)
 	if err != nil {
@@ -160,15 +148,46 @@ func (s *Service) expandDue(ctx context.Context) (int, error) {
 		return len(events), nil
 	}
 	var errs []error
+	var failed []any
 	for i, e := range events {
 		err := s.db.Tx(ctx, func(tx db.Querier) error {
 			return s.expand(ctx, tx, events[i:i+1], claim, inputs[i:i+1])
 		})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("expand event %s: %w", e.ID, err))
+			failed = append(failed, e.ID)
+		}
+	}
+	if claim == "" && len(failed) > 0 {
+		// Claimed on Postgres, they wait for their lease to run out.
+		if err := s.record(ctx, backOffEventsSQL+"("+db.Placeholders(2, len(failed))+")", append([]any{now.Add(s.cfg.Lease)}, failed...)...); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return len(events), errors.Join(errs...)
+}
+
+// claimEvents takes up to expandBatch due events for claim. On Postgres
+// it leases them in a transaction of their own, so that the workers of
+// other replicas take others. On SQLite, where claim is empty, it only
+// reads them: its one writer runs the expansions one at a time, and an
+// expansion's mark takes an event only while it is not expanded, so that
+// of two workers that read one event, one expands it; a claim then costs
+// no write, which was a fifth of its expansion's time (BenchmarkExpand).
+func (s *Service) claimEvents(ctx context.Context, now time.Time, claim string) ([]*storedEvent, error) {
+	if claim == "" {
+		return queryAll(ctx, s.db, "read due events", dueEventsSQL, []any{now, expandBatch}, scanEvent)
+	}
+	var events []*storedEvent
+	err := s.db.Tx(ctx, func(tx db.Querier) error {
+		if err := s.planClaim(ctx, tx); err != nil {
+			return err
+		}
+		var err error
+		events, err = queryAll(ctx, tx, "claim events", s.claimSQL(claimEventsSQL, claimEventsUpdate, claimEventsTail), []any{now.Add(s.cfg.Lease), now, claim, expandBatch}, scanEvent)
+		return err
+	})
+	return events, err
 }
 
 // expansion is what expanding an event reads: read before its
@@ -286,7 +305,7 @@ type storedEvent struct {
 	org *OrgSettings
 }
 
-func scanEvent(r interface{ Scan(...any) error }) (*storedEvent, error) {
+func scanEvent(r scanner) (*storedEvent, error) {
 	e := &storedEvent{}
 	var kind string
 	if err := r.Scan(&e.ID, &e.OrgID, &e.UserID, &kind, &e.Subject, &e.Actor, &e.Text, &e.Link, &e.Urgent, &e.CreatedAt, &e.Due); err != nil {
@@ -298,11 +317,12 @@ func scanEvent(r interface{ Scan(...any) error }) (*storedEvent, error) {
 }
 
 // expand turns claimed events into their deliveries, by what in read of
-// each one's person (see expansion), and queues what follows from them (a
-// question's reminder, a reminder's note to the asker), in tx, which also
-// marks them expanded: each happens once, or not at all and again later.
-// It is four statements however many events: the mark, the follow-ups'
-// reach read and insert, and the deliveries' insert.
+// each one's person (see expansion), and keeps what follows from them (a
+// question's reminder on its event, a reminder's note to the asker as an
+// event of its own), in tx, which also marks them expanded: each happens
+// once, or not at all and again later. It is a few statements however
+// many events on Postgres: the mark, the follow-ups' reach read, the
+// reminders' update, the notes' insert and the deliveries' insert.
 func (s *Service) expand(ctx context.Context, tx db.Querier, events []*storedEvent, claim string, in []*expansion) error {
 	now := s.db.Now()
 	ours, err := s.markExpanded(ctx, tx, events, claim, now)
@@ -310,12 +330,15 @@ func (s *Service) expand(ctx context.Context, tx db.Querier, events []*storedEve
 		return err
 	}
 	var follow []Event
+	var from []string // the id of the event each of follow follows
 	var rows []any
 	for i, e := range events {
 		if !ours[e.ID] || in[i].removed || e.Kind.closing() || in[i].closed {
 			continue // another worker's lease now, or nothing to send
 		}
-		follow = append(follow, followUps(e, in[i], now)...)
+		for _, f := range followUps(e, in[i], now) {
+			follow, from = append(follow, f), append(from, e.ID)
+		}
 		at := in[i].settings.sendAt(now, e.Urgent)
 		for j, t := range s.destinations(e.Kind, e.UserID, in[i]) {
 			due := at
@@ -325,13 +348,79 @@ func (s *Service) expand(ctx context.Context, tx db.Querier, events []*storedEve
 			rows = append(rows, fmt.Sprintf("%s.%d", e.ID, j+1), e.ID, e.OrgID, e.UserID, t.channel, t.target, due, now)
 		}
 	}
-	if err := s.Queue(ctx, tx, follow...); err != nil {
+	reach, err := s.reachable(ctx, tx, follow)
+	if err != nil {
 		return err
+	}
+	var notes []Event
+	var remind []string
+	var at []time.Time
+	for i, f := range follow {
+		switch {
+		case !reach[i]:
+		case f.Kind == KindReminder:
+			remind, at = append(remind, from[i]), append(at, f.Due.UTC())
+		default:
+			notes = append(notes, f)
+		}
+	}
+	if err := s.setReminders(ctx, tx, remind, at); err != nil {
+		return err
+	}
+	if len(notes) > 0 {
+		if err := s.insertEvents(ctx, tx, notes); err != nil {
+			return err
+		}
 	}
 	if err := s.insertRows(ctx, tx, insertDeliverySQL, 8, rows); err != nil {
 		return fmt.Errorf("queue deliveries: %w", err)
 	}
 	return nil
+}
+
+// setReminders keeps the reminder of each event of ids, due at its time
+// in at, on the event, in tx: the worker queues it once it is due (see
+// remindDue). It costs no row, nor, on SQLite, more than an update of a
+// row the expansion's mark just wrote.
+func (s *Service) setReminders(ctx context.Context, tx db.Querier, ids []string, at []time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if s.db.Engine == db.Postgres {
+		if _, err := tx.Exec(ctx, setRemindsSQL, ids, at); err != nil {
+			return fmt.Errorf("keep reminders: %w", err)
+		}
+		return nil
+	}
+	for i, id := range ids {
+		if _, err := tx.Exec(ctx, setRemindSQL, at[i], id); err != nil {
+			return fmt.Errorf("keep reminders: %w", err)
+		}
+	}
+	return nil
+}
+
+// remindDue queues the reminders that are due, taken off their questions'
+// events, each once: in one transaction, up to expandBatch of them, as
+// events due now that the next expansion expands like any other. It
+// returns how many it took.
+func (s *Service) remindDue(ctx context.Context) (int, error) {
+	now := s.db.Now()
+	n := 0
+	err := s.db.Tx(ctx, func(tx db.Querier) error {
+		events, err := queryAll(ctx, tx, "take due reminders", s.claimSQL(remindPickSQL, remindUpdateSQL, remindTailSQL), []any{now, expandBatch}, scanEvent)
+		if err != nil {
+			return err
+		}
+		n = len(events)
+		reminders := make([]Event, len(events))
+		for i, e := range events {
+			reminders[i] = e.Event
+			reminders[i].Kind, reminders[i].Due = KindReminder, now
+		}
+		return s.Queue(ctx, tx, reminders...)
+	})
+	return n, err
 }
 
 // markExpanded marks the claimed events expanded, in one statement, and

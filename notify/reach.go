@@ -24,8 +24,9 @@ import (
 // the asker of a question), their settings' channels and pause (NULL
 // without a row), their active webhooks and their browsers; the org's
 // webhooks; the org's reminder time (NULL without a row: the default);
-// and whether the subject ($4) has an event not yet expanded (a pending
-// reminder), which its closing event must be queued to end.
+// and whether the subject ($4) has an event not yet expanded or whose
+// reminder is still ahead (a pending reminder), which its closing event
+// must be queued to end.
 const reachSQL = `SELECT
 	(SELECT channels FROM notify_settings WHERE org_id = $1 AND user_id = $2),
 	(SELECT paused FROM notify_settings WHERE org_id = $1 AND user_id = $2),
@@ -37,7 +38,7 @@ const reachSQL = `SELECT
 	(SELECT COUNT(*) FROM notify_push_subscriptions WHERE org_id = $1 AND user_id = $3),
 	(SELECT COUNT(*) FROM notify_webhooks WHERE org_id = $1 AND user_id = '' AND disabled_at IS NULL),
 	(SELECT reminder_seconds FROM notify_org_settings WHERE org_id = $1),
-	(SELECT COUNT(*) FROM (SELECT 1 FROM notify_events WHERE org_id = $1 AND subject = $4 AND $4 <> '' AND expanded_at IS NULL LIMIT 1) p)`
+	(SELECT COUNT(*) FROM (SELECT 1 FROM notify_events WHERE org_id = $1 AND subject = $4 AND $4 <> '' AND (expanded_at IS NULL OR remind_at IS NOT NULL) LIMIT 1) p)`
 
 // reachRow is what reachSQL read of one event.
 type reachRow struct {
@@ -225,16 +226,41 @@ func (s *Service) needed(ctx context.Context, e Event, r *reachRow) (bool, error
 	return false, nil
 }
 
-// queueable keeps the events that reach someone. It reads once for the
-// events of the same people (a claim's reminders, say): only the read of
-// an event that ends reminders, of its subject's pending reminder, is its
-// own.
+// queueable keeps the events that reach someone (see reachable).
 func (s *Service) queueable(ctx context.Context, tx db.Querier, events []Event) ([]Event, error) {
+	reach, err := s.reachable(ctx, tx, events)
+	if err != nil {
+		return nil, err
+	}
 	out := events[:0:0]
+	for i, e := range events {
+		if reach[i] {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// reachable tells of each event whether it reaches someone. It takes
+// what the reach cache holds of its people, or reads once for the events
+// of the same people (a claim's reminders, say): only the read of an
+// event that ends reminders, of its subject's pending reminder, is its
+// own.
+func (s *Service) reachable(ctx context.Context, tx db.Querier, events []Event) ([]bool, error) {
+	out := make([]bool, len(events))
 	reads := map[string]*reachRow{}
-	for _, e := range events {
+	for i, e := range events {
 		key := e.OrgID + "\x00" + e.UserID + "\x00" + e.Actor
 		r := reads[key]
+		if r == nil && !e.Kind.endsReminders() {
+			if sc, ok := s.cachedScan(e); ok {
+				var err error
+				if r, err = sc.row(); err != nil {
+					return nil, fmt.Errorf("queue notification: %w", err)
+				}
+				reads[key] = r
+			}
+		}
 		if r == nil || e.Kind.endsReminders() {
 			var err error
 			if r, err = s.readReach(ctx, tx, e); err != nil {
@@ -248,9 +274,7 @@ func (s *Service) queueable(ctx context.Context, tx db.Querier, events []Event) 
 		if err != nil {
 			return nil, fmt.Errorf("queue notification: %w", err)
 		}
-		if ok {
-			out = append(out, e)
-		}
+		out[i] = ok
 	}
 	return out, nil
 }

@@ -22,7 +22,7 @@ func reminderDue(t *testing.T, d *db.DB, s *notify.Service, id string, at time.T
 		t.Fatal(err)
 	}
 	var due time.Time
-	if err := d.QueryRow(context.Background(), `SELECT due_at FROM notify_events WHERE kind = 'reminder' AND subject = $1`, id).Scan(&due); err != nil {
+	if err := d.QueryRow(context.Background(), `SELECT remind_at FROM notify_events WHERE kind = 'question' AND subject = $1`, id).Scan(&due); err != nil {
 		t.Fatalf("no reminder for %s: %v", id, err)
 	}
 	return due.UTC()

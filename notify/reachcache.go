@@ -60,9 +60,10 @@ func (s *Service) reachChanged(ctx context.Context, orgID, userID string) {
 // until ctx ends; it returns at once on SQLite.
 func (s *Service) ListenReach(ctx context.Context) { s.reach.Listen(ctx, s.log) }
 
-// cachedScan is the row reachSQL would read for a question from actor to
-// userID, from the cache, when it holds all of it. A new question's
-// subject has no pending reminder.
+// cachedScan is the row reachSQL would read for an event from actor to
+// userID, from the cache, when it holds all of it, but for the subject's
+// pending reminder: it reads as none, which is right for a new question
+// and irrelevant to any event that does not end reminders.
 func (s *Service) cachedScan(e Event) (reachScan, bool) {
 	now := s.db.Now()
 	person, ok1 := s.reach.Get(readcache.Scope{OrgID: e.OrgID, UserID: e.UserID}, now)

@@ -48,8 +48,47 @@ const claimEventsTail = `
 	RETURNING ` + eventColumns
 
 // expandEventsSQL marks the claimed events of the list that follows
-// expanded; those another worker took over meanwhile are left out.
-const expandEventsSQL = `UPDATE notify_events SET expanded_at = $1, lease_until = NULL WHERE claim = $2 AND expanded_at IS NULL AND id IN `
+// expanded; those another worker took over meanwhile are left out. On
+// SQLite, whose events are read rather than claimed (see claimEvents), $2
+// is empty, and an event is the mark's while it is not expanded.
+const expandEventsSQL = `UPDATE notify_events SET expanded_at = $1, lease_until = NULL WHERE (claim = $2 OR $2 = '') AND expanded_at IS NULL AND id IN `
+
+// dueEventsSQL is claimEventsSQL's pick without the lease, SQLite's claim
+// (see claimEvents).
+const dueEventsSQL = `SELECT ` + eventColumns + ` FROM notify_events
+	WHERE expanded_at IS NULL AND due_at <= $1 AND (lease_until IS NULL OR lease_until < $1)
+	ORDER BY due_at LIMIT $2`
+
+// backOffEventsSQL leases the events of the list that follows, whose
+// expansion failed on SQLite, until $1, so that they are tried again then
+// rather than at once.
+const backOffEventsSQL = `UPDATE notify_events SET lease_until = $1 WHERE expanded_at IS NULL AND id IN `
+
+// A question's reminder is kept on its event as remind_at from the
+// event's expansion until it is due (see remindDue). setRemindSQL sets it
+// for one event, on SQLite; setRemindsSQL for the events of the list $1,
+// each at its time in $2, on Postgres in one round trip.
+const (
+	setRemindSQL  = `UPDATE notify_events SET remind_at = $1 WHERE id = $2`
+	setRemindsSQL = `UPDATE notify_events SET remind_at = r.at FROM unnest($1::text[], $2::timestamptz[]) AS r (id, at) WHERE notify_events.id = r.id`
+)
+
+// remindPickSQL, remindUpdateSQL and remindTailSQL take up to $2
+// reminders due ($1 is now) off their events, each once (the pick's lock
+// on Postgres, and the update's repeated condition, as claimEventsSQL's),
+// and return those events: the worker queues their reminders in the same
+// transaction.
+const (
+	remindPickSQL = `
+	WITH picked (pick) AS MATERIALIZED (SELECT id FROM notify_events
+		WHERE remind_at <= $1 ORDER BY remind_at LIMIT $2`
+	remindUpdateSQL = `)
+	UPDATE notify_events SET remind_at = NULL
+	WHERE id `
+	remindTailSQL = `
+	  AND remind_at IS NOT NULL
+	RETURNING ` + eventColumns
+)
 
 // closedSubjectSQL tells whether a question ($2) was answered, declined or
 // withdrawn, or forwarded away by the person ($3) it reminds of it.
@@ -81,12 +120,13 @@ const claimDeliveriesTail = `
 	  AND (lease_until IS NULL OR lease_until < $2)
 	RETURNING id, event_id, channel, target, attempts, created_at`
 
-// anyDueSQL tells whether any event, and whether any delivery, is due ($1
-// is now), a read that spares a worker the write of a claim that would
+// anyDueSQL tells whether any event, any delivery and any reminder is due
+// ($1 is now), a read that spares a worker the write of a claim that would
 // find nothing.
 const anyDueSQL = `SELECT
 	(SELECT COUNT(*) FROM (SELECT 1 FROM notify_events WHERE expanded_at IS NULL AND due_at <= $1 AND (lease_until IS NULL OR lease_until < $1) LIMIT 1) e),
-	(SELECT COUNT(*) FROM (SELECT 1 FROM notify_deliveries WHERE status = 'pending' AND next_at <= $1 AND (lease_until IS NULL OR lease_until < $1) LIMIT 1) d)`
+	(SELECT COUNT(*) FROM (SELECT 1 FROM notify_deliveries WHERE status = 'pending' AND next_at <= $1 AND (lease_until IS NULL OR lease_until < $1) LIMIT 1) d),
+	(SELECT COUNT(*) FROM (SELECT 1 FROM notify_events WHERE remind_at <= $1 LIMIT 1) r)`
 
 // planClaimSQL turns off bitmap scans for the rest of a claim's
 // transaction (see planClaim).
@@ -120,7 +160,7 @@ const (
 	queueAgeSQL        = `SELECT MIN(next_at) FROM notify_deliveries WHERE status = 'pending' AND next_at <= $1`
 	deliveryLogSQL     = `SELECT d.id, e.kind, d.channel, d.target, d.status, d.attempts, d.last_error, d.created_at, d.finished_at FROM notify_deliveries d JOIN notify_events e ON e.id = d.event_id WHERE d.org_id = $1 AND d.user_id = $2 ORDER BY d.created_at DESC, d.id DESC LIMIT $3`
 	orgFailuresSQL     = `SELECT d.id, e.kind, d.channel, d.target, d.status, d.attempts, d.last_error, d.created_at, d.finished_at, d.user_id FROM notify_deliveries d JOIN notify_events e ON e.id = d.event_id WHERE d.org_id = $1 AND d.status = 'failed' ORDER BY d.created_at DESC, d.id DESC LIMIT $2`
-	pruneEventsSQL     = `DELETE FROM notify_events WHERE expanded_at IS NOT NULL AND expanded_at < $1 AND NOT EXISTS (SELECT 1 FROM notify_deliveries d WHERE d.event_id = notify_events.id AND d.status = 'pending')`
+	pruneEventsSQL     = `DELETE FROM notify_events WHERE expanded_at IS NOT NULL AND expanded_at < $1 AND remind_at IS NULL AND NOT EXISTS (SELECT 1 FROM notify_deliveries d WHERE d.event_id = notify_events.id AND d.status = 'pending')`
 	pruneDeliveriesSQL = `DELETE FROM notify_deliveries WHERE status <> 'pending' AND finished_at < $1`
 	keySQL             = `SELECT secret FROM notify_keys WHERE name = $1`
 	insertKeySQL       = `INSERT INTO notify_keys (name, secret, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING`
