@@ -194,8 +194,10 @@ type Service struct {
 	publishing atomic.Bool
 	// listening is set once Listen is connected (tests wait for it).
 	listening atomic.Bool
-	// reach caches where people's notifications can go (reachcache.go).
-	reach *reachCache
+	// reach caches where people's notifications can go, inputs what
+	// expanding their events reads (reachcache.go).
+	reach  *reachCache
+	inputs *inputsCache
 }
 
 // AwayUntil tells notify until when a person said they are away: the zero
@@ -259,7 +261,8 @@ func NewService(d *db.DB, cfg Config, dir Directory) *Service {
 		log = slog.Default()
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	s := &Service{db: d, cfg: cfg, dir: dir, log: log, metrics: newMetrics(), kick: make(chan struct{}, 1), remote: make(chan struct{}, 1), reach: newReachCache(d, cmp.Or(cfg.ReachTTL, ReachCacheTTL))}
+	s := &Service{db: d, cfg: cfg, dir: dir, log: log, metrics: newMetrics(), kick: make(chan struct{}, 1), remote: make(chan struct{}, 1), reach: newReachCache(d, cmp.Or(cfg.ReachTTL, ReachCacheTTL)), inputs: newInputsCache(d, cmp.Or(cfg.ReachTTL, ReachCacheTTL))}
+	s.reach.Heard(s.forgetInputs)
 	s.http = cfg.HTTP
 	if s.http == nil {
 		s.http = defaultHTTP(cfg.AllowHTTP)

@@ -215,14 +215,11 @@ func (s *Service) expansionInputs(ctx context.Context, events []*storedEvent) ([
 	for i, e := range events {
 		org, ok := orgs[e.OrgID]
 		if !ok {
-			var err error
-			if org, err = orgSettings(ctx, s.db, e.OrgID); err != nil {
+			part, err := s.orgPart(ctx, e.OrgID)
+			if err != nil {
 				return nil, err
 			}
-			orgs[e.OrgID] = org
-			if orgHooks[e.OrgID], err = activeWebhooks(ctx, s.db, e.OrgID, ""); err != nil {
-				return nil, err
-			}
+			org, orgs[e.OrgID], orgHooks[e.OrgID] = part.org, part.org, part.orgHooks
 		}
 		key := e.OrgID + "\x00" + e.UserID
 		p, ok := people[key]
@@ -262,16 +259,12 @@ func (s *Service) personInputs(ctx context.Context, orgID, userID string) (*expa
 		return nil, fmt.Errorf("look up %s: %w", userID, err)
 	}
 	p.email = email
-	if p.settings, err = settingsOf(ctx, s.db, orgID, userID); err != nil {
+	part, err := s.personPart(ctx, orgID, userID)
+	if err != nil {
 		return nil, err
 	}
-	if p.hooks, err = activeWebhooks(ctx, s.db, orgID, userID); err != nil {
-		return nil, err
-	}
+	p.settings, p.hooks, p.push = part.settings, part.hooks, part.push
 	if err := s.pauseAway(ctx, orgID, userID, &p.settings); err != nil {
-		return nil, err
-	}
-	if p.push, err = pushIDs(ctx, s.db, orgID, userID); err != nil {
 		return nil, err
 	}
 	if email != "" && s.EmailEnabled() && s.cfg.DigestWindow > 0 {

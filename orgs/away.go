@@ -111,17 +111,19 @@ func (s *Service) writeAway(ctx context.Context, c ctalk.Caller, delegate string
 
 // AwayUntil returns when a member of orgID comes back, or the zero time
 // when they are not away (or not a member): what notify asks before it
-// sends them anything.
+// sends them anything, for every person of every claim of its worker. It
+// reads the member cache (see Member), which SetAway forgets.
 //
 // Returns only the database's errors.
 func (s *Service) AwayUntil(ctx context.Context, orgID, userID string) (time.Time, error) {
-	var until db.NullTime
-	err := s.db.QueryRow(ctx, `SELECT away_until FROM users WHERE org_id = $1 AND id = $2`, orgID, userID).Scan(&until)
-	if errors.Is(err, sql.ErrNoRows) || err == nil && (!until.Valid || !until.Time.After(s.db.Now())) {
+	u, _, err := s.Member(ctx, orgID, userID)
+	switch {
+	case ctalk.ErrorCode(err) == ctalk.ENotFound:
+		return time.Time{}, nil
+	case err != nil:
+		return time.Time{}, fmt.Errorf("read away status: %w", err)
+	case u.Away == nil || !u.Away.Until.After(s.db.Now()):
 		return time.Time{}, nil
 	}
-	if err != nil {
-		return time.Time{}, fmt.Errorf("read away status: %w", err)
-	}
-	return until.Time.UTC(), nil
+	return u.Away.Until, nil
 }
