@@ -97,51 +97,44 @@ func (s *Service) forgetInputs(sc readcache.Scope) {
 // personPart is what the expansion reads of a person's settings, webhooks
 // and browsers, from the cache when it holds them.
 func (s *Service) personPart(ctx context.Context, orgID, userID string) (inputsPart, error) {
-	sc := readcache.Scope{OrgID: orgID, UserID: userID}
-	now := s.db.Now()
-	if p, ok := s.inputs.Get(sc, now); ok {
-		return p, nil
-	}
-	read := s.inputs.Begin(now)
-	p := inputsPart{scope: sc}
-	var err error
-	if p.settings, err = settingsOf(ctx, s.db, orgID, userID); err != nil {
-		return p, err
-	}
-	if p.hooks, err = activeWebhooks(ctx, s.db, orgID, userID); err != nil {
-		return p, err
-	}
-	if p.push, err = pushIDs(ctx, s.db, orgID, userID); err != nil {
-		return p, err
-	}
-	s.inputs.Put(sc, p, read, time.Time{})
-	return p, nil
+	return s.inputsPart(readcache.Scope{OrgID: orgID, UserID: userID}, func(p *inputsPart) (err error) {
+		if p.settings, err = settingsOf(ctx, s.db, orgID, userID); err != nil {
+			return err
+		}
+		if p.hooks, err = activeWebhooks(ctx, s.db, orgID, userID); err != nil {
+			return err
+		}
+		p.push, err = pushIDs(ctx, s.db, orgID, userID)
+		return err
+	})
 }
 
 // orgPart is what the expansion reads of an org's settings and webhooks,
 // from the cache when it holds them.
 func (s *Service) orgPart(ctx context.Context, orgID string) (inputsPart, error) {
-	sc := readcache.Scope{OrgID: orgID}
+	return s.inputsPart(readcache.Scope{OrgID: orgID}, func(p *inputsPart) (err error) {
+		if p.org, err = orgSettings(ctx, s.db, orgID); err != nil {
+			return err
+		}
+		p.orgHooks, err = activeWebhooks(ctx, s.db, orgID, "")
+		return err
+	})
+}
+
+// inputsPart is the cache's part of sc, or what read reads of it, kept.
+func (s *Service) inputsPart(sc readcache.Scope, read func(*inputsPart) error) (inputsPart, error) {
 	now := s.db.Now()
 	if p, ok := s.inputs.Get(sc, now); ok {
 		return p, nil
 	}
-	read := s.inputs.Begin(now)
+	r := s.inputs.Begin(now)
 	p := inputsPart{scope: sc}
-	var err error
-	if p.org, err = orgSettings(ctx, s.db, orgID); err != nil {
+	if err := read(&p); err != nil {
 		return p, err
 	}
-	if p.orgHooks, err = activeWebhooks(ctx, s.db, orgID, ""); err != nil {
-		return p, err
-	}
-	s.inputs.Put(sc, p, read, time.Time{})
+	s.inputs.Put(sc, p, r, time.Time{})
 	return p, nil
 }
-
-// ListenReach applies the changes of reach announced by other replicas
-// until ctx ends; it returns at once on SQLite.
-func (s *Service) ListenReach(ctx context.Context) { s.reach.Listen(ctx, s.log) }
 
 // cachedScan is the row reachSQL would read for an event from actor to
 // userID, from the cache, when it holds all of it, but for the subject's
@@ -185,3 +178,7 @@ func (s *Service) deleteReach(ctx context.Context, orgID, userID, what, query st
 	s.reachChanged(ctx, orgID, userID)
 	return nil
 }
+
+// ListenReach applies the changes of reach announced by other replicas
+// until ctx ends; it returns at once on SQLite.
+func (s *Service) ListenReach(ctx context.Context) { s.reach.Listen(ctx, s.log) }
