@@ -30,7 +30,7 @@ func init() {
 // InsertQuestion is baseline.Statements.InsertQuestion.
 func (b *statements) InsertQuestion(ctx context.Context, orgID, asker, to, text string) error {
 	return b.s.db.Write(ctx, func(q db.Querier) error {
-		_, err := q.Exec(ctx, askInsertSQL, orgID, newID(messageIDPrefix), asker, to, text, sql.NullString{}, b.s.db.Now(), nil, nil)
+		_, err := q.Exec(ctx, askInsertSQL, orgID, newID(messageIDPrefix), asker, to, text, sql.NullString{}, b.s.db.Now(), nil, nil, false)
 		return err
 	})
 }

@@ -301,7 +301,7 @@ func (s *Service) insertQuestion(ctx context.Context, orgID string, q *Question)
 		if err := s.refuseAsk(c, q, now); err != nil {
 			return err
 		}
-		res, err := tx.Exec(ctx, askInsertSQL, orgID, q.ID, q.From, q.To, q.Text, q.idempotency, now, nullable(q.ThreadID), nullable(q.FollowUpOf))
+		res, err := tx.Exec(ctx, askInsertSQL, orgID, q.ID, q.From, q.To, q.Text, q.idempotency, now, nullable(q.ThreadID), nullable(q.FollowUpOf), s.notifier != nil)
 		if err != nil {
 			return fmt.Errorf("store question: %w", err)
 		}
@@ -312,7 +312,8 @@ func (s *Service) insertQuestion(ctx context.Context, orgID string, q *Question)
 		if _, err := tx.Exec(ctx, askPairStatsSQL, orgID, q.From, q.To, now); err != nil {
 			return fmt.Errorf("count ask in pair statistics: %w", err)
 		}
-		return s.queueQuestion(ctx, tx, orgID, q)
+		s.queueQuestion(tx)
+		return nil
 	})
 	return inserted, err
 }
@@ -361,36 +362,14 @@ func (s *Service) insertQuestionNotified(ctx context.Context, orgID string, q *Q
 	return n == 1, s.refuseAsk(c, q, q.CreatedAt)
 }
 
-// queueQuestion queues q's notification in tx, where q was just stored,
-// on SQLite: by notify's cache of where it goes when that knows, without
-// reading it again in the writer's turn.
-func (s *Service) queueQuestion(ctx context.Context, tx db.Querier, orgID string, q *Question) error {
-	if s.notifier == nil {
-		return nil
+// queueQuestion wakes notify's workers once tx, where q was just stored
+// with its notify mark, commits, on SQLite: the question's row is its
+// notification's outbox (see notify.Service.Wake), and the ask writes
+// nothing more for it.
+func (s *Service) queueQuestion(tx db.Querier) {
+	if s.notifier != nil {
+		db.AfterCommit(tx, "notify.queued", s.notifier.Wake)
 	}
-	plan := s.notifier.Plan(questionEvent(orgID, q))
-	event, known, err := plan.Cached(ctx)
-	switch {
-	case err != nil:
-		return fmt.Errorf("queue notification: %w", err)
-	case known && event != nil:
-		db.AfterCommit(tx, "notify.queued", plan.Queued)
-	case !known:
-		read := plan.Read()
-		if err := tx.QueryRow(ctx, read.Query, read.Args...).Scan(read.Dest...); err != nil {
-			return fmt.Errorf("read where notifications go: %w", err)
-		}
-		if event, err = plan.Insert(ctx, tx); err != nil {
-			return err
-		}
-	}
-	if event == nil {
-		return nil
-	}
-	if _, err := tx.Exec(ctx, event.Query, event.Args...); err != nil {
-		return fmt.Errorf("queue notification: %w", err)
-	}
-	return nil
 }
 
 // askArgs are the arguments of askPostgresSQL for q.

@@ -12,9 +12,13 @@ import (
 )
 
 // events returns the kind, person and subject of every queued
-// notification, oldest first.
-func events(t *testing.T, d *db.DB) [][3]string {
+// notification, oldest first, once n has read the questions of SQLite's
+// outbox.
+func events(t *testing.T, d *db.DB, n *notify.Service) [][3]string {
 	t.Helper()
+	if err := n.Expand(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	rows, err := d.Query(context.Background(), `SELECT kind, user_id, subject FROM notify_events ORDER BY created_at, id`)
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +60,10 @@ func TestChangesQueueTheirNotifications(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The worker reads the question (on SQLite, from its row) at once.
+		if err := n.Expand(ctx); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := s.Ask(ctx, acme("a"), inbox.Ask{To: "b", Text: "release date?", IdempotencyKey: "k1"}); err != nil {
 			t.Fatal(err)
 		}
@@ -73,11 +81,19 @@ func TestChangesQueueTheirNotifications(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The worker reads the question (on SQLite, from its row) at once.
+		if err := n.Expand(ctx); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := s.Decline(ctx, acme("b"), q2.ID, "ask finance"); err != nil {
 			t.Fatal(err)
 		}
 		q3, err := s.Ask(ctx, acme("a"), inbox.Ask{To: "b", Text: "lunch?"})
 		if err != nil {
+			t.Fatal(err)
+		}
+		// The worker reads the question (on SQLite, from its row) at once.
+		if err := n.Expand(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.Ask(ctx, acme("a"), inbox.Ask{To: "b", Text: "one too many"}); err == nil {
@@ -91,7 +107,7 @@ func TestChangesQueueTheirNotifications(t *testing.T) {
 			{"question", "b", q2.ID}, {"declined", "a", q2.ID},
 			{"question", "b", q3.ID}, {"withdrawn", "b", q3.ID},
 		}
-		got := events(t, d)
+		got := events(t, d, n)
 		if len(got) != len(want) {
 			t.Fatalf("queued %v,\nwant %v", got, want)
 		}

@@ -55,10 +55,11 @@ const askPostgresSQL = `
 
 // askInsertSQL stores a question on SQLite, where an ask is a transaction of
 // askChecksSQL, this and askPairStatsSQL; nothing when a question with the
-// same idempotency key exists.
+// same idempotency key exists. With $10 true the question is notified from
+// its row: notify's worker reads it as an outbox (see notify.Service.Step).
 const askInsertSQL = `
-	INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, idempotency_key, created_at, thread_id, follow_up_of)
-	VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9)
+	INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, idempotency_key, created_at, thread_id, follow_up_of, notify)
+	VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10)
 	ON CONFLICT (org_id, asker_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`
 
 // askPairStatsSQL counts an ask in the pair's statistics.

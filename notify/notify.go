@@ -103,6 +103,9 @@ type Queuer interface {
 	// Plan splits the queueing of one event for a caller that pipelines
 	// its transaction (see Planned).
 	Plan(e Event) *Planned
+	// Wake wakes the workers for a question stored with its notify mark
+	// on SQLite, once its transaction committed (see Service.Wake).
+	Wake()
 }
 
 // Directory tells notify who a person is: their display name and email
@@ -122,6 +125,12 @@ type Config struct {
 	AllowHTTP bool
 	// Poll is how often an idle worker looks for due work.
 	Poll time.Duration
+	// Gather is how long a worker lets new work gather, once woken or
+	// after a round that took less than a whole batch, before its next
+	// round: a burst is then expanded in a few transactions of many events
+	// rather than many of one or two, each with its commit (see Run).
+	// Negative means none.
+	Gather time.Duration
 	// ReachTTL is how long a replica trusts what it read of where
 	// notifications can go; ReachCacheTTL when zero.
 	ReachTTL time.Duration
@@ -155,10 +164,15 @@ type Config struct {
 	Logger      *slog.Logger
 }
 
+// DefaultGather is Config.Gather's default: a tenth of the time a
+// notification may take to reach its receiver (BENCHMARKS.md) at most.
+const DefaultGather = 50 * time.Millisecond
+
 // DefaultConfig returns the production defaults.
 func DefaultConfig() Config {
 	return Config{
 		Poll:          500 * time.Millisecond,
+		Gather:        DefaultGather,
 		Lease:         30 * time.Second,
 		Batch:         32,
 		Workers:       32,
@@ -300,8 +314,8 @@ func (s *Service) insertEvents(ctx context.Context, tx db.Querier, events []Even
 // eventWidth is how many arguments a row of insertEventsSQL takes.
 const eventWidth = 11
 
-// insertEventSQL stores one event, the text Planned hands to the ask's
-// transaction, made once rather than per ask.
+// insertEventSQL stores one event: the statement Planned.Insert hands to
+// the ask's transaction, made once rather than per ask.
 var insertEventSQL = insertEventsSQL + "(" + db.Placeholders(1, eventWidth) + ")"
 
 // eventRows are the arguments of insertEventsSQL for events, queued in tx:
@@ -331,6 +345,13 @@ func (s *Service) eventRow(e Event, now time.Time) []any {
 	}
 	return []any{eventID(), e.OrgID, e.UserID, string(e.Kind), e.Subject, e.Actor, e.Text, e.Link, e.Urgent, now, due.UTC()}
 }
+
+// Wake wakes the workers for the outbox of SQLite: a question stored with
+// its notify mark is its own notification's record, which the worker reads
+// after the ones it read before (see takeOutbox). The asker calls it once
+// the question's transaction committed; a worker that sleeps through it
+// finds the question at its next poll.
+func (s *Service) Wake() { s.queued() }
 
 // queued wakes this replica's worker and, while Publish runs, every other
 // replica's (see Listen). It never blocks.

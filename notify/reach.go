@@ -47,12 +47,19 @@ type reachRow struct {
 	pending       bool
 }
 
-func (s *Service) readReach(ctx context.Context, tx db.Querier, e Event) (*reachRow, error) {
+// readReach reads reachSQL for e in tx, and keeps what it found of the
+// people and the org in the reach cache, for the next event of theirs.
+func (s *Service) readReach(ctx context.Context, tx db.Reader, e Event) (*reachRow, error) {
 	var sc reachScan
+	read := s.reach.Begin(s.db.Now())
 	if err := tx.QueryRow(ctx, reachSQL, reachArgs(e)...).Scan(sc.dest()...); err != nil {
 		return nil, fmt.Errorf("read where notifications go: %w", err)
 	}
-	return sc.row()
+	r, err := sc.row()
+	if err == nil {
+		s.keepScan(e, &sc, read)
+	}
+	return r, err
 }
 
 // reachArgs are the arguments of reachSQL for e.
@@ -112,10 +119,9 @@ func (s *Service) Plan(e Event) *Planned {
 // Cached reports whether the reach cache knows where the question event
 // goes, and then returns the statement that queues it, nil when it reaches
 // nobody. The caller sends the statement in the transaction that stores
-// the question, after it: on Postgres it queues the event only if the
-// question is stored; on SQLite, where the caller learns that before it
-// sends the next statement, it queues the event, and the caller sends it
-// only then. Once the transaction commits, the caller calls Queued.
+// the question, after it: it queues the event only if the question is
+// stored. Once the transaction commits, the caller calls Queued. (On
+// SQLite a question is its own notification's outbox; see takeOutbox.)
 //
 // Returns only the errors of the Directory's look-up.
 func (p *Planned) Cached(ctx context.Context) (*db.Stmt, bool, error) {
@@ -134,11 +140,7 @@ func (p *Planned) Cached(ctx context.Context) (*db.Stmt, bool, error) {
 	if err != nil || !needed {
 		return nil, err == nil, err
 	}
-	query := questionEventSQL
-	if p.s.db.Engine == db.SQLite {
-		query = insertEventSQL
-	}
-	return &db.Stmt{Query: query, Args: p.s.eventRow(p.e, p.now)}, true, nil
+	return &db.Stmt{Query: questionEventSQL, Args: p.s.eventRow(p.e, p.now)}, true, nil
 }
 
 // Queued wakes the workers for the event of Cached's statement, once its
@@ -227,7 +229,7 @@ func (s *Service) needed(ctx context.Context, e Event, r *reachRow) (bool, error
 }
 
 // queueable keeps the events that reach someone (see reachable).
-func (s *Service) queueable(ctx context.Context, tx db.Querier, events []Event) ([]Event, error) {
+func (s *Service) queueable(ctx context.Context, tx db.Reader, events []Event) ([]Event, error) {
 	reach, err := s.reachable(ctx, tx, events)
 	if err != nil {
 		return nil, err
@@ -246,7 +248,7 @@ func (s *Service) queueable(ctx context.Context, tx db.Querier, events []Event) 
 // of the same people (a claim's reminders, say): only the read of an
 // event that ends reminders, of its subject's pending reminder, is its
 // own.
-func (s *Service) reachable(ctx context.Context, tx db.Querier, events []Event) ([]bool, error) {
+func (s *Service) reachable(ctx context.Context, tx db.Reader, events []Event) ([]bool, error) {
 	out := make([]bool, len(events))
 	reads := map[string]*reachRow{}
 	for i, e := range events {

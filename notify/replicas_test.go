@@ -35,7 +35,14 @@ func hookedReceiver(t *testing.T, s *notify.Service) *receiver {
 // Postgres database, configured by adjust; it skips without Postgres.
 func twoReplicas(t *testing.T, adjust func(*notify.Config)) ([2]*db.DB, [2]*notify.Service) {
 	t.Helper()
-	cfg := dbtest.Config(t, db.Postgres)
+	return twoReplicasOn(t, db.Postgres, adjust)
+}
+
+// twoReplicasOn is twoReplicas on engine e: on SQLite two pools over one
+// file, as two processes would open it.
+func twoReplicasOn(t *testing.T, e db.Engine, adjust func(*notify.Config)) ([2]*db.DB, [2]*notify.Service) {
+	t.Helper()
+	cfg := dbtest.Config(t, e)
 	var dbs [2]*db.DB
 	var replicas [2]*notify.Service
 	for i := range replicas {
