@@ -183,3 +183,30 @@ func TestOutboxCursorStepsBackOverDeletedQuestions(t *testing.T) {
 		t.Fatalf("the question asked after the newest was deleted has %d events, want 1", n)
 	}
 }
+
+// TestOutboxStepDownKeepsUnreadQuestions reverts SQLite's outbox step with a
+// question the worker has not read: it becomes an event not yet expanded,
+// as an ask queued it before the step, and nothing is lost.
+func TestOutboxStepDownKeepsUnreadQuestions(t *testing.T) {
+	d := dbtest.Open(t, db.SQLite)
+	seed(t, d)
+	n := newService(t, d, nil)
+	hookedReceiver(t, n)
+	read := askB(t, outboxAsker(d, n), "read by the worker")
+	if err := n.Expand(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	unread := askB(t, outboxAsker(d, n), "not read yet")
+	if _, err := d.MigrateDown(1); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, d, `SELECT COUNT(*) FROM notify_events WHERE kind = 'question' AND subject = $1 AND expanded_at IS NULL AND user_id = 'b' AND actor_id = 'a'`, unread.ID); n != 1 {
+		t.Fatalf("the unread question has %d events to expand after the step down, want 1", n)
+	}
+	if n := questionEvents(t, d, read.ID); n != 1 {
+		t.Fatalf("the read question has %d events after the step down, want its 1", n)
+	}
+	if err := d.MigrateUp(); err != nil {
+		t.Fatal(err)
+	}
+}
