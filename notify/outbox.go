@@ -27,39 +27,40 @@ import (
 const outboxCursor = "questions"
 
 const (
-	// outboxPosSQL reads the cursor.
-	outboxPosSQL = `SELECT pos FROM notify_cursors WHERE name = '` + outboxCursor + `'`
-	// outboxSQL reads up to $2 questions stored after the cursor $1, in
-	// the order of their commits. Those without the notify mark (asked
-	// with notifications off, or seeded) only move the cursor on, as do
-	// those that no longer wait for their recipient when the worker reads
-	// them: resolved (whose closing event then had no reminder to end),
-	// forwarded (the forward notified the new recipient), or in an exchange
-	// of information with the asker, which the recipient began.
-	outboxSQL = `SELECT rowid, notify AND status = 'pending' AND events = 0, org_id, id, asker_id, recipient_id, body, created_at FROM questions
-	WHERE rowid > $1 ORDER BY rowid LIMIT $2`
+	// outboxSQL reads the cursor and up to $1 questions stored after it,
+	// in the order of their commits, in one statement (so one snapshot),
+	// as a walk of the rowids from the cursor's. Those without the notify
+	// mark (asked with notifications off, or seeded) only move the cursor
+	// on, as do those that no longer wait for their recipient when the
+	// worker reads them: resolved (whose closing event then had no
+	// reminder to end), forwarded (the forward notified the new
+	// recipient), or in an exchange of information with the asker, which
+	// the recipient began.
+	outboxSQL = `SELECT ` + outboxPos + `, rowid, notify AND status = 'pending' AND events = 0, org_id, id, asker_id, recipient_id, body, created_at
+	FROM questions WHERE rowid > ` + outboxPos + ` ORDER BY rowid LIMIT $1`
+	outboxPos = `(SELECT pos FROM notify_cursors WHERE name = '` + outboxCursor + `')`
 	// outboxAdvanceSQL moves the cursor from $2 to $1, unless another
 	// worker moved it first.
 	outboxAdvanceSQL = `UPDATE notify_cursors SET pos = $1 WHERE name = '` + outboxCursor + `' AND pos = $2`
 	// insertExpandedSQL stores an event expanded at once, with its
-	// reminder ($13, NULL for none); followed by rows of expandedWidth
+	// reminder (NULL for none); followed by rows of expandedWidth
 	// arguments (see insertRows).
 	insertExpandedSQL = `
-	INSERT INTO notify_events (id, org_id, user_id, kind, subject, actor_id, body, link, urgent, created_at, due_at, expanded_at, remind_at) VALUES `
-	expandedWidth = 13
+	INSERT INTO notify_events (` + eventColumns + `, expanded_at, remind_at) VALUES `
+	expandedWidth = eventWidth + 2
 )
 
-// outboxRow is a question the outbox read.
+// outboxRow is a question the outbox read, after the cursor at cursor.
 type outboxRow struct {
-	pos    int64
-	notify bool
-	event  *storedEvent
+	cursor, pos int64
+	notify      bool
+	event       *storedEvent
 }
 
 func scanOutbox(r scanner) (*outboxRow, error) {
 	o := &outboxRow{event: &storedEvent{Event: Event{Kind: KindQuestion}}}
 	e := o.event
-	if err := r.Scan(&o.pos, &o.notify, &e.OrgID, &e.Subject, &e.Actor, &e.UserID, &e.Text, &e.CreatedAt); err != nil {
+	if err := r.Scan(&o.cursor, &o.pos, &o.notify, &e.OrgID, &e.Subject, &e.Actor, &e.UserID, &e.Text, &e.CreatedAt); err != nil {
 		return nil, fmt.Errorf("scan question: %w", err)
 	}
 	e.CreatedAt = e.CreatedAt.UTC()
@@ -76,62 +77,65 @@ func (s *Service) takeOutbox(ctx context.Context) (int, error) {
 	if s.db.Engine != db.SQLite {
 		return 0, nil
 	}
-	var pos int64
-	if err := s.db.QueryRow(ctx, outboxPosSQL).Scan(&pos); err != nil {
-		return 0, fmt.Errorf("read the questions' notification cursor: %w", err)
-	}
-	rows, err := queryAll(ctx, s.db, "read new questions", outboxSQL, []any{pos, expandBatch}, scanOutbox)
+	rows, err := queryAll(ctx, s.db, "read new questions", outboxSQL, []any{expandBatch}, scanOutbox)
 	if err != nil || len(rows) == 0 {
 		return 0, err
 	}
-	last := rows[len(rows)-1].pos
+	var events []*storedEvent
 	var asked []Event
 	for _, r := range rows {
 		if r.notify {
-			asked = append(asked, r.event.Event)
+			events, asked = append(events, r.event), append(asked, r.event.Event)
 		}
 	}
 	reach, err := s.reachable(ctx, s.db, asked)
 	if err != nil {
 		return 0, err
 	}
-	var events []*storedEvent
-	for i, e := range asked {
+	reaching := events[:0]
+	for i, e := range events {
 		if reach[i] {
-			events = append(events, &storedEvent{Event: e, ID: eventID(), CreatedAt: e.Due})
+			e.ID = eventID()
+			reaching = append(reaching, e)
 		}
 	}
-	inputs, err := s.expansionInputs(ctx, events)
+	inputs, err := s.expansionInputs(ctx, reaching)
 	if err != nil {
 		return 0, err
 	}
-	take := func(expand bool) func(tx db.Querier) error {
-		return func(tx db.Querier) error {
-			res, err := tx.Exec(ctx, outboxAdvanceSQL, last, pos)
-			if err != nil {
-				return fmt.Errorf("move the questions' notification cursor: %w", err)
-			}
-			if n, err := res.RowsAffected(); err != nil || n == 0 {
-				return err // another worker took them
-			}
-			if expand {
-				return s.expandNew(ctx, tx, events, inputs)
-			}
-			if len(events) == 0 {
-				return nil
-			}
-			queued := make([]Event, len(events))
-			for i, e := range events {
-				queued[i] = e.Event
-			}
-			return s.insertEvents(ctx, tx, queued)
-		}
-	}
-	if err = s.db.Tx(ctx, take(true)); err != nil {
-		s.log.Warn("notifications: cannot expand new questions; queueing them", "questions", len(events), "error", err)
-		err = s.db.Tx(ctx, take(false))
+	from, to := rows[0].cursor, rows[len(rows)-1].pos
+	if err = s.db.Tx(ctx, s.storeOutbox(ctx, from, to, reaching, inputs, true)); err != nil {
+		s.log.Warn("notifications: cannot expand new questions; queueing them", "questions", len(reaching), "error", err)
+		err = s.db.Tx(ctx, s.storeOutbox(ctx, from, to, reaching, inputs, false))
 	}
 	return len(rows), err
+}
+
+// storeOutbox is the transaction that moves the cursor from from to to and
+// stores the events of the questions between: expanded, or, without
+// expand, queued to be expanded as any other's. It stores nothing when
+// another worker moved the cursor first.
+func (s *Service) storeOutbox(ctx context.Context, from, to int64, events []*storedEvent, in []*expansion, expand bool) func(tx db.Querier) error {
+	return func(tx db.Querier) error {
+		res, err := tx.Exec(ctx, outboxAdvanceSQL, to, from)
+		if err != nil {
+			return fmt.Errorf("move the questions' notification cursor: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err // another worker took them
+		}
+		if expand {
+			return s.expandNew(ctx, tx, events, in)
+		}
+		if len(events) == 0 {
+			return nil
+		}
+		queued := make([]Event, len(events))
+		for i, e := range events {
+			queued[i] = e.Event
+		}
+		return s.insertEvents(ctx, tx, queued)
+	}
 }
 
 // expandNew is expand of events not stored yet, an outbox's: it stores

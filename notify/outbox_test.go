@@ -35,6 +35,24 @@ func askB(t *testing.T, s *inbox.Service, text string) *inbox.Question {
 	return q
 }
 
+// outboxWorld is a seeded SQLite database and a worker over it, for
+// which b of acme added the returned receiver as a webhook.
+func outboxWorld(t *testing.T) (*db.DB, *notify.Service, *receiver) {
+	t.Helper()
+	d := dbtest.Open(t, db.SQLite)
+	seed(t, d)
+	n := newService(t, d, nil)
+	return d, n, hookedReceiver(t, n)
+}
+
+// expandOnce runs n's Expand: the worker reads the outbox once.
+func expandOnce(t *testing.T, n *notify.Service) {
+	t.Helper()
+	if err := n.Expand(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // questionEvents counts the question events of subject, expanded or not.
 func questionEvents(t *testing.T, d *db.DB, subject string) int {
 	t.Helper()
@@ -113,13 +131,10 @@ func TestOutboxNotifiesEachQuestionOnce(t *testing.T) {
 // were off, one resolved and one forwarded before the worker read them
 // have no event of their own; a question asked with them on has one.
 func TestOutboxSkipsWhatItNeedNotTell(t *testing.T) {
-	d := dbtest.Open(t, db.SQLite)
-	seed(t, d)
+	d, n, r := outboxWorld(t)
 	if _, err := dbtest.Exec(d, `INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ('acme', 'c', 'c', 'x', 'member', $1, $1)`, d.Now()); err != nil {
 		t.Fatal(err)
 	}
-	n := newService(t, d, nil)
-	r := hookedReceiver(t, n)
 	ctx := context.Background()
 	if _, _, err := n.AddWebhook(ctx, "acme", "c", "c", r.URL, notify.FormatJSON); err != nil {
 		t.Fatal(err)
@@ -135,9 +150,7 @@ func TestOutboxSkipsWhatItNeedNotTell(t *testing.T) {
 		t.Fatal(err)
 	}
 	asked := askB(t, on, "waits for b")
-	if err := n.Expand(ctx); err != nil {
-		t.Fatal(err)
-	}
+	expandOnce(t, n)
 	for _, q := range []*inbox.Question{off, withdrawn} {
 		if n := questionEvents(t, d, q.ID); n != 0 {
 			t.Errorf("%q has %d question events, want none", q.Text, n)
@@ -159,16 +172,10 @@ func TestOutboxSkipsWhatItNeedNotTell(t *testing.T) {
 // the rowid the deleted one had, which the cursor had passed, so the
 // cursor steps back, and the next question is notified.
 func TestOutboxCursorStepsBackOverDeletedQuestions(t *testing.T) {
-	d := dbtest.Open(t, db.SQLite)
-	seed(t, d)
-	n := newService(t, d, nil)
-	hookedReceiver(t, n)
-	ctx := context.Background()
+	d, n, _ := outboxWorld(t)
 	on := outboxAsker(d, n)
 	first := askB(t, on, "first")
-	if err := n.Expand(ctx); err != nil {
-		t.Fatal(err)
-	}
+	expandOnce(t, n)
 	if n := questionEvents(t, d, first.ID); n != 1 {
 		t.Fatalf("the first question has %d events, want 1", n)
 	}
@@ -176,9 +183,7 @@ func TestOutboxCursorStepsBackOverDeletedQuestions(t *testing.T) {
 		t.Fatal(err)
 	}
 	second := askB(t, on, "second")
-	if err := n.Expand(ctx); err != nil {
-		t.Fatal(err)
-	}
+	expandOnce(t, n)
 	if n := questionEvents(t, d, second.ID); n != 1 {
 		t.Fatalf("the question asked after the newest was deleted has %d events, want 1", n)
 	}
@@ -188,14 +193,9 @@ func TestOutboxCursorStepsBackOverDeletedQuestions(t *testing.T) {
 // question the worker has not read: it becomes an event not yet expanded,
 // as an ask queued it before the step, and nothing is lost.
 func TestOutboxStepDownKeepsUnreadQuestions(t *testing.T) {
-	d := dbtest.Open(t, db.SQLite)
-	seed(t, d)
-	n := newService(t, d, nil)
-	hookedReceiver(t, n)
+	d, n, _ := outboxWorld(t)
 	read := askB(t, outboxAsker(d, n), "read by the worker")
-	if err := n.Expand(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	expandOnce(t, n)
 	unread := askB(t, outboxAsker(d, n), "not read yet")
 	if _, err := d.MigrateDown(1); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,7 @@ package notify
 // insertEventsSQL is followed by a row of 11 arguments per event (see
 // insertRows).
 const insertEventsSQL = `
-	INSERT INTO notify_events (id, org_id, user_id, kind, subject, actor_id, body, link, urgent, created_at, due_at) VALUES `
+	INSERT INTO notify_events (` + eventColumns + `) VALUES `
 
 // questionEventSQL queues a question's event in the statements that store
 // the question, in one round trip on Postgres (see Planned.Cached): only
