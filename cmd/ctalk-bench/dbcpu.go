@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/ctalk/ctalk/db"
@@ -15,7 +16,12 @@ import (
 // Postgres runs on this machine: their CPU time shows what a phase costs
 // the database, which shares the cores with the server and the clients and
 // which this process's own CPU time leaves out.
-type backends struct{ pids []int }
+type backends struct {
+	pids []int
+	// last is each backend's CPU time when cpu last read it.
+	mu   sync.Mutex
+	last map[int]time.Duration
+}
 
 // dbBackends lists the backends connected to d's database, other than the
 // one that answers; nil on SQLite, or when their CPU time cannot be read
@@ -49,17 +55,26 @@ func dbBackends(ctx context.Context, d *db.DB) (*backends, error) {
 	return b, nil
 }
 
-// cpu is the CPU time the backends have used so far; a backend that ended
-// counts nothing.
+// cpu is the CPU time the backends have used so far. A backend that ended
+// counts what it had used when cpu last read it, so that the sum never
+// falls: the database's other backends (another test's, a pool's idle
+// connection closed) end while a phase runs, and their time dropping out
+// made a round's share negative.
 func (b *backends) cpu() time.Duration {
 	if b == nil {
 		return 0
 	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.last == nil {
+		b.last = make(map[int]time.Duration, len(b.pids))
+	}
 	var sum time.Duration
 	for _, pid := range b.pids {
 		if d, ok := schedCPU(pid); ok {
-			sum += d
+			b.last[pid] = d
 		}
+		sum += b.last[pid]
 	}
 	return sum
 }
