@@ -282,14 +282,14 @@ func (s *Service) insertQuestion(ctx context.Context, orgID string, q *Question)
 		rateFrom = now.Add(-time.Minute)
 		loopFrom = now.Add(-s.cfg.LoopWindow)
 	)
-	if s.db.Engine == db.Postgres && s.notifier != nil {
-		return s.insertQuestionNotified(ctx, orgID, q, rateFrom, loopFrom)
-	}
 	if s.db.Engine == db.Postgres {
 		var n int
 		err := s.db.QueryRowLocked(ctx, AskLocks(orgID, q.From, q.To), askPostgresSQL, s.askArgs(orgID, q, rateFrom, loopFrom), append(c.dest(), &n)...)
 		if err != nil {
 			return false, fmt.Errorf("store question: %w", err)
+		}
+		if n == 1 && s.notifier != nil {
+			s.notifier.Wake()
 		}
 		return n == 1, s.refuseAsk(c, q, now)
 	}
@@ -312,61 +312,17 @@ func (s *Service) insertQuestion(ctx context.Context, orgID string, q *Question)
 		if _, err := tx.Exec(ctx, askPairStatsSQL, orgID, q.From, q.To, now); err != nil {
 			return fmt.Errorf("count ask in pair statistics: %w", err)
 		}
-		s.queueQuestion(tx)
+		s.wakeOnCommit(tx)
 		return nil
 	})
 	return inserted, err
 }
 
-// insertQuestionNotified is insertQuestion on Postgres with notifications.
-// When notify's cache knows where the question's notification goes, the
-// locks, askPostgresSQL and the notification (when it reaches someone) are
-// one round trip, as without notifications. Otherwise it is two round
-// trips of one transaction: the locks, askPostgresSQL and the read of
-// where the notification goes; then the notification, when it reaches
-// someone, with the commit. Either way the event is stored in the
-// question's transaction, so neither is kept without the other.
-func (s *Service) insertQuestionNotified(ctx context.Context, orgID string, q *Question, rateFrom, loopFrom time.Time) (inserted bool, err error) {
-	var (
-		c    askChecks
-		n    int
-		plan = s.notifier.Plan(questionEvent(orgID, q))
-	)
-	ask := db.Stmt{Query: askPostgresSQL, Args: s.askArgs(orgID, q, rateFrom, loopFrom), Dest: append(c.dest(), &n)}
-	locks := AskLocks(orgID, q.From, q.To)
-	event, known, err := plan.Cached(ctx)
-	switch {
-	case err != nil:
-		return false, fmt.Errorf("store question: %w", err)
-	case known && event == nil:
-		err = s.db.RunLocked(ctx, locks, ask)
-	case known:
-		if err = s.db.RunLocked(ctx, locks, ask, *event); err == nil && n == 1 {
-			plan.Queued()
-		}
-	default:
-		err = s.db.TxLocked(ctx, locks, []db.Stmt{ask, plan.Read()}, func(tx db.Querier) ([]db.Stmt, error) {
-			if n != 1 {
-				return nil, nil
-			}
-			event, err := plan.Insert(ctx, tx)
-			if err != nil || event == nil {
-				return nil, err
-			}
-			return []db.Stmt{*event}, nil
-		})
-	}
-	if err != nil {
-		return false, fmt.Errorf("store question: %w", err)
-	}
-	return n == 1, s.refuseAsk(c, q, q.CreatedAt)
-}
-
-// queueQuestion wakes notify's workers once tx, where q was just stored
-// with its notify mark, commits, on SQLite: the question's row is its
+// wakeOnCommit wakes notify's workers once tx, where a question was just
+// stored with its notify mark, commits: the question's row is its
 // notification's outbox (see notify.Service.Wake), and the ask writes
 // nothing more for it.
-func (s *Service) queueQuestion(tx db.Querier) {
+func (s *Service) wakeOnCommit(tx db.Querier) {
 	if s.notifier != nil {
 		db.AfterCommit(tx, "notify.queued", s.notifier.Wake)
 	}
@@ -374,7 +330,7 @@ func (s *Service) queueQuestion(tx db.Querier) {
 
 // askArgs are the arguments of askPostgresSQL for q.
 func (s *Service) askArgs(orgID string, q *Question, rateFrom, loopFrom time.Time) []any {
-	return []any{orgID, q.From, q.To, rateFrom, loopFrom, q.ID, q.Text, q.idempotency, q.CreatedAt, s.cfg.AsksPerMinute, s.cfg.LoopMax, nullable(q.ThreadID), nullable(q.FollowUpOf), q.unlessAway}
+	return []any{orgID, q.From, q.To, rateFrom, loopFrom, q.ID, q.Text, q.idempotency, q.CreatedAt, s.cfg.AsksPerMinute, s.cfg.LoopMax, nullable(q.ThreadID), nullable(q.FollowUpOf), q.unlessAway, s.notifier != nil}
 }
 
 // refuseAsk returns the error for an ask of q that c says must not be

@@ -37,13 +37,15 @@ const askChecksSQL = `
 // trip and no BEGIN or COMMIT: the checks of askChecksSQL, then, when they
 // pass ($10 and $11 are the limits, zero for none; with $14 true, a
 // recipient away at $9 is not asked), the insert and the pair's statistics.
-// It returns the checks and whether the question was inserted (not when a
-// concurrent retry with the same key won).
+// With $15 true the question is notified from its row, marked with its
+// transaction's id, which notify's worker reads the outbox by (see
+// notify.Service.Step). It returns the checks and whether the question was
+// inserted (not when a concurrent retry with the same key won).
 const askPostgresSQL = `
 	WITH checks (recipient, away_until, away_delegate, away_note, rate_n, rate_oldest, loop_n, loop_oldest) AS (` + askChecksSQL + `),
 	ins AS (
-		INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, idempotency_key, created_at, thread_id, follow_up_of)
-		SELECT $1, $6, $2, $3, $7, 'pending', $8, $9, $12, $13 FROM checks
+		INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, idempotency_key, created_at, thread_id, follow_up_of, notify, notify_xid)
+		SELECT $1, $6, $2, $3, $7, 'pending', $8, $9, $12, $13, $15, CASE WHEN $15 THEN pg_current_xact_id() END FROM checks
 		WHERE recipient > 0 AND ($10 <= 0 OR rate_n < $10) AND ($11 <= 0 OR loop_n < $11)
 		  AND (NOT $14 OR away_until IS NULL OR away_until <= $9)
 		ON CONFLICT (org_id, asker_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING

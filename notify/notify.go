@@ -100,11 +100,8 @@ type Event struct {
 // the Service, so that they depend on nothing else of this package.
 type Queuer interface {
 	Queue(ctx context.Context, tx db.Querier, events ...Event) error
-	// Plan splits the queueing of one event for a caller that pipelines
-	// its transaction (see Planned).
-	Plan(e Event) *Planned
-	// Wake wakes the workers for a question stored with its notify mark
-	// on SQLite, once its transaction committed (see Service.Wake).
+	// Wake wakes the workers for a question stored with its notify mark,
+	// once its transaction committed (see Service.Wake).
 	Wake()
 }
 
@@ -314,10 +311,6 @@ func (s *Service) insertEvents(ctx context.Context, tx db.Querier, events []Even
 // eventWidth is how many arguments a row of insertEventsSQL takes.
 const eventWidth = 11
 
-// insertEventSQL stores one event: the statement Planned.Insert hands to
-// the ask's transaction, made once rather than per ask.
-var insertEventSQL = insertEventsSQL + "(" + db.Placeholders(1, eventWidth) + ")"
-
 // eventRows are the arguments of insertEventsSQL for events, queued in tx:
 // once tx commits, the events due now wake the workers.
 func (s *Service) eventRows(tx db.Querier, events []Event) []any {
@@ -346,7 +339,7 @@ func (s *Service) eventRow(e Event, now time.Time) []any {
 	return []any{eventID(), e.OrgID, e.UserID, string(e.Kind), e.Subject, e.Actor, e.Text, e.Link, e.Urgent, now, due.UTC()}
 }
 
-// Wake wakes the workers for the outbox of SQLite: a question stored with
+// Wake wakes the workers for the questions' outbox: a question stored with
 // its notify mark is its own notification's record, which the worker reads
 // after the ones it read before (see takeOutbox). The asker calls it once
 // the question's transaction committed; a worker that sleeps through it

@@ -2,26 +2,35 @@ package notify
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
 	"github.com/ctalk/ctalk/db"
 )
 
-// On SQLite a question's notification is not a row that the ask writes:
-// the question's own row, stored with its notify mark, is the record (the
-// outbox). The worker reads the questions stored after its cursor, in rowid
-// order, which on SQLite, whose one writer gives each new row the next
-// rowid, is the order of their commits, so that a question committed later
-// never has a smaller rowid than one the cursor passed. It stores each
-// one's event already expanded, its deliveries and the cursor's advance in
-// one transaction: a question is notified once, across a crash and across
-// the workers of several processes on one file, and never one whose ask
-// rolled back. An event row and its index entries in the ask's transaction
-// were a sixth of the ask's time in SQLite's one writer, and the expansion's
-// mark and reminder updates most of the worker's; here a question costs
-// the ask nothing and the worker two inserts. Postgres, whose ask is one
-// round trip with its event, writes the event with the question.
+// A question's notification is not a row that the ask writes: the
+// question's own row, stored with its notify mark, is the record (the
+// outbox). The worker reads the questions committed since it last read,
+// and stores each one's event already expanded, its deliveries and the
+// cursor's advance in one transaction: a question is notified once, across
+// a crash and across the workers of several replicas, and never one whose
+// ask rolled back. Here a question costs the ask nothing but its mark, and
+// the worker two inserts. (An event row in the ask's transaction was a
+// sixth of the ask's time in SQLite's one writer, and on Postgres, where
+// an ask holds its asker's advisory lock until it commits, most of what
+// notifications cost an ask.)
+//
+// What "committed since" means differs by engine. SQLite's one writer
+// gives each new row the next rowid, so the order of rowids is the order
+// of commits, and the cursor is a rowid. Postgres has no commit order to
+// read: each question is marked with its transaction's id, and the cursor
+// is a snapshot. A round takes the questions whose transactions the
+// cursor's snapshot saw in progress or not yet begun and the round's own
+// snapshot sees ended; the round's snapshot becomes the cursor. When a
+// round has more than a batch to take, its snapshot stays fixed in the
+// cursor (upto) with the position of the batch's last question, until the
+// window is taken.
 
 // outboxCursor names the cursor of the questions' outbox in notify_cursors.
 const outboxCursor = "questions"
@@ -29,19 +38,76 @@ const outboxCursor = "questions"
 const (
 	// outboxSQL reads the cursor and up to $1 questions stored after it,
 	// in the order of their commits, in one statement (so one snapshot),
-	// as a walk of the rowids from the cursor's. Those without the notify
-	// mark (asked with notifications off, or seeded) only move the cursor
-	// on, as do those that no longer wait for their recipient when the
-	// worker reads them: resolved (whose closing event then had no
-	// reminder to end), forwarded (the forward notified the new
+	// as a walk of the rowids from the cursor's, on SQLite. Those without
+	// the notify mark (asked with notifications off, or seeded) only move
+	// the cursor on, as do those that no longer wait for their recipient
+	// when the worker reads them: resolved (whose closing event then had
+	// no reminder to end), forwarded (the forward notified the new
 	// recipient), or in an exchange of information with the asker, which
 	// the recipient began.
-	outboxSQL = `SELECT ` + outboxPos + `, rowid, notify AND status = 'pending' AND events = 0, org_id, id, asker_id, recipient_id, body, created_at
+	outboxSQL = `SELECT ` + outboxPos + `, rowid, ` + outboxColumns + `
 	FROM questions WHERE rowid > ` + outboxPos + ` ORDER BY rowid LIMIT $1`
-	outboxPos = `(SELECT pos FROM notify_cursors WHERE name = '` + outboxCursor + `')`
+	outboxPos     = `(SELECT pos FROM notify_cursors WHERE name = '` + outboxCursor + `')`
+	outboxColumns = `notify AND status = 'pending' AND events = 0, org_id, id, asker_id, recipient_id, body, created_at`
 	// outboxAdvanceSQL moves the cursor from $2 to $1, unless another
 	// worker moved it first.
 	outboxAdvanceSQL = `UPDATE notify_cursors SET pos = $1 WHERE name = '` + outboxCursor + `' AND pos = $2`
+
+	// outboxPostgresSQL is outboxSQL on Postgres: the cursor's move count,
+	// its window's end (the snapshot fixed in upto, else this statement's)
+	// whether a window is taken in part, and whether this database's
+	// transaction ids are behind the cursor's (see restartOutbox); then up
+	// to $1 questions
+	// marked in the window after the last batch's, in the order of the
+	// outbox's index; a window with none left is one row, of the cursor
+	// alone. Without the cursor's row (a schema emptied, as tests do),
+	// every question marked is new, from the beginning of the transaction
+	// ids, and the first move stores the row. The first condition bounds the index range: from the cursor's
+	// snapshot's oldest transaction in progress, or after the last batch's
+	// question.
+	outboxPostgresSQL = `WITH c0 AS (
+		SELECT pos, snap, upto, after_xid, after_id FROM notify_cursors WHERE name = '` + outboxCursor + `'
+		UNION ALL SELECT 0, '1:1:'::pg_snapshot, NULL::pg_snapshot, NULL::xid8, NULL::text
+		WHERE NOT EXISTS (SELECT 1 FROM notify_cursors WHERE name = '` + outboxCursor + `')),
+	c AS (SELECT pos, snap, COALESCE(upto, pg_current_snapshot()) AS upto, after_xid, after_id,
+	             pg_snapshot_xmax(pg_current_snapshot()) < pg_snapshot_xmin(snap) AS behind FROM c0)
+	SELECT c.pos, c.upto::text, c.after_xid IS NOT NULL, c.behind, q.notify_xid::text, ` + outboxColumnsQ + `
+	FROM c LEFT JOIN LATERAL (SELECT * FROM questions
+		WHERE (notify_xid, id) > (COALESCE(c.after_xid, pg_snapshot_xmin(c.snap)), COALESCE(c.after_id, ''))
+		  AND notify_xid < pg_snapshot_xmax(c.upto)
+		  AND pg_visible_in_snapshot(notify_xid, c.upto) AND NOT pg_visible_in_snapshot(notify_xid, c.snap)
+		ORDER BY notify_xid, id LIMIT $1) q ON TRUE`
+	outboxColumnsQ = `q.notify AND q.status = 'pending' AND q.events = 0, q.org_id, q.id, q.asker_id, q.recipient_id, q.body, q.created_at`
+	// outboxAdvancePostgresSQL moves the cursor from the move count $1,
+	// unless another worker moved it first: with $3 (a transaction id)
+	// and $5 (a question id) the last batch's question, a window taken in
+	// part, whose end $4 stays fixed; without, the window is taken, and
+	// its end is the cursor's snapshot.
+	outboxAdvancePostgresSQL = `INSERT INTO notify_cursors AS c (name, pos, moved_at, snap, upto, after_xid, after_id)
+	VALUES ('` + outboxCursor + `', $1 + 1, $2,
+		CASE WHEN $3::text IS NULL THEN $4::text::pg_snapshot ELSE '1:1:' END,
+		CASE WHEN $3::text IS NULL THEN NULL ELSE $4::text::pg_snapshot END,
+		$3::text::xid8, $5)
+	ON CONFLICT (name) DO UPDATE SET pos = c.pos + 1, moved_at = excluded.moved_at,
+		snap = CASE WHEN excluded.after_xid IS NULL THEN excluded.snap ELSE c.snap END,
+		upto = excluded.upto, after_xid = excluded.after_xid, after_id = excluded.after_id
+	WHERE c.pos = $1`
+
+	// outboxRestartSQL starts the cursor again from the beginning of the
+	// transaction ids (see restartOutbox), from the move count $1, at $2,
+	// and drops the marks of the questions notified before the restore:
+	// those asked before the cursor last moved, and those whose
+	// transaction ids, of the old count, are ahead of the new count. (Those
+	// asked in the last instants before the dump, which the old cluster's
+	// worker had not read, go without notification.) When another worker
+	// moved the cursor first, it changes nothing.
+	outboxRestartSQL = `WITH moved AS (
+		UPDATE notify_cursors c SET pos = pos + 1, moved_at = $2, snap = '1:1:', upto = NULL, after_xid = NULL, after_id = NULL
+		FROM (SELECT moved_at AS was FROM notify_cursors WHERE name = '` + outboxCursor + `') o
+		WHERE c.name = '` + outboxCursor + `' AND c.pos = $1 RETURNING o.was)
+	UPDATE questions SET notify_xid = NULL FROM moved
+	WHERE notify_xid IS NOT NULL AND (notify_xid >= pg_snapshot_xmax(pg_current_snapshot()) OR created_at <= moved.was)`
+
 	// insertExpandedSQL stores an event expanded at once, with its
 	// reminder (NULL for none); followed by rows of expandedWidth
 	// arguments (see insertRows).
@@ -50,35 +116,110 @@ const (
 	expandedWidth = eventWidth + 2
 )
 
-// outboxRow is a question the outbox read, after the cursor at cursor.
+// outboxRow is a question the outbox read: pos, upto and xid say where it
+// is (see scanOutbox and scanOutboxPostgres); notify whether it is to be
+// notified.
 type outboxRow struct {
-	cursor, pos int64
-	notify      bool
-	event       *storedEvent
+	cursor, pos          int64
+	upto, xid            string
+	notify, part, behind bool
+	event                *storedEvent
 }
 
+// scanOutbox scans a row of outboxSQL.
 func scanOutbox(r scanner) (*outboxRow, error) {
-	o := &outboxRow{event: &storedEvent{Event: Event{Kind: KindQuestion}}}
+	o := newOutboxRow()
+	return o, o.scan(r, &o.cursor, &o.pos)
+}
+
+// scanOutboxPostgres scans a row of outboxPostgresSQL, which has no
+// question (xid is empty) when the window has none left; part tells
+// whether the window is taken in part.
+func scanOutboxPostgres(r scanner) (*outboxRow, error) {
+	o := newOutboxRow()
 	e := o.event
-	if err := r.Scan(&o.cursor, &o.pos, &o.notify, &e.OrgID, &e.Subject, &e.Actor, &e.UserID, &e.Text, &e.CreatedAt); err != nil {
+	var xid, org, id, asker, to, body sql.NullString
+	var notify sql.NullBool
+	var at sql.NullTime
+	if err := r.Scan(&o.cursor, &o.upto, &o.part, &o.behind, &xid, &notify, &org, &id, &asker, &to, &body, &at); err != nil {
 		return nil, fmt.Errorf("scan question: %w", err)
 	}
-	e.CreatedAt = e.CreatedAt.UTC()
+	o.xid, o.notify = xid.String, notify.Bool
+	e.OrgID, e.Subject, e.Actor, e.UserID, e.Text = org.String, id.String, asker.String, to.String, body.String
+	e.CreatedAt = at.Time.UTC()
 	e.Due, e.Link = e.CreatedAt, "/inbox/"+e.Subject
 	return o, nil
 }
 
-// takeOutbox notifies the questions stored since the last time, up to
-// expandBatch of them, on SQLite (see above), and returns how many it read.
-// Should their expansion fail, their events are queued instead, to be
-// expanded one at a time as any other's (see expandDue), so that one bad
-// question holds up no other.
-func (s *Service) takeOutbox(ctx context.Context) (int, error) {
-	if s.db.Engine != db.SQLite {
-		return 0, nil
+func newOutboxRow() *outboxRow {
+	return &outboxRow{event: &storedEvent{Event: Event{Kind: KindQuestion}}}
+}
+
+// scan scans a row of where, then outboxColumns.
+func (o *outboxRow) scan(r scanner, where ...any) error {
+	e := o.event
+	if err := r.Scan(append(where, &o.notify, &e.OrgID, &e.Subject, &e.Actor, &e.UserID, &e.Text, &e.CreatedAt)...); err != nil {
+		return fmt.Errorf("scan question: %w", err)
 	}
-	rows, err := queryAll(ctx, s.db, "read new questions", outboxSQL, []any{expandBatch}, scanOutbox)
+	e.CreatedAt = e.CreatedAt.UTC()
+	e.Due, e.Link = e.CreatedAt, "/inbox/"+e.Subject
+	return nil
+}
+
+// readOutbox reads up to expandBatch questions past the cursor, and
+// returns them with the statement that moves the cursor past them.
+func (s *Service) readOutbox(ctx context.Context) ([]*outboxRow, db.Stmt, error) {
+	if s.db.Engine == db.SQLite {
+		rows, err := queryAll(ctx, s.db, "read new questions", outboxSQL, []any{expandBatch}, scanOutbox)
+		if err != nil || len(rows) == 0 {
+			return nil, db.Stmt{}, err
+		}
+		return rows, db.Stmt{Query: outboxAdvanceSQL, Args: []any{rows[len(rows)-1].pos, rows[0].cursor}}, nil
+	}
+	rows, err := queryAll(ctx, s.db, "read new questions", outboxPostgresSQL, []any{expandBatch}, scanOutboxPostgres)
 	if err != nil || len(rows) == 0 {
+		return nil, db.Stmt{}, err
+	}
+	last := rows[len(rows)-1]
+	var xid, id any // a window taken whole
+	if len(rows) == expandBatch {
+		xid, id = last.xid, last.event.Subject
+	}
+	advance := db.Stmt{Query: outboxAdvancePostgresSQL, Args: []any{last.cursor, s.db.Now(), xid, last.upto, id}}
+	if last.xid == "" { // a window with none left: no question to take
+		if last.behind {
+			return nil, db.Stmt{}, s.restartOutbox(ctx, last.cursor)
+		}
+		if !last.part {
+			return nil, db.Stmt{}, nil
+		}
+		rows = rows[:0]
+	}
+	return rows, advance, nil
+}
+
+// restartOutbox starts the cursor of Postgres, read at the move count pos,
+// again from the start, when this database's transaction ids are behind
+// the cursor's: a dump restored into another cluster, whose count starts
+// again low, so that no question asked since could come after the cursor.
+func (s *Service) restartOutbox(ctx context.Context, pos int64) error {
+	s.log.Warn("notifications: the database's transaction ids start again below the questions' cursor (restored into another cluster?); reading the questions' outbox from the start")
+	return s.db.Write(ctx, func(q db.Querier) error {
+		if _, err := q.Exec(ctx, outboxRestartSQL, pos, s.db.Now()); err != nil {
+			return fmt.Errorf("restart the questions' notification cursor: %w", err)
+		}
+		return nil
+	})
+}
+
+// takeOutbox notifies the questions stored since the last time, up to
+// expandBatch of them (see above), and returns how many it read. Should
+// their expansion fail, their events are queued instead, to be expanded
+// one at a time as any other's (see expandDue), so that one bad question
+// holds up no other.
+func (s *Service) takeOutbox(ctx context.Context) (int, error) {
+	rows, advance, err := s.readOutbox(ctx)
+	if err != nil || advance.Query == "" {
 		return 0, err
 	}
 	var events []*storedEvent
@@ -103,21 +244,20 @@ func (s *Service) takeOutbox(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	from, to := rows[0].cursor, rows[len(rows)-1].pos
-	if err = s.db.Tx(ctx, s.storeOutbox(ctx, from, to, reaching, inputs, true)); err != nil {
+	if err = s.db.Tx(ctx, s.storeOutbox(ctx, advance, reaching, inputs, true)); err != nil {
 		s.log.Warn("notifications: cannot expand new questions; queueing them", "questions", len(reaching), "error", err)
-		err = s.db.Tx(ctx, s.storeOutbox(ctx, from, to, reaching, inputs, false))
+		err = s.db.Tx(ctx, s.storeOutbox(ctx, advance, reaching, inputs, false))
 	}
 	return len(rows), err
 }
 
-// storeOutbox is the transaction that moves the cursor from from to to and
-// stores the events of the questions between: expanded, or, without
+// storeOutbox is the transaction that moves the cursor with advance and
+// stores the events of the questions it moves past: expanded, or, without
 // expand, queued to be expanded as any other's. It stores nothing when
 // another worker moved the cursor first.
-func (s *Service) storeOutbox(ctx context.Context, from, to int64, events []*storedEvent, in []*expansion, expand bool) func(tx db.Querier) error {
+func (s *Service) storeOutbox(ctx context.Context, advance db.Stmt, events []*storedEvent, in []*expansion, expand bool) func(tx db.Querier) error {
 	return func(tx db.Querier) error {
-		res, err := tx.Exec(ctx, outboxAdvanceSQL, to, from)
+		res, err := tx.Exec(ctx, advance.Query, advance.Args...)
 		if err != nil {
 			return fmt.Errorf("move the questions' notification cursor: %w", err)
 		}
@@ -141,6 +281,9 @@ func (s *Service) storeOutbox(ctx context.Context, from, to int64, events []*sto
 // expandNew is expand of events not stored yet, an outbox's: it stores
 // each expanded, with its reminder on it, then its deliveries.
 func (s *Service) expandNew(ctx context.Context, tx db.Querier, events []*storedEvent, in []*expansion) error {
+	if len(events) == 0 {
+		return nil
+	}
 	now := s.db.Now()
 	ours := make(map[string]bool, len(events))
 	for _, e := range events {

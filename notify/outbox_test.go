@@ -3,6 +3,7 @@ package notify_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -35,11 +36,11 @@ func askB(t *testing.T, s *inbox.Service, text string) *inbox.Question {
 	return q
 }
 
-// outboxWorld is a seeded SQLite database and a worker over it, for
+// outboxWorld is a seeded database of engine e and a worker over it, for
 // which b of acme added the returned receiver as a webhook.
-func outboxWorld(t *testing.T) (*db.DB, *notify.Service, *receiver) {
+func outboxWorld(t *testing.T, e db.Engine) (*db.DB, *notify.Service, *receiver) {
 	t.Helper()
-	d := dbtest.Open(t, db.SQLite)
+	d := dbtest.Open(t, e)
 	seed(t, d)
 	n := newService(t, d, nil)
 	return d, n, hookedReceiver(t, n)
@@ -59,18 +60,23 @@ func questionEvents(t *testing.T, d *db.DB, subject string) int {
 	return count(t, d, `SELECT COUNT(*) FROM notify_events WHERE kind = 'question' AND subject = $1`, subject)
 }
 
-// TestOutboxNotifiesEachQuestionOnce asks 200 questions from four
-// goroutines on one SQLite file while the workers of two processes' pools
+// TestOutboxNotifiesEachQuestionOnce asks 400 questions from four
+// goroutines on one database while the workers of two replicas' pools
 // over it read the questions' outbox at the same time: each question has
-// one event and one delivery, however the two workers' reads overlapped.
-// On Postgres an ask writes its event with the question (see
-// TestChangesQueueTheirNotifications in inbox).
+// one event and one delivery, however the two workers' reads overlapped
+// (on Postgres, where batches cut windows, too).
 func TestOutboxNotifiesEachQuestionOnce(t *testing.T) {
-	dbs, workers := twoReplicasOn(t, db.SQLite, func(*notify.Config) {})
+	for _, e := range dbtest.Engines {
+		t.Run(string(e), func(t *testing.T) { outboxNotifiesEachQuestionOnce(t, e) })
+	}
+}
+
+func outboxNotifiesEachQuestionOnce(t *testing.T, e db.Engine) {
+	dbs, workers := twoReplicasOn(t, e, func(*notify.Config) {})
 	hookedReceiver(t, workers[0])
 	asker := outboxAsker(dbs[0], workers[0])
 	ctx := context.Background()
-	const askers, each = 4, 50
+	const askers, each = 4, 100
 	var asking, reading sync.WaitGroup
 	done := make(chan struct{})
 	errs := make(chan error, askers+len(workers))
@@ -131,7 +137,13 @@ func TestOutboxNotifiesEachQuestionOnce(t *testing.T) {
 // were off, one resolved and one forwarded before the worker read them
 // have no event of their own; a question asked with them on has one.
 func TestOutboxSkipsWhatItNeedNotTell(t *testing.T) {
-	d, n, r := outboxWorld(t)
+	for _, e := range dbtest.Engines {
+		t.Run(string(e), func(t *testing.T) { outboxSkipsWhatItNeedNotTell(t, e) })
+	}
+}
+
+func outboxSkipsWhatItNeedNotTell(t *testing.T, e db.Engine) {
+	d, n, r := outboxWorld(t, e)
 	if _, err := dbtest.Exec(d, `INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ('acme', 'c', 'c', 'x', 'member', $1, $1)`, d.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +184,7 @@ func TestOutboxSkipsWhatItNeedNotTell(t *testing.T) {
 // the rowid the deleted one had, which the cursor had passed, so the
 // cursor steps back, and the next question is notified.
 func TestOutboxCursorStepsBackOverDeletedQuestions(t *testing.T) {
-	d, n, _ := outboxWorld(t)
+	d, n, _ := outboxWorld(t, db.SQLite)
 	on := outboxAsker(d, n)
 	first := askB(t, on, "first")
 	expandOnce(t, n)
@@ -189,15 +201,24 @@ func TestOutboxCursorStepsBackOverDeletedQuestions(t *testing.T) {
 	}
 }
 
-// TestOutboxStepDownKeepsUnreadQuestions reverts SQLite's outbox step with a
-// question the worker has not read: it becomes an event not yet expanded,
-// as an ask queued it before the step, and nothing is lost.
+// TestOutboxStepDownKeepsUnreadQuestions reverts the outbox's steps (31,
+// SQLite's, and 32, Postgres's) with a question the worker has not read:
+// it becomes an event not yet expanded, as an ask queued it before the
+// steps, and nothing is lost.
 func TestOutboxStepDownKeepsUnreadQuestions(t *testing.T) {
-	d, n, _ := outboxWorld(t)
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		seed(t, d)
+		n := newService(t, d, nil)
+		hookedReceiver(t, n)
+		outboxStepDownKeepsUnreadQuestions(t, d, n)
+	})
+}
+
+func outboxStepDownKeepsUnreadQuestions(t *testing.T, d *db.DB, n *notify.Service) {
 	read := askB(t, outboxAsker(d, n), "read by the worker")
 	expandOnce(t, n)
 	unread := askB(t, outboxAsker(d, n), "not read yet")
-	if _, err := d.MigrateDown(1); err != nil {
+	if _, err := d.MigrateDown(2); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(t, d, `SELECT COUNT(*) FROM notify_events WHERE kind = 'question' AND subject = $1 AND expanded_at IS NULL AND user_id = 'b' AND actor_id = 'a'`, unread.ID); n != 1 {
@@ -209,4 +230,128 @@ func TestOutboxStepDownKeepsUnreadQuestions(t *testing.T) {
 	if err := d.MigrateUp(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// takeOutbox reads one batch of n's outbox and checks it read want
+// questions.
+func takeOutbox(t *testing.T, n *notify.Service, want int) {
+	t.Helper()
+	got, err := n.TakeOutbox(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Fatalf("a read of the outbox took %d questions, want %d", got, want)
+	}
+}
+
+// holdQuestion stores, in a transaction of its own that stays open until
+// the returned function is called, a question marked for the outbox as an
+// ask on Postgres marks it: an ask whose commit is slow.
+func holdQuestion(t *testing.T, d *db.DB, id string) (commit func()) {
+	t.Helper()
+	stored, release, done := make(chan error, 1), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- d.Tx(context.Background(), func(q db.Querier) error {
+			_, err := q.Exec(context.Background(), `INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, created_at, notify, notify_xid)
+				VALUES ('acme', $1, 'a', 'b', 'held', 'pending', $2, TRUE, pg_current_xact_id())`, id, d.Now())
+			stored <- err
+			<-release
+			return err
+		})
+	}()
+	if err := <-stored; err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	commit = func() {
+		once.Do(func() {
+			close(release)
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(commit)
+	return commit
+}
+
+// TestOutboxWindowOnPostgres holds one ask's transaction open while more
+// than a batch of questions are asked after it: the worker notifies those
+// without waiting for it, in two batches of one window whose end stays
+// fixed between them, then the held question once it commits, each once.
+func TestOutboxWindowOnPostgres(t *testing.T) {
+	d, n, _ := outboxWorld(t, db.Postgres)
+	commit := holdQuestion(t, d, "q_held")
+	on := outboxAsker(d, n)
+	const after = notify.OutboxBatch + 20
+	for i := range after {
+		askB(t, on, fmt.Sprintf("asked after the held one, %d", i))
+	}
+	takeOutbox(t, n, notify.OutboxBatch)
+	commit()
+	askB(t, on, "asked after the held one committed")
+	takeOutbox(t, n, 20) // the rest of the first window, without the held one
+	if got := questionEvents(t, d, "q_held"); got != 0 {
+		t.Fatalf("the held question has %d events after the window it was not in, want 0", got)
+	}
+	takeOutbox(t, n, 2) // the held question, and the one asked after it committed
+	takeOutbox(t, n, 0)
+	if got := count(t, d, `SELECT COUNT(*) FROM notify_events WHERE kind = 'question'`); got != after+2 {
+		t.Fatalf("%d question events, want one for each of %d questions", got, after+2)
+	}
+	if got := count(t, d, `SELECT COUNT(DISTINCT subject) FROM notify_events WHERE kind = 'question'`); got != after+2 {
+		t.Fatalf("%d questions with an event, want %d", got, after+2)
+	}
+}
+
+// TestOutboxRestartsBehindTheCursor stands for a dump restored into
+// another Postgres cluster, whose transaction ids start again low: the
+// cursor's snapshot is far ahead of every transaction id, and a question
+// of the old cluster, asked before the cursor last moved, keeps a mark far
+// ahead too. The worker starts the cursor again, and notifies the
+// question asked since, not the old one.
+func TestOutboxRestartsBehindTheCursor(t *testing.T) {
+	d, n, _ := outboxWorld(t, db.Postgres)
+	on := outboxAsker(d, n)
+	old := askB(t, on, "asked on the old cluster")
+	if _, err := dbtest.Exec(d, `UPDATE questions SET notify_xid = '900000000001' WHERE id = $1`, old.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dbtest.Exec(d, `INSERT INTO notify_cursors (name, pos, snap, moved_at) VALUES ('questions', 7, '900000000000:900000000000:', $1)
+		ON CONFLICT (name) DO UPDATE SET pos = 7, snap = excluded.snap, upto = NULL, after_xid = NULL, after_id = NULL, moved_at = excluded.moved_at`, d.Now()); err != nil {
+		t.Fatal(err)
+	}
+	asked := askB(t, on, "asked on the new cluster")
+	takeOutbox(t, n, 0) // finds itself behind, and starts again
+	takeOutbox(t, n, 1)
+	if got := questionEvents(t, d, asked.ID); got != 1 {
+		t.Fatalf("the question asked since the restore has %d events, want 1", got)
+	}
+	if got := questionEvents(t, d, old.ID); got != 0 {
+		t.Fatalf("the old cluster's question has %d events, want none", got)
+	}
+	if got := count(t, d, `SELECT COUNT(*) FROM questions WHERE notify_xid IS NOT NULL AND id = $1`, old.ID); got != 0 {
+		t.Fatalf("the old cluster's question keeps its mark, which a later transaction id would reach")
+	}
+	takeOutbox(t, n, 0)
+}
+
+// TestOutboxIsReadByItsIndex: the read of the outbox, made at every round
+// of the worker, reads the questions from the cursor on (rowids on SQLite,
+// in order; the partial index of the marks on Postgres) rather than every
+// question. (On Postgres a near-empty table's plan sorts the few rows its
+// index gave; with a table of 200,000 questions the plan walks the index
+// in order and stops at the batch's end.)
+func TestOutboxIsReadByItsIndex(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		plan := dbtest.Plan(t, d, notify.OutboxSQL[string(d.Engine)], notify.OutboxBatch)
+		want := "questions_notify_xid"
+		if d.Engine == db.SQLite {
+			want = "SEARCH questions USING INTEGER PRIMARY KEY (rowid>?)"
+		}
+		if !strings.Contains(plan, want) || strings.Contains(plan, "TEMP B-TREE") {
+			t.Fatalf("the outbox's read does not walk %s:\n%s", want, plan)
+		}
+	})
 }

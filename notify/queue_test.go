@@ -568,3 +568,29 @@ func TestClaimTakesItsBatch(t *testing.T) {
 		}
 	})
 }
+
+// TestAnyDueReadsTheQueuesIndexes: the look for due work, made at every
+// round of the worker, reads the index of each queue, also with 3,000
+// expanded events whose reminders are all ahead and no statistics yet (a
+// burst before autovacuum analyzes the table), where Postgres took a due
+// reminder to be common and read every event.
+func TestAnyDueReadsTheQueuesIndexes(t *testing.T) {
+	d := dbtest.Open(t, db.Postgres)
+	if _, err := dbtest.Exec(d, `INSERT INTO notify_events (id, org_id, user_id, kind, created_at, due_at, expanded_at, remind_at)
+		SELECT 'ev_' || g, 'acme', 'b', 'question', $1, $1, $1, $2 FROM generate_series(1, 3000) g`, d.Now(), d.Now().Add(4*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	var plan []string
+	err := d.Each(context.Background(), `EXPLAIN `+notify.AnyDueSQL, []any{d.Now()}, func(r *db.Rows) error {
+		var line string
+		err := r.Scan(&line)
+		plan = append(plan, line)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := strings.Join(plan, "\n"); strings.Contains(p, "Seq Scan") {
+		t.Fatalf("the look for due work reads a whole table:\n%s", p)
+	}
+}

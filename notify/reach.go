@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/db"
-	"github.com/ctalk/ctalk/internal/readcache"
 )
 
 // An event is queued only when it can reach someone: a person with no
@@ -93,82 +92,6 @@ func (sc *reachScan) row() (*reachRow, error) {
 		return nil, err
 	}
 	return r, nil
-}
-
-// Planned is Queue of one event in steps, for a caller that sends its
-// transaction's statements a few at a time (inbox's ask on Postgres).
-// When the reach cache knows where the event can go, Cached returns the
-// statement that queues it, to send with the caller's own. Otherwise Read
-// is the statement that reads where it can go, which the caller sends in
-// its transaction; once its row is scanned, Insert returns the statement
-// that stores the event, if it reaches someone, for the same transaction.
-type Planned struct {
-	s    *Service
-	e    Event
-	sc   reachScan
-	read readcache.Read
-	now  time.Time
-}
-
-// Plan returns e's Planned queueing.
-func (s *Service) Plan(e Event) *Planned {
-	now := s.db.Now()
-	return &Planned{s: s, e: e, now: now, read: s.reach.Begin(now)}
-}
-
-// Cached reports whether the reach cache knows where the question event
-// goes, and then returns the statement that queues it, nil when it reaches
-// nobody. The caller sends the statement in the transaction that stores
-// the question, after it: it queues the event only if the question is
-// stored. Once the transaction commits, the caller calls Queued. (On
-// SQLite a question is its own notification's outbox; see takeOutbox.)
-//
-// Returns only the errors of the Directory's look-up.
-func (p *Planned) Cached(ctx context.Context) (*db.Stmt, bool, error) {
-	if p.e.Kind != KindQuestion || p.e.Subject == "" {
-		return nil, false, nil
-	}
-	sc, ok := p.s.cachedScan(p.e)
-	if !ok {
-		return nil, false, nil
-	}
-	r, err := sc.row()
-	if err != nil {
-		return nil, false, nil
-	}
-	needed, err := p.s.needed(ctx, p.e, r)
-	if err != nil || !needed {
-		return nil, err == nil, err
-	}
-	return &db.Stmt{Query: questionEventSQL, Args: p.s.eventRow(p.e, p.now)}, true, nil
-}
-
-// Queued wakes the workers for the event of Cached's statement, once its
-// transaction committed.
-func (p *Planned) Queued() { p.s.queued() }
-
-// Read is the statement whose row Insert decides by.
-func (p *Planned) Read() db.Stmt {
-	return db.Stmt{Query: reachSQL, Args: reachArgs(p.e), Dest: p.sc.dest()}
-}
-
-// Insert returns the statement that queues the event in tx, where Read
-// ran, or nil when the event reaches nobody. The caller must run it in tx
-// (with tx's commit, say): once tx commits, the workers wake for it, as
-// for Service.Queue's events. What Read read is cached for Cached.
-//
-// Returns only the errors of the Directory's look-up and of Read's row.
-func (p *Planned) Insert(ctx context.Context, tx db.Querier) (*db.Stmt, error) {
-	r, err := p.sc.row()
-	if err != nil {
-		return nil, fmt.Errorf("queue notification: %w", err)
-	}
-	p.s.keepScan(p.e, &p.sc, p.read)
-	ok, err := p.s.needed(ctx, p.e, r)
-	if err != nil || !ok {
-		return nil, err
-	}
-	return &db.Stmt{Query: insertEventSQL, Args: p.s.eventRows(tx, []Event{p.e})}, nil
 }
 
 // reachOf is the expansion input reachSQL read of a person: the webhooks

@@ -7,17 +7,6 @@ package notify
 const insertEventsSQL = `
 	INSERT INTO notify_events (` + eventColumns + `) VALUES `
 
-// questionEventSQL queues a question's event in the statements that store
-// the question, in one round trip on Postgres (see Planned.Cached): only
-// once the question ($5, the subject) is there, which an ask that stored
-// nothing leaves out. It reads inbox's table, never writes it. (On SQLite
-// the ask sends its statements one by one, and queues the event only once
-// the question is stored, with insertEventsSQL.)
-const questionEventSQL = `
-	INSERT INTO notify_events (id, org_id, user_id, kind, subject, actor_id, body, link, urgent, created_at, due_at)
-	SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9::boolean, $10::timestamptz, $11::timestamptz
-	WHERE EXISTS (SELECT 1 FROM questions WHERE org_id = $2 AND id = $5)`
-
 const eventColumns = `id, org_id, user_id, kind, subject, actor_id, body, link, urgent, created_at, due_at`
 
 // claimEventsSQL leases up to $4 due, unexpanded events to the claim $3
@@ -122,11 +111,15 @@ const claimDeliveriesTail = `
 
 // anyDueSQL tells whether any event, any delivery and any reminder is due
 // ($1 is now), a read that spares a worker the write of a claim that would
-// find nothing.
+// find nothing. Each looks in the order of its queue's index: without the
+// order, Postgres took a reminder due now to be common (a third of the
+// events, its guess for a range it cannot tell) and read every event
+// instead of the index of the few with a reminder, at each round of the
+// worker.
 const anyDueSQL = `SELECT
-	(SELECT COUNT(*) FROM (SELECT 1 FROM notify_events WHERE expanded_at IS NULL AND due_at <= $1 AND (lease_until IS NULL OR lease_until < $1) LIMIT 1) e),
-	(SELECT COUNT(*) FROM (SELECT 1 FROM notify_deliveries WHERE status = 'pending' AND next_at <= $1 AND (lease_until IS NULL OR lease_until < $1) LIMIT 1) d),
-	(SELECT COUNT(*) FROM (SELECT 1 FROM notify_events WHERE remind_at <= $1 LIMIT 1) r)`
+	(SELECT COUNT(*) FROM (SELECT 1 FROM notify_events WHERE expanded_at IS NULL AND due_at <= $1 AND (lease_until IS NULL OR lease_until < $1) ORDER BY due_at LIMIT 1) e),
+	(SELECT COUNT(*) FROM (SELECT 1 FROM notify_deliveries WHERE status = 'pending' AND next_at <= $1 AND (lease_until IS NULL OR lease_until < $1) ORDER BY next_at LIMIT 1) d),
+	(SELECT COUNT(*) FROM (SELECT 1 FROM notify_events WHERE remind_at <= $1 ORDER BY remind_at LIMIT 1) r)`
 
 // planClaimSQL turns off bitmap scans for the rest of a claim's
 // transaction (see planClaim).

@@ -1,0 +1,1 @@
+-- Step 32 changed Postgres alone.

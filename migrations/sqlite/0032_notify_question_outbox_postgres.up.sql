@@ -1,0 +1,2 @@
+-- Step 32 makes a question's row its notification's outbox on Postgres, as
+-- step 31 did on SQLite, where nothing changes.
