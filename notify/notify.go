@@ -339,12 +339,15 @@ func (s *Service) eventRow(e Event, now time.Time) []any {
 	return []any{eventID(), e.OrgID, e.UserID, string(e.Kind), e.Subject, e.Actor, e.Text, e.Link, e.Urgent, now, due.UTC()}
 }
 
-// Wake wakes the workers for the questions' outbox: a question stored with
-// its notify mark is its own notification's record, which the worker reads
-// after the ones it read before (see takeOutbox). The asker calls it once
-// the question's transaction committed; a worker that sleeps through it
-// finds the question at its next poll.
-func (s *Service) Wake() { s.queued() }
+// Wake wakes this replica's worker for the questions' outbox: a question
+// stored with its notify mark is its own notification's record, which the
+// worker reads after the ones it read before (see takeOutbox). The asker
+// calls it once the question's transaction committed; a worker that sleeps
+// through it finds the question at its next poll. The other replicas are
+// not told (see Publish): one worker reads the outbox for all, and this
+// one is awake. Telling them cost each ask a notification through the
+// database, which they answered by reading the outbox this one reads.
+func (s *Service) Wake() { s.wake() }
 
 // queued wakes this replica's worker and, while Publish runs, every other
 // replica's (see Listen). It never blocks.
