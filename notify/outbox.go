@@ -64,18 +64,20 @@ const (
 	// every question marked is new, from the beginning of the transaction
 	// ids, and the first move stores the row. The first condition bounds the index range: from the cursor's
 	// snapshot's oldest transaction in progress, or after the last batch's
-	// question.
+	// question. since leaves out the questions of an old cluster (see
+	// restartOutbox).
 	outboxPostgresSQL = `WITH c0 AS (
-		SELECT pos, snap, upto, after_xid, after_id FROM notify_cursors WHERE name = '` + outboxCursor + `'
-		UNION ALL SELECT 0, '1:1:'::pg_snapshot, NULL::pg_snapshot, NULL::xid8, NULL::text
+		SELECT pos, snap, upto, after_xid, after_id, since FROM notify_cursors WHERE name = '` + outboxCursor + `'
+		UNION ALL SELECT 0, '1:1:'::pg_snapshot, NULL::pg_snapshot, NULL::xid8, NULL::text, NULL::timestamptz
 		WHERE NOT EXISTS (SELECT 1 FROM notify_cursors WHERE name = '` + outboxCursor + `')),
-	c AS (SELECT pos, snap, COALESCE(upto, pg_current_snapshot()) AS upto, after_xid, after_id,
+	c AS (SELECT pos, snap, COALESCE(upto, pg_current_snapshot()) AS upto, after_xid, after_id, since,
 	             pg_snapshot_xmax(pg_current_snapshot()) < pg_snapshot_xmin(snap) AS behind FROM c0)
 	SELECT c.pos, c.upto::text, c.after_xid IS NOT NULL, c.behind, q.notify_xid::text, ` + outboxColumnsQ + `
 	FROM c LEFT JOIN LATERAL (SELECT * FROM questions
 		WHERE (notify_xid, id) > (COALESCE(c.after_xid, pg_snapshot_xmin(c.snap)), COALESCE(c.after_id, ''))
 		  AND notify_xid < pg_snapshot_xmax(c.upto)
 		  AND pg_visible_in_snapshot(notify_xid, c.upto) AND NOT pg_visible_in_snapshot(notify_xid, c.snap)
+		  AND (c.since IS NULL OR created_at > c.since)
 		ORDER BY notify_xid, id LIMIT $1) q ON TRUE`
 	outboxColumnsQ = `q.notify AND q.status = 'pending' AND q.events = 0, q.org_id, q.id, q.asker_id, q.recipient_id, q.body, q.created_at`
 	// outboxAdvancePostgresSQL moves the cursor from the move count $1,
@@ -95,18 +97,15 @@ const (
 
 	// outboxRestartSQL starts the cursor again from the beginning of the
 	// transaction ids (see restartOutbox), from the move count $1, at $2,
-	// and drops the marks of the questions notified before the restore:
-	// those asked before the cursor last moved, and those whose
-	// transaction ids, of the old count, are ahead of the new count. (Those
-	// asked in the last instants before the dump, which the old cluster's
-	// worker had not read, go without notification.) When another worker
-	// moved the cursor first, it changes nothing.
-	outboxRestartSQL = `WITH moved AS (
-		UPDATE notify_cursors c SET pos = pos + 1, moved_at = $2, snap = '1:1:', upto = NULL, after_xid = NULL, after_id = NULL
-		FROM (SELECT moved_at AS was FROM notify_cursors WHERE name = '` + outboxCursor + `') o
-		WHERE c.name = '` + outboxCursor + `' AND c.pos = $1 RETURNING o.was)
-	UPDATE questions SET notify_xid = NULL FROM moved
-	WHERE notify_xid IS NOT NULL AND (notify_xid >= pg_snapshot_xmax(pg_current_snapshot()) OR created_at <= moved.was)`
+	// and leaves out from then on the questions asked before it last
+	// moved, which the old cluster's worker had read. (Those it had not
+	// read, asked in the last instants before the dump, are notified once
+	// their transaction ids, of the old count, come into a window of the
+	// new, if they still wait.) When another worker moved the cursor
+	// first, it changes nothing.
+	outboxRestartSQL = `UPDATE notify_cursors SET pos = pos + 1, since = moved_at, moved_at = $2,
+		snap = '1:1:', upto = NULL, after_xid = NULL, after_id = NULL
+	WHERE name = '` + outboxCursor + `' AND pos = $1`
 
 	// insertExpandedSQL stores an event expanded at once, with its
 	// reminder (NULL for none); followed by rows of expandedWidth

@@ -308,14 +308,14 @@ func TestOutboxWindowOnPostgres(t *testing.T) {
 // TestOutboxRestartsBehindTheCursor stands for a dump restored into
 // another Postgres cluster, whose transaction ids start again low: the
 // cursor's snapshot is far ahead of every transaction id, and a question
-// of the old cluster, asked before the cursor last moved, keeps a mark far
-// ahead too. The worker starts the cursor again, and notifies the
-// question asked since, not the old one.
+// the old cluster's worker read keeps a mark of the old count that a
+// window of the new one takes in. The worker starts the cursor again, and
+// notifies the question asked since, not the old one.
 func TestOutboxRestartsBehindTheCursor(t *testing.T) {
 	d, n, _ := outboxWorld(t, db.Postgres)
 	on := outboxAsker(d, n)
 	old := askB(t, on, "asked on the old cluster")
-	if _, err := dbtest.Exec(d, `UPDATE questions SET notify_xid = '900000000001' WHERE id = $1`, old.ID); err != nil {
+	if _, err := dbtest.Exec(d, `UPDATE questions SET notify_xid = '3' WHERE id = $1`, old.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := dbtest.Exec(d, `INSERT INTO notify_cursors (name, pos, snap, moved_at) VALUES ('questions', 7, '900000000000:900000000000:', $1)
@@ -330,9 +330,6 @@ func TestOutboxRestartsBehindTheCursor(t *testing.T) {
 	}
 	if got := questionEvents(t, d, old.ID); got != 0 {
 		t.Fatalf("the old cluster's question has %d events, want none", got)
-	}
-	if got := count(t, d, `SELECT COUNT(*) FROM questions WHERE notify_xid IS NOT NULL AND id = $1`, old.ID); got != 0 {
-		t.Fatalf("the old cluster's question keeps its mark, which a later transaction id would reach")
 	}
 	takeOutbox(t, n, 0)
 }

@@ -12,8 +12,8 @@ import (
 // ReachCacheTTL is how long a replica trusts what it read of where a
 // person's notifications can go (their settings' channels and pause, their
 // webhooks and browsers) and of their org's (its webhooks, its reminder
-// time), so that a question to a person read within it is queued in the
-// ask's one statement. Every change of those (settings, unsubscribing,
+// time), so that the worker reads where a burst of events to a person goes
+// once. Every change of those (settings, unsubscribing,
 // webhooks added, deleted or disabled, browsers subscribed or gone, the
 // org's settings) forgets it at once on its replica and, through a Postgres
 // notification, on the others; a lost notification costs at most this.

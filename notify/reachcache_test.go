@@ -13,8 +13,8 @@ import (
 	"github.com/ctalk/ctalk/wait"
 )
 
-// TestReachChangesReachEveryReplica asks on one replica, whose cache of
-// where notifications go is trusted for ten minutes here, while another
+// TestReachChangesReachEveryReplica asks on one replica, whose worker's
+// cache of where notifications go is trusted for ten minutes here, while another
 // replica on the same Postgres changes where b's can go: b's webhook
 // added there makes the next asks here queue b's notification, b's pause
 // saved there makes them queue nothing and its end queue again, and the
@@ -38,6 +38,9 @@ func TestReachChangesReachEveryReplica(t *testing.T) {
 			return false, err
 		}
 		if _, err := in.Ask(ctx, ctalk.Caller{OrgID: "acme", UserID: "a"}, inbox.Ask{To: "b", Text: "release date?"}); err != nil {
+			return false, err
+		}
+		if err := asker.Expand(ctx); err != nil { // the worker reads the question
 			return false, err
 		}
 		err := dbs[0].QueryRow(ctx, `SELECT COUNT(*) FROM notify_events`).Scan(&after)

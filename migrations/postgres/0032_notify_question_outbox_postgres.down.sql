@@ -4,6 +4,7 @@ INSERT INTO notify_events (id, org_id, user_id, kind, subject, actor_id, body, l
 SELECT 'ev_' || q.id, q.org_id, q.recipient_id, 'question', q.id, q.asker_id, q.body, '/inbox/' || q.id, FALSE, q.created_at, q.created_at
 FROM questions q, notify_cursors c
 WHERE c.name = 'questions' AND q.notify AND q.notify_xid IS NOT NULL
+  AND (c.since IS NULL OR q.created_at > c.since)
   AND NOT pg_visible_in_snapshot(q.notify_xid, c.snap)
   AND (c.upto IS NULL OR c.after_xid IS NULL OR NOT pg_visible_in_snapshot(q.notify_xid, c.upto)
        OR (q.notify_xid, q.id) > (c.after_xid, c.after_id));

@@ -11,7 +11,10 @@
 -- transaction delays nothing but its own questions. While it takes a window
 -- in several batches, upto is fixed and after_xid, after_id say where the
 -- last batch ended. pos counts the cursor's moves: a move is made only from
--- the position read, so two replicas never take one window twice.
+-- the position read, so two replicas never take one window twice. since,
+-- set when the database's transaction ids start again below the cursor's
+-- (a dump restored into another cluster), leaves out the questions asked
+-- before the cursor last moved in the old cluster.
 
 -- engine-specific: the transaction of a question notified from its row.
 ALTER TABLE questions ADD COLUMN notify_xid xid8;
@@ -27,7 +30,8 @@ CREATE TABLE notify_cursors (
     upto      pg_snapshot,
     after_xid xid8,
     after_id  TEXT,
-    moved_at  TIMESTAMPTZ NOT NULL
+    moved_at  TIMESTAMPTZ NOT NULL,
+    since     TIMESTAMPTZ
 );
 
 -- engine-specific: the questions stored before this step are not notified.
