@@ -3,14 +3,11 @@ package db
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
@@ -66,78 +63,12 @@ func (d *DB) RunLocked(ctx context.Context, locks []int64, stmts ...Stmt) error 
 	}))
 }
 
-// Stmt is a statement of TxLocked's first round trip: its text, its
-// arguments, and where its one row is scanned.
+// Stmt is a statement to run: its text, its arguments, and where its one
+// row is scanned (none for a statement run for its effect alone).
 type Stmt struct {
 	Query string
 	Args  []any
 	Dest  []any
-}
-
-// TxLocked runs a transaction on Postgres in as few round trips as it
-// can. The first holds BEGIN, a transaction-scoped advisory lock on each of
-// locks (taken in order, as QueryRowLocked takes them) and first, each
-// statement returning one row scanned into its Dest. Then fn runs in the
-// same transaction, with what first read, and returns the statements that
-// end it: they go to the server with COMMIT, in the last round trip (a
-// statement of them without Dest is run for its effect alone). An error of
-// fn rolls the transaction back. Each statement takes its snapshot when it
-// starts, so after the locks are granted. AfterCommit works on fn's
-// Querier as on Tx's.
-//
-// A transaction that fails is rolled back before its connection goes back
-// to the pool; a connection that cannot be rolled back is closed.
-//
-// Returns the errors of fn and of the statements translated into codes
-// (see Translate), and an error with no code on SQLite.
-func (d *DB) TxLocked(ctx context.Context, locks []int64, first []Stmt, fn func(q Querier) ([]Stmt, error)) error {
-	if d.Engine != Postgres {
-		return errors.New("TxLocked needs Postgres")
-	}
-	conn, err := d.pool.Conn(ctx)
-	if err != nil {
-		return Translate(fmt.Errorf("begin: %w", err))
-	}
-	defer conn.Close()
-	committed := false
-	defer func() {
-		if !committed {
-			rollbackConn(ctx, conn)
-		}
-	}()
-	err = pgxConn(conn, func(c *pgx.Conn) error {
-		b := &pgx.Batch{}
-		b.Queue(`BEGIN`)
-		d.queueStmts(lockBatch(b, locks), first)
-		return c.SendBatch(ctx, b).Close()
-	})
-	if err != nil {
-		return Translate(err)
-	}
-	hooks := &commitHooks{}
-	last, err := fn(querier{d, conn, hooks})
-	if err != nil {
-		return Translate(err)
-	}
-	err = pgxConn(conn, func(c *pgx.Conn) error {
-		b := d.queueStmts(&pgx.Batch{}, last)
-		b.Queue(`COMMIT`).Exec(func(tag pgconn.CommandTag) error {
-			if tag.String() != "COMMIT" {
-				// A transaction that an error aborted ends in ROLLBACK.
-				return pgx.ErrTxCommitRollback
-			}
-			return nil
-		})
-		return c.SendBatch(ctx, b).Close()
-	})
-	if err != nil {
-		return Translate(fmt.Errorf("commit: %w", err))
-	}
-	committed = true
-	for _, h := range hooks.fns {
-		h()
-	}
-	return nil
 }
 
 // lockBatch queues a transaction-scoped advisory lock on each of locks.
@@ -169,22 +100,5 @@ func pgxConn(conn *sql.Conn, fn func(c *pgx.Conn) error) error {
 			return fmt.Errorf("unexpected driver connection %T", driverConn)
 		}
 		return fn(c.Conn())
-	})
-}
-
-// rollbackConn ends the transaction TxLocked left open on conn, even once
-// ctx is done; a connection it cannot bring back to idle is discarded
-// rather than handed to the next caller inside a transaction.
-func rollbackConn(ctx context.Context, conn *sql.Conn) {
-	pgxConn(conn, func(c *pgx.Conn) error {
-		if c.PgConn().TxStatus() == 'I' {
-			return nil
-		}
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if _, err := c.Exec(ctx, `ROLLBACK`); err != nil || c.PgConn().TxStatus() != 'I' {
-			return driver.ErrBadConn
-		}
-		return nil
 	})
 }

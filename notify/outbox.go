@@ -72,14 +72,13 @@ const (
 		WHERE NOT EXISTS (SELECT 1 FROM notify_cursors WHERE name = '` + outboxCursor + `')),
 	c AS (SELECT pos, snap, COALESCE(upto, pg_current_snapshot()) AS upto, after_xid, after_id, since,
 	             pg_snapshot_xmax(pg_current_snapshot()) < pg_snapshot_xmin(snap) AS behind FROM c0)
-	SELECT c.pos, c.upto::text, c.after_xid IS NOT NULL, c.behind, q.notify_xid::text, ` + outboxColumnsQ + `
-	FROM c LEFT JOIN LATERAL (SELECT * FROM questions
+	SELECT c.pos, c.upto::text, c.after_xid IS NOT NULL, c.behind, q.*
+	FROM c LEFT JOIN LATERAL (SELECT notify_xid::text, ` + outboxColumns + ` FROM questions
 		WHERE (notify_xid, id) > (COALESCE(c.after_xid, pg_snapshot_xmin(c.snap)), COALESCE(c.after_id, ''))
 		  AND notify_xid < pg_snapshot_xmax(c.upto)
 		  AND pg_visible_in_snapshot(notify_xid, c.upto) AND NOT pg_visible_in_snapshot(notify_xid, c.snap)
 		  AND (c.since IS NULL OR created_at > c.since)
 		ORDER BY notify_xid, id LIMIT $1) q ON TRUE`
-	outboxColumnsQ = `q.notify AND q.status = 'pending' AND q.events = 0, q.org_id, q.id, q.asker_id, q.recipient_id, q.body, q.created_at`
 	// outboxAdvancePostgresSQL moves the cursor from the move count $1,
 	// unless another worker moved it first: with $3 (a transaction id)
 	// and $5 (a question id) the last batch's question, a window taken in
@@ -144,9 +143,8 @@ func scanOutboxPostgres(r scanner) (*outboxRow, error) {
 		return nil, fmt.Errorf("scan question: %w", err)
 	}
 	o.xid, o.notify = xid.String, notify.Bool
-	e.OrgID, e.Subject, e.Actor, e.UserID, e.Text = org.String, id.String, asker.String, to.String, body.String
-	e.CreatedAt = at.Time.UTC()
-	e.Due, e.Link = e.CreatedAt, "/inbox/"+e.Subject
+	e.OrgID, e.Subject, e.Actor, e.UserID, e.Text, e.CreatedAt = org.String, id.String, asker.String, to.String, body.String, at.Time
+	o.asked()
 	return o, nil
 }
 
@@ -160,9 +158,16 @@ func (o *outboxRow) scan(r scanner, where ...any) error {
 	if err := r.Scan(append(where, &o.notify, &e.OrgID, &e.Subject, &e.Actor, &e.UserID, &e.Text, &e.CreatedAt)...); err != nil {
 		return fmt.Errorf("scan question: %w", err)
 	}
+	o.asked()
+	return nil
+}
+
+// asked completes the question's event from what was scanned: due when
+// the question was asked, linking to it.
+func (o *outboxRow) asked() {
+	e := o.event
 	e.CreatedAt = e.CreatedAt.UTC()
 	e.Due, e.Link = e.CreatedAt, "/inbox/"+e.Subject
-	return nil
 }
 
 // readOutbox reads up to expandBatch questions past the cursor, and
