@@ -73,6 +73,9 @@ type DB struct {
 	onStatement atomic.Pointer[func(query string)]
 	// listener is the one LISTEN connection every Listen shares.
 	listener listener
+	// allowOtherTables and log are Config's, for checkTarget.
+	allowOtherTables bool
+	log              *slog.Logger
 	// notifyScope ends every notification channel's name: empty for the
 	// public schema, else the schema the URL's search_path names, so that
 	// servers on different schemas of one database (the tests) do not hear
@@ -102,6 +105,9 @@ type Config struct {
 	// Logger receives the warning that a URL is pooled where it must not
 	// be; nil means slog.Default().
 	Logger *slog.Logger
+	// AllowOtherTables lets the first migration run in a Postgres schema
+	// that already holds tables of another application (see checkTarget).
+	AllowOtherTables bool
 }
 
 // Open connects to the configured database, checks that it answers and
@@ -130,6 +136,10 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 // without migrating.
 func Connect(ctx context.Context, cfg Config) (*DB, error) {
 	d := &DB{Now: func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }}
+	d.allowOtherTables, d.log = cfg.AllowOtherTables, cfg.Logger
+	if d.log == nil {
+		d.log = slog.Default()
+	}
 	open := d.openSQLite
 	if cfg.URL != "" {
 		open = d.openPostgres
@@ -141,6 +151,9 @@ func Connect(ctx context.Context, cfg Config) (*DB, error) {
 	defer cancel()
 	if err := d.pool.PingContext(pingCtx); err != nil {
 		d.pool.Close()
+		if hint := missingDatabase(err, cfg.URL); hint != "" {
+			return nil, fmt.Errorf("cannot open the %s database (%s): %s", d.Engine, d.Describe(cfg), hint)
+		}
 		return nil, fmt.Errorf("cannot reach the %s database (%s): %w", d.Engine, d.Describe(cfg), err)
 	}
 	if d.Engine == Postgres {

@@ -21,9 +21,15 @@ import (
 // MigrateUp applies every pending migration. On Postgres the migration driver
 // holds an advisory lock, so replicas that start together apply each step once.
 //
+// Before the first migration of a Postgres schema it refuses one that holds
+// another application's tables (see checkTarget).
+//
 // Returns the migration's error with no error code: the binary reports it
 // and stops.
 func (d *DB) MigrateUp() error {
+	if err := d.checkTarget(); err != nil {
+		return err
+	}
 	m, err := d.migrator()
 	if err != nil {
 		return err

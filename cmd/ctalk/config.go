@@ -48,6 +48,9 @@ type Config struct {
 	// DatabaseURLUnpooled is a direct URL of the same database for the
 	// wake-up listener and migrations, when DatabaseURL is pooled.
 	DatabaseURLUnpooled string
+	// AllowOtherTables lets the first migration run in a Postgres schema
+	// that holds another application's tables (see db.Config).
+	AllowOtherTables bool
 	// AllowedOrigins are origins, besides PUBLIC_URL's and loopback ones,
 	// whose host names /mcp accepts in Host and Origin.
 	AllowedOrigins []string
@@ -191,6 +194,7 @@ func (c *Config) loadServer(e *env) {
 	}
 	e.str("DATABASE_URL", &c.DatabaseURL)
 	e.str("DATABASE_URL_UNPOOLED", &c.DatabaseURLUnpooled)
+	e.boolean("DATABASE_ALLOW_OTHER_TABLES", &c.AllowOtherTables)
 	e.str("RELAY_DB_PATH", &c.DBPath)
 	e.str("PUBLIC_URL", &c.PublicURL)
 	e.integer("BCRYPT_COST", &c.Auth.BcryptCost, bcrypt.MinCost, bcrypt.MaxCost)
