@@ -47,6 +47,20 @@ type Wiring struct {
 	// Notify configures notifications; its zero value takes
 	// notify.DefaultConfig. PublicURL, Mail and Logger come from the rest.
 	Notify notify.Config
+	// LocalURL, used only when API.PublicURL is empty, is the base of the
+	// links in mails and notifications of a server on one machine, such as
+	// http://localhost:8080 (see the binary's localURL). Requests never
+	// take it for their own URL: people on other machines still reach the
+	// server by its own name.
+	LocalURL string
+}
+
+// linkURL is the base of the links the server mails and notifies.
+func (w Wiring) linkURL() string {
+	if w.API.PublicURL != "" {
+		return w.API.PublicURL
+	}
+	return w.LocalURL
 }
 
 // Assembly is a ctalk server and the parts behind it.
@@ -119,7 +133,7 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	go ch.PruneAlertsEvery(ctx, time.Hour, log)
 
 	sender := newSender(&w, log)
-	acc := access.New(access.Config{Mail: w.Mail, PublicURL: w.API.PublicURL, Logger: log}, a, o, sender)
+	acc := access.New(access.Config{Mail: w.Mail, PublicURL: w.linkURL(), Logger: log}, a, o, sender)
 
 	n := startNotify(ctx, d, w, log, sender, o, in, ch)
 
@@ -172,6 +186,10 @@ func newWeb(cfg api.Config, log *slog.Logger, p api.Parts) *web.Pages {
 func newSender(w *Wiring, log *slog.Logger) mail.Sender {
 	if w.Sender != nil {
 		return w.Sender
+	}
+	if w.Mail.Logs() {
+		log.Warn("mail goes to this log (SMTP_URL=log:), links of invites and password resets included: for development only")
+		return mail.NewLogSender(log)
 	}
 	sender, err := mail.New(w.Mail)
 	if err != nil {

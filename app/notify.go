@@ -23,7 +23,7 @@ func startNotify(ctx context.Context, d *db.DB, w Wiring, log *slog.Logger, send
 	if cfg == (notify.Config{}) {
 		cfg = notify.DefaultConfig()
 	}
-	cfg.PublicURL, cfg.Logger = w.API.PublicURL, log
+	cfg.PublicURL, cfg.Logger = w.linkURL(), log
 	if w.Mail.Enabled() || w.Sender != nil {
 		cfg.Mail = sender
 	}
@@ -43,7 +43,7 @@ func startNotify(ctx context.Context, d *db.DB, w Wiring, log *slog.Logger, send
 		log.Error("notifications: cannot start; the worker retries", "error", err)
 	}
 	if !n.Sending() {
-		log.Warn("notifications are off: set PUBLIC_URL, the base of the links they carry, to send them by email, webhooks and Web Push")
+		log.Warn("notifications are off: set PUBLIC_URL, the base of the links they carry, to send them by email, webhooks and Web Push (a server on loopback, or on this machine's SQLite default, takes its own local URL)")
 		return n
 	}
 	in.Notify(n)

@@ -31,7 +31,8 @@ type Config struct {
 	// URL is SMTP_URL: smtp://user:pass@host:587 (STARTTLS required),
 	// smtps://user:pass@host:465 (TLS from the first byte), or
 	// smtp+insecure://host:port (no encryption, for a mail catcher in
-	// development). Empty means the server sends no email.
+	// development), or log: (LogURL: to the server's log, development
+	// only). Empty means the server sends no email.
 	URL string
 	// From is MAIL_FROM, the sender: "ctalk <ctalk@example.com>".
 	From string
@@ -113,6 +114,9 @@ func (c Config) Validate() error {
 		}
 		return nil
 	}
+	if c.logs() {
+		return nil
+	}
 	var errs []string
 	if _, err := c.parse(); err != nil {
 		errs = append(errs, "SMTP_URL: "+err.Error())
@@ -178,6 +182,9 @@ var ErrDisabled = ctalk.Errorf(ctalk.EUnavailable, "this server sends no email (
 func New(c Config) (Sender, error) {
 	if !c.Enabled() {
 		return disabled{}, nil
+	}
+	if c.logs() {
+		return NewLogSender(nil), nil
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err

@@ -212,3 +212,22 @@ func TestValidate(t *testing.T) {
 }
 
 type mimeDecoder = mime.WordDecoder
+
+// TestLogSenderConfig holds that SMTP_URL=log: is valid on its own and
+// gives the development sender, which never dials a mail server.
+func TestLogSenderConfig(t *testing.T) {
+	c := mail.Config{URL: " LOG: "}
+	if err := c.Validate(); err != nil || !c.Logs() || !c.Enabled() {
+		t.Fatalf("log: Validate = %v, Logs = %v, Enabled = %v", err, c.Logs(), c.Enabled())
+	}
+	s, err := mail.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Send(context.Background(), mail.Message{To: "john@example.com", Subject: "hi", Text: "x"}); err != nil {
+		t.Errorf("the log sender failed: %v", err)
+	}
+	if (mail.Config{URL: "smtp://mail.example.com"}).Logs() {
+		t.Error("an SMTP URL counts as the log sender")
+	}
+}

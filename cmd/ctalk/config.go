@@ -51,6 +51,9 @@ type Config struct {
 	// AllowOtherTables lets the first migration run in a Postgres schema
 	// that holds another application's tables (see db.Config).
 	AllowOtherTables bool
+	// OnPlatform is set on Railway and Render (their own variables say so),
+	// where the server is never on the machine of the person using it.
+	OnPlatform bool
 	// AllowedOrigins are origins, besides PUBLIC_URL's and loopback ones,
 	// whose host names /mcp accepts in Host and Origin.
 	AllowedOrigins []string
@@ -150,6 +153,31 @@ func listenHost(h string) bool {
 
 // Addr is the address the server listens on.
 func (c Config) Addr() string { return net.JoinHostPort(c.Host, strconv.Itoa(c.Port)) }
+
+// LocalURL is the base of the links in mails and notifications when
+// PUBLIC_URL is unset and the server runs on the machine of the people
+// using it: bound to loopback, or on the SQLite default away from Railway
+// and Render (a laptop, as "go run ./cmd/ctalk" starts it). It is
+// http://localhost with the port listened on, addr's; "" elsewhere, where
+// notifications stay off until PUBLIC_URL is set. The second case says so
+// in the log, since people on other machines cannot open such links.
+func (c Config) LocalURL(addr net.Addr) (url string, onlyHere bool) {
+	if c.PublicURL != "" {
+		return "", false
+	}
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok {
+		return "", false
+	}
+	base := "http://localhost:" + strconv.Itoa(tcp.Port)
+	if ip := net.ParseIP(c.Host); strings.EqualFold(c.Host, "localhost") || (ip != nil && ip.IsLoopback()) {
+		return base, false
+	}
+	if c.DatabaseURL == "" && !c.OnPlatform {
+		return base, true
+	}
+	return "", false
+}
 
 // LoadConfig reads the configuration through getenv, applying defaults, and
 // validates it as a whole. The error names every bad variable on one line.
@@ -254,7 +282,8 @@ func (c *Config) loadOperations(e *env) {
 	}
 	e.boolean("ALLOW_ORG_SIGNUP", &c.AllowOrgSignup)
 	c.checkURLs(e)
-	if c.Mail.Enabled() && c.PublicURL == "" {
+	c.OnPlatform = e.getenv("RAILWAY_PROJECT_ID") != "" || e.getenv("RENDER") != ""
+	if c.Mail.Enabled() && !c.Mail.Logs() && c.PublicURL == "" {
 		// A link built from a request's Host could point a reset mail
 		// at a stranger's site.
 		e.bad("SMTP_URL", "needs PUBLIC_URL, which the links in invite and password reset mails start with; set PUBLIC_URL to the address people open ctalk at")

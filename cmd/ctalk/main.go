@@ -284,7 +284,13 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(stri
 	}
 	defer d.Close()
 
-	assembly, err := app.Assemble(d, wiring(cfg, log))
+	w := wiring(cfg, log)
+	local, onlyHere := cfg.LocalURL(ln.Addr())
+	w.LocalURL = local
+	if onlyHere {
+		log.Warn("PUBLIC_URL is unset: links in mails and notifications point at this machine; set PUBLIC_URL when people on other machines use this server", "links", local)
+	}
+	assembly, err := app.Assemble(d, w)
 	if err != nil {
 		return err
 	}

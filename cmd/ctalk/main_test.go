@@ -513,3 +513,58 @@ func TestMailConfig(t *testing.T) {
 		t.Errorf("unset: %+v, %v", c.Mail, err)
 	}
 }
+
+// TestLocalServerMailsToTheLog holds that a server tried on one machine,
+// with no PUBLIC_URL and mail going to the log, sends what it would send,
+// with links to itself: an invite's mail is in the log, its link on the
+// server's own port, and notifications are on.
+func TestLocalServerMailsToTheLog(t *testing.T) {
+	t.Parallel()
+	env := testEnviron(t)
+	env["SMTP_URL"] = "log:"
+	p := serveProgram(t, env)
+
+	anon := testkit.Connect(t, p.URL, "", "")
+	testkit.OK(t, anon, "register_organization", map[string]any{"org_id": "acme", "name": "Acme", "admin_password": adminPW})
+	testkit.OK(t, anon, "invite_user", map[string]any{"org_id": "acme", "admin_password": adminPW, "email": "john@example.com", "user_id": "john", "name": "John"})
+
+	port := p.URL[strings.LastIndex(p.URL, ":")+1:]
+	logs := p.stderr.String()
+	for _, want := range []string{"SMTP_URL=log:", "john@example.com", "http://localhost:" + port + "/"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the log lacks %q:\n%s", want, logs)
+		}
+	}
+	if strings.Contains(logs, "notifications are off") {
+		t.Errorf("notifications are off on a loopback server:\n%s", logs)
+	}
+}
+
+func TestLocalURL(t *testing.T) {
+	addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8123}
+	for _, c := range []struct {
+		name     string
+		env      environ
+		want     string
+		onlyHere bool
+	}{
+		{"loopback host", environ{"HOST": "127.0.0.1"}, "http://localhost:8123", false},
+		{"localhost", environ{"HOST": "localhost"}, "http://localhost:8123", false},
+		{"laptop default", environ{}, "http://localhost:8123", true},
+		{"public URL set", environ{"PUBLIC_URL": "https://ctalk.example.com"}, "", false},
+		{"Postgres on all addresses", environ{"DATABASE_URL": "postgres://db.example.com/ctalk"}, "", false},
+		{"Render", environ{"RENDER": "true"}, "", false},
+		{"Railway", environ{"RAILWAY_PROJECT_ID": "p"}, "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := LoadConfig(c.env.get)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, onlyHere := cfg.LocalURL(addr)
+			if got != c.want || onlyHere != c.onlyHere {
+				t.Errorf("LocalURL = %q, %v; want %q, %v", got, onlyHere, c.want, c.onlyHere)
+			}
+		})
+	}
+}
