@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -368,6 +369,10 @@ func TestOAuthMetadataDocumentClient(t *testing.T) {
 					w.Write([]byte(`{"client_name":"` + strings.Repeat("x", 70<<10) + `"}`))
 					return
 				}
+				if r.URL.Path == "/missing.json" {
+					http.NotFound(w, r)
+					return
+				}
 				if r.URL.Path == "/bad.json" {
 					id = "https://claude.ai/oauth/claude-code-client-metadata"
 				}
@@ -388,6 +393,16 @@ func TestOAuthMetadataDocumentClient(t *testing.T) {
 			loc, page = signIn(t, browser(t), authorizeURL(e.URL, doc.URL+"/big.json", "http://localhost:5000/callback", ch, nil), "acme", "alice", userPW)
 			if loc != nil || !strings.Contains(page, "is over 65536 bytes") {
 				t.Errorf("oversized document: sent to %v, page %.300q", loc, page)
+			}
+
+			// A document the server cannot fetch, as Claude Code's on a
+			// server without outbound internet: the page says how to
+			// register a client here and connect with its id.
+			loc, page = signIn(t, browser(t), authorizeURL(e.URL, doc.URL+"/missing.json", "http://localhost:5000/callback", ch, nil), "acme", "alice", userPW)
+			for _, want := range []string{"answered HTTP 404", "curl -s " + e.URL + "/oauth/register", "claude mcp add --transport http --client-id ctalk_client_… ctalk " + e.URL + "/mcp"} {
+				if loc != nil || !strings.Contains(html.UnescapeString(page), want) {
+					t.Errorf("unfetchable document: sent to %v, page lacks %q: %.600q", loc, want, page)
+				}
 			}
 
 			id := doc.URL + "/good.json"

@@ -312,11 +312,15 @@ func (s *Service) fetchMetadata(ctx context.Context, rawURL string) (*clientMeta
 		if outbound.Blocked(err) {
 			return nil, nil, bad("is on a private, loopback or link-local address, which ctalk does not fetch")
 		}
-		return nil, nil, bad("could not be fetched")
+		e := bad("could not be fetched from this server")
+		e.Unreachable = true
+		return nil, nil, e
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, nil, bad("answered HTTP %d", resp.StatusCode)
+		e := bad("answered HTTP %d", resp.StatusCode)
+		e.Unreachable = true
+		return nil, nil, e
 	}
 	body, err := readLimited(resp, maxMetadataSize)
 	if err != nil {

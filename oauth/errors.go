@@ -13,6 +13,10 @@ type Error struct {
 	Description string
 	// Status is the HTTP status of the error response.
 	Status int
+	// Unreachable marks a client metadata document this server could not
+	// fetch (no route out, a refused connection, an error status): the
+	// sign-in page then says how to register a client instead.
+	Unreachable bool
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Description }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 
@@ -35,6 +36,11 @@ func (p *Pages) handleAuthorize(c echo.Context, q url.Values, action string) err
 	if req == nil {
 		// The client or its redirect URI cannot be trusted: say so here,
 		// never redirect.
+		var oe *oauth.Error
+		if errors.As(err, &oe) && oe.Unreachable {
+			return p.render(c, http.StatusBadGateway, "client-unreachable", &page{Title: "This server cannot reach your client's details", Message: oe.Description,
+				Data: clientUnreachable{Server: site.Issuer}})
+		}
 		return p.message(c, http.StatusBadRequest, "This sign-in link cannot be used", err)
 	}
 	// The browser may go back to the client's redirect URI after a form.
@@ -108,4 +114,14 @@ func formTarget(redirect string) string {
 		return u.Scheme + ":"
 	}
 	return u.Scheme + "://" + u.Host
+}
+
+// clientUnreachable is the page of a sign-in whose client names itself by a
+// metadata document this server could not fetch, as Claude Code does
+// (https://claude.ai/oauth/claude-code-client-metadata) on a server
+// without outbound internet: it gives the commands that register a client
+// here instead and connect with its id.
+type clientUnreachable struct {
+	// Server is this server's address, as the browser reached it.
+	Server string
 }
