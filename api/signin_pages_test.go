@@ -225,7 +225,7 @@ func TestSignUpPage(t *testing.T) {
 			_, _, page := browse(t, b, e.URL+"/signup?"+url.Values{"next": {next}}.Encode())
 			form := formFields(page)
 			for k, v := range map[string]string{"org_id": "newco", "org_name": "New Co", "admin_password": adminPW,
-				"user_id": "nina", "name": "Nina", "password": userPW, "ownership": "billing, infra"} {
+				"user_id": "nina", "name": "Nina", "password": userPW, "ownership": "billing, infra", "approval_mode": "agent"} {
 				form.Set(k, v)
 			}
 			status, h, body := post(t, b, e.URL+"/signup", form, nil)
@@ -255,7 +255,7 @@ func TestSignUpPage(t *testing.T) {
 		_, _, page := browse(t, b, e.URL+"/signup")
 		form := formFields(page)
 		for k, v := range map[string]string{"org_id": "newco", "org_name": "New Co", "admin_password": adminPW,
-			"user_id": "nina", "name": "Nina", "password": userPW} {
+			"user_id": "nina", "name": "Nina", "password": userPW, "approval_mode": "agent"} {
 			form.Set(k, v)
 		}
 		if status, _, body := post(t, b, e.URL+"/signup", form, nil); status != http.StatusForbidden || !strings.Contains(body, "sign-up is closed") {

@@ -36,6 +36,13 @@ func (in NewOrg) clean() (*Org, []FieldError) {
 	if err := auth.ValidatePassword("admin_password", in.AdminPassword, auth.MinAdminPasswordLen); err != nil {
 		errs = append(errs, FieldError{"admin_password", err})
 	}
+	switch in.ApprovalMode {
+	case "", ApprovalAgent:
+	case ApprovalHuman:
+		org.ApprovalMode = ApprovalHuman
+	default:
+		errs = append(errs, FieldError{"approval_mode", ctalk.Errorf(ctalk.EInvalid, "approval_mode is not valid; use \"agent\" or \"human\"")})
+	}
 	return org, errs
 }
 

@@ -76,6 +76,9 @@ type NewOrg struct {
 	ID            string
 	Name          string
 	AdminPassword string
+	// ApprovalMode is ApprovalAgent or ApprovalHuman; empty is
+	// ApprovalAgent.
+	ApprovalMode string
 }
 
 // NewUser is the input of AddUser.

@@ -43,7 +43,7 @@ func TestFirstStepsLeadTheNewAdmin(t *testing.T) {
 		t.Parallel()
 		s := start(t, engine)
 		dana := s.anonymous(t)
-		code, body := dana.post("/signup", url.Values{"org_id": {"newco"}, "org_name": {"New Co"}, "admin_password": {adminPW},
+		code, body := dana.post("/signup", url.Values{"org_id": {"newco"}, "org_name": {"New Co"}, "admin_password": {adminPW}, "approval_mode": {"agent"},
 			"user_id": {"dana"}, "name": {"Dana"}, "password": {userPW}})
 		if code != http.StatusOK || !strings.Contains(body, `id="first-steps"`) {
 			t.Fatalf("sign-up lands on %d without the first steps:\n%s", code, body)

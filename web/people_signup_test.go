@@ -16,7 +16,7 @@ import (
 // goodSignup is a sign-up form with every field right.
 func goodSignup() url.Values {
 	return url.Values{"org_id": {"newco"}, "org_name": {"New Co"}, "admin_password": {adminPW},
-		"user_id": {"nina"}, "name": {"Nina"}, "password": {userPW}, "ownership": {"billing, infra"}}
+		"user_id": {"nina"}, "name": {"Nina"}, "password": {userPW}, "ownership": {"billing, infra"}, "approval_mode": {"agent"}}
 }
 
 // TestSignUpErrorsByField: every mistake of the sign-up form is shown next
@@ -55,6 +55,21 @@ func TestSignUpErrorsByField(t *testing.T) {
 			t.Fatalf("a refused person created newco: %v", err)
 		}
 
+		// The admin chooses how answers are approved: the form assumes
+		// neither mode, and refuses one it does not know.
+		for _, mode := range []string{"", "people"} {
+			unchosen := goodSignup()
+			unchosen.Set("approval_mode", mode)
+			code, page := anon.post("/signup", unchosen)
+			if code != http.StatusBadRequest {
+				t.Fatalf("approval mode %q: %d, want 400", mode, code)
+			}
+			mustShow(t, "approval mode "+mode, page, `id="approval_mode-error"`, `aria-describedby="approval_mode-error"`)
+		}
+		if _, err := s.Orgs.Org(context.Background(), "newco"); ctalk.ErrorCode(err) != ctalk.ENotFound {
+			t.Fatalf("a form without an approval mode created newco: %v", err)
+		}
+
 		// An id that is taken is the org id's mistake.
 		taken := goodSignup()
 		taken.Set("org_id", "acme")
@@ -67,9 +82,14 @@ func TestSignUpErrorsByField(t *testing.T) {
 		if code, _ := anon.postRaw("/signup", goodSignup()); code != http.StatusForbidden {
 			t.Errorf("sign-up without CSRF: %d, want 403", code)
 		}
-		code, page = anon.post("/signup", goodSignup())
+		human := goodSignup()
+		human.Set("approval_mode", "human")
+		code, page = anon.post("/signup", human)
 		if code != http.StatusOK {
 			t.Fatalf("sign-up: %d\n%s", code, page)
+		}
+		if o, err := s.Orgs.Org(context.Background(), "newco"); err != nil || o.ApprovalMode != "human" {
+			t.Errorf("newco signed up choosing human approval: %+v, %v", o, err)
 		}
 		mustShow(t, "after sign-up", page, `<a href="/inbox" aria-current="page"`, "nina · newco")
 		if u := s.member(t, "newco", "nina"); u.Role != "admin" || strings.Join(u.Ownership, "|") != "billing|infra" {

@@ -44,7 +44,7 @@ func TestNextStaysOnSite(t *testing.T) {
 					"password": {userPW}, "next": {next}})
 			}},
 			{"sign-up form", func() *http.Response {
-				return roundTrip(t, anon, http.MethodPost, "/signup", url.Values{"csrf": {csrf}, "org_id": {org}, "org_name": {"New"},
+				return roundTrip(t, anon, http.MethodPost, "/signup", url.Values{"csrf": {csrf}, "org_id": {org}, "org_name": {"New"}, "approval_mode": {"agent"},
 					"admin_password": {adminPW}, "user_id": {"dave"}, "name": {"Dave"}, "password": {userPW}, "next": {next}})
 			}},
 			// Last: it ends c's session.

@@ -38,7 +38,7 @@ func TestSignInEndsTheEarlierSession(t *testing.T) {
 			path := "/signin"
 			if how == "sign-up" {
 				path = "/signup"
-				form = url.Values{"csrf": form["csrf"], "org_id": {"fresh"}, "org_name": {"Fresh"}, "admin_password": {adminPW},
+				form = url.Values{"csrf": form["csrf"], "org_id": {"fresh"}, "org_name": {"Fresh"}, "admin_password": {adminPW}, "approval_mode": {"agent"},
 					"user_id": {"dave"}, "name": {"Dave"}, "password": {userPW}}
 			}
 			resp, body := c.do(http.MethodPost, path, form)

@@ -15,16 +15,20 @@ import (
 
 // signupForm is what the sign-up form sends back, passwords left out, and
 // its mistakes by field (org_id, org_name, admin_password, signup_secret,
-// user_id, name, password, ownership; form for the whole form).
+// approval_mode, user_id, name, password, ownership; form for the whole
+// form).
 type signupForm struct {
 	OrgID, OrgName, UserID, Name, Ownership string
-	Errors                                  map[string]string
+	// ApprovalMode is the admin's choice of how answers are approved,
+	// which the form asks for rather than assuming.
+	ApprovalMode string
+	Errors       map[string]string
 	// First is the first field with a mistake, which takes the focus.
 	First string
 }
 
 // signupFields are the fields of the sign-up form, in the order it shows them.
-var signupFields = []string{"org_id", "org_name", "admin_password", "signup_secret", "user_id", "name", "password", "ownership"}
+var signupFields = []string{"org_id", "org_name", "admin_password", "signup_secret", "approval_mode", "user_id", "name", "password", "ownership"}
 
 // signupPage is the sign-up form; after it, the person lands on next, or
 // in the app when no next was given.
@@ -64,9 +68,9 @@ func (p *Pages) renderSignup(c echo.Context, status int, next string, f signupFo
 func (p *Pages) signup(c echo.Context) error {
 	ctx := c.Request().Context()
 	f := signupForm{OrgID: c.FormValue("org_id"), OrgName: c.FormValue("org_name"), UserID: c.FormValue("user_id"),
-		Name: c.FormValue("name"), Ownership: c.FormValue("ownership")}
+		Name: c.FormValue("name"), Ownership: c.FormValue("ownership"), ApprovalMode: c.FormValue("approval_mode")}
 	next := localPath(c.FormValue("next"), "/inbox")
-	org := orgs.NewOrg{ID: f.OrgID, Name: f.OrgName, AdminPassword: c.FormValue("admin_password")}
+	org := orgs.NewOrg{ID: f.OrgID, Name: f.OrgName, AdminPassword: c.FormValue("admin_password"), ApprovalMode: f.ApprovalMode}
 	user := orgs.NewUser{ID: f.UserID, Name: f.Name, Password: c.FormValue("password"), Role: orgs.RoleAdmin,
 		Ownership: orgs.SplitOwnership(f.Ownership)}
 	if status, errs := p.checkSignup(c, org, user); len(errs) > 0 {
@@ -135,13 +139,16 @@ func (p *Pages) checkSignup(c echo.Context, org orgs.NewOrg, user orgs.NewUser) 
 	for _, fe := range user.Check() {
 		add(fe.Field, fieldLabelled(fe.Err, fe.Field, signupLabels[fe.Field]))
 	}
+	if org.ApprovalMode == "" {
+		add("approval_mode", ctalk.Errorf(ctalk.EInvalid, "choose how answers are approved: by each person's agent, or by the person here"))
+	}
 	return status, errs
 }
 
 // signupLabels name the sign-up form's fields in its mistakes as the form
 // labels them.
 var signupLabels = map[string]string{"org_id": "The organization id", "org_name": "The organization name",
-	"admin_password": "The admin password", "user_id": "Your user id", "name": "Your name", "password": "Your password"}
+	"admin_password": "The admin password", "approval_mode": "How answers are approved", "user_id": "Your user id", "name": "Your name", "password": "Your password"}
 
 // fieldLabelled returns err with the name of the argument that starts its
 // message (as the tools name it, such as admin_password) replaced by the
