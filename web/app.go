@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -191,6 +192,9 @@ var funcs = template.FuncMap{
 	"iso": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	// ago is a time relative to now, for people without the script.
 	"ago": ago,
+	// count is a number with its noun, singular or plural to agree:
+	// "1 question", "2 questions".
+	"count": count,
 	// utc is the absolute time for the title of a <time>.
 	"utc": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
 	// shareBox is the argument of an inbox form's "Share" choice.
@@ -213,6 +217,23 @@ func ago(t time.Time) string {
 		return plural(int(d/(24*time.Hour)), "day") + " ago"
 	}
 	return t.UTC().Format("2 Jan 2006")
+}
+
+// count is n followed by one when n is 1, and by many otherwise.
+func count(n any, one, many string) string {
+	var v int64
+	switch n := n.(type) {
+	case int:
+		v = int64(n)
+	case int64:
+		v = n
+	default:
+		return fmt.Sprint(n) + " " + many
+	}
+	if v == 1 {
+		return "1 " + one
+	}
+	return strconv.FormatInt(v, 10) + " " + many
 }
 
 func plural(n int, unit string) string {

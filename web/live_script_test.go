@@ -59,12 +59,14 @@ func TestScriptTimesAndShortcuts(t *testing.T) {
 
 	// Times: loaded again to see a time added to the page.
 	at := time.Now().Add(-3*time.Hour - 5*time.Minute).UTC().Truncate(time.Minute)
+	// A session idle for two hours, just used, expires "in 2 hours".
+	expires := time.Now().Add(2*time.Hour - 2*time.Minute).UTC().Truncate(time.Second)
 	add := fmt.Sprintf(`(() => {
-		document.querySelector("main").insertAdjacentHTML("beforeend", '<time datetime="%s">server text</time>');
+		document.querySelector("main").insertAdjacentHTML("beforeend", '<time datetime="%s">server text</time><time id="expires" datetime="%s">server text</time>');
 		const again = document.createElement("script");
 		again.src = "/static/app.js?again";
 		document.head.appendChild(again);
-	})()`, at.Format(time.RFC3339))
+	})()`, at.Format(time.RFC3339), expires.Format(time.RFC3339))
 	err = chromedp.Do(ctx,
 		chromedp.Evaluate[chromedp.Void](add),
 		chromedp.Poll[chromedp.Void](`document.querySelector("main time").textContent !== "server text"`, chromedp.WithPollingTimeout(10*time.Second)),
@@ -85,5 +87,9 @@ func TestScriptTimesAndShortcuts(t *testing.T) {
 	if got[0] != "3 hours ago" || !strings.Contains(got[1], "GMT+9") ||
 		!strings.Contains(got[1], tokyo.Format("3:04")) && !strings.Contains(got[1], tokyo.Format("15:04")) {
 		t.Fatalf("time shown as %q with title %q, want \"3 hours ago\" and %s in Tokyo", got[0], got[1], tokyo.Format("15:04 MST"))
+	}
+	future, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("expires").textContent`))
+	if err != nil || future != "in 2 hours" {
+		t.Errorf("a time 1 h 58 min ahead is shown as %q (%v), want \"in 2 hours\"", future, err)
 	}
 }

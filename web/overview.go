@@ -129,7 +129,7 @@ func (p *Pages) overviewChart(c echo.Context) error {
 	if ch == nil {
 		return p.adminNotFound(c, ctalk.Errorf(ctalk.EUnavailable, "the %s chart needs a service this server does not run", name))
 	}
-	svg, err := ch.svg(c.QueryParam("theme") == "dark")
+	svg, err := ch.svg(c.QueryParam("theme") == "dark", c.QueryParam("width") == "narrow")
 	if err != nil {
 		return err
 	}
@@ -308,10 +308,13 @@ func topBy(counts map[string]int64, n int) []string {
 // shows in words, for its alt text and caption.
 type chartRef struct {
 	Light, Dark, Alt string
+	// NarrowLight and NarrowDark are the same chart drawn at a phone's
+	// width.
+	NarrowLight, NarrowDark string
 }
 
 // Chart refers to the chart name of the page's range.
 func (d *overviewData) Chart(name, alt string) chartRef {
 	src := "/admin/overview/" + name + ".svg?days=" + strconv.Itoa(d.Days)
-	return chartRef{Light: src, Dark: src + "&theme=dark", Alt: alt}
+	return chartRef{Light: src, Dark: src + "&theme=dark", NarrowLight: src + "&width=narrow", NarrowDark: src + "&theme=dark&width=narrow", Alt: alt}
 }

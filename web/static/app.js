@@ -22,11 +22,15 @@
   function plural(n, one, many) { return n + " " + (n === 1 ? one : (many || one + "s")); }
   function ago(d) {
     var s = Math.round((Date.now() - d) / 1000), future = s < 0, m;
+    // The past rounds down ("1 hour ago" until two have passed); the
+    // future to the nearest, so that a session idle for two hours reads
+    // "in 2 hours" just after it was used, not "in 1 hour".
+    var whole = future ? Math.round : Math.floor;
     s = Math.abs(s);
     if (s < 60) { return "just now"; }
-    if (s < 3600) { m = plural(Math.floor(s / 60), "min", "min"); }
-    else if (s < 86400) { m = plural(Math.floor(s / 3600), "hour"); }
-    else if (s < 30 * 86400) { m = plural(Math.floor(s / 86400), "day"); }
+    if (whole(s / 60) < 60) { m = plural(whole(s / 60), "min", "min"); }
+    else if (whole(s / 3600) < 24) { m = plural(whole(s / 3600), "hour"); }
+    else if (whole(s / 86400) < 30) { m = plural(whole(s / 86400), "day"); }
     else { return format("day", d); }
     return future ? "in " + m : m + " ago";
   }
