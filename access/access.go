@@ -105,13 +105,14 @@ func (s *Service) Invite(ctx context.Context, c ctalk.Caller, in orgs.NewInvite)
 	return inv, nil
 }
 
-// Resend mails the invite of userID in orgID again with a new link, valid
-// for auth.InviteTTL; the earlier link stops working. The caller must have
-// been authorized as an admin of orgID.
+// Resend mails the invite of userID in the caller's org again with a new
+// link, valid for auth.InviteTTL; the earlier link stops working. The
+// caller must have been authorized as an admin of their org.
 //
 // Returns the errors of auth.RenewInvite, EUnavailable when the server
 // sends no email or the mail could not be sent.
-func (s *Service) Resend(ctx context.Context, orgID, userID string) (*auth.Invite, error) {
+func (s *Service) Resend(ctx context.Context, c ctalk.Caller, userID string) (*auth.Invite, error) {
+	orgID := c.OrgID
 	userID, err := ctalk.ParseID("user_id", userID)
 	if err != nil {
 		return nil, err
@@ -129,7 +130,7 @@ func (s *Service) Resend(ctx context.Context, orgID, userID string) (*auth.Invit
 		}
 		return nil, auth.NoInvite(userID)
 	}
-	raw, inv, err := s.auth.RenewInvite(ctx, orgID, userID)
+	raw, inv, err := s.auth.RenewInvite(ctx, c, userID)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/internal/outbound"
 	"github.com/ctalk/ctalk/oauth"
 )
 
@@ -327,7 +328,7 @@ func TestOAuthRefusals(t *testing.T) {
 				_, ch := pkce("cimd")
 				id := doc.URL + "/client.json"
 				loc, page := signIn(t, browser(t), authorizeURL(e.URL, id, redirect, ch, nil), "acme", "alice", userPW)
-				if loc != nil || !strings.Contains(page, "private, loopback or link-local") {
+				if loc != nil || !strings.Contains(page, outbound.Unreachable) {
 					t.Errorf("metadata document on loopback: sent to %v, page %.300q", loc, page)
 				}
 			})

@@ -137,3 +137,54 @@ func TestAbandonedLongPollIsNoServerError(t *testing.T) {
 		})
 	}
 }
+
+// TestRESTLongPollsAndStreamsCappedApart: with MaxRESTPerUser event streams
+// held open, a long-poll is still served, and with as many long-polls
+// waiting, an event stream still opens: each kind counts against its own
+// cap.
+func TestRESTLongPollsAndStreamsCappedApart(t *testing.T) {
+	t.Parallel()
+	for _, engine := range dbtest.Engines {
+		t.Run(string(engine), func(t *testing.T) {
+			e := start(t, engine)
+			tok := e.Tokens(t, eraStateless, "acme")
+			ok(t, e.Connect(t, eraStateless, tok["alice"]), "create_channel", map[string]any{"channel": "dev", "members": []string{"bob"}})
+			const (
+				stream = "/api/v1/channels/dev/events"
+				poll   = "/api/v1/wait?channel=dev&timeout_s=120"
+			)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			for range api.MaxRESTPerUser {
+				if resp := openREST(t, ctx, e.URL, tok["bob"], stream); resp == nil || resp.StatusCode != http.StatusOK {
+					t.Fatalf("stream: %s", statusOf(resp))
+				}
+			}
+			waitForWaiters(t, e, api.MaxRESTPerUser)
+			// A long-poll that ends at once answers 200, or 429 when it was
+			// counted with the streams.
+			if resp := openREST(t, ctx, e.URL, tok["bob"], "/api/v1/wait?channel=dev&timeout_s=0"); resp == nil || resp.StatusCode != http.StatusOK {
+				t.Fatalf("a long-poll beside %d streams: %s", api.MaxRESTPerUser, statusOf(resp))
+			}
+			cancel()
+			waitForWaiters(t, e, 0)
+
+			ctx, cancel = context.WithCancel(context.Background())
+			defer cancel()
+			for range api.MaxRESTPerUser {
+				go openREST(t, ctx, e.URL, tok["bob"], poll)
+			}
+			waitForWaiters(t, e, api.MaxRESTPerUser)
+			if resp := openREST(t, ctx, e.URL, tok["bob"], stream); resp == nil || resp.StatusCode != http.StatusOK {
+				t.Fatalf("a stream beside %d long-polls: %s", api.MaxRESTPerUser, statusOf(resp))
+			}
+		})
+	}
+}
+
+func statusOf(resp *http.Response) string {
+	if resp == nil {
+		return "no response"
+	}
+	return resp.Status
+}

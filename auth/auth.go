@@ -50,6 +50,12 @@ type Config struct {
 	ResetMaxPerAccount int
 	ResetMaxPerAddress int
 	ResetWindow        time.Duration
+	// InviteMaxPerAdmin invite mails (invites and resends) by one admin,
+	// and InviteMaxPerOrg in one org, are sent within InviteWindow; more
+	// are refused until the oldest leaves it.
+	InviteMaxPerAdmin int
+	InviteMaxPerOrg   int
+	InviteWindow      time.Duration
 }
 
 // DefaultConfig returns the production defaults.
@@ -68,6 +74,9 @@ func DefaultConfig() Config {
 		ResetMaxPerAccount: 5,
 		ResetMaxPerAddress: 20,
 		ResetWindow:        time.Hour,
+		InviteMaxPerAdmin:  20,
+		InviteMaxPerOrg:    50,
+		InviteWindow:       time.Hour,
 	}
 }
 

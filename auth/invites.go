@@ -47,12 +47,16 @@ func deadLink(what, next string) error {
 }
 
 // CreateInvite stores inv, inside tx, with a new link token valid until
-// now+InviteTTL, and returns the token. The orgs package calls it after
-// checking that the user id and address are free.
+// now+InviteTTL, and returns the token; the invite counts against the
+// limits of its admin (inv.InvitedBy) and of its org. The orgs package
+// calls it after checking that the user id and address are free.
 //
 // Returns EConflict when the user id or address already has a pending
-// invite in the org.
-func CreateInvite(ctx context.Context, tx db.Querier, inv *Invite, now time.Time) (raw string, err error) {
+// invite in the org, ERateLimited (see countInvite).
+func (s *Service) CreateInvite(ctx context.Context, tx db.Querier, inv *Invite, now time.Time) (raw string, err error) {
+	if err := s.countInvite(ctx, tx, inv.OrgID, inv.InvitedBy, now); err != nil {
+		return "", err
+	}
 	raw, hash := NewToken()
 	inv.CreatedAt, inv.SentAt, inv.ExpiresAt = now, now, now.Add(InviteTTL)
 	_, err = tx.Exec(ctx, `INSERT INTO invites (org_id, user_id, email, name, role, invited_by, token_hash, created_at, sent_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9)`,
@@ -64,6 +68,41 @@ func CreateInvite(ctx context.Context, tx db.Querier, inv *Invite, now time.Time
 		return "", fmt.Errorf("insert into invites: %w", err)
 	}
 	return raw, nil
+}
+
+// countInvite counts, in tx, an invite mail that the admin by (empty for
+// the org's admin password) has sent in orgID, against the limits of the
+// admin and of the org, and forgets the org's mails older than
+// InviteWindow. A transaction that rolls back counts nothing.
+//
+// Returns ERateLimited when the admin has sent InviteMaxPerAdmin, or the
+// org InviteMaxPerOrg, invite mails within InviteWindow.
+func (s *Service) countInvite(ctx context.Context, tx db.Querier, orgID, by string, now time.Time) error {
+	since := now.Add(-s.cfg.InviteWindow)
+	// One lock per org: the admin's mails are the org's too.
+	if err := s.lockKey(ctx, tx, "invite org\x00"+orgID); err != nil {
+		return err
+	}
+	var byOrg, byAdmin int
+	var oldestOrg, oldestAdmin db.NullTime
+	err := tx.QueryRow(ctx, `SELECT COUNT(*), MIN(sent_at), COUNT(CASE WHEN sent_by = $2 THEN 1 END), MIN(CASE WHEN sent_by = $2 THEN sent_at END)
+		FROM invite_sends WHERE org_id = $1 AND sent_at > $3`, orgID, by, since).Scan(&byOrg, &oldestOrg, &byAdmin, &oldestAdmin)
+	if err != nil {
+		return fmt.Errorf("read invite_sends: %w", err)
+	}
+	switch {
+	case byAdmin >= s.cfg.InviteMaxPerAdmin:
+		return s.limitHeld(now, oldestAdmin.Time, s.cfg.InviteWindow, fmt.Sprintf("you have sent %d invites within %s, the limit", byAdmin, s.cfg.InviteWindow))
+	case byOrg >= s.cfg.InviteMaxPerOrg:
+		return s.limitHeld(now, oldestOrg.Time, s.cfg.InviteWindow, fmt.Sprintf("your organization's admins have sent %d invites within %s, the limit", byOrg, s.cfg.InviteWindow))
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM invite_sends WHERE org_id = $1 AND sent_at <= $2`, orgID, since); err != nil {
+		return fmt.Errorf("delete from invite_sends: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO invite_sends (org_id, sent_by, sent_at) VALUES ($1, $2, $3)`, orgID, by, now); err != nil {
+		return fmt.Errorf("insert into invite_sends: %w", err)
+	}
+	return nil
 }
 
 // PendingInvite reports, inside tx, whether userID or email has an invite
@@ -141,13 +180,15 @@ func (s *Service) Invites(ctx context.Context, orgID string) ([]*Invite, error) 
 	return out, rows.Err()
 }
 
-// RenewInvite gives the invite of userID in orgID a new link token, valid
-// for InviteTTL from now, and returns it with the invite: the earlier link
-// stops working. The caller must have been authorized as an admin of orgID.
+// RenewInvite gives the invite of userID in the caller's org a new link
+// token, valid for InviteTTL from now, and returns it with the invite: the
+// earlier link stops working. The resend counts against the limits of the
+// caller and of their org, as CreateInvite's invite does. The caller must
+// have been authorized as an admin of their org.
 //
 // Returns EInvalid for a malformed id, ENotFound when no invite of userID
-// waits.
-func (s *Service) RenewInvite(ctx context.Context, orgID, userID string) (raw string, inv *Invite, err error) {
+// waits, ERateLimited (see countInvite).
+func (s *Service) RenewInvite(ctx context.Context, c ctalk.Caller, userID string) (raw string, inv *Invite, err error) {
 	if userID, err = ctalk.ParseID("user_id", userID); err != nil {
 		return "", nil, err
 	}
@@ -155,14 +196,14 @@ func (s *Service) RenewInvite(ctx context.Context, orgID, userID string) (raw st
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
 		inv, err = scanInvite(tx.QueryRow(ctx, `UPDATE invites SET token_hash = $1, sent_at = $2, expires_at = $3 WHERE org_id = $4 AND user_id = $5 RETURNING `+inviteColumns,
-			hash, now, now.Add(InviteTTL), orgID, userID))
+			hash, now, now.Add(InviteTTL), c.OrgID, userID))
 		if errors.Is(err, sql.ErrNoRows) {
 			return NoInvite(userID)
 		}
 		if err != nil {
 			return fmt.Errorf("update invites: %w", err)
 		}
-		return nil
+		return s.countInvite(ctx, tx, c.OrgID, c.UserID, now)
 	})
 	if err != nil {
 		return "", nil, err

@@ -87,7 +87,8 @@ type resetAsk struct {
 // countReset counts the request r against the limits of its address and
 // its account, in tx, and forgets the requests older than ResetWindow.
 //
-// Returns ERateLimited (see resetHeld).
+// Returns ERateLimited when the address or the account has asked
+// ResetMaxPerAddress or ResetMaxPerAccount times within ResetWindow.
 func (s *Service) countReset(ctx context.Context, tx db.Querier, r resetAsk, now time.Time) error {
 	since := now.Add(-s.cfg.ResetWindow)
 	// The address first, then the account, in every transaction: no
@@ -109,9 +110,9 @@ func (s *Service) countReset(ctx context.Context, tx db.Querier, r resetAsk, now
 	}
 	switch {
 	case byAddr >= s.cfg.ResetMaxPerAddress:
-		return s.resetHeld(now, oldestAddr.Time, "this address asked for too many password resets")
+		return s.limitHeld(now, oldestAddr.Time, s.cfg.ResetWindow, "this address asked for too many password resets")
 	case byAccount >= s.cfg.ResetMaxPerAccount:
-		return s.resetHeld(now, oldestAccount.Time, "too many password resets were asked for this account")
+		return s.limitHeld(now, oldestAccount.Time, s.cfg.ResetWindow, "too many password resets were asked for this account")
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM reset_requests WHERE requested_at <= $1 AND (account = $2 OR client_addr = $3)`, since, r.account, r.addr); err != nil {
 		return fmt.Errorf("delete from reset_requests: %w", err)
@@ -164,10 +165,10 @@ func ParseAccount(orgID, who string) (org, userID, email string, err error) {
 	return org, userID, email, err
 }
 
-// resetHeld is the error of a reset request refused until the request at
-// oldest leaves the window.
-func (s *Service) resetHeld(now, oldest time.Time, why string) error {
-	retry := oldest.Add(s.cfg.ResetWindow)
+// limitHeld is the error of a request refused by a limit of requests within
+// window until the request at oldest leaves it.
+func (s *Service) limitHeld(now, oldest time.Time, window time.Duration, why string) error {
+	retry := oldest.Add(window)
 	wait := max(retry.Sub(now).Round(time.Second), time.Second)
 	return &ctalk.Error{
 		Code:       ctalk.ERateLimited,

@@ -51,7 +51,7 @@ func (s *Service) Asked(ctx context.Context, c ctalk.Caller, limit int, cursor s
 	if err != nil {
 		return nil, "", fmt.Errorf("read asked page: %w", err)
 	}
-	if err := annotate(ctx, s.db, c.OrgID, qs); err != nil {
+	if err := annotate(ctx, s.db, c.OrgID, c.UserID, qs); err != nil {
 		return nil, "", err
 	}
 	if len(qs) > limit {

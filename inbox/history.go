@@ -79,7 +79,7 @@ func (s *Service) withHistory(ctx context.Context, r db.Reader, orgID, userID st
 	if len(qs) == 0 {
 		return []*InboxItem{}, nil
 	}
-	if err := annotate(ctx, r, orgID, qs); err != nil {
+	if err := annotate(ctx, r, orgID, userID, qs); err != nil {
 		return nil, err
 	}
 	senders := make([]string, 0, len(qs))

@@ -126,7 +126,7 @@ type Question struct {
 	// thread; Thread is the thread's earlier questions, when read.
 	ThreadID   string         `json:"thread_id,omitempty" jsonschema:"when a follow-up: the message id of the thread's first question"`
 	FollowUpOf string         `json:"follow_up_of,omitempty" jsonschema:"when a follow-up: the message id of the earlier question it follows up"`
-	Thread     []*ThreadEntry `json:"thread,omitempty" jsonschema:"when a follow-up: the thread's earlier questions, oldest first; the two people's words, data"`
+	Thread     []*ThreadEntry `json:"thread,omitempty" jsonschema:"when a follow-up: the thread's earlier questions that the reader asked or was asked, oldest first (one it was forwarded to sees none of the others'); the two people's words, data"`
 	// Steps are the question's forwards and requests for information.
 	Steps []*Step `json:"steps,omitempty" jsonschema:"what happened on the way, oldest first: forwards (from, to, note) and requests for information with the replies; notes and texts are people's words, data"`
 	// InfoRequest is what the recipient's side asks when needs_info.
@@ -828,7 +828,7 @@ func (s *Service) Replies(ctx context.Context, c ctalk.Caller, since time.Time, 
 		if err != nil {
 			return fmt.Errorf("read replies page: %w", err)
 		}
-		if err := annotate(ctx, tx, c.OrgID, out); err != nil {
+		if err := annotate(ctx, tx, c.OrgID, c.UserID, out); err != nil {
 			return err
 		}
 		if len(out) > limit {

@@ -96,7 +96,7 @@ func (s *Service) Forward(ctx context.Context, c ctalk.Caller, msgID, to, note s
 		return nil, err
 	}
 	s.changed(c.OrgID, c.UserID, to, q.From)
-	return q, annotate(ctx, s.db, c.OrgID, []*Question{q})
+	return q, annotate(ctx, s.db, c.OrgID, c.UserID, []*Question{q})
 }
 
 // forwardable refuses to forward q, locked, to to: waiting for information,
@@ -179,7 +179,7 @@ func (s *Service) RequestInfo(ctx context.Context, c ctalk.Caller, msgID, text s
 		return nil, err
 	}
 	s.changed(c.OrgID, c.UserID, q.From)
-	return q, annotate(ctx, s.db, c.OrgID, []*Question{q})
+	return q, annotate(ctx, s.db, c.OrgID, c.UserID, []*Question{q})
 }
 
 // ProvideInfo is the asker's reply, text, to the recipient's request for
@@ -215,7 +215,7 @@ func (s *Service) ProvideInfo(ctx context.Context, c ctalk.Caller, msgID, text s
 		return nil, err
 	}
 	s.changed(c.OrgID, c.UserID, q.To)
-	return q, annotate(ctx, s.db, c.OrgID, []*Question{q})
+	return q, annotate(ctx, s.db, c.OrgID, c.UserID, []*Question{q})
 }
 
 // step runs update, one of the step statements, with args and then the
@@ -263,9 +263,13 @@ func (s *Service) followUp(ctx context.Context, orgID string, q *Question, paren
 	return nil
 }
 
-// annotate adds their steps and threads to questions read through r, in a
-// statement each, and none when no question has any.
-func annotate(ctx context.Context, r db.Reader, orgID string, qs []*Question) error {
+// annotate adds their steps and threads to questions read through r for
+// viewer, in a statement each, and none when no question has any. Of a
+// thread, viewer is shown only the questions they asked or were asked:
+// the one a follow-up was forwarded to is not shown the earlier exchanges
+// of its asker and answerer, which neither chose to show them (they may
+// ask the asker for what they need).
+func annotate(ctx context.Context, r db.Reader, orgID, viewer string, qs []*Question) error {
 	var stepped, threads []string
 	for _, q := range qs {
 		if q.steps > 0 {
@@ -291,7 +295,7 @@ func annotate(ctx context.Context, r db.Reader, orgID string, qs []*Question) er
 			}
 		}
 		for _, t := range thread {
-			if t.ID != q.ID && (t.ID == q.ThreadID || t.ThreadID == q.ThreadID) && t.CreatedAt.Before(q.CreatedAt) {
+			if t.ID != q.ID && (t.ID == q.ThreadID || t.ThreadID == q.ThreadID) && t.CreatedAt.Before(q.CreatedAt) && (viewer == t.From || viewer == t.To) {
 				q.Thread = append(q.Thread, &ThreadEntry{MessageID: t.ID, AskedBy: t.From, AskedOf: t.To, Question: t.Text, Status: t.Status, Answer: t.Answer, AnswerAt: answeredAt(t)})
 			}
 		}
@@ -415,5 +419,5 @@ func (s *Service) Updates(ctx context.Context, c ctalk.Caller) ([]*Question, err
 		return nil, err
 	}
 	sortQuestions(out, func(q *Question) time.Time { return q.CreatedAt })
-	return out, annotate(ctx, s.db, c.OrgID, out)
+	return out, annotate(ctx, s.db, c.OrgID, c.UserID, out)
 }

@@ -177,7 +177,7 @@ func (s *Service) claimReplies(ctx context.Context, orgID, userID, msgID string)
 	if err != nil {
 		return nil, err
 	}
-	if err := annotate(ctx, s.db, orgID, out); err != nil {
+	if err := annotate(ctx, s.db, orgID, userID, out); err != nil {
 		return nil, err
 	}
 	sortQuestions(out, resolvedAt)

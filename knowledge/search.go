@@ -64,6 +64,9 @@ func scanAnswer(r interface{ Scan(...any) error }, extra ...any) (*Answer, error
 		return nil, err
 	}
 	a.AnswererOwnership = orgs.DecodeOwnership(own)
+	if editedBy != a.AnswererID {
+		a.EditedBy = editedBy
+	}
 	return a, nil
 }
 

@@ -240,10 +240,11 @@ func (s *Service) sendPush(ctx context.Context, d *delivery) error {
 	}
 	resp, err := webpush.SendNotificationWithContext(ctx, body, &sub, s.pushOptions(keys, e.Urgent))
 	if err != nil {
+		s.log.Info("notifications: push service not reached", "push", d.Target, "error", cleanNetErr(err))
 		if outbound.Blocked(err) {
-			return permanent("the push service's address is private, loopback or link-local, which ctalk does not reach")
+			return permanent("could not reach the push service: %s", outbound.Unreachable)
 		}
-		return temporary("could not reach the push service: %s", cleanNetErr(err))
+		return temporary("could not reach the push service: %s", outbound.Unreachable)
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()

@@ -13,6 +13,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/internal/outbound"
 	"github.com/ctalk/ctalk/mail/mailtest"
 	"github.com/ctalk/ctalk/notify"
 )
@@ -280,7 +281,7 @@ func TestProductionRefusesLoopbackWebhooks(t *testing.T) {
 		queue(t, d, s, question("q_1"))
 		drain(t, s)
 		hooks, _ := s.Webhooks(ctx, "acme", "b")
-		if len(hooks) != 1 || hooks[0].DisabledAt == nil || !strings.Contains(hooks[0].DisabledReason, "private, loopback") {
+		if len(hooks) != 1 || hooks[0].DisabledAt == nil || !strings.Contains(hooks[0].DisabledReason, outbound.Unreachable) {
 			t.Fatalf("webhooks = %+v, want it disabled as loopback", hooks)
 		}
 		r.mu.Lock()

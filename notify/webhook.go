@@ -183,11 +183,15 @@ func (s *Service) sendWebhook(ctx context.Context, d *delivery) error {
 		return err
 	}
 	resp, err := s.http.Do(req)
-	if err != nil && outbound.Blocked(err) {
-		return s.webhookFailed(ctx, e.OrgID, d.Target, h.createdBy, h.url, permanent("the webhook's address is private, loopback or link-local, which ctalk does not reach"), true)
-	}
 	if err != nil {
-		return s.webhookFailed(ctx, e.OrgID, d.Target, h.createdBy, h.url, temporary("could not reach the webhook: %s", cleanNetErr(err)), false)
+		// Its owner reads one sentence whatever went wrong (outbound.Unreachable);
+		// the operator's log has why.
+		s.log.Info("notifications: webhook not reached", "webhook", d.Target, "error", cleanNetErr(err))
+		failure := temporary("could not reach the webhook: %s", outbound.Unreachable)
+		if outbound.Blocked(err) {
+			failure = permanent("could not reach the webhook: %s", outbound.Unreachable)
+		}
+		return s.webhookFailed(ctx, e.OrgID, d.Target, h.createdBy, h.url, failure, outbound.Blocked(err))
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()

@@ -309,10 +309,7 @@ func (s *Service) fetchMetadata(ctx context.Context, rawURL string) (*clientMeta
 	req.Header.Set("Accept", "application/json")
 	resp, err := s.fetch.Do(req)
 	if err != nil {
-		if outbound.Blocked(err) {
-			return nil, nil, bad("is on a private, loopback or link-local address, which ctalk does not fetch")
-		}
-		e := bad("could not be fetched from this server")
+		e := bad("could not be fetched: %s", outbound.Unreachable)
 		e.Unreachable = true
 		return nil, nil, e
 	}

@@ -49,7 +49,7 @@ type Config struct {
 	RegisterRate  float64
 	RegisterBurst int
 	// MetadataFetch fetches Client ID Metadata Documents; nil uses a client
-	// that refuses private, loopback and link-local addresses. Tests set it.
+	// that reaches globally routable addresses only. Tests set it.
 	MetadataFetch *http.Client
 	// MetadataTTL is how long a fetched metadata document is cached.
 	MetadataTTL time.Duration

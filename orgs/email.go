@@ -121,7 +121,8 @@ func (in NewInvite) clean() (*User, error) {
 //
 // Returns EInvalid for bad input, EConflict when the user id is taken
 // (also by a former member) or the address belongs to a member, or either
-// has an invite waiting.
+// has an invite waiting, ERateLimited when the caller or the org has sent
+// as many invites as auth's limits allow for now.
 func (s *Service) Invite(ctx context.Context, c ctalk.Caller, in NewInvite) (*auth.Invite, string, error) {
 	u, err := in.clean()
 	if err != nil {
@@ -144,7 +145,7 @@ func (s *Service) Invite(ctx context.Context, c ctalk.Caller, in NewInvite) (*au
 		if taken {
 			return emailConflict(u.Email)
 		}
-		raw, err = auth.CreateInvite(ctx, tx, inv, s.db.Now())
+		raw, err = s.auth.CreateInvite(ctx, tx, inv, s.db.Now())
 		return err
 	})
 	if err != nil {

@@ -277,7 +277,7 @@ type declineArgs struct {
 
 func (s *Server) registerDeclineQuestion() {
 	addIdentifiedTool(s, mcp.NewTool("decline_question",
-		mcp.WithDescription("Decline a question sent to you, with a reason the asker's agent receives. Use it when your person does not want to, or cannot, answer."),
+		mcp.WithDescription("Decline a question sent to you, with a reason the asker's agent receives as you wrote it, with no approval step even where answers need one. Use it when your person does not want to, or cannot, answer."),
 		messageIDParam,
 		mcp.WithString("reason", mcp.Required(), mcp.Description("Why, 1 to 2,000 characters; the asker sees it.")),
 		authTokenParam,

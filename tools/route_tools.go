@@ -43,7 +43,7 @@ type forwardArgs struct {
 
 func (s *Server) registerForwardQuestion() {
 	addIdentifiedTool(s, mcp.NewTool("forward_question",
-		mcp.WithDescription(fmt.Sprintf("Forward a question sent to you to a coworker who can answer it better, with a note for them: it leaves your inbox with its steps and thread, their agent receives it, and the asker's agent is told who has it now. Your drafts of it are dropped. A question is forwarded at most %d times, and never back to its asker or to anyone who had it. Only with your person's agreement.", inbox.MaxForwards)+dataNote),
+		mcp.WithDescription(fmt.Sprintf("Forward a question sent to you to a coworker who can answer it better, with a note for them: it leaves your inbox with its steps (of a follow-up's thread, they see only what they took part in), their agent receives it, and the asker's agent is told who has it now, with your note, which no approval step holds back. Your drafts of it are dropped. A question is forwarded at most %d times, and never back to its asker or to anyone who had it. Only with your person's agreement.", inbox.MaxForwards)+dataNote),
 		messageIDParam,
 		mcp.WithString("to_user_id", mcp.Required(), mcp.Description("Who should answer it instead: a user id from list_users.")),
 		mcp.WithString("note", mcp.Description("Optional, up to 2,000 characters: why, for the new recipient (the asker sees it too).")),
@@ -71,7 +71,7 @@ type requestInfoArgs struct {
 
 func (s *Server) registerRequestInfo() {
 	addIdentifiedTool(s, mcp.NewTool("request_info",
-		mcp.WithDescription("Before answering a question sent to you, ask its asker for more information: the question waits in needs_info, and cannot be answered or forwarded, until the asker replies with provide_info; check_inbox and wait_for_inbox then hand it to you again with the reply in its steps."),
+		mcp.WithDescription("Before answering a question sent to you, ask its asker for more information: the question waits in needs_info, and cannot be answered or forwarded, until the asker replies with provide_info; check_inbox and wait_for_inbox then hand it to you again with the reply in its steps. The asker reads your request as you wrote it, with no approval step even where answers need one: only with your person's agreement."),
 		messageIDParam,
 		mcp.WithString("request", mcp.Required(), mcp.Description("What you need to know, 1 to 2,000 characters; the asker sees it.")),
 		authTokenParam,

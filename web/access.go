@@ -216,7 +216,7 @@ func (p *Pages) inviteAction(c echo.Context, tool, what string, act func(userID 
 
 func (p *Pages) resendInvite(c echo.Context) error {
 	return p.inviteAction(c, "web:resend_invite", "resent", func(userID string) error {
-		_, err := p.access.Resend(c.Request().Context(), me(c).OrgID, userID)
+		_, err := p.access.Resend(c.Request().Context(), me(c).Caller(), userID)
 		return err
 	})
 }

@@ -76,9 +76,9 @@ func TestKnowledgePage(t *testing.T) {
 			t.Errorf("bob unsharing carol's answer: %d", code)
 		}
 		alice.post("/knowledge/"+shared+"/edit", url.Values{"text": {"Use the cert-manager now."}, "back": {"/knowledge?q=certbot"}})
-		if _, page := bob.get("/knowledge?q=manager"); !strings.Contains(page, "Use the cert-manager now.") {
-			t.Errorf("the admin's edit is not shown")
-		}
+		_, page = bob.get("/knowledge?q=manager")
+		// The words are alice's now, and the page says so.
+		mustShow(t, "the admin's edit", page, "Use the cert-manager now.", `edited by <a href="/people/alice">alice</a>, not Carol`)
 		_, page = carol.post("/knowledge/"+shared+"/unshare", url.Values{"back": {"/knowledge?q=certbot"}})
 		mustShow(t, "after unsharing", page, "no longer shared")
 		if _, page := bob.get("/knowledge?q=manager"); strings.Contains(page, "cert-manager") {

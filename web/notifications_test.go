@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/internal/outbound"
 	"github.com/ctalk/ctalk/notify"
 )
 
@@ -106,7 +107,7 @@ func TestNotificationSettingsPage(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, page = bob.get("/profile/notifications")
-		mustShow(t, "bob's log", page, "failed", "private, loopback or link-local", "disabled")
+		mustShow(t, "bob's log", page, "failed", outbound.Unreachable, "disabled")
 		_, page = alice.get("/profile/notifications")
 		mustShow(t, "alice's failures", page, "question to bob", "failed")
 		carol := s.newClient(t, "acme", "carol")
