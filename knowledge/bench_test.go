@@ -145,7 +145,7 @@ func BenchmarkLookUp(b *testing.B) {
 						if mode == "search" {
 							got, err = f.k.Search(ctx, me, q, 3)
 						} else {
-							got, err = f.k.Suggest(ctx, me, q)
+							got, err = held(f.k.Suggest(ctx, me, q))
 						}
 						lat[m] = append(lat[m], time.Since(start))
 						if err != nil || len(got) == 0 {

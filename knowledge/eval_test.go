@@ -203,6 +203,13 @@ func loadEval(t *testing.T, f *fixture) (evalSet, []string) {
 	for user, tags := range set.Ownership {
 		f.own("acme", user, tags...)
 	}
+	admin := caller("acme", "root")
+	admin.Admin = true
+	for _, e := range set.Glossary {
+		if err := f.k.SetGlossaryEntry(context.Background(), admin, e[0], e[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var ids []string
 	for _, a := range set.Answers {
 		ids = append(ids, f.share("acme", "al", a.By, a.Q, a.A).MessageID)
@@ -219,8 +226,8 @@ func TestLookFirstEvaluation(t *testing.T) {
 		set, ids := loadEval(t, f)
 		me := caller("acme", "root")
 		look := func(ctx context.Context, q string) ([]*knowledge.Answer, []*knowledge.Answer, error) {
-			held, err := f.k.Suggest(ctx, me, q)
-			return held, nil, err
+			found, err := f.k.Suggest(ctx, me, q)
+			return found.Held, found.Related, err
 		}
 		for _, mode := range []string{"index", "searched"} {
 			if mode == "searched" {
@@ -232,6 +239,13 @@ func TestLookFirstEvaluation(t *testing.T) {
 			if os.Getenv("EVAL_VERBOSE") != "" {
 				for _, m := range tune.misses {
 					t.Logf("  tune: %s", m)
+				}
+			}
+			if os.Getenv("EVAL_FIND_ANSWERS") != "" {
+				for _, m := range held.misses {
+					if strings.HasPrefix(m, "find_answers") {
+						t.Logf("  held-out: %s", m)
+					}
 				}
 			}
 		}

@@ -72,7 +72,7 @@ func TestSearchQuality(t *testing.T) {
 			}
 		}
 		for _, a := range c.Asks {
-			got, err := f.k.Suggest(ctx, me, a.Q)
+			got, err := held(f.k.Suggest(ctx, me, a.Q))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,7 +81,7 @@ func TestSearchQuality(t *testing.T) {
 			}
 		}
 		for _, q := range c.Novel {
-			if got, err := f.k.Suggest(ctx, me, q); err != nil || len(got) != 0 {
+			if got, err := held(f.k.Suggest(ctx, me, q)); err != nil || len(got) != 0 {
 				t.Errorf("Suggest(%q) holds the question back with %v, %v", q, ids(got), err)
 			}
 		}
