@@ -12,12 +12,14 @@ import (
 // testdata/eval.json and reported on its held-out part (BENCHMARKS.md).
 const (
 	// heldForward is the share of the question's terms that an earlier
-	// question and answer must hold to hold the question back, and
-	// heldBack the share of the earlier question's terms that the new
-	// text must hold. Besides, one of the two must hold all: a word
-	// missing on both sides is another verb or object (drop for add,
-	// owns for refreshed), another question.
-	heldForward = 0.75
+	// question and answer must hold to hold the question back (all: a
+	// word of it that they lack, "logs" in "access to the staging
+	// cluster logs", is another question), and heldBack the share of the
+	// earlier question's terms that the new text must hold. Besides, a
+	// word of the question that only the earlier answer holds, while a
+	// word of the earlier question is missing from the text, is another
+	// verb or object (restore for back up).
+	heldForward = 1.0
 	heldBack    = 0.75
 	// relatedForward is the share of the question's terms, at least
 	// two, that an earlier question and answer must hold to be shown as
@@ -50,7 +52,7 @@ type lookQuery struct {
 	// words, each once.
 	content []string
 	// kind is the question word of the sentences that ask, when it is
-	// who, when, where or why.
+	// who, when, where, why or how.
 	kind string
 	g    *glossary
 	// unknown are the question's words that no answer of the org's
@@ -116,7 +118,7 @@ func judge(lq lookQuery, a *Answer) judgement {
 	substituted := inQ < len(terms) && back < len(earlier)
 	clash := lq.kind != "" && questionKind(a.Question) != "" && lq.kind != questionKind(a.Question)
 	switch {
-	case len(terms) >= MinTerms && j.forward >= heldForward && j.back >= heldBack && !substituted && !clash:
+	case len(terms) >= MinTerms && j.forward >= heldForward-1e-9 && j.back >= heldBack && !substituted && !clash:
 		j.verdict = same
 	case found >= MinTerms && j.forward >= relatedForward && j.forward+j.back >= relatedBoth:
 		j.verdict = related
@@ -245,9 +247,11 @@ func startsQuestion(s string) bool {
 }
 
 // kinds are the question words that ask for one kind of thing: a person,
-// a time, a place, a reason. Two questions asking for different ones are
-// different questions, whatever their other words.
-var kinds = map[string]string{"who": "who", "whom": "who", "whose": "who", "when": "when", "where": "where", "why": "why"}
+// a time, a place, a reason, a way. Two questions asking for different
+// ones are different questions, whatever their other words ("Who rotates
+// the keys?", "How do we rotate the keys?"); what, which and the rest
+// may ask for any.
+var kinds = map[string]string{"who": "who", "whom": "who", "whose": "who", "when": "when", "where": "where", "why": "why", "how": "how"}
 
 // questionKind returns the kind of thing the question s asks for (see
 // kinds), by the first word of each of its sentences, or "" when it names

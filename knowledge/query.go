@@ -2,7 +2,7 @@ package knowledge
 
 import (
 	"strings"
-	
+
 	"github.com/ctalk/ctalk"
 )
 
