@@ -215,8 +215,7 @@ func loadEval(t *testing.T, f *fixture) (evalSet, []string) {
 	for user, tags := range set.Ownership {
 		f.own("acme", user, tags...)
 	}
-	admin := caller("acme", "root")
-	admin.Admin = true
+	admin := adminCaller("acme", "root")
 	for _, e := range set.Glossary {
 		if err := f.k.SetGlossaryEntry(context.Background(), admin, e[0], e[1]); err != nil {
 			t.Fatal(err)

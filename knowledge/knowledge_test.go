@@ -106,6 +106,10 @@ func ids(as []*knowledge.Answer) []string {
 
 func caller(org, user string) ctalk.Caller { return ctalk.Caller{OrgID: org, UserID: user} }
 
+func adminCaller(org, user string) ctalk.Caller {
+	return ctalk.Caller{OrgID: org, UserID: user, Admin: true}
+}
+
 func TestPublishFollowsTheOrgAndThePerson(t *testing.T) {
 	yes, no := true, false
 	tests := []struct {

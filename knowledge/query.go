@@ -39,7 +39,7 @@ func splitQuery(text string) query {
 	var q query
 	for i, part := range strings.Split(text, `"`) {
 		if i%2 == 1 {
-			if ws := contentWords(part); len(ws) > 1 {
+			if ws := words(part); len(ws) > 1 {
 				q.phrases = append(q.phrases, strings.Join(ws, " "))
 				continue
 			}
@@ -73,7 +73,7 @@ func (q query) withGlossary(g *glossary) query {
 	for _, t := range q.terms {
 		seen[t.key()] = true
 	}
-	for _, t := range termsOf(distinct(quoted, 2*maxTerms), nil) {
+	for _, t := range termsOf(distinct(contentWords(strings.Join(quoted, " ")), 2*maxTerms), nil) {
 		if !seen[t.key()] {
 			t.quoted = true
 			q.terms = append(q.terms, t)
