@@ -69,13 +69,13 @@ type index struct {
 	reads singleflight.Group
 }
 
-// lookUp returns what a look-up of lq in orgID must read: the ids of the
-// answers it may offer, the likeliest first (orgIndex.best), at most n;
-// searched when the org is too big to index and the engine must search it
-// instead. lq is read with the org's glossary (newLookQuery of text). It
-// reads the org's row of shared_answer_counts, and its answers' words and
-// glossary only when they changed since this replica last read them: every
-// share, edit and unshare, and every change of the glossary, on any
+// lookUp returns what a look-up of text in orgID must read: the ids of
+// the answers it may offer, the likeliest first (orgIndex.best), at most n,
+// with the question as judge reads it (orgIndex.look); searched when the
+// org is too big to index and the engine must search it instead. It reads
+// the org's row of shared_answer_counts, and its answers' words and
+// glossary only when they changed since this replica last read them:
+// every share, edit and unshare, and every change of the glossary, on any
 // replica, moves the row's version on in its own transaction, so that an
 // index read at an older version is never trusted.
 func (s *Service) lookUp(ctx context.Context, orgID, text string, n int) (lq lookQuery, ids []string, searched bool, err error) {
@@ -83,9 +83,19 @@ func (s *Service) lookUp(ctx context.Context, orgID, text string, n int) (lq loo
 	if err != nil || x == nil {
 		return newLookQuery(text, nil), nil, false, err
 	}
-	lq = newLookQuery(text, x.glossary)
+	lq = x.look(text)
 	if x.searched {
 		return lq, nil, true, nil
+	}
+	return lq, x.best(lq, n), false, nil
+}
+
+// look returns text as judge reads it with x's glossary, knowing which of
+// its words no answer of x holds.
+func (x *orgIndex) look(text string) lookQuery {
+	lq := newLookQuery(text, x.glossary)
+	if x.searched {
+		return lq
 	}
 	lq.unknown = map[string]bool{}
 	for _, t := range lq.asked.terms {
@@ -93,7 +103,15 @@ func (s *Service) lookUp(ctx context.Context, orgID, text string, n int) (lq loo
 			lq.unknown[t.forms[0].stems[0]] = true
 		}
 	}
-	return lq, x.best(lq, n), false, nil
+	return lq
+}
+
+// held returns orgID's index as this replica holds it, which a change on
+// another replica may have made stale; nil when it holds none.
+func (c *index) held(orgID string) *orgIndex {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.orgs[orgID]
 }
 
 // orgIndex returns the replica's index of orgID's shared answers at the

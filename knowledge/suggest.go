@@ -61,6 +61,21 @@ func (s *Service) Suggest(ctx context.Context, c ctalk.Caller, question string) 
 		// Not a valid question: Ask says why.
 		return Found{}, nil
 	}
+	if x := s.index.held(c.OrgID); x != nil && !x.searched {
+		// The answers the index this replica holds picks are read with
+		// the org's version, in one statement: when the index is current,
+		// the look-up took that one round trip.
+		lq := x.look(text)
+		if ids := x.best(lq, lookCandidates); len(ids) > 0 && lq.asked.size() >= MinTerms {
+			found, version, err := s.read(ctx, c.OrgID, ids)
+			if err != nil {
+				return Found{}, fmt.Errorf("look up shared answers: %w", err)
+			}
+			if version == x.version {
+				return s.judged(lq, found), nil
+			}
+		}
+	}
 	lq, ids, searched, err := s.lookUp(ctx, c.OrgID, text, lookCandidates)
 	if err != nil {
 		return Found{}, err
@@ -75,11 +90,17 @@ func (s *Service) Suggest(ctx context.Context, c ctalk.Caller, question string) 
 	case searched:
 		found, err = s.search(ctx, c.OrgID, lq.asked, lookCandidates, minMatched(lq.asked))
 	case len(ids) > 0:
-		found, err = s.read(ctx, c.OrgID, ids)
+		found, _, err = s.read(ctx, c.OrgID, ids)
 	}
 	if err != nil {
 		return Found{}, fmt.Errorf("look up shared answers: %w", err)
 	}
+	return s.judged(lq, found), nil
+}
+
+// judged is what judge says of each of found for lq: those held back with,
+// or else those related, best first, three at most.
+func (s *Service) judged(lq lookQuery, found []*Answer) Found {
 	rank(found, lq.asked, s.db.Now())
 	out := Found{Held: []*Answer{}, Related: []*Answer{}}
 	for _, a := range found {
@@ -101,21 +122,25 @@ func (s *Service) Suggest(ctx context.Context, c ctalk.Caller, question string) 
 		out.Related = out.Related[:0]
 	}
 	out.Held, out.Related = out.Held[:min(maxSuggestions, len(out.Held))], out.Related[:min(maxRelated, len(out.Related))]
-	return out, nil
+	return out
 }
 
 // readSQL reads up to lookCandidates shared answers of org $1 by id, an
-// unused id given as the empty string: one text, prepared once, whose plan
-// is the primary key's whatever the ids. The answerer and the org's
-// settings join as in the search, so that no answer shows while the org's
-// knowledge_sharing is off.
-var readSQL = `SELECT ` + answerColumns + `, o.knowledge_stale_days FROM shared_answers s
+// unused id given as the empty string, with the version of the org's
+// shared answers that they are (the same statement sees both): one text,
+// prepared once, whose plan is the primary key's whatever the ids. The
+// answerer and the org's settings join as in the search, so that no
+// answer shows while the org's knowledge_sharing is off.
+var readSQL = `SELECT ` + answerColumns + `, o.knowledge_stale_days,
+		(SELECT c.version FROM shared_answer_counts c WHERE c.org_id = s.org_id) FROM shared_answers s
 	JOIN users u ON u.org_id = s.org_id AND u.id = s.answerer_id
 	JOIN orgs o ON o.id = s.org_id AND o.knowledge_sharing <> 'off'
 	WHERE s.org_id = $1 AND s.question_id IN (` + db.Placeholders(2, lookCandidates) + `)`
 
-// read returns the shared answers ids of orgID, at most lookCandidates.
-func (s *Service) read(ctx context.Context, orgID string, ids []string) ([]*Answer, error) {
+// read returns the shared answers ids of orgID, at most lookCandidates,
+// and the version of the org's shared answers they are (-1 when none is
+// found).
+func (s *Service) read(ctx context.Context, orgID string, ids []string) ([]*Answer, int64, error) {
 	args := make([]any, 1+lookCandidates)
 	args[0] = orgID
 	for i := range args[1:] {
@@ -126,20 +151,20 @@ func (s *Service) read(ctx context.Context, orgID string, ids []string) ([]*Answ
 	}
 	rows, err := s.db.Query(ctx, readSQL, args...)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer rows.Close()
-	out := []*Answer{}
+	out, version := []*Answer{}, int64(-1)
 	for rows.Next() {
 		var staleDays int
-		a, err := scanAnswer(rows, &staleDays)
+		a, err := scanAnswer(rows, &staleDays, &version)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		a.staleDays = staleDays
 		out = append(out, a)
 	}
-	return out, rows.Err()
+	return out, version, rows.Err()
 }
 
 // minMatched is how many of q's terms an answer must hold for the engine
