@@ -1,6 +1,7 @@
 package knowledge
 
 import (
+	"maps"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -90,7 +91,9 @@ func (j judgement) score() float64 {
 
 // judge judges whether a answers lq.
 func judge(lq lookQuery, a *Answer) judgement {
-	qSet, aSet := stemSet(a.Question), stemSet(a.Question, a.Answer)
+	qSet := stemSet(a.Question)
+	aSet := maps.Clone(qSet)
+	addStems(aSet, a.Answer)
 	terms := lq.asked.terms
 	found, inQ, typos := 0, 0, 0
 	for _, t := range terms {

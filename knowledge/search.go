@@ -146,9 +146,15 @@ func rank(answers []*Answer, q query, now time.Time) {
 		if owns(a.AnswererOwnership, q) {
 			a.Score *= ownershipBoost
 		}
-		a.Stale = a.staleDays > 0 && a.UpdatedAt.Before(now.Add(-time.Duration(a.staleDays)*24*time.Hour))
+		a.markStale(now)
 	}
 	byScore(answers)
+}
+
+// markStale sets a's stale mark: older than its org's
+// knowledge_stale_days at now.
+func (a *Answer) markStale(now time.Time) {
+	a.Stale = a.staleDays > 0 && a.UpdatedAt.Before(now.Add(-time.Duration(a.staleDays)*24*time.Hour))
 }
 
 // byScore orders answers by score, newest first among equals.

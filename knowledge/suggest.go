@@ -101,9 +101,9 @@ func (s *Service) Suggest(ctx context.Context, c ctalk.Caller, question string) 
 // judged is what judge says of each of found for lq: those held back with,
 // or else those related, best first, three at most.
 func (s *Service) judged(lq lookQuery, found []*Answer) Found {
-	rank(found, lq.asked, s.db.Now())
-	out := Found{Held: []*Answer{}, Related: []*Answer{}}
+	out, now := Found{Held: []*Answer{}, Related: []*Answer{}}, s.db.Now()
 	for _, a := range found {
+		a.markStale(now)
 		j := judge(lq, a)
 		a.Coverage, a.Score = j.forward, j.score()
 		if owns(a.AnswererOwnership, lq.asked) {
