@@ -143,6 +143,7 @@ func init() {
 	}
 	for b, a := range britishRoots {
 		americanRoots[a] = b
+		rootStarts[b[:min(4, len(b))]], rootStarts[a[:min(4, len(a))]] = true, true
 	}
 }
 
@@ -162,8 +163,15 @@ func british(w string) string {
 	return respell(w, americanRoots)
 }
 
+// rootStarts are the first four bytes of every root of britishRoots and
+// americanRoots: a word starting otherwise is spelled alike in both.
+var rootStarts = map[string]bool{}
+
 // respell replaces the longest start of w that roots holds.
 func respell(w string, roots map[string]string) string {
+	if len(w) < 4 || !rootStarts[w[:4]] {
+		return w
+	}
 	for n := min(len(w), 16); n >= 4; n-- {
 		if to, ok := roots[w[:n]]; ok {
 			return to + w[n:]

@@ -232,9 +232,16 @@ func readIndex(ctx context.Context, d *db.DB, orgID string, version int64, searc
 func (x *orgIndex) add(id string, at time.Time, question, answer string) {
 	i := uint32(len(x.ids)) << 1
 	x.ids, x.answered = append(x.ids, id), append(x.answered, at.UnixNano())
-	x.questionTerms = append(x.questionTerms, uint16(min(len(contentStems(question)), 1<<16-1)))
+	inQ, content := map[string]bool{}, 0
+	for _, w := range words(question) {
+		st := stem(w)
+		if !inQ[st] && !stopWords[w] {
+			content++
+		}
+		inQ[st] = true
+	}
+	x.questionTerms = append(x.questionTerms, uint16(min(content, 1<<16-1)))
 	x.bytes += len(id) + 26
-	inQ := stemSet(question)
 	for st := range inQ {
 		x.post(st, i|inQuestion)
 	}
