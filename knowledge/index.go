@@ -1,6 +1,7 @@
 package knowledge
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -45,8 +46,13 @@ const inQuestion = 1
 type orgIndex struct {
 	version  int64
 	searched bool
+	// glossary is the org's glossary at version.
+	glossary *glossary
 	ids      []string
 	answered []int64
+	// questionTerms is, per answer, how many stems of content words its
+	// question has.
+	questionTerms []uint16
 	// postings[stem] are answer<<1 | inQuestion, answers ascending.
 	postings map[string][]uint32
 	bytes    int
@@ -63,41 +69,74 @@ type index struct {
 	reads singleflight.Group
 }
 
-// lookUp returns what a look-up of q in orgID must read: the ids of the
-// answers holding at least MinCoverage of q's terms, best first by
-// lookScore, at most n; searched when the org is too big to index and the
-// engine must search it instead. It reads the org's row of
-// shared_answer_counts, and its answers' words only when they changed
-// since this replica last read them: every share, edit and unshare, on any
+// lookUp returns what a look-up of text in orgID must read: the ids of
+// the answers it may offer, the likeliest first (orgIndex.best), at most n,
+// with the question as judge reads it (orgIndex.look); searched when the
+// org is too big to index and the engine must search it instead. It reads
+// the org's row of shared_answer_counts, and its answers' words and
+// glossary only when they changed since this replica last read them:
+// every share, edit and unshare, and every change of the glossary, on any
 // replica, moves the row's version on in its own transaction, so that an
 // index read at an older version is never trusted.
-func (s *Service) lookUp(ctx context.Context, orgID string, q query, n int) (ids []string, searched bool, err error) {
+func (s *Service) lookUp(ctx context.Context, orgID, text string, n int) (lq lookQuery, ids []string, searched bool, err error) {
+	x, err := s.orgIndex(ctx, orgID)
+	if err != nil || x == nil {
+		return newLookQuery(text, nil), nil, false, err
+	}
+	lq = x.look(text)
+	if x.searched {
+		return lq, nil, true, nil
+	}
+	return lq, x.best(lq, n), false, nil
+}
+
+// look returns text as judge reads it with x's glossary, knowing which of
+// its words no answer of x holds.
+func (x *orgIndex) look(text string) lookQuery {
+	lq := newLookQuery(text, x.glossary)
+	if x.searched {
+		return lq
+	}
+	lq.unknown = map[string]bool{}
+	for _, t := range lq.asked.terms {
+		if len(t.forms) == 1 && len(t.forms[0].stems) == 1 && len(x.postings[t.forms[0].stems[0]]) == 0 {
+			lq.unknown[t.forms[0].stems[0]] = true
+		}
+	}
+	return lq
+}
+
+// held returns orgID's index as this replica holds it, which a change on
+// another replica may have made stale; nil when it holds none.
+func (c *index) held(orgID string) *orgIndex {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.orgs[orgID]
+}
+
+// orgIndex returns the replica's index of orgID's shared answers at the
+// version of its row of shared_answer_counts (see lookUp): nil when the
+// org shares no answers, without postings but with its glossary (searched)
+// when it shares more than a replica indexes.
+func (s *Service) orgIndex(ctx context.Context, orgID string) (*orgIndex, error) {
 	var answers int
 	var version int64
-	err = s.db.QueryRow(ctx, `SELECT answers, version FROM shared_answer_counts WHERE org_id = $1`, orgID).Scan(&answers, &version)
+	err := s.db.QueryRow(ctx, `SELECT answers, version FROM shared_answer_counts WHERE org_id = $1`, orgID).Scan(&answers, &version)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		// Nothing was ever shared there.
-		return nil, false, nil
+		// Nothing was ever shared there, nor a glossary written.
+		return nil, nil
 	case err != nil:
-		return nil, false, fmt.Errorf("read shared answer counts: %w", err)
-	case answers <= 0:
-		return nil, false, nil
-	case answers > maxIndexAnswers:
-		return nil, true, nil
+		return nil, fmt.Errorf("read shared answer counts: %w", err)
 	}
-	x, err := s.index.org(ctx, s.db, orgID, version)
-	if err != nil || x.searched {
-		return nil, x != nil && x.searched, err
-	}
-	return x.best(q, n), false, nil
+	return s.index.org(ctx, s.db, orgID, version, answers > maxIndexAnswers)
 }
 
 // org returns orgID's index at version, read again unless this replica
 // holds it at that version. The answers are read after the version, so
 // they hold every change of it; an answer changed in between moved the
 // version on, and the next look-up reads them again.
-func (c *index) org(ctx context.Context, d *db.DB, orgID string, version int64) (*orgIndex, error) {
+func (c *index) org(ctx context.Context, d *db.DB, orgID string, version int64, searched bool) (*orgIndex, error) {
 	c.mu.Lock()
 	x := c.orgs[orgID]
 	c.mu.Unlock()
@@ -116,7 +155,7 @@ func (c *index) org(ctx context.Context, d *db.DB, orgID string, version int64) 
 		// each caller stops waiting at its own.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), indexReadTimeout)
 		defer cancel()
-		x, err := readIndex(rctx, d, orgID, version)
+		x, err := readIndex(rctx, d, orgID, version, searched)
 		if err != nil {
 			return nil, err
 		}
@@ -157,15 +196,24 @@ func (c *index) keep(orgID string, x *orgIndex) {
 	c.orgs[orgID], c.bytes = x, c.bytes+x.bytes
 }
 
-// readIndex reads the index of orgID's shared answers, labelled version:
-// searched, without postings, once it outgrows a quarter of indexBudget.
-func readIndex(ctx context.Context, d *db.DB, orgID string, version int64) (*orgIndex, error) {
+// readIndex reads the index of orgID's shared answers and its glossary,
+// labelled version: searched, without postings, when asked to or once it
+// outgrows a quarter of indexBudget.
+func readIndex(ctx context.Context, d *db.DB, orgID string, version int64, searched bool) (*orgIndex, error) {
+	entries, err := readGlossary(ctx, d, orgID)
+	if err != nil {
+		return nil, err
+	}
+	g := newGlossary(entries)
+	if searched {
+		return &orgIndex{version: version, searched: true, glossary: g, bytes: 64 + 200*len(entries)}, nil
+	}
 	rows, err := d.Query(ctx, `SELECT question_id, question, answer, answered_at FROM shared_answers WHERE org_id = $1 ORDER BY question_id`, orgID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	x := &orgIndex{version: version, postings: map[string][]uint32{}}
+	x := &orgIndex{version: version, glossary: g, postings: map[string][]uint32{}, bytes: 200 * len(entries)}
 	for rows.Next() {
 		var id, question, answer string
 		var at time.Time
@@ -174,7 +222,7 @@ func readIndex(ctx context.Context, d *db.DB, orgID string, version int64) (*org
 		}
 		x.add(id, at, question, answer)
 		if x.bytes > indexBudget/4 {
-			return &orgIndex{version: version, searched: true, bytes: 64}, nil
+			return &orgIndex{version: version, searched: true, glossary: g, bytes: 64 + 200*len(entries)}, nil
 		}
 	}
 	return x, rows.Err()
@@ -184,8 +232,16 @@ func readIndex(ctx context.Context, d *db.DB, orgID string, version int64) (*org
 func (x *orgIndex) add(id string, at time.Time, question, answer string) {
 	i := uint32(len(x.ids)) << 1
 	x.ids, x.answered = append(x.ids, id), append(x.answered, at.UnixNano())
-	x.bytes += len(id) + 24
-	inQ := stemSet(question)
+	inQ, content := map[string]bool{}, 0
+	for _, w := range words(question) {
+		st := stem(w)
+		if !inQ[st] && !stopWords[w] {
+			content++
+		}
+		inQ[st] = true
+	}
+	x.questionTerms = append(x.questionTerms, uint16(min(content, 1<<16-1)))
+	x.bytes += len(id) + 26
 	for st := range inQ {
 		x.post(st, i|inQuestion)
 	}
@@ -210,19 +266,21 @@ func (x *orgIndex) post(st string, posting uint32) {
 	x.postings[st] = grown
 }
 
-// hits counts, per answer, q's terms found in its question and answer and
-// those found in its question, as coverage and coverageIn count them; term
-// is the last term counted for it (from 1), so that a prefix matching
-// several of its stems counts once.
-type hits struct{ all, question, term, termQuestion uint16 }
+// hits counts, per answer, the question's terms found in its question and
+// answer (all) and the text's stems found in its question (back); term is
+// the last term counted for it (from 1), so that a term with several
+// forms or a prefix matching several stems counts once.
+type hits struct{ all, back, term uint16 }
 
-// best returns the ids of x's answers that hold at least MinCoverage of
-// q's terms, ordered by the look-up's score (lookBase of the share in
-// their question, times 1 + their coverage, as rank scores them before
-// ownership) and then newest first, at most n.
-func (x *orgIndex) best(q query, n int) []string {
-	stems, pre := q.coverageTerms()
-	terms := len(stems) + len(pre)
+// best returns the ids of x's answers that the look-up may offer for lq,
+// at most n, the likeliest first: those holding at least MinTerms of the
+// question's terms and, with one more for a typo that judge may forgive
+// when a word of the question is in no answer (lq.unknown), relatedForward
+// of them, ordered by their share of the question's terms
+// and of their question's terms in the text, then newest first.
+func (x *orgIndex) best(lq lookQuery, n int) []string {
+	q := lq.asked
+	terms := len(q.terms)
 	if terms == 0 || terms > 1<<16-1 {
 		return nil
 	}
@@ -237,28 +295,62 @@ func (x *orgIndex) best(q query, n int) []string {
 					touched = append(touched, a)
 				}
 			}
-			if p&inQuestion != 0 && h.termQuestion != uint16(term) {
-				h.termQuestion, h.question = uint16(term), h.question+1
+		}
+	}
+	for i, t := range q.terms {
+		switch {
+		case t.prefix != "":
+			st := stem(t.prefix)
+			for w, ps := range x.postings {
+				if prefixes(w, t.prefix, st) {
+					count(1+i, ps)
+				}
+			}
+		default:
+			for _, f := range t.forms {
+				count(1+i, x.holding(f.stems))
 			}
 		}
 	}
-	for i, st := range stems {
-		count(1+i, x.postings[st])
+	typos := 0
+	for _, t := range q.terms {
+		if lq.mayBeTypo(t) {
+			typos = 1
+		}
 	}
-	for i, p := range pre {
-		st := stem(p)
-		for w, ps := range x.postings {
-			if prefixes(w, p, st) {
-				count(1+len(stems)+i, ps)
+	for _, st := range lq.content {
+		for _, p := range x.postings[st] {
+			if p&inQuestion != 0 && found[p>>1].all > 0 {
+				found[p>>1].back++
 			}
 		}
 	}
-	return x.top(found, touched, terms, n)
+	return x.top(found, touched, terms, typos, n)
 }
 
-// top returns the ids of the n best of the touched answers that found
-// holds MinCoverage of terms in, best first.
-func (x *orgIndex) top(found []hits, touched []uint32, terms, n int) []string {
+// holding returns the postings of the answers holding every stem of sts,
+// ascending.
+func (x *orgIndex) holding(sts []string) []uint32 {
+	if len(sts) == 1 {
+		return x.postings[sts[0]]
+	}
+	var out []uint32
+	for _, p := range x.postings[sts[0]] {
+		all := true
+		for _, st := range sts[1:] {
+			_, ok := slices.BinarySearchFunc(x.postings[st], p>>1, func(q, a uint32) int { return cmp.Compare(q>>1, a) })
+			all = all && ok
+		}
+		if all {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// top returns the ids of the n likeliest of the touched answers, as best
+// orders them.
+func (x *orgIndex) top(found []hits, touched []uint32, terms, typos, n int) []string {
 	type scored struct {
 		a     uint32
 		score float64
@@ -266,11 +358,10 @@ func (x *orgIndex) top(found []hits, touched []uint32, terms, n int) []string {
 	var best []scored
 	for _, a := range touched {
 		h := found[a]
-		cov := share(int(h.all), terms)
-		if cov < MinCoverage {
+		if int(h.all) < MinTerms || share(int(h.all)+typos, terms) < relatedForward {
 			continue
 		}
-		c := scored{a, lookBase(share(int(h.question), terms)) * (1 + cov)}
+		c := scored{a, share(int(h.all), terms) + share(int(h.back), int(x.questionTerms[a]))}
 		at := len(best)
 		for at > 0 && (best[at-1].score < c.score || best[at-1].score == c.score && x.answered[best[at-1].a] < x.answered[a]) {
 			at--

@@ -1,7 +1,6 @@
 package knowledge
 
 import (
-	"cmp"
 	"encoding/json"
 	"os"
 	"slices"
@@ -10,12 +9,12 @@ import (
 	"time"
 )
 
-// TestIndexCoverageIsCoverage holds the look-up's index to the coverage
-// that Suggest filters by: for the corpus's questions and searches, and
-// for questions of some words of its answers and prefixes of others, the
-// answers the index picks are exactly those whose texts hold MinCoverage
-// of the question's terms, ordered as their texts score.
-func TestIndexCoverageIsCoverage(t *testing.T) {
+// TestIndexFindsWhatJudgeOffers holds the look-up's index to the judge
+// of its offers: for the corpus's questions and searches, and for
+// questions of some words of its answers and prefixes of others, every
+// answer that judge holds a question back with or shows as related is
+// among those the index picks to read.
+func TestIndexFindsWhatJudgeOffers(t *testing.T) {
 	raw, err := os.ReadFile("testdata/corpus.json")
 	if err != nil {
 		t.Fatal(err)
@@ -42,41 +41,25 @@ func TestIndexCoverageIsCoverage(t *testing.T) {
 		words, other := terms(a.Q+" "+a.A), terms(c.Answers[(i+1)%len(c.Answers)].A)
 		questions = append(questions, strings.Join(words[:min(3, len(words))], " ")+" "+other[0][:min(3, len(other[0]))]+`* "`+strings.Join(other[:min(2, len(other))], " ")+`"`)
 	}
-	offered, ordered := 0, 0
+	offered := 0
 	for _, text := range questions {
-		q, err := parseQuery("question", text, maxQuestionLen)
-		if err != nil {
-			continue
-		}
-		type scored struct {
-			id    string
-			score float64
-		}
-		var want []scored
+		lq := newLookQuery(text, nil)
+		var want []string
 		for i, a := range c.Answers {
-			if cov := q.coverage(a.Q, a.A); cov >= MinCoverage {
-				want = append(want, scored{x.ids[i], lookBase(q.coverage(a.Q)) * (1 + cov)})
+			if judge(lq, &Answer{Question: a.Q, Answer: a.A}).verdict != unrelated {
+				want = append(want, x.ids[i])
 			}
 		}
-		// Newest first among equals: the later answers are newer.
-		slices.Reverse(want)
-		slices.SortStableFunc(want, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
-		var wantIDs []string
-		for _, w := range want {
-			wantIDs = append(wantIDs, w.id)
-		}
-		if len(wantIDs) > 0 {
-			offered++
-		}
-		if len(wantIDs) > 1 {
-			ordered++
-		}
-		if got := x.best(q, len(c.Answers)); !slices.Equal(got, wantIDs) {
-			t.Errorf("%q: the index picks %v, the texts' coverage %v", text, got, wantIDs)
+		offered += min(len(want), 1)
+		got := x.best(lq, len(c.Answers))
+		for _, id := range want {
+			if !slices.Contains(got, id) {
+				t.Errorf("%q: judge offers %s, which the index does not pick (%v)", text, id, got)
+			}
 		}
 	}
-	if offered < 30 || ordered < 3 {
-		t.Errorf("%d questions offer an answer and %d more than one; want at least 30 and 3", offered, ordered)
+	if offered < 30 {
+		t.Errorf("%d questions offer an answer; want at least 30", offered)
 	}
 }
 

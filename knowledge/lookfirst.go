@@ -31,29 +31,31 @@ func (s *Service) SkipRetries(retried Retried) { s.retried = retried }
 
 // LookFirst is the look-up that ask_person and the web app's ask form make
 // before a question is stored, one rule for both: the shared answers that
-// may answer it (Suggest), or none when the question must be asked at once
-// (asked anyway, a follow-up, or a retry of a question already asked).
+// answer it (Found.Held: it is not asked), or else those related to it,
+// shown when it is asked (Suggest); none when the question must be asked
+// at once (asked anyway, a follow-up, or a retry of a question already
+// asked).
 // The look-up spares a person an interruption and must never stop a
 // question: on an error the caller asks, and logs it.
 //
 // Returns only the database's errors.
-func (s *Service) LookFirst(ctx context.Context, c ctalk.Caller, in LookUp) ([]*Answer, error) {
+func (s *Service) LookFirst(ctx context.Context, c ctalk.Caller, in LookUp) (Found, error) {
 	if in.Anyway || in.FollowUp {
-		return nil, nil
+		return Found{}, nil
 	}
 	if in.Key != "" && s.retried != nil {
 		asked, err := s.retried(ctx, c, in.Key)
 		if ctalk.ErrorCode(err) == ctalk.EInvalid {
 			// The ask says what is wrong with the key.
-			return nil, nil
+			return Found{}, nil
 		}
 		if err != nil || asked {
-			return nil, err
+			return Found{}, err
 		}
 	}
 	found, err := s.Suggest(ctx, c, in.Question)
 	if err != nil {
-		return nil, fmt.Errorf("look up shared answers before asking: %w", err)
+		return Found{}, fmt.Errorf("look up shared answers before asking: %w", err)
 	}
 	return found, nil
 }

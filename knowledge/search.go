@@ -75,7 +75,9 @@ func scanAnswer(r interface{ Scan(...any) error }, extra ...any) (*Answer, error
 // matched by the engine's full-text search with English stems, "quoted
 // phrases" and word* prefixes, any word counting and more of them ranking
 // higher, the question weighing more than the answer, and the answers of
-// someone owning an area the query names raised. Nothing but shared
+// someone owning an area the query names raised. A term of the org's
+// glossary finds what it stands for too, and a British spelling the
+// American one, and the other way. Nothing but shared
 // answers, nothing of another org, and nothing while the org's
 // knowledge_sharing is off.
 //
@@ -84,6 +86,14 @@ func (s *Service) Search(ctx context.Context, c ctalk.Caller, text string, limit
 	q, limit, err := parseSearch("query", text, limit)
 	if err != nil {
 		return nil, err
+	}
+	// The org's glossary, as the look-up reads it.
+	x, err := s.orgIndex(ctx, c.OrgID)
+	if err != nil {
+		return nil, fmt.Errorf("search shared answers: %w", err)
+	}
+	if x != nil {
+		q = q.withGlossary(x.glossary)
 	}
 	out, err := s.search(ctx, c.OrgID, q, limit*candidates, 0)
 	if err != nil {
@@ -139,8 +149,19 @@ func rank(answers []*Answer, q query, now time.Time) {
 		if owns(a.AnswererOwnership, q) {
 			a.Score *= ownershipBoost
 		}
-		a.Stale = a.staleDays > 0 && a.UpdatedAt.Before(now.Add(-time.Duration(a.staleDays)*24*time.Hour))
+		a.markStale(now)
 	}
+	byScore(answers)
+}
+
+// markStale sets a's stale mark: older than its org's
+// knowledge_stale_days at now.
+func (a *Answer) markStale(now time.Time) {
+	a.Stale = a.staleDays > 0 && a.UpdatedAt.Before(now.Add(-time.Duration(a.staleDays)*24*time.Hour))
+}
+
+// byScore orders answers by score, newest first among equals.
+func byScore(answers []*Answer) {
 	slices.SortStableFunc(answers, func(x, y *Answer) int {
 		switch {
 		case x.Score != y.Score:

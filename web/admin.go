@@ -31,6 +31,7 @@ func (p *Pages) mountAdmin(r routes) {
 	r.POST("/admin/password", p.changeAdminPassword)
 	r.GET("/admin/audit", p.auditPage)
 	p.mountOverview(r)
+	p.mountGlossary(r)
 }
 
 // adminData is the admin page: the org, its members, and the forms with

@@ -138,15 +138,16 @@ func (p *Pages) askSubmit(c echo.Context) error {
 }
 
 // lookFirst is the ask form's look-up, as ask_person's
-// (knowledge.LookFirst): the shared answers that may serve; none when the
-// look-up fails, which is logged and never stops the question.
+// (knowledge.LookFirst): the shared answers that hold the question back;
+// none when the look-up fails, which is logged and never stops the
+// question.
 func (p *Pages) lookFirst(ctx context.Context, m *auth.Session, form askForm, in knowledge.LookUp) []*knowledge.Answer {
 	in.Question, in.Key = form.Text, form.Key
 	found, err := p.knowledge.LookFirst(ctx, m.Caller(), in)
 	if err != nil {
 		p.cfg.Logger.Warn("shared answers not looked up before an ask", "error", err)
 	}
-	return found
+	return found.Held
 }
 
 // askError says which field of the ask form err concerns, and what to do,
