@@ -23,7 +23,8 @@ func TestAnAdminsEditSaysWhoEdited(t *testing.T) {
 			if err != nil || len(found) != 1 {
 				t.Fatalf("%s: search found %v, %v", when, ids(found), err)
 			}
-			offered, err := f.k.Suggest(ctx, caller("acme", "cat"), "Where is the runbook for payouts?")
+			look, err := f.k.Suggest(ctx, caller("acme", "cat"), "Where is the runbook for payouts?")
+			offered := look.Held
 			if err != nil || len(offered) != 1 {
 				t.Fatalf("%s: offered %v, %v", when, ids(offered), err)
 			}
