@@ -211,15 +211,17 @@ func (s *Server) registerSendResponse() {
 		annotations(false, false, false),
 	), func(ctx context.Context, sess *auth.Session, in *sendArgs) (*questionResult, error) {
 		touchMessage(ctx, in.MessageID)
-		q, err := s.inbox.Send(ctx, sess.Caller(), in.MessageID, in.FinalText)
+		out, err := s.answers.Send(ctx, sess.Caller(), in.MessageID, in.FinalText, in.Share)
 		if na := (*inbox.NotApprovedError)(nil); errors.As(err, &na) {
-			q, err = s.sendOnceApproved(ctx, sess, in, na)
+			out, err = s.sendOnceApproved(ctx, sess, in, na)
 		}
 		if err != nil {
 			return nil, err
 		}
-		sharing := s.publish(ctx, sess, q, in.Share)
-		return &questionResult{Question: q, Sharing: &sharing, NextStep: "sent: " + q.From + "'s agent receives the answer"}, nil
+		if out.Already {
+			return &questionResult{Question: out.Question, NextStep: "already sent, nothing sent twice: " + out.Question.From + "'s agent received exactly this text when your person approved it (or when it was first sent); its sharing was decided then"}, nil
+		}
+		return &questionResult{Question: out.Question, Sharing: out.Sharing, NextStep: "sent: " + out.Question.From + "'s agent receives the answer"}, nil
 	})
 }
 
