@@ -19,7 +19,7 @@ import (
 // personBrowser signs orgID/userID in to the web app at base, as a person
 // does in their browser, and returns the browser and the CSRF token its
 // forms repeat.
-func personBrowser(t *testing.T, base, orgID, userID string) (*http.Client, string) {
+func personBrowser(t testing.TB, base, orgID, userID string) (*http.Client, string) {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	b := &http.Client{Jar: jar, Timeout: 10 * time.Second,
@@ -44,7 +44,7 @@ func personBrowser(t *testing.T, base, orgID, userID string) (*http.Client, stri
 }
 
 // submit posts a form in browser b and returns the status.
-func submit(t *testing.T, b *http.Client, u string, form url.Values) int {
+func submit(t testing.TB, b *http.Client, u string, form url.Values) int {
 	t.Helper()
 	resp, err := b.PostForm(u, form)
 	if err != nil {
