@@ -102,7 +102,11 @@ func TestApprovalRules(t *testing.T) {
 		fail(t, bob, "send_response", map[string]any{"message_id": id, "final_text": "v2"}, "only alice")
 		fail(t, carol, "send_response", map[string]any{"message_id": id, "final_text": "v2"}, "not found")
 		ok(t, alice, "send_response", map[string]any{"message_id": id, "final_text": "v2"})
-		fail(t, alice, "send_response", map[string]any{"message_id": id, "final_text": "v2"}, "already answered")
+		// A retry of the send is told it was sent, and sends nothing more.
+		if again := ok(t, alice, "send_response", map[string]any{"message_id": id, "final_text": "v2"}); !strings.HasPrefix(again["next_step"].(string), "already sent, nothing sent twice") {
+			t.Fatalf("send_response again = %v", again)
+		}
+		fail(t, alice, "send_response", map[string]any{"message_id": id, "final_text": "v3"}, `already answered, and nothing more can be sent for it; this answer was sent at `)
 		fail(t, alice, "propose_response", map[string]any{"message_id": id, "draft_text": "v3"}, "already answered")
 		fail(t, alice, "decline_question", map[string]any{"message_id": id, "reason": "no"}, "already answered")
 
