@@ -15,7 +15,7 @@ import (
 var serviceTypes = map[string]string{
 	"orgs": "Service", "inbox": "Service", "knowledge": "Service", "channels": "Service", "auth": "Service",
 	"oauth": "Service", "audit": "Log", "wait": "Broker", "db": "DB",
-	"notify": "Service", "access": "Service",
+	"notify": "Service", "access": "Service", "usecase": "Answers",
 }
 
 // errorsDocumented matches a doc comment that says what its method

@@ -27,6 +27,7 @@ import (
 	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/orgs"
 	"github.com/ctalk/ctalk/tools"
+	"github.com/ctalk/ctalk/usecase"
 	"github.com/ctalk/ctalk/wait"
 	"github.com/ctalk/ctalk/web"
 )
@@ -138,6 +139,7 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	n := startNotify(ctx, d, w, log, sender, o, in, ch)
 
 	svc := tools.Services{Auth: a, Orgs: o, Inbox: in, Channels: ch, Presence: presence, Access: acc, Notify: n, Knowledge: newKnowledge(d, o, in), OAuth: oauth.NewService(d, a, oauthConfig(w.API))}
+	svc.Answers = usecase.NewAnswers(in, svc.Knowledge, log)
 	p := api.Parts{DB: d, Services: svc, Metrics: prometheus.NewRegistry(), Stop: make(chan struct{})}
 	p.Tools = tools.New(tools.Config{Version: w.API.Version, Logger: log, AllowOrgSignup: w.API.AllowOrgSignup, SignupSecret: w.API.SignupSecret,
 		ProgressEvery: w.API.ProgressEvery, Audit: w.API.Audit, Stop: p.Stop, Metrics: p.Metrics}, svc)
@@ -175,7 +177,7 @@ func newWeb(cfg api.Config, log *slog.Logger, p api.Parts) *web.Pages {
 		Version:           cfg.Version,
 		Build:             cfg.Build,
 		Stop:              p.Stop,
-	}, web.Services{Auth: p.Auth, Orgs: p.Orgs, OAuth: p.OAuth, Inbox: p.Inbox, Channels: p.Channels, Audit: cfg.Audit, Access: p.Access, Knowledge: p.Knowledge})
+	}, web.Services{Auth: p.Auth, Orgs: p.Orgs, OAuth: p.OAuth, Inbox: p.Inbox, Channels: p.Channels, Audit: cfg.Audit, Access: p.Access, Knowledge: p.Knowledge, Answers: p.Answers})
 	pages.SetNotify(p.Notify)
 	return pages
 }

@@ -607,44 +607,48 @@ func scanDraft(r interface{ Scan(...any) error }) (*Draft, error) {
 	return d, nil
 }
 
+// Sent is an answer sent: the question answered, the draft version whose
+// text was sent, and whether the call found it sent already.
+type Sent struct {
+	*Question
+	// Draft is the version sent: the latest draft.
+	Draft *Draft
+	// Already is true when the question had been answered with the very
+	// same text before the call, which then sent nothing: the agent's
+	// send of what its person's decision sent, or a decision repeated.
+	Already bool
+}
+
 // Send delivers the answer to a question. The server, not the model, enforces
 // approval: only the recipient, only a pending question, only the exact text
 // of the latest draft, never a draft the person rejected, and in human mode
-// only once the person approved that draft in the web app.
+// only once the person approved that draft in the web app. A question
+// already answered with finalText (the person's approval or edit sent it,
+// or an earlier send) is returned as Already: nothing is sent twice; one
+// answered with other text is a conflict that quotes what was sent.
 //
 // Returns EInvalid, ENotFound, EForbidden, EConflict.
-func (s *Service) Send(ctx context.Context, c ctalk.Caller, msgID, finalText string) (*Question, error) {
+func (s *Service) Send(ctx context.Context, c ctalk.Caller, msgID, finalText string) (*Sent, error) {
 	finalText = strings.TrimSpace(finalText)
-	var q *Question
-	err := s.db.Tx(ctx, func(tx db.Querier) error {
-		var err error
-		// Locked, so that a draft proposed, approved or rejected meanwhile
-		// is what this call checks final_text against.
-		if q, err = s.pendingForRecipient(ctx, tx, c.OrgID, c.UserID, msgID, "answer"); err != nil {
-			return err
-		}
-		d, err := latestDraft(ctx, tx, c.OrgID, q.ID)
-		if err != nil {
-			return err
-		}
-		mode, err := orgs.ApprovalMode(ctx, tx, c.OrgID)
-		if err != nil {
-			return err
-		}
-		if err := requireInfo(q); err != nil {
-			return err
-		}
-		if err := sendable(q.ID, d, mode, finalText); err != nil {
-			return err
-		}
-		return s.resolve(ctx, tx, c.OrgID, q, StatusAnswered, finalText)
-	})
-	if err != nil {
-		return nil, err
+	return s.sendDecision(ctx, c, msgID, "answer",
+		func(*Question, *Draft) (string, error) { return finalText, nil },
+		func(tx db.Querier, q *Question, latest *Draft, text string) (*Draft, error) {
+			mode, err := orgs.ApprovalMode(ctx, tx, c.OrgID)
+			if err != nil {
+				return nil, err
+			}
+			return latest, sendable(q.ID, latest, mode, text)
+		})
+}
+
+// resolvedConflict is the refusal of a send or decision on q, which is no
+// longer open: an answered question's quotes the answer sent.
+func resolvedConflict(q *Question) error {
+	if q.Status != StatusAnswered {
+		return requirePending(q)
 	}
-	// The recipient's open pages stop counting it as waiting.
-	s.changed(c.OrgID, q.To, q.From)
-	return q, nil
+	return ctalk.Errorf(ctalk.EConflict, "message %s is already answered, and nothing more can be sent for it; this answer was sent at %s: %q",
+		q.ID, q.ResolvedAt.UTC().Format(time.RFC3339), q.Answer)
 }
 
 // sendable refuses to send finalText as the answer to question id whose
@@ -663,7 +667,7 @@ func sendable(id string, d *Draft, mode, finalText string) error {
 		return ctalk.Errorf(ctalk.EConflict, "final_text is not the latest proposed draft (version %d) of message %s; propose the new text with propose_response and get your person's approval of it first", d.Version, id)
 	case mode == orgs.ApprovalHuman && !d.Approved:
 		return &NotApprovedError{MessageID: id, Version: d.Version,
-			err: ctalk.Errorf(ctalk.EForbidden, "your organization requires a person to approve each answer: draft version %d of message %s is not approved yet; ask your person to open the approval_url from propose_response (their ctalk inbox), sign in and press Approve, then call send_response again", d.Version, id)}
+			err: ctalk.Errorf(ctalk.EForbidden, "your organization requires a person to approve each answer: draft version %d of message %s is not approved yet; ask your person to open the approval_url from propose_response (their ctalk inbox), sign in and press Approve and send: that sends it to the asker at once, with nothing more for you to do", d.Version, id)}
 	}
 	return nil
 }

@@ -61,10 +61,11 @@ func TestOverviewCountsQuestionsPerDayAndTimesToAnswerAndApproval(t *testing.T) 
 		if got, want := fmt.Sprint(o.Days), "[{2026-11-10 1 1} {2026-11-11 2 1}]"; got != want {
 			t.Errorf("days %s, want %s", got, want)
 		}
-		// Answers after 20 minutes (bucket up to 30) and 3 hours (up to 4);
-		// approvals after 10 minutes (up to 15) and 3 hours: a person's own
+		// Answers after 10 minutes (bucket up to 15: the approval sent it,
+		// and the agent's send after 20 minutes changed nothing) and 3 hours
+		// (up to 4); approvals after 10 minutes and 3 hours: a person's own
 		// answer is their approval too.
-		if got, want := fmt.Sprint(o.ToAnswer.Counts), "[0 0 0 1 0 0 1 0 0 0 0 0]"; got != want {
+		if got, want := fmt.Sprint(o.ToAnswer.Counts), "[0 0 1 0 0 0 1 0 0 0 0 0]"; got != want {
 			t.Errorf("times to answer %s, want %s", got, want)
 		}
 		if got, want := fmt.Sprint(o.ToApproval.Counts), "[0 0 1 0 0 0 1 0 0 0 0 0]"; got != want {

@@ -138,26 +138,46 @@ type scanFunc func(...any) error
 
 func (f scanFunc) Scan(dest ...any) error { return f(dest...) }
 
-// Approve records that the caller approves version of their answer to msgID:
-// their agent may send exactly its text. Only the latest version of a
-// pending question can be approved; approving a rejected version takes the
-// rejection back.
+// Approve records the caller's approval of version of their answer to
+// msgID and sends its text as the answer, in the same transaction: the
+// asker is woken and notified as by Send, on every replica. Only the
+// latest version of a pending question can be approved (approving a
+// rejected version takes the rejection back). Approving the version whose
+// text already answered the question (a second approval, or after the
+// agent's send) sends nothing and reports Already; of concurrent decisions
+// and sends, exactly one answer is sent.
 //
-// Returns EInvalid, ENotFound, EForbidden, EConflict.
-func (s *Service) Approve(ctx context.Context, c ctalk.Caller, msgID string, version int) (*Draft, error) {
-	return s.onLatest(ctx, c.OrgID, c.UserID, msgID, version, "approve a draft of", func(tx db.Querier, d *Draft) (*Draft, error) {
-		if _, err := tx.Exec(ctx, approveDraftSQL, s.db.Now(), c.OrgID, d.MessageID, d.Version); err != nil {
-			return nil, fmt.Errorf("approve draft: %w", err)
-		}
-		d.Approved, d.Rejected, d.Note = true, false, ""
-		return d, nil
-	})
+// Returns EInvalid, ENotFound, EForbidden, EConflict (a newer version was
+// written, the question was resolved otherwise, or it waits for its
+// asker's information).
+func (s *Service) Approve(ctx context.Context, c ctalk.Caller, msgID string, version int) (*Sent, error) {
+	return s.sendDecision(ctx, c, msgID, "approve a draft of",
+		func(q *Question, latest *Draft) (string, error) {
+			if err := requireLatest(q.ID, latest, version); err != nil {
+				return "", err
+			}
+			return latest.Text, nil
+		},
+		func(tx db.Querier, _ *Question, latest *Draft, _ string) (*Draft, error) {
+			return s.approve(ctx, tx, c.OrgID, latest)
+		})
+}
+
+// approve records the person's approval of d, taking back a rejection.
+func (s *Service) approve(ctx context.Context, tx db.Querier, orgID string, d *Draft) (*Draft, error) {
+	if _, err := tx.Exec(ctx, approveDraftSQL, s.db.Now(), orgID, d.MessageID, d.Version); err != nil {
+		return nil, fmt.Errorf("approve draft: %w", err)
+	}
+	d.Approved, d.Rejected, d.Note = true, false, ""
+	return d, nil
 }
 
 // Reject records that the caller rejects version of their answer to msgID,
 // with a note their agent reads in check_inbox and in send_response's
-// refusal. Only the latest version of a pending question can be rejected;
-// rejecting an approved version takes the approval back.
+// refusal. Only the latest version of a pending question can be rejected
+// (rejecting a version approved before approving sent it takes the
+// approval back); a question answered already is a conflict that quotes
+// the answer sent.
 //
 // Returns EInvalid, ENotFound, EForbidden, EConflict.
 func (s *Service) Reject(ctx context.Context, c ctalk.Caller, msgID string, version int, note string) (*Draft, error) {
@@ -175,27 +195,87 @@ func (s *Service) Reject(ctx context.Context, c ctalk.Caller, msgID string, vers
 	})
 }
 
-// Edit stores text, the caller's edit of version of their answer to msgID, as
-// the next version, approved as they wrote it; text equal to version's
-// approves version. Only the latest version of a pending question can be
-// edited, so that an edit never hides a draft proposed meanwhile.
+// Edit stores text, the caller's edit of version of their answer to msgID,
+// as the next version, approved as they wrote it, and sends it as the
+// answer in the same transaction, as Approve does; text equal to version's
+// approves and sends version. Only the latest version of a pending
+// question can be edited, so that an edit never hides a draft proposed
+// meanwhile. An edit whose text already answered the question sends
+// nothing and reports Already.
 //
-// Returns EInvalid, ENotFound, EForbidden, EConflict.
-func (s *Service) Edit(ctx context.Context, c ctalk.Caller, msgID string, version int, text string) (*Draft, error) {
+// Returns EInvalid, ENotFound, EForbidden, EConflict (as Approve).
+func (s *Service) Edit(ctx context.Context, c ctalk.Caller, msgID string, version int, text string) (*Sent, error) {
 	text, err := ctalk.Text("text", text, MaxAnswerLen, true)
 	if err != nil {
 		return nil, err
 	}
-	return s.onLatest(ctx, c.OrgID, c.UserID, msgID, version, "edit a draft of", func(tx db.Querier, d *Draft) (*Draft, error) {
-		if text != d.Text {
-			return s.addDraft(ctx, tx, c.OrgID, d.MessageID, text, true)
+	return s.sendDecision(ctx, c, msgID, "edit a draft of",
+		func(*Question, *Draft) (string, error) { return text, nil },
+		func(tx db.Querier, q *Question, latest *Draft, text string) (*Draft, error) {
+			if err := requireLatest(q.ID, latest, version); err != nil {
+				return nil, err
+			}
+			if text != latest.Text {
+				return s.addDraft(ctx, tx, c.OrgID, q.ID, text, true)
+			}
+			return s.approve(ctx, tx, c.OrgID, latest)
+		})
+}
+
+// sendDecision sends, in one transaction, the answer that a decision of
+// the caller, for action, makes on the question msgID sent to them,
+// holding the question (see questionForUpdate) so that no proposal, send
+// or other decision on it runs in between: sends says, from the question
+// and its latest draft, which text the decision sends, or why it may not;
+// store records the decision and returns the version sent. A question
+// already answered with that text is reported Already, and nothing is
+// sent; one resolved otherwise is a conflict that says how.
+func (s *Service) sendDecision(ctx context.Context, c ctalk.Caller, msgID, action string,
+	sends func(q *Question, latest *Draft) (string, error),
+	store func(tx db.Querier, q *Question, latest *Draft, text string) (*Draft, error)) (*Sent, error) {
+	var out *Sent
+	err := s.db.Tx(ctx, func(tx db.Querier) error {
+		q, err := s.questionForUpdate(ctx, tx, c.OrgID, c.UserID, msgID)
+		if err != nil {
+			return err
 		}
-		if _, err := tx.Exec(ctx, approveDraftSQL, s.db.Now(), c.OrgID, d.MessageID, d.Version); err != nil {
-			return nil, fmt.Errorf("approve draft: %w", err)
+		if err := requireRecipient(q, c.UserID, action); err != nil {
+			return err
 		}
-		d.Approved, d.Rejected, d.Note = true, false, ""
-		return d, nil
+		latest, err := latestDraft(ctx, tx, c.OrgID, q.ID)
+		if err != nil {
+			return err
+		}
+		text, refused := sends(q, latest)
+		if !q.open() {
+			if refused == nil && q.Status == StatusAnswered && q.Answer == text {
+				out = &Sent{Question: q, Draft: latest, Already: true}
+				return nil
+			}
+			return resolvedConflict(q)
+		}
+		if refused != nil {
+			return refused
+		}
+		if err := requireInfo(q); err != nil {
+			return err
+		}
+		d, err := store(tx, q, latest, text)
+		if err != nil {
+			return err
+		}
+		out = &Sent{Question: q, Draft: d}
+		return s.resolve(ctx, tx, c.OrgID, q, StatusAnswered, text)
 	})
+	if err != nil {
+		return nil, err
+	}
+	if !out.Already {
+		// The asker's agent wakes on any replica; the person's open pages
+		// stop counting the question as waiting.
+		s.changed(c.OrgID, out.To, out.From)
+	}
+	return out, nil
 }
 
 // onLatest runs fn, for action, on version of the answer to msgID when it
@@ -204,9 +284,15 @@ func (s *Service) Edit(ctx context.Context, c ctalk.Caller, msgID string, versio
 // decision on it runs in between.
 func (s *Service) onLatest(ctx context.Context, orgID, userID, msgID string, version int, action string, fn func(db.Querier, *Draft) (*Draft, error)) (out *Draft, err error) {
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
-		q, err := s.pendingForRecipient(ctx, tx, orgID, userID, msgID, action)
+		q, err := s.questionForUpdate(ctx, tx, orgID, userID, msgID)
 		if err != nil {
 			return err
+		}
+		if err := requireRecipient(q, userID, action); err != nil {
+			return err
+		}
+		if !q.open() {
+			return resolvedConflict(q)
 		}
 		d, err := latestDraft(ctx, tx, orgID, q.ID)
 		if err != nil {
@@ -238,35 +324,22 @@ func requireLatest(id string, latest *Draft, version int) error {
 	return nil
 }
 
-// AnswerDirectly sends text, written by the caller, as the answer to a question
-// sent to them, with no agent involved: it is stored as their own approved
-// version, the question is answered and the asker's agent woken. Of two
-// concurrent answers (this and an agent's send), exactly one is sent.
+// AnswerDirectly sends text, written by the caller, as the answer to a
+// question sent to them, with no agent involved: it is stored as their own
+// approved version, the question is answered and the asker's agent woken,
+// as by Approve. An answer with the text already sent sends nothing and
+// reports Already; of two concurrent answers (this and an agent's send),
+// exactly one is sent.
 //
 // Returns EInvalid, ENotFound, EForbidden, EConflict.
-func (s *Service) AnswerDirectly(ctx context.Context, c ctalk.Caller, msgID, text string) (*Question, error) {
+func (s *Service) AnswerDirectly(ctx context.Context, c ctalk.Caller, msgID, text string) (*Sent, error) {
 	text, err := ctalk.Text("answer", text, MaxAnswerLen, true)
 	if err != nil {
 		return nil, err
 	}
-	var q *Question
-	err = s.db.Tx(ctx, func(tx db.Querier) error {
-		var err error
-		if q, err = s.pendingForRecipient(ctx, tx, c.OrgID, c.UserID, msgID, "answer"); err != nil {
-			return err
-		}
-		if err := requireInfo(q); err != nil {
-			return err
-		}
-		if _, err := s.addDraft(ctx, tx, c.OrgID, q.ID, text, true); err != nil {
-			return err
-		}
-		return s.resolve(ctx, tx, c.OrgID, q, StatusAnswered, text)
-	})
-	if err != nil {
-		return nil, err
-	}
-	// The person's open pages stop counting it as waiting.
-	s.changed(c.OrgID, q.To, q.From)
-	return q, nil
+	return s.sendDecision(ctx, c, msgID, "answer",
+		func(*Question, *Draft) (string, error) { return text, nil },
+		func(tx db.Querier, q *Question, _ *Draft, text string) (*Draft, error) {
+			return s.addDraft(ctx, tx, c.OrgID, q.ID, text, true)
+		})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/orgs"
 	"github.com/ctalk/ctalk/wait"
 )
 
@@ -21,6 +22,22 @@ func humanMode(t *testing.T, d *db.DB) {
 	t.Helper()
 	if _, err := dbtest.Exec(d, `UPDATE orgs SET approval_mode = 'human' WHERE id = 'acme'`); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// eachMode runs fn on both engines in both approval modes, with org acme
+// in mode.
+func eachMode(t *testing.T, fn func(t *testing.T, d *db.DB, s *inbox.Service, mode string)) {
+	for _, mode := range []string{orgs.ApprovalAgent, orgs.ApprovalHuman} {
+		t.Run(mode, func(t *testing.T) {
+			dbtest.Run(t, func(t *testing.T, d *db.DB) {
+				s := rulesOrgs(t, d)
+				if _, err := dbtest.Exec(d, `UPDATE orgs SET approval_mode = $1 WHERE id = 'acme'`, mode); err != nil {
+					t.Fatal(err)
+				}
+				fn(t, d, s, mode)
+			})
+		})
 	}
 }
 
@@ -84,32 +101,82 @@ func TestPersonApprovesRejectsAndEdits(t *testing.T) {
 		_, err = s.Send(ctx, acme("answerer"), q.ID, "three retries")
 		wantRefusal(t, "send a rejected draft", err, ctalk.EForbidden, `"say which backoff"`)
 
-		// Approval takes the rejection back; a rejection takes an approval back.
-		if a, err := s.Approve(ctx, acme("answerer"), q.ID, v1.Version); err != nil || !a.Approved || a.Rejected {
-			t.Fatalf("approve = %+v, %v", a, err)
+		// Approval takes the rejection back and sends the draft.
+		a, err := s.Approve(ctx, acme("answerer"), q.ID, v1.Version)
+		if err != nil || a.Already || a.Status != inbox.StatusAnswered || a.Answer != "three retries" || !a.Draft.Approved || a.Draft.Rejected || a.Draft.Version != 1 {
+			t.Fatalf("approve = %+v, draft %+v, %v", a, a.Draft, err)
 		}
-		if _, err := s.Reject(ctx, acme("answerer"), q.ID, v1.Version, ""); err != nil {
-			t.Fatal(err)
-		}
-		_, err = s.Send(ctx, acme("answerer"), q.ID, "three retries")
-		wantRefusal(t, "send after the approval was taken back", err, ctalk.EForbidden, "rejected draft version 1")
+		_, err = s.Reject(ctx, acme("answerer"), q.ID, v1.Version, "")
+		wantRefusal(t, "reject once sent", err, ctalk.EConflict, `already answered, and nothing more can be sent for it; this answer was sent at`)
+		wantRefusal(t, "reject once sent", err, ctalk.EConflict, `"three retries"`)
 
-		// An edit is a new version, approved as written, that the agent must send.
-		e, err := s.Edit(ctx, acme("answerer"), q.ID, v1.Version, "three retries, exponential backoff")
-		if err != nil || e.Version != 2 || !e.Approved || !e.ByPerson {
-			t.Fatalf("edit = %+v, %v", e, err)
-		}
-		_, err = s.Edit(ctx, acme("answerer"), q.ID, v1.Version, "again")
+		// Stale versions are refused while the question waits.
+		q2 := askAcme(t, s, "backoff?")
+		v1 = proposeAcme(t, s, q2.ID, "three retries")
+		proposeAcme(t, s, q2.ID, "three retries, doubling")
+		_, err = s.Edit(ctx, acme("answerer"), q2.ID, v1.Version, "again")
 		wantRefusal(t, "edit a superseded version", err, ctalk.EConflict, "no longer the latest: version 2")
-		_, err = s.Approve(ctx, acme("answerer"), q.ID, 3)
+		_, err = s.Approve(ctx, acme("answerer"), q2.ID, 3)
 		wantRefusal(t, "approve a version that does not exist", err, ctalk.ENotFound, "no draft version 3")
-		_, err = s.Send(ctx, acme("answerer"), q.ID, "three retries")
-		wantRefusal(t, "send the agent's text after the edit", err, ctalk.EConflict, "your person wrote version 2")
-		if _, err := s.Send(ctx, acme("answerer"), q.ID, "three retries, exponential backoff"); err != nil {
+
+		// An edit is a new version, approved as written, sent at once.
+		e, err := s.Edit(ctx, acme("answerer"), q2.ID, 2, "three retries, exponential backoff")
+		if err != nil || e.Already || e.Draft.Version != 3 || !e.Draft.Approved || !e.Draft.ByPerson || e.Answer != "three retries, exponential backoff" {
+			t.Fatalf("edit = %+v, draft %+v, %v", e, e.Draft, err)
+		}
+		r, err := s.Review(ctx, acme("answerer"), q2.ID)
+		if err != nil || r.Status != inbox.StatusAnswered || r.DraftCount != 3 || r.Latest().Text != "three retries, exponential backoff" {
+			t.Fatalf("review after the edit = %+v, %v", r, err)
+		}
+		_, err = s.Approve(ctx, acme("answerer"), q2.ID, 2)
+		wantRefusal(t, "approve the agent's version once the edit was sent", err, ctalk.EConflict, `"three retries, exponential backoff"`)
+	})
+}
+
+// TestTheAgentsSendAfterItsPersonsDecision: once the person's approval or
+// edit sent the answer, the agent's send_response of the same text gets the
+// answered question and sends nothing; any other text is a conflict that
+// quotes what was sent. Approving or editing again with the text sent
+// changes nothing either. In both approval modes.
+func TestTheAgentsSendAfterItsPersonsDecision(t *testing.T) {
+	t.Parallel()
+	eachMode(t, func(t *testing.T, _ *db.DB, s *inbox.Service, mode string) {
+		ctx := context.Background()
+		approved := askAcme(t, s, mode+": retry logic?")
+		proposeAcme(t, s, approved.ID, "three retries")
+		first, err := s.Approve(ctx, acme("answerer"), approved.ID, 1)
+		if err != nil || first.Already {
+			t.Fatalf("%s: approve = %+v, %v", mode, first, err)
+		}
+		again, err := s.Send(ctx, acme("answerer"), approved.ID, " three retries\n")
+		if err != nil || !again.Already || again.Status != inbox.StatusAnswered || again.Answer != "three retries" || !again.ResolvedAt.Equal(*first.ResolvedAt) {
+			t.Fatalf("%s: the agent's send after the approval = %+v, %v; want the answered question, sent once", mode, again, err)
+		}
+		if twice, err := s.Approve(ctx, acme("answerer"), approved.ID, 1); err != nil || !twice.Already {
+			t.Fatalf("%s: a second approval = %+v, %v", mode, twice, err)
+		}
+		_, err = s.Send(ctx, acme("answerer"), approved.ID, "four retries")
+		wantRefusal(t, mode+": the agent sends other text", err, ctalk.EConflict, `"three retries"`)
+
+		edited := askAcme(t, s, mode+": backoff?")
+		proposeAcme(t, s, edited.ID, "doubling")
+		if _, err := s.Edit(ctx, acme("answerer"), edited.ID, 1, "doubling, capped at a minute"); err != nil {
 			t.Fatal(err)
 		}
-		_, err = s.Approve(ctx, acme("answerer"), q.ID, 2)
-		wantRefusal(t, "approve once answered", err, ctalk.EConflict, "already answered")
+		_, err = s.Send(ctx, acme("answerer"), edited.ID, "doubling")
+		wantRefusal(t, mode+": the agent sends its draft after the person's edit", err, ctalk.EConflict, `"doubling, capped at a minute"`)
+		if again, err := s.Edit(ctx, acme("answerer"), edited.ID, 1, "doubling, capped at a minute"); err != nil || !again.Already {
+			t.Fatalf("%s: the same edit again = %+v, %v", mode, again, err)
+		}
+		if again, err := s.Send(ctx, acme("answerer"), edited.ID, "doubling, capped at a minute"); err != nil || !again.Already {
+			t.Fatalf("%s: the agent sends the person's version = %+v, %v", mode, again, err)
+		}
+
+		// The asker is handed each answer once.
+		replies, err := s.WaitReply(ctx, acme("asker"), "", wait.Options{Timeout: time.Millisecond})
+		if err != nil || len(replies) != 2 || replies[0].Answer != "three retries" || replies[1].Answer != "doubling, capped at a minute" {
+			t.Fatalf("%s: the asker got %v (err %v)", mode, replies, err)
+		}
 	})
 }
 
@@ -121,11 +188,11 @@ func TestEditWithTheSameTextApproves(t *testing.T) {
 		q := askAcme(t, s, "q?")
 		v1 := proposeAcme(t, s, q.ID, "yes")
 		e, err := s.Edit(context.Background(), acme("answerer"), q.ID, v1.Version, " yes\n")
-		if err != nil || e.Version != 1 || !e.Approved || e.ByPerson {
-			t.Fatalf("edit without a change = %+v, %v; want version 1 approved", e, err)
+		if err != nil || e.Draft.Version != 1 || !e.Draft.Approved || e.Draft.ByPerson || e.Answer != "yes" {
+			t.Fatalf("edit without a change = %+v, %v; want version 1 approved and sent", e, err)
 		}
-		if _, err := s.Send(context.Background(), acme("answerer"), q.ID, "yes"); err != nil {
-			t.Fatal(err)
+		if again, err := s.Send(context.Background(), acme("answerer"), q.ID, "yes"); err != nil || !again.Already {
+			t.Fatalf("the agent's send = %+v, %v", again, err)
 		}
 	})
 }
@@ -230,21 +297,17 @@ func TestAnswerDirectlyAgainstTheAgentsSend(t *testing.T) {
 	})
 }
 
-// TestRejectAgainstTheAgentsSend: the person takes their approval back
-// while their agent sends; never do both succeed, since a rejection that
-// reports success must have stopped the answer.
+// TestRejectAgainstTheAgentsSend: the person rejects the draft while their
+// agent sends it; never do both succeed, since a rejection that reports
+// success must have stopped the answer.
 func TestRejectAgainstTheAgentsSend(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
-		humanMode(t, d)
 		ctx := context.Background()
 		for i := range 20 {
 			q := askAcme(t, s, fmt.Sprint("q", i))
 			v := proposeAcme(t, s, q.ID, "agent")
-			if _, err := s.Approve(ctx, acme("answerer"), q.ID, v.Version); err != nil {
-				t.Fatal(err)
-			}
 			errReject, errSend := race(
 				func() error {
 					_, err := s.Reject(ctx, acme("answerer"), q.ID, v.Version, "stop")
@@ -264,10 +327,12 @@ func TestRejectAgainstTheAgentsSend(t *testing.T) {
 	})
 }
 
-// TestEditAgainstANewProposal: the person edits version 1 while their agent
-// proposes version 2. Both number their versions in turn: the proposal
-// always succeeds, and the edit either adds its own version or is told a
-// newer draft was written; it never approves over the new proposal.
+// TestEditAgainstANewProposal: the person edits version 1, which sends
+// their text, while their agent proposes version 2. They take turns on the
+// question: either the edit adds version 2 and sends it, and the proposal
+// finds the question answered, or the proposal comes first and the edit is
+// told a newer draft was written. The edit never sends over a proposal it
+// did not see.
 func TestEditAgainstANewProposal(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
@@ -276,40 +341,39 @@ func TestEditAgainstANewProposal(t *testing.T) {
 		for i := range 20 {
 			q := askAcme(t, s, fmt.Sprint("q", i))
 			v1 := proposeAcme(t, s, q.ID, "agent v1")
-			var edited, proposed *inbox.Draft
+			var edited *inbox.Sent
 			errEdit, errPropose := race(
 				func() (err error) {
 					edited, err = s.Edit(ctx, acme("answerer"), q.ID, v1.Version, "person")
 					return err
 				},
 				func() (err error) {
-					proposed, _, err = s.Propose(ctx, acme("answerer"), q.ID, "agent v2")
+					_, _, err = s.Propose(ctx, acme("answerer"), q.ID, "agent v2")
 					return err
 				})
-			if errPropose != nil {
-				t.Fatalf("round %d: propose: %v", i, errPropose)
+			if (errEdit == nil) == (errPropose == nil) {
+				t.Fatalf("round %d: edit %v, propose %v; want exactly one to succeed", i, errEdit, errPropose)
 			}
 			if errEdit != nil {
 				wantRefusal(t, "the edit after a proposal", errEdit, ctalk.EConflict, "no longer the latest")
 				continue
 			}
-			if edited.Version != 2 || proposed.Version != 3 {
-				t.Fatalf("round %d: edit got version %d, the proposal %d; want 2 and 3", i, edited.Version, proposed.Version)
+			wantRefusal(t, "the proposal after the edit", errPropose, ctalk.EConflict, "already answered")
+			if edited.Draft.Version != 2 || edited.Answer != "person" {
+				t.Fatalf("round %d: the edit = %+v, draft %+v; want version 2 sent", i, edited, edited.Draft)
 			}
 		}
 	})
 }
 
 // TestDecisionsWakeThePerson: each decision wakes the person who made it,
-// so that their other open pages show it, and an answer also wakes the
-// asker.
+// so that their other open pages show it, and one that sends the answer
+// also wakes the asker.
 func TestDecisionsWakeThePerson(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
 		ctx := context.Background()
-		q := askAcme(t, s, "q?")
-		proposeAcme(t, s, q.ID, "v1")
 		person, cancel := s.Broker().Subscribe("acme", "answerer")
 		defer cancel()
 		asker, cancelAsker := s.Broker().Subscribe("acme", "asker")
@@ -326,13 +390,25 @@ func TestDecisionsWakeThePerson(t *testing.T) {
 				t.Fatalf("%s did not wake", what)
 			}
 		}
-		_, err := s.Approve(ctx, acme("answerer"), q.ID, 1)
-		woken("approve", person, err)
-		_, err = s.Reject(ctx, acme("answerer"), q.ID, 1, "no")
+		// A question, with a draft proposed; the wake-ups of both are read.
+		question := func() string {
+			q := askAcme(t, s, "q?")
+			proposeAcme(t, s, q.ID, "v1")
+			woken("the ask", person, nil)
+			return q.ID
+		}
+		id := question()
+		_, err := s.Reject(ctx, acme("answerer"), id, 1, "no")
 		woken("reject", person, err)
-		_, err = s.Edit(ctx, acme("answerer"), q.ID, 1, "v2")
-		woken("edit", person, err)
-		_, err = s.AnswerDirectly(ctx, acme("answerer"), q.ID, "mine")
+		_, err = s.Approve(ctx, acme("answerer"), id, 1)
+		woken("approve, the person", person, err)
+		woken("approve, the asker", asker, nil)
+		id = question()
+		_, err = s.Edit(ctx, acme("answerer"), id, 1, "v2")
+		woken("edit, the person", person, err)
+		woken("edit, the asker", asker, nil)
+		id = question()
+		_, err = s.AnswerDirectly(ctx, acme("answerer"), id, "mine")
 		woken("answer, the person", person, err)
 		woken("answer, the asker", asker, nil)
 	})

@@ -54,9 +54,9 @@ func BenchmarkChannelFanOut(b *testing.B) {
 				l, e := fanOutRound(b, servers, poster, members, int64(i))
 				last, each = append(last, l), append(each, e...)
 			}
-			b.ReportMetric(quantileMS(last, 0.50), "last-p50-ms")
-			b.ReportMetric(quantileMS(last, 0.99), "last-p99-ms")
-			b.ReportMetric(quantileMS(each, 0.99), "each-p99-ms")
+			b.ReportMetric(testkit.QuantileMS(last, 0.50), "last-p50-ms")
+			b.ReportMetric(testkit.QuantileMS(last, 0.99), "last-p99-ms")
+			b.ReportMetric(testkit.QuantileMS(each, 0.99), "each-p99-ms")
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/usecase"
 	"github.com/ctalk/ctalk/wait"
 	"github.com/ctalk/ctalk/web"
 )
@@ -23,7 +24,10 @@ import (
 //
 //   - with a session (2025-11-25), it sends elicitation/create (mode url)
 //     during the call, waits for the person's decision, and sends
-//     notifications/elicitation/complete once they decided;
+//     notifications/elicitation/complete once they decided; their
+//     approval sent the answer already, which the call then returns
+//     (nothing is sent twice), or the refusal of what they decided
+//     instead (their own version, quoted; a rejection with its note);
 //   - in the stateless era (2026-07-28) a server sends no request during a
 //     call: the call answers input_required with the same elicitation
 //     (SEP-2322, which 2026-07-28 uses in place of the -32042 error, and
@@ -52,7 +56,7 @@ func (e *inputRequired) Unwrap() error { return e.err }
 // sendOnceApproved answers send_response's refusal na, of a draft waiting
 // for its person, by asking the person through the client where it can
 // (see above); otherwise it returns na.
-func (s *Server) sendOnceApproved(ctx context.Context, sess *auth.Session, in *sendArgs, na *inbox.NotApprovedError) (*inbox.Question, error) {
+func (s *Server) sendOnceApproved(ctx context.Context, sess *auth.Session, in *sendArgs, na *inbox.NotApprovedError) (*usecase.Outcome, error) {
 	if server.IsModernRequest(ctx) {
 		return s.sendAfterInput(ctx, sess, in, na)
 	}
@@ -96,13 +100,13 @@ func (s *Server) sendOnceApproved(ctx context.Context, sess *auth.Session, in *s
 	if err := s.mcp.SendElicitationComplete(ctx, session, id); err != nil {
 		s.log.Warn("tell the client an elicitation completed", "request_id", requestID(ctx), "error", err)
 	}
-	return s.inbox.Send(ctx, sess.Caller(), in.MessageID, in.FinalText)
+	return s.answers.Send(ctx, sess.Caller(), in.MessageID, in.FinalText, in.Share)
 }
 
 // sendAfterInput is sendOnceApproved in the stateless era: the first call
 // asks for the elicitation; the retry that carries the client's acceptance
 // waits for the person's decision.
-func (s *Server) sendAfterInput(ctx context.Context, sess *auth.Session, in *sendArgs, na *inbox.NotApprovedError) (*inbox.Question, error) {
+func (s *Server) sendAfterInput(ctx context.Context, sess *auth.Session, in *sendArgs, na *inbox.NotApprovedError) (*usecase.Outcome, error) {
 	info := server.RequestProtocolInfoFromContext(ctx)
 	if info == nil || info.ClientCapabilities == nil || info.ClientCapabilities.Elicitation == nil || info.ClientCapabilities.Elicitation.URL == nil {
 		return nil, na
@@ -123,7 +127,7 @@ func (s *Server) sendAfterInput(ctx context.Context, sess *auth.Session, in *sen
 		if !decided {
 			return nil, na
 		}
-		return s.inbox.Send(ctx, sess.Caller(), in.MessageID, in.FinalText)
+		return s.answers.Send(ctx, sess.Caller(), in.MessageID, in.FinalText, in.Share)
 	}
 	_, params := s.approvalElicitation(ctx, na)
 	return nil, &inputRequired{res: server.NewInputRequestBuilder("").Elicit(approvalInput, params).ToolResult(), err: na}
@@ -177,6 +181,6 @@ func (s *Server) approvalElicitation(ctx context.Context, na *inbox.NotApprovedE
 		Mode:          mcp.ElicitationModeURL,
 		ElicitationID: id,
 		URL:           web.DraftURL(s.publicURLFromContext(ctx), na.MessageID, na.Version),
-		Message:       fmt.Sprintf("Your organization asks you to approve this answer yourself: open ctalk, signed in, and approve, edit or reject draft version %d of question %s. Your agent sends it once you approve.", na.Version, na.MessageID),
+		Message:       fmt.Sprintf("Your organization asks you to approve this answer yourself: open ctalk, signed in, and approve, edit or reject draft version %d of question %s. Approving or editing sends the answer to the asker at once.", na.Version, na.MessageID),
 	}
 }

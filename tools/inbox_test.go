@@ -102,7 +102,11 @@ func TestApprovalRules(t *testing.T) {
 		fail(t, bob, "send_response", map[string]any{"message_id": id, "final_text": "v2"}, "only alice")
 		fail(t, carol, "send_response", map[string]any{"message_id": id, "final_text": "v2"}, "not found")
 		ok(t, alice, "send_response", map[string]any{"message_id": id, "final_text": "v2"})
-		fail(t, alice, "send_response", map[string]any{"message_id": id, "final_text": "v2"}, "already answered")
+		// A retry of the send is told it was sent, and sends nothing more.
+		if again := ok(t, alice, "send_response", map[string]any{"message_id": id, "final_text": "v2"}); !strings.HasPrefix(again["next_step"].(string), "already sent, nothing sent twice") {
+			t.Fatalf("send_response again = %v", again)
+		}
+		fail(t, alice, "send_response", map[string]any{"message_id": id, "final_text": "v3"}, `already answered, and nothing more can be sent for it; this answer was sent at `)
 		fail(t, alice, "propose_response", map[string]any{"message_id": id, "draft_text": "v3"}, "already answered")
 		fail(t, alice, "decline_question", map[string]any{"message_id": id, "reason": "no"}, "already answered")
 
@@ -127,8 +131,10 @@ func TestApprovalRules(t *testing.T) {
 }
 
 // TestHumanApproval: in human mode an answer is sent only once the person
-// approved its exact draft in the web app, signed in; the approval_url
-// leads there and approves nothing by itself.
+// approved its exact draft in the web app, signed in, and their approval
+// sends it; the approval_url leads there and approves nothing by itself.
+// The agent's send_response of the text sent afterwards sends nothing
+// more; of any other text, it is refused with the answer sent quoted.
 func TestHumanApproval(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
@@ -168,8 +174,15 @@ func TestHumanApproval(t *testing.T) {
 		if _, err := person.Approve(ctx, ctalk.Caller{OrgID: "acme", UserID: "bob"}, id, 2); err != nil {
 			t.Fatal(err)
 		}
-		fail(t, bob, "send_response", map[string]any{"message_id": id, "final_text": "v2 but edited"}, "not the latest")
-		ok(t, bob, "send_response", map[string]any{"message_id": id, "final_text": "v2"})
+		if replies := ok(t, alice, "check_replies", nil)["replies"].([]any); len(replies) != 1 || replies[0].(map[string]any)["answer"] != "v2" {
+			t.Fatalf("the asker's replies after the approval = %v", replies)
+		}
+		fail(t, bob, "send_response", map[string]any{"message_id": id, "final_text": "v2 but edited"}, `is already answered, and nothing more can be sent for it; this answer was sent at `)
+		fail(t, bob, "send_response", map[string]any{"message_id": id, "final_text": "v2 but edited"}, `: "v2"`)
+		again := ok(t, bob, "send_response", map[string]any{"message_id": id, "final_text": "v2"})
+		if again["status"] != "answered" || again["answer"] != "v2" || again["sharing"] != nil || !strings.HasPrefix(again["next_step"].(string), "already sent, nothing sent twice") {
+			t.Fatalf("send_response of the text the approval sent = %v", again)
+		}
 
 		// A rejected draft cannot be sent, and the agent reads the note.
 		id2 := ok(t, alice, "ask_person", map[string]any{"to_user_id": "bob", "question": "q2"})["message_id"].(string)

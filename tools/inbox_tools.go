@@ -119,7 +119,7 @@ type inboxResult struct {
 
 func (s *Server) registerCheckInbox() {
 	addIdentifiedTool(s, mcp.NewTool("check_inbox",
-		mcp.WithDescription("List the questions waiting for your answer, oldest first, each with who is asking (name, ownership, notes), your history with them, and the latest draft with your person's decision on it (approved, rejected with their note, or written by them in the web app); and (on the first page) channel_events not yet handed to you: channel messages that mention you or @channel, or are urgent, and your person's decisions on your channel posts held for approval (post_approved, post_edited, post_rejected with their note). To answer: propose_response, get your person's approval, then send_response."+dataNote),
+		mcp.WithDescription("List the questions waiting for your answer, oldest first, each with who is asking (name, ownership, notes), your history with them, and the latest draft with your person's rejection of it and their note, when they rejected it in the web app; and (on the first page) channel_events not yet handed to you: channel messages that mention you or @channel, or are urgent, and your person's decisions on your channel posts held for approval (post_approved, post_edited, post_rejected with their note). To answer: propose_response, then get your person's approval and send_response; a question your person approves, edits or answers in ctalk's web app is sent from there and leaves your inbox."+dataNote),
 		mcp.WithNumber("limit", mcp.Description("Questions per page, 1 to 50 (default 10).")),
 		mcp.WithString("cursor", mcp.Description("next_cursor from the previous page; omit for the first page.")),
 		authTokenParam,
@@ -170,7 +170,7 @@ type proposeResult struct {
 
 func (s *Server) registerProposeResponse() {
 	addIdentifiedTool(s, mcp.NewTool("propose_response",
-		mcp.WithDescription("Save a draft answer to a question sent to you (each call is a new version; earlier ones are kept). Then show the draft to your person: send_response only accepts the exact latest draft, and only after your person approved it. In human approval mode your person approves it in ctalk's web app (approval_url), signed in; you cannot approve it."),
+		mcp.WithDescription("Save a draft answer to a question sent to you (each call is a new version; earlier ones are kept). Then show the draft to your person: send_response only accepts the exact latest draft, and only after your person approved it. In human approval mode your person approves it in ctalk's web app (approval_url), signed in, which sends it to the asker at once; you cannot approve it."),
 		messageIDParam,
 		mcp.WithString("draft_text", mcp.Required(), mcp.Description("The proposed answer, 1 to 20,000 characters.")),
 		authTokenParam,
@@ -185,7 +185,7 @@ func (s *Server) registerProposeResponse() {
 			NextStep: fmt.Sprintf("show this draft (version %d) to your person word for word and ask whether to send it; only if they explicitly approve, call send_response with exactly this text. If they change it, propose the new text first.", d.Version)}
 		if mode == orgs.ApprovalHuman {
 			res.ApprovalURL = web.DraftURL(s.publicURLFromContext(ctx), d.MessageID, d.Version)
-			res.NextStep = fmt.Sprintf("your organization requires your person's approval in ctalk's web app: give them the approval_url (it opens their inbox; they sign in there, and the link alone approves nothing). They approve, edit, reject with a note, or answer themselves; check_inbox shows the outcome in latest_draft. Once this draft (version %d) is approved, call send_response with exactly its text; if they edited it, send their version's text; if they rejected it, propose again.", d.Version)
+			res.NextStep = fmt.Sprintf("your organization requires your person's approval in ctalk's web app: give them the approval_url (it opens their inbox; they sign in there, and the link alone approves nothing). They approve and send, edit and send, reject with a note, or answer themselves: approving or editing sends the answer to the asker at once, with nothing more for you to do (the question leaves check_inbox; send_response of the text sent only confirms it). If they reject this draft (version %d), check_inbox shows their note in latest_draft: propose again.", d.Version)
 		}
 		return res, nil
 	})
@@ -206,7 +206,7 @@ type questionResult struct {
 
 func (s *Server) registerSendResponse() {
 	addIdentifiedTool(s, mcp.NewTool("send_response",
-		mcp.WithDescription("Send the answer to a question sent to you. Only with your person's explicit approval of this exact text: it must equal the latest draft (from propose_response, or your person's own edit), must not be rejected by your person, and in human approval mode must be approved by your person in ctalk's web app. A refusal says why, with your person's note when they rejected the draft."),
+		mcp.WithDescription("Send the answer to a question sent to you. Only with your person's explicit approval of this exact text: it must equal the latest draft (from propose_response), must not be rejected by your person, and in human approval mode must be approved by your person in ctalk's web app. When your person approved, edited or answered it in ctalk's web app, that already sent the answer: send_response of the very text sent returns the answered question and sends nothing twice; other text is refused, with the answer sent quoted. A refusal says why, with your person's note when they rejected the draft."),
 		messageIDParam,
 		mcp.WithString("final_text", mcp.Required(), mcp.Description("Exactly the latest proposed draft that your person approved.")),
 		mcp.WithBoolean("share", mcp.Description("Your person's choice of sharing this answer with the organization (find_answers, the Knowledge page), when its knowledge_sharing is ask or on: ask them. Counts only in agent approval mode and when they did not choose in the web app; in human approval mode only your person decides, there. Omit for the org's default.")),
@@ -214,15 +214,17 @@ func (s *Server) registerSendResponse() {
 		annotations(false, false, false),
 	), func(ctx context.Context, sess *auth.Session, in *sendArgs) (*questionResult, error) {
 		touchMessage(ctx, in.MessageID)
-		q, err := s.inbox.Send(ctx, sess.Caller(), in.MessageID, in.FinalText)
+		out, err := s.answers.Send(ctx, sess.Caller(), in.MessageID, in.FinalText, in.Share)
 		if na := (*inbox.NotApprovedError)(nil); errors.As(err, &na) {
-			q, err = s.sendOnceApproved(ctx, sess, in, na)
+			out, err = s.sendOnceApproved(ctx, sess, in, na)
 		}
 		if err != nil {
 			return nil, err
 		}
-		sharing := s.publish(ctx, sess, q, in.Share)
-		return &questionResult{Question: q, Sharing: &sharing, NextStep: "sent: " + q.From + "'s agent receives the answer"}, nil
+		if out.Already {
+			return &questionResult{Question: out.Question, NextStep: "already sent, nothing sent twice: " + out.Question.From + "'s agent received exactly this text when your person approved it (or when it was first sent); its sharing was decided then"}, nil
+		}
+		return &questionResult{Question: out.Question, Sharing: out.Sharing, NextStep: "sent: " + out.Question.From + "'s agent receives the answer"}, nil
 	})
 }
 

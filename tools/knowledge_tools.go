@@ -8,7 +8,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ctalk/ctalk/auth"
-	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/knowledge"
 )
 
@@ -156,19 +155,4 @@ func notAsked(in *askArgs, found []*knowledge.Answer) *askResult {
 	}
 	return &askResult{Status: "not_asked", ToUserID: in.ToUserID, EarlierAnswers: found,
 		NextStep: fmt.Sprintf("not asked yet: %d shared answer(s) (by %s) may answer it. Show them to your person; only if none serves, call ask_person again with ask_anyway true (and the same idempotency_key, if any)", len(found), strings.Join(by, ", "))}
-}
-
-// publish shares the answer q just sent by sess's user as the person and
-// the org say (knowledge.Publish); the answer is sent whatever happens here.
-func (s *Server) publish(ctx context.Context, sess *auth.Session, q *inbox.Question, proposal *bool) knowledge.Sharing {
-	a := knowledge.Answered{MessageID: q.ID, AskerID: q.From, AnswererID: q.To, Question: q.Text, Answer: q.Answer}
-	if q.ResolvedAt != nil {
-		a.AnsweredAt = *q.ResolvedAt
-	}
-	sharing, err := s.know.Publish(ctx, sess.Caller(), a, nil, proposal)
-	if err != nil {
-		s.log.Warn("answer not shared", "request_id", requestID(ctx), "error", err)
-		return knowledge.Sharing{Why: "sent, but not shared: ctalk could not store the shared copy; your person can try again later"}
-	}
-	return sharing
 }

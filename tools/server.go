@@ -21,6 +21,7 @@ import (
 	"github.com/ctalk/ctalk/notify"
 	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/orgs"
+	"github.com/ctalk/ctalk/usecase"
 )
 
 // Config holds what the tools need to know about their deployment.
@@ -58,6 +59,9 @@ type Services struct {
 	Notify *notify.Service
 	// Knowledge holds the answers people shared with their org.
 	Knowledge *knowledge.Service
+	// Answers decides and sends answers, for send_response as for the
+	// web app.
+	Answers *usecase.Answers
 }
 
 // Server is ctalk's MCP server: every tool and resource, registered on an
@@ -74,6 +78,7 @@ type Server struct {
 	access   *access.Service
 	notify   *notify.Service
 	know     *knowledge.Service
+	answers  *usecase.Answers
 	mcp      *server.MCPServer
 	metrics  *metrics
 	// stop is closed when the server starts draining, ending every wait.
@@ -96,7 +101,7 @@ func New(cfg Config, svc Services) *Server {
 		cfg.ProgressEvery = 10 * time.Second
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, auth: svc.Auth, orgs: svc.Orgs, inbox: svc.Inbox, channels: svc.Channels,
-		oauth: svc.OAuth, presence: svc.Presence, access: svc.Access, notify: svc.Notify, know: svc.Knowledge, stop: cfg.Stop}
+		oauth: svc.OAuth, presence: svc.Presence, access: svc.Access, notify: svc.Notify, know: svc.Knowledge, answers: svc.Answers, stop: cfg.Stop}
 	s.mcp = server.NewMCPServer("ctalk", cfg.Version,
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(true, false),

@@ -13,6 +13,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/usecase"
 )
 
 // mountInbox adds the routes of the app's inbox section: the questions
@@ -25,11 +26,11 @@ func (p *Pages) mountInbox(r routes) {
 	r.GET("/inbox/:message_id", p.questionPage)
 	// Each decision needs the org's approval factor (approvalFactor).
 	d := r.with(p.approvalFactor)
-	d.POST("/inbox/:message_id/approve", p.inboxAction("approve", p.approveDraft))
-	d.POST("/inbox/:message_id/edit", p.inboxAction("edit", p.editDraft))
-	d.POST("/inbox/:message_id/reject", p.inboxAction("reject", p.rejectDraft))
-	d.POST("/inbox/:message_id/decline", p.inboxAction("decline", p.declineQuestion))
-	d.POST("/inbox/:message_id/answer", p.inboxAction("answer", p.answerQuestion))
+	d.POST("/inbox/:message_id/approve", p.inboxAction("approve", p.decision(usecase.Approve, "")))
+	d.POST("/inbox/:message_id/edit", p.inboxAction("edit", p.decision(usecase.Edit, "text")))
+	d.POST("/inbox/:message_id/reject", p.inboxAction("reject", p.decision(usecase.Reject, "note")))
+	d.POST("/inbox/:message_id/decline", p.inboxAction("decline", p.decision(usecase.Decline, "reason")))
+	d.POST("/inbox/:message_id/answer", p.inboxAction("answer", p.decision(usecase.Answer, "text")))
 }
 
 // inboxForms names each form of a question in the audit log and in the
@@ -50,8 +51,8 @@ const inboxPageSize = 20
 
 // inboxFlash says what each inbox action did (see inboxForms).
 var inboxFlash = map[string]string{
-	"approved": "Approved. Your agent may now send exactly this text.",
-	"edited":   "Your version is approved. Your agent may now send exactly your text.",
+	"approved": "Approved and sent. The asker's agent receives exactly this text.",
+	"edited":   "Your version is sent. The asker's agent receives exactly your text.",
 	"rejected": "Rejected. Your agent reads your note and may not send this draft.",
 	"declined": "Declined. The asker's agent receives your reason.",
 	"answered": "Sent. The asker's agent receives your answer.",
@@ -153,8 +154,9 @@ func (p *Pages) inboxAction(form string, act inboxAct) echo.HandlerFunc {
 
 // inboxReturn is where a successful form on question id returns: the
 // question's page; or, from the inbox's list, that page of the list at the
-// question when it is still listed (approved, edited or rejected drafts
-// leave it pending), else at its neighbour (declined or answered).
+// question when it is still listed (a rejected draft, or a request for
+// information, leaves it pending), else at its neighbour (approved or
+// edited, which sent the answer; declined, answered or forwarded).
 func inboxReturn(c echo.Context, form, id string) string {
 	back := c.FormValue("back")
 	if back != "/inbox" && !strings.HasPrefix(back, "/inbox?") {
@@ -167,57 +169,34 @@ func inboxReturn(c echo.Context, form, id string) string {
 	if u, err := url.Parse(back); err == nil && u.Query().Get("after") != "" {
 		list += "?" + url.Values{"after": {u.Query().Get("after")}}.Encode()
 	}
-	if form == "decline" || form == "answer" || form == "forward" {
+	if form != "reject" && form != "request-info" {
 		return at(list, c.FormValue(nextItemField))
 	}
 	return at(list, id)
 }
 
-func (p *Pages) approveDraft(ctx context.Context, c echo.Context, m *auth.Session, id string) (string, error) {
-	v, err := formVersion(c)
-	if err == nil {
-		_, err = p.inbox.Approve(ctx, m.Caller(), id, v)
+// decision is the inbox action of a decision of kind, made where the
+// person is, as every front door makes it (usecase.Answers.Decide): an
+// approval or an edit sends the answer at once. field names the form's
+// text (the edit, the answer, the note or the reason), if any; a decision
+// on a draft names its version; the "Share" box, where the form offers it,
+// is the person's choice of sharing the answer.
+func (p *Pages) decision(kind usecase.Kind, field string) inboxAct {
+	return func(ctx context.Context, c echo.Context, m *auth.Session, id string) (string, error) {
+		d := usecase.Decision{Kind: kind, MessageID: id, Share: sharingChoice(c)}
+		if field != "" {
+			d.Text = typed(c, field)
+		}
+		if kind == usecase.Approve || kind == usecase.Edit || kind == usecase.Reject {
+			v, err := formVersion(c)
+			if err != nil {
+				return d.Text, err
+			}
+			d.Version = v
+		}
+		_, err := p.answers.Decide(ctx, m.Caller(), d)
+		return d.Text, err
 	}
-	if err == nil {
-		err = p.chooseSharing(ctx, c, m, id)
-	}
-	return "", err
-}
-
-func (p *Pages) editDraft(ctx context.Context, c echo.Context, m *auth.Session, id string) (string, error) {
-	text := typed(c, "text")
-	v, err := formVersion(c)
-	if err == nil {
-		_, err = p.inbox.Edit(ctx, m.Caller(), id, v, text)
-	}
-	if err == nil {
-		err = p.chooseSharing(ctx, c, m, id)
-	}
-	return text, err
-}
-
-func (p *Pages) rejectDraft(ctx context.Context, c echo.Context, m *auth.Session, id string) (string, error) {
-	note := typed(c, "note")
-	v, err := formVersion(c)
-	if err == nil {
-		_, err = p.inbox.Reject(ctx, m.Caller(), id, v, note)
-	}
-	return note, err
-}
-
-func (p *Pages) declineQuestion(ctx context.Context, c echo.Context, m *auth.Session, id string) (string, error) {
-	reason := typed(c, "reason")
-	_, err := p.inbox.Decline(ctx, m.Caller(), id, reason)
-	return reason, err
-}
-
-func (p *Pages) answerQuestion(ctx context.Context, c echo.Context, m *auth.Session, id string) (string, error) {
-	text := typed(c, "text")
-	q, err := p.inbox.AnswerDirectly(ctx, m.Caller(), id, text)
-	if err == nil {
-		p.publishAnswer(ctx, c, m, q)
-	}
-	return text, err
 }
 
 // auditInbox records an inbox action in the org's audit log, with the

@@ -154,12 +154,16 @@ func (f *inboxFlow) approve(t *testing.T) {
 	testkit.Fail(t, f.answerer, "send_response", map[string]any{"message_id": id, "final_text": draft}, "not approved yet")
 	tabTo(t, ctx, "approve-"+id)
 	run(t, ctx, chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS(".flash")))
-	if flash := text(t, ctx, ".flash"); !strings.Contains(flash, "Approved") {
+	if flash := text(t, ctx, ".flash"); !strings.Contains(flash, "Approved and sent") {
 		t.Fatalf("after approving, the page says %q", flash)
 	}
-	testkit.OK(t, f.answerer, "send_response", map[string]any{"message_id": id, "final_text": draft})
+	// The approval sent the answer: the asker's agent has it with no call
+	// of bob's agent, whose send afterwards sends nothing more.
 	if r := received(t, reply); r["answer"] != draft || r["resolved_by"] != "bob" {
 		t.Fatalf("the asker's agent received %v, want exactly %q", r, draft)
+	}
+	if sent := testkit.OK(t, f.answerer, "send_response", map[string]any{"message_id": id, "final_text": draft}); !strings.HasPrefix(sent["next_step"].(string), "already sent") {
+		t.Fatalf("send_response after the approval = %v", sent)
 	}
 }
 
@@ -168,19 +172,18 @@ func (f *inboxFlow) edit(t *testing.T) {
 	ctx := f.page(t, id)
 	// Typed over two lines: the browser posts CRLF, the agent sends LF.
 	const mine = "Monday,\nfrom 9:00 UTC"
-	if flash := fill(t, ctx, "edit", id, mine, true); !strings.Contains(flash, "Your version is approved") {
+	if flash := fill(t, ctx, "edit", id, mine, true); !strings.Contains(flash, "Your version is sent") {
 		t.Fatalf("after editing, the page says %q", flash)
 	}
-	q := testkit.OK(t, f.answerer, "check_inbox", nil)["questions"].([]any)[0].(map[string]any)
-	latest := q["latest_draft"].(map[string]any)
-	if q["message_id"] != id || latest["draft_text"] != mine || latest["written_by_person"] != true || latest["approved_by_person"] != true {
-		t.Fatalf("the agent's inbox shows %v", q)
-	}
-	testkit.Fail(t, f.answerer, "send_response", map[string]any{"message_id": id, "final_text": "Monday"}, "your person wrote version 2")
-	testkit.OK(t, f.answerer, "send_response", map[string]any{"message_id": id, "final_text": mine})
 	if r := received(t, reply); r["answer"] != mine {
 		t.Fatalf("the asker's agent received %v, want exactly %q", r, mine)
 	}
+	for _, q := range testkit.OK(t, f.answerer, "check_inbox", nil)["questions"].([]any) {
+		if q.(map[string]any)["message_id"] == id {
+			t.Fatalf("the agent's inbox still lists the answered question: %v", q)
+		}
+	}
+	testkit.Fail(t, f.answerer, "send_response", map[string]any{"message_id": id, "final_text": "Monday"}, `"Monday,\nfrom 9:00 UTC"`)
 }
 
 func (f *inboxFlow) reject(t *testing.T) {

@@ -69,8 +69,9 @@ func TestHumanApprovalNeedsTheRecipientsSession(t *testing.T) {
 			t.Fatalf("a cross-site approval: %d, want 403\n%s", code, page)
 		}
 		notApproved("a cross-site form")
-		// Bob, signed in, approves; now his agent may send.
-		if code, page := bob.post("/inbox/"+id+"/approve", url.Values{"version": {"1"}}); code != http.StatusOK || !strings.Contains(page, "Approved.") {
+		// Bob, signed in, approves, which sends the answer; his agent's send
+		// of it afterwards sends nothing more.
+		if code, page := bob.post("/inbox/"+id+"/approve", url.Values{"version": {"1"}}); code != http.StatusOK || !strings.Contains(page, "Approved and sent.") || s.review(t, id).Answer != "yes" {
 			t.Fatalf("bob approves: %d\n%s", code, page)
 		}
 		testkit.OK(t, agent, "send_response", map[string]any{"message_id": id, "final_text": "yes"})
@@ -79,7 +80,7 @@ func TestHumanApprovalNeedsTheRecipientsSession(t *testing.T) {
 
 // TestInboxShowsHiddenCharacters: where a person approves text, characters
 // they cannot see are shown as markers and announced, also in the box to
-// edit a draft; the agent still sends the exact text approved.
+// edit a draft; the approval still sends the exact text.
 func TestInboxShowsHiddenCharacters(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
@@ -100,7 +101,9 @@ func TestInboxShowsHiddenCharacters(t *testing.T) {
 		if code, _ := bob.post("/inbox/"+id+"/approve", url.Values{"version": {"1"}}); code != http.StatusOK {
 			t.Fatalf("approve: %d", code)
 		}
-		testkit.OK(t, s.agent(t, "acme", "bob"), "send_response", map[string]any{"message_id": id, "final_text": draft})
+		if r := s.review(t, id); r.Answer != draft {
+			t.Fatalf("the approval sent %q, want exactly %q", r.Answer, draft)
+		}
 		// Plain text carries no notice.
 		id2 := s.ask(t, "carol", "bob", "plain?")
 		s.propose(t, id2, "yes")

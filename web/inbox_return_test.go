@@ -57,10 +57,11 @@ func submit(t *testing.T, c *rawClient, page, action string, more url.Values) st
 
 // TestInboxDecisionsReturnToTheItem: a decision taken in the inbox's list
 // returns the person to where they were in it, not its top: to the
-// question itself while it is still listed (approved, edited, rejected),
-// to the one after it once it has left the list (declined, answered), to
-// the one before when it was the last; on a later page of the list, to
-// that page. On the question's own page, it returns there.
+// question itself while it is still listed (rejected), to the one after it
+// once it has left the list (approved or edited, which sent the answer;
+// declined, answered), to the one before when it was the last; on a later
+// page of the list, to that page. On the question's own page, it returns
+// there.
 func TestInboxDecisionsReturnToTheItem(t *testing.T) {
 	t.Parallel()
 	// More than a page of questions, more than the loop guard lets one
@@ -68,7 +69,7 @@ func TestInboxDecisionsReturnToTheItem(t *testing.T) {
 	s := start(t, db.SQLite, func(w *app.Wiring) { w.Inbox.LoopMax = 100 })
 	s.org(t, "acme")
 	var ids []string
-	for i := range 4 {
+	for i := range 5 {
 		id := s.ask(t, "alice", "bob", "Question "+strconv.Itoa(i))
 		s.propose(t, id, "Draft "+strconv.Itoa(i))
 		ids = append(ids, id)
@@ -79,12 +80,12 @@ func TestInboxDecisionsReturnToTheItem(t *testing.T) {
 		more               url.Values
 		want               string
 	}{
-		{"approve the second", "/inbox", "/inbox/" + ids[1] + "/approve", nil, "/inbox?done=approved#" + ids[1]},
-		{"edit the first", "/inbox", "/inbox/" + ids[0] + "/edit", url.Values{"text": {"Mine."}}, "/inbox?done=edited#" + ids[0]},
+		{"approve the second", "/inbox", "/inbox/" + ids[1] + "/approve", nil, "/inbox?done=approved#" + ids[2]},
+		{"edit the first", "/inbox", "/inbox/" + ids[0] + "/edit", url.Values{"text": {"Mine."}}, "/inbox?done=edited#" + ids[2]},
 		{"reject the third", "/inbox", "/inbox/" + ids[2] + "/reject", url.Values{"note": {"No."}}, "/inbox?done=rejected#" + ids[2]},
-		{"decline the second", "/inbox", "/inbox/" + ids[1] + "/decline", url.Values{"reason": {"Not mine."}}, "/inbox?done=declined#" + ids[2]},
-		{"answer the last", "/inbox", "/inbox/" + ids[3] + "/answer", url.Values{"text": {"Here."}}, "/inbox?done=answered#" + ids[2]},
-		{"edit on its own page", "/inbox/" + ids[0], "/inbox/" + ids[0] + "/edit", url.Values{"text": {"Mine again."}}, "/inbox/" + ids[0] + "?done=edited"},
+		{"decline the third", "/inbox", "/inbox/" + ids[2] + "/decline", url.Values{"reason": {"Not mine."}}, "/inbox?done=declined#" + ids[3]},
+		{"answer the last", "/inbox", "/inbox/" + ids[4] + "/answer", url.Values{"text": {"Here."}}, "/inbox?done=answered#" + ids[3]},
+		{"edit on its own page", "/inbox/" + ids[3], "/inbox/" + ids[3] + "/edit", url.Values{"text": {"Mine again."}}, "/inbox/" + ids[3] + "?done=edited"},
 	} {
 		if got := submit(t, bob, c.page, c.action, c.more); got != c.want {
 			t.Errorf("%s: back to %q, want %q", c.what, got, c.want)
@@ -148,8 +149,9 @@ func TestHeldPostDecisionsReturnToTheNext(t *testing.T) {
 }
 
 // TestInboxApprovalLandsAtTheItem: in Chromium, approving a question far
-// down the inbox's list lands the person at that question,
-// in view and marked, with what the approval did in view above it.
+// down the inbox's list, which sends its answer and so takes it off the
+// list, lands the person at the question after it, in view and marked,
+// with what the approval did in view above it.
 func TestInboxApprovalLandsAtTheItem(t *testing.T) {
 	t.Parallel()
 	chromium := testkit.Browser(t)
@@ -160,7 +162,7 @@ func TestInboxApprovalLandsAtTheItem(t *testing.T) {
 		ids = append(ids, s.ask(t, "alice", "bob", "Question "+strconv.Itoa(i)))
 		s.propose(t, ids[i], "Draft "+strconv.Itoa(i))
 	}
-	last := ids[5]
+	last, next := ids[5], ids[6]
 	ctx := browser(t, chromium)
 	signIn(t, ctx, s.URL, "acme", "bob")
 	run(t, ctx, chromedp.EmulateViewport(1000, 700), chromedp.Navigate(s.URL+"/inbox"),
@@ -168,7 +170,7 @@ func TestInboxApprovalLandsAtTheItem(t *testing.T) {
 		chromedp.Focus(chromedp.ID("approve-"+last)), chromedp.KeyEvent(kb.Enter),
 		chromedp.WaitVisible(chromedp.CSS(`.flash[role="status"]`)))
 	got, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]any](`(() => {
-		const item = document.getElementById(`+strconv.Quote(last)+`), flash = document.querySelector('.flash[role="status"]');
+		const item = document.getElementById(`+strconv.Quote(next)+`), flash = document.querySelector('.flash[role="status"]');
 		const r = item.getBoundingClientRect(), f = flash.getBoundingClientRect();
 		return {target: item.matches(":target"), scrolled: scrollY > 0, itemInView: r.top >= 0 && r.top < innerHeight,
 			flashInView: f.top >= 0 && f.bottom <= r.top + 1, flash: flash.textContent};

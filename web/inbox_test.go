@@ -77,7 +77,7 @@ func TestInboxListsQuestionsWithoutHandingThemToTheAgent(t *testing.T) {
 		}
 		contains(t, "/inbox", page, "(2) Inbox", "Alice asks", "alice-repo", "Hidden characters shown",
 			"Is <b>prod</b> frozen ⟦U+202E⟧today⟦U+202C⟧?", "they asked you 1, you asked them 0",
-			`id="`+first+`-v2"`, "v2: no, it thaws on Monday", "Approve: my agent may send exactly this",
+			`id="`+first+`-v2"`, "v2: no, it thaws on Monday", "Approve and send",
 			"Earlier versions (1)", `id="`+first+`-v1"`, "v1: no", "<summary>Edit</summary>", "<summary>Reject</summary>", "Answer yourself", "Decline the question",
 			"Carol asks", "carol-repo", "Who owns billing?", "Your agent has not proposed an answer yet")
 		// The person looked; their agent is still handed both questions.
@@ -132,19 +132,26 @@ func TestInboxActions(t *testing.T) {
 			id := s.ask(t, "alice", "bob", "q?")
 			s.propose(t, id, "yes")
 			code, page := bob.post("/inbox/"+id+"/approve", url.Values{"version": {"1"}, "back": {"/inbox"}})
-			if code != http.StatusOK || !strings.Contains(page, "Approved. Your agent may now send exactly this text.") || !s.review(t, id).Latest().Approved {
-				t.Fatalf("approve: %d\n%s", code, page)
+			if r := s.review(t, id); code != http.StatusOK || !strings.Contains(page, "Approved and sent.") ||
+				!r.Latest().Approved || r.Status != inbox.StatusAnswered || r.Answer != "yes" {
+				t.Fatalf("approve: %d, %+v\n%s", code, r.Question, page)
+			}
+			// The agent's send of the same text afterwards sends nothing more.
+			if sent := testkit.OK(t, agent, "send_response", map[string]any{"message_id": id, "final_text": "yes"}); !strings.HasPrefix(sent["next_step"].(string), "already sent") {
+				t.Fatalf("send_response after the approval = %v", sent)
 			}
 		})
 		t.Run("edit", func(t *testing.T) {
 			id := s.ask(t, "alice", "bob", "q?")
 			s.propose(t, id, "yes")
 			code, page := bob.post("/inbox/"+id+"/edit", url.Values{"version": {"1"}, "text": {"yes,\r\nafter lunch"}})
-			d := s.review(t, id).Latest()
-			if code != http.StatusOK || !strings.Contains(page, "Your version is approved") || d.Version != 2 || !d.Approved || !d.ByPerson || d.Text != "yes,\nafter lunch" {
+			r := s.review(t, id)
+			d := r.Latest()
+			if code != http.StatusOK || !strings.Contains(page, "Your version is sent") || d.Version != 2 || !d.Approved || !d.ByPerson || d.Text != "yes,\nafter lunch" ||
+				r.Status != inbox.StatusAnswered || r.Answer != d.Text {
 				t.Fatalf("edit: %d, latest %+v\n%s", code, d, page)
 			}
-			testkit.OK(t, agent, "send_response", map[string]any{"message_id": id, "final_text": "yes,\nafter lunch"})
+			testkit.Fail(t, agent, "send_response", map[string]any{"message_id": id, "final_text": "yes"}, `"yes,\nafter lunch"`)
 		})
 		t.Run("reject", func(t *testing.T) {
 			id := s.ask(t, "alice", "bob", "q?")
@@ -297,10 +304,10 @@ func TestInboxDraftRegionsNamedApart(t *testing.T) {
 	}
 }
 
-// TestApprovedDraftSaysWhatHappensNext: once approved, a draft says that
-// the agent now sends exactly it, and when; once sent, the question's page
+// TestApprovalSaysItSends: the approve button says that it sends the
+// draft, and once pressed the question's page says it was answered and
 // marks the version that went out with the time it was sent.
-func TestApprovedDraftSaysWhatHappensNext(t *testing.T) {
+func TestApprovalSaysItSends(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
@@ -308,16 +315,13 @@ func TestApprovedDraftSaysWhatHappensNext(t *testing.T) {
 		id := s.ask(t, "alice", "bob", "Retry logic?")
 		s.propose(t, id, "Three retries.")
 		bob := s.newClient(t, "acme", "bob")
-		if _, page := bob.get("/inbox/" + id); strings.Contains(page, `id="approved-`+id) {
-			t.Fatal("a draft waiting for approval says it is approved")
-		}
-		if code, page := bob.post("/inbox/"+id+"/approve", url.Values{"version": {"1"}, "back": {"/inbox/" + id}}); code != http.StatusOK ||
-			!strings.Contains(page, `id="approved-`+id+`">Approved: your agent sends exactly this text the next time it checks your inbox`) ||
-			strings.Contains(page, `id="approve-`+id) {
-			t.Fatalf("after approving: %d, the page does not say what happens next:\n%s", code, page)
-		}
-		testkit.OK(t, s.agent(t, "acme", "bob"), "send_response", map[string]any{"message_id": id, "final_text": "Three retries."})
 		_, page := bob.get("/inbox/" + id)
-		contains(t, "the sent question's page", page, "Answered", `id="v1"`, `<strong class="state">sent</strong> <time datetime="`, "Three retries.")
+		contains(t, "the question's page", page, `id="approve-`+id+`">Approve and send</button>`, "Alice's agent receives exactly this text at once.",
+			"sent to Alice at once, exactly as you type it", "Approve and send my version")
+		code, page := bob.post("/inbox/"+id+"/approve", url.Values{"version": {"1"}, "back": {"/inbox/" + id}})
+		if code != http.StatusOK || strings.Contains(page, `id="approve-`+id) {
+			t.Fatalf("after approving: %d, the form is still there:\n%s", code, page)
+		}
+		contains(t, "the sent question's page", page, "Approved and sent.", "Answered", `id="v1"`, `<strong class="state">sent</strong> <time datetime="`, "Three retries.")
 	})
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ctalk/ctalk"
-	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/knowledge"
 )
@@ -133,33 +132,6 @@ func sharingChoice(c echo.Context) *bool {
 	}
 	share := c.FormValue(shareField) == "yes"
 	return &share
-}
-
-// chooseSharing records the person's choice of sharing the answer to id,
-// made as they approve or edit its draft, for when their agent sends it.
-func (p *Pages) chooseSharing(ctx context.Context, c echo.Context, m *auth.Session, id string) error {
-	share := sharingChoice(c)
-	if share == nil {
-		return nil
-	}
-	return p.knowledge.Choose(ctx, m.Caller(), id, *share)
-}
-
-// publishAnswer shares the answer q the person just wrote as they chose.
-// The answer is sent whatever happens here: a failure is logged, not shown
-// as a refusal of an answer already sent.
-func (p *Pages) publishAnswer(ctx context.Context, c echo.Context, m *auth.Session, q *inbox.Question) {
-	a := knowledge.Answered{MessageID: q.ID, AskerID: q.From, AnswererID: q.To, Question: q.Text, Answer: q.Answer}
-	if q.ResolvedAt != nil {
-		a.AnsweredAt = *q.ResolvedAt
-	}
-	share := sharingChoice(c)
-	if share == nil {
-		share = new(bool)
-	}
-	if _, err := p.knowledge.Publish(ctx, m.Caller(), a, share, nil); err != nil {
-		p.cfg.Logger.Warn("answer sent, not shared", "error", err)
-	}
 }
 
 // sharing is the knowledge_sharing of the signed-in person's org.

@@ -31,6 +31,7 @@ import (
 	"github.com/ctalk/ctalk/notify"
 	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/orgs"
+	"github.com/ctalk/ctalk/usecase"
 )
 
 //go:embed templates
@@ -95,6 +96,9 @@ type Services struct {
 	Access *access.Service
 	// Knowledge holds the answers people shared with their org.
 	Knowledge *knowledge.Service
+	// Answers carries out the person's decisions on the questions sent
+	// to them, as every front door does.
+	Answers *usecase.Answers
 }
 
 // Pages serves the pages.
@@ -109,6 +113,7 @@ type Pages struct {
 	access   *access.Service
 	// knowledge holds the org's shared answers.
 	knowledge *knowledge.Service
+	answers   *usecase.Answers
 	// notify is set by SetNotify; nil means no notifications.
 	notify *notify.Service
 	pages  map[string]*template.Template
@@ -120,7 +125,7 @@ type Pages struct {
 
 // New returns the pages over the given services.
 func New(cfg Config, s Services) *Pages {
-	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, channels: s.Channels, audit: s.Audit, access: s.Access, knowledge: s.Knowledge, pages: parsePages()}
+	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, channels: s.Channels, audit: s.Audit, access: s.Access, knowledge: s.Knowledge, answers: s.Answers, pages: parsePages()}
 }
 
 // parsePages parses each page of templates/ (every file but the layout)

@@ -8,7 +8,9 @@ package testkit
 import (
 	"net"
 	"net/url"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/ctalk/ctalk/internal/mcpclient"
 )
@@ -54,4 +56,11 @@ func WithAppName(t testing.TB, raw, name string) string {
 	q.Set("application_name", name)
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// QuantileMS returns the q quantile of ds (nearest rank, rounded down) in
+// milliseconds, as the benchmarks report latencies.
+func QuantileMS(ds []time.Duration, q float64) float64 {
+	s := slices.Sorted(slices.Values(ds))
+	return float64(s[int(q*float64(len(s)-1))]) / float64(time.Millisecond)
 }
