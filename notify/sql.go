@@ -80,9 +80,18 @@ const (
 )
 
 // closedSubjectSQL tells whether a question ($2) was answered, declined or
-// withdrawn, or forwarded away by the person ($3) it reminds of it.
-const closedSubjectSQL = `SELECT COUNT(*) FROM notify_events WHERE org_id = $1 AND subject = $2
-	AND (kind IN ('answered', 'declined', 'withdrawn') OR kind = 'forwarded' AND actor_id = $3)`
+// withdrawn, or forwarded away by the person ($3) it reminds of it: by the
+// question's own row, read when its reminder falls due, or by a closing
+// event. The row decides under concurrency: the event of an answer that
+// reaches nobody is queued only while a reminder is pending, and the
+// outbox stores a question's reminder in a transaction after its read of
+// the question, so that an answer committed in between queued no event.
+// (The questions' table is inbox's; notify reads it here, in the one
+// statement, as the outbox does.)
+const closedSubjectSQL = `SELECT
+	(SELECT COUNT(*) FROM notify_events WHERE org_id = $1 AND subject = $2
+		AND (kind IN ('answered', 'declined', 'withdrawn') OR kind = 'forwarded' AND actor_id = $3))
+	+ (SELECT COUNT(*) FROM questions WHERE org_id = $1 AND id = $2 AND (status <> 'pending' OR recipient_id <> $3))`
 
 // threadRootSQL finds the first event of a subject ($2) to a person ($3):
 // the mail the others of that person reply to.
