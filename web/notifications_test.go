@@ -27,7 +27,8 @@ func TestNotificationSettingsPage(t *testing.T) {
 		if code != http.StatusOK {
 			t.Fatalf("GET: %d", code)
 		}
-		mustShow(t, "page", page, "A question waits for you", "PUBLIC_URL", "Delivery log")
+		mustShow(t, "page", page, "A question waits for you", "PUBLIC_URL", "Delivery log",
+			"What comes during a pause is dropped, not sent when you turn it off", "what comes during them is held and sent when they end")
 		mustNotShow(t, "member's page", page, "Your organization")
 
 		form := url.Values{"kind.question": {"webhook"}, "kind.mention": {"email", "webhook"}, "paused": {"on"},
