@@ -195,6 +195,17 @@ const (
 	webhookFailingSQL  = `UPDATE notify_webhooks SET failing_since = COALESCE(failing_since, $1) WHERE org_id = $2 AND id = $3 RETURNING failing_since`
 	disableWebhookSQL  = `UPDATE notify_webhooks SET disabled_at = $1, disabled_reason = $2 WHERE org_id = $3 AND id = $4 AND disabled_at IS NULL`
 	webhookDisabledSQL = `SELECT disabled_at FROM notify_webhooks WHERE org_id = $1 AND id = $2`
+	// rotateWebhookSecretSQL sets the secret $1 of the webhook $3 of the
+	// owner $4 in the org $2.
+	rotateWebhookSecretSQL = `UPDATE notify_webhooks SET secret = $1 WHERE org_id = $2 AND id = $3 AND user_id = $4`
+	// ownedDeliverySQL reads the status of the delivery $2 when it went to
+	// a webhook of the owner $3 in the org $1.
+	ownedDeliverySQL = `SELECT d.status FROM notify_deliveries d JOIN notify_webhooks w ON w.org_id = d.org_id AND w.id = d.target
+		WHERE d.org_id = $1 AND d.id = $2 AND d.channel = 'webhook' AND w.user_id = $3`
+	// redeliverSQL makes the finished delivery $3 of the org $2 pending
+	// again, due at $1, with its attempts counted anew.
+	redeliverSQL = `UPDATE notify_deliveries SET status = 'pending', next_at = $1, attempts = 0, lease_until = NULL, last_error = '', finished_at = NULL
+		WHERE org_id = $2 AND id = $3 AND status <> 'pending'`
 )
 
 // Web Push subscriptions.
