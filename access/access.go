@@ -5,14 +5,11 @@
 package access
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"html/template"
 	"log/slog"
 	"strings"
 	"sync"
-	texttemplate "text/template"
 	"time"
 
 	"github.com/ctalk/ctalk"
@@ -259,26 +256,11 @@ func (s *Service) sendReset(ctx context.Context, req *auth.ResetRequest) error {
 }
 
 // oneLine keeps a header's text on one line: names are people's text.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+func oneLine(s string) string { return mail.OneLine(s) }
 
-// A mail's text and HTML parts, from one template each; the names they show
-// are people's text, escaped in the HTML part.
-type mailTemplate struct {
-	text *texttemplate.Template
-	html *template.Template
-}
+// newMail is a mail's text and HTML parts, from one template each, with
+// every value they print made one line (see mail.Template): the names they
+// show are people's text, escaped in the HTML part too.
+func newMail(text, html string) *mail.Template { return mail.NewTemplate(text, html) }
 
-func newMail(text, html string) mailTemplate {
-	return mailTemplate{text: texttemplate.Must(texttemplate.New("text").Parse(text)), html: template.Must(template.New("html").Parse(html))}
-}
-
-func render(t mailTemplate, data map[string]any) (mail.Message, error) {
-	var text, html bytes.Buffer
-	if err := t.text.Execute(&text, data); err != nil {
-		return mail.Message{}, fmt.Errorf("render mail: %w", err)
-	}
-	if err := t.html.Execute(&html, data); err != nil {
-		return mail.Message{}, fmt.Errorf("render mail: %w", err)
-	}
-	return mail.Message{Text: text.String(), HTML: html.String()}, nil
-}
+func render(t *mail.Template, data map[string]any) (mail.Message, error) { return t.Render(data) }

@@ -146,7 +146,8 @@ func (c Config) Redacted() string {
 
 // Message is one email.
 type Message struct {
-	To      string
+	To string
+	// Subject is made one line (OneLine), as every header is.
 	Subject string
 	// Text is the text/plain part; it is required.
 	Text string
@@ -244,7 +245,7 @@ func (s *smtpSender) message(m Message) (*gomail.Msg, error) {
 	msg := gomail.NewMsg()
 	msg.FromMailAddress(s.from)
 	msg.ToMailAddress(to)
-	msg.Subject(m.Subject)
+	msg.Subject(OneLine(m.Subject))
 	msg.SetDate()
 	id := m.MessageID
 	if id == "" {
@@ -262,7 +263,7 @@ func (s *smtpSender) message(m Message) (*gomail.Msg, error) {
 		msg.SetGenHeader(gomail.HeaderReferences, strings.Join(refs, " "))
 	}
 	for k, v := range m.Headers {
-		msg.SetGenHeader(gomail.Header(textproto.CanonicalMIMEHeaderKey(k)), v)
+		msg.SetGenHeader(gomail.Header(textproto.CanonicalMIMEHeaderKey(OneLine(k))), OneLine(v))
 	}
 	msg.SetBodyString(gomail.TypeTextPlain, m.Text)
 	if m.HTML != "" {

@@ -1,13 +1,10 @@
 package notify
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"html/template"
-	"strings"
 
 	"github.com/ctalk/ctalk/mail"
 )
@@ -15,14 +12,36 @@ import (
 // Mailer sends the email channel; mail.Sender is one.
 type Mailer = mail.Sender
 
-var emailHTML = template.Must(template.New("email").Parse(`<!doctype html>
+// emailMail is the mail of one notification (see mail.Template: every
+// value is one line, but the quoted words).
+var emailMail = mail.NewTemplate(`{{.Title}}
+
+{{if .Text}}{{quote .Text}}
+
+{{end}}Open in ctalk: {{.URL}}
+
+-- 
+You get this because of your notification settings in ctalk.
+{{if .Unsubscribe}}Stop these emails: {{.Unsubscribe}}
+{{end}}`, `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="color-scheme" content="light dark"><title>{{.Title}}</title></head>
 <body style="font-family:system-ui,sans-serif;line-height:1.5;max-width:36rem">
 <p><strong>{{.Title}}</strong></p>
-{{if .Text}}<blockquote style="margin:0 0 1em;padding-left:1em;border-left:3px solid #888;white-space:pre-wrap">{{.Text}}</blockquote>{{end}}
+{{if .Text}}<blockquote style="margin:0 0 1em;padding-left:1em;border-left:3px solid #888;white-space:pre-wrap">{{quote .Text}}</blockquote>{{end}}
 <p><a href="{{.URL}}" style="display:inline-block;padding:.5em 1em;border:1px solid #2563eb;border-radius:4px">Open in ctalk</a></p>
 <p style="font-size:small;color:#666">You get this because of your notification settings in ctalk.{{if .Unsubscribe}} <a href="{{.Unsubscribe}}">Stop these emails</a>.{{end}}</p>
-</body></html>`))
+</body></html>`)
+
+// mailItem is a message as a mail template shows it: its words quoted.
+type mailItem struct {
+	Title string
+	Text  mail.Quoted
+	URL   string
+}
+
+func itemOf(m message) mailItem {
+	return mailItem{Title: m.Title, Text: mail.Quoted(m.Text), URL: m.URL}
+}
 
 // sendEmail sends one delivery by email (see emailMessage).
 func (s *Service) sendEmail(ctx context.Context, d *delivery) error {
@@ -50,7 +69,7 @@ func (s *Service) emailMessage(ctx context.Context, d *delivery) (mail.Message, 
 		To:        d.Target,
 		Subject:   m.Title,
 		MessageID: d.ID + "@" + s.host(),
-		Headers:   map[string]string{},
+		Headers:   s.listHeaders(),
 	}
 	if err := s.thread(ctx, e, &msg); err != nil {
 		return msg, err
@@ -59,16 +78,27 @@ func (s *Service) emailMessage(ctx context.Context, d *delivery) (mail.Message, 
 	if e.Kind != KindWebhookDisabled {
 		unsub = s.unsubscribe(e, &msg)
 	}
-	msg.Text = emailText(m, unsub)
-	var html bytes.Buffer
-	if err := emailHTML.Execute(&html, struct {
-		message
+	body, err := emailMail.Render(struct {
+		mailItem
 		Unsubscribe string
-	}{m, unsub}); err != nil {
+	}{itemOf(m), unsub})
+	if err != nil {
 		return msg, permanent("render: %v", err)
 	}
-	msg.HTML = html.String()
+	msg.Text, msg.HTML = body.Text, body.HTML
 	return msg, nil
+}
+
+// listHeaders are the headers of every notification mail: what marks it
+// as sent by a machine (RFC 3834's Auto-Submitted, and Exchange's
+// X-Auto-Response-Suppress), so that no vacation reply answers it, and
+// the list it comes from (RFC 2919), for a person's filters.
+func (s *Service) listHeaders() map[string]string {
+	return map[string]string{
+		"Auto-Submitted":           "auto-generated",
+		"X-Auto-Response-Suppress": "All",
+		"List-Id":                  "ctalk notifications <notifications." + s.host() + ">",
+	}
 }
 
 // thread makes msg, the mail of e, a reply to the first mail of e's
@@ -104,23 +134,6 @@ func (s *Service) unsubscribe(e *storedEvent, msg *mail.Message) string {
 	return unsub
 }
 
-// emailText is the text part of a mail saying m.
-func emailText(m message, unsub string) string {
-	var text strings.Builder
-	text.WriteString(m.Title + "\n\n")
-	if m.Text != "" {
-		for _, line := range strings.Split(m.Text, "\n") {
-			text.WriteString("> " + line + "\n")
-		}
-		text.WriteString("\n")
-	}
-	fmt.Fprintf(&text, "Open in ctalk: %s\n\n-- \nYou get this because of your notification settings in ctalk.\n", m.URL)
-	if unsub != "" {
-		fmt.Fprintf(&text, "Stop these emails: %s\n", unsub)
-	}
-	return text.String()
-}
-
 // mailFailure is the delivery's error of a mail the Mailer could not send.
 func mailFailure(err error) error {
 	switch {
@@ -132,14 +145,24 @@ func mailFailure(err error) error {
 	return permanent("%v", err)
 }
 
-var digestHTML = template.Must(template.New("digest").Parse(`<!doctype html>
+// digestMail is the mail of several notifications to one address.
+var digestMail = mail.NewTemplate(`{{len .Items}} notifications from ctalk
+
+{{range .Items}}{{.Title}}
+{{if .Text}}{{quote .Text}}
+{{end}}Open in ctalk: {{.URL}}
+
+{{end}}-- 
+Several notifications came within a few minutes, so they come as one mail.
+Your notification settings: {{.Settings}}
+`, `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="color-scheme" content="light dark"><title>{{len .Items}} notifications from ctalk</title></head>
 <body style="font-family:system-ui,sans-serif;line-height:1.5;max-width:36rem">
 {{range .Items}}<p><strong>{{.Title}}</strong></p>
-{{if .Text}}<blockquote style="margin:0 0 .5em;padding-left:1em;border-left:3px solid #888;white-space:pre-wrap">{{.Text}}</blockquote>{{end}}
+{{if .Text}}<blockquote style="margin:0 0 .5em;padding-left:1em;border-left:3px solid #888;white-space:pre-wrap">{{quote .Text}}</blockquote>{{end}}
 <p><a href="{{.URL}}">Open in ctalk</a></p>
 {{end}}<p style="font-size:small;color:#666">Several notifications came within a few minutes, so they come as one mail. <a href="{{.Settings}}">Your notification settings</a>.</p>
-</body></html>`))
+</body></html>`)
 
 // sendDigest sends several mails to one address as one: its Message-ID
 // names the first of them, so a retry of the same digest is the same mail.
@@ -147,45 +170,34 @@ func (s *Service) sendDigest(ctx context.Context, group []*delivery) error {
 	if s.cfg.Mail == nil {
 		return permanent("this server sends no email")
 	}
-	var items []message
-	var text strings.Builder
-	fmt.Fprintf(&text, "%d notifications from ctalk\n\n", len(group))
+	var items []mailItem
 	kinds := map[Kind]bool{}
 	for _, d := range group {
 		m, err := s.compose(ctx, d.Event)
 		if err != nil {
 			return temporary("compose: %v", err)
 		}
-		items = append(items, m)
+		items = append(items, itemOf(m))
 		kinds[d.Event.Kind] = true
-		text.WriteString(m.Title + "\n")
-		for _, line := range strings.Split(m.Text, "\n") {
-			if line != "" {
-				text.WriteString("> " + line + "\n")
-			}
-		}
-		text.WriteString("Open in ctalk: " + m.URL + "\n\n")
 	}
-	settings := s.link("/profile/notifications")
-	fmt.Fprintf(&text, "-- \nSeveral notifications came within a few minutes, so they come as one mail.\nYour notification settings: %s\n", settings)
+	body, err := digestMail.Render(struct {
+		Items    []mailItem
+		Settings string
+	}{items, s.link("/profile/notifications")})
+	if err != nil {
+		return permanent("render: %v", err)
+	}
 	first := group[0]
 	msg := mail.Message{
 		To:        first.Target,
 		Subject:   fmt.Sprintf("%d notifications from ctalk: %s and more", len(group), items[0].Title),
-		Text:      text.String(),
+		Text:      body.Text,
+		HTML:      body.HTML,
 		MessageID: "digest." + first.ID + "@" + s.host(),
-		Headers:   map[string]string{},
+		Headers:   s.listHeaders(),
 	}
 	if len(kinds) == 1 && first.Event.Kind != KindWebhookDisabled {
 		s.unsubscribe(first.Event, &msg)
 	}
-	var html bytes.Buffer
-	if err := digestHTML.Execute(&html, struct {
-		Items    []message
-		Settings string
-	}{items, settings}); err != nil {
-		return permanent("render: %v", err)
-	}
-	msg.HTML = html.String()
 	return mailFailure(s.cfg.Mail.Send(ctx, msg))
 }

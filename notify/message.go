@@ -66,6 +66,8 @@ func (s *Service) compose(ctx context.Context, e *storedEvent) (message, error) 
 		m.Title = actor + " needs more information before answering your question"
 	case KindInfoProvided:
 		m.Title = actor + " gave the information you asked for"
+	case KindTest:
+		m.Title = "A test event from ctalk: this webhook works"
 	case KindWebhookDisabled:
 		m.Title = "A webhook of yours was disabled"
 		m.Text = e.Text // the reason and the webhook's host, never the text of a question

@@ -1,6 +1,7 @@
 package notify_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -25,7 +26,11 @@ import (
 )
 
 // people is the test's directory: acme's members a (Ann) and b (Bo).
-var people = map[string][2]string{"a": {"Ann", "ann@acme.test"}, "b": {"Bo", "bo@acme.test"}}
+var people = map[string][2]string{"a": {"Ann", "ann@acme.test"}, "b": {"Bo", "bo@acme.test"}, "m": {malName, ""}}
+
+// malName is a display name written to ping a whole Slack channel and plant
+// a link where a notification shows it.
+const malName = "Mal <!channel> <https://evil.test|Reset password>"
 
 func directory(_ context.Context, orgID, userID string) (string, string, error) {
 	p, ok := people[userID]
@@ -361,6 +366,85 @@ func TestWebhookFormatsSigned(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestWebhookBodiesEscapePeoplesText sends a question from a member named
+// to ping a Slack channel and plant a link, with words that try the same,
+// to a person's and the org's Slack and Teams webhooks: every value Slack
+// formats, the top-level text that its notification shows included, has
+// Slack's markup escaped, and Teams shows them in TextRuns, which read no
+// Markdown.
+func TestWebhookBodiesEscapePeoplesText(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		seed(t, d)
+		s := newService(t, d, nil)
+		ctx := context.Background()
+		for i, format := range []string{notify.FormatSlack, notify.FormatTeams} {
+			for _, owner := range []string{"b", ""} {
+				t.Run(format+"/"+cmp.Or(owner, "org"), func(t *testing.T) {
+					r := newReceiver(t)
+					w, secret, err := s.AddWebhook(ctx, "acme", owner, "b", r.URL, format)
+					if err != nil {
+						t.Fatal(err)
+					}
+					r.secret = secret
+					q := question(fmt.Sprintf("q_%d%s", i, owner))
+					q.Actor, q.Text = "m", "<!here> & [Reset password](https://evil.test) **now**"
+					queue(t, d, s, q)
+					drain(t, s)
+					if err := s.DeleteWebhook(ctx, "acme", owner, w.ID); err != nil {
+						t.Fatal(err)
+					}
+					v := r.only(t)
+					raw, _ := json.Marshal(v)
+					switch format {
+					case notify.FormatSlack:
+						want := "Mal &lt;!channel&gt; &lt;https://evil.test|Reset password&gt; asks you a question"
+						if owner == "" {
+							want = "For Bo: " + want
+						}
+						if v["text"] != want {
+							t.Errorf("top-level text %q, want %q", v["text"], want)
+						}
+						for _, s := range jsonStrings(v) {
+							if strings.ContainsAny(strings.ReplaceAll(s, "\n>", "\n"), "<>") {
+								t.Errorf("a Slack field keeps markup: %q", s)
+							}
+						}
+					case notify.FormatTeams:
+						body := v["attachments"].([]any)[0].(map[string]any)["content"].(map[string]any)["body"].([]any)
+						for _, el := range body {
+							el := el.(map[string]any)
+							if el["type"] != "RichTextBlock" {
+								t.Errorf("a card element of people's text is a %v, which reads Markdown: %s", el["type"], raw)
+							}
+						}
+						if !strings.Contains(string(raw), `"type":"TextRun"`) || strings.Contains(string(raw), `"type":"TextBlock"`) {
+							t.Errorf("Teams body %s", raw)
+						}
+					}
+				})
+			}
+		}
+	})
+}
+
+// jsonStrings are the strings of a decoded JSON value, at any depth.
+func jsonStrings(v any) []string {
+	var out []string
+	switch v := v.(type) {
+	case string:
+		out = append(out, v)
+	case map[string]any:
+		for _, x := range v {
+			out = append(out, jsonStrings(x)...)
+		}
+	case []any:
+		for _, x := range v {
+			out = append(out, jsonStrings(x)...)
+		}
+	}
+	return out
 }
 
 // TestWebhookRetryKeepsID has the receiver fail with 503 once: the retry

@@ -381,7 +381,7 @@ func (s *Service) expansion(ctx context.Context, tx db.Querier, events []*stored
 	var follow []Event
 	var from []string // the id of the event each of follow follows
 	for i, e := range events {
-		if !ours[e.ID] || in[i].removed || e.Kind.closing() || in[i].closed {
+		if !ours[e.ID] || in[i].removed || in[i].closed {
 			continue // another worker's lease now, or nothing to send
 		}
 		for _, f := range followUps(e, in[i], now) {

@@ -2,6 +2,7 @@ package notify_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"strings"
@@ -172,6 +173,63 @@ func TestUnsubscribeTurnsOffOnlyThatKind(t *testing.T) {
 		got := srv.WaitFor(t, 2)
 		if len(got) != 2 || got[1].Header.Get("Subject") != "Your agent's answer to Ann waits for your approval" {
 			t.Fatalf("after unsubscribing from questions: %d mails, last %q", len(got), got[len(got)-1].Header.Get("Subject"))
+		}
+	})
+}
+
+// TestUnsubscribeLinkIsSealedAndBounded: an unsubscribe link shows no id;
+// the same link with another kind put in, its sealed part unchanged, does
+// nothing; after a year it no longer works, and a day before it does.
+func TestUnsubscribeLinkIsSealedAndBounded(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		seed(t, d)
+		s := newService(t, d, mailtest.Start(t))
+		h := s.UnsubscribeHandler()
+		bo := ctalk.Caller{OrgID: "acme", UserID: "b"}
+		link := s.UnsubscribeURL("acme", "b", notify.KindQuestion)
+		path := strings.TrimPrefix(link, "https://ctalk.test")
+		token := path[strings.Index(path, "?t=")+3:]
+		kind, sealed, _ := strings.Cut(token, ".")
+		raw, _ := base64.RawURLEncoding.DecodeString(sealed)
+		if kind != "question" || strings.Contains(token, "acme") || strings.Contains(string(raw), "acme") {
+			t.Fatalf("the link %s shows whom it is for", link)
+		}
+		post := func(path string) (int, string) {
+			rec := newRecorder()
+			h.ServeHTTP(rec, httptestRequest(http.MethodPost, path, "List-Unsubscribe=One-Click"))
+			return rec.Code, rec.Body.String()
+		}
+		unchanged := func(when string) {
+			t.Helper()
+			set, err := s.Settings(context.Background(), bo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []notify.Kind{notify.KindQuestion, notify.KindReminder} {
+				if got := set.Channels[k]; len(got) != 3 {
+					t.Fatalf("%s: %s channels = %v, want every one", when, k, got)
+				}
+			}
+		}
+		swapped := strings.Replace(path, "?t=question.", "?t=reminder.", 1)
+		if code, _ := post(swapped); code != http.StatusBadRequest {
+			t.Errorf("the link with another kind answered %d, want 400", code)
+		}
+		unchanged("after the link with another kind")
+		real := d.Now
+		t.Cleanup(func() { d.Now = real })
+		d.Now = func() time.Time { return real().Add(notify.UnsubscribeTTL + time.Minute) }
+		if code, body := post(path); code != http.StatusBadRequest || !strings.Contains(body, "more than a year old") {
+			t.Errorf("a link older than a year answered %d: %s", code, body)
+		}
+		unchanged("after a link older than a year")
+		d.Now = func() time.Time { return real().Add(notify.UnsubscribeTTL - 24*time.Hour) }
+		if code, body := post(path); code != http.StatusOK {
+			t.Fatalf("a link a day short of a year answered %d: %s", code, body)
+		}
+		set, _ := s.Settings(context.Background(), bo)
+		if got := set.Channels[notify.KindQuestion]; len(got) != 2 {
+			t.Errorf("question channels after unsubscribing = %v, want webhook and push", got)
 		}
 	})
 }

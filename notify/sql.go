@@ -80,9 +80,18 @@ const (
 )
 
 // closedSubjectSQL tells whether a question ($2) was answered, declined or
-// withdrawn, or forwarded away by the person ($3) it reminds of it.
-const closedSubjectSQL = `SELECT COUNT(*) FROM notify_events WHERE org_id = $1 AND subject = $2
-	AND (kind IN ('answered', 'declined', 'withdrawn') OR kind = 'forwarded' AND actor_id = $3)`
+// withdrawn, or forwarded away by the person ($3) it reminds of it: by the
+// question's own row, read when its reminder falls due, or by a closing
+// event. The row decides under concurrency: the event of an answer that
+// reaches nobody is queued only while a reminder is pending, and the
+// outbox stores a question's reminder in a transaction after its read of
+// the question, so that an answer committed in between queued no event.
+// (The questions' table is inbox's; notify reads it here, in the one
+// statement, as the outbox does.)
+const closedSubjectSQL = `SELECT
+	(SELECT COUNT(*) FROM notify_events WHERE org_id = $1 AND subject = $2
+		AND (kind IN ('answered', 'declined', 'withdrawn') OR kind = 'forwarded' AND actor_id = $3))
+	+ (SELECT COUNT(*) FROM questions WHERE org_id = $1 AND id = $2 AND (status <> 'pending' OR recipient_id <> $3))`
 
 // threadRootSQL finds the first event of a subject ($2) to a person ($3):
 // the mail the others of that person reply to.
@@ -186,6 +195,17 @@ const (
 	webhookFailingSQL  = `UPDATE notify_webhooks SET failing_since = COALESCE(failing_since, $1) WHERE org_id = $2 AND id = $3 RETURNING failing_since`
 	disableWebhookSQL  = `UPDATE notify_webhooks SET disabled_at = $1, disabled_reason = $2 WHERE org_id = $3 AND id = $4 AND disabled_at IS NULL`
 	webhookDisabledSQL = `SELECT disabled_at FROM notify_webhooks WHERE org_id = $1 AND id = $2`
+	// rotateWebhookSecretSQL sets the secret $1 of the webhook $3 of the
+	// owner $4 in the org $2.
+	rotateWebhookSecretSQL = `UPDATE notify_webhooks SET secret = $1 WHERE org_id = $2 AND id = $3 AND user_id = $4`
+	// ownedDeliverySQL reads the status of the delivery $2 when it went to
+	// a webhook of the owner $3 in the org $1.
+	ownedDeliverySQL = `SELECT d.status FROM notify_deliveries d JOIN notify_webhooks w ON w.org_id = d.org_id AND w.id = d.target
+		WHERE d.org_id = $1 AND d.id = $2 AND d.channel = 'webhook' AND w.user_id = $3`
+	// redeliverSQL makes the finished delivery $3 of the org $2 pending
+	// again, due at $1, with its attempts counted anew.
+	redeliverSQL = `UPDATE notify_deliveries SET status = 'pending', next_at = $1, attempts = 0, lease_until = NULL, last_error = '', finished_at = NULL
+		WHERE org_id = $2 AND id = $3 AND status <> 'pending'`
 )
 
 // Web Push subscriptions.

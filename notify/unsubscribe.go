@@ -2,11 +2,14 @@ package notify
 
 import (
 	"context"
-	"crypto/hmac"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hkdf"
 	"crypto/rand"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +17,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
@@ -63,19 +67,40 @@ func (s *Service) loadKey(ctx context.Context) error {
 	return nil
 }
 
+// UnsubscribeTTL is how long an unsubscribe link works after its mail
+// was sent.
+const UnsubscribeTTL = 365 * 24 * time.Hour
+
 // unsubscribeToken is the token of the one-click unsubscribe link of kind
-// for a person: it names them and the kind, signed, and can do nothing but
-// turn that kind's email off.
+// for a person, good until UnsubscribeTTL from now: the kind, readable,
+// then whom it is for and until when, sealed with AES-GCM under a key
+// derived for these links alone, the kind bound in as additional data. It
+// shows no id, can do nothing but turn that kind's email off, and no
+// change of it, the kind's included, passes.
 func (s *Service) unsubscribeToken(orgID, userID string, kind Kind) string {
-	payload := orgID + "\x00" + userID + "\x00" + string(kind)
-	return base64.RawURLEncoding.EncodeToString([]byte(payload)) + "." + s.unsubMAC(payload)
+	aead := s.unsubAEAD()
+	plain := binary.BigEndian.AppendUint64(nil, uint64(s.db.Now().Add(UnsubscribeTTL).Unix()))
+	plain = append(plain, orgID+"\x00"+userID...)
+	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(plain)+aead.Overhead())
+	rand.Read(nonce)
+	return string(kind) + "." + base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, plain, unsubAD(kind)))
 }
 
-func (s *Service) unsubMAC(payload string) string {
-	mac := hmac.New(sha256.New, s.unsubKey)
-	mac.Write([]byte("ctalk unsubscribe\x00" + payload))
-	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil)[:18])
+// unsubAEAD is the cipher of the unsubscribe links, keyed by a key derived
+// from the server's unsubscribe key for them alone.
+func (s *Service) unsubAEAD() cipher.AEAD {
+	key, err := hkdf.Key(sha256.New, s.unsubKey, nil, "ctalk unsubscribe link v2", 32)
+	if err != nil {
+		panic(err) // 32 bytes of SHA-256's HKDF cannot fail
+	}
+	block, _ := aes.NewCipher(key)
+	aead, _ := cipher.NewGCM(block)
+	return aead
 }
+
+// unsubAD is the additional data that binds a link's kind to its sealed
+// part.
+func unsubAD(kind Kind) []byte { return []byte("ctalk unsubscribe\x00" + string(kind)) }
 
 // UnsubscribeURL is the one-click unsubscribe link of kind for a person.
 func (s *Service) UnsubscribeURL(orgID, userID string, kind Kind) string {
@@ -91,19 +116,24 @@ func (s *Service) parseUnsubscribe(token string) (orgID, userID string, kind Kin
 	if s.unsubKey == nil {
 		return "", "", "", ctalk.Errorf(ctalk.EUnavailable, "notifications are starting; try again in a moment")
 	}
-	p, mac, ok := strings.Cut(token, ".")
+	k, sealed, ok := strings.Cut(token, ".")
+	raw, err := base64.RawURLEncoding.DecodeString(sealed)
+	aead := s.unsubAEAD()
+	if !ok || err != nil || len(raw) < aead.NonceSize() || !slices.Contains(Kinds, Kind(k)) {
+		return "", "", "", bad
+	}
+	plain, err := aead.Open(nil, raw[:aead.NonceSize()], raw[aead.NonceSize():], unsubAD(Kind(k)))
+	if err != nil || len(plain) < 8 {
+		return "", "", "", bad
+	}
+	if until := time.Unix(int64(binary.BigEndian.Uint64(plain)), 0); !s.db.Now().Before(until) {
+		return "", "", "", ctalk.Errorf(ctalk.EInvalid, "this unsubscribe link is more than a year old and no longer works; change your notification settings on your profile page instead")
+	}
+	org, user, ok := strings.Cut(string(plain[8:]), "\x00")
 	if !ok {
 		return "", "", "", bad
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(p)
-	if err != nil || !hmac.Equal([]byte(mac), []byte(s.unsubMAC(string(raw)))) {
-		return "", "", "", bad
-	}
-	parts := strings.Split(string(raw), "\x00")
-	if len(parts) != 3 {
-		return "", "", "", bad
-	}
-	return parts[0], parts[1], Kind(parts[2]), nil
+	return org, user, Kind(k), nil
 }
 
 // Unsubscribe turns email off for the kind a token names, and nothing

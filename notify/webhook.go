@@ -79,9 +79,7 @@ func (s *Service) AddWebhook(ctx context.Context, orgID, userID, createdBy, rawU
 	if len(existing) >= MaxWebhooks {
 		return nil, "", ctalk.Errorf(ctalk.EConflict, "there are %d webhooks already, the limit; delete one first", len(existing))
 	}
-	var key [32]byte
-	rand.Read(key[:])
-	secret := "whsec_" + base64.StdEncoding.EncodeToString(key[:])
+	secret := newWebhookSecret()
 	w := &Webhook{ID: newID("wh_"), Org: userID == "", URL: u, Format: format, CreatedAt: s.db.Now(), createdBy: createdBy}
 	err = s.db.Write(ctx, func(q db.Querier) error {
 		_, err := q.Exec(ctx, insertWebhookSQL, orgID, w.ID, userID, createdBy, w.URL, w.Format, secret, w.CreatedAt)
@@ -92,6 +90,14 @@ func (s *Service) AddWebhook(ctx context.Context, orgID, userID, createdBy, rawU
 	}
 	s.reachChanged(ctx, orgID, userID)
 	return w, secret, nil
+}
+
+// newWebhookSecret is a new signing secret: whsec_ and 32 random bytes in
+// base64, as Standard Webhooks writes it.
+func newWebhookSecret() string {
+	var key [32]byte
+	rand.Read(key[:])
+	return "whsec_" + base64.StdEncoding.EncodeToString(key[:])
 }
 
 // checkWebhookURL refuses what a webhook URL must not be: anything but
@@ -284,7 +290,7 @@ func (s *Service) webhookMessage(ctx context.Context, e *storedEvent, owner stri
 	if err != nil {
 		return m, temporary("compose: %v", err)
 	}
-	if owner == "" {
+	if owner == "" && e.Kind != KindTest {
 		name := e.UserID
 		if n, _, err := s.person(ctx, e.OrgID, e.UserID); err == nil && n != "" {
 			name = n
@@ -391,16 +397,23 @@ func cleanNetErr(err error) string {
 	return ctalk.Shorten(err.Error(), 200)
 }
 
-// webhookBody is the request body of one delivery in format.
+// webhookBody is the request body of one delivery in format. Every value
+// of people's text (a name in the title, the words) is escaped for where it
+// goes: in Slack, the top-level text (what its notification shows) as
+// much as the blocks', so that a name such as "<!channel>" pings nobody
+// and "<https://...|Reset password>" links nowhere; in Teams, it is a
+// TextRun of a RichTextBlock, which shows its text as it is, where a
+// TextBlock would read Markdown's links and emphasis.
 func webhookBody(format, id string, e *storedEvent, m message) ([]byte, error) {
 	switch format {
 	case FormatSlack:
-		text := slackEscape(m.Title)
+		title := slackEscape(m.Title)
+		text := title
 		if m.Text != "" {
 			text += "\n>" + strings.ReplaceAll(slackEscape(m.Text), "\n", "\n>")
 		}
 		return json.Marshal(map[string]any{
-			"text": m.Title,
+			"text": title,
 			"blocks": []any{map[string]any{
 				"type": "section",
 				"text": map[string]any{"type": "mrkdwn", "text": text},
@@ -410,9 +423,9 @@ func webhookBody(format, id string, e *storedEvent, m message) ([]byte, error) {
 			}},
 		})
 	case FormatTeams:
-		body := []any{map[string]any{"type": "TextBlock", "text": m.Title, "weight": "Bolder", "wrap": true}}
+		body := []any{teamsText(m.Title, true)}
 		if m.Text != "" {
-			body = append(body, map[string]any{"type": "TextBlock", "text": m.Text, "wrap": true})
+			body = append(body, teamsText(m.Text, false))
 		}
 		return json.Marshal(map[string]any{
 			"type": "message",
@@ -435,7 +448,20 @@ func webhookBody(format, id string, e *storedEvent, m message) ([]byte, error) {
 	})
 }
 
-// slackEscape escapes what Slack's mrkdwn reads as markup.
+// teamsText is an Adaptive Card element that shows text as it is: a
+// RichTextBlock's TextRun reads no Markdown.
+func teamsText(text string, bold bool) map[string]any {
+	run := map[string]any{"type": "TextRun", "text": text}
+	if bold {
+		run["weight"] = "Bolder"
+	}
+	return map[string]any{"type": "RichTextBlock", "inlines": []any{run}}
+}
+
+// slackEscape escapes what Slack reads as markup in any text it formats
+// (mrkdwn, and a message's top-level text): &, < and >, as Slack's
+// formatting rules ask; a "<!channel>" or "<url|label>" then shows as
+// written.
 func slackEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }

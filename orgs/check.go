@@ -1,9 +1,39 @@
 package orgs
 
 import (
+	"unicode"
+
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/auth"
 )
+
+// checkName checks a person's or an organization's name, field naming it in the
+// error: text as ctalk.Text takes it, required, at most MaxNameLen
+// characters, and one line: no line break, tab or other control character,
+// nor a Unicode line or paragraph separator. A name is shown inside other
+// text (a mail's lines and subject, a notification's title), where a line
+// break would let it pass for a line of its own.
+//
+// Returns EInvalid.
+func checkName(field, s string) (string, error) {
+	s, err := ctalk.Text(field, s, MaxNameLen, true)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			what := "a control character"
+			switch r {
+			case '\n', '\r', '\u2028', '\u2029', '\u0085', '\v', '\f':
+				what = "a line break"
+			case '\t':
+				what = "a tab"
+			}
+			return "", ctalk.Errorf(ctalk.EInvalid, "%s contains %s (U+%04X); a name is one line of text, so remove it", field, what, r)
+		}
+	}
+	return s, nil
+}
 
 // FieldError is a mistake in one field of an input, named as the tools
 // name their arguments.
@@ -30,7 +60,7 @@ func (in NewOrg) clean() (*Org, []FieldError) {
 	if org.ID, err = ctalk.ParseID("org_id", in.ID); err != nil {
 		errs = append(errs, FieldError{"org_id", err})
 	}
-	if org.Name, err = ctalk.Text("name", in.Name, MaxNameLen, true); err != nil {
+	if org.Name, err = checkName("name", in.Name); err != nil {
 		errs = append(errs, FieldError{"name", err})
 	}
 	if err := auth.ValidatePassword("admin_password", in.AdminPassword, auth.MinAdminPasswordLen); err != nil {
@@ -67,7 +97,7 @@ func (in NewUser) clean() (*User, []FieldError) {
 	var err error
 	u.ID, err = ctalk.ParseID("user_id", in.ID)
 	add("user_id", err)
-	u.Name, err = ctalk.Text("name", in.Name, MaxNameLen, true)
+	u.Name, err = checkName("name", in.Name)
 	add("name", err)
 	if u.Role == "" {
 		u.Role = RoleMember

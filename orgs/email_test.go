@@ -3,6 +3,7 @@ package orgs_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -88,6 +89,9 @@ func TestInviteConflicts(t *testing.T) {
 		}
 		if _, _, err := f.orgs.Invite(ctx, ctalk.Caller{OrgID: "a", UserID: "alice"}, orgs.NewInvite{UserID: "z", Name: "Z"}); ctalk.ErrorCode(err) != ctalk.EInvalid {
 			t.Errorf("an invite without an address: %v, want invalid", err)
+		}
+		if _, _, err := f.orgs.Invite(ctx, ctalk.Caller{OrgID: "a", UserID: "alice"}, orgs.NewInvite{Email: "z@example.com", UserID: "z", Name: "Z\r\nReset your password"}); ctalk.ErrorCode(err) != ctalk.EInvalid || !strings.Contains(ctalk.ErrorMessage(err), "line break") {
+			t.Errorf("an invite of a name of two lines: %v, want invalid", err)
 		}
 		if _, _, err := f.orgs.Invite(ctx, ctalk.Caller{OrgID: "b", UserID: "alice"}, orgs.NewInvite{Email: "dan@example.com", UserID: "dan", Name: "Dan"}); err != nil {
 			t.Errorf("the same invite in another org: %v", err)

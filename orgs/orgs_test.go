@@ -112,6 +112,7 @@ func TestRegister(t *testing.T) {
 			{"id of 100 KB", orgs.NewOrg{ID: strings.Repeat("a", 100<<10), Name: "X", AdminPassword: adminPW}, "use 1 to 64"},
 			{"no name", orgs.NewOrg{ID: "x", Name: " ", AdminPassword: adminPW}, "name is required"},
 			{"name of 201", orgs.NewOrg{ID: "x", Name: strings.Repeat("n", 201), AdminPassword: adminPW}, "at most 200"},
+			{"name of two lines", orgs.NewOrg{ID: "x", Name: "Acme\r\nReset your password: https://evil.test", AdminPassword: adminPW}, "name contains a line break (U+000D); a name is one line of text"},
 			{"admin password of 11", orgs.NewOrg{ID: "x", Name: "X", AdminPassword: strings.Repeat("a", 11)}, "admin_password must be at least 12 characters"},
 			{"admin password of 73 bytes", orgs.NewOrg{ID: "x", Name: "X", AdminPassword: strings.Repeat("a", 73)}, "admin_password is 73 bytes; at most 72"},
 		} {
@@ -181,6 +182,10 @@ func TestAddUser(t *testing.T) {
 			{"notes with NUL", orgs.NewUser{ID: "x", Name: "X", Password: userPW, Notes: "a\x00b"}, "NUL"},
 			{"notes not UTF-8", orgs.NewUser{ID: "x", Name: "X", Password: userPW, Notes: "a\xffb"}, "not valid UTF-8"},
 			{"name with NUL", orgs.NewUser{ID: "x", Name: "X\x00", Password: userPW}, "NUL"},
+			{"name of two lines", orgs.NewUser{ID: "x", Name: "Mal\nReset your password", Password: userPW}, "name contains a line break (U+000A)"},
+			{"name with a line separator", orgs.NewUser{ID: "x", Name: "Mal\u2028Reset", Password: userPW}, "name contains a line break (U+2028)"},
+			{"name with a tab", orgs.NewUser{ID: "x", Name: "Mal\tX", Password: userPW}, "name contains a tab"},
+			{"name with an escape", orgs.NewUser{ID: "x", Name: "Mal\x1b[2J", Password: userPW}, "name contains a control character (U+001B)"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				_, err := f.orgs.AddUser(ctx, "a", tc.in)

@@ -182,6 +182,20 @@ var funcs = template.FuncMap{
 			CSRF, Scope string
 		}{h, csrf, scope}
 	},
+	// deliveries is the argument of the notifications page's delivery log:
+	// its deliveries to the webhooks hooks (the person's, or with scope
+	// "org" the org's) can be sent again.
+	"deliveries": func(d []*notify.Delivery, csrf, scope string, hooks []*notify.Webhook) any {
+		ours := map[string]bool{}
+		for _, h := range hooks {
+			ours[h.ID] = true
+		}
+		return struct {
+			Log         []*notify.Delivery
+			CSRF, Scope string
+			Hooks       map[string]bool
+		}{d, csrf, scope, ours}
+	},
 	// visible shows text another person wrote with every invisible or
 	// direction-changing character made visible (see ctalk.Visible).
 	"visible": func(s string) string { v, _ := ctalk.Visible(s); return v },

@@ -25,6 +25,9 @@ func (p *Pages) mountNotifications(r routes) {
 	r.POST("/profile/notifications", p.notificationsSubmit)
 	r.POST("/profile/notifications/webhooks", p.webhookAdd)
 	r.POST("/profile/notifications/webhooks/delete", p.webhookDelete)
+	r.POST("/profile/notifications/webhooks/test", p.webhookTest)
+	r.POST("/profile/notifications/webhooks/rotate", p.webhookRotate)
+	r.POST("/profile/notifications/deliveries/redeliver", p.redeliver)
 	r.POST("/profile/notifications/org", p.orgNotificationsSubmit)
 	r.POST("/profile/notifications/push", p.pushSubscribe)
 	r.POST("/profile/notifications/push/delete", p.pushDelete)
@@ -33,6 +36,8 @@ func (p *Pages) mountNotifications(r routes) {
 var notifyFlash = map[string]string{
 	"settings":        "Your notification settings are saved.",
 	"webhook-deleted": "The webhook is deleted; nothing more is sent to it.",
+	"webhook-tested":  "The test event reached the webhook: it answered with success.",
+	"redelivered":     "The delivery is on its way again; the log below shows its outcome.",
 	"org":             "Your organization's notification settings are saved.",
 	"push-on":         "Push notifications are on in this browser.",
 	"push-off":        "Push notifications are off in that browser.",
@@ -62,9 +67,11 @@ type notificationsData struct {
 	Weekdays      []weekday
 	Log, Failures []*notify.Delivery
 	Org           notify.OrgSettings
-	// Created is a webhook just added, with its secret shown this once.
+	// Created is a webhook just added, or whose secret was just changed
+	// (Rotated), with its secret shown this once.
 	Created       *notify.Webhook
 	CreatedSecret string
+	Rotated       bool
 	// Error says why the last form failed, Field which form.
 	Error, Field string
 }
@@ -309,4 +316,68 @@ func (p *Pages) pushDelete(c echo.Context) error {
 		return p.notifyFailed(c, "push", err)
 	}
 	return done(c, "/profile/notifications", "push-off")
+}
+
+// webhookField is the form a webhook form's error shows next to: the
+// person's webhooks, or the org's (owner empty).
+func webhookField(owner string) string {
+	if owner == "" {
+		return "org-webhook"
+	}
+	return "webhook"
+}
+
+// webhookTest sends a test event to a webhook and says what it answered.
+func (p *Pages) webhookTest(c echo.Context) error {
+	start, m := time.Now(), me(c)
+	if err := p.requireNotify(); err != nil {
+		return p.notifyFailed(c, "webhook", err)
+	}
+	owner, err := p.webhookScope(c)
+	if err == nil {
+		err = p.notify.TestWebhook(c.Request().Context(), m.OrgID, owner, c.FormValue("id"))
+	}
+	p.recordAction(c, "web:test_webhook", start, err, m.UserID)
+	if err != nil {
+		return p.notifyFailed(c, webhookField(owner), err)
+	}
+	return done(c, "/profile/notifications", "webhook-tested")
+}
+
+// webhookRotate gives a webhook a new signing secret and shows it on this
+// response only.
+func (p *Pages) webhookRotate(c echo.Context) error {
+	start, m := time.Now(), me(c)
+	if err := p.requireNotify(); err != nil {
+		return p.notifyFailed(c, "webhook", err)
+	}
+	owner, err := p.webhookScope(c)
+	var w *notify.Webhook
+	var secret string
+	if err == nil {
+		w, secret, err = p.notify.RotateWebhookSecret(c.Request().Context(), m.OrgID, owner, c.FormValue("id"))
+	}
+	p.recordAction(c, "web:rotate_webhook_secret", start, err, m.UserID)
+	if err != nil {
+		return p.notifyFailed(c, webhookField(owner), err)
+	}
+	return p.notifications(c, http.StatusOK, &notificationsData{Created: w, CreatedSecret: secret, Rotated: true}, "")
+}
+
+// redeliver sends a logged delivery to a webhook again: the person's own,
+// or with scope=org, an admin's of the org's webhooks.
+func (p *Pages) redeliver(c echo.Context) error {
+	start, m := time.Now(), me(c)
+	if err := p.requireNotify(); err != nil {
+		return p.notifyFailed(c, "webhook", err)
+	}
+	owner, err := p.webhookScope(c)
+	if err == nil {
+		err = p.notify.Redeliver(c.Request().Context(), m.OrgID, owner, c.FormValue("id"))
+	}
+	p.recordAction(c, "web:redeliver", start, err, m.UserID)
+	if err != nil {
+		return p.notifyFailed(c, webhookField(owner), err)
+	}
+	return done(c, "/profile/notifications", "redelivered")
 }

@@ -2,14 +2,19 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/internal/outbound"
+	"github.com/ctalk/ctalk/mail/mailtest"
 	"github.com/ctalk/ctalk/notify"
 )
 
@@ -28,7 +33,8 @@ func TestNotificationSettingsPage(t *testing.T) {
 		if code != http.StatusOK {
 			t.Fatalf("GET: %d", code)
 		}
-		mustShow(t, "page", page, "A question waits for you", "PUBLIC_URL", "Delivery log")
+		mustShow(t, "page", page, "A question waits for you", "PUBLIC_URL", "Delivery log",
+			"What comes during a pause is dropped, not sent when you turn it off", "what comes during them is held and sent when they end")
 		mustNotShow(t, "member's page", page, "Your organization")
 
 		form := url.Values{"kind.question": {"webhook"}, "kind.mention": {"email", "webhook"}, "paused": {"on"},
@@ -113,5 +119,101 @@ func TestNotificationSettingsPage(t *testing.T) {
 		carol := s.newClient(t, "acme", "carol")
 		_, page = carol.get("/profile/notifications")
 		mustNotShow(t, "carol's page", page, "to bob", "127.0.0.1", "zebracorn")
+	})
+}
+
+// TestWebhookTestRedeliverAndRotate: from the settings page a person sends
+// a test event to their webhook, sends a failed delivery again once the
+// receiver works, and gives the webhook a new signing secret, shown once;
+// another member can do none of it to their webhook.
+func TestWebhookTestRedeliverAndRotate(t *testing.T) {
+	each(t, func(t *testing.T, engine db.Engine) {
+		var mu sync.Mutex
+		status, kinds := http.StatusOK, []string{}
+		receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var body struct{ Type string }
+			json.NewDecoder(r.Body).Decode(&body)
+			mu.Lock()
+			defer mu.Unlock()
+			kinds = append(kinds, body.Type)
+			w.WriteHeader(status)
+		}))
+		t.Cleanup(receiver.Close)
+		s := start(t, engine, withMail(mailtest.Start(t)), func(w *app.Wiring) {
+			w.Notify = notify.DefaultConfig()
+			w.Notify.AllowHTTP = true
+		})
+		s.org(t, "acme")
+		ctx := context.Background()
+		bob, carol := s.newClient(t, "acme", "bob"), s.newClient(t, "acme", "carol")
+		code, page := bob.post("/profile/notifications/webhooks", url.Values{"url": {receiver.URL + "/hook"}, "format": {"json"}})
+		secret := regexp.MustCompile(`whsec_[A-Za-z0-9+/=]+`).FindString(page)
+		if code != http.StatusOK || secret == "" {
+			t.Fatalf("add webhook: %d", code)
+		}
+		hooks, _ := s.Notify.Webhooks(ctx, "acme", "bob")
+		id := url.Values{"id": {hooks[0].ID}}
+		mustShow(t, "bob's page", page, "Send a test event", "New signing secret")
+
+		if code, page := bob.post("/profile/notifications/webhooks/test", id); code != http.StatusOK || !strings.Contains(page, "The test event reached the webhook") {
+			t.Fatalf("test event: %d", code)
+		}
+		if code, _ := carol.post("/profile/notifications/webhooks/test", id); code != http.StatusNotFound {
+			t.Errorf("carol tested bob's webhook: %d", code)
+		}
+
+		mu.Lock()
+		status = http.StatusBadRequest
+		mu.Unlock()
+		if code, page := bob.post("/profile/notifications/webhooks/test", id); code != http.StatusServiceUnavailable || !strings.Contains(page, "HTTP 400") {
+			t.Fatalf("a test event the webhook refuses: %d", code)
+		}
+		err := s.DB.Tx(ctx, func(tx db.Querier) error {
+			return s.Notify.Queue(ctx, tx, notify.Event{Kind: notify.KindQuestion, OrgID: "acme", UserID: "bob", Actor: "carol", Subject: "q_1", Text: "Ready?", Link: "/inbox"})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Notify.Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+		log, _ := s.Notify.DeliveryLog(ctx, acme("bob"), 10)
+		if len(log) != 1 || log[0].Status != "failed" {
+			t.Fatalf("log %+v, want the failed delivery", log)
+		}
+		_, page = bob.get("/profile/notifications")
+		mustShow(t, "bob's log", page, "Redeliver")
+		delivery := url.Values{"id": {log[0].ID}}
+		if code, _ := carol.post("/profile/notifications/deliveries/redeliver", delivery); code != http.StatusNotFound {
+			t.Errorf("carol redelivered bob's delivery: %d", code)
+		}
+		mu.Lock()
+		status = http.StatusOK
+		mu.Unlock()
+		if code, page := bob.post("/profile/notifications/deliveries/redeliver", delivery); code != http.StatusOK || !strings.Contains(page, "on its way again") {
+			t.Fatalf("redeliver: %d", code)
+		}
+		if err := s.Notify.Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if log, _ := s.Notify.DeliveryLog(ctx, acme("bob"), 10); log[0].Status != "sent" {
+			t.Errorf("after the redelivery: %+v", log[0])
+		}
+		mu.Lock()
+		if want := []string{"test", "test", "question", "question"}; strings.Join(kinds, " ") != strings.Join(want, " ") {
+			t.Errorf("the receiver got %v, want %v", kinds, want)
+		}
+		mu.Unlock()
+
+		if code, _ := carol.post("/profile/notifications/webhooks/rotate", id); code != http.StatusNotFound {
+			t.Errorf("carol rotated bob's secret: %d", code)
+		}
+		code, page = bob.post("/profile/notifications/webhooks/rotate", id)
+		rotated := regexp.MustCompile(`whsec_[A-Za-z0-9+/=]+`).FindString(page)
+		if code != http.StatusOK || rotated == "" || rotated == secret || !strings.Contains(page, "new signing secret") {
+			t.Fatalf("rotate: %d, secret %q", code, rotated)
+		}
+		_, page = bob.get("/profile/notifications")
+		mustNotShow(t, "page after rotating", page, rotated)
 	})
 }

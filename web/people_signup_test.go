@@ -69,6 +69,18 @@ func TestSignUpErrorsByField(t *testing.T) {
 		if _, err := s.Orgs.Org(context.Background(), "newco"); ctalk.ErrorCode(err) != ctalk.ENotFound {
 			t.Fatalf("a form without an approval mode created newco: %v", err)
 		}
+		// Names are one line: a stranger cannot write a line of a mail.
+		twoLines := goodSignup()
+		twoLines.Set("name", "Nina\r\nReset your password: https://evil.test")
+		twoLines.Set("org_name", "New Co\nUrgent")
+		code, page = anon.post("/signup", twoLines)
+		if code != http.StatusBadRequest {
+			t.Fatalf("names of two lines: %d, want 400", code)
+		}
+		mustShow(t, "names of two lines", page, `id="name-error"`, `id="org_name-error"`, "Your name contains a line break", "The organization name contains a line break")
+		if _, err := s.Orgs.Org(context.Background(), "newco"); ctalk.ErrorCode(err) != ctalk.ENotFound {
+			t.Fatalf("a refused name created newco: %v", err)
+		}
 
 		// An id that is taken is the org id's mistake.
 		taken := goodSignup()
