@@ -262,8 +262,8 @@ var passkeysFlash = map[string]string{
 	"passkey-added":         "Passkey added. You can sign in with it without typing your ids, and verify with it where your organization asks.",
 	"passkey-pending":       "Passkey added, waiting for your confirmation: your organization asks for a passkey before every approval, so your first one works once you open the link just mailed to you.",
 	"passkey-pending-admin": "Passkey added, waiting for an admin's approval: your organization asks for a passkey before every approval, and no link can be mailed to you, so ask an admin to approve it on your member page.",
-	"passkey-removed":  "Passkey removed. It no longer signs you in.",
-	"passkey-required": "Your organization asks every member to have a passkey. Add one below: it takes a few seconds.",
+	"passkey-removed":       "Passkey removed. It no longer signs you in.",
+	"passkey-required":      "Your organization asks every member to have a passkey. Add one below: it takes a few seconds.",
 }
 
 // removePasskey removes one of my passkeys after a fresh verification: a
