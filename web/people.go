@@ -45,6 +45,7 @@ var peopleFlash = map[string]string{
 	"passkey-required": passkeysFlash["passkey-required"],
 	// passkeys.go's
 	"passkey-pending":       passkeysFlash["passkey-pending"],
+	"passkey-verified":      passkeysFlash["passkey-verified"],
 	"passkey-pending-admin": passkeysFlash["passkey-pending-admin"],
 	// route.go's
 	"away": "You are away. Coworkers' agents are told so, with your delegate, and your notifications stop until then.",
