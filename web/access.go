@@ -8,7 +8,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ctalk/ctalk"
-	"github.com/ctalk/ctalk/access"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/orgs"
 )
@@ -23,8 +22,8 @@ func (p *Pages) mountAccess(e *echo.Echo, mw []echo.MiddlewareFunc) {
 	e.POST("/forgot", p.forgotSubmit, mw...)
 	e.GET("/reset/:token", p.resetPage, mw...)
 	e.POST("/reset/:token", p.resetSubmit, mw...)
-	e.GET(access.PasskeyConfirmPath+":token", p.passkeyConfirmPage, mw...)
-	e.POST(access.PasskeyConfirmPath+":token", p.passkeyConfirmSubmit, mw...)
+	e.GET("/passkeys/confirm/:token", p.passkeyConfirmPage, mw...)
+	e.POST("/passkeys/confirm/:token", p.passkeyConfirmSubmit, mw...)
 }
 
 // passkeyConfirmData is the page a passkey's confirmation link opens.
