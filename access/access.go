@@ -199,18 +199,9 @@ func (s *Service) ForgotPassword(ctx context.Context, orgID, who string) error {
 // after the caller's answer; a mail that cannot be sent is logged. It
 // carries no link that does anything but open the sign-in page.
 func (s *Service) TellReset(ctx context.Context, orgID, userID, adminID string) {
-	if !s.Enabled() {
-		return
-	}
-	s.mailing.Add(1)
-	go func() {
-		defer s.mailing.Done()
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resetMailTimeout)
-		defer cancel()
-		if err := s.sendResetByAdmin(ctx, orgID, userID, adminID); err != nil {
-			s.cfg.Logger.Warn("mail telling of a password reset not sent", "org_id", orgID, "user_id", userID, "temporary", mail.Temporary(err), "error", err)
-		}
-	}()
+	s.later(ctx, "mail telling of a password reset not sent", orgID, userID, func(ctx context.Context) error {
+		return s.sendResetByAdmin(ctx, orgID, userID, adminID)
+	})
 }
 
 func (s *Service) sendResetByAdmin(ctx context.Context, orgID, userID, adminID string) error {

@@ -52,3 +52,57 @@ If you did not ask for this, talk to your admins, and sign in with your passkey 
 <p>If you did not ask for this, talk to your admins, and sign in with your passkey or use "Forgot password?" on <a href="{{.Link}}">the sign-in page</a>.</p>
 </body></html>
 `)
+
+// passkeyConfirmMail carries the link that confirms a passkey added by
+// someone who had none, where the org asks for a passkey before each
+// approval: the factor that a password alone does not give.
+var passkeyConfirmMail = newMail(`Hello {{.Name}},
+
+A passkey named "{{.Passkey}}" was added to the ctalk account of {{.UserID}} in {{.Org}} ({{.OrgID}}). Your organization asks for a passkey before every approval, so this first passkey works only once you confirm it here:
+
+{{.Link}}
+
+The link works once, for {{.Hours}} hours. If you did not add this passkey, do not open the link: remove the passkey on your profile, change your password, and tell your admins. Whoever added it knows your password (an agent of yours may).
+`, `<!doctype html>
+<html><body style="font-family: system-ui, sans-serif; line-height: 1.5">
+<p>Hello {{.Name}},</p>
+<p>A passkey named <strong>{{.Passkey}}</strong> was added to the ctalk account of <strong>{{.UserID}}</strong> in <strong>{{.Org}}</strong> ({{.OrgID}}). Your organization asks for a passkey before every approval, so this first passkey works only once you confirm it.</p>
+<p><a href="{{.Link}}">Confirm the passkey</a></p>
+<p>The link works once, for {{.Hours}} hours. If you did not add this passkey, do not open the link: remove the passkey on your profile, change your password, and tell your admins. Whoever added it knows your password (an agent of yours may).</p>
+</body></html>
+`)
+
+// passkeyChangedMail tells a person that a passkey of theirs was added,
+// removed or approved by an admin, as a sign-in from a new device would.
+var passkeyChangedMail = newMail(`Hello {{.Name}},
+
+{{if .Admin}}{{.Admin}}, an admin of {{.Org}} ({{.OrgID}}), approved{{else}}Someone signed in as you {{.Change}}{{end}} the passkey "{{.Passkey}}" of the ctalk account of {{.UserID}}, on {{.When}}.{{if ne .Change "removed"}} It signs in as you and, where your organization asks for one, proves it is you before an approval.{{end}}
+
+If this was you, there is nothing to do. If it was not, remove what you do not know on your profile, change your password, and tell your admins:
+
+{{.Link}}
+`, `<!doctype html>
+<html><body style="font-family: system-ui, sans-serif; line-height: 1.5">
+<p>Hello {{.Name}},</p>
+<p>{{if .Admin}}{{.Admin}}, an admin of <strong>{{.Org}}</strong> ({{.OrgID}}), approved{{else}}Someone signed in as you {{.Change}}{{end}} the passkey <strong>{{.Passkey}}</strong> of the ctalk account of <strong>{{.UserID}}</strong>, on {{.When}}.{{if ne .Change "removed"}} It signs in as you and, where your organization asks for one, proves it is you before an approval.{{end}}</p>
+<p>If this was you, there is nothing to do. If it was not, remove what you do not know on <a href="{{.Link}}">your profile</a>, change your password, and tell your admins.</p>
+</body></html>
+`)
+
+// emailChangedMail goes to the address a change replaced: the one that
+// reset links went to until now, which is how the person learns of a
+// change they did not make.
+var emailChangedMail = newMail(`Hello {{.Name}},
+
+{{if .Admin}}{{.Admin}}, an admin of {{.Org}} ({{.OrgID}}),{{else}}Someone signed in as you{{end}} changed the email address of the ctalk account of {{.UserID}} on {{.When}}: "forgot password" links and notifications no longer come to this address{{if .New}} but go to {{.New}}{{end}}.{{if .Admin}} Your passkeys are still yours: the change does not touch them, and where your organization asks for a passkey before an approval, nobody can approve for you without one.{{end}}
+
+If you did not ask for this, talk to your admins, and sign in to set your address again:
+
+{{.Link}}
+`, `<!doctype html>
+<html><body style="font-family: system-ui, sans-serif; line-height: 1.5">
+<p>Hello {{.Name}},</p>
+<p>{{if .Admin}}{{.Admin}}, an admin of <strong>{{.Org}}</strong> ({{.OrgID}}),{{else}}Someone signed in as you{{end}} changed the email address of the ctalk account of <strong>{{.UserID}}</strong> on {{.When}}: "forgot password" links and notifications no longer come to this address{{if .New}} but go to {{.New}}{{end}}.{{if .Admin}} Your passkeys are still yours: the change does not touch them, and where your organization asks for a passkey before an approval, nobody can approve for you without one.{{end}}</p>
+<p>If you did not ask for this, talk to your admins, and <a href="{{.Link}}">sign in</a> to set your address again.</p>
+</body></html>
+`)

@@ -22,9 +22,14 @@ import (
 )
 
 // PasskeyFresh is how long a passkey verification counts as fresh: an
-// approval in an org whose approval_factor is passkey, and the removal of a
-// passkey, need one made this recently in the same browser session.
+// approval in an org whose approval_factor is passkey, the addition or
+// removal of a passkey by someone who has one, need one made this recently
+// in the same browser session.
 const PasskeyFresh = 5 * time.Minute
+
+// PasskeyConfirmTTL is how long the link that confirms a passkey waiting
+// for confirmation works (see FinishPasskeyRegistration).
+const PasskeyConfirmTTL = 24 * time.Hour
 
 // ceremonyTTL is how long a passkey ceremony begun may be finished.
 const ceremonyTTL = 5 * time.Minute
@@ -56,6 +61,9 @@ type Passkey struct {
 	Name       string
 	CreatedAt  time.Time
 	LastUsedAt *time.Time
+	// Pending is true while the passkey waits for the mailed link or an
+	// admin's approval: until then it neither signs in nor verifies.
+	Pending bool
 }
 
 // Ceremony is a passkey ceremony begun: the options the page passes to
@@ -123,11 +131,13 @@ func relyingParty(publicURL string) (*webauthn.WebAuthn, error) {
 	return w, nil
 }
 
-// passkeyUser is a person as the WebAuthn library sees them.
+// passkeyUser is a person as the WebAuthn library sees them: creds are
+// the passkeys that sign in and verify, pending those that wait for a
+// confirmation (which only a new registration's exclusions list).
 type passkeyUser struct {
 	orgID, userID, name string
 	handle              []byte
-	creds               []webauthn.Credential
+	creds, pending      []webauthn.Credential
 }
 
 func (u *passkeyUser) WebAuthnID() []byte                         { return u.handle }
@@ -146,21 +156,28 @@ func (s *Service) loadPasskeyUser(ctx context.Context, orgID, userID string) (*p
 	if err != nil {
 		return nil, fmt.Errorf("read users: %w", err)
 	}
-	rows, err := s.db.Query(ctx, `SELECT user_handle, credential FROM passkeys WHERE org_id = $1 AND user_id = $2 ORDER BY created_at`, orgID, userID)
+	rows, err := s.db.Query(ctx, `SELECT user_handle, credential, confirm_hash IS NOT NULL FROM passkeys WHERE org_id = $1 AND user_id = $2 ORDER BY created_at`, orgID, userID)
 	if err != nil {
 		return nil, fmt.Errorf("read passkeys: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var handle, record string
-		if err := rows.Scan(&handle, &record); err != nil {
+		var (
+			handle, record string
+			pending        bool
+		)
+		if err := rows.Scan(&handle, &record, &pending); err != nil {
 			return nil, fmt.Errorf("read passkeys: %w", err)
 		}
 		var c webauthn.Credential
 		if err := json.Unmarshal([]byte(record), &c); err != nil {
 			return nil, fmt.Errorf("read passkey record: %w", err)
 		}
-		u.creds = append(u.creds, c)
+		if pending {
+			u.pending = append(u.pending, c)
+		} else {
+			u.creds = append(u.creds, c)
+		}
 		if u.handle, err = base64.RawURLEncoding.DecodeString(handle); err != nil {
 			return nil, fmt.Errorf("read passkey user handle: %w", err)
 		}
@@ -250,12 +267,18 @@ func refusedPasskey(what string, err error) error {
 	return ctalk.Errorf(ctalk.EUnauthorized, "the passkey %s could not be read; try again", what)
 }
 
+// errFreshToAdd refuses a new passkey to someone who has one and has not
+// verified with it in this session within PasskeyFresh: else anyone who
+// knows their password (their agent) could add a passkey of its own.
+var errFreshToAdd = ctalk.Errorf(ctalk.EForbidden, "adding a passkey needs a fresh verification with a passkey you already have: verify with one of your passkeys first, then add the new one")
+
 // BeginPasskeyRegistration begins adding a passkey for the person of sess,
 // on the site at publicURL. The passkey is discoverable (it signs in without
-// typing ids) and verifies its user.
+// typing ids) and verifies its user. Someone who has a passkey must have
+// verified with one in this session within PasskeyFresh.
 //
-// Returns EUnauthorized when the person is no longer a member, EConflict at
-// MaxPasskeys.
+// Returns EUnauthorized when the person is no longer a member, EForbidden
+// without that verification, EConflict at MaxPasskeys.
 func (s *Service) BeginPasskeyRegistration(ctx context.Context, sess *Session, publicURL string) (*Ceremony, error) {
 	w, err := relyingParty(publicURL)
 	if err != nil {
@@ -265,7 +288,10 @@ func (s *Service) BeginPasskeyRegistration(ctx context.Context, sess *Session, p
 	if err != nil {
 		return nil, err
 	}
-	if len(u.creds) >= MaxPasskeys {
+	if len(u.creds) > 0 && !sess.PasskeyVerifiedRecently(s.db.Now()) {
+		return nil, errFreshToAdd
+	}
+	if len(u.creds)+len(u.pending) >= MaxPasskeys {
 		return nil, ctalk.Errorf(ctalk.EConflict, "you have %d passkeys, the most one person may have; remove one you no longer use first", MaxPasskeys)
 	}
 	creation, data, err := w.BeginRegistration(u,
@@ -274,7 +300,7 @@ func (s *Service) BeginPasskeyRegistration(ctx context.Context, sess *Session, p
 			ResidentKey: protocol.ResidentKeyRequirementRequired, RequireResidentKey: protocol.ResidentKeyRequired(),
 			UserVerification: protocol.VerificationRequired,
 		}),
-		webauthn.WithExclusions(webauthn.Credentials(u.creds).CredentialDescriptors()),
+		webauthn.WithExclusions(webauthn.Credentials(append(u.creds, u.pending...)).CredentialDescriptors()),
 		webauthn.WithExtensions(webauthn.WithExtensionCredProps()))
 	if err != nil {
 		return nil, fmt.Errorf("begin passkey registration: %w", err)
@@ -283,45 +309,54 @@ func (s *Service) BeginPasskeyRegistration(ctx context.Context, sess *Session, p
 }
 
 // FinishPasskeyRegistration checks the authenticator's answer to the
-// ceremony and stores the new passkey under name.
+// ceremony and stores the new passkey under name. Someone who has a
+// passkey must have verified with one in this session within PasskeyFresh,
+// checked again as it is stored. With confirm (the org's approval_factor
+// is passkey), the first passkey of someone who has none waits for a
+// factor their password does not give: it is stored Pending, and confirm
+// is the token of the link that confirms it (see ConfirmPasskey), for the
+// caller to mail to the person; an admin may approve it instead
+// (ApprovePasskey). Otherwise the token is "".
 //
 // Returns EInvalid for a bad name, EUnauthorized for an expired ceremony or
-// an answer the library refuses, EConflict for a passkey already stored.
-func (s *Service) FinishPasskeyRegistration(ctx context.Context, sess *Session, publicURL, ceremony, name string, answer []byte) (*Passkey, error) {
-	name, err := passkeyName(name)
+// an answer the library refuses, EForbidden without the verification,
+// EConflict for a passkey already stored.
+func (s *Service) FinishPasskeyRegistration(ctx context.Context, sess *Session, publicURL, ceremony, name string, answer []byte, confirm bool) (pk *Passkey, token string, err error) {
+	name, err = passkeyName(name)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	w, err := relyingParty(publicURL)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	data, err := s.finishCeremony(ctx, ceremony, ceremonyRegister, sess.OrgID, sess.UserID)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	u, err := s.loadPasskeyUser(ctx, sess.OrgID, sess.UserID)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	u.handle = data.UserID
 	parsed, err := protocol.ParseCredentialCreationResponseBytes(answer)
 	if err != nil {
-		return nil, refusedPasskey("registration", err)
+		return nil, "", refusedPasskey("registration", err)
 	}
 	cred, err := w.CreateCredential(u, *data, parsed)
 	if err != nil {
-		return nil, refusedPasskey("registration", err)
+		return nil, "", refusedPasskey("registration", err)
 	}
 	record, err := json.Marshal(cred)
 	if err != nil {
-		return nil, fmt.Errorf("encode passkey record: %w", err)
+		return nil, "", fmt.Errorf("encode passkey record: %w", err)
 	}
-	pk := &Passkey{ID: base64.RawURLEncoding.EncodeToString(cred.ID), Name: name}
-	if err := s.storePasskey(ctx, sess, pk, base64.RawURLEncoding.EncodeToString(u.handle), string(record), cred.Authenticator.SignCount); err != nil {
-		return nil, err
+	pk = &Passkey{ID: base64.RawURLEncoding.EncodeToString(cred.ID), Name: name}
+	token, err = s.storePasskey(ctx, sess, pk, base64.RawURLEncoding.EncodeToString(u.handle), string(record), cred.Authenticator.SignCount, confirm)
+	if err != nil {
+		return nil, "", err
 	}
-	return pk, nil
+	return pk, token, nil
 }
 
 // passkeyName is name trimmed, or why it cannot name a passkey.
@@ -337,10 +372,27 @@ func passkeyName(name string) (string, error) {
 }
 
 // storePasskey stores the registered passkey pk of sess's person, with its
-// user handle, its credential record and its sign count, stamping when.
-func (s *Service) storePasskey(ctx context.Context, sess *Session, pk *Passkey, handle, record string, signCount uint32) error {
-	return s.db.Tx(ctx, func(tx db.Querier) error {
+// user handle, its credential record and its sign count, stamping when;
+// under the rules of FinishPasskeyRegistration, which confirm and the
+// token returned are.
+func (s *Service) storePasskey(ctx context.Context, sess *Session, pk *Passkey, handle, record string, signCount uint32, confirm bool) (token string, err error) {
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		pk.CreatedAt = s.db.Now()
+		// Counted in the transaction that stores it, so that a passkey
+		// confirmed meanwhile is counted too.
+		var confirmed int
+		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM passkeys WHERE org_id = $1 AND user_id = $2 AND confirm_hash IS NULL`, sess.OrgID, sess.UserID).Scan(&confirmed); err != nil {
+			return fmt.Errorf("read passkeys: %w", err)
+		}
+		if confirmed > 0 && !sess.PasskeyVerifiedRecently(pk.CreatedAt) {
+			return errFreshToAdd
+		}
+		var hash any
+		var until any
+		if confirmed == 0 && confirm {
+			raw, h := NewToken()
+			token, hash, until, pk.Pending = raw, h, pk.CreatedAt.Add(PasskeyConfirmTTL), true
+		}
 		// Every passkey of a person carries one user handle, which a
 		// discoverable sign-in checks: a registration begun before
 		// another one, by someone who had none, finished, holds another.
@@ -352,8 +404,8 @@ func (s *Service) storePasskey(ctx context.Context, sess *Session, pk *Passkey, 
 		if theirs != "" && theirs != handle {
 			return ctalk.Errorf(ctalk.EConflict, "another passkey of yours was added while this one was; remove this one from your device, then add it again")
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO passkeys (id, org_id, user_id, user_handle, name, credential, sign_count, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			pk.ID, sess.OrgID, sess.UserID, handle, pk.Name, record, int64(signCount), pk.CreatedAt)
+		_, err = tx.Exec(ctx, `INSERT INTO passkeys (id, org_id, user_id, user_handle, name, credential, sign_count, created_at, confirm_hash, confirm_expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+			pk.ID, sess.OrgID, sess.UserID, handle, pk.Name, record, int64(signCount), pk.CreatedAt, hash, until)
 		if ctalk.ErrorCode(err) == ctalk.EConflict {
 			return ctalk.Errorf(ctalk.EConflict, "this passkey is already registered; it is in your list of passkeys")
 		}
@@ -362,13 +414,17 @@ func (s *Service) storePasskey(ctx context.Context, sess *Session, pk *Passkey, 
 		}
 		return nil
 	})
+	if err != nil {
+		return "", err
+	}
+	return token, nil
 }
 
 // Passkeys lists the passkeys of orgID/userID, oldest first.
 //
 // Returns only the database's errors.
 func (s *Service) Passkeys(ctx context.Context, orgID, userID string) ([]Passkey, error) {
-	rows, err := s.db.Query(ctx, `SELECT id, name, created_at, last_used_at FROM passkeys WHERE org_id = $1 AND user_id = $2 ORDER BY created_at, id`, orgID, userID)
+	rows, err := s.db.Query(ctx, `SELECT id, name, created_at, last_used_at, confirm_hash IS NOT NULL FROM passkeys WHERE org_id = $1 AND user_id = $2 ORDER BY created_at, id`, orgID, userID)
 	if err != nil {
 		return nil, fmt.Errorf("read passkeys: %w", err)
 	}
@@ -379,7 +435,7 @@ func (s *Service) Passkeys(ctx context.Context, orgID, userID string) ([]Passkey
 			p    Passkey
 			used sql.NullTime
 		)
-		if err := rows.Scan(&p.ID, &p.Name, &p.CreatedAt, (*db.NullTime)(&used)); err != nil {
+		if err := rows.Scan(&p.ID, &p.Name, &p.CreatedAt, (*db.NullTime)(&used), &p.Pending); err != nil {
 			return nil, fmt.Errorf("read passkeys: %w", err)
 		}
 		if used.Valid {
@@ -452,7 +508,7 @@ func (s *Service) FinishPasskeySignIn(ctx context.Context, publicURL, ceremony s
 	user, cred, err := w.ValidatePasskeyLogin(func(rawID, handle []byte) (webauthn.User, error) {
 		var orgID, userID string
 		err := s.db.QueryRow(ctx, `SELECT p.org_id, p.user_id FROM passkeys p JOIN users u ON u.org_id = p.org_id AND u.id = p.user_id AND u.removed_at IS NULL
-			WHERE p.id = $1 AND p.user_handle = $2`,
+			WHERE p.id = $1 AND p.user_handle = $2 AND p.confirm_hash IS NULL`,
 			base64.RawURLEncoding.EncodeToString(rawID), base64.RawURLEncoding.EncodeToString(handle)).Scan(&orgID, &userID)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, ctalk.Errorf(ctalk.EUnauthorized, "this passkey is not registered here (it may have been removed); sign in with your password")
@@ -496,6 +552,9 @@ func (s *Service) BeginPasskeyVerify(ctx context.Context, sess *Session, publicU
 	u, err := s.loadPasskeyUser(ctx, sess.OrgID, sess.UserID)
 	if err != nil {
 		return nil, err
+	}
+	if len(u.creds) == 0 && len(u.pending) > 0 {
+		return nil, ctalk.Errorf(ctalk.EConflict, "your passkey waits for confirmation: open the link mailed to you, or ask an admin to approve it on your member page")
 	}
 	if len(u.creds) == 0 {
 		return nil, ctalk.Errorf(ctalk.EConflict, "you have no passkey yet; add one on your profile first")
@@ -573,7 +632,7 @@ func (s *Service) usedPasskey(ctx context.Context, u *passkeyUser, cred *webauth
 	var ok bool
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		ok, err = changedOne(tx.Exec(ctx, `UPDATE passkeys SET credential = $1, sign_count = $2, last_used_at = $3
-			WHERE id = $4 AND org_id = $5 AND user_id = $6 AND (sign_count < $2 OR $2 = 0)`,
+			WHERE id = $4 AND org_id = $5 AND user_id = $6 AND confirm_hash IS NULL AND (sign_count < $2 OR $2 = 0)`,
 			string(record), count, s.db.Now(), id, u.orgID, u.userID))
 		if err != nil {
 			return fmt.Errorf("update passkeys: %w", err)
@@ -600,37 +659,47 @@ func (s *Service) sawClone(ctx context.Context, u *passkeyUser, id string) {
 	})
 }
 
-// RemovePasskey removes passkey id of the person of sess. It needs a fresh
-// verification: a passkey verification in this session within
-// PasskeyFresh, or, for someone removing their only passkey, their
-// password (checked under the rules of Login).
+// RemovePasskey removes passkey id of the person of sess, and returns it.
+// It needs a fresh verification: a passkey verification in this session
+// within PasskeyFresh, or, for someone removing their only passkey, their
+// password (checked under the rules of Login). A passkey still waiting for
+// confirmation signs in and verifies nothing: removing it needs only the
+// session.
 //
 // Returns ENotFound for a passkey that is not theirs, EForbidden when the
 // verification is missing, the errors of CheckPassword.
-func (s *Service) RemovePasskey(ctx context.Context, sess *Session, id, password, clientIP string) error {
+func (s *Service) RemovePasskey(ctx context.Context, sess *Session, id, password, clientIP string) (*Passkey, error) {
 	keys, err := s.Passkeys(ctx, sess.OrgID, sess.UserID)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	found := false
-	for _, k := range keys {
-		found = found || k.ID == id
+	var (
+		found     *Passkey
+		confirmed int
+	)
+	for i, k := range keys {
+		if k.ID == id {
+			found = &keys[i]
+		}
+		if !k.Pending {
+			confirmed++
+		}
 	}
-	if !found {
-		return ctalk.Errorf(ctalk.ENotFound, "you have no passkey with that id; your profile lists the ones you have")
+	if found == nil {
+		return nil, ctalk.Errorf(ctalk.ENotFound, "you have no passkey with that id; your profile lists the ones you have")
 	}
 	switch {
-	case sess.PasskeyVerifiedRecently(s.db.Now()):
-	case len(keys) == 1 && password != "":
+	case found.Pending, sess.PasskeyVerifiedRecently(s.db.Now()):
+	case confirmed == 1 && password != "":
 		if _, err := s.CheckPassword(ctx, sess.OrgID, sess.UserID, password, clientIP); err != nil {
-			return err
+			return nil, err
 		}
-	case len(keys) == 1:
-		return ctalk.Errorf(ctalk.EForbidden, "removing a passkey needs a fresh verification: type your password, or verify with this passkey first")
+	case confirmed == 1:
+		return nil, ctalk.Errorf(ctalk.EForbidden, "removing a passkey needs a fresh verification: type your password, or verify with this passkey first")
 	default:
-		return ctalk.Errorf(ctalk.EForbidden, "removing a passkey needs a fresh verification: verify with one of your passkeys first")
+		return nil, ctalk.Errorf(ctalk.EForbidden, "removing a passkey needs a fresh verification: verify with one of your passkeys first")
 	}
-	return s.db.Tx(ctx, func(tx db.Querier) error {
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		ok, err := changedOne(tx.Exec(ctx, `DELETE FROM passkeys WHERE id = $1 AND org_id = $2 AND user_id = $3`, id, sess.OrgID, sess.UserID))
 		if err != nil {
 			return fmt.Errorf("delete from passkeys: %w", err)
@@ -640,4 +709,104 @@ func (s *Service) RemovePasskey(ctx context.Context, sess *Session, id, password
 		}
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return found, nil
+}
+
+// PendingPasskey is a passkey waiting for confirmation, as the page its
+// mailed link opens shows it.
+type PendingPasskey struct {
+	OrgID, UserID string
+	Passkey
+}
+
+// errConfirmGone refuses a confirmation link that is unknown, used or
+// expired.
+var errConfirmGone = ctalk.Errorf(ctalk.ENotFound, "this link does not confirm any passkey: it was used already, it expired (links work for 24 hours), or the passkey was removed. Add the passkey again on your profile for a new link")
+
+// PasskeyByLink returns the passkey that the confirmation link's token raw
+// confirms, without confirming it.
+//
+// Returns ENotFound for a link that is unknown, used or expired.
+func (s *Service) PasskeyByLink(ctx context.Context, raw string) (*PendingPasskey, error) {
+	if !WellFormed(raw) {
+		return nil, errConfirmGone
+	}
+	p := &PendingPasskey{}
+	err := s.db.QueryRow(ctx, `SELECT p.org_id, p.user_id, p.id, p.name, p.created_at FROM passkeys p
+		JOIN users u ON u.org_id = p.org_id AND u.id = p.user_id AND u.removed_at IS NULL
+		WHERE p.confirm_hash = $1 AND p.confirm_expires_at > $2`, HashToken(raw), s.db.Now()).Scan(&p.OrgID, &p.UserID, &p.ID, &p.Name, &p.CreatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errConfirmGone
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read passkeys: %w", err)
+	}
+	p.Pending = true
+	return p, nil
+}
+
+// ConfirmPasskey confirms, once, the passkey that the mailed link's token
+// raw names: from then on it signs in and verifies.
+//
+// Returns ENotFound for a link that is unknown, used or expired.
+func (s *Service) ConfirmPasskey(ctx context.Context, raw string) (*PendingPasskey, error) {
+	p, err := s.PasskeyByLink(ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	err = s.db.Tx(ctx, func(tx db.Querier) error {
+		ok, err := changedOne(tx.Exec(ctx, `UPDATE passkeys SET confirm_hash = NULL, confirm_expires_at = NULL WHERE confirm_hash = $1 AND confirm_expires_at > $2`,
+			HashToken(raw), s.db.Now()))
+		if err != nil {
+			return fmt.Errorf("update passkeys: %w", err)
+		}
+		if !ok {
+			return errConfirmGone
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.Pending = false
+	return p, nil
+}
+
+// ApprovePasskey confirms, as the admin of admin's session, the passkey id
+// of userID that waits for confirmation: the factor a member who has no
+// passkey yet is given where no link can be mailed to them. The admin
+// must have verified with their own passkey in this session within
+// PasskeyFresh, and may not approve their own. The caller must have
+// authorized admin as an admin of their org.
+//
+// Returns EForbidden for the admin's own passkey or without that
+// verification, ENotFound for a passkey of no member's of the org or one
+// that waits for nothing.
+func (s *Service) ApprovePasskey(ctx context.Context, admin *Session, userID, id string) (*Passkey, error) {
+	if userID == admin.UserID {
+		return nil, ctalk.Errorf(ctalk.EForbidden, "a passkey of your own is confirmed by the link mailed to you, or by another admin; an admin cannot approve their own")
+	}
+	if !admin.PasskeyVerifiedRecently(s.db.Now()) {
+		return nil, ctalk.Errorf(ctalk.EForbidden, "approving a member's passkey needs a fresh verification with a passkey of yours")
+	}
+	pk := &Passkey{ID: id}
+	err := s.db.Tx(ctx, func(tx db.Querier) error {
+		err := tx.QueryRow(ctx, `UPDATE passkeys SET confirm_hash = NULL, confirm_expires_at = NULL
+			WHERE id = $1 AND org_id = $2 AND user_id = $3 AND confirm_hash IS NOT NULL RETURNING name, created_at`,
+			id, admin.OrgID, userID).Scan(&pk.Name, &pk.CreatedAt)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ctalk.Errorf(ctalk.ENotFound, "this member has no passkey with that id waiting for approval; their member page lists those that do")
+		}
+		if err != nil {
+			return fmt.Errorf("update passkeys: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return pk, nil
 }

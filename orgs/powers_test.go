@@ -25,6 +25,11 @@ func TestSettingsWeakening(t *testing.T) {
 		{orgs.Settings{ChannelPostMode: orgs.ChannelPostAgent}, "channel_post_mode", orgs.ChannelPostAgent},
 		{orgs.Settings{AgentPasswordLogin: orgs.AgentLoginAllowed}, "agent_password_login", orgs.AgentLoginAllowed},
 		{orgs.Settings{ApprovalMode: orgs.ApprovalHuman, ChannelPostMode: orgs.ChannelPostAgent}, "channel_post_mode", orgs.ChannelPostAgent},
+		{orgs.Settings{ApprovalFactor: orgs.FactorSession}, "approval_factor", orgs.FactorSession},
+		{orgs.Settings{KnowledgeSharing: orgs.SharingOn}, "knowledge_sharing", orgs.SharingOn},
+		{orgs.Settings{RequirePasskey: ptr(false)}, "require_passkey", "false"},
+		{orgs.Settings{ApprovalFactor: orgs.FactorPasskey, RequirePasskey: ptr(true), KnowledgeSharing: orgs.SharingAsk}, "", ""},
+		{orgs.Settings{KnowledgeSharing: orgs.SharingOff}, "", ""},
 		{orgs.Settings{ApprovalMode: orgs.ApprovalHuman}, "", ""},
 		{orgs.Settings{ChannelPostMode: orgs.ChannelPostHuman, AgentPasswordLogin: orgs.AgentLoginDisabled}, "", ""},
 		{orgs.Settings{}, "", ""},
@@ -35,6 +40,52 @@ func TestSettingsWeakening(t *testing.T) {
 		}
 	}
 }
+
+// TestSettingsAgainstTheOrg: a form that sends every setting weakens only
+// what it changes; the weakening values the org holds are left out, and
+// what remains still counts as a save.
+func TestSettingsAgainstTheOrg(t *testing.T) {
+	weak := orgs.Settings{ApprovalMode: orgs.ApprovalAgent, ChannelPostMode: orgs.ChannelPostAgent, AgentPasswordLogin: orgs.AgentLoginAllowed,
+		ApprovalFactor: orgs.FactorSession, RequirePasskey: ptr(false), KnowledgeSharing: orgs.SharingOn}
+	held := &orgs.Org{ApprovalMode: orgs.ApprovalAgent, ChannelPostMode: orgs.ChannelPostAgent, AgentPasswordLogin: orgs.AgentLoginAllowed,
+		ApprovalFactor: orgs.FactorSession, Knowledge: &orgs.Knowledge{Sharing: orgs.SharingOn}}
+	if setting, _, ok := weak.Against(held).Weakening(); ok {
+		t.Errorf("weakening values the org holds count as a change of %s", setting)
+	}
+	strong := &orgs.Org{ApprovalMode: orgs.ApprovalHuman, ChannelPostMode: orgs.ChannelPostHuman, AgentPasswordLogin: orgs.AgentLoginDisabled,
+		ApprovalFactor: orgs.FactorPasskey, RequirePasskey: true, Knowledge: &orgs.Knowledge{Sharing: orgs.SharingAsk}}
+	if setting, value, ok := weak.Against(strong).Weakening(); !ok || setting != "approval_mode" || value != orgs.ApprovalAgent {
+		t.Errorf("weakening a strong org: %q %q %v", setting, value, ok)
+	}
+	if !strong.AsksForPasskeys() || held.AsksForPasskeys() || !(&orgs.Org{RequirePasskey: true}).AsksForPasskeys() {
+		t.Error("AsksForPasskeys is wrong")
+	}
+}
+
+// TestWeakeningUnlessPasskeysAsked: a change let through because the org
+// asked for no passkey does not land once it asks for one.
+func TestWeakeningUnlessPasskeysAsked(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		f := newFixture(t, d)
+		f.twoOrgs(t)
+		if _, err := f.orgs.SetSettings(ctx, "a", orgs.Settings{ApprovalMode: orgs.ApprovalHuman, UnlessPasskeysAsked: true}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.orgs.SetSettings(ctx, "a", orgs.Settings{ApprovalFactor: orgs.FactorPasskey}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := f.orgs.SetSettings(ctx, "a", orgs.Settings{ApprovalMode: orgs.ApprovalAgent, UnlessPasskeysAsked: true})
+		wantCode(t, err, ctalk.EConflict, "asks for passkeys")
+		if o, _ := f.orgs.Org(ctx, "a"); o.ApprovalMode != orgs.ApprovalHuman {
+			t.Errorf("approval_mode = %q after the refused change", o.ApprovalMode)
+		}
+		_, err = f.orgs.SetSettings(ctx, "nobody", orgs.Settings{ApprovalMode: orgs.ApprovalAgent, UnlessPasskeysAsked: true})
+		wantCode(t, err, ctalk.ENotFound, "nobody")
+	})
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // TestAgentPasswordLoginSetting checks the setting's default, both values,
 // and a refusal of anything else that changes nothing.

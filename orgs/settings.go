@@ -80,6 +80,14 @@ type Settings struct {
 	// KnowledgeStaleDays marks shared answers older than this many days as
 	// possibly stale; 0 never does.
 	KnowledgeStaleDays *int
+	// UnlessPasskeysAsked applies the change only while the org asks for
+	// no passkey (see Org.AsksForPasskeys), in the statement that writes
+	// it: a weakening let through without a passkey verification because
+	// the org asked for none cannot land after a person turned passkeys on.
+	UnlessPasskeysAsked bool
+	// kept says that Against left out values the org holds already: the
+	// settings count as saved even when nothing else is given.
+	kept bool
 }
 
 // weakening is a value of an org setting that takes oversight away from
@@ -89,24 +97,25 @@ type weakening struct {
 	setting string
 	weaker  string
 	value   func(Settings) string
+	clear   func(*Settings)
 }
 
 // weakenings lists every weakening, one line per setting.
 var weakenings = []weakening{
-	{"approval_mode", ApprovalAgent, func(s Settings) string { return s.ApprovalMode }},
-	{"channel_post_mode", ChannelPostAgent, func(s Settings) string { return s.ChannelPostMode }},
-	{"agent_password_login", AgentLoginAllowed, func(s Settings) string { return s.AgentPasswordLogin }},
-	{"approval_factor", FactorSession, func(s Settings) string { return s.ApprovalFactor }},
+	{"approval_mode", ApprovalAgent, func(s Settings) string { return s.ApprovalMode }, func(s *Settings) { s.ApprovalMode = "" }},
+	{"channel_post_mode", ChannelPostAgent, func(s Settings) string { return s.ChannelPostMode }, func(s *Settings) { s.ChannelPostMode = "" }},
+	{"agent_password_login", AgentLoginAllowed, func(s Settings) string { return s.AgentPasswordLogin }, func(s *Settings) { s.AgentPasswordLogin = "" }},
+	{"approval_factor", FactorSession, func(s Settings) string { return s.ApprovalFactor }, func(s *Settings) { s.ApprovalFactor = "" }},
 	// Sharing every answer by default widens who reads a person's words
 	// without their choosing each time: a person's power. "ask" keeps the
 	// choice with the person for each answer, so an agent may set it.
-	{"knowledge_sharing", SharingOn, func(s Settings) string { return s.KnowledgeSharing }},
+	{"knowledge_sharing", SharingOn, func(s Settings) string { return s.KnowledgeSharing }, func(s *Settings) { s.KnowledgeSharing = "" }},
 	{"require_passkey", "false", func(s Settings) string {
 		if s.RequirePasskey != nil && !*s.RequirePasskey {
 			return "false"
 		}
 		return ""
-	}},
+	}, func(s *Settings) { s.RequirePasskey = nil }},
 }
 
 // Weakening returns the first setting that in sets to a value weakening
@@ -123,6 +132,36 @@ func (in Settings) Weakening() (setting, value string, ok bool) {
 	return "", "", false
 }
 
+// Against returns in without the weakening values that o holds already:
+// a form that sends every setting then writes only the weakenings it
+// changes, and cannot undo a stronger value that a person set meanwhile.
+func (in Settings) Against(o *Org) Settings {
+	out := in
+	for _, w := range weakenings {
+		if w.value(in) == w.weaker && w.value(o.Settings()) == w.weaker {
+			w.clear(&out)
+			out.kept = true
+		}
+	}
+	return out
+}
+
+// Settings are o's settings, every one given.
+func (o *Org) Settings() Settings {
+	s := Settings{ApprovalMode: o.ApprovalMode, ChannelPostMode: o.ChannelPostMode, AgentPasswordLogin: o.AgentPasswordLogin,
+		ApprovalFactor: o.ApprovalFactor, RequirePasskey: &o.RequirePasskey}
+	if o.Knowledge != nil {
+		s.KnowledgeSharing, s.KnowledgeStaleDays = o.Knowledge.Sharing, &o.Knowledge.StaleDays
+	}
+	return s
+}
+
+// AsksForPasskeys says whether o asks its people for passkeys (its
+// approval_factor is passkey, or it requires one of every member): then
+// weakening any of its settings needs what its approvals need, a fresh
+// passkey verification.
+func (o *Org) AsksForPasskeys() bool { return o.ApprovalFactor == FactorPasskey || o.RequirePasskey }
+
 // SetApprovalMode sets how answers are approved in orgID: ApprovalAgent or
 // ApprovalHuman. The caller must have been authorized as an admin of orgID.
 //
@@ -137,7 +176,8 @@ func (s *Service) SetApprovalMode(ctx context.Context, orgID, mode string) (*Org
 // SetSettings changes the settings of orgID that in gives, in one
 // statement. The caller must have been authorized as an admin of orgID.
 //
-// Returns EInvalid (also when in changes nothing), ENotFound.
+// Returns EInvalid (also when in changes nothing), ENotFound, EConflict
+// when in.UnlessPasskeysAsked and the org asks for passkeys.
 func (s *Service) SetSettings(ctx context.Context, orgID string, in Settings) (*Org, error) {
 	if err := in.check(); err != nil {
 		return nil, err
@@ -148,7 +188,10 @@ func (s *Service) SetSettings(ctx context.Context, orgID string, in Settings) (*
 	}
 	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		// require_passkey is given as 1 (on), 0 (off) or -1 (unchanged).
-		require := -1
+		require, unless := -1, 0
+		if in.UnlessPasskeysAsked {
+			unless = 1
+		}
 		if in.RequirePasskey != nil {
 			require = 0
 			if *in.RequirePasskey {
@@ -162,15 +205,18 @@ func (s *Service) SetSettings(ctx context.Context, orgID string, in Settings) (*
 			require_passkey = CASE WHEN $6 < 0 THEN require_passkey ELSE $6 = 1 END,
 			knowledge_sharing = COALESCE(NULLIF($7, ''), knowledge_sharing),
 			knowledge_stale_days = CASE WHEN $8 < 0 THEN knowledge_stale_days ELSE $8 END,
-			settings_saved_at = $9 WHERE id = $4`,
-			in.ApprovalMode, in.ChannelPostMode, in.AgentPasswordLogin, orgID, in.ApprovalFactor, require, in.KnowledgeSharing, stale, s.db.Now())
+			settings_saved_at = $9 WHERE id = $4 AND ($10 = 0 OR (approval_factor = 'session' AND NOT require_passkey))`,
+			in.ApprovalMode, in.ChannelPostMode, in.AgentPasswordLogin, orgID, in.ApprovalFactor, require, in.KnowledgeSharing, stale, s.db.Now(), unless)
 		if err != nil {
 			return fmt.Errorf("set org settings: %w", err)
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if n, _ := res.RowsAffected(); n > 0 {
+			return nil
+		}
+		if _, err := s.Org(ctx, orgID); err != nil || unless == 0 {
 			return notFoundOrg(orgID)
 		}
-		return nil
+		return ctalk.Errorf(ctalk.EConflict, "your organization now asks for passkeys (someone changed its settings meanwhile), so weakening a setting needs a passkey verification: reload the page and save again")
 	})
 	if err != nil {
 		return nil, err
@@ -188,7 +234,7 @@ func (in Settings) check() error {
 		{"approval_factor", in.ApprovalFactor, FactorSession, FactorPasskey, ""},
 		{"knowledge_sharing", in.KnowledgeSharing, SharingOff, SharingAsk, SharingOn},
 	}
-	given := in.RequirePasskey != nil || in.KnowledgeStaleDays != nil
+	given := in.RequirePasskey != nil || in.KnowledgeStaleDays != nil || in.kept
 	for _, e := range enums {
 		given = given || e.value != ""
 		if e.value == "" || e.value == e.a || e.value == e.b || (e.c != "" && e.value == e.c) {

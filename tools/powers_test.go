@@ -62,7 +62,7 @@ func TestAgentsCannotUndoOversight(t *testing.T) {
 		for _, c := range callers {
 			for _, weaken := range []map[string]any{{"approval_mode": "agent"}, {"channel_post_mode": "agent"},
 				{"approval_mode": "human", "channel_post_mode": "agent"}, {"agent_password_login": "allowed"},
-				{"approval_factor": "session"}, {"require_passkey": false}} {
+				{"approval_factor": "session"}, {"require_passkey": false}, {"knowledge_sharing": "on"}} {
 				msg := fail(t, c.cs, "update_org_settings", with(c.args, weaken), personOnly)
 				if !strings.Contains(msg, e.URL+"/admin") {
 					t.Errorf("%s, %v: the refusal names no page of the web app: %s", c.name, weaken, msg)

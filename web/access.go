@@ -22,6 +22,35 @@ func (p *Pages) mountAccess(e *echo.Echo, mw []echo.MiddlewareFunc) {
 	e.POST("/forgot", p.forgotSubmit, mw...)
 	e.GET("/reset/:token", p.resetPage, mw...)
 	e.POST("/reset/:token", p.resetSubmit, mw...)
+	e.GET("/passkeys/confirm/:token", p.passkeyConfirmPage, mw...)
+	e.POST("/passkeys/confirm/:token", p.passkeyConfirmSubmit, mw...)
+}
+
+// passkeyConfirmData is the page a passkey's confirmation link opens.
+type passkeyConfirmData struct {
+	CSRF    string
+	Passkey *auth.PendingPasskey
+}
+
+// passkeyConfirmPage shows the passkey that the mailed link confirms, with
+// the button that confirms it: opening the link (as a mail scanner may)
+// confirms nothing.
+func (p *Pages) passkeyConfirmPage(c echo.Context) error {
+	pk, err := p.auth.PasskeyByLink(c.Request().Context(), c.Param("token"))
+	if err != nil {
+		return p.linkGone(c, "This link confirms no passkey", err)
+	}
+	return p.render(c, http.StatusOK, "passkey-confirm", &page{Title: "Confirm your new passkey", Data: &passkeyConfirmData{CSRF: csrfToken(c), Passkey: pk}})
+}
+
+// passkeyConfirmSubmit confirms the passkey of the mailed link, which from
+// then on signs in and verifies.
+func (p *Pages) passkeyConfirmSubmit(c echo.Context) error {
+	if _, err := p.auth.ConfirmPasskey(c.Request().Context(), c.Param("token")); err != nil {
+		return p.linkGone(c, "This link confirms no passkey", err)
+	}
+	return p.render(c, http.StatusOK, "message", &page{Title: "Passkey confirmed",
+		Message: "Your passkey is confirmed: it signs you in, and proves it is you where your organization asks for a passkey before an approval.", Next: "/signin"})
 }
 
 // mountInvites adds the admin's invite forms.
@@ -227,9 +256,40 @@ func (p *Pages) revokeInvite(c echo.Context) error {
 	})
 }
 
+// setMemberEmail sets a member's address, where their reset links go,
+// under the rules of an admin's password reset: the admin verifies afresh
+// (reverify: their passkey where the org's approval_factor is passkey,
+// else their own password typed again), changes no address of their own
+// here, and the member is told at the address replaced. Under the passkey
+// factor the member's passkeys stay theirs: a new one needs one of them,
+// or confirmation.
 func (p *Pages) setMemberEmail(c echo.Context) error {
+	m := me(c)
+	if target, err := ctalk.ParseID("user_id", c.Param("user_id")); err == nil && target != m.UserID {
+		if askPasskey, err := p.reverify(c, c.FormValue("your_password")); askPasskey && err == nil {
+			return p.stepUp(c, http.StatusUnauthorized, "Your organization asks for a passkey before an approval, so changing a member's email address, where their reset links go, takes a passkey verification of yours. Nothing was changed yet: verify with your passkey, and the address is saved.",
+				c.Request().URL.Path, replayed(c), "")
+		}
+	}
 	return p.memberAction(c, "web:set_user_email", "email", "email", func(userID string) error {
-		_, err := p.orgs.SetEmail(c.Request().Context(), me(c).OrgID, userID, c.FormValue("email"))
+		ctx := c.Request().Context()
+		if target, err := ctalk.ParseID("user_id", userID); err == nil && target == m.UserID {
+			return ctalk.Errorf(ctalk.EForbidden, "this changes another member's address; change your own on your profile page (/profile)")
+		}
+		if _, err := p.orgs.User(ctx, m.OrgID, userID); err != nil {
+			return err
+		}
+		askPasskey, err := p.reverify(c, c.FormValue("your_password"))
+		if askPasskey {
+			return ctalk.Errorf(ctalk.EForbidden, "your organization now asks for a passkey before an approval; changing a member's address needs a passkey verification of yours, so save it again")
+		}
+		if err != nil {
+			if ctalk.ErrorCode(err) == ctalk.EUnauthorized {
+				return ctalk.Errorf(ctalk.EUnauthorized, "your own password is not right; type the password you sign in with to confirm the change")
+			}
+			return err
+		}
+		_, err = p.access.ChangeEmail(ctx, m.OrgID, userID, c.FormValue("email"), m.UserID)
 		return err
 	})
 }

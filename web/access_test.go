@@ -450,18 +450,18 @@ func TestEmailAddressForms(t *testing.T) {
 		s := start(t, engine)
 		s.org(t, "acme")
 		bob := s.newClient(t, "acme", "bob")
-		if code, body := bob.post("/profile/email", url.Values{"email": {"Bob@Example.com"}}); code != http.StatusOK || !strings.Contains(body, "Your email address is saved") || !strings.Contains(body, `value="bob@example.com"`) {
+		if code, body := bob.post("/profile/email", url.Values{"email": {"Bob@Example.com"}, "current_password": {userPW}}); code != http.StatusOK || !strings.Contains(body, "Your email address is saved") || !strings.Contains(body, `value="bob@example.com"`) {
 			t.Fatalf("set my address: %d %s", code, body)
 		}
 		carol := s.newClient(t, "acme", "carol")
-		if code, body := carol.post("/profile/email", url.Values{"email": {"bob@example.COM"}}); code != http.StatusConflict || !strings.Contains(body, `id="email-error"`) {
+		if code, body := carol.post("/profile/email", url.Values{"email": {"bob@example.COM"}, "current_password": {userPW}}); code != http.StatusConflict || !strings.Contains(body, `id="email-error"`) {
 			t.Errorf("another member's address: %d", code)
 		}
 		alice := s.newClient(t, "acme", "alice")
-		if code, body := alice.post("/admin/members/carol/email", url.Values{"email": {"carol@example.com"}}); code != http.StatusOK || !strings.Contains(body, "Email address saved") {
+		if code, body := alice.post("/admin/members/carol/email", url.Values{"email": {"carol@example.com"}, "your_password": {userPW}}); code != http.StatusOK || !strings.Contains(body, "Email address saved") {
 			t.Errorf("an admin sets carol's address: %d", code)
 		}
-		if code, _ := alice.post("/admin/members/carol/email", url.Values{"email": {"bob@example.com"}}); code != http.StatusConflict {
+		if code, _ := alice.post("/admin/members/carol/email", url.Values{"email": {"bob@example.com"}, "your_password": {userPW}}); code != http.StatusConflict {
 			t.Errorf("an admin gives carol bob's address: %d", code)
 		}
 		if got := s.member(t, "acme", "carol").Email; got != "carol@example.com" {

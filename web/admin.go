@@ -25,6 +25,7 @@ func (p *Pages) mountAdmin(r routes) {
 	r.POST("/admin/members/:user_id/role", p.setRole)
 	r.POST("/admin/members/:user_id/password", p.resetPassword)
 	r.POST("/admin/members/:user_id/revoke", p.revokeMemberTokens)
+	r.POST("/admin/members/:user_id/passkeys/:passkey_id/approve", p.approvePasskey)
 	r.GET("/admin/members/:user_id/remove", p.removeMemberPage)
 	r.POST("/admin/members/:user_id/remove", p.removeMember)
 	r.POST("/admin/settings", p.updateSettings)
@@ -120,10 +121,13 @@ func (p *Pages) addMember(c echo.Context) error {
 	return done(c, "/admin", "added")
 }
 
-// updateSettings saves the org's settings. Weakening what an approval needs
-// (approval_factor passkey to session, or require_passkey off) needs a
-// fresh passkey verification of the admin's, asked for on the spot: else
-// anyone who knows an admin's password could switch passkeys off.
+// updateSettings saves the org's settings. In an org that asks for
+// passkeys (orgs.Org.AsksForPasskeys), changing a setting to a value that
+// weakens oversight (orgs' one table of them, which the MCP tools' refusals
+// use too) needs a fresh passkey verification of the admin's, as an
+// approval does, asked for on the spot: else anyone who knows an admin's
+// password could switch approval off. The form sends every setting; the
+// weakening values the org holds already are not written again.
 func (p *Pages) updateSettings(c echo.Context) error {
 	start, ctx, m := time.Now(), c.Request().Context(), me(c)
 	in := orgs.Settings{ApprovalMode: c.FormValue("approval_mode"), ChannelPostMode: c.FormValue("channel_post_mode"),
@@ -146,11 +150,14 @@ func (p *Pages) updateSettings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	weakens := (org.ApprovalFactor == orgs.FactorPasskey && in.ApprovalFactor == orgs.FactorSession) ||
-		(org.RequirePasskey && in.RequirePasskey != nil && !*in.RequirePasskey)
-	if weakens && !m.PasskeyVerifiedRecently(time.Now()) {
-		return p.stepUp(c, http.StatusUnauthorized, "Weakening what approvals need takes a passkey verification of yours. Nothing was changed yet: verify with your passkey, and the settings are saved.",
-			c.Request().URL.Path, replayed(c), "")
+	in = in.Against(org)
+	if setting, value, weakens := in.Weakening(); weakens {
+		if org.AsksForPasskeys() && !m.PasskeyVerifiedRecently(time.Now()) {
+			return p.stepUp(c, http.StatusUnauthorized, "Your organization asks for passkeys, and setting "+setting+" to "+value+" weakens what people oversee: it takes a passkey verification of yours. Nothing was changed yet: verify with your passkey, and the settings are saved.",
+				c.Request().URL.Path, replayed(c), "")
+		}
+		// Let through without a passkey: only while the org asks for none.
+		in.UnlessPasskeysAsked = !org.AsksForPasskeys()
 	}
 	_, err = p.orgs.SetSettings(ctx, m.OrgID, in)
 	p.recordAction(c, "web:update_org_settings", start, err)

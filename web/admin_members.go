@@ -7,6 +7,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/access"
+	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/orgs"
 )
 
@@ -19,13 +21,19 @@ type memberData struct {
 	Form, Error string
 	// Confirmed is the value the removal's confirmation form sends.
 	Confirmed string
+	// Passkeys are the member's; PasskeyFactor says whether the org's
+	// approval_factor is passkey (changing the address then asks for the
+	// admin's passkey rather than their password).
+	Passkeys      []auth.Passkey
+	PasskeyFactor bool
 }
 
 var memberFlash = map[string]string{
 	"role":     "Role changed. It holds from their next page or call.",
+	"passkey":  "Passkey approved. It signs them in and verifies their approvals from now on; they were told by mail.",
 	"password": "Password reset. Every session and token of theirs stopped working; give them the new password privately.",
 	"revoked":  "Every session and token of theirs stopped working. They can sign in again with their password.",
-	"email":    "Email address saved.",
+	"email":    "Email address saved. The address it replaced was told.",
 }
 
 func (p *Pages) memberPage(c echo.Context) error {
@@ -41,6 +49,14 @@ func (p *Pages) member(c echo.Context, status int, d *memberData, flashed string
 	}
 	d.User, d.Self = u, u.ID == me(c).UserID
 	d.CSRF = csrfToken(c)
+	if d.Passkeys, err = p.auth.Passkeys(c.Request().Context(), u.OrgID, u.ID); err != nil {
+		return err
+	}
+	org, err := p.orgs.Org(c.Request().Context(), u.OrgID)
+	if err != nil {
+		return err
+	}
+	d.PasskeyFactor = org.ApprovalFactor == orgs.FactorPasskey
 	return p.app(c, status, "admin-member", &page{Section: "admin", Title: u.Name + " · Admin", Data: d, Flash: flashed})
 }
 
@@ -125,6 +141,26 @@ func (p *Pages) resetPassword(c echo.Context) error {
 			p.access.TellReset(ctx, m.OrgID, userID, m.UserID)
 		}
 		return nil
+	})
+}
+
+// approvePasskey confirms a member's passkey that waits for confirmation
+// (their first, where the org's approval_factor is passkey), once the admin
+// has verified with their own passkey in the last few minutes, asked for
+// on the spot; the member is told.
+func (p *Pages) approvePasskey(c echo.Context) error {
+	m := me(c)
+	if !m.PasskeyVerifiedRecently(time.Now()) {
+		return p.stepUp(c, http.StatusUnauthorized, "Approving a member's passkey lets it approve for them: it takes a passkey verification of yours. Nothing was changed yet: verify with your passkey, and the approval is sent.",
+			c.Request().URL.Path, replayed(c), "")
+	}
+	return p.memberAction(c, "web:approve_passkey", "passkeys", "passkey", func(userID string) error {
+		ctx := c.Request().Context()
+		pk, err := p.auth.ApprovePasskey(ctx, m, userID, c.Param("passkey_id"))
+		if err == nil {
+			p.access.TellPasskey(ctx, m.OrgID, userID, pk.Name, access.PasskeyApproved, m.UserID)
+		}
+		return err
 	})
 }
 

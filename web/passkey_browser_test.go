@@ -193,11 +193,11 @@ func TestPasskeysInABrowser(t *testing.T) {
 		age(t, s, "bob", 6*time.Minute)
 		run(t, ctx, chromedp.Navigate(base+"/profile"), chromedp.WaitVisible(chromedp.CSS(".passkey-item button")))
 		press(t, ctx, ".passkey-item button")
-		appears(t, ctx, `[data-passkey="verify"] button`)
+		appears(t, ctx, `[data-passkey="verify"][data-replay] button`)
 		if keys, _ := s.Auth.Passkeys(bg, "acme", "bob"); len(keys) != 1 {
 			t.Fatalf("the passkey was removed before a fresh verification")
 		}
-		press(t, ctx, `[data-passkey="verify"] button`)
+		press(t, ctx, `[data-passkey="verify"][data-replay] button`)
 		appears(t, ctx, ".flash")
 		if flash := shown(t, ctx, ".flash"); !strings.Contains(flash, "Passkey removed") {
 			t.Fatalf("after removing, the page says %q", flash)

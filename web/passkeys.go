@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/access"
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/orgs"
@@ -126,14 +127,36 @@ func (p *Pages) passkeyRegisterBegin(c echo.Context) error {
 	return p.passkeyJSON(c, cer, err)
 }
 
+// passkeyRegisterFinish stores a new passkey. Someone who has a passkey
+// verified with it first (auth refuses it otherwise) and is told by mail;
+// the first passkey of someone in an org whose approval_factor is passkey
+// waits for the link mailed to them, or for an admin's approval.
 func (p *Pages) passkeyRegisterFinish(c echo.Context) error {
-	start := time.Now()
+	start, ctx, m := time.Now(), c.Request().Context(), me(c)
 	a, err := readAnswer(c)
-	if err == nil {
-		_, err = p.auth.FinishPasskeyRegistration(c.Request().Context(), me(c), p.publicURL(c), a.Ceremony, a.Name, a.Credential)
-		p.recordAction(c, "web:add_passkey", start, err)
+	if err != nil {
+		return p.passkeyJSON(c, nil, err)
 	}
-	return p.passkeyJSON(c, map[string]string{"next": "/profile?done=passkey-added#passkeys"}, err)
+	org, err := p.orgs.Org(ctx, m.OrgID)
+	if err != nil {
+		return p.passkeyJSON(c, nil, err)
+	}
+	pk, token, err := p.auth.FinishPasskeyRegistration(ctx, m, p.publicURL(c), a.Ceremony, a.Name, a.Credential, org.ApprovalFactor == orgs.FactorPasskey)
+	p.recordAction(c, "web:add_passkey", start, err)
+	if err != nil {
+		return p.passkeyJSON(c, nil, err)
+	}
+	if token == "" {
+		p.access.TellPasskey(ctx, m.OrgID, m.UserID, pk.Name, access.PasskeyAdded, "")
+		return p.passkeyJSON(c, map[string]string{"next": "/profile?done=passkey-added#passkeys"}, nil)
+	}
+	next := "/profile?done=passkey-pending-admin#passkeys"
+	if mailed, err := p.access.MailPasskeyConfirm(ctx, m.OrgID, m.UserID, pk.Name, token); err != nil {
+		return p.passkeyJSON(c, nil, err)
+	} else if mailed {
+		next = "/profile?done=passkey-pending#passkeys"
+	}
+	return p.passkeyJSON(c, map[string]string{"next": next}, nil)
 }
 
 func (p *Pages) passkeyVerifyBegin(c echo.Context) error {
@@ -188,7 +211,19 @@ func (p *Pages) stepUp(c echo.Context, status int, why, action string, fields ur
 	if err != nil {
 		return err
 	}
-	return p.app(c, status, "verify", &page{Title: "Verify it is you", Data: verifyData{Why: why, Action: action, Fields: fields, Next: next, HasPasskey: len(keys) > 0}})
+	return p.app(c, status, "verify", &page{Title: "Verify it is you", Data: verifyData{Why: why, Action: action, Fields: fields, Next: next, HasPasskey: confirmed(keys) > 0}})
+}
+
+// confirmed counts the passkeys of keys that sign in and verify: not those
+// waiting for confirmation.
+func confirmed(keys []auth.Passkey) int {
+	n := 0
+	for _, k := range keys {
+		if !k.Pending {
+			n++
+		}
+	}
+	return n
 }
 
 // replayed is the posted form of the request without its CSRF token, for
@@ -224,9 +259,11 @@ func (p *Pages) approvalFactor(next echo.HandlerFunc) echo.HandlerFunc {
 
 // passkeysFlash says what the passkey actions did.
 var passkeysFlash = map[string]string{
-	"passkey-added":    "Passkey added. You can sign in with it without typing your ids, and verify with it where your organization asks.",
-	"passkey-removed":  "Passkey removed. It no longer signs you in.",
-	"passkey-required": "Your organization asks every member to have a passkey. Add one below: it takes a few seconds.",
+	"passkey-added":         "Passkey added. You can sign in with it without typing your ids, and verify with it where your organization asks.",
+	"passkey-pending":       "Passkey added, waiting for your confirmation: your organization asks for a passkey before every approval, so your first one works once you open the link just mailed to you.",
+	"passkey-pending-admin": "Passkey added, waiting for an admin's approval: your organization asks for a passkey before every approval, and no link can be mailed to you, so ask an admin to approve it on your member page.",
+	"passkey-removed":       "Passkey removed. It no longer signs you in.",
+	"passkey-required":      "Your organization asks every member to have a passkey. Add one below: it takes a few seconds.",
 }
 
 // removePasskey removes one of my passkeys after a fresh verification: a
@@ -235,10 +272,11 @@ var passkeysFlash = map[string]string{
 // sends the removal again.
 func (p *Pages) removePasskey(c echo.Context) error {
 	start, m := time.Now(), me(c)
-	err := p.auth.RemovePasskey(c.Request().Context(), m, c.Param("passkey_id"), c.FormValue("password"), c.RealIP())
+	pk, err := p.auth.RemovePasskey(c.Request().Context(), m, c.Param("passkey_id"), c.FormValue("password"), c.RealIP())
 	p.recordAction(c, "web:remove_passkey", start, err)
 	switch ctalk.ErrorCode(err) {
 	case "":
+		p.access.TellPasskey(c.Request().Context(), m.OrgID, m.UserID, pk.Name, access.PasskeyRemoved, "")
 		return done(c, "/profile#passkeys", "passkey-removed")
 	case ctalk.EForbidden:
 		return p.stepUp(c, http.StatusUnauthorized, ctalk.ErrorMessage(err)+".", c.Request().URL.Path, replayed(c), "")
@@ -273,7 +311,7 @@ func (p *Pages) afterSignIn(c echo.Context, sess *auth.Session, next string) str
 	if err != nil || !org.RequirePasskey {
 		return next
 	}
-	if keys, err := p.auth.Passkeys(ctx, sess.OrgID, sess.UserID); err == nil && len(keys) == 0 {
+	if keys, err := p.auth.Passkeys(ctx, sess.OrgID, sess.UserID); err == nil && confirmed(keys) == 0 {
 		return "/profile?done=passkey-required#passkeys"
 	}
 	return next

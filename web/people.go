@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -42,6 +43,10 @@ var peopleFlash = map[string]string{
 	"passkey-added":    passkeysFlash["passkey-added"],
 	"passkey-removed":  passkeysFlash["passkey-removed"],
 	"passkey-required": passkeysFlash["passkey-required"],
+	// passkeys.go's
+	"passkey-pending":       passkeysFlash["passkey-pending"],
+	"passkey-verified":      passkeysFlash["passkey-verified"],
+	"passkey-pending-admin": passkeysFlash["passkey-pending-admin"],
 	// route.go's
 	"away": "You are away. Coworkers' agents are told so, with your delegate, and your notifications stop until then.",
 	"back": "Welcome back. You are no longer away; notifications reach you again.",
@@ -102,6 +107,13 @@ type profileData struct {
 	// Passkeys are mine, on my own profile.
 	Passkeys       []auth.Passkey
 	MaxPasskeyName int
+	// Confirmed counts my passkeys that sign in and verify; MustVerify
+	// says that adding another needs a fresh verification with one of
+	// them first. PasskeyFactor says whether my org's approval_factor is
+	// passkey (changing my address then needs a passkey verification).
+	Confirmed     int
+	MustVerify    bool
+	PasskeyFactor bool
 }
 
 // profile shows a current member of my org and our history. Anyone else,
@@ -134,6 +146,13 @@ func (p *Pages) renderProfile(c echo.Context, status int, userID string, form, e
 			return err
 		}
 		data.MaxPasskeyName = auth.MaxPasskeyNameLen
+		data.Confirmed = confirmed(data.Passkeys)
+		data.MustVerify = data.Confirmed > 0 && !m.PasskeyVerifiedRecently(time.Now())
+		org, err := p.orgs.Org(ctx, m.OrgID)
+		if err != nil {
+			return err
+		}
+		data.PasskeyFactor = org.ApprovalFactor == orgs.FactorPasskey
 	}
 	return p.app(c, status, name, &page{Section: "people", Title: title, Flash: flash(c, peopleFlash), Data: data})
 }
@@ -219,13 +238,51 @@ func (p *Pages) profileFormError(c echo.Context, userID, field string, form map[
 	return p.renderProfile(c, ctalk.HTTPStatus(code), userID, form, map[string]string{field: ctalk.ErrorMessage(err)})
 }
 
-// myEmailSubmit sets or clears my email address, where invites' and reset
-// links' mails go.
+// myEmailSubmit sets or clears my email address, where reset links' mails
+// go, after a fresh verification (see reverify), and tells the address it
+// replaces.
 func (p *Pages) myEmailSubmit(c echo.Context) error {
-	m := me(c)
+	start, m := time.Now(), me(c)
 	email := c.FormValue("email")
-	if _, err := p.orgs.SetEmail(c.Request().Context(), m.OrgID, m.UserID, email); err != nil {
+	askPasskey, err := p.reverify(c, c.FormValue("current_password"))
+	if askPasskey {
+		return p.stepUp(c, http.StatusUnauthorized, "Your organization asks for a passkey before an approval, so changing your email address, where reset links go, takes a passkey verification too. Nothing was changed yet: verify with your passkey, and your address is saved.",
+			c.Request().URL.Path, replayed(c), "")
+	}
+	if err == nil {
+		_, err = p.access.ChangeEmail(c.Request().Context(), m.OrgID, m.UserID, email, "")
+	}
+	p.recordAction(c, "web:set_my_email", start, err)
+	if ctalk.ErrorCode(err) == ctalk.EUnauthorized {
+		err = ctalk.Errorf(ctalk.EUnauthorized, "this is not your password; type the password you sign in with to change your address. Nothing was changed")
+	}
+	if err != nil {
 		return p.profileFormError(c, m.UserID, "email", map[string]string{"email": email}, err)
 	}
 	return done(c, "/profile", "email")
+}
+
+// reverify is the fresh verification that changing an email address (where
+// reset links go) needs of the person signed in: where their org's
+// approval_factor is passkey, a passkey verification of the last
+// auth.PasskeyFresh, as an approval needs (askPasskey when there is none:
+// the caller asks for one); elsewhere that, or their own password, checked
+// under the rules of sign-in.
+func (p *Pages) reverify(c echo.Context, password string) (askPasskey bool, err error) {
+	ctx, m := c.Request().Context(), me(c)
+	if m.PasskeyVerifiedRecently(time.Now()) {
+		return false, nil
+	}
+	org, err := p.orgs.Org(ctx, m.OrgID)
+	if err != nil {
+		return false, err
+	}
+	if org.ApprovalFactor == orgs.FactorPasskey {
+		return true, nil
+	}
+	if password == "" {
+		return false, ctalk.Errorf(ctalk.EUnauthorized, "type your password to confirm the change; nothing was changed")
+	}
+	_, err = p.auth.CheckPassword(ctx, m.OrgID, m.UserID, password, c.RealIP())
+	return false, err
 }

@@ -15,6 +15,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -43,8 +44,12 @@ const (
 )
 
 // SelfURL, as the PUBLIC_URL an adjustment of Start sets, is replaced by the
-// server's own URL.
-const SelfURL = "self"
+// server's own URL; SelfLocalhost by that URL under the name "localhost",
+// where browsers allow passkeys over http.
+const (
+	SelfURL       = "self"
+	SelfLocalhost = "self-localhost"
+)
 
 // Server is one ctalk server on a real port, with the parts behind it.
 type Server struct {
@@ -81,8 +86,11 @@ func Start(t testing.TB, d *db.DB, adjust ...func(*app.Wiring)) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.API.PublicURL == SelfURL {
+	switch w.API.PublicURL {
+	case SelfURL:
 		w.API.PublicURL = "http://" + l.Addr().String()
+	case SelfLocalhost:
+		w.API.PublicURL = "http://localhost:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 	}
 	a, err := app.Assemble(d, w)
 	if err != nil {
