@@ -52,9 +52,9 @@ func (s *Service) SignInOnDevice(ctx context.Context, orgID, userID, password, c
 //
 // Returns only the database's errors.
 func (s *Service) IssueDevice(ctx context.Context, orgID, userID string) (string, error) {
-	raw, hash := NewToken()
+	raw, _ := NewToken()
 	raw = deviceCookiePrefix + raw[len(TokenPrefix):]
-	hash = HashToken(raw)
+	hash := HashToken(raw)
 	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
 		if _, err := tx.Exec(ctx, `DELETE FROM device_cookies WHERE org_id = $1 AND user_id = $2 AND expires_at <= $3`, orgID, userID, now); err != nil {

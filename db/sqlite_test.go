@@ -208,8 +208,13 @@ func TestWriterQueue(t *testing.T) {
 	defer rows.Close()
 	for rows.Next() {
 		var v int
-		rows.Scan(&v)
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
 		got = append(got, v)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	if fmt.Sprint(got) != "[1 2]" {
 		t.Fatalf("rows = %v, want [1 2]", got)

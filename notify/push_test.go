@@ -125,16 +125,15 @@ func checkVAPID(header, wantKey, origin string) error {
 		return errors.New("the token is not a JWT")
 	}
 	raw, _ := base64.RawURLEncoding.DecodeString(k)
-	x, y := elliptic.Unmarshal(elliptic.P256(), raw)
-	if x == nil {
-		return errors.New("k is not a P-256 point")
+	pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), raw)
+	if err != nil {
+		return fmt.Errorf("k is not a P-256 point: %w", err)
 	}
 	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
 	if err != nil || len(sig) != 64 {
 		return errors.New("the signature is not ES256's r||s")
 	}
 	digest := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
-	pub := &ecdsa.PublicKey{Curve: elliptic.P256(), X: x, Y: y}
 	if !ecdsa.Verify(pub, digest[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
 		return errors.New("the JWT's signature does not verify with k")
 	}

@@ -146,7 +146,7 @@ func TestEventsStreamCounts(t *testing.T) {
 		s := start(t, engine)
 		s.org(t, "acme")
 		anon := s.anonymous(t).openStream(t)
-		if b := anon.body(t); anon.resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(b), "Sign in") {
+		if b := anon.body(t); anon.resp.StatusCode != http.StatusUnauthorized || !strings.Contains(b, "Sign in") {
 			t.Fatalf("signed-out /events: %d %s, want 401 saying to sign in", anon.resp.StatusCode, b)
 		}
 
@@ -216,7 +216,7 @@ func TestEventsStreamCap(t *testing.T) {
 	}
 	over := bob.openStream(t)
 	b := over.body(t)
-	if over.resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(b), "close some of those tabs") {
+	if over.resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(b, "close some of those tabs") {
 		t.Fatalf("stream %d: %d %s, want 429 saying what to do", web.MaxStreams+1, over.resp.StatusCode, b)
 	}
 	carol := s.newClient(t, "acme", "carol").openStream(t)
@@ -245,7 +245,7 @@ func TestEventsStreamEndsOnDrain(t *testing.T) {
 	st.ended(t)
 	late := bob.openStream(t)
 	b := late.body(t)
-	if late.resp.StatusCode != http.StatusOK || !strings.HasPrefix(string(b), "retry: ") || strings.Contains(string(b), "event:") {
+	if late.resp.StatusCode != http.StatusOK || !strings.HasPrefix(b, "retry: ") || strings.Contains(b, "event:") {
 		t.Fatalf("stream opened while draining: %d %q, want only a retry", late.resp.StatusCode, b)
 	}
 }
