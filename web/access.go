@@ -265,6 +265,9 @@ func (p *Pages) revokeInvite(c echo.Context) error {
 // or confirmation.
 func (p *Pages) setMemberEmail(c echo.Context) error {
 	m := me(c)
+	if _, err := p.orgs.User(c.Request().Context(), m.OrgID, c.Param("user_id")); err != nil {
+		return p.adminNotFound(c, err)
+	}
 	if target, err := ctalk.ParseID("user_id", c.Param("user_id")); err == nil && target != m.UserID {
 		if askPasskey, err := p.reverify(c, c.FormValue("your_password")); askPasskey && err == nil {
 			return p.stepUp(c, http.StatusUnauthorized, "Your organization asks for a passkey before an approval, so changing a member's email address, where their reset links go, takes a passkey verification of yours. Nothing was changed yet: verify with your passkey, and the address is saved.",
@@ -275,9 +278,6 @@ func (p *Pages) setMemberEmail(c echo.Context) error {
 		ctx := c.Request().Context()
 		if target, err := ctalk.ParseID("user_id", userID); err == nil && target == m.UserID {
 			return ctalk.Errorf(ctalk.EForbidden, "this changes another member's address; change your own on your profile page (/profile)")
-		}
-		if _, err := p.orgs.User(ctx, m.OrgID, userID); err != nil {
-			return err
 		}
 		askPasskey, err := p.reverify(c, c.FormValue("your_password"))
 		if askPasskey {

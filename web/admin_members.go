@@ -150,6 +150,9 @@ func (p *Pages) resetPassword(c echo.Context) error {
 // on the spot; the member is told.
 func (p *Pages) approvePasskey(c echo.Context) error {
 	m := me(c)
+	if _, err := p.orgs.User(c.Request().Context(), m.OrgID, c.Param("user_id")); err != nil {
+		return p.adminNotFound(c, err)
+	}
 	if !m.PasskeyVerifiedRecently(time.Now()) {
 		return p.stepUp(c, http.StatusUnauthorized, "Approving a member's passkey lets it approve for them: it takes a passkey verification of yours. Nothing was changed yet: verify with your passkey, and the approval is sent.",
 			c.Request().URL.Path, replayed(c), "")
