@@ -90,9 +90,10 @@ func TestLayoutOnAPhoneAndALaptop(t *testing.T) {
 		}
 	}
 	// Two questions, one of them waiting for its asker's information with
-	// the steps of its way: under two and a quarter screens (they took
-	// 1,870 px with one plain question's four open-ended disclosures).
-	if got, most := phone("/inbox"), 2.25*760; got.Page > most {
+	// the steps of its way: under two and a quarter screens below the
+	// header, whose second row of sections keeps them all in sight (they
+	// took 1,870 px with one plain question's four open-ended disclosures).
+	if got, most := phone("/inbox"), 2.25*760+44; got.Page > most {
 		t.Errorf("the inbox with two questions is %.0f px long on a phone, want under %.0f px", got.Page, most)
 	}
 	phone("/channels/general")
