@@ -6,7 +6,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/kljensen/snowball/english"
+	"github.com/blevesearch/snowballstem"
+	"github.com/blevesearch/snowballstem/english"
 )
 
 // The analysis of text that every comparison of words in Go shares: the
@@ -257,7 +258,9 @@ func stem(w string) string {
 	if ok {
 		return st
 	}
-	st = english.Stem(w, true)
+	env := snowballstem.NewEnv(w)
+	english.Stem(env)
+	st = env.Current()
 	if irregular, ok := stemExceptions[w]; ok {
 		st = irregular
 	}
