@@ -597,18 +597,21 @@ func TestChecksCatchMistakes(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------
-// The README must stay true of the code: these tests fail, saying what to
-// write, when a variable, command, route or account tool changes. They run
+// The README and the pages of docs/ must stay true of the code: these tests
+// fail, saying what to write, when a variable, command, route or tool
+// changes. They run
 // with the rest of the suite: documentation that no longer matches the code
 // is a failure like any other.
 
-// readmeSection returns the text of README.md from the heading that starts
-// with start up to the next heading of the same or a higher level.
+// readmeSection returns the text of a Markdown document from the heading
+// that starts with start up to the next heading of the same or a higher
+// level.
 func readmeSection(t *testing.T, readme, start string) string {
 	t.Helper()
+	readme = "\n" + readme
 	i := strings.Index(readme, "\n"+start)
 	if i < 0 {
-		t.Fatalf("README.md has no heading %q", start)
+		t.Fatalf("no heading %q", start)
 	}
 	level := strings.Index(start, " ")
 	rest := readme[i+1+len(start):]
@@ -624,19 +627,19 @@ func readmeSection(t *testing.T, readme, start string) string {
 
 func TestReadmeConfiguration(t *testing.T) {
 	r := loadRepo(t)
-	table := readmeSection(t, readRepo(t, "README.md"), "## Configuration")
+	table := readmeSection(t, readRepo(t, "docs/configuration.md"), "# Configuration")
 	rows := map[string]bool{}
 	for _, m := range regexp.MustCompile("(?m)^\\| `([A-Z][A-Z0-9_]*)` \\|").FindAllStringSubmatch(table, -1) {
 		rows[m[1]] = true
 	}
 	for _, name := range sortedKeys(r.envNames) {
 		if !rows[name] {
-			t.Errorf("cmd/ctalk/config.go reads %s, but README.md's Configuration table has no row for it", name)
+			t.Errorf("cmd/ctalk/config.go reads %s, but docs/configuration.md's table has no row for it", name)
 		}
 	}
 	for _, name := range sortedKeys(rows) {
 		if !r.envNames[name] {
-			t.Errorf("README.md's Configuration table describes %s, which cmd/ctalk/config.go does not read", name)
+			t.Errorf("docs/configuration.md's table describes %s, which cmd/ctalk/config.go does not read", name)
 		}
 	}
 }
@@ -647,12 +650,12 @@ func TestReadmeCommands(t *testing.T) {
 	if usage == nil {
 		t.Fatal("no usage text in cmd/ctalk/main.go")
 	}
-	table := readmeSection(t, readRepo(t, "README.md"), "## Commands")
+	table := readmeSection(t, readRepo(t, "docs/configuration.md"), "## Commands")
 	var n int
 	for _, m := range regexp.MustCompile(`(?m)^\s+(ctalk(?: [a-z]+| N)*)\s{2,}`).FindAllStringSubmatch(usage[1], -1) {
 		n++
 		if !strings.Contains(table, "| `"+m[1]+"` |") {
-			t.Errorf("the usage text lists %q, but README.md's Commands table has no row for it", m[1])
+			t.Errorf("the usage text lists %q, but docs/configuration.md's Commands table has no row for it", m[1])
 		}
 	}
 	if n < 3 {
@@ -661,11 +664,11 @@ func TestReadmeCommands(t *testing.T) {
 }
 
 func TestReadmeEndpoints(t *testing.T) {
-	table := readmeSection(t, readRepo(t, "README.md"), "## HTTP endpoints")
+	table := readmeSection(t, readRepo(t, "docs/http.md"), "# HTTP endpoints")
 	for _, rt := range routes(t) {
 		path := regexp.MustCompile(`:([a-z_]+)`).ReplaceAllString(rt[1], "{$1}")
 		if !strings.Contains(table, "| `"+path+"` |") {
-			t.Errorf("the server serves %s, but README.md's HTTP endpoints table has no row for it", path)
+			t.Errorf("the server serves %s, but docs/http.md's table has no row for it", path)
 		}
 	}
 }

@@ -34,7 +34,7 @@ Usage:
   ctalk version              print version, commit and build time
 
 Every command answers --help. Configuration comes from the environment; see
-README.md.
+docs/configuration.md.
 `
 
 // serveHelp is printed by "ctalk serve --help".
@@ -45,7 +45,7 @@ Usage:
   ctalk              (the same)
 
 It takes no arguments: the environment configures it (PORT, HOST,
-DATABASE_URL or RELAY_DB_PATH, PUBLIC_URL, ...; see README.md). It first
+DATABASE_URL or RELAY_DB_PATH, PUBLIC_URL, ...; see docs/configuration.md). It first
 checks every variable and that the address is free, then opens the database,
 applies pending migrations, and serves until SIGTERM or SIGINT, when it ends
 waiting calls and lets in-flight requests finish for up to 25 s.
