@@ -29,7 +29,7 @@ const (
 const resetMailTimeout = 30 * time.Second
 
 // ErrNoEmail is the answer to an invite on a server that sends no email.
-var ErrNoEmail = ctalk.Errorf(ctalk.EUnavailable, "this server sends no email (its operator has not set SMTP_URL), so it cannot invite by email; add the person with a password you give them instead (register_user, or Add a member on the admin page)")
+var ErrNoEmail = ctalk.Errorf(ctalk.EUnavailable, "this server sends no email (its operator has not set SMTP_URL), so it cannot invite by email; an admin can make an invite link to hand over on the admin page, or add the person with a password they give them (register_user)")
 
 // errNoResetMail is the answer to "forgot password" on a server that sends
 // no email.
@@ -100,6 +100,60 @@ func (s *Service) Invite(ctx context.Context, c ctalk.Caller, in orgs.NewInvite)
 		return nil, ctalk.Errorf(ctalk.EUnavailable, "could not send the invite to %s: %s; nothing was created, so invite again when it is fixed", inv.Email, ctalk.ErrorMessage(err))
 	}
 	return inv, nil
+}
+
+// errNoLinkBase is the answer to an invite link on a server that does not
+// know its own address.
+var errNoLinkBase = ctalk.Errorf(ctalk.EUnavailable, "this server does not know its own address (its operator has not set PUBLIC_URL), so it cannot make an invite link; add the person with a password you give them instead")
+
+// LinksEnabled reports whether the server can make invite links for an
+// admin to hand over themselves: it knows the address they open.
+func (s *Service) LinksEnabled() bool {
+	return s != nil && s.cfg.PublicURL != ""
+}
+
+// InviteLink stores an invite as Invite does, under the same rules and
+// limits, but mails nothing: it returns the invite's link, valid once for
+// auth.InviteTTL, for the admin to hand over. Only a person gets it (the
+// web app's admin page): the link makes a member, so no agent may hold it.
+// The caller must have been authorized as an admin of their org.
+//
+// Returns the errors of orgs.Invite, EUnavailable when the server does not
+// know its own address.
+func (s *Service) InviteLink(ctx context.Context, c ctalk.Caller, in orgs.NewInvite) (*auth.Invite, string, error) {
+	if err := in.Check(); err != nil {
+		return nil, "", err
+	}
+	if !s.LinksEnabled() {
+		return nil, "", errNoLinkBase
+	}
+	inv, raw, err := s.orgs.Invite(ctx, c, in)
+	if err != nil {
+		return nil, "", err
+	}
+	return inv, s.cfg.PublicURL + InvitePath + raw, nil
+}
+
+// RenewLink gives the invite of userID in the caller's org a new link, as
+// Resend does, and returns it for the admin to hand over instead of
+// mailing it; the earlier link stops working. The caller must have been
+// authorized as an admin of their org.
+//
+// Returns the errors of auth.RenewInvite, EUnavailable when the server
+// does not know its own address.
+func (s *Service) RenewLink(ctx context.Context, c ctalk.Caller, userID string) (*auth.Invite, string, error) {
+	userID, err := ctalk.ParseID("user_id", userID)
+	if err != nil {
+		return nil, "", err
+	}
+	if !s.LinksEnabled() {
+		return nil, "", errNoLinkBase
+	}
+	raw, inv, err := s.auth.RenewInvite(ctx, c, userID)
+	if err != nil {
+		return nil, "", err
+	}
+	return inv, s.cfg.PublicURL + InvitePath + raw, nil
 }
 
 // Resend mails the invite of userID in the caller's org again with a new

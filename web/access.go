@@ -206,10 +206,34 @@ type inviteForm struct {
 	Email, ID, Name, Role, Error string
 }
 
+// inviteLink is an invite link made for the admin to hand over: the page
+// that made it shows it this once.
+type inviteLink struct {
+	Invite *auth.Invite
+	URL    string
+}
+
+// byLink reports whether an invite form asks for a link to hand over
+// rather than a mail: its "deliver" button says so, and a server that
+// sends no email makes links only.
+func (p *Pages) byLink(c echo.Context) bool {
+	return c.FormValue("deliver") == "link" || !p.access.Enabled()
+}
+
 func (p *Pages) inviteSubmit(c echo.Context) error {
-	start := time.Now()
+	start, ctx := time.Now(), c.Request().Context()
 	f := inviteForm{Email: c.FormValue("email"), ID: c.FormValue("user_id"), Name: c.FormValue("name"), Role: c.FormValue("role")}
-	inv, err := p.access.Invite(c.Request().Context(), me(c).Caller(), orgs.NewInvite{Email: f.Email, UserID: f.ID, Name: f.Name, Role: f.Role})
+	in := orgs.NewInvite{Email: f.Email, UserID: f.ID, Name: f.Name, Role: f.Role}
+	var (
+		inv  *auth.Invite
+		link string
+		err  error
+	)
+	if p.byLink(c) {
+		inv, link, err = p.access.InviteLink(ctx, me(c).Caller(), in)
+	} else {
+		inv, err = p.access.Invite(ctx, me(c).Caller(), in)
+	}
 	var ids []string
 	if inv != nil {
 		ids = append(ids, inv.UserID)
@@ -221,15 +245,24 @@ func (p *Pages) inviteSubmit(c echo.Context) error {
 			return p.admin(c, status, &adminData{Add: memberForm{Role: orgs.RoleMember}, Invite: f}, "")
 		})
 	}
+	if link != "" {
+		return p.showInviteLink(c, inv, link)
+	}
 	return done(c, "/admin#invites", "invited")
+}
+
+// showInviteLink answers the making of an invite link with the admin page
+// showing it, this once: it is in no redirect, log or audit record.
+func (p *Pages) showInviteLink(c echo.Context, inv *auth.Invite, link string) error {
+	return p.admin(c, http.StatusOK, &adminData{Add: memberForm{Role: orgs.RoleMember}, Invite: inviteForm{Role: orgs.RoleMember}, Link: &inviteLink{Invite: inv, URL: link}}, "")
 }
 
 // inviteAction runs an action on the invite named in the path, records
 // it, and returns to the admin page with what happened, or with why not
-// next to the invites.
-func (p *Pages) inviteAction(c echo.Context, tool, what string, act func(userID string) error) error {
+// next to the invites. An action that makes a link shows it instead.
+func (p *Pages) inviteAction(c echo.Context, tool, what string, act func(userID string) (*inviteLink, error)) error {
 	start, userID := time.Now(), c.Param("user_id")
-	err := act(userID)
+	link, err := act(userID)
 	var ids []string
 	if ctalk.IsID(userID) && ctalk.ErrorCode(err) != ctalk.ENotFound {
 		ids = append(ids, userID)
@@ -240,19 +273,31 @@ func (p *Pages) inviteAction(c echo.Context, tool, what string, act func(userID 
 			return p.admin(c, status, &adminData{Add: memberForm{Role: orgs.RoleMember}, Invite: inviteForm{Role: orgs.RoleMember}, InvitesError: msg}, "")
 		})
 	}
+	if link != nil {
+		return p.showInviteLink(c, link.Invite, link.URL)
+	}
 	return done(c, "/admin#invites", what)
 }
 
+// resendInvite mails the invite again with a new link, or makes the new
+// link for the admin to hand over.
 func (p *Pages) resendInvite(c echo.Context) error {
-	return p.inviteAction(c, "web:resend_invite", "resent", func(userID string) error {
+	return p.inviteAction(c, "web:resend_invite", "resent", func(userID string) (*inviteLink, error) {
+		if p.byLink(c) {
+			inv, url, err := p.access.RenewLink(c.Request().Context(), me(c).Caller(), userID)
+			if err != nil {
+				return nil, err
+			}
+			return &inviteLink{Invite: inv, URL: url}, nil
+		}
 		_, err := p.access.Resend(c.Request().Context(), me(c).Caller(), userID)
-		return err
+		return nil, err
 	})
 }
 
 func (p *Pages) revokeInvite(c echo.Context) error {
-	return p.inviteAction(c, "web:revoke_invite", "revoked-invite", func(userID string) error {
-		return p.auth.RevokeInvite(c.Request().Context(), me(c).OrgID, userID)
+	return p.inviteAction(c, "web:revoke_invite", "revoked-invite", func(userID string) (*inviteLink, error) {
+		return nil, p.auth.RevokeInvite(c.Request().Context(), me(c).OrgID, userID)
 	})
 }
 

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctalk/ctalk/api/apitest"
+	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/internal/testkit"
@@ -208,11 +210,11 @@ func TestInviteMailRefusedCreatesNothing(t *testing.T) {
 		s := start(t, db.SQLite)
 		s.org(t, "acme")
 		alice := s.newClient(t, "acme", "alice")
-		if _, body := alice.get("/admin"); !strings.Contains(body, "This server sends no email") || strings.Contains(body, `action="/admin/invites"`) {
-			t.Errorf("the admin page offers invites without SMTP")
+		if _, body := alice.get("/admin"); !strings.Contains(body, "people cannot be invited") || strings.Contains(body, `action="/admin/invites"`) {
+			t.Errorf("the admin page offers invites without SMTP or PUBLIC_URL")
 		}
-		if code, body := alice.post("/admin/invites", url.Values{"email": {"dan@example.com"}, "user_id": {"dan"}, "name": {"Dan"}}); code != http.StatusServiceUnavailable || !strings.Contains(body, "SMTP_URL") {
-			t.Errorf("invite without SMTP: %d", code)
+		if code, body := alice.post("/admin/invites", url.Values{"email": {"dan@example.com"}, "user_id": {"dan"}, "name": {"Dan"}}); code != http.StatusServiceUnavailable || !strings.Contains(body, "PUBLIC_URL") {
+			t.Errorf("invite without SMTP or PUBLIC_URL: %d", code)
 		}
 		if _, body := s.anonymous(t).get("/signin"); strings.Contains(body, "/forgot") {
 			t.Errorf("the sign-in page offers a reset without SMTP")
@@ -222,6 +224,91 @@ func TestInviteMailRefusedCreatesNothing(t *testing.T) {
 		}
 		testkit.Fail(t, s.agent(t, "acme", "alice"), "invite_user", map[string]any{"org_id": "acme", "email": "dan@example.com", "user_id": "dan", "name": "Dan"},
 			"unavailable: this server sends no email (its operator has not set SMTP_URL)")
+	})
+}
+
+// shownLink is the invite link the admin page shows once.
+var shownLink = regexp.MustCompile(`id="invite-link" value="http://[^"/]+(/invite/ctalk_[A-Za-z0-9_-]+)"`)
+
+// linkShown returns the path of the invite link a page shows.
+func linkShown(t *testing.T, body string) string {
+	t.Helper()
+	m := shownLink.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("the page shows no invite link:\n%s", body)
+	}
+	return m[1]
+}
+
+// TestInviteLinkToHandOver: an admin makes an invite link instead of a
+// mail (on a server without SMTP, the only way): the page shows it once,
+// it works once under the rules of a mailed invite, a new link replaces
+// it, and it is in no mail, log, audit record or later page.
+func TestInviteLinkToHandOver(t *testing.T) {
+	each(t, func(t *testing.T, engine db.Engine) {
+		box := mailtest.Start(t)
+		s := start(t, engine, withMail(box))
+		s.org(t, "acme")
+		alice := s.newClient(t, "acme", "alice")
+		code, body := alice.post("/admin/invites", url.Values{"email": {"dan@example.com"}, "user_id": {"dan"}, "name": {"Dan <b>"}, "deliver": {"link"}})
+		if code != http.StatusOK || !strings.Contains(body, "Invite link for Dan &lt;b&gt;") {
+			t.Fatalf("make a link: %d %s", code, body)
+		}
+		first := linkShown(t, body)
+		if _, again := alice.get("/admin"); strings.Contains(again, token(first)) || !strings.Contains(again, "dan@example.com") {
+			t.Errorf("the admin page shows the link again, or not the invite")
+		}
+		// The same rules as a mailed invite: the id is taken while it waits.
+		if code, body := alice.post("/admin/invites", url.Values{"email": {"dan2@example.com"}, "user_id": {"dan"}, "name": {"Dan"}, "deliver": {"link"}}); code != http.StatusConflict || strings.Contains(body, `id="invite-link"`) {
+			t.Errorf("a second invite of dan: %d", code)
+		}
+		code, body = alice.post("/admin/invites/dan/resend", url.Values{"deliver": {"link"}})
+		if code != http.StatusOK {
+			t.Fatalf("new link: %d %s", code, body)
+		}
+		second := linkShown(t, body)
+		anon := s.anonymous(t)
+		if code, _ := anon.get(first); code != http.StatusNotFound {
+			t.Errorf("the link a new one replaced: %d", code)
+		}
+		if code, _ := anon.post(second, url.Values{"password": {"dans-password"}, "confirm": {"dans-password"}}); code != http.StatusOK {
+			t.Fatalf("accept the link: %d", code)
+		}
+		if u := s.member(t, "acme", "dan"); u.Email != "dan@example.com" || u.Role != "member" {
+			t.Errorf("the member is %+v", u)
+		}
+		if code, _ := s.anonymous(t).get(second); code != http.StatusNotFound {
+			t.Errorf("the used link: %d", code)
+		}
+		if n := len(box.Messages()); n != 0 {
+			t.Errorf("%d mails sent for invites by link", n)
+		}
+		// A member is no admin, here as for mailed invites.
+		bob := s.newClient(t, "acme", "bob")
+		if code, body := bob.post("/admin/invites", url.Values{"email": {"eve@example.com"}, "user_id": {"eve"}, "name": {"Eve"}, "deliver": {"link"}}); code == http.StatusOK || strings.Contains(body, "/invite/ctalk_") {
+			t.Errorf("a member made an invite link: %d", code)
+		}
+		s.waitAuditEvent(t, "acme", "alice", "web:invite_user", "ok", "dan")
+		s.noSecret(t, token(first), token(second))
+	})
+	t.Run("without SMTP", func(t *testing.T) {
+		s := start(t, db.SQLite, func(w *app.Wiring) { w.API.PublicURL = apitest.SelfURL })
+		s.org(t, "acme")
+		alice := s.newClient(t, "acme", "alice")
+		if _, body := alice.get("/admin"); !strings.Contains(body, "This server sends no email, so you get their link") || strings.Contains(body, `value="mail"`) {
+			t.Errorf("the admin page offers invites by email without SMTP")
+		}
+		code, body := alice.post("/admin/invites", url.Values{"email": {"dan@example.com"}, "user_id": {"dan"}, "name": {"Dan"}})
+		if code != http.StatusOK {
+			t.Fatalf("make a link without SMTP: %d %s", code, body)
+		}
+		link := linkShown(t, body)
+		if code, body := alice.post("/admin/invites/dan/resend", url.Values{"deliver": {"mail"}}); code != http.StatusOK || !strings.Contains(body, `id="invite-link"`) {
+			t.Errorf("a resend without SMTP makes no new link: %d", code)
+		}
+		if code, _ := s.anonymous(t).get(link); code != http.StatusNotFound {
+			t.Errorf("the replaced link: %d", code)
+		}
 	})
 }
 

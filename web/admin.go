@@ -44,11 +44,15 @@ type adminData struct {
 	Add     memberForm
 	// Invites wait for their invitees; Invite is the invite form as sent,
 	// InvitesError why an action on an invite was refused. MailEnabled
-	// says whether this server sends email at all.
+	// says whether this server sends email at all, LinksEnabled whether
+	// it can make invite links to hand over. Link is the invite link just
+	// made, shown this once.
 	Invites      []*auth.Invite
 	Invite       inviteForm
 	InvitesError string
 	MailEnabled  bool
+	LinksEnabled bool
+	Link         *inviteLink
 	// Errors of the settings and admin password forms.
 	SettingsError, PasswordError string
 }
@@ -85,7 +89,7 @@ func (p *Pages) admin(c echo.Context, status int, d *adminData, flashed string) 
 	if d.Invites, err = p.auth.Invites(ctx, m.OrgID); err != nil {
 		return err
 	}
-	d.MailEnabled = p.access.Enabled()
+	d.MailEnabled, d.LinksEnabled = p.access.Enabled(), p.access.LinksEnabled()
 	if d.Invite.Role == "" {
 		d.Invite.Role = orgs.RoleMember
 	}
