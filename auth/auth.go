@@ -151,8 +151,9 @@ const badLogin = "login failed: the org id, user id or password is wrong; check 
 // adminAccount is the throttling key of an org's admin password.
 const adminAccount = "*admin"
 
-// Login checks a user's password and issues a new token. clientIP is used for
-// the per-address limits.
+// Login checks a user's password and issues a new token, labelled with the
+// client's name when ctx carries one (WithClientLabel). clientIP is used
+// for the per-address limits.
 //
 // Returns EUnauthorized for bad credentials, ERateLimited when the account has
 // failed too often from this address or from all addresses, or this address
@@ -174,9 +175,9 @@ func (s *Service) Login(ctx context.Context, orgID, userID, password, clientIP s
 		// Only while the password just checked is still the user's: a
 		// password change, reset or removal that committed after the check
 		// must not be outlived by a token issued on the old password.
-		res, err := tx.Exec(ctx, `INSERT INTO tokens (hash, org_id, user_id, kind, created_at, last_used_at, expires_at)
-			SELECT $1, $2, $3, 'login', $4, $4, $5 FROM users WHERE org_id = $2 AND id = $3 AND password_hash = $6 AND removed_at IS NULL`,
-			tokenHash, sess.OrgID, sess.UserID, now, sess.ExpiresAt, hash)
+		res, err := tx.Exec(ctx, `INSERT INTO tokens (hash, org_id, user_id, kind, label, created_at, last_used_at, expires_at)
+			SELECT $1, $2, $3, 'login', $7, $4, $4, $5 FROM users WHERE org_id = $2 AND id = $3 AND password_hash = $6 AND removed_at IS NULL`,
+			tokenHash, sess.OrgID, sess.UserID, now, sess.ExpiresAt, hash, clientLabel(ctx))
 		if err != nil {
 			return fmt.Errorf("insert into tokens: %w", err)
 		}

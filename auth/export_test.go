@@ -30,3 +30,6 @@ func UsePasskey(ctx context.Context, s *Service, orgID, userID, id string, count
 	cred := &webauthn.Credential{ID: raw, Authenticator: webauthn.Authenticator{SignCount: counter}}
 	return s.usedPasskey(ctx, u, cred)
 }
+
+// ClientLabel is clientLabel, for the tests of how a client's name is kept.
+var ClientLabel = clientLabel

@@ -5,13 +5,40 @@ import (
 	"database/sql"
 	"fmt"
 	"net/netip"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 )
 
 type clientAddrKey struct{}
+
+type clientLabelKey struct{}
+
+// WithClientLabel returns a context that carries the name a client gave
+// itself (an MCP client's name and version), which Login keeps as the
+// label of the token it issues, so that the person can tell their login
+// tokens apart. The client chose it: it is shown to the person as text,
+// never trusted.
+func WithClientLabel(ctx context.Context, label string) context.Context {
+	return context.WithValue(ctx, clientLabelKey{}, label)
+}
+
+// clientLabel returns the client's name ctx carries, made one line of at
+// most MaxLabelLen characters, or "".
+func clientLabel(ctx context.Context) string {
+	label, _ := ctx.Value(clientLabelKey{}).(string)
+	label = strings.Join(strings.FieldsFunc(label, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsControl(r) || r == utf8.RuneError
+	}), " ")
+	if utf8.RuneCountInString(label) > MaxLabelLen {
+		label = string([]rune(label)[:MaxLabelLen-1]) + "…"
+	}
+	return label
+}
 
 // WithClientAddr returns a context that carries the address of the client
 // a request came from, for the per-address limits of the calls it makes.

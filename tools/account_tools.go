@@ -3,9 +3,11 @@ package tools
 import (
 	"context"
 	"crypto/subtle"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/auth"
@@ -106,7 +108,7 @@ func (s *Server) registerLogin() {
 		if err := s.passwordLoginAllowed(ctx, in.OrgID, in.UserID); err != nil {
 			return nil, err
 		}
-		token, sess, err := s.auth.Login(ctx, in.OrgID, in.UserID, in.Password, clientIP(ctx))
+		token, sess, err := s.auth.Login(auth.WithClientLabel(ctx, clientName(ctx)), in.OrgID, in.UserID, in.Password, clientIP(ctx))
 		if err != nil {
 			s.recordAttempt(ctx, in.OrgID, in.UserID, err)
 			return nil, err
@@ -119,6 +121,17 @@ func (s *Server) registerLogin() {
 		return &loginResult{AuthToken: token, ExpiresAt: sess.ExpiresAt, User: u,
 			NextStep: "send this token as the header \"Authorization: Bearer <auth_token>\" (claude mcp add --header), or pass it as auth_token; it is not shown again"}, nil
 	})
+}
+
+// clientName is the name and version the calling MCP client gave itself
+// when it initialized its session, or "".
+func clientName(ctx context.Context) string {
+	info, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo)
+	if !ok {
+		return ""
+	}
+	ci := info.GetClientInfo()
+	return strings.TrimSpace(ci.Name + " " + ci.Version)
 }
 
 // passwordLoginAllowed refuses login in an org that disabled agents'

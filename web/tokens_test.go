@@ -302,3 +302,24 @@ func TestTokensOfOthers(t *testing.T) {
 		}
 	})
 }
+
+// TestLoginTokenNamedByItsClient: a login token made by the login tool is
+// listed with the name the MCP client gave itself, as text, so that the
+// person can tell their login tokens apart.
+func TestLoginTokenNamedByItsClient(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, engine db.Engine) {
+		s := start(t, engine)
+		s.org(t, "acme")
+		bob := s.newClient(t, "acme", "bob")
+		s.agent(t, "acme", "bob") // a login with no client's name
+		named := testkit.Connect(t, s.URL, testkit.EraSessions, "")
+		testkit.OK(t, named, "login", map[string]any{"org_id": "acme", "user_id": "bob", "password": userPW})
+		_, page := bob.get("/tokens")
+		for _, want := range []string{"<td>Login token</td>", "<td>Login token of ctalk-test 1</td>"} {
+			if !strings.Contains(page, want) {
+				t.Errorf("the tokens page does not show %q:\n%s", want, page)
+			}
+		}
+	})
+}
