@@ -103,6 +103,46 @@ func (s *Service) Search(ctx context.Context, c ctalk.Caller, text string, limit
 	return out[:min(limit, len(out))], nil
 }
 
+// recentSQL reads the shared answers of org $1 most recently shared or
+// edited first, at most $2, joined as the search's are.
+const recentSQL = `SELECT ` + answerColumns + `, o.knowledge_stale_days FROM shared_answers s
+	JOIN users u ON u.org_id = s.org_id AND u.id = s.answerer_id
+	JOIN orgs o ON o.id = s.org_id AND o.knowledge_sharing <> 'off'
+	WHERE s.org_id = $1
+	ORDER BY s.updated_at DESC, s.question_id DESC LIMIT $2`
+
+// Recent returns the shared answers of c's org most recently shared or
+// edited first, at most limit (DefaultLimit when 0, at most MaxLimit):
+// what the Knowledge page shows before anyone searches. Nothing of
+// another org, and nothing while the org's knowledge_sharing is off.
+//
+// Returns EInvalid for a limit out of range.
+func (s *Service) Recent(ctx context.Context, c ctalk.Caller, limit int) ([]*Answer, error) {
+	if limit == 0 {
+		limit = DefaultLimit
+	}
+	if limit < 1 || limit > MaxLimit {
+		return nil, ctalk.Errorf(ctalk.EInvalid, "limit is %d; give 1 to %d", limit, MaxLimit)
+	}
+	rows, err := s.db.Query(ctx, recentSQL, c.OrgID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read recent shared answers: %w", err)
+	}
+	defer rows.Close()
+	out, now := []*Answer{}, s.db.Now()
+	for rows.Next() {
+		var staleDays int
+		a, err := scanAnswer(rows, &staleDays)
+		if err != nil {
+			return nil, fmt.Errorf("read recent shared answers: %w", err)
+		}
+		a.staleDays = staleDays
+		a.markStale(now)
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
 // search runs q on the engine, at most n matches; on Postgres each holding
 // at least minTerms of q's single terms (none asked for when 0).
 func (s *Service) search(ctx context.Context, orgID string, q query, n, minTerms int) ([]*Answer, error) {

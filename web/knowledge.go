@@ -29,6 +29,10 @@ var knowledgeFlash = map[string]string{
 	"edited":   "The shared answer is saved. What its asker received stays as it was sent.",
 }
 
+// recentAnswers is how many shared answers the Knowledge page lists before
+// a search, most recent first.
+const recentAnswers = 10
+
 // knowledgeData is the Knowledge page.
 type knowledgeData struct {
 	Query   string
@@ -70,6 +74,10 @@ func (p *Pages) showKnowledge(c echo.Context, status int, d *knowledgeData) erro
 			d.Error, err = ctalk.ErrorMessage(err), nil
 		}
 		if err != nil {
+			return err
+		}
+	} else if d.Sharing != "off" {
+		if d.Answers, err = p.knowledge.Recent(ctx, d.Caller, recentAnswers); err != nil {
 			return err
 		}
 	}

@@ -64,6 +64,16 @@ func TestKnowledgePage(t *testing.T) {
 			mustShow(t, name+"'s knowledge", page, "Renew the gateway certificates", "Thirty seconds at the gateway.")
 			mustNotShow(t, name+"'s knowledge", page, "(private)", "vault")
 		}
+		// Before a search, the most recently shared answers, newest first.
+		_, page = bob.get("/knowledge")
+		mustShow(t, "bob's knowledge before a search", page, "Recently shared", "Renew the gateway certificates", "Thirty seconds at the gateway.")
+		mustNotShow(t, "bob's knowledge before a search", page, "(private)", "vault", "No answer is shared yet")
+		if strings.Index(page, "Thirty seconds") > strings.Index(page, "Renew the gateway") {
+			t.Errorf("the recent answers are not newest first")
+		}
+		_, page = s.newClient(t, "zeta", "bob").get("/knowledge")
+		mustShow(t, "zeta's knowledge before a search", page, "vault")
+		mustNotShow(t, "zeta's knowledge before a search", page, "Renew the gateway", "Thirty seconds")
 		_, page = bob.get("/knowledge?q=certbot")
 		mustNotShow(t, "bob's knowledge", page, "/unshare", "Save the shared answer")
 		_, page = carol.get("/knowledge?q=certbot")

@@ -1,0 +1,1 @@
+DROP INDEX shared_answers_recent;
