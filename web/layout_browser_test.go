@@ -40,7 +40,8 @@ type layout struct {
 
 // TestLayoutOnAPhoneAndALaptop: on a phone's width (390 px) the header
 // shows every section (wrapped into at most two rows; the page does not
-// scroll sideways), a channel's messages are on the page with nothing
+// scroll sideways, nor do the tokens and notification settings), a
+// channel's messages are on the page with nothing
 // scrolling inside it, the inbox with two questions fits in under two
 // screens, and Label and priority is a disclosure with its marker; at a
 // laptop's 1280 px the audit log keeps each time and duration on one line.
@@ -73,7 +74,7 @@ func TestLayoutOnAPhoneAndALaptop(t *testing.T) {
 		}
 	}
 	phone := at(390, 760)
-	for _, path := range []string{"/inbox", "/channels/general", "/admin/audit", "/people"} {
+	for _, path := range []string{"/inbox", "/channels/general", "/admin/audit", "/people", "/tokens", "/profile/notifications"} {
 		got := phone(path)
 		// Every section in sight, in at most two rows of 44 px targets.
 		if got.Header > 2*44+16 {
