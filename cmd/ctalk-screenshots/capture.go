@@ -9,6 +9,8 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/ctalk/ctalk/internal/demo"
 )
 
 // shot is one screenshot: a page, in a scheme, at a size.
@@ -28,7 +30,7 @@ type shot struct {
 
 // shots are the screenshots, signed out first. Few and small: the README
 // shows them all.
-func shots(d *demo) []shot {
+func shots(d *demo.Org) []shot {
 	return []shot{
 		{Name: "home", Path: "/"},
 		{Name: "signin", Path: "/signin"},
@@ -46,7 +48,7 @@ func shots(d *demo) []shot {
 		{Name: "overview", Path: "/admin/overview", Signed: true, Images: true},
 		{Name: "overview-dark", Path: "/admin/overview?days=7#ov-calls", Signed: true, Dark: true, Images: true},
 		{Name: "notifications", Path: "/profile/notifications", Signed: true},
-		{Name: "notification-mail", Path: mailURL(demoMail, mailShown)},
+		{Name: "notification-mail", Path: mailURL(demo.Mail, demo.MailShown)},
 	}
 }
 
@@ -57,7 +59,7 @@ const (
 )
 
 // capture signs in on Chromium and writes each screenshot to out.
-func capture(ctx context.Context, chromium, base string, d *demo, out string) error {
+func capture(ctx context.Context, chromium, base string, d *demo.Org, out string) error {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium),
 		chromedp.Flag("headless", true),
@@ -96,7 +98,7 @@ func capture(ctx context.Context, chromium, base string, d *demo, out string) er
 
 // take opens one page as the shot says and captures the window; it returns
 // nil, saying so, when the server does not serve the page.
-func take(tab context.Context, base string, s shot, d *demo) ([]byte, error) {
+func take(tab context.Context, base string, s shot, d *demo.Org) ([]byte, error) {
 	scheme := "light"
 	if s.Dark {
 		scheme = "dark"
@@ -142,13 +144,13 @@ func take(tab context.Context, base string, s shot, d *demo) ([]byte, error) {
 }
 
 // signIn signs the demo person in on the sign-in page.
-func signIn(tab context.Context, base string, d *demo) error {
+func signIn(tab context.Context, base string, d *demo.Org) error {
 	err := chromedp.Do(tab,
 		chromedp.Navigate(base+"/signin"),
 		chromedp.WaitVisible(chromedp.ID("org_id")),
 		chromedp.SendKeys(chromedp.ID("org_id"), d.OrgID),
 		chromedp.SendKeys(chromedp.ID("user_id"), d.UserID),
-		chromedp.SendKeys(chromedp.ID("password"), demoPassword+kb.Enter),
+		chromedp.SendKeys(chromedp.ID("password"), demo.Password+kb.Enter),
 		chromedp.WaitVisible(chromedp.CSS("header.top")),
 	)
 	if err != nil {
@@ -159,7 +161,7 @@ func signIn(tab context.Context, base string, d *demo) error {
 
 // live asks a question while the page is open and waits for its
 // announcement.
-func live(tab context.Context, d *demo) error {
+func live(tab context.Context, d *demo.Org) error {
 	if err := chromedp.Do(tab, chromedp.WaitReady(chromedp.CSS(`body[data-live="open"]`))); err != nil {
 		return fmt.Errorf("live updates did not start: %w", err)
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/internal/demo"
 	"github.com/ctalk/ctalk/notify"
 )
 
@@ -68,7 +69,7 @@ func run(out, chromium string) error {
 
 // serve starts ctalk on 127.0.0.1:0 over a new SQLite database holding the
 // demo organization, and returns its URL.
-func serve(ctx context.Context) (base string, d *demo, stop func(), err error) {
+func serve(ctx context.Context) (base string, d *demo.Org, stop func(), err error) {
 	dir, err := os.MkdirTemp("", "ctalk-screenshots-")
 	if err != nil {
 		return "", nil, nil, err
@@ -80,7 +81,7 @@ func serve(ctx context.Context) (base string, d *demo, stop func(), err error) {
 	}
 	// The demo is seeded at times in the past through this clock, which the
 	// server's background work reads too.
-	clock := &demoClock{now: database.Now}
+	clock := demo.NewClock(database.Now)
 	database.Now = clock.Now
 	// The port is taken first, so that the links of the demo's mails can
 	// name it.
@@ -102,12 +103,12 @@ func serve(ctx context.Context) (base string, d *demo, stop func(), err error) {
 		database.Close()
 		os.RemoveAll(dir)
 	}
-	d, err = seed(ctx, clock, a)
+	d, err = demo.Seed(ctx, clock, a)
 	if err != nil {
 		stop()
 		return "", nil, nil, fmt.Errorf("demo organization: %w", err)
 	}
-	if err := mails.wait(ctx, demoMail, mailShown, 30*time.Second); err != nil {
+	if err := mails.wait(ctx, demo.Mail, demo.MailShown, 30*time.Second); err != nil {
 		stop()
 		return "", nil, nil, err
 	}

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,6 +32,7 @@ Usage:
   ctalk migrate down N       revert the last N migrations
   ctalk migrate version      print the applied schema version
   ctalk stdio --url URL      local stdio MCP server forwarding to a hosted ctalk (see --help)
+  ctalk demo                 serve a demonstration organization on this machine
   ctalk version              print version, commit and build time
 
 Every command answers --help. Configuration comes from the environment; see
@@ -122,6 +124,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if err := checkMigrateArgs(args); err != nil {
 			return err
 		}
+	case "demo":
+		if len(args) > 0 {
+			return fmt.Errorf("demo takes no arguments, not %q; see \"ctalk demo --help\"", args[0])
+		}
 	default:
 		return fmt.Errorf("unknown command %q\n\n%s", cmd, usage)
 	}
@@ -134,12 +140,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if cmd == "migrate" {
 		return migrate(ctx, cfg, log, args, stdout)
 	}
-	return serve(ctx, cfg, log, onListen)
+	if cmd == "demo" {
+		return demoServe(ctx, cfg, log, getenv, stdout, onListen)
+	}
+	return serve(ctx, cfg, log, onListen, serveHooks{})
 }
 
 // commandHelp is each command's --help; stdio answers its own.
 var commandHelp = map[string]string{
-	"serve": serveHelp, "migrate": migrateHelp, "version": versionHelp,
+	"serve": serveHelp, "migrate": migrateHelp, "version": versionHelp, "demo": demoHelp,
 	"--version": versionHelp, "-v": versionHelp,
 	"help": usage, "--help": usage, "-h": usage,
 }
@@ -265,7 +274,18 @@ func wiring(cfg Config, log *slog.Logger) app.Wiring {
 
 // serve runs the HTTP server until ctx is cancelled, then drains in-flight
 // requests and returns nil.
-func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(string)) error {
+// serveHooks let a command change what serve does around the server, as
+// the demo seeds its organization; the zero value changes nothing.
+type serveHooks struct {
+	// opened runs once the database is open, before the app is assembled
+	// on it.
+	opened func(*db.DB)
+	// ready runs once the app is assembled, with the base URL that people
+	// open, before it serves.
+	ready func(ctx context.Context, a *app.Assembly, base string) error
+}
+
+func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(string), h serveHooks) error {
 	b := buildInfo()
 	if cfg.Auth.BcryptCost < 10 {
 		log.Warn("BCRYPT_COST is below 10: passwords are cheap to brute-force; use this only for tests", "bcrypt_cost", cfg.Auth.BcryptCost)
@@ -283,6 +303,9 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(stri
 		return err
 	}
 	defer d.Close()
+	if h.opened != nil {
+		h.opened(d)
+	}
 
 	w := wiring(cfg, log)
 	local, onlyHere := cfg.LocalURL(ln.Addr())
@@ -293,6 +316,13 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(stri
 	assembly, err := app.Assemble(d, w)
 	if err != nil {
 		return err
+	}
+	if h.ready != nil {
+		base := cmp.Or(cfg.PublicURL, local, "http://"+ln.Addr().String())
+		if err := h.ready(ctx, assembly, base); err != nil {
+			assembly.Close(context.Background())
+			return err
+		}
 	}
 	// The api bounds the read of a request's body itself, and answers 408
 	// saying so, where ReadTimeout would drop the connection unanswered.

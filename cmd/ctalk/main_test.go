@@ -53,12 +53,19 @@ type program struct {
 // listens. The program is stopped at the end of the test if still running.
 func serveProgram(t *testing.T, env environ) *program {
 	t.Helper()
+	return startProgram(t, env, nil, io.Discard)
+}
+
+// startProgram starts run with args, its standard output to stdout, and
+// waits until it listens, as serveProgram does.
+func startProgram(t *testing.T, env environ, args []string, stdout io.Writer) *program {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &program{stderr: &syncbuf.Buffer{}, cancel: cancel, exited: make(chan struct{})}
 	addr := make(chan string, 1)
 	go func() {
 		defer close(p.exited)
-		p.err = run(ctx, nil, env.get, io.Discard, p.stderr, func(a string) { addr <- a })
+		p.err = run(ctx, args, env.get, stdout, p.stderr, func(a string) { addr <- a })
 	}()
 	select {
 	case a := <-addr:

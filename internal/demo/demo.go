@@ -1,4 +1,8 @@
-package main
+// Package demo seeds a demonstration organization: people who own things,
+// questions waiting with a draft, a channel conversation of people and
+// agents, a shared answer and a week of tool calls for the overview. The
+// screenshots command photographs it and "ctalk demo" serves it.
+package demo
 
 import (
 	"context"
@@ -14,30 +18,37 @@ import (
 	"github.com/ctalk/ctalk/orgs"
 )
 
-// demoClock is the database's clock, set back while the demo is seeded.
-type demoClock struct {
+// Clock is a database's clock, set back while the demo is seeded so that
+// the pages show a realistic spread of times.
+type Clock struct {
 	now func() time.Time
 	ago atomic.Int64
 }
 
+// NewClock returns a clock that reads now until set back.
+func NewClock(now func() time.Time) *Clock { return &Clock{now: now} }
+
 // Now is the time the database records.
-func (c *demoClock) Now() time.Time { return c.now().Add(-time.Duration(c.ago.Load())) }
+func (c *Clock) Now() time.Time { return c.now().Add(-time.Duration(c.ago.Load())) }
 
 // set makes Now read ago in the past.
-func (c *demoClock) set(ago time.Duration) { c.ago.Store(int64(ago)) }
+func (c *Clock) set(ago time.Duration) { c.ago.Store(int64(ago)) }
 
-// demoPassword is every demo person's password.
-const demoPassword = "demo-password-1"
+// Password is every demo person's password.
+const Password = "demo-password-1"
 
-// demo is what the screenshots sign in as and open.
-// demoMail is the demo person's address, which their notifications go to.
-const demoMail = "alice@acme.example"
+// Mail is the demo person's address, which their notifications go to.
+const Mail = "alice@acme.example"
 
-// mailShown is the subject of the notification mail the screenshots show:
-// the question of Question, from Bob.
-const mailShown = "Bob Diaz asks you a question"
+// MailShown is the subject of the notification mail of the question of
+// Org.Question, from Bob.
+const MailShown = "Bob Diaz asks you a question"
 
-type demo struct {
+// People are the demo organization's people, its admin first.
+var People = []string{"alice", "bob", "carol", "dev"}
+
+// Org is the demo organization, seeded.
+type Org struct {
 	OrgID, UserID string
 	// Question is a question waiting for UserID, with a draft.
 	Question string
@@ -46,10 +57,11 @@ type demo struct {
 	Ask func(ctx context.Context) error
 }
 
-// seed creates the demo organization: alice (admin) with two questions
-// waiting for her, one with her agent's draft, and two of her own, one
-// answered. Times are set back so that the pages show a realistic spread.
-func seed(ctx context.Context, clock *demoClock, a *app.Assembly) (*demo, error) {
+// Seed creates the demo organization on a, whose database reads clock:
+// alice (admin) with two questions waiting for her, one with her agent's
+// draft, and two of her own, one answered. Times are set back so that the
+// pages show a realistic spread.
+func Seed(ctx context.Context, clock *Clock, a *app.Assembly) (*Org, error) {
 	defer clock.set(0)
 	if err := seedPeople(ctx, a, clock.set); err != nil {
 		return nil, err
@@ -69,23 +81,23 @@ func seed(ctx context.Context, clock *demoClock, a *app.Assembly) (*demo, error)
 		_, err := a.Inbox.Ask(ctx, ctalk.Caller{OrgID: "acme", UserID: "dev"}, inbox.Ask{To: "alice", Text: "Do refunds go through the same queue as charges?"})
 		return err
 	}
-	return &demo{OrgID: "acme", UserID: "alice", Question: q.ID, Ask: more}, nil
+	return &Org{OrgID: "acme", UserID: "alice", Question: q.ID, Ask: more}, nil
 }
 
 // seedPeople registers Acme Robotics three days ago with alice, its admin,
 // and three members, each owning something.
 func seedPeople(ctx context.Context, a *app.Assembly, at func(time.Duration)) error {
 	at(72 * time.Hour)
-	if _, err := a.Orgs.Register(ctx, orgs.NewOrg{ID: "acme", Name: "Acme Robotics", AdminPassword: demoPassword + "-admin"}); err != nil {
+	if _, err := a.Orgs.Register(ctx, orgs.NewOrg{ID: "acme", Name: "Acme Robotics", AdminPassword: Password + "-admin"}); err != nil {
 		return err
 	}
 	for _, u := range []orgs.NewUser{
-		{ID: "alice", Name: "Alice Ng", Email: demoMail, Role: orgs.RoleAdmin, Ownership: []string{"payments-service", "billing"}, Notes: "Ask me about charges and refunds."},
+		{ID: "alice", Name: "Alice Ng", Email: Mail, Role: orgs.RoleAdmin, Ownership: []string{"payments-service", "billing"}, Notes: "Ask me about charges and refunds."},
 		{ID: "bob", Name: "Bob Diaz", Role: orgs.RoleMember, Ownership: []string{"alpha-repo", "mobile app"}},
 		{ID: "carol", Name: "Carol Ito", Role: orgs.RoleMember, Ownership: []string{"infra", "deploys"}},
 		{ID: "dev", Name: "Dev Patel", Role: orgs.RoleMember, Ownership: []string{"data pipeline"}},
 	} {
-		u.Password = demoPassword
+		u.Password = Password
 		if _, err := a.Orgs.AddUser(ctx, "acme", u); err != nil {
 			return err
 		}
@@ -183,7 +195,7 @@ func seedCalls(a *app.Assembly) {
 		ms   float64
 	}{{"check_inbox", 8}, {"wait_for_inbox", 2500}, {"ask_person", 14}, {"propose_response", 11}, {"get_messages", 6}, {"whoami", 2}}
 	now := time.Now().UTC()
-	users := []string{"alice", "bob", "carol", "dev"}
+	users := People
 	for i := range 1400 {
 		t := tools[i*7%len(tools)]
 		outcome := "ok"
