@@ -4,12 +4,15 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
+	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
@@ -52,7 +55,7 @@ func TestPagesAccessibleInBothThemes(t *testing.T) {
 	q := a11yFixture(t, s)
 	authorize := authorization(t, s, "Claude Code")
 	invite, reset := accessLinks(t, s)
-	signedOut := []string{"/", "/signin", "/signup", authorize, "/forgot", invite, reset}
+	signedOut := []string{"/", "/signin", "/signup", authorize, "/forgot", invite, reset, passkeyLink(t, s)}
 	signedIn := []string{authorize, "/inbox", "/inbox/" + q, "/inbox/posts", "/inbox/unknown", "/asked", "/channels", "/channels/general",
 		"/people", "/people?topic=backoff", "/people?topic=the", "/knowledge", "/knowledge?q=new+backoff", "/people/bob", "/profile", "/profile/notifications", "/verify", "/tokens", "/admin", "/admin/members/bob", "/admin/members/bob/remove", "/admin/audit", "/admin/overview", "/admin/glossary"}
 	for _, scheme := range []string{"light", "dark"} {
@@ -163,6 +166,26 @@ func a11yFixture(t *testing.T, s *site) string {
 		return err
 	}))
 	return q1.ID
+}
+
+// passkeyLink is the path of the page that confirms a passkey bob added
+// and that waits for his mailed link.
+func passkeyLink(t *testing.T, s *site) string {
+	t.Helper()
+	raw, _ := auth.NewToken()
+	err := s.DB.Write(context.Background(), func(q db.Querier) error {
+		_, err := q.Exec(context.Background(), `INSERT INTO passkeys (id, org_id, user_id, user_handle, name, credential, created_at, confirm_hash, confirm_expires_at)
+			VALUES ('a11y-pending', 'acme', 'bob', 'Ym9i', 'Phone', '{}', $1, $2, $3)`, time.Now().UTC(), auth.HashToken(raw), time.Now().UTC().Add(time.Hour))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := "/passkeys/confirm/" + raw
+	if code, body := s.anonymous(t).get(path); code != http.StatusOK || !strings.Contains(body, "Phone") {
+		t.Fatalf("the passkey's confirmation page: %d\n%s", code, body)
+	}
+	return path
 }
 
 // accessLinks are the paths of a pending invite's page and of bob's
