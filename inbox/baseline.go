@@ -18,13 +18,13 @@ type statements struct {
 	s *Service
 }
 
-func init() {
-	baseline.RegisterQuestions(func(d *db.DB, l baseline.Limits) baseline.Statements {
-		cfg := DefaultConfig()
-		cfg.AsksPerMinute, cfg.LoopMax = l.AsksPerMinute, l.LoopMax
-		// A Service of the statements alone needs no broker: they wake no one.
-		return &statements{&Service{db: d, cfg: cfg}}
-	})
+// Baseline returns the load harness's statements over d, under the limits
+// l of the server it measures.
+func Baseline(d *db.DB, l baseline.Limits) baseline.Statements {
+	cfg := DefaultConfig()
+	cfg.AsksPerMinute, cfg.LoopMax = l.AsksPerMinute, l.LoopMax
+	// A Service of the statements alone needs no broker: they wake no one.
+	return &statements{&Service{db: d, cfg: cfg}}
 }
 
 // InsertQuestion is baseline.Statements.InsertQuestion.

@@ -5,9 +5,8 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/baseline"
-	// inbox registers the statements of the questions.
-	_ "github.com/ctalk/ctalk/inbox"
 )
 
 // The page sizes of check_inbox (its default) and check_replies.
@@ -24,7 +23,7 @@ const questionText = "What is the retry logic in alpha-repo when the upstream re
 // server the harness starts, so that the baselines run the very SQL of the
 // tools without copying it.
 func statements(d *db.DB) baseline.Statements {
-	return baseline.Questions(d, baseline.Limits{AsksPerMinute: benchAsksPerMin, LoopMax: benchLoopMax})
+	return inbox.Baseline(d, baseline.Limits{AsksPerMinute: benchAsksPerMin, LoopMax: benchLoopMax})
 }
 
 // insertQuestion is the INSERT of ask_person alone, in its own implicit

@@ -2,16 +2,15 @@
 // of ask_person, check_inbox and check_replies to run one at a time,
 // without the rules around them, and bulk seeding of history: it measures
 // the database's share of a tool with the very SQL the tool runs. That SQL
-// stays unexported with the package that owns its tables, which registers
-// its Statements here (inbox, in inbox/baseline.go), the way a database
-// driver registers with database/sql; the server never calls them.
+// stays unexported with the package that owns its tables, which returns
+// its Statements (inbox.Baseline, in inbox/baseline.go) to the harness
+// alone: nothing of the server calls it, so the server's binary holds none
+// of it.
 package baseline
 
 import (
 	"context"
 	"time"
-
-	"github.com/ctalk/ctalk/db"
 )
 
 // Statements runs the stored work of the question tools, one statement or
@@ -70,24 +69,4 @@ type Seeded struct {
 // statements apply as its service would.
 type Limits struct {
 	AsksPerMinute, LoopMax int
-}
-
-var questions func(d *db.DB, l Limits) Statements
-
-// RegisterQuestions is called once, by the package that owns the questions,
-// with the constructor of its Statements.
-func RegisterQuestions(f func(d *db.DB, l Limits) Statements) {
-	if questions != nil {
-		panic("baseline: questions registered twice")
-	}
-	questions = f
-}
-
-// Questions returns the statements of the questions over d with limits l.
-// The caller imports the owning package (inbox), which registers them.
-func Questions(d *db.DB, l Limits) Statements {
-	if questions == nil {
-		panic("baseline: no statements of questions registered; import the inbox package")
-	}
-	return questions(d, l)
 }
