@@ -111,7 +111,7 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	// Every revocation, of this replica or another, ends what the revoked
 	// credentials hold open.
 	a.OnRevoked(broker.Revoked)
-	if d.Engine == db.Postgres {
+	if d.Notifies() {
 		go broker.Listen(ctx, d, log)
 		go broker.Publish(ctx, d, log)
 		go a.Listen(ctx, log)
@@ -124,7 +124,7 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	o := orgs.NewService(d, a)
 	// The inbox's cached pages show senders as orgs stores them.
 	o.OnChange(in.MembersChanged)
-	if d.Engine == db.Postgres {
+	if d.Notifies() {
 		go o.Listen(ctx, log)
 	}
 	// Channel waits wake through the same broker, keyed by channel.

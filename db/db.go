@@ -73,6 +73,11 @@ type DB struct {
 	onStatement atomic.Pointer[func(query string)]
 	// listener is the one LISTEN connection every Listen shares.
 	listener listener
+	// shared, on a SQLite file that other processes use too, carries
+	// their notifications (see Config.Shared); nil otherwise.
+	shared *sharedListener
+	// closed is set by Close, for the listeners to stop quietly.
+	closed atomic.Bool
 	// allowOtherTables and log are Config's, for checkTarget.
 	allowOtherTables bool
 	log              *slog.Logger
@@ -108,6 +113,10 @@ type Config struct {
 	// AllowOtherTables lets the first migration run in a Postgres schema
 	// that already holds tables of another application (see checkTarget).
 	AllowOtherTables bool
+	// Shared says that other processes use the SQLite file at Path at the
+	// same time (ctalk stdio --local): notifications between them then go
+	// through the file (see Listen and Notify). Ignored on Postgres.
+	Shared bool
 }
 
 // Open connects to the configured database, checks that it answers and
@@ -203,6 +212,9 @@ func (d *DB) openPostgres(cfg Config) error {
 // openSQLite opens the file cfg.Path with its writer queue.
 func (d *DB) openSQLite(cfg Config) error {
 	d.Engine, d.path = SQLite, cfg.Path
+	if cfg.Shared {
+		d.shared = &sharedListener{}
+	}
 	if err := checkSQLitePath(cfg.Path); err != nil {
 		if cfg.PathSetting != "" {
 			return fmt.Errorf("%w. To keep it elsewhere, set %s to a file in a writable directory", err, cfg.PathSetting)
@@ -313,6 +325,7 @@ func (d *DB) checkpoints(ctx context.Context, every time.Duration) {
 //
 // Returns the pool's error closing it, with no error code.
 func (d *DB) Close() error {
+	d.closed.Store(true)
 	if d.stopCheckpoints != nil {
 		d.stopCheckpoints()
 		<-d.checkpointsDone

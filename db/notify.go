@@ -26,12 +26,20 @@ import (
 // block on another notification. The connection reconnects by itself, and
 // connected is called after every connect, before the channel's first
 // notification: notifications sent while it was away are lost, which the
-// caller may want to make up for. On SQLite it returns at once.
+// caller may want to make up for. On SQLite it returns at once, unless the
+// file is shared by several processes (Config.Shared), whose notifications
+// go through the file (see sharedListener), in commit order too.
 func (d *DB) Listen(ctx context.Context, channel string, connected func(), receive func(payload string), log *slog.Logger) {
-	if d.Engine != Postgres {
+	if !d.Notifies() {
 		return
 	}
 	sub := &subscriber{channel: channel + d.notifyScope, connected: connected, receive: receive}
+	if d.Engine == SQLite {
+		d.shared.add(d, sub, log)
+		<-ctx.Done()
+		d.shared.remove(sub)
+		return
+	}
 	d.listener.add(d, sub, log)
 	<-ctx.Done()
 	d.listener.remove(sub)
@@ -227,9 +235,15 @@ const notifySQL = `SELECT set_config('synchronous_commit', 'off', true), pg_noti
 
 // Notify sends every payload on channel, in one statement through the
 // request pool (seen by OnStatement). Listeners get them once it commits.
+// On a shared SQLite file the payloads are appended to it in the writer
+// queue; on any other SQLite file nobody listens, so callers check
+// Notifies first.
 //
 // Returns the statement's errors translated into codes (see Translate).
 func (d *DB) Notify(ctx context.Context, channel string, payloads []string) error {
+	if d.Engine == SQLite {
+		return d.notifyShared(ctx, channel, payloads)
+	}
 	d.observe(notifySQL)
 	_, err := d.pool.ExecContext(ctx, notifySQL, channel+d.notifyScope, payloads)
 	return Translate(err)

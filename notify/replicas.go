@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/ctalk/ctalk/db"
 )
 
 // NotifyChannel is the Postgres channel on which a replica that queued
@@ -20,7 +19,7 @@ const NotifyChannel = "ctalk_notify_queued"
 // still poll. It returns at once on SQLite, whose one process has one
 // worker.
 func (s *Service) Publish(ctx context.Context) {
-	if s.db.Engine != db.Postgres {
+	if !s.db.Notifies() {
 		return
 	}
 	s.publishing.Store(true)

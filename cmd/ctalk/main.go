@@ -32,6 +32,7 @@ Usage:
   ctalk migrate down N       revert the last N migrations
   ctalk migrate version      print the applied schema version
   ctalk stdio --url URL      local stdio MCP server forwarding to a hosted ctalk (see --help)
+  ctalk stdio --local        ctalk for the agents of this machine, no server (see --help)
   ctalk demo                 serve a demonstration organization on this machine
   ctalk version              print version, commit and build time
 

@@ -15,6 +15,9 @@ import (
 // ends. Help goes to out; logs go to stderr, never to out, which carries
 // only MCP messages.
 func stdio(ctx context.Context, args []string, getenv func(string) string, in io.Reader, out, stderr io.Writer) error {
+	if isLocal(args) {
+		return stdioLocal(ctx, args, getenv, in, out, stderr)
+	}
 	cfg, err := bridge.ParseArgs(args, getenv)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(out, bridge.Help)

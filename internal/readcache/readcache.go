@@ -219,7 +219,7 @@ func (c *Cache[K, V]) forgetAll() {
 // notification. Call it after the change's transaction commits.
 func (c *Cache[K, V]) Changed(ctx context.Context, s Scope, log *slog.Logger) {
 	c.forget(s)
-	if c.db.Engine != db.Postgres {
+	if !c.db.Notifies() {
 		return
 	}
 	// The change has committed; a caller hanging up must not keep the

@@ -1,0 +1,1 @@
+-- Nothing on Postgres: see the up step.

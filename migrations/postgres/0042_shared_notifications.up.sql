@@ -1,0 +1,3 @@
+-- Nothing on Postgres, which carries notifications with LISTEN/NOTIFY. The
+-- SQLite step adds the table through which processes sharing one file
+-- notify each other.

@@ -1,0 +1,2 @@
+-- engine-specific: see the SQLite step.
+DROP TABLE shared_notifications;
