@@ -84,7 +84,8 @@ type Assembly struct {
 	Notify *notify.Service
 	// Knowledge holds the answers people shared with their org.
 	Knowledge *knowledge.Service
-	cancel    context.CancelFunc
+	// work is the background work, stopped and waited for by Close.
+	work *workers
 }
 
 // Assemble wires a ctalk server over d, as every ctalk process does (the
@@ -106,37 +107,37 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 		w.API.Logger = slog.Default()
 	}
 	log := w.API.Logger
-	ctx, cancel := context.WithCancel(context.Background())
+	work := newWorkers(log)
 	broker := wait.NewBroker()
 	// Every revocation, of this replica or another, ends what the revoked
 	// credentials hold open.
 	a.OnRevoked(broker.Revoked)
 	if d.Notifies() {
-		go broker.Listen(ctx, d, log)
-		go broker.Publish(ctx, d, log)
-		go a.Listen(ctx, log)
+		work.Go("wake-ups heard", func(ctx context.Context) { broker.Listen(ctx, d, log) })
+		work.Go("wake-ups sent", func(ctx context.Context) { broker.Publish(ctx, d, log) })
+		work.Go("revocations heard", func(ctx context.Context) { a.Listen(ctx, log) })
 	}
 	w.API.Audit = audit.NewLog(d, log)
 	if w.AuditRetention > 0 {
-		go w.API.Audit.PruneEvery(ctx, time.Hour, w.AuditRetention)
+		work.Go("audit pruning", func(ctx context.Context) { w.API.Audit.PruneEvery(ctx, time.Hour, w.AuditRetention) })
 	}
 	in := inbox.NewService(d, w.Inbox, broker)
 	o := orgs.NewService(d, a)
 	// The inbox's cached pages show senders as orgs stores them.
 	o.OnChange(in.MembersChanged)
 	if d.Notifies() {
-		go o.Listen(ctx, log)
+		work.Go("member changes heard", func(ctx context.Context) { o.Listen(ctx, log) })
 	}
 	// Channel waits wake through the same broker, keyed by channel.
 	ch := channels.NewService(d, channels.Config{Recheck: w.Inbox.Recheck, NoAlertsTTL: channels.DefaultNoAlertsTTL}, broker)
 	presence := orgs.NewPresence(d, log)
-	go presence.Run(ctx)
-	go ch.PruneAlertsEvery(ctx, time.Hour, log)
+	work.Go("presence", presence.Run)
+	work.Go("channel alerts pruning", func(ctx context.Context) { ch.PruneAlertsEvery(ctx, time.Hour, log) })
 
 	sender := newSender(&w, log)
 	acc := access.New(access.Config{Mail: w.Mail, PublicURL: w.linkURL(), Logger: log}, a, o, sender)
 
-	n := startNotify(ctx, d, w, log, sender, o, in, ch)
+	n := startNotify(work, d, w, log, sender, o, in, ch)
 
 	svc := tools.Services{Auth: a, Orgs: o, Inbox: in, Channels: ch, Presence: presence, Access: acc, Notify: n, Knowledge: newKnowledge(d, o, in), OAuth: oauth.NewService(d, a, oauthConfig(w.API))}
 	svc.Answers = usecase.NewAnswers(in, svc.Knowledge, log)
@@ -149,7 +150,7 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 		Notify: n,
 		Server: api.New(w.API, p),
 		Auth:   a, Orgs: o, Inbox: in, Channels: ch, Broker: broker, Audit: w.API.Audit,
-		Mail: sender, Access: acc, Knowledge: svc.Knowledge, cancel: cancel,
+		Mail: sender, Access: acc, Knowledge: svc.Knowledge, work: work,
 	}, nil
 }
 
@@ -211,13 +212,16 @@ func oauthConfig(cfg api.Config) oauth.Config {
 	return oauth.DefaultConfig()
 }
 
-// Close drains the server (ending every wait), stops its background work and
-// writes the audit events still queued; calls still finishing afterwards are
-// recorded directly. Call it before shutting down the HTTP server in front,
-// whose shutdown would otherwise wait for the waits to end.
+// Close drains the server (ending every wait), stops its background work
+// and waits for it, and for the mails sent after answers, to return (until
+// ctx ends, at most 10 s), and writes the
+// audit events still queued; calls still finishing afterwards are recorded
+// directly. Call it before shutting down the HTTP server in front, whose
+// shutdown would otherwise wait for the waits to end, and before closing
+// the database.
 func (a *Assembly) Close(ctx context.Context) {
 	a.Server.Close(ctx)
 	a.Channels.Close()
-	a.cancel()
+	a.work.Stop(ctx, a.Access.Wait)
 	a.Audit.Close()
 }

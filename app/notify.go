@@ -15,10 +15,10 @@ import (
 // startNotify builds the notifications service over d: its settings page,
 // tool, metrics and unsubscribe route are mounted by the caller; and, when
 // PUBLIC_URL gives their links a base, the inbox and channels queue into it
-// in their transactions and its worker runs until ctx ends, woken on
+// in their transactions and its worker runs among work until it stops, woken on
 // Postgres by the events every replica queues. Without
 // PUBLIC_URL nothing is queued, and the log says so.
-func startNotify(ctx context.Context, d *db.DB, w Wiring, log *slog.Logger, sender mail.Sender, o *orgs.Service, in *inbox.Service, ch *channels.Service) *notify.Service {
+func startNotify(work *workers, d *db.DB, w Wiring, log *slog.Logger, sender mail.Sender, o *orgs.Service, in *inbox.Service, ch *channels.Service) *notify.Service {
 	cfg := w.Notify
 	if cfg == (notify.Config{}) {
 		cfg = notify.DefaultConfig()
@@ -39,7 +39,7 @@ func startNotify(ctx context.Context, d *db.DB, w Wiring, log *slog.Logger, send
 	}
 	n := notify.NewService(d, cfg, dir)
 	n.SkipAway(o.AwayUntil)
-	if err := n.Start(ctx); err != nil {
+	if err := n.Start(work.ctx); err != nil {
 		log.Error("notifications: cannot start; the worker retries", "error", err)
 	}
 	if !n.Sending() {
@@ -50,9 +50,9 @@ func startNotify(ctx context.Context, d *db.DB, w Wiring, log *slog.Logger, send
 	ch.Notify(n)
 	// On Postgres every replica's worker wakes for the events any replica
 	// queues; both return at once on SQLite.
-	go n.Listen(ctx)
-	go n.ListenReach(ctx)
-	go n.Publish(ctx)
-	go n.Run(ctx)
+	work.Go("notification events heard", n.Listen)
+	work.Go("notification settings heard", n.ListenReach)
+	work.Go("notification events sent", n.Publish)
+	work.Go("notification worker", n.Run)
 	return n
 }
