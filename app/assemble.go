@@ -54,6 +54,9 @@ type Wiring struct {
 	// take it for their own URL: people on other machines still reach the
 	// server by its own name.
 	LocalURL string
+	// LocalSignIn, set by "ctalk serve --local" alone, signs a browser in
+	// as the member a link's token names (see web.Config.LocalSignIn).
+	LocalSignIn func(token string) (orgID, userID string, ok bool)
 }
 
 // linkURL is the base of the links the server mails and notifies.
@@ -144,7 +147,7 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	p := api.Parts{DB: d, Services: svc, Metrics: prometheus.NewRegistry(), Stop: make(chan struct{})}
 	p.Tools = tools.New(tools.Config{Version: w.API.Version, Logger: log, AllowOrgSignup: w.API.AllowOrgSignup, SignupSecret: w.API.SignupSecret,
 		ProgressEvery: w.API.ProgressEvery, Audit: w.API.Audit, Stop: p.Stop, Metrics: p.Metrics}, svc)
-	p.Web = newWeb(w.API, log, p)
+	p.Web = newWeb(w.API, log, p, w.LocalSignIn)
 	p.Metrics.MustRegister(n.Collectors()...)
 	return &Assembly{
 		Notify: n,
@@ -168,7 +171,7 @@ func newKnowledge(d *db.DB, o *orgs.Service, in *inbox.Service) *knowledge.Servi
 	return kn
 }
 
-func newWeb(cfg api.Config, log *slog.Logger, p api.Parts) *web.Pages {
+func newWeb(cfg api.Config, log *slog.Logger, p api.Parts, localSignIn func(string) (string, string, bool)) *web.Pages {
 	pages := web.New(web.Config{
 		Logger:            log,
 		PublicURL:         func(r *http.Request) string { return api.PublicURL(cfg.PublicURL, r) },
@@ -178,6 +181,7 @@ func newWeb(cfg api.Config, log *slog.Logger, p api.Parts) *web.Pages {
 		Version:           cfg.Version,
 		Build:             cfg.Build,
 		Stop:              p.Stop,
+		LocalSignIn:       localSignIn,
 	}, web.Services{Auth: p.Auth, Orgs: p.Orgs, OAuth: p.OAuth, Inbox: p.Inbox, Channels: p.Channels, Audit: cfg.Audit, Access: p.Access, Knowledge: p.Knowledge, Answers: p.Answers})
 	pages.SetNotify(p.Notify)
 	return pages

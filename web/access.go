@@ -347,3 +347,28 @@ func (p *Pages) forgotURL() string {
 	}
 	return "/forgot"
 }
+
+// localSignIn signs the browser in as the member of a local store whom the
+// link's token names (ctalk serve --local prints it), and opens the inbox.
+// Every other server answers 404, as for a route it does not have.
+func (p *Pages) localSignIn(c echo.Context) error {
+	if p.cfg.LocalSignIn == nil {
+		return echo.ErrNotFound
+	}
+	orgID, userID, ok := p.cfg.LocalSignIn(c.Param("token"))
+	if !ok {
+		return p.render(c, http.StatusNotFound, "message", &page{Title: "This link signs nobody in",
+			Message: "It is not the link this local server printed when it started. Copy the link from the terminal where ctalk serve --local runs.", Next: "/"})
+	}
+	ctx := c.Request().Context()
+	u, err := p.orgs.User(ctx, orgID, userID)
+	if err != nil {
+		return err
+	}
+	cookie, err := p.auth.StartWebSession(ctx, &auth.Session{OrgID: u.OrgID, UserID: u.ID, Role: u.Role})
+	if err != nil {
+		return err
+	}
+	p.setSession(c, cookie)
+	return c.Redirect(http.StatusSeeOther, "/inbox")
+}

@@ -82,6 +82,11 @@ type Config struct {
 	// streams end (browsers reconnect to another replica) and new ones are
 	// refused.
 	Stop <-chan struct{}
+	// LocalSignIn, set on a local store's server alone (ctalk serve
+	// --local), names the member whom the link /local/signin/TOKEN signs
+	// in, with no password: there the machine account is the boundary.
+	// Nil everywhere else, where the route answers 404.
+	LocalSignIn func(token string) (orgID, userID string, ok bool)
 }
 
 // Services are the domain services behind the pages.
@@ -165,6 +170,7 @@ func (p *Pages) Mount(e *echo.Echo) {
 	e.GET("/signin", p.signinForm, mw...)
 	e.POST("/signin", p.signinSubmit, mw...)
 	e.GET("/", p.home, mw...)
+	e.GET("/local/signin/:token", p.localSignIn, mw...)
 	p.mountPasskeySignIn(e, mw)
 	// The app's sections: each file mounts its own routes, every one of
 	// them behind a signed-in session.

@@ -51,6 +51,9 @@ type Config struct {
 	// AllowOtherTables lets the first migration run in a Postgres schema
 	// that holds another application's tables (see db.Config).
 	AllowOtherTables bool
+	// sharedStore is set by "ctalk serve --local": other processes use
+	// the SQLite file at DBPath too (see db.Config.Shared).
+	sharedStore bool
 	// OnPlatform is set on Railway and Render (their own variables say so),
 	// where the server is never on the machine of the person using it.
 	OnPlatform bool

@@ -37,11 +37,8 @@ goes to the log (SMTP_URL=log:) unless SMTP_URL is set.
 
 // demoServe serves the demo organization on a throwaway database.
 func demoServe(ctx context.Context, cfg Config, log *slog.Logger, getenv func(string) string, stdout io.Writer, onListen func(string)) error {
-	if getenv("HOST") == "" {
-		cfg.Host = "127.0.0.1"
-	}
-	if ip := net.ParseIP(cfg.Host); !strings.EqualFold(cfg.Host, "localhost") && (ip == nil || !ip.IsLoopback()) {
-		return fmt.Errorf("the demo prints everyone's password, so it serves only on this machine: unset HOST or set it to 127.0.0.1, not %q", cfg.Host)
+	if err := onlyHere(&cfg, getenv, "the demo prints everyone's password"); err != nil {
+		return err
 	}
 	dir, err := os.MkdirTemp("", "ctalk-demo-")
 	if err != nil {
@@ -80,4 +77,17 @@ func demoLines(org *demo.Org, base string) string {
 
 Everything is deleted when the demo stops (Ctrl-C).
 `, base, org.UserID, org.OrgID, demo.Password, strings.Join(demo.People[1:], ", "))
+}
+
+// onlyHere binds a server that must serve this machine alone, for why, to
+// 127.0.0.1 unless HOST names another loopback address, and refuses any
+// other HOST.
+func onlyHere(cfg *Config, getenv func(string) string, why string) error {
+	if getenv("HOST") == "" {
+		cfg.Host = "127.0.0.1"
+	}
+	if ip := net.ParseIP(cfg.Host); !strings.EqualFold(cfg.Host, "localhost") && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("%s, so it serves only on this machine: unset HOST or set it to 127.0.0.1, not %q", why, cfg.Host)
+	}
+	return nil
 }

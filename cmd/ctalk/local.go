@@ -81,9 +81,10 @@ func isLocal(args []string) bool {
 	return false
 }
 
-// parseLocal reads the flags of "ctalk stdio --local".
-func parseLocal(args []string, getenv func(string) string) (localConfig, error) {
-	fs := flag.NewFlagSet("ctalk stdio --local", flag.ContinueOnError)
+// parseLocal reads the flags of "ctalk CMD --local" (stdio or serve).
+func parseLocal(cmd string, args []string, getenv func(string) string) (localConfig, error) {
+	name := cmd + " --local"
+	fs := flag.NewFlagSet("ctalk "+name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Bool("local", true, "")
 	as := fs.String("as", getenv("CTALK_AS"), "")
@@ -92,10 +93,10 @@ func parseLocal(args []string, getenv func(string) string) (localConfig, error) 
 		if errors.Is(err, flag.ErrHelp) {
 			return localConfig{}, err
 		}
-		return localConfig{}, fmt.Errorf("stdio --local: %v; see \"ctalk stdio --local --help\"", err)
+		return localConfig{}, fmt.Errorf("%s: %v; see \"ctalk %s --help\"", name, err, name)
 	}
 	if fs.NArg() > 0 {
-		return localConfig{}, fmt.Errorf("stdio --local: unexpected argument %q; see \"ctalk stdio --local --help\"", fs.Arg(0))
+		return localConfig{}, fmt.Errorf("%s: unexpected argument %q; see \"ctalk %s --help\"", name, fs.Arg(0), name)
 	}
 	c := localConfig{As: strings.ToLower(strings.TrimSpace(*as)), Store: strings.TrimSpace(*store)}
 	if c.As == "" {
@@ -104,14 +105,14 @@ func parseLocal(args []string, getenv func(string) string) (localConfig, error) 
 		}
 	}
 	if _, err := ctalk.ParseID("--as", c.As); err != nil {
-		return localConfig{}, fmt.Errorf("stdio --local: %s; name this agent with --as NAME or CTALK_AS", ctalk.ErrorMessage(err))
+		return localConfig{}, fmt.Errorf("%s: %s; give a name with --as NAME or CTALK_AS", name, ctalk.ErrorMessage(err))
 	}
 	if c.Store == "" {
 		dir := getenv("XDG_DATA_HOME")
 		if dir == "" {
 			home, err := os.UserHomeDir()
 			if err != nil {
-				return localConfig{}, fmt.Errorf("stdio --local: no home directory for the store (%v); give --store FILE", err)
+				return localConfig{}, fmt.Errorf("%s: no home directory for the store (%v); give --store FILE", name, err)
 			}
 			dir = filepath.Join(home, ".local", "share")
 		}
@@ -125,7 +126,7 @@ func parseLocal(args []string, getenv func(string) string) (localConfig, error) 
 // it with a token of the member the agent names itself as, revoked when
 // the agent goes.
 func stdioLocal(ctx context.Context, args []string, getenv func(string) string, in io.Reader, out, stderr io.Writer) error {
-	c, err := parseLocal(args, getenv)
+	c, err := parseLocal("stdio", args, getenv)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(out, localHelp)
 		return nil
@@ -134,7 +135,7 @@ func stdioLocal(ctx context.Context, args []string, getenv func(string) string, 
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	d, err := openLocal(ctx, c, log)
+	d, err := openLocal(ctx, c, orgs.RoleMember, log)
 	if err != nil {
 		return err
 	}
@@ -166,10 +167,11 @@ func stdioLocal(ctx context.Context, args []string, getenv func(string) string, 
 
 // openLocal opens the local store, creating it and its folder (for the
 // machine account alone) on first use, and makes sure that the local
-// organization and the member c.As exist. Processes starting together take
+// organization and the member c.As exist, the latter made with role when
+// new. Processes starting together take
 // turns by a lock file beside the store, so that one migrates and the
 // others find it migrated.
-func openLocal(ctx context.Context, c localConfig, log *slog.Logger) (*db.DB, error) {
+func openLocal(ctx context.Context, c localConfig, role string, log *slog.Logger) (*db.DB, error) {
 	if err := os.MkdirAll(filepath.Dir(c.Store), 0o700); err != nil {
 		return nil, fmt.Errorf("stdio --local: the store's folder: %w; give --store FILE in a folder you can write", err)
 	}
@@ -184,7 +186,7 @@ func openLocal(ctx context.Context, c localConfig, log *slog.Logger) (*db.DB, er
 	if err != nil {
 		return nil, err
 	}
-	if err := localMember(ctx, d, c.As); err != nil {
+	if err := localMember(ctx, d, c.As, role); err != nil {
 		d.Close()
 		return nil, err
 	}
@@ -202,7 +204,7 @@ func localAuth() auth.Config {
 
 // localMember creates the local organization and its member id, when
 // missing, with passwords nobody knows.
-func localMember(ctx context.Context, d *db.DB, id string) error {
+func localMember(ctx context.Context, d *db.DB, id, role string) error {
 	a, err := auth.NewService(d, localAuth())
 	if err != nil {
 		return err
@@ -212,7 +214,7 @@ func localMember(ctx context.Context, d *db.DB, id string) error {
 	if err != nil && ctalk.ErrorCode(err) != ctalk.EConflict {
 		return fmt.Errorf("the local organization: %w", err)
 	}
-	_, err = o.AddUser(ctx, localOrg, orgs.NewUser{ID: id, Name: id, Password: rand.Text(), Role: orgs.RoleMember})
+	_, err = o.AddUser(ctx, localOrg, orgs.NewUser{ID: id, Name: id, Password: rand.Text(), Role: role})
 	if err != nil && ctalk.ErrorCode(err) != ctalk.EConflict {
 		return fmt.Errorf("the local member %s: %w", id, err)
 	}

@@ -172,16 +172,16 @@ func TestLocalStore(t *testing.T) {
 func TestLocalArgs(t *testing.T) {
 	t.Parallel()
 	env := environ{"CTALK_AS": "Builder", "XDG_DATA_HOME": "/data"}
-	c, err := parseLocal([]string{"--local"}, env.get)
+	c, err := parseLocal("stdio", []string{"--local"}, env.get)
 	if err != nil || c.As != "builder" || c.Store != "/data/ctalk/local.db" {
 		t.Errorf("defaults: %+v, %v", c, err)
 	}
-	c, err = parseLocal([]string{"--local", "--as", "reviewer", "--store", "/tmp/x.db"}, env.get)
+	c, err = parseLocal("stdio", []string{"--local", "--as", "reviewer", "--store", "/tmp/x.db"}, env.get)
 	if err != nil || c.As != "reviewer" || c.Store != "/tmp/x.db" {
 		t.Errorf("flags: %+v, %v", c, err)
 	}
 	for _, args := range [][]string{{"--local", "--as", "not a name"}, {"--local", "--as", "x", "extra"}} {
-		if _, err := parseLocal(args, env.get); err == nil {
+		if _, err := parseLocal("stdio", args, env.get); err == nil {
 			t.Errorf("%q: no error", args)
 		}
 	}

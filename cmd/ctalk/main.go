@@ -33,6 +33,7 @@ Usage:
   ctalk migrate version      print the applied schema version
   ctalk stdio --url URL      local stdio MCP server forwarding to a hosted ctalk (see --help)
   ctalk stdio --local        ctalk for the agents of this machine, no server (see --help)
+  ctalk serve --local        the web app on this machine's local store (see --help)
   ctalk demo                 serve a demonstration organization on this machine
   ctalk version              print version, commit and build time
 
@@ -97,6 +98,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(args) > 0 {
 		cmd, args = args[0], args[1:]
 	}
+	if cmd == "serve" && isLocal(args) && wantsHelp(args) {
+		fmt.Fprint(stdout, serveLocalHelp)
+		return nil
+	}
 	if h, ok := commandHelp[cmd]; ok && wantsHelp(args) {
 		fmt.Fprint(stdout, h)
 		return nil
@@ -118,7 +123,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "stdio":
 		return stdio(ctx, args, getenv, os.Stdin, stdout, stderr)
 	case "serve":
-		if len(args) > 0 {
+		if len(args) > 0 && !isLocal(args) {
 			return fmt.Errorf("serve takes no arguments, not %q: the environment configures it; see \"ctalk serve --help\"", args[0])
 		}
 	case "migrate":
@@ -140,6 +145,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	if cmd == "migrate" {
 		return migrate(ctx, cfg, log, args, stdout)
+	}
+	if cmd == "serve" && isLocal(args) {
+		return serveLocal(ctx, cfg, log, args, getenv, stdout, onListen)
 	}
 	if cmd == "demo" {
 		return demoServe(ctx, cfg, log, getenv, stdout, onListen)
@@ -187,7 +195,7 @@ func checkMigrateArgs(args []string) error {
 }
 
 func dbConfig(cfg Config, log *slog.Logger) db.Config {
-	return db.Config{URL: cfg.DatabaseURL, DirectURL: cfg.DatabaseURLUnpooled, Path: cfg.DBPath, PathSetting: "RELAY_DB_PATH", Logger: log, AllowOtherTables: cfg.AllowOtherTables}
+	return db.Config{URL: cfg.DatabaseURL, DirectURL: cfg.DatabaseURLUnpooled, Path: cfg.DBPath, PathSetting: "RELAY_DB_PATH", Logger: log, AllowOtherTables: cfg.AllowOtherTables, Shared: cfg.sharedStore}
 }
 
 func migrate(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout io.Writer) error {
@@ -284,6 +292,8 @@ type serveHooks struct {
 	// ready runs once the app is assembled, with the base URL that people
 	// open, before it serves.
 	ready func(ctx context.Context, a *app.Assembly, base string) error
+	// wire adjusts the app's wiring before it is assembled.
+	wire func(*app.Wiring)
 }
 
 func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(string), h serveHooks) error {
@@ -309,6 +319,9 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(stri
 	}
 
 	w := wiring(cfg, log)
+	if h.wire != nil {
+		h.wire(&w)
+	}
 	local, onlyHere := cfg.LocalURL(ln.Addr())
 	w.LocalURL = local
 	if onlyHere {
