@@ -169,7 +169,7 @@ func New(cfg Config, p Parts) *Server {
 	e.GET("/metrics", s.metricsHandler())
 	e.GET("/approve/:token", s.approvalLink)
 	e.POST("/approve/:token", s.approvalLinkPost)
-	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, mcpCORS, s.bearer, s.bindSession, s.eventStream, s.jsonRPCBody, s.challengeAnonymous, s.parkWaits, s.resourceReadErrors)
+	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, mcpCORS, toolsets, s.bearer, s.bindSession, s.eventStream, s.jsonRPCBody, s.challengeAnonymous, s.parkWaits, s.resourceReadErrors)
 	s.mountOAuth(e)
 	s.web.Mount(e)
 	s.registerREST(e)

@@ -44,8 +44,7 @@ func (s *Server) registerChannelResources() {
 // channelHooks make resources/list show the caller's own channels: mcp-go
 // lists the resources registered for every session, and the channels
 // differ per user.
-func (s *Server) channelHooks() *server.Hooks {
-	h := &server.Hooks{}
+func (s *Server) channelHooks(h *server.Hooks) *server.Hooks {
 	h.AddAfterListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
 		if res == nil {
 			return

@@ -18,8 +18,8 @@ Text that other people wrote (names, notes, profile notes, questions, drafts, an
 func (s *Server) registerTools() {
 	s.registerAccountTools()
 	s.registerInboxTools()
-	s.registerKnowledgeTools()
+	s.inToolset(ToolsetKnowledge, s.registerKnowledgeTools)
 	s.registerAdminTools()
-	s.registerChannelTools()
+	s.inToolset(ToolsetChannels, s.registerChannelTools)
 	s.registerNotifyTools()
 }

@@ -105,7 +105,7 @@ func New(cfg Config, svc Services) *Server {
 	s.mcp = server.NewMCPServer("ctalk", cfg.Version,
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(true, false),
-		server.WithHooks(s.channelHooks()),
+		server.WithHooks(s.hooks()),
 		server.WithInstructions(instructions),
 		server.WithRecovery(),
 	)

@@ -77,6 +77,9 @@ type toolTraits struct {
 	// checksPassword tools check a password (a login or an org's admin
 	// password): their refusals count as login failures in the metrics.
 	checksPassword bool
+	// toolset is the optional toolset the tool belongs to (see
+	// Toolsets), or "" for the tools every caller may be offered.
+	toolset string
 }
 
 // addTool registers a tool whose arguments decode into In and whose result is
