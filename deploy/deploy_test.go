@@ -674,7 +674,7 @@ func TestReadmeEndpoints(t *testing.T) {
 }
 
 func TestReadmeTools(t *testing.T) {
-	section := readmeSection(t, readRepo(t, "README.md"), "## Tool reference")
+	section := readmeSection(t, readRepo(t, "docs/tools.md"), "# Tool reference")
 	files, err := filepath.Glob(filepath.Join("..", "tools", "*_tools.go"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("found no tools/*_tools.go files (%v)", err)
@@ -691,7 +691,7 @@ func TestReadmeTools(t *testing.T) {
 			if i+1 < len(starts) {
 				end = starts[i+1][0]
 			}
-			doc := readmeSection(t, section, "#### `"+name+"`")
+			doc := readmeSection(t, section, "### `"+name+"`")
 			opts := src[st[0]:end]
 			args := regexp.MustCompile(`mcp\.With(?:String|Number|Boolean|Any|Array|Object)\("([a-z_]+)"`).FindAllStringSubmatch(opts, -1)
 			for param, arg := range map[string]string{"authTokenParam": "auth_token", "messageIDParam": "message_id", "adminPasswordParam": "admin_password"} {
@@ -701,14 +701,14 @@ func TestReadmeTools(t *testing.T) {
 			}
 			for _, a := range args {
 				if !strings.Contains(doc, "`"+a[1]+"`") {
-					t.Errorf("tool %s takes argument %s, but its README.md entry does not mention it", name, a[1])
+					t.Errorf("tool %s takes argument %s, but its entry in docs/tools.md does not mention it", name, a[1])
 				}
 			}
 		}
 	}
-	for _, m := range regexp.MustCompile("(?m)^#### `([a-z_]+)`").FindAllStringSubmatch(section, -1) {
+	for _, m := range regexp.MustCompile("(?m)^### `([a-z_]+)`").FindAllStringSubmatch(section, -1) {
 		if !tools[m[1]] {
-			t.Errorf("README.md describes the tool %s, which no tools/*_tools.go file registers", m[1])
+			t.Errorf("docs/tools.md describes the tool %s, which no tools/*_tools.go file registers", m[1])
 		}
 	}
 }
