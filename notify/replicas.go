@@ -3,7 +3,6 @@ package notify
 import (
 	"context"
 	"time"
-
 )
 
 // NotifyChannel is the Postgres channel on which a replica that queued
