@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/ctalk/ctalk"
@@ -62,6 +63,9 @@ func (r *reachable) kinds(t *testing.T, srv *mailtest.Server, address string) (h
 			t.Fatal(err)
 		}
 		hooked = append(hooked, fmt.Sprint(v["type"]))
+		if v["type"] == string(notify.KindDraft) && !strings.Contains(fmt.Sprint(v["action"]), "approving sends exactly that text") {
+			t.Errorf("a draft's webhook does not say what approving does: %v", v)
+		}
 	}
 	r.hook.mu.Unlock()
 	payloads, errs := r.push.got()
@@ -70,6 +74,9 @@ func (r *reachable) kinds(t *testing.T, srv *mailtest.Server, address string) (h
 	}
 	for _, p := range payloads {
 		pushed = append(pushed, fmt.Sprint(p["kind"]))
+		if p["kind"] == string(notify.KindDraft) && !strings.Contains(fmt.Sprint(p["body"]), "approving sends exactly that text") {
+			t.Errorf("a draft's push does not say what approving does: %v", p)
+		}
 	}
 	for _, m := range srv.Messages() {
 		if slices.Contains(m.To, address) {

@@ -18,6 +18,8 @@ var emailMail = mail.NewTemplate(`{{.Title}}
 
 {{if .Text}}{{quote .Text}}
 
+{{end}}{{if .Action}}{{.Action}}
+
 {{end}}Open in ctalk: {{.URL}}
 
 -- 
@@ -28,19 +30,21 @@ You get this because of your notification settings in ctalk.
 <body style="font-family:system-ui,sans-serif;line-height:1.5;max-width:36rem">
 <p><strong>{{.Title}}</strong></p>
 {{if .Text}}<blockquote style="margin:0 0 1em;padding-left:1em;border-left:3px solid #888;white-space:pre-wrap">{{quote .Text}}</blockquote>{{end}}
+{{if .Action}}<p>{{.Action}}</p>{{end}}
 <p><a href="{{.URL}}" style="display:inline-block;padding:.5em 1em;border:1px solid #2563eb;border-radius:4px">Open in ctalk</a></p>
 <p style="font-size:small;color:#666">You get this because of your notification settings in ctalk.{{if .Unsubscribe}} <a href="{{.Unsubscribe}}">Stop these emails</a>.{{end}}</p>
 </body></html>`)
 
 // mailItem is a message as a mail template shows it: its words quoted.
 type mailItem struct {
-	Title string
-	Text  mail.Quoted
-	URL   string
+	Title  string
+	Text   mail.Quoted
+	Action string
+	URL    string
 }
 
 func itemOf(m message) mailItem {
-	return mailItem{Title: m.Title, Text: mail.Quoted(m.Text), URL: m.URL}
+	return mailItem{Title: m.Title, Text: mail.Quoted(m.Text), Action: m.Action, URL: m.URL}
 }
 
 // sendEmail sends one delivery by email (see emailMessage).
@@ -150,6 +154,7 @@ var digestMail = mail.NewTemplate(`{{len .Items}} notifications from ctalk
 
 {{range .Items}}{{.Title}}
 {{if .Text}}{{quote .Text}}
+{{end}}{{if .Action}}{{.Action}}
 {{end}}Open in ctalk: {{.URL}}
 
 {{end}}-- 
@@ -160,6 +165,7 @@ Your notification settings: {{.Settings}}
 <body style="font-family:system-ui,sans-serif;line-height:1.5;max-width:36rem">
 {{range .Items}}<p><strong>{{.Title}}</strong></p>
 {{if .Text}}<blockquote style="margin:0 0 .5em;padding-left:1em;border-left:3px solid #888;white-space:pre-wrap">{{quote .Text}}</blockquote>{{end}}
+{{if .Action}}<p>{{.Action}}</p>{{end}}
 <p><a href="{{.URL}}">Open in ctalk</a></p>
 {{end}}<p style="font-size:small;color:#666">Several notifications came within a few minutes, so they come as one mail. <a href="{{.Settings}}">Your notification settings</a>.</p>
 </body></html>`)

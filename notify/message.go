@@ -12,7 +12,10 @@ import (
 type message struct {
 	Title string
 	Text  string
-	URL   string
+	// Action says plainly what the person may do about it, and what
+	// pressing will do, when that is a decision.
+	Action string
+	URL    string
 }
 
 // person looks a user up in the Directory.
@@ -46,8 +49,10 @@ func (s *Service) compose(ctx context.Context, e *storedEvent) (message, error) 
 		m.Title = actor + " asks you a question"
 	case KindDraft:
 		m.Title = "Your agent's answer to " + actor + " waits for your approval"
+		m.Action = "Open it to read the draft: approving sends exactly that text to " + actor + " at once; you may also edit it, reject it with a note, or answer yourself."
 	case KindPost:
 		m.Title = "Your agent's channel post waits for your approval"
+		m.Action = "Open it to read the post: approving posts exactly that text at once; you may also edit or reject it."
 	case KindAnswered:
 		m.Title = actor + " answered your question"
 	case KindDeclined:

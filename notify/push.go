@@ -234,7 +234,11 @@ func (s *Service) sendPush(ctx context.Context, d *delivery) error {
 	if err != nil {
 		return temporary("compose: %v", err)
 	}
-	body, err := json.Marshal(pushPayload{ID: d.ID, Kind: e.Kind, Title: m.Title, Body: m.Text, URL: m.URL, Urgent: e.Urgent})
+	text := m.Text
+	if m.Action != "" {
+		text = strings.TrimSpace(text + "\n\n" + m.Action)
+	}
+	body, err := json.Marshal(pushPayload{ID: d.ID, Kind: e.Kind, Title: m.Title, Body: text, URL: m.URL, Urgent: e.Urgent})
 	if err != nil {
 		return permanent("build payload: %v", err)
 	}

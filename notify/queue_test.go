@@ -174,6 +174,11 @@ func TestUnsubscribeTurnsOffOnlyThatKind(t *testing.T) {
 		if len(got) != 2 || got[1].Header.Get("Subject") != "Your agent's answer to Ann waits for your approval" {
 			t.Fatalf("after unsubscribing from questions: %d mails, last %q", len(got), got[len(got)-1].Header.Get("Subject"))
 		}
+		// A draft's mail says what pressing will do.
+		const action = "approving sends exactly that text to Ann at once"
+		if !strings.Contains(got[1].Text, action) || !strings.Contains(got[1].HTML, action) {
+			t.Errorf("the draft's mail does not say what approving does:\n%s", got[1].Text)
+		}
 	})
 }
 
