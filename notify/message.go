@@ -73,6 +73,10 @@ func (s *Service) compose(ctx context.Context, e *storedEvent) (message, error) 
 		m.Title = actor + " gave the information you asked for"
 	case KindTest:
 		m.Title = "A test event from ctalk: this webhook works"
+	case KindSecurity:
+		m.Title = "A change to how your ctalk account proves it is you"
+		m.Text = e.Text // ctalk's own words, naming the change
+		m.Action = "If it was not you, sign in, undo it on your profile, and tell an admin of your organization."
 	case KindWebhookDisabled:
 		m.Title = "A webhook of yours was disabled"
 		m.Text = e.Text // the reason and the webhook's host, never the text of a question

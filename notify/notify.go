@@ -56,6 +56,12 @@ const (
 	KindInfoProvided  Kind = "info_provided"
 	// KindWebhookDisabled tells a webhook's owner that it was disabled.
 	KindWebhookDisabled Kind = "webhook_disabled"
+	// KindSecurity tells a person of a change to what proves who they are
+	// (a passkey added, approved or removed; their address changed), by
+	// their webhooks and browsers whatever their settings, as a sign-in
+	// from a new browser is told: the mail that tells them too may be
+	// read by an agent that holds their mailbox.
+	KindSecurity Kind = "security"
 )
 
 // Kinds are the kinds a person can choose channels for, in the order the
@@ -388,3 +394,15 @@ func notFound(what string) error {
 // PublicURL, the base of their links. Without it, settings and webhooks
 // can be kept, and nothing is queued.
 func (s *Service) Sending() bool { return s.cfg.PublicURL != "" }
+
+// TellSecurity queues, in a transaction of its own, the security notice
+// text (ctalk's words, one line) for the member userID of orgID, to go by
+// their webhooks and browsers whatever their settings (see KindSecurity).
+// A notice that reaches nothing is not queued.
+//
+// Returns only the database's errors.
+func (s *Service) TellSecurity(ctx context.Context, orgID, userID, text string) error {
+	return s.db.Tx(ctx, func(tx db.Querier) error {
+		return s.Queue(ctx, tx, Event{Kind: KindSecurity, OrgID: orgID, UserID: userID, Text: text, Link: "/profile"})
+	})
+}

@@ -156,10 +156,15 @@ func DefaultChannels(k Kind, email bool) []string {
 }
 
 // channelsFor is where an event of kind k goes; nothing while paused. A
-// disabled webhook's notice goes by email whatever the settings say.
+// disabled webhook's notice goes by email, and a security notice by
+// webhook and push, whatever the settings say.
 func (s Settings) channelsFor(k Kind, email bool) []string {
 	if k == KindWebhookDisabled {
 		return []string{ChannelEmail}
+	}
+	if k == KindSecurity {
+		// Mailed by the account's own mails (package access), richer.
+		return []string{ChannelWebhook, ChannelPush}
 	}
 	if s.Paused {
 		return nil

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -334,7 +335,9 @@ func (p *Pages) setMemberEmail(c echo.Context) error {
 			}
 			return err
 		}
-		_, err = p.access.ChangeEmail(ctx, m.OrgID, userID, c.FormValue("email"), m.UserID)
+		if _, err = p.access.ChangeEmail(ctx, m.OrgID, userID, c.FormValue("email"), m.UserID); err == nil {
+			p.tellSecurity(ctx, m.OrgID, userID, fmt.Sprintf("An admin (%s) changed the email address where your password reset links go.", m.UserID))
+		}
 		return err
 	})
 }

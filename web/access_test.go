@@ -17,6 +17,7 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/mail/mailtest"
+	"github.com/ctalk/ctalk/notify"
 )
 
 // mailedLink is the link of a mailed page (invite or reset) in a mail's
@@ -556,6 +557,35 @@ func TestEmailAddressForms(t *testing.T) {
 		}
 		if _, body := bob.get("/people/carol"); strings.Contains(body, "carol@example.com") {
 			t.Errorf("a member sees another's address")
+		}
+	})
+}
+
+// TestAddressChangeIsASecurityNotice: a change of a member's address, by
+// themselves or an admin, queues a security notice for their webhooks and
+// browsers, besides the mail to the address replaced.
+func TestAddressChangeIsASecurityNotice(t *testing.T) {
+	each(t, func(t *testing.T, engine db.Engine) {
+		s := start(t, engine, withMail(mailtest.Start(t)))
+		s.org(t, "acme")
+		ctx := context.Background()
+		for _, u := range []string{"bob", "carol"} {
+			if _, _, err := s.Notify.AddWebhook(ctx, "acme", u, u, "https://hooks.example.com/"+u, notify.FormatJSON); err != nil {
+				t.Fatal(err)
+			}
+		}
+		bob, alice := s.newClient(t, "acme", "bob"), s.newClient(t, "acme", "alice")
+		if code, _ := bob.post("/profile/email", url.Values{"email": {"bob@example.com"}, "current_password": {userPW}}); code != http.StatusOK {
+			t.Fatalf("bob's address: %d", code)
+		}
+		if code, _ := alice.post("/admin/members/carol/email", url.Values{"email": {"carol@example.com"}, "your_password": {userPW}}); code != http.StatusOK {
+			t.Fatalf("carol's address: %d", code)
+		}
+		for _, u := range []string{"bob", "carol"} {
+			var n int
+			if err := s.DB.QueryRow(ctx, `SELECT COUNT(*) FROM notify_events WHERE org_id = 'acme' AND user_id = $1 AND kind = 'security'`, u).Scan(&n); err != nil || n != 1 {
+				t.Errorf("%s's security notices: %d (%v), want 1", u, n, err)
+			}
 		}
 	})
 }

@@ -161,7 +161,7 @@ func (p *Pages) approvePasskey(c echo.Context) error {
 		ctx := c.Request().Context()
 		pk, err := p.auth.ApprovePasskey(ctx, m, userID, c.Param("passkey_id"))
 		if err == nil {
-			p.access.TellPasskey(ctx, m.OrgID, userID, pk.Name, access.PasskeyApproved, m.UserID)
+			p.tellPasskey(ctx, m.OrgID, userID, pk.Name, access.PasskeyApproved, m.UserID)
 		}
 		return err
 	})

@@ -1,8 +1,10 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -147,9 +149,10 @@ func (p *Pages) passkeyRegisterFinish(c echo.Context) error {
 		return p.passkeyJSON(c, nil, err)
 	}
 	if token == "" {
-		p.access.TellPasskey(ctx, m.OrgID, m.UserID, pk.Name, access.PasskeyAdded, "")
+		p.tellPasskey(ctx, m.OrgID, m.UserID, pk.Name, access.PasskeyAdded, "")
 		return p.passkeyJSON(c, map[string]string{"next": "/profile?done=passkey-added#passkeys"}, nil)
 	}
+	p.tellSecurity(ctx, m.OrgID, m.UserID, fmt.Sprintf("A passkey %q was added to your account; it works once confirmed by the link mailed to you or by an admin.", pk.Name))
 	next := "/profile?done=passkey-pending-admin#passkeys"
 	if mailed, err := p.access.MailPasskeyConfirm(ctx, m.OrgID, m.UserID, pk.Name, token); err != nil {
 		return p.passkeyJSON(c, nil, err)
@@ -276,7 +279,7 @@ func (p *Pages) removePasskey(c echo.Context) error {
 	p.recordAction(c, "web:remove_passkey", start, err)
 	switch ctalk.ErrorCode(err) {
 	case "":
-		p.access.TellPasskey(c.Request().Context(), m.OrgID, m.UserID, pk.Name, access.PasskeyRemoved, "")
+		p.tellPasskey(c.Request().Context(), m.OrgID, m.UserID, pk.Name, access.PasskeyRemoved, "")
 		return done(c, "/profile#passkeys", "passkey-removed")
 	case ctalk.EForbidden:
 		return p.stepUp(c, http.StatusUnauthorized, ctalk.ErrorMessage(err)+".", c.Request().URL.Path, replayed(c), "")
@@ -315,4 +318,28 @@ func (p *Pages) afterSignIn(c echo.Context, sess *auth.Session, next string) str
 		return "/profile?done=passkey-required#passkeys"
 	}
 	return next
+}
+
+// tellPasskey tells the member userID that their passkey name was added,
+// removed or approved by the admin adminID (see access.TellPasskey): by
+// mail, and by their webhooks and browsers (tellSecurity).
+func (p *Pages) tellPasskey(ctx context.Context, orgID, userID, name, change, adminID string) {
+	p.access.TellPasskey(ctx, orgID, userID, name, change, adminID)
+	text := fmt.Sprintf("A passkey %q was %s on your account.", name, change)
+	if adminID != "" {
+		text = fmt.Sprintf("A passkey %q of your account was %s by an admin (%s).", name, change, adminID)
+	}
+	p.tellSecurity(ctx, orgID, userID, text)
+}
+
+// tellSecurity queues a security notice for the member userID, which goes
+// by their webhooks and browsers whatever their settings; one that cannot
+// be queued is logged, the change it tells of being made already.
+func (p *Pages) tellSecurity(ctx context.Context, orgID, userID, text string) {
+	if p.notify == nil {
+		return
+	}
+	if err := p.notify.TellSecurity(context.WithoutCancel(ctx), orgID, userID, text); err != nil {
+		p.cfg.Logger.Error("security notice not queued", "org_id", orgID, "user_id", userID, "error", err)
+	}
 }

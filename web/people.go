@@ -250,7 +250,9 @@ func (p *Pages) myEmailSubmit(c echo.Context) error {
 			c.Request().URL.Path, replayed(c), "")
 	}
 	if err == nil {
-		_, err = p.access.ChangeEmail(c.Request().Context(), m.OrgID, m.UserID, email, "")
+		if _, err = p.access.ChangeEmail(c.Request().Context(), m.OrgID, m.UserID, email, ""); err == nil {
+			p.tellSecurity(c.Request().Context(), m.OrgID, m.UserID, "The email address where your password reset links go was changed.")
+		}
 	}
 	p.recordAction(c, "web:set_my_email", start, err)
 	if ctalk.ErrorCode(err) == ctalk.EUnauthorized {
