@@ -147,7 +147,8 @@ func (s *Service) RenewLink(ctx context.Context, c ctalk.Caller, userID string) 
 		return nil, "", err
 	}
 	if !s.LinksEnabled() {
-		return nil, "", errNoLinkBase
+		// Not found is told first, as on a server that makes links.
+		return nil, "", s.unlessInvited(ctx, c.OrgID, userID, errNoLinkBase)
 	}
 	raw, inv, err := s.auth.RenewInvite(ctx, c, userID)
 	if err != nil {
@@ -170,16 +171,7 @@ func (s *Service) Resend(ctx context.Context, c ctalk.Caller, userID string) (*a
 	}
 	if !s.Enabled() {
 		// Not found is told first, as on a server that sends email.
-		invites, err := s.auth.Invites(ctx, orgID)
-		if err != nil {
-			return nil, err
-		}
-		for _, inv := range invites {
-			if inv.UserID == userID {
-				return nil, ErrNoEmail
-			}
-		}
-		return nil, auth.NoInvite(userID)
+		return nil, s.unlessInvited(ctx, orgID, userID, ErrNoEmail)
 	}
 	raw, inv, err := s.auth.RenewInvite(ctx, c, userID)
 	if err != nil {
@@ -189,6 +181,22 @@ func (s *Service) Resend(ctx context.Context, c ctalk.Caller, userID string) (*a
 		return nil, ctalk.Errorf(ctalk.EUnavailable, "could not send the invite to %s: %s; the earlier link no longer works, so try Resend again when it is fixed", inv.Email, ctalk.ErrorMessage(err))
 	}
 	return inv, nil
+}
+
+// unlessInvited returns refusal when userID has an invite waiting in
+// orgID, else that no invite of userID waits: an action on an invite that
+// this server cannot carry out says "not found" first, as where it can.
+func (s *Service) unlessInvited(ctx context.Context, orgID, userID string, refusal error) error {
+	invites, err := s.auth.Invites(ctx, orgID)
+	if err != nil {
+		return err
+	}
+	for _, inv := range invites {
+		if inv.UserID == userID {
+			return refusal
+		}
+	}
+	return auth.NoInvite(userID)
 }
 
 func (s *Service) sendInvite(ctx context.Context, inv *auth.Invite, raw string) error {
