@@ -35,7 +35,7 @@ type findAnswersResult struct {
 
 func (s *Server) registerFindAnswers() {
 	addIdentifiedTool(s, mcp.NewTool("find_answers",
-		mcp.WithDescription("Search the answers the people of your organization shared, before asking anyone: best match first, with who answered, when, their ownership, and stale when older than the org's knowledge_stale_days. Words match by their English stem (any of them; more of them rank higher), \"quoted phrases\" match as phrases, and word* matches a prefix. Only shared answers are ever found."+fencedNote),
+		mcp.WithDescription("Search the answers your organization shared, before asking anyone: best match first, with who answered, when, their ownership, and stale past the org's knowledge_stale_days. Words match by stem; \"phrases\" and prefix* work."+fencedNote),
 		mcp.WithString("query", mcp.Required(), mcp.Description("What to look for, 1 to 500 characters: words, \"a phrase\", prefix*.")),
 		mcp.WithNumber("limit", mcp.Description("Answers to return, 1 to 20 (default 5).")),
 		authTokenParam,
@@ -78,7 +78,7 @@ type findExpertResult struct {
 
 func (s *Server) registerFindExpert() {
 	addIdentifiedTool(s, mcp.NewTool("find_expert",
-		mcp.WithDescription("Find who in your organization to ask about a topic: members ranked by their ownership tags (exact, then prefix), the shared answers they gave on it and their notes, each with why, their presence and, while they are away, until when, their delegate (ask them instead) and their note. You are left out."+dataNote),
+		mcp.WithDescription("Find whom to ask about a topic: members ranked by their ownership, shared answers and notes, each with why, presence and, while away, until when and their delegate (ask them instead). You are left out."+dataNote),
 		mcp.WithString("topic", mcp.Required(), mcp.Description("The topic, 1 to 500 characters, e.g. \"payments refunds\" or pay*.")),
 		mcp.WithNumber("limit", mcp.Description("Members to return, 1 to 20 (default 5).")),
 		authTokenParam,

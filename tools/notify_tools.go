@@ -39,7 +39,7 @@ type notificationSettingsResult struct {
 
 func (s *Server) registerGetNotificationSettings() {
 	addIdentifiedTool(s, mcp.NewTool("get_notification_settings",
-		mcp.WithDescription("Show how your person is notified outside ctalk: for each kind of event the channels it goes to (email, webhook, push; none means only in the app), quiet hours, working hours (which reminders count), pause, their webhooks (host only) and the org's text setting. Read only: only your person changes these, on their profile page in ctalk's web app."),
+		mcp.WithDescription("Show how your person is notified outside ctalk: per kind of event its channels (email, webhook, push; none: in the app only), quiet and working hours, pause, their webhooks (host only) and the org's text setting. Read only: your person changes them in the web app."),
 		authTokenParam,
 		annotations(true, false, true),
 	), func(ctx context.Context, sess *auth.Session, in *noArgs) (*notificationSettingsResult, error) {

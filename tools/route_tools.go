@@ -43,7 +43,7 @@ type forwardArgs struct {
 
 func (s *Server) registerForwardQuestion() {
 	addIdentifiedTool(s, mcp.NewTool("forward_question",
-		mcp.WithDescription(fmt.Sprintf("Forward a question sent to you to a coworker who can answer it better, with a note for them: it leaves your inbox with its steps (of a follow-up's thread, they see only what they took part in), their agent receives it, and the asker's agent is told who has it now, with your note, which no approval step holds back. Your drafts of it are dropped. A question is forwarded at most %d times, and never back to its asker or to anyone who had it. Only with your person's agreement.", inbox.MaxForwards)+dataNote),
+		mcp.WithDescription(fmt.Sprintf("Forward a question sent to you to a coworker who can answer it better, with a note: their agent receives it with its steps, and the asker's agent is told who has it and reads your note, with no approval step. Your drafts are dropped. At most %d forwards, never back to the asker or anyone who had it. Only with your person's agreement.", inbox.MaxForwards)+dataNote),
 		messageIDParam,
 		mcp.WithString("to_user_id", mcp.Required(), mcp.Description("Who should answer it instead: a user id from list_users.")),
 		mcp.WithString("note", mcp.Description("Optional, up to 2,000 characters: why, for the new recipient (the asker sees it too).")),
@@ -71,7 +71,7 @@ type requestInfoArgs struct {
 
 func (s *Server) registerRequestInfo() {
 	addIdentifiedTool(s, mcp.NewTool("request_info",
-		mcp.WithDescription("Before answering a question sent to you, ask its asker for more information: the question waits in needs_info, and cannot be answered or forwarded, until the asker replies with provide_info; check_inbox and wait_for_inbox then hand it to you again with the reply in its steps. The asker reads your request as you wrote it, with no approval step even where answers need one: only with your person's agreement."),
+		mcp.WithDescription("Ask the asker of a question sent to you for more information: it waits in needs_info until they reply with provide_info, then comes back to your inbox. They read your request as written, with no approval step: only with your person's agreement."),
 		messageIDParam,
 		mcp.WithString("request", mcp.Required(), mcp.Description("What you need to know, 1 to 2,000 characters; the asker sees it.")),
 		authTokenParam,
@@ -94,7 +94,7 @@ type provideInfoArgs struct {
 
 func (s *Server) registerProvideInfo() {
 	addIdentifiedTool(s, mcp.NewTool("provide_info",
-		mcp.WithDescription("Reply to a request for more information on a question you asked (status needs_info, with the request in info_request, from check_replies or wait_for_reply): the question is pending again and goes back to its recipient with your reply. Only with your person's agreement on what you tell."),
+		mcp.WithDescription("Reply to a request for more information on a question you asked (needs_info, info_request): it goes back to its recipient with your reply. Only with your person's agreement on what you tell."),
 		messageIDParam,
 		mcp.WithString("information", mcp.Required(), mcp.Description("Your reply, 1 to 20,000 characters.")),
 		authTokenParam,
