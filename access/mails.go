@@ -73,10 +73,11 @@ The link works once, for {{.Hours}} hours. If you did not add this passkey, do n
 `)
 
 // passkeyChangedMail tells a person that a passkey of theirs was added,
-// removed or approved by an admin, as a sign-in from a new device would.
+// removed, approved by an admin or confirmed by the server's operator, as
+// a sign-in from a new device would.
 var passkeyChangedMail = newMail(`Hello {{.Name}},
 
-{{if .Admin}}{{.Admin}}, an admin of {{.Org}} ({{.OrgID}}), approved{{else}}Someone signed in as you {{.Change}}{{end}} the passkey "{{.Passkey}}" of the ctalk account of {{.UserID}}, on {{.When}}.{{if ne .Change "removed"}} It signs in as you and, where your organization asks for one, proves it is you before an approval.{{end}}
+{{if eq .Change "confirmed"}}The operator of this ctalk server confirmed{{else if .Admin}}{{.Admin}}, an admin of {{.Org}} ({{.OrgID}}), approved{{else}}Someone signed in as you {{.Change}}{{end}} the passkey "{{.Passkey}}" of the ctalk account of {{.UserID}}, on {{.When}}.{{if ne .Change "removed"}} It signs in as you and, where your organization asks for one, proves it is you before an approval.{{end}}
 
 If this was you, there is nothing to do. If it was not, remove what you do not know on your profile, change your password, and tell your admins:
 
@@ -84,7 +85,7 @@ If this was you, there is nothing to do. If it was not, remove what you do not k
 `, `<!doctype html>
 <html><body style="font-family: system-ui, sans-serif; line-height: 1.5">
 <p>Hello {{.Name}},</p>
-<p>{{if .Admin}}{{.Admin}}, an admin of <strong>{{.Org}}</strong> ({{.OrgID}}), approved{{else}}Someone signed in as you {{.Change}}{{end}} the passkey <strong>{{.Passkey}}</strong> of the ctalk account of <strong>{{.UserID}}</strong>, on {{.When}}.{{if ne .Change "removed"}} It signs in as you and, where your organization asks for one, proves it is you before an approval.{{end}}</p>
+<p>{{if eq .Change "confirmed"}}The operator of this ctalk server confirmed{{else if .Admin}}{{.Admin}}, an admin of <strong>{{.Org}}</strong> ({{.OrgID}}), approved{{else}}Someone signed in as you {{.Change}}{{end}} the passkey <strong>{{.Passkey}}</strong> of the ctalk account of <strong>{{.UserID}}</strong>, on {{.When}}.{{if ne .Change "removed"}} It signs in as you and, where your organization asks for one, proves it is you before an approval.{{end}}</p>
 <p>If this was you, there is nothing to do. If it was not, remove what you do not know on <a href="{{.Link}}">your profile</a>, change your password, and tell your admins.</p>
 </body></html>
 `)

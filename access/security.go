@@ -50,12 +50,17 @@ const (
 	PasskeyAdded    = "added"
 	PasskeyRemoved  = "removed"
 	PasskeyApproved = "approved"
+	// PasskeyConfirmed is a confirmation by the server's operator, from
+	// its shell ("ctalk passkeys confirm"), where no link could be mailed
+	// and no admin could approve.
+	PasskeyConfirmed = "confirmed"
 )
 
 // TellPasskey mails the member userID of orgID, when they have an address
 // and the server sends email, that their passkey name was added, removed,
-// or approved by the admin adminID (change is PasskeyAdded, PasskeyRemoved
-// or PasskeyApproved), after the caller's answer; a mail that cannot be
+// approved by the admin adminID, or confirmed by the server's operator
+// (change is PasskeyAdded, PasskeyRemoved, PasskeyApproved or
+// PasskeyConfirmed), after the caller's answer; a mail that cannot be
 // sent is logged.
 func (s *Service) TellPasskey(ctx context.Context, orgID, userID, name, change, adminID string) {
 	s.later(ctx, "mail telling of a passkey change not sent", orgID, userID, func(ctx context.Context) error {

@@ -143,21 +143,81 @@ func (s *Service) ApprovePasskey(ctx context.Context, admin *Session, userID, id
 	if !admin.PasskeyVerifiedRecently(s.db.Now()) {
 		return nil, ctalk.Errorf(ctalk.EForbidden, "approving a member's passkey needs a fresh verification with a passkey of yours")
 	}
+	pk, err := s.confirmWaiting(ctx, admin.OrgID, userID, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ctalk.Errorf(ctalk.ENotFound, "this member has no passkey with that id waiting for approval; their member page lists those that do")
+	}
+	return pk, err
+}
+
+// confirmWaiting confirms the passkey id of userID of orgID that waits for
+// confirmation, and returns it; sql.ErrNoRows when no such passkey waits.
+func (s *Service) confirmWaiting(ctx context.Context, orgID, userID, id string) (*Passkey, error) {
 	pk := &Passkey{ID: id}
 	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		err := tx.QueryRow(ctx, `UPDATE passkeys SET confirm_hash = NULL, confirm_expires_at = NULL
 			WHERE id = $1 AND org_id = $2 AND user_id = $3 AND confirm_hash IS NOT NULL RETURNING name, created_at`,
-			id, admin.OrgID, userID).Scan(&pk.Name, &pk.CreatedAt)
-		if errors.Is(err, sql.ErrNoRows) {
-			return ctalk.Errorf(ctalk.ENotFound, "this member has no passkey with that id waiting for approval; their member page lists those that do")
-		}
-		if err != nil {
+			id, orgID, userID).Scan(&pk.Name, &pk.CreatedAt)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("update passkeys: %w", err)
 		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return pk, nil
+}
+
+// WaitingPasskeys lists the passkeys of every org that wait for
+// confirmation, oldest first, with whose they are: what the server's
+// operator may confirm (ConfirmWaitingPasskey) where neither a mailed link
+// nor an admin with a passkey can, as in an org that approves by passkey
+// on a server that sends no email once no admin has a passkey left.
+func (s *Service) WaitingPasskeys(ctx context.Context) ([]PendingPasskey, error) {
+	rows, err := s.db.Query(ctx, `SELECT org_id, user_id, id, name, created_at FROM passkeys WHERE confirm_hash IS NOT NULL ORDER BY created_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("read waiting passkeys: %w", err)
+	}
+	defer rows.Close()
+	var out []PendingPasskey
+	for rows.Next() {
+		p := PendingPasskey{Passkey: Passkey{Pending: true}}
+		if err := rows.Scan(&p.OrgID, &p.UserID, &p.ID, &p.Name, &p.CreatedAt); err != nil {
+			return nil, fmt.Errorf("read waiting passkeys: %w", err)
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read waiting passkeys: %w", err)
+	}
+	return out, nil
+}
+
+// ConfirmWaitingPasskey confirms, as the server's operator (someone with
+// its shell and its database, a factor no agent of a member holds), the
+// passkey id that waits for confirmation, in whichever org, and returns
+// it with whose it is: the last resort of WaitingPasskeys. Telling the
+// person is the caller's.
+//
+// Returns ENotFound for an id that waits for nothing.
+func (s *Service) ConfirmWaitingPasskey(ctx context.Context, id string) (*PendingPasskey, error) {
+	notWaiting := ctalk.Errorf(ctalk.ENotFound, "no passkey with the id %q waits for confirmation; \"ctalk passkeys waiting\" lists those that do", ctalk.Shorten(id, 60))
+	p := &PendingPasskey{}
+	err := s.db.QueryRow(ctx, `SELECT org_id, user_id FROM passkeys WHERE id = $1 AND confirm_hash IS NOT NULL`, id).Scan(&p.OrgID, &p.UserID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notWaiting
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read passkey: %w", err)
+	}
+	pk, err := s.confirmWaiting(ctx, p.OrgID, p.UserID, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notWaiting
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.Passkey = *pk
+	return p, nil
 }

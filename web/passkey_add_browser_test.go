@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
 
+	"github.com/ctalk/ctalk/api"
 	"github.com/ctalk/ctalk/api/apitest"
 	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/auth"
@@ -217,22 +218,8 @@ func TestFirstPasskeyWaitsForTheMailedLink(t *testing.T) {
 		if _, err := s.Orgs.SetEmail(bg, "acme", "carol", "carol@example.com"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Orgs.SetSettings(bg, "acme", orgs.Settings{ApprovalMode: orgs.ApprovalHuman, ApprovalFactor: orgs.FactorPasskey}); err != nil {
-			t.Fatal(err)
-		}
-		id := s.ask(t, "alice", "carol", "Ship it?")
-		if _, _, err := s.Inbox.Propose(bg, acme("carol"), id, "Yes."); err != nil {
-			t.Fatal(err)
-		}
-
-		ctx := browser(t, chromium)
-		authenticator(t, ctx, false)
-		signIn(t, ctx, base, "acme", "carol")
-		run(t, ctx, chromedp.Navigate(base+"/profile"), chromedp.WaitVisible(chromedp.ID("passkey-name")),
-			chromedp.SendKeys(chromedp.ID("passkey-name"), "Carol's phone"))
-		press(t, ctx, `[data-passkey="register"] button`)
-		appears(t, ctx, ".flash")
-		if flash := shown(t, ctx, ".flash"); !strings.Contains(flash, "waiting for your confirmation") {
+		ctx, id, flash := carolAddsAFirstPasskey(t, chromium, s)
+		if !strings.Contains(flash, "waiting for your confirmation") {
 			t.Fatalf("after adding a first passkey the page says %q", flash)
 		}
 		if keys, _ := s.Auth.Passkeys(bg, "acme", "carol"); len(keys) != 1 || !keys[0].Pending {
@@ -275,14 +262,97 @@ func TestFirstPasskeyWaitsForTheMailedLink(t *testing.T) {
 		}
 
 		// Now it verifies the approval.
+		carolApprovesWithHerPasskey(t, ctx, s, id)
+		s.noSecret(t, token(link))
+	})
+}
+
+// carolAddsAFirstPasskey sets s's org acme to approve by passkey, has
+// alice ask carol a question that carol's agent drafts an answer to, and
+// has carol, signed in with her password in a tab with an authenticator,
+// add her first passkey; it returns the tab, the question and what the
+// page then says.
+func carolAddsAFirstPasskey(t *testing.T, chromium context.Context, s *site) (ctx context.Context, id, flash string) {
+	t.Helper()
+	bg := context.Background()
+	if _, err := s.Orgs.SetSettings(bg, "acme", orgs.Settings{ApprovalMode: orgs.ApprovalHuman, ApprovalFactor: orgs.FactorPasskey}); err != nil {
+		t.Fatal(err)
+	}
+	id = s.ask(t, "alice", "carol", "Ship it?")
+	if _, _, err := s.Inbox.Propose(bg, acme("carol"), id, "Yes."); err != nil {
+		t.Fatal(err)
+	}
+	ctx = browser(t, chromium)
+	authenticator(t, ctx, false)
+	signIn(t, ctx, localhost(s), "acme", "carol")
+	run(t, ctx, chromedp.Navigate(localhost(s)+"/profile"), chromedp.WaitVisible(chromedp.ID("passkey-name")),
+		chromedp.SendKeys(chromedp.ID("passkey-name"), "Carol's phone"))
+	press(t, ctx, `[data-passkey="register"] button`)
+	appears(t, ctx, ".flash")
+	return ctx, id, shown(t, ctx, ".flash")
+}
+
+// carolApprovesWithHerPasskey has carol approve the draft of question id
+// in the tab ctx, verifying with her passkey when asked, and checks that
+// the approval went through.
+func carolApprovesWithHerPasskey(t *testing.T, ctx context.Context, s *site, id string) {
+	t.Helper()
+	run(t, ctx, chromedp.Navigate(localhost(s)+"/inbox/"+id), chromedp.WaitVisible(chromedp.ID("approve-"+id)))
+	press(t, ctx, "#approve-"+id)
+	appears(t, ctx, `[data-passkey="verify"][data-replay] button`)
+	press(t, ctx, `[data-passkey="verify"][data-replay] button`)
+	appears(t, ctx, ".flash")
+	if r, err := s.Inbox.Review(context.Background(), acme("carol"), id); err != nil || !r.Latest().Approved {
+		t.Fatalf("carol's approval with her confirmed passkey did not go through (%v)", err)
+	}
+}
+
+// TestFirstPasskeyWithNoWayButTheOperator: in an org that approves by
+// passkey, on a server that sends no email, where no admin has a passkey,
+// a member's first passkey stays closed: no link can be mailed, the admin
+// cannot approve it, and it verifies no approval. The server's operator
+// confirms it from the shell (app.Operator, behind "ctalk passkeys
+// confirm"), and then it does. On both engines, in Chromium.
+func TestFirstPasskeyWithNoWayButTheOperator(t *testing.T) {
+	chromium := testkit.Browser(t)
+	each(t, func(t *testing.T, engine db.Engine) {
+		s := start(t, engine, func(w *app.Wiring) { w.API.PublicURL = apitest.SelfLocalhost })
+		s.org(t, "acme")
+		base, bg := localhost(s), context.Background()
+		ctx, id, flash := carolAddsAFirstPasskey(t, chromium, s)
+		if !strings.Contains(flash, "waiting for an admin's approval") || !strings.Contains(flash, "operator of this ctalk server") {
+			t.Fatalf("after adding a first passkey with no mail the page says %q", flash)
+		}
+		keys, _ := s.Auth.Passkeys(bg, "acme", "carol")
+		if len(keys) != 1 || !keys[0].Pending {
+			t.Fatalf("carol's passkeys: %+v, want one waiting", keys)
+		}
+
+		// Closed: the admin, who has no passkey, cannot approve it, and it
+		// verifies nothing.
+		if _, err := s.Auth.ApprovePasskey(bg, &auth.Session{OrgID: "acme", UserID: "alice"}, "carol", keys[0].ID); err == nil {
+			t.Fatal("an admin without a passkey approved carol's")
+		}
 		run(t, ctx, chromedp.Navigate(base+"/inbox/"+id), chromedp.WaitVisible(chromedp.ID("approve-"+id)))
 		press(t, ctx, "#approve-"+id)
-		appears(t, ctx, `[data-passkey="verify"][data-replay] button`)
-		press(t, ctx, `[data-passkey="verify"][data-replay] button`)
-		appears(t, ctx, ".flash")
-		if r, err := s.Inbox.Review(bg, acme("carol"), id); err != nil || !r.Latest().Approved {
-			t.Fatalf("carol's approval with her confirmed passkey did not go through (%v)", err)
+		appears(t, ctx, `a[href="/profile#passkeys"]`)
+		if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-passkey="verify"]').length`)); n != 0 {
+			t.Fatal("the step-up page offers a verification with an unconfirmed passkey")
 		}
-		s.noSecret(t, token(link))
+		if r, err := s.Inbox.Review(bg, acme("carol"), id); err != nil || r.Latest().Approved {
+			t.Fatalf("carol's draft was approved without a passkey (%v)", err)
+		}
+
+		// The operator confirms it; now it verifies the approval.
+		op, err := app.NewOperator(s.DB, app.Wiring{API: api.Config{PublicURL: base}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := op.ConfirmPasskey(bg, keys[0].ID)
+		op.Close()
+		if err != nil || p.OrgID != "acme" || p.UserID != "carol" || p.Name != "Carol's phone" {
+			t.Fatalf("the operator's confirmation: %+v, %v", p, err)
+		}
+		carolApprovesWithHerPasskey(t, ctx, s, id)
 	})
 }

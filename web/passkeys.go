@@ -264,7 +264,7 @@ func (p *Pages) approvalFactor(next echo.HandlerFunc) echo.HandlerFunc {
 var passkeysFlash = map[string]string{
 	"passkey-added":         "Passkey added. You can sign in with it without typing your ids, and verify with it where your organization asks.",
 	"passkey-pending":       "Passkey added, waiting for your confirmation: your organization asks for a passkey before every approval, so your first one works once you open the link just mailed to you.",
-	"passkey-pending-admin": "Passkey added, waiting for an admin's approval: your organization asks for a passkey before every approval, and no link can be mailed to you, so ask an admin to approve it on your member page.",
+	"passkey-pending-admin": "Passkey added, waiting for an admin's approval: your organization asks for a passkey before every approval, and no link can be mailed to you, so ask an admin to approve it on your member page. An admin approves with a passkey of their own; where no admin has one, the operator of this ctalk server can confirm it.",
 	"passkey-removed":       "Passkey removed. It no longer signs you in.",
 	"passkey-required":      "Your organization asks every member to have a passkey. Add one below: it takes a few seconds.",
 }

@@ -37,6 +37,8 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 		{[]string{"version", "-h"}, "ctalk version:"},
 		{[]string{"stdio", "--help"}, "ctalk stdio:"},
 		{[]string{"stdio", "-h"}, "ctalk stdio:"},
+		{[]string{"passkeys", "--help"}, "ctalk passkeys:"},
+		{[]string{"passkeys", "confirm", "-h"}, "ctalk passkeys:"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			env := testEnviron(t)
@@ -76,6 +78,11 @@ func TestBadCommandLinesTouchNothing(t *testing.T) {
 		{[]string{"migrate", "up", "now"}, `migrate up: unexpected argument "now"`},
 		{[]string{"migrate", "down", "1", "2"}, `migrate down: unexpected argument "2"`},
 		{[]string{"version", "now"}, `version takes no arguments, not "now"`},
+		{[]string{"passkeys"}, "passkeys needs one of: waiting, confirm ID"},
+		{[]string{"passkeys", "approve", "x"}, `unknown passkeys command "approve"`},
+		{[]string{"passkeys", "confirm"}, "passkeys confirm needs the id"},
+		{[]string{"passkeys", "confirm", "a", "b"}, `passkeys confirm: unexpected argument "b"`},
+		{[]string{"passkeys", "waiting", "x"}, `passkeys waiting: unexpected argument "x"`},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			env := testEnviron(t)

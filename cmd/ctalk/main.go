@@ -35,6 +35,8 @@ Usage:
   ctalk stdio --local        ctalk for the agents of this machine, no server (see --help)
   ctalk serve --local        the web app on this machine's local store (see --help)
   ctalk demo                 serve a demonstration organization on this machine
+  ctalk passkeys waiting     list first passkeys waiting for confirmation
+  ctalk passkeys confirm ID  confirm one as the server's operator (see --help)
   ctalk version              print version, commit and build time
 
 Every command answers --help. Configuration comes from the environment; see
@@ -130,6 +132,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if err := checkMigrateArgs(args); err != nil {
 			return err
 		}
+	case "passkeys":
+		if err := checkPasskeysArgs(args); err != nil {
+			return err
+		}
 	case "demo":
 		if len(args) > 0 {
 			return fmt.Errorf("demo takes no arguments, not %q; see \"ctalk demo --help\"", args[0])
@@ -146,6 +152,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if cmd == "migrate" {
 		return migrate(ctx, cfg, log, args, stdout)
 	}
+	if cmd == "passkeys" {
+		return passkeys(ctx, cfg, log, args, stdout)
+	}
 	if cmd == "serve" && isLocal(args) {
 		return serveLocal(ctx, cfg, log, args, getenv, stdout, onListen)
 	}
@@ -157,7 +166,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 // commandHelp is each command's --help; stdio answers its own.
 var commandHelp = map[string]string{
-	"serve": serveHelp, "migrate": migrateHelp, "version": versionHelp, "demo": demoHelp,
+	"serve": serveHelp, "migrate": migrateHelp, "version": versionHelp, "demo": demoHelp, "passkeys": passkeysHelp,
 	"--version": versionHelp, "-v": versionHelp,
 	"help": usage, "--help": usage, "-h": usage,
 }
