@@ -122,9 +122,9 @@ func parseLocal(cmd string, args []string, getenv func(string) string) (localCon
 }
 
 // stdioLocal runs "ctalk stdio --local": ctalk's app on the local store,
-// served on a loopback port of this process alone, and the stdio bridge to
-// it with a token of the member the agent names itself as, revoked when
-// the agent goes.
+// served on a Unix socket of this process alone (privateListener), and
+// the stdio bridge to it with a token of the member the agent names itself
+// as, revoked when the agent goes.
 func stdioLocal(ctx context.Context, args []string, getenv func(string) string, in io.Reader, out, stderr io.Writer) error {
 	c, err := parseLocal("stdio", args, getenv)
 	if errors.Is(err, flag.ErrHelp) {
@@ -155,14 +155,51 @@ func stdioLocal(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	defer a.Auth.Logout(context.WithoutCancel(ctx), sess)
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := privateListener()
 	if err != nil {
 		return fmt.Errorf("stdio --local: %w", err)
 	}
 	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
-	return bridge.Run(ctx, bridge.Config{Endpoint: "http://" + ln.Addr().String() + "/mcp", Token: token, Version: buildInfo().Version}, in, out, stderr)
+	dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", ln.Addr().String())
+	}
+	return bridge.Run(ctx, bridge.Config{Endpoint: "http://localhost/mcp", Token: token, Version: buildInfo().Version, Dial: dial}, in, out, stderr)
+}
+
+// privateListener listens on a Unix socket in a new folder that only the
+// machine account can enter, removed when the listener closes: the app of
+// "ctalk stdio --local" is its bridge's alone, where a loopback port would
+// let any account of the machine call its tools and pages.
+func privateListener() (net.Listener, error) {
+	dir, err := os.MkdirTemp("", "ctalk-stdio-")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	ln, err := net.Listen("unix", filepath.Join(dir, "mcp.sock"))
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return &removingListener{Listener: ln, dir: dir}, nil
+}
+
+// removingListener removes its socket's folder once closed.
+type removingListener struct {
+	net.Listener
+	dir string
+}
+
+func (l *removingListener) Close() error {
+	err := l.Listener.Close()
+	os.RemoveAll(l.dir)
+	return err
 }
 
 // openLocal opens the local store, creating it and its folder (for the

@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -188,5 +191,43 @@ func TestLocalArgs(t *testing.T) {
 	var out bytes.Buffer
 	if err := run(t.Context(), []string{"stdio", "--local", "--help"}, env.get, &out, &out, nil); err != nil || !strings.Contains(out.String(), "--as NAME") {
 		t.Errorf("stdio --local --help: %v\n%s", err, out.String())
+	}
+}
+
+// TestPrivateListener: the app of "ctalk stdio --local" listens on a Unix
+// socket in a folder of the machine account's alone, not on a port that
+// every account of the machine could call, and the folder goes with it.
+func TestPrivateListener(t *testing.T) {
+	ln, err := privateListener()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ln.Addr().Network() != "unix" {
+		t.Fatalf("listens on %s %s, want a Unix socket", ln.Addr().Network(), ln.Addr())
+	}
+	dir := filepath.Dir(ln.Addr().String())
+	info, err := os.Stat(dir)
+	if err != nil || info.Mode().Perm() != 0o700 {
+		t.Fatalf("the socket's folder: %v, %v; want drwx------", info.Mode(), err)
+	}
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			c.Write([]byte("ok"))
+			c.Close()
+		}
+	}()
+	c, err := net.Dial("unix", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(c)
+	c.Close()
+	if string(got) != "ok" {
+		t.Fatalf("read %q through the socket", got)
+	}
+	ln.Close()
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the socket's folder is still there after Close (%v)", err)
 	}
 }

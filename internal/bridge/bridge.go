@@ -95,6 +95,10 @@ type Config struct {
 	// Version is the bridge's own version, which it gives the hosted
 	// server as its client's.
 	Version string
+	// Dial, when set, opens the connections to the server in place of
+	// the network's dialer: "ctalk stdio --local" serves its app on a
+	// Unix socket in a folder of the machine account's alone.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// protocolVersion is the protocol offered to the hosted server; empty
 	// means the newest the SDK speaks, falling back to what the server
 	// supports. Tests set it to cover both protocol eras.
@@ -229,11 +233,15 @@ func newBridge(cfg Config, log *slog.Logger) *bridge {
 	b := &bridge{
 		cfg: cfg,
 		log: log,
-		// The default transport's dial and TLS timeouts apply; it has no
-		// response-header timeout, which a 120 s wait would trip.
-		base:  http.DefaultTransport.(*http.Transport).Clone(),
 		tools: map[string]string{},
 	}
+	// The default transport's dial and TLS timeouts apply; it has no
+	// response-header timeout, which a 120 s wait would trip.
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	if cfg.Dial != nil {
+		base.DialContext, base.Proxy = cfg.Dial, nil
+	}
+	b.base = base
 	b.client = mcp.NewClient(&mcp.Implementation{Name: "ctalk-stdio", Version: cfg.Version}, &mcp.ClientOptions{
 		Logger:                      quietLogger(log),
 		ProgressNotificationHandler: b.relayProgress,
