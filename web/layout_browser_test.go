@@ -97,6 +97,12 @@ func TestLayoutOnAPhoneAndALaptop(t *testing.T) {
 	if got, most := phone("/inbox"), 2.25*760+44; got.Page > most {
 		t.Errorf("the inbox with two questions is %.0f px long on a phone, want under %.0f px", got.Page, most)
 	}
+	// The notification settings fold what is changed least (hours,
+	// webhooks, push once on, the delivery log, the org's; the kinds
+	// fewer people set): 4,360 px before, about 1,900 after.
+	if got, most := phone("/profile/notifications"), 2.6*760+44; got.Page > most {
+		t.Errorf("the notification settings are %.0f px long on a phone, want under %.0f px", got.Page, most)
+	}
 	phone("/channels/general")
 	marker, err := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector(".channel-post summary")).display`))
 	if err != nil || marker != "list-item" {

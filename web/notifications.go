@@ -58,7 +58,9 @@ type notificationsData struct {
 	Off, EmailOn, Admin bool
 	Email               string
 	Settings            notify.Settings
-	Kinds               []notifyKindRow
+	// Kinds are the kinds most people set, shown first; MoreKinds the
+	// rest, folded (see notifyKindsFirst).
+	Kinds, MoreKinds []notifyKindRow
 	Webhooks, OrgHooks  []*notify.Webhook
 	// Browsers are where push is on; VAPIDKey is the server's key a
 	// browser subscribes with.
@@ -75,6 +77,12 @@ type notificationsData struct {
 	// Error says why the last form failed, Field which form.
 	Error, Field string
 }
+
+// notifyKindsFirst are the kinds the settings form shows first: what
+// waits for the person, and what became of their questions; the others
+// (reminders, forwards, information asked and given, held posts, urgent
+// posts) fold under "More", so that the form fits a phone.
+var notifyKindsFirst = []notify.Kind{notify.KindQuestion, notify.KindDraft, notify.KindAnswered, notify.KindDeclined, notify.KindMention}
 
 // notifyKindLabels say what each kind is, on the settings form.
 var notifyKindLabels = map[notify.Kind]string{
@@ -113,11 +121,16 @@ func (p *Pages) notifications(c echo.Context, status int, d *notificationsData, 
 	if d.Settings, err = p.notify.Settings(ctx, m.Caller()); err != nil {
 		return err
 	}
-	d.Kinds = nil
+	d.Kinds, d.MoreKinds = nil, nil
 	for _, k := range notify.Kinds {
 		chs := d.Settings.Channels[k]
-		d.Kinds = append(d.Kinds, notifyKindRow{Kind: k, Label: notifyKindLabels[k],
-			Email: slices.Contains(chs, notify.ChannelEmail), Webhook: slices.Contains(chs, notify.ChannelWebhook), Push: slices.Contains(chs, notify.ChannelPush)})
+		row := notifyKindRow{Kind: k, Label: notifyKindLabels[k],
+			Email: slices.Contains(chs, notify.ChannelEmail), Webhook: slices.Contains(chs, notify.ChannelWebhook), Push: slices.Contains(chs, notify.ChannelPush)}
+		if slices.Contains(notifyKindsFirst, k) {
+			d.Kinds = append(d.Kinds, row)
+		} else {
+			d.MoreKinds = append(d.MoreKinds, row)
+		}
 	}
 	d.Weekdays = nil
 	for _, w := range weekdays {
