@@ -60,8 +60,8 @@ type notificationsData struct {
 	Settings            notify.Settings
 	// Kinds are the kinds most people set, shown first; MoreKinds the
 	// rest, folded (see notifyKindsFirst).
-	Kinds, MoreKinds []notifyKindRow
-	Webhooks, OrgHooks  []*notify.Webhook
+	Kinds, MoreKinds   []notifyKindRow
+	Webhooks, OrgHooks []*notify.Webhook
 	// Browsers are where push is on; VAPIDKey is the server's key a
 	// browser subscribes with.
 	Browsers      []*notify.PushBrowser

@@ -231,8 +231,8 @@ type progressTarget struct {
 
 func newBridge(cfg Config, log *slog.Logger) *bridge {
 	b := &bridge{
-		cfg: cfg,
-		log: log,
+		cfg:   cfg,
+		log:   log,
 		tools: map[string]string{},
 	}
 	// The default transport's dial and TLS timeouts apply; it has no
