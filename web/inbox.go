@@ -13,6 +13,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/orgs"
 	"github.com/ctalk/ctalk/usecase"
 )
 
@@ -71,6 +72,8 @@ type inboxList struct {
 	// Start is what is left of my first steps (firststeps.go), nil once
 	// they are all done.
 	Start *firstSteps
+	// VerifyFirst is the questions' (see questionView.VerifyFirst).
+	VerifyFirst bool
 }
 
 func (p *Pages) inboxPage(c echo.Context) error {
@@ -97,9 +100,14 @@ func (p *Pages) inboxPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	verify, err := p.verifyFirst(c)
+	if err != nil {
+		return err
+	}
+	data.VerifyFirst = verify
 	for i, r := range rs {
 		v := newQuestionView(c, r, true, nil)
-		v.Sharing = sharing
+		v.Sharing, v.VerifyFirst = sharing, verify
 		v.Position, v.Neighbour, v.Cursor = i+1, neighbour(ids, i), c.QueryParam("after")
 		data.Questions = append(data.Questions, v)
 	}
@@ -123,7 +131,23 @@ func (p *Pages) showQuestion(c echo.Context, status int, fail *formError) error 
 	if v.Sharing, err = p.sharing(c); err != nil {
 		return err
 	}
+	if v.VerifyFirst, err = p.verifyFirst(c); err != nil {
+		return err
+	}
 	return p.inboxRender(c, status, "inbox-question", title, v)
+}
+
+// verifyFirst says whether the decision forms of this request's page
+// verify with a passkey before they send (see questionView.VerifyFirst).
+func (p *Pages) verifyFirst(c echo.Context) (bool, error) {
+	m, ctx := me(c), c.Request().Context()
+	org, err := p.orgs.Org(ctx, m.OrgID)
+	if err != nil || org.ApprovalFactor != orgs.FactorPasskey || m.PasskeyVerifiedRecently(time.Now()) ||
+		!auth.PasskeysPossible(p.cfg.PublicURL(c.Request())) {
+		return false, err
+	}
+	keys, err := p.auth.Passkeys(ctx, m.OrgID, m.UserID)
+	return confirmed(keys) > 0, err
 }
 
 // inboxAct is one action on the question msgID by the person m: it returns
@@ -270,6 +294,12 @@ type questionView struct {
 	// Sharing is the org's knowledge_sharing: the forms offer "Share"
 	// unless it is off, ticked when it is on.
 	Sharing string
+	// VerifyFirst is true where the org asks for a passkey before every
+	// approval and this session holds no fresh verification, while the
+	// person has a passkey to verify with: the decision forms then verify
+	// on the page before they send (passkey.js), and without JavaScript
+	// go to the step-up page, which verifies and sends them.
+	VerifyFirst bool
 }
 
 // draftView is a draft with its element id, the target of #v{version}

@@ -160,7 +160,7 @@ func TestAgentCannotAddItsOwnPasskey(t *testing.T) {
 		s.propose(t, id, "Yes.")
 		run(t, agent, chromedp.Navigate(base+"/inbox/"+id), chromedp.WaitVisible(chromedp.ID("approve-"+id)))
 		press(t, agent, "#approve-"+id)
-		appears(t, agent, `[data-passkey="verify"][data-replay] button`)
+		appears(t, agent, `form[data-passkey-verify] [data-passkey-error]:not([hidden])`)
 		if r, err := s.Inbox.Review(bg, acme("bob"), id); err != nil || r.Latest().Approved {
 			t.Fatalf("the agent approved without bob's passkey (%v)", err)
 		}
@@ -293,14 +293,12 @@ func carolAddsAFirstPasskey(t *testing.T, chromium context.Context, s *site) (ct
 }
 
 // carolApprovesWithHerPasskey has carol approve the draft of question id
-// in the tab ctx, verifying with her passkey when asked, and checks that
-// the approval went through.
+// in the tab ctx, verifying with her passkey on the page as it sends,
+// and checks that the approval went through.
 func carolApprovesWithHerPasskey(t *testing.T, ctx context.Context, s *site, id string) {
 	t.Helper()
 	run(t, ctx, chromedp.Navigate(localhost(s)+"/inbox/"+id), chromedp.WaitVisible(chromedp.ID("approve-"+id)))
 	press(t, ctx, "#approve-"+id)
-	appears(t, ctx, `[data-passkey="verify"][data-replay] button`)
-	press(t, ctx, `[data-passkey="verify"][data-replay] button`)
 	appears(t, ctx, ".flash")
 	if r, err := s.Inbox.Review(context.Background(), acme("carol"), id); err != nil || !r.Latest().Approved {
 		t.Fatalf("carol's approval with her confirmed passkey did not go through (%v)", err)

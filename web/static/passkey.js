@@ -106,6 +106,32 @@
     });
   }
 
+  // A decision form that asks for a passkey first (data-passkey-verify)
+  // verifies on its own page when it is sent, then sends itself; the
+  // server refuses it without the verification, and without this script
+  // it goes to the step-up page, which does the same in two steps.
+  function verifyThenSend(form) {
+    var ceremony;
+    if (pending) { pending.abort(); }
+    var abort = pending = new AbortController();
+    return call(form, kinds.verify.begin).then(function (c) {
+      ceremony = c.ceremony;
+      return navigator.credentials.get({ publicKey: requestOptions(c.options), signal: abort.signal });
+    }).then(function (cred) {
+      return call(form, kinds.verify.finish, { ceremony: ceremony, credential: answer(cred), next: "" });
+    }).then(function () {
+      form.submit();
+    }).catch(function (err) {
+      if (!(err && err.name === "AbortError")) { say(form, err); }
+    });
+  }
+  document.querySelectorAll("form[data-passkey-verify]").forEach(function (form) {
+    form.addEventListener("submit", function (ev) {
+      ev.preventDefault();
+      verifyThenSend(form);
+    });
+  });
+
   document.querySelectorAll("[data-passkey]").forEach(function (el) {
     el.hidden = false;
     var button = el.querySelector("[data-passkey-start]");
