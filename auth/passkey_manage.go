@@ -174,6 +174,8 @@ func (s *Service) confirmWaiting(ctx context.Context, orgID, userID, id string) 
 // operator may confirm (ConfirmWaitingPasskey) where neither a mailed link
 // nor an admin with a passkey can, as in an org that approves by passkey
 // on a server that sends no email once no admin has a passkey left.
+//
+// Returns only the database's errors.
 func (s *Service) WaitingPasskeys(ctx context.Context) ([]PendingPasskey, error) {
 	rows, err := s.db.Query(ctx, `SELECT org_id, user_id, id, name, created_at FROM passkeys WHERE confirm_hash IS NOT NULL ORDER BY created_at, id`)
 	if err != nil {
