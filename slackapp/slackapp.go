@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
@@ -97,7 +98,31 @@ func New(d *db.DB, cfg Config, s Services) *Service {
 	if s.Answers != nil {
 		s.Answers.OnDecided(sv.decided)
 	}
+	if s.Orgs != nil {
+		s.Orgs.OnChange(sv.memberChanged)
+	}
 	return sv
+}
+
+// memberChanged forgets, in the background, the Slack link of a member
+// removed from their org.
+func (s *Service) memberChanged(orgID, userID string) {
+	if userID == "" {
+		return
+	}
+	s.updates.Add(1)
+	go func() {
+		defer s.updates.Done()
+		ctx, cancel := context.WithTimeout(s.stop, 10*time.Second)
+		defer cancel()
+		_, _, err := s.svc.Orgs.Member(ctx, orgID, userID)
+		if ctalk.ErrorCode(err) != ctalk.ENotFound {
+			return
+		}
+		if err := s.Unlink(ctx, ctalk.Caller{OrgID: orgID, UserID: userID}); err != nil {
+			s.log.Warn("slack: a removed member's link is kept", "org", orgID, "user", userID, "error", err)
+		}
+	}()
 }
 
 // Close ends the updates of DMs under way and waits for them.

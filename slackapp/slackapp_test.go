@@ -266,3 +266,29 @@ func TestRateLimitedDeliveryWaits(t *testing.T) {
 		}
 	})
 }
+
+// TestRemovedMemberUnlinked: removing a member forgets their Slack link,
+// so that no button of theirs acts any more.
+func TestRemovedMemberUnlinked(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		e := newEnv(t, d)
+		e.link("acme", "umar", "UUMAR")
+		if _, err := e.srv.Orgs.RemoveUser(context.Background(), "acme", "umar"); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			l, err := e.srv.Slack.LinkOf(context.Background(), caller("acme", "umar"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("a removed member's Slack link is kept")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+}
