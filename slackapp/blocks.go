@@ -124,6 +124,7 @@ func decidedText(d usecase.Decided) string {
 	what := map[usecase.Kind]string{
 		usecase.Approve: "Approved and sent", usecase.Edit: "Edited and sent", usecase.Answer: "Answered",
 		usecase.Reject: "Draft rejected with a note", usecase.Decline: "Declined", usecase.Send: "Answer sent",
+		kindWithdrawn: "Withdrawn by the asker", kindForwarded: "Forwarded to someone else",
 	}[d.Kind]
 	if what == "" {
 		what = "Decided"

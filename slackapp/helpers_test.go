@@ -27,7 +27,7 @@ import (
 )
 
 // env is a ctalk server on a real port, wired to a stand-in for Slack,
-// with org acme (john, umar, in human approval mode) connected to the
+// with org acme (john, umar, kim, in human approval mode) connected to the
 // workspace TACME, and org other (olga) to TOTHER.
 type env struct {
 	t     *testing.T
@@ -54,7 +54,7 @@ func newEnv(t *testing.T, d *db.DB, limited ...string) *env {
 	for _, o := range []struct{ org, mode string }{{"acme", "human"}, {"other", "human"}} {
 		e.exec(`INSERT INTO orgs (id, name, admin_password_hash, approval_mode, created_at) VALUES ($1, $1, 'x', $2, $3)`, o.org, o.mode, now)
 	}
-	for _, u := range [][2]string{{"acme", "john"}, {"acme", "umar"}, {"other", "olga"}} {
+	for _, u := range [][2]string{{"acme", "john"}, {"acme", "umar"}, {"acme", "kim"}, {"other", "olga"}} {
 		e.exec(`INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ($1, $2, $2, 'x', 'admin', $3, $3)`, u[0], u[1], now)
 	}
 	e.connect("acme", "xoxb-TACME-1", acmeSecret)

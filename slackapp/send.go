@@ -9,6 +9,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/notify"
 	"github.com/ctalk/ctalk/orgs"
@@ -119,8 +120,25 @@ func (s *Service) decided(_ context.Context, d usecase.Decided) {
 	}()
 }
 
-// settle updates the DMs of d's question not yet updated, logging what
-// fails: the decision stands whatever Slack says.
+// Kinds of the DM's end that are no decision of the recipient's.
+const (
+	kindWithdrawn usecase.Kind = "withdrawn"
+	kindForwarded usecase.Kind = "forwarded"
+)
+
+// left updates, in the background, the recipient's DMs of a question
+// withdrawn or forwarded.
+func (s *Service) left(ctx context.Context, l inbox.Left) {
+	kind := kindWithdrawn
+	if l.How == inbox.Forwarded {
+		kind = kindForwarded
+	}
+	s.decided(ctx, usecase.Decided{OrgID: l.OrgID, UserID: l.RecipientID, MessageID: l.MessageID, Kind: kind, Door: doorUnknown, At: s.db.Now()})
+}
+
+// settle updates the DMs of d's question to its recipient (d.UserID) not
+// yet updated, logging what fails: the decision stands whatever Slack
+// says.
 func (s *Service) settle(ctx context.Context, d usecase.Decided) {
 	msgs, err := s.openMessages(ctx, d.OrgID, d.MessageID)
 	if err != nil || len(msgs) == 0 {
@@ -134,14 +152,47 @@ func (s *Service) settle(ctx context.Context, d usecase.Decided) {
 		return
 	}
 	for _, m := range msgs {
+		if m.UserID != d.UserID {
+			continue
+		}
 		if err := s.update(ctx, a, m, d); err != nil {
 			s.log.Warn("slack: message not updated", "org", d.OrgID, "message_id", d.MessageID, "error", err)
 		}
 	}
 }
 
-// update rewrites the DM m as decided by d, and marks it so.
+// update rewrites the DM m as decided by d, once: it marks m first, so
+// that of two updates at once (a decision, and a DM sent as it was made)
+// one writes, and unmarks it when Slack did not take the update.
 func (s *Service) update(ctx context.Context, a *app, m *message, d usecase.Decided) error {
+	claimed, err := s.claim(ctx, m)
+	if err != nil || !claimed {
+		return err
+	}
+	if err := s.rewrite(ctx, a, m, d); err != nil {
+		if uerr := s.exec(ctx, unsettleMessageSQL, m.OrgID, m.EventID); uerr != nil {
+			s.log.Warn("slack: cannot unmark a message not updated", "error", uerr)
+		}
+		return err
+	}
+	return nil
+}
+
+// claim marks m as updated; false when another update marked it first.
+func (s *Service) claim(ctx context.Context, m *message) (bool, error) {
+	var n int64
+	err := s.db.Write(ctx, func(q db.Querier) error {
+		res, err := q.Exec(ctx, settleMessageSQL, s.db.Now(), m.OrgID, m.EventID)
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
+		return err
+	})
+	return n == 1, err
+}
+
+// rewrite has Slack rewrite the DM m as decided by d.
+func (s *Service) rewrite(ctx context.Context, a *app, m *message, d usecase.Decided) error {
 	cd, err := s.card(ctx, ctalk.Caller{OrgID: m.OrgID, UserID: m.UserID}, m.MessageID)
 	if err != nil {
 		return err
@@ -152,12 +203,8 @@ func (s *Service) update(ctx context.Context, a *app, m *message, d usecase.Deci
 	} else {
 		opts = append(opts, slack.MsgOptionBlocks(slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, decidedText(d), false, false), nil, nil)))
 	}
-	err = s.call(ctx, "updating the DM", func() error {
+	return s.call(ctx, "updating the DM", func() error {
 		_, _, _, err := s.client(a.token).UpdateMessageContext(ctx, m.ChannelID, m.TS, opts...)
 		return err
 	})
-	if err != nil {
-		return err
-	}
-	return s.exec(ctx, settleMessageSQL, s.db.Now(), m.OrgID, m.EventID)
 }

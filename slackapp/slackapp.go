@@ -101,6 +101,9 @@ func New(d *db.DB, cfg Config, s Services) *Service {
 	if s.Orgs != nil {
 		s.Orgs.OnChange(sv.memberChanged)
 	}
+	if s.Inbox != nil {
+		s.Inbox.OnLeft(sv.left)
+	}
 	return sv
 }
 

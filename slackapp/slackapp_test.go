@@ -292,3 +292,43 @@ func TestRemovedMemberUnlinked(t *testing.T) {
 		}
 	})
 }
+
+// TestWithdrawnAndForwardedUpdateSlack: a question withdrawn by its asker,
+// or forwarded by its recipient, is said so in the recipient's DM, whose
+// buttons go; the new recipient's own DM is left alone.
+func TestWithdrawnAndForwardedUpdateSlack(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		e := newEnv(t, d)
+		e.link("acme", "john", "UJOHN")
+		e.link("acme", "kim", "UKIM")
+		ctx := context.Background()
+		withdrawn := e.drafted("Withdrawn?", "W.")
+		e.slack.Await(t, "chat.postMessage", 1, func(c testkit.SlackCall) bool { return strings.Contains(c.Form.Get("blocks"), "W.") })
+		if _, err := e.srv.Inbox.Withdraw(ctx, caller("acme", "umar"), withdrawn); err != nil {
+			t.Fatal(err)
+		}
+		e.slack.Await(t, "chat.update", 1, func(c testkit.SlackCall) bool {
+			return strings.Contains(c.Form.Get("blocks"), "Withdrawn by the asker") && !strings.Contains(c.Form.Get("blocks"), `"actions"`)
+		})
+		forwarded := e.drafted("Forwarded?", "F.")
+		e.slack.Await(t, "chat.postMessage", 1, func(c testkit.SlackCall) bool { return strings.Contains(c.Form.Get("blocks"), "F.") })
+		if _, err := e.srv.Inbox.Forward(ctx, caller("acme", "john"), forwarded, "kim", "yours"); err != nil {
+			t.Fatal(err)
+		}
+		up := e.slack.Await(t, "chat.update", 1, func(c testkit.SlackCall) bool {
+			return strings.Contains(c.Form.Get("blocks"), "Forwarded to someone else")
+		})[0]
+		if up.Form.Get("channel") != "DUJOHN" {
+			t.Errorf("the forward updated %s's DM", up.Form.Get("channel"))
+		}
+		kims := e.slack.Await(t, "chat.postMessage", 1, func(c testkit.SlackCall) bool {
+			return c.Form.Get("channel") == "DUKIM" && strings.Contains(c.Form.Get("blocks"), "Forwarded?")
+		})[0]
+		time.Sleep(200 * time.Millisecond)
+		for _, u := range e.slack.Of("chat.update") {
+			if u.Form.Get("channel") == kims.Form.Get("channel") {
+				t.Errorf("the new recipient's DM was updated: %v", u.Form)
+			}
+		}
+	})
+}

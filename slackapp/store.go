@@ -52,13 +52,14 @@ const (
 	pruneConfirmsSQL  = `DELETE FROM slack_link_confirmations WHERE expires_at <= $1`
 	insertLinkSQL     = `INSERT INTO slack_links (org_id, user_id, team_id, slack_user_id, linked_at) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (org_id, user_id) DO UPDATE SET team_id = excluded.team_id, slack_user_id = excluded.slack_user_id, linked_at = excluded.linked_at`
-	messageSentSQL   = `SELECT channel_id, ts FROM slack_messages WHERE org_id = $1 AND event_id = $2`
-	insertMessageSQL = `INSERT INTO slack_messages (org_id, event_id, message_id, user_id, channel_id, ts, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`
-	openMessagesSQL  = `SELECT org_id, event_id, message_id, user_id, channel_id, ts FROM slack_messages WHERE org_id = $1 AND message_id = $2 AND settled_at IS NULL`
-	settleMessageSQL = `UPDATE slack_messages SET settled_at = $1 WHERE org_id = $2 AND event_id = $3`
-	threadMessageSQL = `SELECT message_id, user_id FROM slack_messages WHERE org_id = $1 AND channel_id = $2 AND ts = $3`
-	acceptPayloadSQL = `INSERT INTO slack_payloads (id, received_at) VALUES ($1, $2)`
-	prunePayloadsSQL = `DELETE FROM slack_payloads WHERE received_at < $1`
+	messageSentSQL     = `SELECT channel_id, ts FROM slack_messages WHERE org_id = $1 AND event_id = $2`
+	insertMessageSQL   = `INSERT INTO slack_messages (org_id, event_id, message_id, user_id, channel_id, ts, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`
+	openMessagesSQL    = `SELECT org_id, event_id, message_id, user_id, channel_id, ts FROM slack_messages WHERE org_id = $1 AND message_id = $2 AND settled_at IS NULL`
+	settleMessageSQL   = `UPDATE slack_messages SET settled_at = $1 WHERE org_id = $2 AND event_id = $3 AND settled_at IS NULL`
+	unsettleMessageSQL = `UPDATE slack_messages SET settled_at = NULL WHERE org_id = $1 AND event_id = $2`
+	threadMessageSQL   = `SELECT message_id, user_id FROM slack_messages WHERE org_id = $1 AND channel_id = $2 AND ts = $3`
+	acceptPayloadSQL   = `INSERT INTO slack_payloads (id, received_at) VALUES ($1, $2)`
+	prunePayloadsSQL   = `DELETE FROM slack_payloads WHERE received_at < $1`
 )
 
 func scanApp(r *db.Row) (*app, error) {
