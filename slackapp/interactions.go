@@ -182,11 +182,7 @@ func (s *Service) ephemeral(a *app, channel, slackUserID, text string) {
 	if channel == "" {
 		return
 	}
-	s.updates.Add(1)
-	go func() {
-		defer s.updates.Done()
-		ctx, cancel := context.WithTimeout(s.stop, 10*time.Second)
-		defer cancel()
+	s.background(10*time.Second, func(ctx context.Context) {
 		err := s.call(ctx, "telling the presser", func() error {
 			_, err := s.client(a.token).PostEphemeralContext(ctx, channel, slackUserID, slack.MsgOptionText(text, false))
 			return err
@@ -194,5 +190,5 @@ func (s *Service) ephemeral(a *app, channel, slackUserID, text string) {
 		if err != nil {
 			s.log.Warn("slack: ephemeral message not sent", "org", a.OrgID, "error", err)
 		}
-	}()
+	})
 }

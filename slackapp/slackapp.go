@@ -113,11 +113,7 @@ func (s *Service) memberChanged(orgID, userID string) {
 	if userID == "" {
 		return
 	}
-	s.updates.Add(1)
-	go func() {
-		defer s.updates.Done()
-		ctx, cancel := context.WithTimeout(s.stop, 10*time.Second)
-		defer cancel()
+	s.background(10*time.Second, func(ctx context.Context) {
 		_, _, err := s.svc.Orgs.Member(ctx, orgID, userID)
 		if ctalk.ErrorCode(err) != ctalk.ENotFound {
 			return
@@ -125,6 +121,18 @@ func (s *Service) memberChanged(orgID, userID string) {
 		if err := s.Unlink(ctx, ctalk.Caller{OrgID: orgID, UserID: userID}); err != nil {
 			s.log.Warn("slack: a removed member's link is kept", "org", orgID, "user", userID, "error", err)
 		}
+	})
+}
+
+// background runs fn apart from the request that asked for it, within
+// timeout, and until Close.
+func (s *Service) background(timeout time.Duration, fn func(ctx context.Context)) {
+	s.updates.Add(1)
+	go func() {
+		defer s.updates.Done()
+		ctx, cancel := context.WithTimeout(s.stop, timeout)
+		defer cancel()
+		fn(ctx)
 	}()
 }
 
