@@ -93,8 +93,11 @@ func open(q *inbox.Question) bool {
 
 // closedKind is the decision a closed question's status tells of.
 func closedKind(q *inbox.Question) usecase.Kind {
-	if q.Status == inbox.StatusDeclined {
+	switch q.Status {
+	case inbox.StatusDeclined:
 		return usecase.Decline
+	case inbox.StatusWithdrawn:
+		return kindWithdrawn
 	}
 	return usecase.Send
 }
