@@ -196,3 +196,23 @@ func (e *env) dmOf(id string) testkit.SlackCall {
 		return strings.Contains(c.Form.Get("blocks"), id) || strings.Contains(c.Form.Get("blocks"), "approve")
 	})[0]
 }
+
+// stored waits until ctalk recorded n DMs of question id, which a decision
+// then updates (a DM recorded after a decision says what and when only).
+func (e *env) stored(id string, n int) {
+	e.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var got int
+		if err := e.srv.DB.QueryRow(context.Background(), `SELECT COUNT(*) FROM slack_messages WHERE message_id = $1`, id).Scan(&got); err != nil {
+			e.t.Fatal(err)
+		}
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%d DMs of %s recorded, want %d", got, id, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -34,6 +34,7 @@ func TestApproveInSlack(t *testing.T) {
 				t.Errorf("the DM lacks %q: %s", want, dm.Form.Get("blocks"))
 			}
 		}
+		e.stored(id, 2)
 		body := press("TACME", "UJOHN", "approve", id+":1")
 		if code, out := e.post(slackapp.InteractionsPath, body, acmeSecret, time.Now()); code != http.StatusOK {
 			t.Fatalf("approve: %d %s", code, out)
@@ -237,7 +238,7 @@ func TestDecidedElsewhereUpdatesSlack(t *testing.T) {
 			}
 		}
 		id := e.drafted("Q2?", "A2.")
-		e.slack.Await(t, "chat.postMessage", 1, func(c testkit.SlackCall) bool { return strings.Contains(c.Form.Get("blocks"), "A2.") })
+		e.stored(id, 2)
 		if _, err := e.srv.Answers.Decide(context.Background(), caller("acme", "john"), usecase.Decision{Kind: usecase.Decline, MessageID: id, Text: "Not mine."}); err != nil {
 			t.Fatal(err)
 		}
@@ -248,21 +249,44 @@ func TestDecidedElsewhereUpdatesSlack(t *testing.T) {
 	})
 }
 
-// TestRateLimitedDeliveryWaits: Slack's 429 with Retry-After delays the DM
-// and does not lose it.
+// TestRateLimitedDeliveryWaits: Slack's 429 with Retry-After delays an
+// update of a DM by that long, and does not lose it: every DM of the
+// question is updated.
 func TestRateLimitedDeliveryWaits(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		e := newEnv(t, d, "chat.update")
 		e.link("acme", "john", "UJOHN")
 		id := e.drafted("Q?", "A.")
-		e.slack.Await(t, "chat.postMessage", 2, nil)
-		start := time.Now()
+		e.slack.Await(t, "chat.postMessage", 1, func(c testkit.SlackCall) bool { return strings.Contains(c.Form.Get("blocks"), `"approve"`) })
 		if code, _ := e.post(slackapp.InteractionsPath, press("TACME", "UJOHN", "approve", id+":1"), acmeSecret, time.Now()); code != http.StatusOK {
 			t.Fatal(code)
 		}
-		e.slack.Await(t, "chat.update", 1, nil)
-		if took := time.Since(start); took < time.Second {
-			t.Errorf("updated %s after a 429 with Retry-After: 1", took)
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			var open, sent int
+			if err := d.QueryRow(context.Background(), `SELECT COUNT(*) - COUNT(settled_at), COUNT(*) FROM slack_messages WHERE message_id = $1`, id).Scan(&open, &sent); err != nil {
+				t.Fatal(err)
+			}
+			if open == 0 && len(e.slack.Of("chat.update")) >= sent {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d DMs not updated after a 429", open, sent)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		limited := e.slack.Limited("chat.update")
+		if limited.IsZero() {
+			t.Fatal("the stand-in never answered 429")
+		}
+		var last time.Time
+		for _, c := range e.slack.Of("chat.update") {
+			if c.At.After(last) {
+				last = c.At
+			}
+		}
+		if waited := last.Sub(limited); waited < 900*time.Millisecond {
+			t.Errorf("the update refused with Retry-After: 1 was tried again %s later", waited)
 		}
 	})
 }

@@ -18,6 +18,7 @@ import (
 type SlackCall struct {
 	Method string
 	Form   url.Values
+	At     time.Time
 }
 
 // Slack is a stand-in for Slack's Web API on a loopback port (its URL
@@ -31,11 +32,13 @@ type Slack struct {
 	calls   []SlackCall
 	ts      atomic.Int64
 	limited map[string]bool
+	// limitedAt is when the stand-in answered 429, by method.
+	limitedAt map[string]time.Time
 }
 
 func NewSlack(t testing.TB, limited ...string) *Slack {
 	t.Helper()
-	s := &Slack{limited: map[string]bool{}}
+	s := &Slack{limited: map[string]bool{}, limitedAt: map[string]time.Time{}}
 	for _, m := range limited {
 		s.limited[m] = true
 	}
@@ -65,12 +68,13 @@ func (s *Slack) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if s.limited[method] {
 		delete(s.limited, method)
+		s.limitedAt[method] = time.Now()
 		s.mu.Unlock()
 		w.Header().Set("Retry-After", "1")
 		w.WriteHeader(http.StatusTooManyRequests)
 		return
 	}
-	s.calls = append(s.calls, SlackCall{Method: method, Form: form})
+	s.calls = append(s.calls, SlackCall{Method: method, Form: form, At: time.Now()})
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write([]byte(s.answer(method, token, form)))
@@ -98,6 +102,13 @@ func (s *Slack) answer(method, token string, form url.Values) string {
 		return `{"ok":true,"view":{"id":"V1"}}`
 	}
 	return `{"ok":false,"error":"unknown_method"}`
+}
+
+// Limited is when method was answered 429, zero when it was not.
+func (s *Slack) Limited(method string) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.limitedAt[method]
 }
 
 // Of are the calls of method so far.
