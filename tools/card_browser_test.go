@@ -1,0 +1,240 @@
+package tools_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/internal/testkit"
+)
+
+// appsHost is a small chat-client host of MCP Apps: a page that renders
+// the card's HTML in a sandboxed frame (sharing the page's origin, which a
+// chat client's host would not, so that the test can read it) and speaks the
+// extension's postMessage protocol with it (the initialize handshake with
+// a dark theme and one host colour, the tool's result in, the card's tool
+// calls out, proxied to ctalk through a real MCP client session, and its
+// open-link requests recorded).
+type appsHost struct {
+	srv    *httptest.Server
+	cs     *mcp.ClientSession
+	html   string
+	mu     sync.Mutex
+	links  []string
+	result string // the CallToolResult JSON the card is shown first
+}
+
+// hostPage is the host's page; %s are the card's HTML and the first
+// result, as JSON strings.
+const hostPage = `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>host</title></head><body>
+<iframe id="card" title="ctalk card" sandbox="allow-scripts allow-same-origin" style="width:600px;height:600px"></iframe>
+<script>
+const frame = document.getElementById("card");
+const toCard = m => frame.contentWindow.postMessage(Object.assign({jsonrpc: "2.0"}, m), "*");
+window.pushResult = r => toCard({method: "ui/notifications/tool-result", params: r});
+window.sizes = [];
+window.addEventListener("message", async ev => {
+	if (ev.source !== frame.contentWindow) return;
+	const m = ev.data;
+	switch (m.method) {
+	case "ui/initialize":
+		toCard({id: m.id, result: {protocolVersion: "2026-01-26", hostInfo: {name: "test-host", version: "1"},
+			hostCapabilities: {openLinks: {}, serverTools: {}},
+			hostContext: {theme: "dark", styles: {variables: {"--color-background-primary": "rgb(16, 16, 16)"}}}}});
+		break;
+	case "ui/notifications/initialized":
+		toCard({method: "ui/notifications/tool-input", params: {arguments: {}}});
+		pushResult(%s);
+		break;
+	case "ui/notifications/size-changed":
+		window.sizes.push(m.params);
+		break;
+	case "tools/call":
+	case "ui/open-link": {
+		const resp = await fetch("/" + m.method.replace("/", "-"), {method: "POST", body: JSON.stringify(m.params)});
+		const body = await resp.json();
+		toCard(resp.ok ? {id: m.id, result: body} : {id: m.id, error: {code: -32000, message: body.message}});
+		break;
+	}
+	}
+});
+frame.srcdoc = %s;
+</script></body></html>`
+
+func startAppsHost(t *testing.T, cs *mcp.ClientSession, firstResult *mcp.CallToolResult) *appsHost {
+	t.Helper()
+	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: cardURI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := json.Marshal(firstResult)
+	h := &appsHost{cs: cs, html: res.Contents[0].Text, result: string(first)}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		html, _ := json.Marshal(h.html)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, hostPage, h.result, html)
+	})
+	mux.HandleFunc("POST /tools-call", func(w http.ResponseWriter, r *http.Request) {
+		var p mcp.CallToolParams
+		body, _ := io.ReadAll(r.Body)
+		if err := json.Unmarshal(body, &p); err != nil || p.Name != "decide_in_chat" {
+			// A host calls only the server's tools the app may call.
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprintf(w, `{"message":"not an app tool"}`)
+			return
+		}
+		out, err := h.cs.CallTool(r.Context(), &p)
+		if err != nil {
+			w.WriteHeader(http.StatusBadGateway)
+			json.NewEncoder(w).Encode(map[string]string{"message": err.Error()})
+			return
+		}
+		json.NewEncoder(w).Encode(out)
+	})
+	mux.HandleFunc("POST /ui-open-link", func(w http.ResponseWriter, r *http.Request) {
+		var p struct{ URL string }
+		json.NewDecoder(r.Body).Decode(&p)
+		h.mu.Lock()
+		h.links = append(h.links, p.URL)
+		h.mu.Unlock()
+		fmt.Fprint(w, `{}`)
+	})
+	h.srv = httptest.NewServer(mux)
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+func (h *appsHost) opened() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.links...)
+}
+
+// cardState is what the card in the host page shows, read through its
+// frame: the test host lets its frame share its origin, so that the test
+// can read it (a chat client's host would not).
+type cardState struct {
+	Heading    string   `json:"heading"`
+	Question   string   `json:"question"`
+	Draft      string   `json:"draft"`
+	Bold       int      `json:"bold"`
+	Background string   `json:"background"`
+	Buttons    []string `json:"buttons"`
+	Done       string   `json:"done"`
+}
+
+const readCard = `(() => {
+	const d = document.getElementById("card").contentDocument;
+	const text = sel => { const e = d.querySelector(sel); return e ? e.textContent : ""; };
+	const quotes = d.querySelectorAll("article blockquote");
+	return {heading: text("article h2"), question: quotes[0] ? quotes[0].textContent : "", draft: quotes[1] ? quotes[1].textContent : "",
+		bold: d.querySelectorAll("article b").length, background: d.defaultView.getComputedStyle(d.body).backgroundColor,
+		buttons: Array.from(d.querySelectorAll("button")).map(b => b.textContent), done: text("p.done")};
+})()`
+
+// card waits until the card in the host page satisfies cond (a script
+// over its document d) and returns what it shows.
+func card(t *testing.T, ctx context.Context, cond string) cardState {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(() => { const f = document.getElementById("card"); const d = f && f.contentDocument; return !!d && !!(`+cond+`); })()`,
+		chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		t.Fatalf("the card never showed %s: %v", cond, err)
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[cardState](readCard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// press clicks the card's button labelled label.
+func press(t *testing.T, ctx context.Context, label string) {
+	t.Helper()
+	js := `Array.from(document.getElementById("card").contentDocument.querySelectorAll("button")).find(b => b.textContent === ` + mustJSON(label) + `).click()`
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[any](js)); err != nil {
+		t.Fatalf("press %s: %v", label, err)
+	}
+}
+
+// TestDecisionCardInABrowser renders the card in Chromium inside a host
+// that speaks the MCP Apps protocol: it shows Alice's question as text
+// (her markup is not markup), the draft, the host's theme, and in agent
+// mode "Approve and send" sends the answer to Alice at once; in human mode
+// it offers only "Open in ctalk to approve", which asks the host to open
+// the question's page.
+func TestDecisionCardInABrowser(t *testing.T) {
+	browser := testkit.Browser(t)
+	for _, engine := range dbtest.Engines {
+		t.Run(string(engine), func(t *testing.T) {
+			e := start(t, engine)
+			u := e.Org(t, eraStateless, "acme")
+			host := connectRendering(t, e.URL, eraStateless, e.Login(t, e.Connect(t, eraStateless, ""), "acme", "bob"))
+			id := ok(t, u["alice"], "ask_person", map[string]any{"to_user_id": "bob", "question": "Is prod <b>frozen</b>?"})["message_id"].(string)
+			ok(t, u["bob"], "propose_response", map[string]any{"message_id": id, "draft_text": "yes, until Monday"})
+			inbox, err := host.CallTool(context.Background(), &mcp.CallToolParams{Name: "check_inbox", Arguments: map[string]any{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := startAppsHost(t, host, inbox)
+
+			ctx, cancel := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
+			defer cancel()
+			if err := chromedp.Do(ctx, chromedp.Navigate(h.srv.URL)); err != nil {
+				t.Fatal(err)
+			}
+			got := card(t, ctx, `d.querySelector("article h2")`)
+			if got.Heading != "Alice asks" || got.Question != "Is prod <b>frozen</b>?" || got.Bold != 0 || got.Draft != "yes, until Monday" {
+				t.Fatalf("card shows %+v, want Alice's question as text and the draft", got)
+			}
+			if got.Background != "rgb(16, 16, 16)" {
+				t.Errorf("card background %q, want the host's rgb(16, 16, 16)", got.Background)
+			}
+			if !slices.Equal(got.Buttons, []string{"Approve and send", "Edit"}) {
+				t.Errorf("card buttons %q in agent mode", got.Buttons)
+			}
+			press(t, ctx, "Approve and send")
+			if got = card(t, ctx, `d.querySelector("p.done")`); !strings.HasPrefix(got.Done, "Sent to Alice") {
+				t.Errorf("after Approve and send the card says %q", got.Done)
+			}
+			replies := list(ok(t, u["alice"], "check_replies", map[string]any{}), "replies")
+			if len(replies) != 1 || field(replies[0], "answer") != "yes, until Monday" {
+				t.Fatalf("alice's replies = %v", replies)
+			}
+
+			// Human mode: no approval in the card, only the way to ctalk.
+			ok(t, u["alice"], "update_org_settings", map[string]any{"org_id": "acme", "approval_mode": "human"})
+			id2 := ok(t, u["alice"], "ask_person", map[string]any{"to_user_id": "bob", "question": "Friday release?"})["message_id"].(string)
+			proposed, err := host.CallTool(context.Background(), &mcp.CallToolParams{Name: "propose_response",
+				Arguments: map[string]any{"message_id": id2, "draft_text": "yes"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			js, _ := json.Marshal(proposed)
+			if _, err := chromedp.Run(ctx, chromedp.Evaluate[any](`pushResult(`+string(js)+`)`)); err != nil {
+				t.Fatal(err)
+			}
+			got = card(t, ctx, `Array.from(d.querySelectorAll("button")).some(b => b.textContent === "Open in ctalk to approve")`)
+			if !slices.Equal(got.Buttons, []string{"Open in ctalk to approve"}) {
+				t.Errorf("card buttons %q in human mode, want only Open in ctalk to approve", got.Buttons)
+			}
+			press(t, ctx, "Open in ctalk to approve")
+			testkit.WaitFor(t, 10*time.Second, "the host asked to open the question's page", func() (bool, error) {
+				links := h.opened()
+				return len(links) == 1 && links[0] == e.URL+"/inbox/"+id2+"#v1", nil
+			})
+		})
+	}
+}
