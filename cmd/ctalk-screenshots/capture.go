@@ -37,6 +37,7 @@ func shots(d *demo.Org) []shot {
 		{Name: "inbox", Path: "/inbox", Signed: true},
 		{Name: "inbox-dark", Path: "/inbox", Signed: true, Dark: true},
 		{Name: "inbox-phone", Path: "/inbox", Signed: true, Phone: true},
+		{Name: "question-phone", Path: "/inbox/" + d.Question + "#v1", Signed: true, Phone: true},
 		{Name: "inbox-live", Path: "/inbox", Signed: true, Live: true},
 		{Name: "question", Path: "/inbox/" + d.Question, Signed: true},
 		{Name: "asked", Path: "/asked", Signed: true},

@@ -22,7 +22,7 @@ func TestScreenshots(t *testing.T) {
 	if err := run(out, chromium); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"home", "signin", "inbox", "inbox-dark", "inbox-phone", "inbox-live", "notification-mail"} {
+	for _, name := range []string{"home", "signin", "inbox", "inbox-dark", "inbox-phone", "question-phone", "inbox-live", "notification-mail"} {
 		f, err := os.Open(filepath.Join(out, name+".png"))
 		if err != nil {
 			t.Fatal(err)
@@ -33,7 +33,7 @@ func TestScreenshots(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		want := wideW
-		if name == "inbox-phone" {
+		if name == "inbox-phone" || name == "question-phone" {
 			want = phoneW * 2
 		}
 		if cfg.Width != want {
