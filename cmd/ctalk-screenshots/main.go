@@ -2,7 +2,7 @@
 // the README shows. It starts ctalk in this process on SQLite in a
 // temporary directory, fills a demo organization with questions, drafts and
 // answers, signs in with headless Chromium and captures the main pages,
-// light and dark, and one at a phone's width, and the HTML part of the
+// light and dark, two at a phone's width, and the HTML part of the
 // notification mail the demo person gets for a question. A page the server does not
 // serve is skipped with a message.
 //
