@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -44,6 +46,8 @@ const hostPage = `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><ti
 const frame = document.getElementById("card");
 const toCard = m => frame.contentWindow.postMessage(Object.assign({jsonrpc: "2.0"}, m), "*");
 window.pushResult = r => toCard({method: "ui/notifications/tool-result", params: r});
+window.lightTheme = () => toCard({method: "ui/notifications/host-context-changed",
+	params: {theme: "light", styles: {variables: {"--color-background-primary": "rgb(250, 250, 250)"}}}});
 window.sizes = [];
 window.addEventListener("message", async ev => {
 	if (ev.source !== frame.contentWindow) return;
@@ -160,6 +164,38 @@ func card(t *testing.T, ctx context.Context, cond string) cardState {
 	return got
 }
 
+// axeRules are the rule sets the card must pass, as the web app's pages
+// do (web/a11y_browser_test.go): WCAG 2.0, 2.1 and 2.2 A and AA, and
+// axe's best practices.
+const axeRules = `["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]`
+
+// checkCardA11y runs axe-core (the web app's copy) in the card's frame and
+// fails the test on every violation.
+func checkCardA11y(t *testing.T, ctx context.Context, when string) {
+	t.Helper()
+	axe, err := os.ReadFile(filepath.Join("..", "web", "testdata", "axe.min.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type violation struct {
+		ID    string   `json:"id"`
+		Help  string   `json:"help"`
+		Nodes []string `json:"nodes"`
+	}
+	found, err := chromedp.Run(ctx, chromedp.Evaluate[[]violation](`(() => {
+		const w = document.getElementById("card").contentWindow;
+		w.eval(`+mustJSON(string(axe))+`);
+		return w.axe.run(w.document, {runOnly: {type: "tag", values: `+axeRules+`}, resultTypes: ["violations"]}).then(r =>
+			r.violations.map(v => ({id: v.id, help: v.help, nodes: v.nodes.map(n => n.target.join(" ") + ": " + n.failureSummary.replace(/\s+/g, " "))})));
+	})()`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("axe in the card: %v", err)
+	}
+	for _, v := range found {
+		t.Errorf("the card %s: %s: %s\n\t%s", when, v.ID, v.Help, strings.Join(v.Nodes, "\n\t"))
+	}
+}
+
 // press clicks the card's button labelled label.
 func press(t *testing.T, ctx context.Context, label string) {
 	t.Helper()
@@ -174,7 +210,8 @@ func press(t *testing.T, ctx context.Context, label string) {
 // (her markup is not markup), the draft, the host's theme, and in agent
 // mode "Approve and send" sends the answer to Alice at once; in human mode
 // it offers only "Open in ctalk to approve", which asks the host to open
-// the question's page.
+// the question's page. axe finds nothing in either mode, in the host's dark
+// theme and then in its light one.
 func TestDecisionCardInABrowser(t *testing.T) {
 	browser := testkit.Browser(t)
 	for _, engine := range dbtest.Engines {
@@ -205,6 +242,7 @@ func TestDecisionCardInABrowser(t *testing.T) {
 			if !slices.Equal(got.Buttons, []string{"Approve and send", "Edit"}) {
 				t.Errorf("card buttons %q in agent mode", got.Buttons)
 			}
+			checkCardA11y(t, ctx, "in agent mode, dark")
 			press(t, ctx, "Approve and send")
 			if got = card(t, ctx, `d.querySelector("p.done")`); !strings.HasPrefix(got.Done, "Sent to Alice") {
 				t.Errorf("after Approve and send the card says %q", got.Done)
@@ -230,6 +268,13 @@ func TestDecisionCardInABrowser(t *testing.T) {
 			if !slices.Equal(got.Buttons, []string{"Open in ctalk to approve"}) {
 				t.Errorf("card buttons %q in human mode, want only Open in ctalk to approve", got.Buttons)
 			}
+			if _, err := chromedp.Run(ctx, chromedp.Evaluate[any](`lightTheme()`)); err != nil {
+				t.Fatal(err)
+			}
+			if got = card(t, ctx, `d.defaultView.getComputedStyle(d.body).backgroundColor === "rgb(250, 250, 250)"`); got.Background != "rgb(250, 250, 250)" {
+				t.Errorf("after the host turned light the card's background is %q", got.Background)
+			}
+			checkCardA11y(t, ctx, "in human mode, light")
 			press(t, ctx, "Open in ctalk to approve")
 			testkit.WaitFor(t, 10*time.Second, "the host asked to open the question's page", func() (bool, error) {
 				links := h.opened()
