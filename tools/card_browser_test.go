@@ -3,15 +3,11 @@ package tools_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,117 +15,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/internal/appshost"
 	"github.com/ctalk/ctalk/internal/testkit"
 )
 
-// appsHost is a small chat-client host of MCP Apps: a page that renders
-// the card's HTML in a sandboxed frame (sharing the page's origin, which a
-// chat client's host would not, so that the test can read it) and speaks the
-// extension's postMessage protocol with it (the initialize handshake with
-// a dark theme and one host colour, the tool's result in, the card's tool
-// calls out, proxied to ctalk through a real MCP client session, and its
-// open-link requests recorded).
-type appsHost struct {
-	srv    *httptest.Server
-	cs     *mcp.ClientSession
-	html   string
-	mu     sync.Mutex
-	links  []string
-	result string // the CallToolResult JSON the card is shown first
-}
-
-// hostPage is the host's page; %s are the card's HTML and the first
-// result, as JSON strings.
-const hostPage = `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>host</title></head><body>
-<iframe id="card" title="ctalk card" sandbox="allow-scripts allow-same-origin" style="width:600px;height:600px"></iframe>
-<script>
-const frame = document.getElementById("card");
-const toCard = m => frame.contentWindow.postMessage(Object.assign({jsonrpc: "2.0"}, m), "*");
-window.pushResult = r => toCard({method: "ui/notifications/tool-result", params: r});
-window.lightTheme = () => toCard({method: "ui/notifications/host-context-changed",
-	params: {theme: "light", styles: {variables: {"--color-background-primary": "rgb(250, 250, 250)"}}}});
-window.sizes = [];
-window.addEventListener("message", async ev => {
-	if (ev.source !== frame.contentWindow) return;
-	const m = ev.data;
-	switch (m.method) {
-	case "ui/initialize":
-		toCard({id: m.id, result: {protocolVersion: "2026-01-26", hostInfo: {name: "test-host", version: "1"},
-			hostCapabilities: {openLinks: {}, serverTools: {}},
-			hostContext: {theme: "dark", styles: {variables: {"--color-background-primary": "rgb(16, 16, 16)"}}}}});
-		break;
-	case "ui/notifications/initialized":
-		toCard({method: "ui/notifications/tool-input", params: {arguments: {}}});
-		pushResult(%s);
-		break;
-	case "ui/notifications/size-changed":
-		window.sizes.push(m.params);
-		break;
-	case "tools/call":
-	case "ui/open-link": {
-		const resp = await fetch("/" + m.method.replace("/", "-"), {method: "POST", body: JSON.stringify(m.params)});
-		const body = await resp.json();
-		toCard(resp.ok ? {id: m.id, result: body} : {id: m.id, error: {code: -32000, message: body.message}});
-		break;
-	}
-	}
-});
-frame.srcdoc = %s;
-</script></body></html>`
-
-func startAppsHost(t *testing.T, cs *mcp.ClientSession, firstResult *mcp.CallToolResult) *appsHost {
-	t.Helper()
-	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: cardURI})
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, _ := json.Marshal(firstResult)
-	h := &appsHost{cs: cs, html: res.Contents[0].Text, result: string(first)}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		html, _ := json.Marshal(h.html)
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprintf(w, hostPage, h.result, html)
-	})
-	mux.HandleFunc("POST /tools-call", func(w http.ResponseWriter, r *http.Request) {
-		var p mcp.CallToolParams
-		body, _ := io.ReadAll(r.Body)
-		if err := json.Unmarshal(body, &p); err != nil || p.Name != "decide_in_chat" {
-			// A host calls only the server's tools the app may call.
-			w.WriteHeader(http.StatusForbidden)
-			fmt.Fprintf(w, `{"message":"not an app tool"}`)
-			return
-		}
-		out, err := h.cs.CallTool(r.Context(), &p)
-		if err != nil {
-			w.WriteHeader(http.StatusBadGateway)
-			json.NewEncoder(w).Encode(map[string]string{"message": err.Error()})
-			return
-		}
-		json.NewEncoder(w).Encode(out)
-	})
-	mux.HandleFunc("POST /ui-open-link", func(w http.ResponseWriter, r *http.Request) {
-		var p struct{ URL string }
-		json.NewDecoder(r.Body).Decode(&p)
-		h.mu.Lock()
-		h.links = append(h.links, p.URL)
-		h.mu.Unlock()
-		fmt.Fprint(w, `{}`)
-	})
-	h.srv = httptest.NewServer(mux)
-	t.Cleanup(h.srv.Close)
-	return h
-}
-
-func (h *appsHost) opened() []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]string(nil), h.links...)
-}
-
 // cardState is what the card in the host page shows, read through its
-// frame: the test host lets its frame share its origin, so that the test
-// can read it (a chat client's host would not).
+// frame, which shares the host page's origin.
 type cardState struct {
 	Heading    string   `json:"heading"`
 	Question   string   `json:"question"`
@@ -206,8 +97,8 @@ func press(t *testing.T, ctx context.Context, label string) {
 }
 
 // TestDecisionCardInABrowser renders the card in Chromium inside a host
-// that speaks the MCP Apps protocol: it shows Alice's question as text
-// (her markup is not markup), the draft, the host's theme, and in agent
+// that speaks the MCP Apps protocol (appshost): it shows Alice's question
+// as text (her markup is not markup), the draft, the host's theme, and in agent
 // mode "Approve and send" sends the answer to Alice at once; in human mode
 // it offers only "Open in ctalk to approve", which asks the host to open
 // the question's page. axe finds nothing in either mode, in the host's dark
@@ -225,11 +116,16 @@ func TestDecisionCardInABrowser(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h := startAppsHost(t, host, inbox)
+			h, err := appshost.New(context.Background(), host, cardURI, inbox, "decide_in_chat")
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(h)
+			defer srv.Close()
 
 			ctx, cancel := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
 			defer cancel()
-			if err := chromedp.Do(ctx, chromedp.Navigate(h.srv.URL)); err != nil {
+			if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL)); err != nil {
 				t.Fatal(err)
 			}
 			got := card(t, ctx, `d.querySelector("article h2")`)
@@ -277,7 +173,7 @@ func TestDecisionCardInABrowser(t *testing.T) {
 			checkCardA11y(t, ctx, "in human mode, light")
 			press(t, ctx, "Open in ctalk to approve")
 			testkit.WaitFor(t, 10*time.Second, "the host asked to open the question's page", func() (bool, error) {
-				links := h.opened()
+				links := h.Opened()
 				return len(links) == 1 && links[0] == e.URL+"/inbox/"+id2+"#v1", nil
 			})
 		})
