@@ -43,6 +43,9 @@ type Config struct {
 	// Metrics is where the tool-call series are registered; nil registers
 	// them nowhere.
 	Metrics prometheus.Registerer
+	// Icon is the server's icon, an SVG, shown in the MCP server info;
+	// nil shows none.
+	Icon []byte
 }
 
 // Services are the domain services the tools call.
@@ -102,13 +105,13 @@ func New(cfg Config, svc Services) *Server {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, auth: svc.Auth, orgs: svc.Orgs, inbox: svc.Inbox, channels: svc.Channels,
 		oauth: svc.OAuth, presence: svc.Presence, access: svc.Access, notify: svc.Notify, know: svc.Knowledge, answers: svc.Answers, stop: cfg.Stop}
-	s.mcp = server.NewMCPServer("ctalk", cfg.Version,
+	s.mcp = server.NewMCPServer(Name, cfg.Version, append(identity(cfg.Icon),
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(true, false),
 		server.WithHooks(s.hooks()),
 		server.WithInstructions(instructions),
 		server.WithRecovery(),
-	)
+	)...)
 	s.metrics = newMetrics(cfg.Metrics)
 	s.registerTools()
 	s.registerChannelResources()
