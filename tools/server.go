@@ -93,6 +93,8 @@ type Server struct {
 	// to hear answered (see Asking).
 	askingMu sync.Mutex
 	askingOn map[string]int
+	// callers are whom each session without an owner was last called by.
+	callers listCallers
 }
 
 // New registers every tool and resource on a new MCP server.
@@ -106,7 +108,7 @@ func New(cfg Config, svc Services) *Server {
 	s := &Server{cfg: cfg, log: cfg.Logger, auth: svc.Auth, orgs: svc.Orgs, inbox: svc.Inbox, channels: svc.Channels,
 		oauth: svc.OAuth, presence: svc.Presence, access: svc.Access, notify: svc.Notify, know: svc.Knowledge, answers: svc.Answers, stop: cfg.Stop}
 	s.mcp = server.NewMCPServer(Name, cfg.Version, append(identity(cfg.Icon),
-		server.WithToolCapabilities(false),
+		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(true, false),
 		server.WithHooks(s.hooks()),
 		server.WithInstructions(instructions),
