@@ -107,7 +107,7 @@ func New(cfg Config, svc Services) *Server {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, auth: svc.Auth, orgs: svc.Orgs, inbox: svc.Inbox, channels: svc.Channels,
 		oauth: svc.OAuth, presence: svc.Presence, access: svc.Access, notify: svc.Notify, know: svc.Knowledge, answers: svc.Answers, stop: cfg.Stop}
-	s.mcp = server.NewMCPServer(Name, cfg.Version, append(identity(cfg.Icon),
+	s.mcp = server.NewMCPServer(Name, cfg.Version, append(append(identity(cfg.Icon), cacheHints()...),
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(true, false),
 		server.WithHooks(s.hooks()),
