@@ -411,6 +411,9 @@ func (s *Server) jsonRPCBody(next echo.HandlerFunc) echo.HandlerFunc {
 				return c.NoContent(http.StatusAccepted)
 			}
 		}
+		if kind == rpcRequest && method == string(mcp.MethodSubscriptionsListen) {
+			return s.listenStream(c, next)
+		}
 		return next(c)
 	}
 }
