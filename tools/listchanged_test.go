@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctalk/ctalk/db/dbtest"
@@ -94,6 +96,46 @@ func TestToolListChangesWithCaller(t *testing.T) {
 			ok(t, bound, "whoami", nil)
 			if heard(boundChanged, 300*time.Millisecond) {
 				t.Error("a session bound to its credential heard the list change")
+			}
+		})
+	}
+}
+
+// TestToolListChangesWithMCPGo: mcp-go's client of the 2025-11-25 protocol
+// hears notifications/tools/list_changed once the caller on its session
+// signs in.
+func TestToolListChangesWithMCPGo(t *testing.T) {
+	t.Parallel()
+	for _, engine := range dbtest.Engines {
+		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
+			e := start(t, engine)
+			e.Org(t, eraSessions, "acme")
+			var token atomic.Pointer[string]
+			changed := make(chan struct{}, 8)
+			c, res := mcpgoSession(t, e.URL, eraSessions, func(n mcpgo.JSONRPCNotification) {
+				if n.Method == mcpgo.MethodNotificationToolsListChanged {
+					changed <- struct{}{}
+				}
+			}, transport.WithHTTPHeaderFunc(func(context.Context) map[string]string {
+				if p := token.Load(); p != nil {
+					return map[string]string{"Authorization": "Bearer " + *p}
+				}
+				return nil
+			}))
+			ctx := t.Context()
+			if res.Capabilities.Tools == nil || !res.Capabilities.Tools.ListChanged {
+				t.Fatalf("tools capability = %+v, want listChanged", res.Capabilities.Tools)
+			}
+			tok := e.Login(t, e.Connect(t, eraSessions, ""), "acme", "bob")
+			token.Store(&tok)
+			call := mcpgo.CallToolRequest{}
+			call.Params.Name = "whoami"
+			if r, err := c.CallTool(ctx, call); err != nil || r.IsError {
+				t.Fatalf("whoami: %v %+v", err, r)
+			}
+			if !heard(changed, 5*time.Second) {
+				t.Fatal("mcp-go's client heard no notifications/tools/list_changed after the caller signed in")
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package tools_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -14,9 +15,10 @@ import (
 	"github.com/ctalk/ctalk/db/dbtest"
 )
 
-// stateless sends one request of the 2026-07-28 protocol to base/mcp, with
-// the headers and _meta such a client sends, and returns its result.
-func stateless(t *testing.T, base, token, method, name string, params map[string]any) map[string]any {
+// statelessPost sends one request of the 2026-07-28 protocol to base/mcp,
+// with the headers and _meta such a client sends; the response's body is
+// closed with the test.
+func statelessPost(t *testing.T, ctx context.Context, base, token, method, name string, params map[string]any) *http.Response {
 	t.Helper()
 	if params == nil {
 		params = map[string]any{}
@@ -27,7 +29,7 @@ func stateless(t *testing.T, base, token, method, name string, params map[string
 		mcpgo.MetaKeyClientCapabilities: map[string]any{},
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/mcp", strings.NewReader(string(body)))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/mcp", strings.NewReader(string(body)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +47,15 @@ func stateless(t *testing.T, base, token, method, name string, params map[string
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// stateless sends one request of the 2026-07-28 protocol (see
+// statelessPost) and returns its result.
+func stateless(t *testing.T, base, token, method, name string, params map[string]any) map[string]any {
+	t.Helper()
+	resp := statelessPost(t, t.Context(), base, token, method, name, params)
 	// The answer is a JSON body, or the last data line of an event stream.
 	var raw string
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
