@@ -81,7 +81,7 @@ func (s *Server) hooks() *server.Hooks {
 			res.Tools = s.sized(ctx, req.Header.Get(ToolsetsHeader), res.Tools)
 		}
 	})
-	return s.channelHooks(h)
+	return s.listChangedHooks(s.channelHooks(h))
 }
 
 // sized returns the tools offered to the caller of ctx, in order: a caller
