@@ -171,6 +171,7 @@ func New(cfg Config, p Parts) *Server {
 	e.POST("/approve/:token", s.approvalLinkPost)
 	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, mcpCORS, toolsets, s.bearer, s.bindSession, s.eventStream, s.jsonRPCBody, s.challengeAnonymous, s.parkWaits, s.resourceReadErrors)
 	s.mountOAuth(e)
+	s.mountDiscovery(e)
 	s.web.Mount(e)
 	s.registerREST(e)
 	if p.Notify != nil {
@@ -409,6 +410,9 @@ func (s *Server) jsonRPCBody(next echo.HandlerFunc) echo.HandlerFunc {
 				// their whole session.
 				return c.NoContent(http.StatusAccepted)
 			}
+		}
+		if kind == rpcRequest && method == string(mcp.MethodSubscriptionsListen) {
+			return s.listenStream(c, next)
 		}
 		return next(c)
 	}

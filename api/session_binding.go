@@ -116,7 +116,10 @@ func (s *Server) bindSession(next echo.HandlerFunc) echo.HandlerFunc {
 		sess := reqctx.Session(ctx)
 		owned, anonymous := sessionIssued(id, sessionOwner(sess))
 		switch {
-		case owned, anonymous:
+		case owned:
+			return next(c)
+		case anonymous:
+			c.SetRequest(req.WithContext(reqctx.WithAnonymousSession(ctx)))
 			return next(c)
 		case sess == nil && reqctx.AuthError(ctx) != nil:
 			req.Header.Set(server.HeaderKeySessionID, newSessionID(""))

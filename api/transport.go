@@ -68,7 +68,7 @@ func (s *Server) sessionIdleTTL() time.Duration {
 	return DefaultSessionIdleTTL
 }
 
-// maxStreamsPerUser bounds the event streams (GET /mcp) one user may hold
+// maxStreamsPerUser bounds the streams (GET /mcp, subscriptions/listen) one user may hold
 // open on one server.
 const maxStreamsPerUser = 4
 
@@ -107,21 +107,53 @@ func (s *Server) eventStream(next echo.HandlerFunc) echo.HandlerFunc {
 			return invalidRequest(c, http.StatusMethodNotAllowed, fmt.Sprintf("you hold %d event streams (GET /mcp) on this server, the most one user may; close one, or carry on without: results arrive on each POST", maxStreamsPerUser))
 		}
 		defer release()
-		// The stream, and the watch of its subscriptions, end once the
-		// credential it was opened with is revoked.
-		ctx, unhold := s.hold(req.Context())
-		defer unhold()
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		go func() {
-			select {
-			case <-s.stop:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
+		ctx, end := s.streamContext(req.Context())
+		defer end()
 		go s.tools.WatchSubscriptions(ctx, sess, sessionID)
 		c.SetRequest(req.WithContext(ctx))
 		return next(c)
 	}
+}
+
+// streamContext returns the context of a stream that carries updates (the
+// event stream, a subscriptions/listen): it ends, with the watch of the
+// stream's subscriptions, once the credential the stream was opened with
+// is revoked, on any replica, or when the server drains. end releases it.
+func (s *Server) streamContext(ctx context.Context) (_ context.Context, end func()) {
+	ctx, unhold := s.hold(ctx)
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-s.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		cancel()
+		unhold()
+	}
+}
+
+// listenStream serves a 2026-07-28 client's subscriptions/listen as the
+// event stream (GET /mcp) is served in the earlier era: it counts among the
+// streams one user may hold, and ends when its credential is revoked or
+// the server drains (see streamContext). The tools subscribe it to the
+// channels it names and send their updates on it. Without a credential it
+// subscribes to nothing and ends at once.
+func (s *Server) listenStream(c echo.Context, next echo.HandlerFunc) error {
+	req := c.Request()
+	sess := reqctx.Session(req.Context())
+	if sess == nil {
+		return next(c)
+	}
+	release, ok := s.streams.Take(sess.OrgID, sess.UserID)
+	if !ok {
+		return invalidRequest(c, http.StatusTooManyRequests, fmt.Sprintf("you hold %d streams (GET /mcp or subscriptions/listen) on this server, the most one user may; close one, or follow channels with wait_for_message", maxStreamsPerUser))
+	}
+	defer release()
+	ctx, end := s.streamContext(req.Context())
+	defer end()
+	c.SetRequest(req.WithContext(ctx))
+	return next(c)
 }

@@ -129,7 +129,7 @@ func decidedText(d usecase.Decided) string {
 	if what == "" {
 		what = "Decided"
 	}
-	where := map[string]string{"": " in ctalk", Door: " in Slack", usecase.Agent: " by your agent"}[d.Door]
+	where := map[string]string{"": " in ctalk", Door: " in Slack", usecase.Agent: " by your agent", usecase.Chat: " in the chat client"}[d.Door]
 	at := d.At.UTC()
 	return fmt.Sprintf("✓ *%s*%s, <!date^%d^{date_short_pretty} at {time}|%s>.", what, where, at.Unix(), at.Format(time.RFC1123))
 }

@@ -41,6 +41,8 @@ func TestToolCatalogue(t *testing.T) {
 			who = "a session without credential"
 		case traits.admin:
 			who = "admins"
+		case traits.app:
+			who = "the decision card, in clients that render MCP Apps"
 		}
 		toolset := traits.toolset
 		if toolset == "" {

@@ -2,9 +2,11 @@ package tools
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -65,14 +67,12 @@ func (s *Server) channelHooks(h *server.Hooks) *server.Hooks {
 			}
 		}
 	})
-	h.AddBeforeSubscriptionsListen(func(_ context.Context, _ any, req *mcp.SubscriptionsListenRequest) {
-		// The 2026-07-28 protocol's subscriptions/listen would hold its
-		// response open for resource subscriptions that mcp-go records on
-		// sessions this transport does not keep: establish none, and the
-		// acknowledgement says so at once, instead of a stream that never
-		// carries an update. Resource subscriptions are served to sessions of
-		// the 2025-11-25 protocol.
-		req.Params.Notifications.ResourceSubscriptions = nil
+	h.AddBeforeSubscriptionsListen(func(ctx context.Context, _ any, req *mcp.SubscriptionsListenRequest) {
+		n := &req.Params.Notifications
+		// A 2026-07-28 client's tool list is sized anew on each request:
+		// there is no change to announce on a stream.
+		n.ToolsListChanged = false
+		n.ResourceSubscriptions = s.listen(ctx, n.ResourceSubscriptions)
 	})
 	h.AddAfterSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
 		s.subscription(ctx, req.Params.URI, s.channels.Subscribe)
@@ -111,14 +111,67 @@ func (s *Server) subscription(ctx context.Context, uri string, change func(conte
 // resources/updated for each message posted to a channel it subscribed to,
 // until ctx ends.
 func (s *Server) WatchSubscriptions(ctx context.Context, sess *auth.Session, sessionID string) {
-	err := s.channels.Watch(ctx, sess.Caller(), sessionID, func(name string) {
+	s.watch(ctx, sess, sessionID, func(uri string) error {
+		return s.mcp.SendNotificationToSpecificClient(sessionID, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": uri})
+	})
+}
+
+// listen serves the resource subscriptions of a 2026-07-28 client's
+// subscriptions/listen as the event stream serves a session's: it
+// subscribes a key of the listen's own to the channels of uris the caller
+// is in, and watches them, on every replica, until the listen ends (api
+// ends it when its credential is revoked, or the server drains), sending
+// each update on the listen's stream. It returns the URIs subscribed,
+// which mcp-go acknowledges; with none, the listen ends at once.
+func (s *Server) listen(ctx context.Context, uris []string) []string {
+	sess := reqctx.Session(ctx)
+	if sess == nil || s.channels == nil || len(uris) == 0 {
+		return nil
+	}
+	key := listenKeyPrefix + rand.Text()
+	var subscribed []string
+	for _, uri := range uris {
+		name, ok := strings.CutPrefix(uri, channelURIPrefix)
+		if !ok || slices.Contains(subscribed, uri) {
+			continue
+		}
+		if err := s.channels.Subscribe(ctx, sess.Caller(), key, name); err != nil {
+			s.log.Info("listen subscription not made", "request_id", requestID(ctx), "error", ctalk.ErrorMessage(err))
+			continue
+		}
+		subscribed = append(subscribed, uri)
+	}
+	if len(subscribed) == 0 {
+		return nil
+	}
+	go func() {
+		defer func() {
+			if err := s.channels.ForgetSession(context.WithoutCancel(ctx), sess.Caller(), key); err != nil {
+				s.log.Warn("subscriptions of an ended listen not dropped", "error", err)
+			}
+		}()
+		s.watch(ctx, sess, key, func(uri string) error {
+			return s.mcp.SendNotificationToClient(ctx, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": uri})
+		})
+	}()
+	return subscribed
+}
+
+// listenKeyPrefix begins the keys of listens' subscriptions, which share
+// the channels' store with sessions' (whose ids begin mcp-session-).
+const listenKeyPrefix = "listen-"
+
+// watch calls send with the URI of each channel the subscriptions of key
+// follow when it gets a message, until ctx ends.
+func (s *Server) watch(ctx context.Context, sess *auth.Session, key string, send func(uri string) error) {
+	err := s.channels.Watch(ctx, sess.Caller(), key, func(name string) {
 		// A revocation heard before the post ends the stream instead.
 		if wait.Settle(ctx); ctx.Err() != nil {
 			return
 		}
-		// Fails only while the stream's session is not registered yet, or
-		// is gone: the client reads the resource anew when it next looks.
-		s.mcp.SendNotificationToSpecificClient(sessionID, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": channelURIPrefix + name})
+		// Fails only while the stream is not there yet, or is gone: the
+		// client reads the resource anew when it next looks.
+		_ = send(channelURIPrefix + name)
 	})
 	if err != nil && ctx.Err() == nil {
 		s.log.Warn("resource subscriptions not watched", "request_id", requestID(ctx), "error", err)

@@ -115,6 +115,32 @@ func TestChannelsAsResources(t *testing.T) {
 	})
 }
 
+// mcpgoSession starts mcp-go's client on base/mcp, which hands each
+// notification to notified (when not nil), and initializes it offering
+// version.
+func mcpgoSession(t *testing.T, base, version string, notified func(mcpgo.JSONRPCNotification), opts ...transport.StreamableHTTPCOption) (*mcpgoclient.Client, *mcpgo.InitializeResult) {
+	t.Helper()
+	c, err := mcpgoclient.NewStreamableHttpClient(base+"/mcp", opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if notified != nil {
+		c.OnNotification(notified)
+	}
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	init := mcpgo.InitializeRequest{}
+	init.Params.ProtocolVersion = version
+	init.Params.ClientInfo = mcpgo.Implementation{Name: "mcp-go-test", Version: "1"}
+	res, err := c.Initialize(t.Context(), init)
+	if err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return c, res
+}
+
 // TestChannelResourcesWithMCPGo lists and reads channel resources with
 // mcp-go's client, over real HTTP.
 func TestChannelResourcesWithMCPGo(t *testing.T) {
@@ -126,21 +152,8 @@ func TestChannelResourcesWithMCPGo(t *testing.T) {
 			ok(t, u["alice"], "create_channel", map[string]any{"channel": "dev"})
 			ok(t, u["alice"], "post_message", map[string]any{"channel": "dev", "text": "hello from alice"})
 			token := e.Login(t, e.Connect(t, eraSessions, ""), "acme", "alice")
-			c, err := mcpgoclient.NewStreamableHttpClient(e.URL+"/mcp", transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { c.Close() })
+			c, _ := mcpgoSession(t, e.URL, mcpgo.LATEST_PROTOCOL_VERSION, nil, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
 			ctx := t.Context()
-			if err := c.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-			init := mcpgo.InitializeRequest{}
-			init.Params.ProtocolVersion = mcpgo.LATEST_PROTOCOL_VERSION
-			init.Params.ClientInfo = mcpgo.Implementation{Name: "mcp-go-test", Version: "1"}
-			if _, err := c.Initialize(ctx, init); err != nil {
-				t.Fatalf("initialize: %v", err)
-			}
 			list, err := c.ListResources(ctx, mcpgo.ListResourcesRequest{})
 			if err != nil || len(list.Resources) != 1 || list.Resources[0].URI != "ctalk://channels/dev" {
 				t.Fatalf("resources/list = %+v, %v", list, err)

@@ -35,24 +35,12 @@ func TestChannelSubscriptions(t *testing.T) {
 					t.Fatalf("subscribe %s: %v", uri, err)
 				}
 			}
-			if uri := attached(t, updates, func() {
-				ok(t, u["bob"], "post_message", map[string]any{"channel": "dev", "text": "are you there?"})
-			}); uri != "ctalk://channels/dev" {
-				t.Fatalf("notification for %s, want ctalk://channels/dev", uri)
-			}
 			// Only the channel alice is in is followed: carol's private
 			// channel and the other org's dev never notify her.
-			ok(t, u["carol"], "post_message", map[string]any{"channel": "secret", "text": "not for alice"})
-			ok(t, other["alice"], "post_message", map[string]any{"channel": "dev", "text": "not for acme"})
-			ok(t, u["bob"], "post_message", map[string]any{"channel": "dev", "text": "for alice"})
-			if uri := nextUpdate(t, updates); uri != "ctalk://channels/dev" {
-				t.Fatalf("notification for %s, want ctalk://channels/dev", uri)
-			}
-			for _, uri := range drained(updates) {
-				if uri != "ctalk://channels/dev" {
-					t.Fatalf("notification for %s, want only ctalk://channels/dev", uri)
-				}
-			}
+			onlyDevUpdates(t, u["bob"], updates, func() {
+				ok(t, u["carol"], "post_message", map[string]any{"channel": "secret", "text": "not for alice"})
+				ok(t, other["alice"], "post_message", map[string]any{"channel": "dev", "text": "not for acme"})
+			})
 			if n := countRows(t, e.DB, `SELECT COUNT(*) FROM channel_subscriptions`); n != 1 {
 				t.Fatalf("%d subscriptions stored, want 1", n)
 			}
@@ -62,6 +50,28 @@ func TestChannelSubscriptions(t *testing.T) {
 				t.Fatalf("%d subscriptions left after leaving", n)
 			}
 		})
+	}
+}
+
+// onlyDevUpdates requires updates, which follows alice's subscriptions, to
+// bring dev once bob posts there, and nothing else after the posts of
+// elsewhere, which alice may not follow.
+func onlyDevUpdates(t *testing.T, bob *mcp.ClientSession, updates <-chan string, elsewhere func()) {
+	t.Helper()
+	if uri := attached(t, updates, func() {
+		ok(t, bob, "post_message", map[string]any{"channel": "dev", "text": "are you there?"})
+	}); uri != "ctalk://channels/dev" {
+		t.Fatalf("notification for %s, want ctalk://channels/dev", uri)
+	}
+	elsewhere()
+	ok(t, bob, "post_message", map[string]any{"channel": "dev", "text": "for alice"})
+	if uri := nextUpdate(t, updates); uri != "ctalk://channels/dev" {
+		t.Fatalf("notification for %s, want ctalk://channels/dev", uri)
+	}
+	for _, uri := range drained(updates) {
+		if uri != "ctalk://channels/dev" {
+			t.Fatalf("notification for %s, want only ctalk://channels/dev", uri)
+		}
 	}
 }
 
@@ -133,9 +143,10 @@ func TestEventStreamLimits(t *testing.T) {
 }
 
 // TestListenEstablishesNoResourceSubscriptions: a 2026-07-28 client's
-// subscriptions/listen for channel updates is acknowledged with none
-// established and ends at once, instead of holding a stream that would
-// never carry one.
+// subscriptions/listen for channel updates without a credential is
+// acknowledged with none established and ends at once, instead of holding
+// a stream that would never carry one (TestListenDeliversChannelUpdates has
+// a signed-in one).
 func TestListenEstablishesNoResourceSubscriptions(t *testing.T) {
 	t.Parallel()
 	e := start(t, db.SQLite)

@@ -25,6 +25,7 @@ var fuzzArgTypes = map[string]func() any{
 	"ask_person":                func() any { return new(askArgs) },
 	"check_inbox":               func() any { return new(inboxArgs) },
 	"propose_response":          func() any { return new(proposeArgs) },
+	"decide_in_chat":            func() any { return new(cardArgs) },
 	"send_response":             func() any { return new(sendArgs) },
 	"check_replies":             func() any { return new(repliesArgs) },
 	"decline_question":          func() any { return new(declineArgs) },

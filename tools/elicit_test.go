@@ -80,6 +80,14 @@ func connectEliciting(t *testing.T, base, era, token string, answer func(*mcp.El
 			return &mcp.ElicitResult{Action: answer(req.Params)}, nil
 		},
 	})
+	a.cs = connectClient(t, base, era, token, client)
+	return a
+}
+
+// connectClient connects client, an official-SDK client with capabilities
+// of its own, to base in era with token, closing it when the test ends.
+func connectClient(t testing.TB, base, era, token string, client *mcp.Client) *mcp.ClientSession {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cs, err := mcpclient.Open(ctx, base+"/mcp", mcpclient.Options{Client: client, Era: era,
@@ -88,8 +96,7 @@ func connectEliciting(t *testing.T, base, era, token string, answer func(*mcp.El
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	a.cs = cs
-	return a
+	return cs
 }
 
 // TestSendResponseAsksThePersonThroughTheClient: in human mode, an agent

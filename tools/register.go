@@ -22,4 +22,5 @@ func (s *Server) registerTools() {
 	s.registerAdminTools()
 	s.inToolset(ToolsetChannels, s.registerChannelTools)
 	s.registerNotifyTools()
+	s.registerCard()
 }

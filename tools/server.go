@@ -43,6 +43,9 @@ type Config struct {
 	// Metrics is where the tool-call series are registered; nil registers
 	// them nowhere.
 	Metrics prometheus.Registerer
+	// Icon is the server's icon, an SVG, shown in the MCP server info;
+	// nil shows none.
+	Icon []byte
 }
 
 // Services are the domain services the tools call.
@@ -90,6 +93,8 @@ type Server struct {
 	// to hear answered (see Asking).
 	askingMu sync.Mutex
 	askingOn map[string]int
+	// callers are whom each session without an owner was last called by.
+	callers listCallers
 }
 
 // New registers every tool and resource on a new MCP server.
@@ -102,13 +107,13 @@ func New(cfg Config, svc Services) *Server {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, auth: svc.Auth, orgs: svc.Orgs, inbox: svc.Inbox, channels: svc.Channels,
 		oauth: svc.OAuth, presence: svc.Presence, access: svc.Access, notify: svc.Notify, know: svc.Knowledge, answers: svc.Answers, stop: cfg.Stop}
-	s.mcp = server.NewMCPServer("ctalk", cfg.Version,
-		server.WithToolCapabilities(false),
+	s.mcp = server.NewMCPServer(Name, cfg.Version, append(append(identity(cfg.Icon), cacheHints()...),
+		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(true, false),
 		server.WithHooks(s.hooks()),
 		server.WithInstructions(instructions),
 		server.WithRecovery(),
-	)
+	)...)
 	s.metrics = newMetrics(cfg.Metrics)
 	s.registerTools()
 	s.registerChannelResources()

@@ -81,13 +81,14 @@ func (s *Server) hooks() *server.Hooks {
 			res.Tools = s.sized(ctx, req.Header.Get(ToolsetsHeader), res.Tools)
 		}
 	})
-	return s.channelHooks(h)
+	return s.listChangedHooks(s.channelHooks(h))
 }
 
 // sized returns the tools offered to the caller of ctx, in order: a caller
 // identified by their credential is offered none of the account set-up
 // tools, only an admin the admin tools, and no tool with the arguments
-// that stand in for a credential; the optional toolsets are
+// that stand in for a credential; a client that renders MCP Apps is also
+// offered the decision card (see registerCard), and no other client is; the optional toolsets are
 // those toolsets names (all when empty; api refuses a bad value before
 // it gets here). Tools not offered can still be called, with the refusals
 // of their own rules: the list is sized for the model's context, not a
@@ -98,11 +99,16 @@ func (s *Server) sized(ctx context.Context, toolsets string, tools []mcp.Tool) [
 		on, _ = ParseToolsets("")
 	}
 	sess := reqctx.Session(ctx)
+	apps := rendersApps(ctx)
 	out := make([]mcp.Tool, 0, len(tools))
 	for _, t := range tools {
 		traits := s.tools[t.Name]
+		if traits.card && apps {
+			t = withCard(t)
+		}
 		switch {
 		case traits.toolset != "" && !on[traits.toolset]:
+		case traits.app && !apps:
 		case sess != nil && slices.Contains(setUpTools, t.Name):
 		case sess != nil && traits.admin && sess.Role != orgs.RoleAdmin:
 		case sess != nil:

@@ -80,6 +80,13 @@ type toolTraits struct {
 	// toolset is the optional toolset the tool belongs to (see
 	// Toolsets), or "" for the tools every caller may be offered.
 	toolset string
+	// app tools are the decision card's own (see registerCard): offered
+	// only to clients that render MCP Apps, and hidden there from the
+	// model by their _meta.ui.visibility.
+	app bool
+	// card tools' results are shown in the decision card by clients that
+	// render MCP Apps, whose lists name the card in the tool's _meta.
+	card bool
 }
 
 // addTool registers a tool whose arguments decode into In and whose result is

@@ -40,10 +40,12 @@ type Decided struct {
 	At   time.Time
 }
 
-// Send is Decided's Kind of an agent's send; Agent its Door.
+// Send is Decided's Kind of an agent's send; Agent its Door. Chat is
+// the Door of a decision made in the chat client's card.
 const (
 	Send  Kind = "send"
 	Agent      = "agent"
+	Chat       = "chat"
 )
 
 // OnDecided adds f to the functions called after every decision or send

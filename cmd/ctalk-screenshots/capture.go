@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
@@ -26,6 +27,8 @@ type shot struct {
 	// Images, when set, waits for the images in the window to be drawn:
 	// the overview's charts.
 	Images bool
+	// Card, when set, waits for the decision card to show its questions.
+	Card bool
 }
 
 // shots are the screenshots, signed out first. Few and small: the README
@@ -37,6 +40,7 @@ func shots(d *demo.Org) []shot {
 		{Name: "inbox", Path: "/inbox", Signed: true},
 		{Name: "inbox-dark", Path: "/inbox", Signed: true, Dark: true},
 		{Name: "inbox-phone", Path: "/inbox", Signed: true, Phone: true},
+		{Name: "question-phone", Path: "/inbox/" + d.Question + "#v1", Signed: true, Phone: true},
 		{Name: "inbox-live", Path: "/inbox", Signed: true, Live: true},
 		{Name: "question", Path: "/inbox/" + d.Question, Signed: true},
 		{Name: "asked", Path: "/asked", Signed: true},
@@ -49,6 +53,8 @@ func shots(d *demo.Org) []shot {
 		{Name: "overview-dark", Path: "/admin/overview?days=7#ov-calls", Signed: true, Dark: true, Images: true},
 		{Name: "notifications", Path: "/profile/notifications", Signed: true},
 		{Name: "notification-mail", Path: mailURL(demo.Mail, demo.MailShown)},
+		// Last: its check_inbox hands the questions to the agent.
+		{Name: "card", Path: cardPath, Card: true},
 	}
 }
 
@@ -138,6 +144,14 @@ func take(tab context.Context, base string, s shot, d *demo.Org) ([]byte, error)
 		if _, err := chromedp.Run(tab, chromedp.Evaluate[[]any](`Promise.all([...document.images].filter(i => i.getBoundingClientRect().top < innerHeight)
 			.map(i => i.decode().catch(() => null)))`, chromedp.EvalAwaitPromise)); err != nil {
 			return nil, fmt.Errorf("wait for the charts: %w", err)
+		}
+	}
+	if s.Card {
+		if _, err := chromedp.Run(tab, chromedp.Poll[bool](`(() => { const d = document.getElementById("card").contentDocument;
+			const cards = d ? [...d.querySelectorAll("article")] : [];
+			return cards.length > 0 && cards.every(a => a.querySelector("h2")); })()`,
+			chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+			return nil, fmt.Errorf("the card did not show its questions: %w", err)
 		}
 	}
 	return chromedp.Run(tab, chromedp.CaptureScreenshot())

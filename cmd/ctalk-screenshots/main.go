@@ -2,9 +2,10 @@
 // the README shows. It starts ctalk in this process on SQLite in a
 // temporary directory, fills a demo organization with questions, drafts and
 // answers, signs in with headless Chromium and captures the main pages,
-// light and dark, and one at a phone's width, and the HTML part of the
-// notification mail the demo person gets for a question. A page the server does not
-// serve is skipped with a message.
+// light and dark, two at a phone's width, the HTML part of the
+// notification mail the demo person gets for a question, and the decision
+// card a chat client that renders MCP Apps shows beside check_inbox. A
+// page the server does not serve is skipped with a message.
 //
 //	go run ./cmd/ctalk-screenshots -out docs/screenshots
 package main
@@ -137,6 +138,9 @@ func start(database *db.DB, ln net.Listener) (a *app.Assembly, mails *mailbox, s
 	mux := http.NewServeMux()
 	mux.Handle("/", a.Handler())
 	mux.Handle(mailPath, mails)
+	card := &cardDemo{a: a, base: "http://" + ln.Addr().String()}
+	mux.Handle(cardPath, card)
+	mux.Handle(cardPath+"/", card)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	return a, mails, func() {

@@ -11,8 +11,9 @@ import (
 // TestScreenshots runs the command as the README says to, so that it keeps
 // working as the pages change: every page it finds becomes a PNG of the
 // promised size, the live one shows the announcement (take fails
-// otherwise), and the demo's notification mail is among them (serve fails
-// when the demo sends none).
+// otherwise), the demo's notification mail is among them (serve fails
+// when the demo sends none), and so is the decision card with its
+// questions (take fails otherwise).
 func TestScreenshots(t *testing.T) {
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
@@ -22,7 +23,7 @@ func TestScreenshots(t *testing.T) {
 	if err := run(out, chromium); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"home", "signin", "inbox", "inbox-dark", "inbox-phone", "inbox-live", "notification-mail"} {
+	for _, name := range []string{"home", "signin", "inbox", "inbox-dark", "inbox-phone", "question-phone", "inbox-live", "notification-mail", "card"} {
 		f, err := os.Open(filepath.Join(out, name+".png"))
 		if err != nil {
 			t.Fatal(err)
@@ -33,7 +34,7 @@ func TestScreenshots(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		want := wideW
-		if name == "inbox-phone" {
+		if name == "inbox-phone" || name == "question-phone" {
 			want = phoneW * 2
 		}
 		if cfg.Width != want {

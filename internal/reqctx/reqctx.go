@@ -33,6 +33,9 @@ const (
 	// must return.
 	waitDeadlineKey
 	resourceReadKey
+	// anonymousSessionKey marks a request on an MCP session initialized
+	// without a credential.
+	anonymousSessionKey
 )
 
 // WithID returns ctx carrying the request id.
@@ -130,3 +133,14 @@ func value[T any](ctx context.Context, k key) T {
 	v, _ := ctx.Value(k).(T)
 	return v
 }
+
+// WithAnonymousSession returns ctx marked as a request on an MCP session of
+// the 2025-11-25 protocol that was initialized without a credential, which
+// any caller may use: who calls on it may change from one request to the
+// next.
+func WithAnonymousSession(ctx context.Context) context.Context {
+	return context.WithValue(ctx, anonymousSessionKey, true)
+}
+
+// AnonymousSession says whether ctx is a request on such a session.
+func AnonymousSession(ctx context.Context) bool { return value[bool](ctx, anonymousSessionKey) }

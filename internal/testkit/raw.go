@@ -83,6 +83,13 @@ func PostForm(t *testing.T, u string, form url.Values) (int, string) {
 // on the returned channel.
 func Subscriber(t *testing.T, base, token string) (*mcp.ClientSession, <-chan string) {
 	t.Helper()
+	return SubscriberIn(t, base, token, EraSessions)
+}
+
+// SubscriberIn is Subscriber in era; in the stateless era each Subscribe
+// opens a subscriptions/listen stream.
+func SubscriberIn(t *testing.T, base, token, era string) (*mcp.ClientSession, <-chan string) {
+	t.Helper()
 	updates := make(chan string, 100)
 	c := mcp.NewClient(&mcp.Implementation{Name: "subscriber", Version: "1"}, &mcp.ClientOptions{
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
@@ -90,7 +97,7 @@ func Subscriber(t *testing.T, base, token string) (*mcp.ClientSession, <-chan st
 		},
 	})
 	tr := &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: Bearer(token)}, MaxRetries: -1}
-	cs, err := c.Connect(t.Context(), tr, &mcp.ClientSessionOptions{ProtocolVersion: EraSessions})
+	cs, err := c.Connect(t.Context(), tr, &mcp.ClientSessionOptions{ProtocolVersion: era})
 	if err != nil {
 		t.Fatal(err)
 	}
