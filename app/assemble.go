@@ -21,11 +21,13 @@ import (
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/internal/outbound"
 	"github.com/ctalk/ctalk/knowledge"
 	"github.com/ctalk/ctalk/mail"
 	"github.com/ctalk/ctalk/notify"
 	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/orgs"
+	"github.com/ctalk/ctalk/slackapp"
 	"github.com/ctalk/ctalk/tools"
 	"github.com/ctalk/ctalk/usecase"
 	"github.com/ctalk/ctalk/wait"
@@ -57,6 +59,9 @@ type Wiring struct {
 	// LocalSignIn, set by "ctalk serve --local" alone, signs a browser in
 	// as the member a link's token names (see web.Config.LocalSignIn).
 	LocalSignIn func(token string) (orgID, userID string, ok bool)
+	// Slack configures the Slack door; PublicURL and Logger come from the
+	// rest, and HTTP, when nil, is outbound's guarded client.
+	Slack slackapp.Config
 }
 
 // linkURL is the base of the links the server mails and notifies.
@@ -87,6 +92,12 @@ type Assembly struct {
 	Notify *notify.Service
 	// Knowledge holds the answers people shared with their org.
 	Knowledge *knowledge.Service
+	// Slack is the Slack door: the org's app, links, DMs and the routes
+	// Slack calls.
+	Slack *slackapp.Service
+	// Answers is the use case of deciding and sending answers that every
+	// door calls.
+	Answers *usecase.Answers
 	// work is the background work, stopped and waited for by Close.
 	work *workers
 }
@@ -144,21 +155,20 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 
 	svc := tools.Services{Auth: a, Orgs: o, Inbox: in, Channels: ch, Presence: presence, Access: acc, Notify: n, Knowledge: newKnowledge(d, o, in), OAuth: oauth.NewService(d, a, oauthConfig(w.API))}
 	svc.Answers = usecase.NewAnswers(in, svc.Knowledge, log)
+	sl := newSlack(d, w, log, svc, n)
 	p := api.Parts{DB: d, Services: svc, Metrics: prometheus.NewRegistry(), Stop: make(chan struct{})}
 	p.Tools = tools.New(tools.Config{Version: w.API.Version, Logger: log, AllowOrgSignup: w.API.AllowOrgSignup, SignupSecret: w.API.SignupSecret,
 		ProgressEvery: w.API.ProgressEvery, Audit: w.API.Audit, Stop: p.Stop, Metrics: p.Metrics, Icon: web.Icon()}, svc)
-	p.Web = newWeb(w.API, log, p, w.LocalSignIn)
+	p.Web = newWeb(w.API, log, p, w.LocalSignIn, sl)
 	p.Metrics.MustRegister(n.Collectors()...)
 	return &Assembly{
 		Notify: n,
 		Server: api.New(w.API, p),
 		Auth:   a, Orgs: o, Inbox: in, Channels: ch, Broker: broker, Audit: w.API.Audit,
-		Mail: sender, Access: acc, Knowledge: svc.Knowledge, work: work,
+		Mail: sender, Access: acc, Knowledge: svc.Knowledge, Slack: sl, Answers: svc.Answers, work: work,
 	}, nil
 }
 
-// newWeb builds the web app over the parts, the tools' sign-up check
-// included.
 // newKnowledge builds the shared answers' service over d, whose look-up
 // before an ask leaves a retry of a question asked with the same
 // idempotency key to the inbox.
@@ -171,7 +181,24 @@ func newKnowledge(d *db.DB, o *orgs.Service, in *inbox.Service) *knowledge.Servi
 	return kn
 }
 
-func newWeb(cfg api.Config, log *slog.Logger, p api.Parts, localSignIn func(string) (string, string, bool)) *web.Pages {
+// newSlack builds the Slack door, which sends the notifications' Slack
+// channel once they are sent at all.
+func newSlack(d *db.DB, w Wiring, log *slog.Logger, svc tools.Services, n *notify.Service) *slackapp.Service {
+	cfg := w.Slack
+	cfg.PublicURL, cfg.Logger = w.linkURL(), log
+	if cfg.HTTP == nil {
+		cfg.HTTP = outbound.Client(outbound.Options{})
+	}
+	sl := slackapp.New(d, cfg, slackapp.Services{Inbox: svc.Inbox, Answers: svc.Answers, Orgs: svc.Orgs, Notify: n, Audit: w.API.Audit})
+	if n.Sending() {
+		n.SetSlack(sl)
+	}
+	return sl
+}
+
+// newWeb builds the web app over the parts, the tools' sign-up check
+// included, and the Slack door's pages and routes.
+func newWeb(cfg api.Config, log *slog.Logger, p api.Parts, localSignIn func(string) (string, string, bool), sl *slackapp.Service) *web.Pages {
 	pages := web.New(web.Config{
 		Logger:            log,
 		PublicURL:         func(r *http.Request) string { return api.PublicURL(cfg.PublicURL, r) },
@@ -182,7 +209,7 @@ func newWeb(cfg api.Config, log *slog.Logger, p api.Parts, localSignIn func(stri
 		Build:             cfg.Build,
 		Stop:              p.Stop,
 		LocalSignIn:       localSignIn,
-	}, web.Services{Auth: p.Auth, Orgs: p.Orgs, OAuth: p.OAuth, Inbox: p.Inbox, Channels: p.Channels, Audit: cfg.Audit, Access: p.Access, Knowledge: p.Knowledge, Answers: p.Answers})
+	}, web.Services{Auth: p.Auth, Orgs: p.Orgs, OAuth: p.OAuth, Inbox: p.Inbox, Channels: p.Channels, Audit: cfg.Audit, Access: p.Access, Knowledge: p.Knowledge, Answers: p.Answers, Slack: sl})
 	pages.SetNotify(p.Notify)
 	return pages
 }
@@ -226,6 +253,7 @@ func oauthConfig(cfg api.Config) oauth.Config {
 func (a *Assembly) Close(ctx context.Context) {
 	a.Server.Close(ctx)
 	a.Channels.Close()
+	a.Slack.Close()
 	a.work.Stop(ctx, a.Access.Wait)
 	a.Audit.Close()
 }

@@ -31,7 +31,7 @@ type Event struct {
 	RequestID  string    `json:"request_id"`
 	// Factor is how the caller proved who they were (one of the Factor
 	// constants), never a secret.
-	Factor string `json:"factor,omitempty" jsonschema:"how the caller proved who they were: password_session, passkey_session (signed in with a passkey) or passkey (verified with one just now) for a person in the web app, login_token, personal_token, oauth_token or admin_password (an agent's credential), or operator (the server's operator, at its shell)"`
+	Factor string `json:"factor,omitempty" jsonschema:"how the caller proved who they were: password_session, passkey_session (signed in with a passkey) or passkey (verified with one just now) for a person in the web app, login_token, personal_token, oauth_token or admin_password (an agent's credential), operator (the server's operator, at its shell), or slack_user (a click or a form in Slack by the Slack user linked to the person)"`
 }
 
 // Factors an audited caller proved who they were with: a person signed in
@@ -53,6 +53,10 @@ const (
 	// FactorOperator is the server's operator at its shell (a "ctalk"
 	// command run beside the server), who holds its database.
 	FactorOperator = "operator"
+	// FactorSlackUser is a button or a modal of ctalk's Slack app used by
+	// the Slack user the person linked: it proves that Slack user acted,
+	// nothing about a passkey.
+	FactorSlackUser = "slack_user"
 )
 
 // Log writes events in batches in the background, so that a tool call does

@@ -286,6 +286,7 @@ func (s *Service) Withdraw(ctx context.Context, c ctalk.Caller, msgID string) (*
 		return nil, err
 	}
 	s.changed(c.OrgID, q.To, q.From)
+	s.tellLeft(ctx, Left{OrgID: c.OrgID, MessageID: q.ID, RecipientID: q.To, How: StatusWithdrawn})
 	return q, nil
 }
 

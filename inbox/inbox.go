@@ -71,6 +71,31 @@ type Service struct {
 	// notifier queues the notifications of questions in their
 	// transactions; nil queues none.
 	notifier notify.Queuer
+	// left are told of questions that left their recipient (OnLeft).
+	left []func(context.Context, Left)
+}
+
+// Left is a question that left its recipient without their decision:
+// withdrawn by its asker (How StatusWithdrawn) or forwarded by the
+// recipient's side to someone else (How Forwarded).
+type Left struct {
+	OrgID, MessageID, RecipientID, How string
+}
+
+// Forwarded is Left's How of a forwarded question.
+const Forwarded = "forwarded"
+
+// OnLeft adds fn, called after a question left its recipient (see Left)
+// once the change is committed, in the caller's goroutine: a door that
+// shows the question to the recipient elsewhere (a Slack message) updates
+// it. fn must return quickly. Call it before serving.
+func (s *Service) OnLeft(fn func(context.Context, Left)) { s.left = append(s.left, fn) }
+
+// tellLeft calls the OnLeft functions for l.
+func (s *Service) tellLeft(ctx context.Context, l Left) {
+	for _, fn := range s.left {
+		fn(ctx, l)
+	}
 }
 
 // Notify makes the service queue a notification, through q, in the

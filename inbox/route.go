@@ -96,6 +96,7 @@ func (s *Service) Forward(ctx context.Context, c ctalk.Caller, msgID, to, note s
 		return nil, err
 	}
 	s.changed(c.OrgID, c.UserID, to, q.From)
+	s.tellLeft(ctx, Left{OrgID: c.OrgID, MessageID: q.ID, RecipientID: c.UserID, How: Forwarded})
 	return q, annotate(ctx, s.db, c.OrgID, c.UserID, []*Question{q})
 }
 

@@ -278,6 +278,8 @@ func (s *Service) send(ctx context.Context, d *delivery) error {
 		err = s.sendWebhook(ctx, d)
 	case d.Channel == ChannelPush:
 		err = s.sendPush(ctx, d)
+	case d.Channel == ChannelSlack:
+		err = s.sendSlack(ctx, d)
 	default:
 		err = permanent("unknown channel %q", d.Channel)
 	}

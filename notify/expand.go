@@ -110,6 +110,7 @@ type expansion struct {
 	settings Settings
 	hooks    []string // the person's active webhooks
 	push     []string // the person's browsers
+	slack    bool     // the person linked a Slack user
 	orgHooks []string // the org's
 	closed   bool     // a reminder's question was resolved
 	// lastEmail is when the last mail to email went, zero when none did
@@ -173,7 +174,7 @@ func (s *Service) personInputs(ctx context.Context, orgID, userID string) (*expa
 	if err != nil {
 		return nil, err
 	}
-	p.settings, p.hooks, p.push = part.settings, part.hooks, part.push
+	p.settings, p.hooks, p.push, p.slack = part.settings, part.hooks, part.push, part.slack
 	if err := s.pauseAway(ctx, orgID, userID, &p.settings); err != nil {
 		return nil, err
 	}
@@ -409,6 +410,9 @@ func (s *Service) destinations(k Kind, userID string, in *expansion) []destinati
 				out = append(out, destination{ch, id})
 			}
 		}
+	}
+	if in.slack && slackKind(k) && !in.settings.Paused && s.slack.Load() != nil {
+		out = append(out, destination{ChannelSlack, userID})
 	}
 	if orgWide(k) && userID != "" {
 		for _, id := range in.orgHooks {

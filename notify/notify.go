@@ -205,6 +205,8 @@ type Service struct {
 	awayUntil AwayUntil
 	// vapid is the server's Web Push key pair; loaded by Start.
 	vapid atomic.Pointer[vapidKeys]
+	// slack sends the Slack channel's DMs; nil until SetSlack.
+	slack atomic.Pointer[SlackSender]
 	// remote asks Publish to tell the other replicas' workers; publishing
 	// is set while Publish runs.
 	remote     chan struct{}

@@ -21,7 +21,8 @@ import (
 // reachSQL reads, in one statement, what decides where events of a
 // subject can go: for the person ($2) and for the other one involved ($3,
 // the asker of a question), their settings' channels and pause (NULL
-// without a row), their active webhooks and their browsers; the org's
+// without a row), their active webhooks, their browsers and their Slack
+// link (the table of package slackapp, read, never written, here); the org's
 // webhooks; the org's reminder time (NULL without a row: the default);
 // and whether the subject ($4) has an event not yet expanded or whose
 // reminder is still ahead (a pending reminder), which its closing event
@@ -31,10 +32,12 @@ const reachSQL = `SELECT
 	(SELECT paused FROM notify_settings WHERE org_id = $1 AND user_id = $2),
 	(SELECT COUNT(*) FROM notify_webhooks WHERE org_id = $1 AND user_id = $2 AND disabled_at IS NULL),
 	(SELECT COUNT(*) FROM notify_push_subscriptions WHERE org_id = $1 AND user_id = $2),
+	(SELECT COUNT(*) FROM slack_links WHERE org_id = $1 AND user_id = $2),
 	(SELECT channels FROM notify_settings WHERE org_id = $1 AND user_id = $3),
 	(SELECT paused FROM notify_settings WHERE org_id = $1 AND user_id = $3),
 	(SELECT COUNT(*) FROM notify_webhooks WHERE org_id = $1 AND user_id = $3 AND disabled_at IS NULL),
 	(SELECT COUNT(*) FROM notify_push_subscriptions WHERE org_id = $1 AND user_id = $3),
+	(SELECT COUNT(*) FROM slack_links WHERE org_id = $1 AND user_id = $3),
 	(SELECT COUNT(*) FROM notify_webhooks WHERE org_id = $1 AND user_id = '' AND disabled_at IS NULL),
 	(SELECT reminder_seconds FROM notify_org_settings WHERE org_id = $1),
 	(SELECT COUNT(*) FROM (SELECT 1 FROM notify_events WHERE org_id = $1 AND subject = $4 AND $4 <> '' AND (expanded_at IS NULL OR remind_at IS NOT NULL) LIMIT 1) p)`
@@ -66,16 +69,17 @@ func reachArgs(e Event) []any { return []any{e.OrgID, e.UserID, e.Actor, e.Subje
 
 // reachScan is where a row of reachSQL is scanned.
 type reachScan struct {
-	channels, otherChannels                     sql.NullString
-	paused, otherPaused                         sql.NullBool
-	hooks, web, oHooks, oWeb, orgHooks, pending int
-	reminder                                    sql.NullInt64
+	channels, otherChannels                 sql.NullString
+	paused, otherPaused                     sql.NullBool
+	hooks, web, slack, oHooks, oWeb, oSlack int
+	orgHooks, pending                       int
+	reminder                                sql.NullInt64
 }
 
 // dest is where a row of reachSQL is scanned, in its order.
 func (sc *reachScan) dest() []any {
-	return []any{&sc.channels, &sc.paused, &sc.hooks, &sc.web,
-		&sc.otherChannels, &sc.otherPaused, &sc.oHooks, &sc.oWeb, &sc.orgHooks, &sc.reminder, &sc.pending}
+	return []any{&sc.channels, &sc.paused, &sc.hooks, &sc.web, &sc.slack,
+		&sc.otherChannels, &sc.otherPaused, &sc.oHooks, &sc.oWeb, &sc.oSlack, &sc.orgHooks, &sc.reminder, &sc.pending}
 }
 
 // row is what the scanned row says.
@@ -91,6 +95,7 @@ func (sc *reachScan) row() (*reachRow, error) {
 	if r.other, err = reachOf(sc.otherChannels, sc.otherPaused, sc.oHooks, sc.oWeb, sc.orgHooks); err != nil {
 		return nil, err
 	}
+	r.person.slack, r.other.slack = sc.slack > 0, sc.oSlack > 0
 	return r, nil
 }
 

@@ -41,6 +41,7 @@ type personReach struct {
 	channels   sql.NullString
 	paused     sql.NullBool
 	hooks, web int
+	slack      int
 }
 
 type reachCache = readcache.Cache[readcache.Scope, reachPart]
@@ -66,6 +67,7 @@ type inputsPart struct {
 	scope       readcache.Scope
 	settings    Settings
 	hooks, push []string
+	slack       bool
 	org         OrgSettings
 	orgHooks    []string
 }
@@ -104,7 +106,10 @@ func (s *Service) personPart(ctx context.Context, orgID, userID string) (inputsP
 		if p.hooks, err = activeWebhooks(ctx, s.db, orgID, userID); err != nil {
 			return err
 		}
-		p.push, err = pushIDs(ctx, s.db, orgID, userID)
+		if p.push, err = pushIDs(ctx, s.db, orgID, userID); err != nil {
+			return err
+		}
+		p.slack, err = slackLinked(ctx, s.db, orgID, userID)
 		return err
 	})
 }
@@ -149,8 +154,8 @@ func (s *Service) cachedScan(e Event) (reachScan, bool) {
 		return reachScan{}, false
 	}
 	return reachScan{
-		channels: person.person.channels, paused: person.person.paused, hooks: person.person.hooks, web: person.person.web,
-		otherChannels: other.person.channels, otherPaused: other.person.paused, oHooks: other.person.hooks, oWeb: other.person.web,
+		channels: person.person.channels, paused: person.person.paused, hooks: person.person.hooks, web: person.person.web, slack: person.person.slack,
+		otherChannels: other.person.channels, otherPaused: other.person.paused, oHooks: other.person.hooks, oWeb: other.person.web, oSlack: other.person.slack,
 		orgHooks: org.orgHooks, reminder: org.reminder,
 	}, true
 }
@@ -163,8 +168,8 @@ func (s *Service) keepScan(e Event, sc *reachScan, r readcache.Read) {
 			s.reach.Put(sc, reachPart{scope: sc, person: p}, r, time.Time{})
 		}
 	}
-	put(e.UserID, personReach{sc.channels, sc.paused, sc.hooks, sc.web})
-	put(e.Actor, personReach{sc.otherChannels, sc.otherPaused, sc.oHooks, sc.oWeb})
+	put(e.UserID, personReach{sc.channels, sc.paused, sc.hooks, sc.web, sc.slack})
+	put(e.Actor, personReach{sc.otherChannels, sc.otherPaused, sc.oHooks, sc.oWeb, sc.oSlack})
 	org := readcache.Scope{OrgID: e.OrgID}
 	s.reach.Put(org, reachPart{scope: org, orgHooks: sc.orgHooks, reminder: sc.reminder}, r, time.Time{})
 }

@@ -9,6 +9,8 @@ package usecase
 import (
 	"context"
 	"log/slog"
+	"sync"
+	"time"
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/inbox"
@@ -23,6 +25,48 @@ type Answers struct {
 	inbox     *inbox.Service
 	knowledge *knowledge.Service
 	log       *slog.Logger
+	mu        sync.RWMutex
+	decided   []func(context.Context, Decided)
+}
+
+// Decided is a decision or a send that changed a question, as OnDecided's
+// functions hear of it.
+type Decided struct {
+	OrgID, UserID, MessageID string
+	// Kind is the decision, or Send for the agent's send.
+	Kind Kind
+	// Door is where it was made (see Decision.Door), Agent for a send.
+	Door string
+	At   time.Time
+}
+
+// Send is Decided's Kind of an agent's send; Agent its Door. Chat is
+// the Door of a decision made in the chat client's card.
+const (
+	Send  Kind = "send"
+	Agent      = "agent"
+	Chat       = "chat"
+)
+
+// OnDecided adds f to the functions called after every decision or send
+// that changed a question (not one that found it Already answered), in
+// the caller's goroutine, once the change is committed: the doors that
+// show a question elsewhere (a Slack message) update it there, wherever it
+// was decided. f must return quickly.
+func (a *Answers) OnDecided(f func(context.Context, Decided)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.decided = append(a.decided, f)
+}
+
+// told calls the OnDecided functions for d.
+func (a *Answers) told(ctx context.Context, d Decided) {
+	a.mu.RLock()
+	fs := a.decided
+	a.mu.RUnlock()
+	for _, f := range fs {
+		f(ctx, d)
+	}
 }
 
 // NewAnswers returns the use cases of answering over the inbox and the
@@ -62,6 +106,9 @@ type Decision struct {
 	// sharing the answer with the organization; nil leaves it to the org's
 	// default (see knowledge.Service.Publish).
 	Share *bool
+	// Door is where the person decided, such as "slack"; empty is the
+	// web app.
+	Door string
 }
 
 // Outcome is what a decision or a send did.
@@ -91,6 +138,14 @@ type Outcome struct {
 // EConflict, as the inbox's Approve, Edit, Reject, AnswerDirectly and
 // Decline do.
 func (a *Answers) Decide(ctx context.Context, c ctalk.Caller, d Decision) (*Outcome, error) {
+	out, err := a.decide(ctx, c, d)
+	if err == nil && !out.Already {
+		a.told(ctx, Decided{OrgID: c.OrgID, UserID: c.UserID, MessageID: d.MessageID, Kind: d.Kind, Door: d.Door, At: time.Now().UTC()})
+	}
+	return out, err
+}
+
+func (a *Answers) decide(ctx context.Context, c ctalk.Caller, d Decision) (*Outcome, error) {
 	var (
 		sent *inbox.Sent
 		err  error
@@ -135,6 +190,9 @@ func (a *Answers) Send(ctx context.Context, c ctalk.Caller, msgID, text string, 
 	sent, err := a.inbox.Send(ctx, c, msgID, text)
 	if err != nil {
 		return nil, err
+	}
+	if !sent.Already {
+		a.told(ctx, Decided{OrgID: c.OrgID, UserID: c.UserID, MessageID: msgID, Kind: Send, Door: Agent, At: time.Now().UTC()})
 	}
 	return a.published(ctx, c, sent, nil, share), nil
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/ctalk/ctalk/notify"
 	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/orgs"
+	"github.com/ctalk/ctalk/slackapp"
 	"github.com/ctalk/ctalk/usecase"
 )
 
@@ -104,6 +105,9 @@ type Services struct {
 	// Answers carries out the person's decisions on the questions sent
 	// to them, as every front door does.
 	Answers *usecase.Answers
+	// Slack is the Slack door, whose pages and routes are mounted here;
+	// nil mounts none.
+	Slack *slackapp.Service
 }
 
 // Pages serves the pages.
@@ -119,6 +123,7 @@ type Pages struct {
 	// knowledge holds the org's shared answers.
 	knowledge *knowledge.Service
 	answers   *usecase.Answers
+	slack     *slackapp.Service
 	// notify is set by SetNotify; nil means no notifications.
 	notify *notify.Service
 	pages  map[string]*template.Template
@@ -130,7 +135,7 @@ type Pages struct {
 
 // New returns the pages over the given services.
 func New(cfg Config, s Services) *Pages {
-	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, channels: s.Channels, audit: s.Audit, access: s.Access, knowledge: s.Knowledge, answers: s.Answers, pages: parsePages()}
+	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, channels: s.Channels, audit: s.Audit, access: s.Access, knowledge: s.Knowledge, answers: s.Answers, slack: s.Slack, pages: parsePages()}
 }
 
 // parsePages parses each page of templates/ (every file but the layout)
@@ -172,6 +177,7 @@ func (p *Pages) Mount(e *echo.Echo) {
 	e.GET("/", p.home, mw...)
 	e.GET("/local/signin/:token", p.localSignIn, mw...)
 	p.mountPasskeySignIn(e, mw)
+	p.mountSlackRoutes(e)
 	// The app's sections: each file mounts its own routes, every one of
 	// them behind a signed-in session.
 	r := routes{e: e, mw: append(mw, p.signedIn)}
@@ -184,9 +190,11 @@ func (p *Pages) Mount(e *echo.Echo) {
 	p.mountTokens(r)
 	p.mountNotifications(r)
 	p.mountPasskeys(r)
+	p.mountSlackProfile(r)
 	p.mountChannels(r)
 	p.mountAdmin(r.with(p.adminOnly))
 	p.mountInvites(r.with(p.adminOnly))
+	p.mountSlackAdmin(r.with(p.adminOnly))
 	p.mountAccess(e, mw)
 	p.mountLive(r)
 }
