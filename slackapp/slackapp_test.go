@@ -202,8 +202,8 @@ func TestModalsAndThreadReplies(t *testing.T) {
 	})
 }
 
-// TestDecidedElsewhereUpdatesSlack: a decision in the web app updates the
-// DM to say so; of a Slack approval racing the web app's, exactly one
+// TestDecidedElsewhereUpdatesSlack: a decision in the web app, or the
+// agent's decline_question, updates the DM to say so; of a Slack approval racing the web app's, exactly one
 // sends the answer.
 func TestDecidedElsewhereUpdatesSlack(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
@@ -245,6 +245,20 @@ func TestDecidedElsewhereUpdatesSlack(t *testing.T) {
 		e.slack.Await(t, "chat.update", 1, func(c testkit.SlackCall) bool {
 			b := c.Form.Get("blocks")
 			return strings.Contains(b, "A2.") && strings.Contains(b, "Declined* in ctalk")
+		})
+
+		// The agent's decline_question, over MCP, updates the DM too.
+		id3 := e.drafted("Q3?", "A3.")
+		e.stored(id3, 1)
+		token, _, err := e.srv.Auth.IssueLocalToken(context.Background(), "acme", "john", "test agent")
+		if err != nil {
+			t.Fatal(err)
+		}
+		agent := testkit.Connect(t, e.srv.URL, testkit.EraStateless, token)
+		testkit.OK(t, agent, "decline_question", map[string]any{"message_id": id3, "reason": "Ask Kim."})
+		e.slack.Await(t, "chat.update", 1, func(c testkit.SlackCall) bool {
+			b := c.Form.Get("blocks")
+			return strings.Contains(b, "A3.") && strings.Contains(b, "Declined* by your agent")
 		})
 	})
 }

@@ -198,7 +198,7 @@ func (s *Server) decideFromCard(ctx context.Context, sess *auth.Session, in *car
 	if in.Version < 1 || in.Version != float64(int(in.Version)) {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "version: give the draft version the person saw (a whole number from 1)")
 	}
-	d := usecase.Decision{Kind: usecase.Approve, MessageID: in.MessageID, Version: int(in.Version)}
+	d := usecase.Decision{Kind: usecase.Approve, MessageID: in.MessageID, Version: int(in.Version), Door: usecase.Chat}
 	if in.Action == cardActEdit {
 		d.Kind, d.Text = usecase.Edit, in.Text
 	}

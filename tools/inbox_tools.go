@@ -17,6 +17,7 @@ import (
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/knowledge"
 	"github.com/ctalk/ctalk/orgs"
+	"github.com/ctalk/ctalk/usecase"
 	"github.com/ctalk/ctalk/wait"
 	"github.com/ctalk/ctalk/web"
 )
@@ -289,11 +290,13 @@ func (s *Server) registerDeclineQuestion() {
 		annotations(false, true, false),
 	), func(ctx context.Context, sess *auth.Session, in *declineArgs) (*questionResult, error) {
 		touchMessage(ctx, in.MessageID)
-		q, err := s.inbox.Decline(ctx, sess.Caller(), in.MessageID, in.Reason)
+		// Through the use case, so that every door that shows the question
+		// (a Slack DM) hears it was declined, by the agent.
+		out, err := s.answers.Decide(ctx, sess.Caller(), usecase.Decision{Kind: usecase.Decline, MessageID: in.MessageID, Text: in.Reason, Door: usecase.Agent})
 		if err != nil {
 			return nil, err
 		}
-		return &questionResult{Question: q}, nil
+		return &questionResult{Question: out.Question}, nil
 	})
 }
 
