@@ -148,7 +148,11 @@ func (s *Server) registerDecideInChat() {
 		touchMessage(ctx, in.MessageID)
 		switch in.Action {
 		case cardActView:
-			return s.viewForCard(ctx, sess, in.MessageID)
+			mode, err := s.approvalMode(ctx, sess.OrgID)
+			if err != nil {
+				return nil, err
+			}
+			return s.viewForCard(ctx, sess, in.MessageID, mode)
 		case cardActApprove, cardActEdit:
 			return s.decideFromCard(ctx, sess, in)
 		default:
@@ -160,15 +164,12 @@ func (s *Server) registerDecideInChat() {
 	s.tools[decideInChat] = traits
 }
 
-// viewForCard is question msgID, sent to the caller, as the card shows it.
+// viewForCard is question msgID, sent to the caller, as the card shows it
+// in the org's approval mode.
 //
 // Returns EInvalid, ENotFound.
-func (s *Server) viewForCard(ctx context.Context, sess *auth.Session, msgID string) (*cardView, error) {
+func (s *Server) viewForCard(ctx context.Context, sess *auth.Session, msgID, mode string) (*cardView, error) {
 	r, err := s.inbox.Review(ctx, sess.Caller(), msgID)
-	if err != nil {
-		return nil, err
-	}
-	mode, err := s.approvalMode(ctx, sess.OrgID)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +207,7 @@ func (s *Server) decideFromCard(ctx context.Context, sess *auth.Session, in *car
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.viewForCard(ctx, sess, in.MessageID)
+	v, err := s.viewForCard(ctx, sess, in.MessageID, mode)
 	if err != nil {
 		return nil, fmt.Errorf("read the question after sending its answer: %w", err)
 	}
