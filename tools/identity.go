@@ -21,7 +21,7 @@ const (
 	Title = "ctalk"
 	// Description says what the server does, in at most the 100 characters
 	// the registry and the server card allow.
-	Description = "Ask the people of your organization through their agents; a person approves every answer."
+	Description = "Ask the people of your organization questions through their AI agents, and get their answers back."
 )
 
 // identity are the options that name the server: its title, description
