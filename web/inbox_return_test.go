@@ -168,7 +168,9 @@ func TestInboxApprovalLandsAtTheItem(t *testing.T) {
 	run(t, ctx, chromedp.EmulateViewport(1000, 700), chromedp.Navigate(s.URL+"/inbox"),
 		chromedp.WaitVisible(chromedp.ID("approve-"+last)),
 		chromedp.Focus(chromedp.ID("approve-"+last)), chromedp.KeyEvent(kb.Enter),
-		chromedp.WaitVisible(chromedp.CSS(`.flash[role="status"]`)))
+		chromedp.WaitVisible(chromedp.CSS(`.flash[role="status"]`)),
+		// Under load the flash can be found before the list after it is.
+		chromedp.WaitVisible(chromedp.ID(next)))
 	got, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]any](`(() => {
 		const item = document.getElementById(`+strconv.Quote(next)+`), flash = document.querySelector('.flash[role="status"]');
 		const r = item.getBoundingClientRect(), f = flash.getBoundingClientRect();
