@@ -5,14 +5,12 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"net"
@@ -22,14 +20,11 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/prometheus/client_golang/prometheus"
-	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/audit"
@@ -169,7 +164,7 @@ func New(cfg Config, p Parts) *Server {
 	e.GET("/metrics", s.metricsHandler())
 	e.GET("/approve/:token", s.approvalLink)
 	e.POST("/approve/:token", s.approvalLinkPost)
-	e.Any("/mcp", echo.WrapHandler(s.http), s.checkHost, mcpCORS, toolsets, s.bearer, s.bindSession, s.eventStream, s.jsonRPCBody, s.challengeAnonymous, s.parkWaits, s.resourceReadErrors)
+	e.Any("/mcp", echo.WrapHandler(s.http), s.mcpChain()...)
 	s.mountOAuth(e)
 	s.mountDiscovery(e)
 	s.web.Mount(e)
@@ -181,6 +176,23 @@ func New(cfg Config, p Parts) *Server {
 	}
 	s.echo = e
 	return s
+}
+
+// mcpChain is the middleware a request to /mcp passes, in order, before
+// mcp-go handles it. Each answers some requests itself and passes the rest.
+func (s *Server) mcpChain() []echo.MiddlewareFunc {
+	return []echo.MiddlewareFunc{
+		s.checkHost,          // a Host or Origin not configured: 403 (DNS rebinding)
+		mcpCORS,              // browsers' preflights; CORS headers on the rest
+		toolsets,             // X-MCP-Toolsets and ?toolsets= into the context
+		s.bearer,             // the credential, checked, into the context
+		s.bindSession,        // a session id used by anyone but its owner: 404
+		s.eventStream,        // GET: the session's event stream
+		s.jsonRPCBody,        // POST: the message read and decoded once (rpcOf)
+		s.challengeAnonymous, // a tool that acts as someone, called by no one: 401
+		s.parkWaits,          // wait_for_*: held here, not inside mcp-go
+		s.resourceReadErrors, // resources/read: errors shaped as the spec asks
+	}
 }
 
 // Handler returns the application as an http.Handler. GET /health and GET
@@ -349,156 +361,6 @@ func (s *Server) bearer(next echo.HandlerFunc) echo.HandlerFunc {
 		c.SetRequest(c.Request().WithContext(ctx))
 		return next(c)
 	}
-}
-
-// rpcBodyKey holds, in the echo context, the body jsonRPCBody read.
-const rpcBodyKey = "ctalk.rpc-body"
-
-// jsonRPCBody reads a POST body before mcp-go does, so that a body over
-// MaxBodyBytes gets 413 even when it declared no length (mcp-go would call it
-// a parse error), and a message that is not one JSON-RPC 2.0 request,
-// notification or response gets a specific 400 (mcp-go accepts one with no
-// method as an empty response, and answers null with "Invalid session ID").
-func (s *Server) jsonRPCBody(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		req := c.Request()
-		if req.Method != http.MethodPost {
-			return next(c)
-		}
-		b, err := io.ReadAll(req.Body)
-		if err != nil {
-			var he *echo.HTTPError
-			if errors.As(err, &he) {
-				return he
-			}
-			if isTimeout(err) {
-				c.Response().Header().Set(echo.HeaderConnection, "close")
-				return echo.NewHTTPError(http.StatusRequestTimeout, fmt.Sprintf("the request body did not arrive within %s; send it whole, at once", s.cfg.ReadTimeout))
-			}
-			return echo.NewHTTPError(http.StatusBadRequest, "the request body could not be read")
-		}
-		req.Body = io.NopCloser(bytes.NewReader(b))
-		// Later middleware (parkWaits) reads the body from here rather
-		// than reading and copying it again.
-		c.Set(rpcBodyKey, b)
-		msg, kind, method := checkJSONRPC(b)
-		if msg != "" {
-			return invalidRequest(c, http.StatusBadRequest, msg)
-		}
-		if kind == rpcResponse {
-			// The one request ctalk sends a client is send_response's
-			// elicitation/create, on a session, during the call (see
-			// tools/elicit.go): while one waits, mcp-go hands the answer to
-			// the call. Any other response answers nothing and is dropped
-			// here (mcp-go would log it as a failed sampling response).
-			// Either way the client hears 202, as the transport allows: an
-			// error status makes some clients drop their session.
-			if id := req.Header.Get(server.HeaderKeySessionID); id != "" && !mcp.IsModernProtocol(req.Header.Get(mcp.HeaderProtocolVersion)) && s.tools.Asking(id) {
-				s.http.ServeHTTP(statusOnly{header: http.Header{}}, req)
-			}
-			return c.NoContent(http.StatusAccepted)
-		}
-		if kind == rpcNotification && method == "notifications/cancelled" {
-			// mcp-go cancels only the calls it handles: a parked one is
-			// cancelled here, in both eras.
-			s.parked.cancelled(req, b)
-			if mcp.IsModernProtocol(req.Header.Get(mcp.HeaderProtocolVersion)) {
-				// mcp-go has nothing more to cancel in the stateless era, where
-				// closing the HTTP request ends the tool call it handles; and
-				// some clients send the notice without the _meta that mcp-go
-				// requires, which would answer 400 and make those clients drop
-				// their whole session.
-				return c.NoContent(http.StatusAccepted)
-			}
-		}
-		if kind == rpcRequest && method == string(mcp.MethodSubscriptionsListen) {
-			return s.listenStream(c, next)
-		}
-		return next(c)
-	}
-}
-
-// invalidRequest answers a request to /mcp that is refused before it reaches
-// mcp-go with status and a JSON-RPC "invalid request" error saying why.
-func invalidRequest(c echo.Context, status int, why string) error {
-	return c.JSON(status, map[string]any{
-		"jsonrpc": "2.0", "id": nil,
-		"error": map[string]any{"code": -32600, "message": why},
-	})
-}
-
-// The kinds of JSON-RPC message.
-const (
-	rpcRequest = iota
-	rpcNotification
-	rpcResponse
-)
-
-// checkJSONRPC says what is wrong with the envelope of a JSON-RPC message, or
-// returns "" with the message's kind and method. Text that is not JSON is
-// left to mcp-go's parse error. Only the envelope is decoded; params stay raw.
-//
-// Every POST to /mcp passes here before mcp-go decodes it again, so it
-// decodes with segmentio's encoding/json, a drop-in replacement that reads
-// the same JSON the same way (names matched without regard to case, the last
-// of a repeated name kept, invalid UTF-8 replaced) at a sixth of the
-// standard package's cost; FuzzCheckJSONRPC holds the two to the same
-// answers. The one difference is depth: the standard package calls JSON
-// nested over 10,000 levels a syntax error, so a body long enough to nest
-// that deep (a body of 10,000 bytes or more, rare) is read with it.
-func checkJSONRPC(b []byte) (problem string, kind int, method string) {
-	if len(b) > 10000 {
-		return checkEnvelope(b, json.Unmarshal)
-	}
-	return checkEnvelope(b, segjson.Unmarshal)
-}
-
-// jsonString decodes a JSON value already known to be valid JSON that
-// should be a string, saying whether it is one. A string without escapes, as
-// nearly every method name is, is taken as it stands.
-func jsonString(raw json.RawMessage, unmarshal func([]byte, any) error) (string, bool) {
-	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
-		return string(raw[1 : n-1]), true
-	}
-	var s string
-	if len(raw) == 0 || raw[0] != '"' || unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
-
-// checkEnvelope is checkJSONRPC with the decoder to use.
-func checkEnvelope(b []byte, unmarshal func([]byte, any) error) (problem string, kind int, method string) {
-	var m struct {
-		JSONRPC, Method, ID, Result, Error json.RawMessage
-	}
-	err := unmarshal(b, &m)
-	if _, notJSON := errors.AsType[*json.SyntaxError](err); notJSON {
-		return "", rpcRequest, ""
-	}
-	switch t := bytes.TrimLeft(b, " \t\r\n"); {
-	case t[0] == '[':
-		return "batches are not supported: send one JSON-RPC 2.0 message, a JSON object, per request", rpcRequest, ""
-	case t[0] != '{' || err != nil:
-		return "the body must be one JSON-RPC 2.0 message, a JSON object", rpcRequest, ""
-	}
-	if version, ok := jsonString(m.JSONRPC, unmarshal); !ok || version != "2.0" {
-		return `the message must have "jsonrpc": "2.0"`, rpcRequest, ""
-	}
-	if m.Method == nil {
-		if m.Result == nil && m.Error == nil {
-			return `the message has no "method": name the method to call, such as "tools/call"`, rpcRequest, ""
-		}
-		return "", rpcResponse, ""
-	}
-	method, ok := jsonString(m.Method, unmarshal)
-	if !ok {
-		return `"method" must be a string`, rpcRequest, ""
-	}
-	if m.ID == nil {
-		return "", rpcNotification, method
-	}
-	return "", rpcRequest, method
 }
 
 func (s *Server) unauthorized(c echo.Context, msg string) error {

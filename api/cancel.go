@@ -60,18 +60,10 @@ func (p *parkedCalls) park(k callKeyOf, cancel context.CancelFunc) (release func
 	}
 }
 
-// cancelled ends the parked call that a notifications/cancelled body b,
-// sent with req, names, if there is one.
-func (p *parkedCalls) cancelled(req *http.Request, b []byte) {
-	var m struct {
-		Params struct {
-			RequestID json.RawMessage `json:"requestId"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(b, &m) != nil {
-		return
-	}
-	k, ok := keyOf(req, m.Params.RequestID)
+// cancelled ends the parked call with the request id that a
+// notifications/cancelled sent with req names, if there is one.
+func (p *parkedCalls) cancelled(req *http.Request, requestID json.RawMessage) {
+	k, ok := keyOf(req, requestID)
 	if !ok {
 		return
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// FuzzCheckJSONRPC holds checkJSONRPC, which decodes with segmentio's
+// FuzzCheckJSONRPC holds decodeJSONRPC, which decodes with segmentio's
 // encoding/json for speed, to the answers the standard package gives for
 // every body: the same refusal, kind and method, so that swapping the decoder
 // changed nothing a client can see.
@@ -42,11 +42,11 @@ func FuzzCheckJSONRPC(f *testing.F) {
 		return b
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		problem, kind, method := checkJSONRPC(b)
-		wantProblem, wantKind, wantMethod := checkEnvelope(b, json.Unmarshal)
-		if problem != wantProblem || kind != wantKind || method != wantMethod {
-			t.Errorf("checkJSONRPC(%q) = %q, %d, %q; the standard decoder gives %q, %d, %q",
-				shorten(b), problem, kind, method, wantProblem, wantKind, wantMethod)
+		problem, msg := decodeJSONRPC(b)
+		wantProblem, want := decodeEnvelope(b, json.Unmarshal)
+		if problem != wantProblem || msg.Kind != want.Kind || msg.Method != want.Method || (msg.ID == nil) != (want.ID == nil) {
+			t.Errorf("decodeJSONRPC(%q) = %q, %d, %q, id %q; the standard decoder gives %q, %d, %q, id %q",
+				shorten(b), problem, msg.Kind, msg.Method, msg.ID, wantProblem, want.Kind, want.Method, want.ID)
 		}
 		// Both paths share jsonString's shortcut for strings without
 		// escapes; hold it to the standard decoder on its own.
@@ -65,20 +65,20 @@ func FuzzCheckJSONRPC(f *testing.F) {
 	})
 }
 
-// BenchmarkCheckJSONRPC compares the envelope check of a tools/call body
+// BenchmarkCheckJSONRPC compares the envelope decoding of a tools/call body
 // with the decoder it uses and with the standard package's.
 func BenchmarkCheckJSONRPC(b *testing.B) {
 	body := []byte(`{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"whoami","arguments":{},"_meta":{"progressToken":17}}}`)
 	b.Run("segmentio", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			checkJSONRPC(body)
+			decodeJSONRPC(body)
 		}
 	})
 	b.Run("standard", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			checkEnvelope(body, json.Unmarshal)
+			decodeEnvelope(body, json.Unmarshal)
 		}
 	})
 }

@@ -1,10 +1,7 @@
 package api
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -46,24 +43,11 @@ func (s *Server) challengeAnonymous(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		ctx := req.Context()
-		if req.Method != http.MethodPost || reqctx.Session(ctx) != nil || reqctx.AuthError(ctx) != nil {
+		if reqctx.Session(ctx) != nil || reqctx.AuthError(ctx) != nil {
 			return next(c)
 		}
-		b, err := io.ReadAll(req.Body)
-		if err != nil {
-			return err
-		}
-		req.Body = io.NopCloser(bytes.NewReader(b))
-		var msg struct {
-			Method string `json:"method"`
-			Params struct {
-				Name      string `json:"name"`
-				Arguments struct {
-					AuthToken any `json:"auth_token"`
-				} `json:"arguments"`
-			} `json:"params"`
-		}
-		if json.Unmarshal(b, &msg) != nil || msg.Method != "tools/call" || !s.tools.Identified(msg.Params.Name) || msg.Params.Arguments.AuthToken != nil {
+		msg := rpcOf(c)
+		if tool := msg.ToolCall(); tool == "" || !s.tools.Identified(tool) || msg.Params().AuthToken {
 			return next(c)
 		}
 		const text = "sign in first: this tool acts as you. Clients with OAuth (Claude Code: /mcp) open the sign-in page; others send \"Authorization: Bearer <token>\" from the login tool"

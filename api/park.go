@@ -1,10 +1,8 @@
 package api
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -38,20 +36,19 @@ func (s *Server) parkWaits(next echo.HandlerFunc) echo.HandlerFunc {
 		req := c.Request()
 		ctx := req.Context()
 		sess := reqctx.Session(ctx)
-		b, _ := c.Get(rpcBodyKey).([]byte)
-		if req.Method != http.MethodPost || sess == nil || b == nil {
+		msg := rpcOf(c)
+		if sess == nil || !strings.HasPrefix(msg.ToolCall(), "wait_for_") {
 			return next(c)
 		}
 		// In the 2025-11-25 era a call without its session id is refused by
 		// mcp-go; it must not wait first.
-		legacy := !mcp.IsModernProtocol(req.Header.Get(mcp.HeaderProtocolVersion))
-		if !bytes.Contains(b, []byte(`"wait_for_`)) || (legacy && req.Header.Get(server.HeaderKeySessionID) == "") {
+		if !mcp.IsModernProtocol(req.Header.Get(mcp.HeaderProtocolVersion)) && req.Header.Get(server.HeaderKeySessionID) == "" {
 			return next(c)
 		}
 		// A waiting call is cancellable by its client until the tool has
 		// returned: parked, in the stateless era (where mcp-go cancels
 		// nothing), and as the park hands over to mcp-go.
-		if k, ok := keyOf(req, rpcID(b)); ok {
+		if k, ok := keyOf(req, msg.ID); ok {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithCancel(ctx)
 			defer cancel()
@@ -59,7 +56,7 @@ func (s *Server) parkWaits(next echo.HandlerFunc) echo.HandlerFunc {
 			c.SetRequest(req.WithContext(ctx))
 			req = c.Request()
 		}
-		tool, msgID, timeout, ok := parkable(b)
+		tool, msgID, timeout, ok := parkable(msg)
 		if !ok {
 			return next(c)
 		}
@@ -85,36 +82,14 @@ func (s *Server) parkWaits(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// parkable reads a JSON-RPC body and says whether it is a call of a waiting
-// tool that parkWaits may park, with its message id and timeout (see
-// tools.Parkable).
-func parkable(b []byte) (tool, msgID string, timeout time.Duration, ok bool) {
-	var m struct {
-		Method string          `json:"method"`
-		ID     json.RawMessage `json:"id"`
-		Params struct {
-			Name string `json:"name"`
-			Meta *struct {
-				ProgressToken any `json:"progressToken"`
-			} `json:"_meta"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(b, &m) != nil || m.Method != "tools/call" || m.ID == nil || (m.Params.Meta != nil && m.Params.Meta.ProgressToken != nil) {
+// parkable says whether msg is a call of a waiting tool that parkWaits may
+// park, with its message id and timeout (see tools.Parkable). A call with a
+// progress token waits in the tool, which reports its progress.
+func parkable(msg *rpcMessage) (tool, msgID string, timeout time.Duration, ok bool) {
+	p := msg.Params()
+	if msg.ToolCall() == "" || (p.Meta != nil && p.Meta.ProgressToken != nil) {
 		return "", "", 0, false
 	}
-	msgID, timeout, ok = tools.Parkable(m.Params.Name, m.Params.Arguments)
-	return m.Params.Name, msgID, timeout, ok
-}
-
-// rpcID is the id of a JSON-RPC call of tools/call, or nil.
-func rpcID(b []byte) json.RawMessage {
-	var m struct {
-		Method string          `json:"method"`
-		ID     json.RawMessage `json:"id"`
-	}
-	if json.Unmarshal(b, &m) != nil || m.Method != "tools/call" {
-		return nil
-	}
-	return m.ID
+	msgID, timeout, ok = tools.Parkable(p.Name, p.Arguments)
+	return p.Name, msgID, timeout, ok
 }

@@ -32,17 +32,8 @@ const resourceNotFound = -32602
 // when the call sends notifications, which a resource read does not).
 func (s *Server) resourceReadErrors(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		b, _ := c.Get(rpcBodyKey).([]byte)
-		if c.Request().Method != http.MethodPost || !bytes.Contains(b, []byte(`"resources/read"`)) {
-			return next(c)
-		}
-		var m struct {
-			Method string `json:"method"`
-			Params struct {
-				URI string `json:"uri"`
-			} `json:"params"`
-		}
-		if json.Unmarshal(b, &m) != nil || m.Method != string(mcp.MethodResourcesRead) {
+		msg := rpcOf(c)
+		if msg == nil || msg.Kind != rpcRequest || msg.Method != string(mcp.MethodResourcesRead) {
 			return next(c)
 		}
 		read := &reqctx.ResourceRead{}
@@ -54,7 +45,7 @@ func (s *Server) resourceReadErrors(next echo.HandlerFunc) echo.HandlerFunc {
 		err := next(c)
 		res.Writer = held.ResponseWriter
 		if !held.streamed {
-			held.send(read, m.Params.URI, mcp.IsModernProtocol(req.Header.Get(mcp.HeaderProtocolVersion)))
+			held.send(read, msg.Params().URI, mcp.IsModernProtocol(req.Header.Get(mcp.HeaderProtocolVersion)))
 			if held.status != 0 {
 				// The request's log line shows the status sent.
 				res.Status = held.status
