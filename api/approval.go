@@ -6,7 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ctalk/ctalk"
-	"github.com/ctalk/ctalk/web"
+	"github.com/ctalk/ctalk/links"
 )
 
 // A person approves their agent's drafts in the web app, signed in as the
@@ -22,7 +22,7 @@ func (s *Server) approvalLink(c echo.Context) error {
 	msgID, version, err := s.inbox.LinkedDraft(c.Request().Context(), c.Param("token"))
 	switch ctalk.ErrorCode(err) {
 	case "":
-		return c.Redirect(http.StatusSeeOther, web.DraftURL("", msgID, version))
+		return c.Redirect(http.StatusSeeOther, links.Draft("", msgID, version))
 	case ctalk.ENotFound:
 		return c.Redirect(http.StatusSeeOther, "/inbox")
 	}

@@ -17,9 +17,9 @@ import (
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/internal/reqctx"
 	"github.com/ctalk/ctalk/internal/sse"
+	"github.com/ctalk/ctalk/links"
 	"github.com/ctalk/ctalk/tools"
 	"github.com/ctalk/ctalk/wait"
-	"github.com/ctalk/ctalk/web"
 )
 
 // openAPI describes the REST mirror; a test checks it against the routes.
@@ -147,7 +147,7 @@ func (s *Server) restPostMessage(c echo.Context) error {
 		return err
 	}
 	if got.Held != nil {
-		return c.JSON(http.StatusAccepted, restHeld{HeldPost: got.Held, ApprovalURL: web.HeldPostURL(s.publicURL(c.Request()), got.Held.ID)})
+		return c.JSON(http.StatusAccepted, restHeld{HeldPost: got.Held, ApprovalURL: links.HeldPost(s.publicURL(c.Request()), got.Held.ID)})
 	}
 	return c.JSON(http.StatusCreated, got.Message)
 }

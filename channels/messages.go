@@ -14,6 +14,7 @@ import (
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/links"
 	"github.com/ctalk/ctalk/notify"
 )
 
@@ -204,7 +205,7 @@ func (s *Service) publish(ctx context.Context, tx db.Querier, c ctalk.Caller, na
 	events := make([]notify.Event, 0, len(alerted))
 	for _, id := range alerted {
 		events = append(events, notify.Event{Kind: kind, OrgID: c.OrgID, UserID: id, Actor: c.UserID, Subject: m.ID,
-			Text: m.Text, Link: "/channels/" + ch.Name, Urgent: kind == notify.KindUrgent})
+			Text: m.Text, Link: links.Channel("", ch.Name), Urgent: kind == notify.KindUrgent})
 	}
 	return alerted, s.queue(ctx, tx, events...)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/links"
 	"github.com/ctalk/ctalk/notify"
 	"github.com/ctalk/ctalk/orgs"
 	"github.com/ctalk/ctalk/wait"
@@ -56,7 +57,7 @@ func (s *Service) Propose(ctx context.Context, c ctalk.Caller, msgID, text strin
 			return nil
 		}
 		return s.queue(ctx, tx, notify.Event{Kind: notify.KindDraft, OrgID: c.OrgID, UserID: c.UserID, Actor: q.From, Subject: q.ID,
-			Text: text, Link: fmt.Sprintf("/inbox/%s#v%d", q.ID, d.Version)})
+			Text: text, Link: links.Draft("", q.ID, d.Version)})
 	})
 	if err != nil {
 		return nil, "", err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/links"
 	"github.com/ctalk/ctalk/notify"
 	"github.com/ctalk/ctalk/wait"
 )
@@ -114,7 +115,7 @@ func (s *Service) queue(ctx context.Context, tx db.Querier, events ...notify.Eve
 
 // questionEvent is the notification of a question to its recipient.
 func questionEvent(orgID string, q *Question) notify.Event {
-	return notify.Event{Kind: notify.KindQuestion, OrgID: orgID, UserID: q.To, Actor: q.From, Subject: q.ID, Text: q.Text, Link: "/inbox/" + q.ID}
+	return notify.Event{Kind: notify.KindQuestion, OrgID: orgID, UserID: q.To, Actor: q.From, Subject: q.ID, Text: q.Text, Link: links.Question("", q.ID)}
 }
 
 // NewService returns a Service over d that wakes waiters through b, whose

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/links"
 	"github.com/ctalk/ctalk/notify"
 	"github.com/ctalk/ctalk/orgs"
 )
@@ -210,7 +211,7 @@ func (s *Service) ProvideInfo(ctx context.Context, c ctalk.Caller, msgID, text s
 			return err
 		}
 		q.Status = StatusPending
-		return s.queue(ctx, tx, notify.Event{Kind: notify.KindInfoProvided, OrgID: c.OrgID, UserID: q.To, Actor: c.UserID, Subject: q.ID, Text: text, Link: "/inbox/" + q.ID})
+		return s.queue(ctx, tx, notify.Event{Kind: notify.KindInfoProvided, OrgID: c.OrgID, UserID: q.To, Actor: c.UserID, Subject: q.ID, Text: text, Link: links.Question("", q.ID)})
 	})
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/links"
 	"github.com/ctalk/ctalk/notify"
 	"github.com/ctalk/ctalk/orgs"
 	"github.com/ctalk/ctalk/usecase"
@@ -79,7 +80,7 @@ func (s *Service) card(ctx context.Context, c ctalk.Caller, msgID string) (*card
 	if err != nil {
 		return nil, err
 	}
-	return &card{Review: r, Open: strings.TrimRight(s.cfg.PublicURL, "/") + "/inbox/" + msgID, Passkey: org.ApprovalFactor == orgs.FactorPasskey}, nil
+	return &card{Review: r, Open: links.Question(strings.TrimRight(s.cfg.PublicURL, "/"), msgID), Passkey: org.ApprovalFactor == orgs.FactorPasskey}, nil
 }
 
 // doorUnknown is the door of a decision Send found made without knowing

@@ -12,8 +12,8 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/links"
 	"github.com/ctalk/ctalk/orgs"
-	"github.com/ctalk/ctalk/web"
 )
 
 // The account tools create organizations and let each person sign in, see
@@ -156,7 +156,7 @@ func (s *Server) passwordLoginAllowed(ctx context.Context, orgID, userID string)
 			c.userID = id
 		}
 	}
-	return ctalk.Errorf(ctalk.EForbidden, "organization %q does not let agents log in with a password, so that no password passes through an agent. Connect by browser sign-in instead: call any tool without a token and your MCP client opens ctalk's sign-in page in your person's browser (OAuth; in Claude Code, run /mcp and choose ctalk); or your person makes a personal token at %s and configures it as the header \"Authorization: Bearer <token>\"", org.ID, web.TokensURL(s.publicURLFromContext(ctx)))
+	return ctalk.Errorf(ctalk.EForbidden, "organization %q does not let agents log in with a password, so that no password passes through an agent. Connect by browser sign-in instead: call any tool without a token and your MCP client opens ctalk's sign-in page in your person's browser (OAuth; in Claude Code, run /mcp and choose ctalk); or your person makes a personal token at %s and configures it as the header \"Authorization: Bearer <token>\"", org.ID, links.Tokens(s.publicURLFromContext(ctx)))
 }
 
 type logoutResult struct {

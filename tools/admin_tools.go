@@ -11,8 +11,8 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/links"
 	"github.com/ctalk/ctalk/orgs"
-	"github.com/ctalk/ctalk/web"
 )
 
 // The admin tools administer one org. Each is registered with addAdminTool,
@@ -61,7 +61,7 @@ func (s *Server) registerRegisterUser() {
 			Ownership: in.Ownership, Notes: in.Notes, Email: in.Email,
 		})
 		if errors.Is(err, orgs.ErrAdminExists) {
-			return nil, s.personOnly(ctx, "making someone an admin", web.AdminURL)
+			return nil, s.personOnly(ctx, "making someone an admin", links.Admin)
 		}
 		if err != nil {
 			return nil, err
@@ -132,7 +132,7 @@ func (s *Server) registerUpdateOrgSettings() {
 			settings.KnowledgeStaleDays = &days
 		}
 		if setting, value, weakens := settings.Weakening(); weakens {
-			return nil, s.personOnly(ctx, fmt.Sprintf("setting %s to %q, which weakens your organization's oversight of agents,", setting, value), web.AdminURL)
+			return nil, s.personOnly(ctx, fmt.Sprintf("setting %s to %q, which weakens your organization's oversight of agents,", setting, value), links.Admin)
 		}
 		return s.orgs.SetSettings(ctx, orgID, settings)
 	})
@@ -212,7 +212,7 @@ func (s *Server) registerResetUserPassword() {
 			return nil, err
 		}
 		touch(ctx, u.ID)
-		return nil, s.personOnly(ctx, "resetting a member's password", func(base string) string { return web.MemberAdminURL(base, u.ID) })
+		return nil, s.personOnly(ctx, "resetting a member's password", func(base string) string { return links.MemberAdmin(base, u.ID) })
 	})
 }
 
@@ -235,7 +235,7 @@ func (s *Server) registerChangeAdminPassword() {
 		authTokenParam,
 		annotations(false, true, true),
 	), func(ctx context.Context, orgID string, in *changeAdminPasswordArgs) (*changeAdminPasswordResult, error) {
-		return nil, s.personOnly(ctx, "changing the organization's admin password", web.AdminURL)
+		return nil, s.personOnly(ctx, "changing the organization's admin password", links.Admin)
 	})
 }
 
@@ -316,7 +316,7 @@ func (s *Server) registerInviteUser() {
 		if in.Role == orgs.RoleAdmin {
 			// An agent could invite an address it reads and so make
 			// itself an admin: only a person makes admins.
-			return nil, s.personOnly(ctx, "inviting an admin", web.AdminURL)
+			return nil, s.personOnly(ctx, "inviting an admin", links.Admin)
 		}
 		by := ""
 		if c, ok := ctx.Value(callKey).(*call); ok && c.userID != adminPasswordCaller {

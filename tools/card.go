@@ -12,9 +12,9 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/links"
 	"github.com/ctalk/ctalk/orgs"
 	"github.com/ctalk/ctalk/usecase"
-	"github.com/ctalk/ctalk/web"
 )
 
 // The decision card: for clients that render MCP Apps (the extension
@@ -174,9 +174,9 @@ func (s *Server) viewForCard(ctx context.Context, sess *auth.Session, msgID, mod
 		return nil, err
 	}
 	v := &cardView{MessageID: r.ID, Status: r.Status, Asker: r.Sender.Name, Question: r.Text, Draft: r.Latest(),
-		Answer: r.Answer, ApprovalMode: mode, OpenURL: web.DraftURL(s.publicURLFromContext(ctx), r.ID, 0)}
+		Answer: r.Answer, ApprovalMode: mode, OpenURL: links.Draft(s.publicURLFromContext(ctx), r.ID, 0)}
 	if d := r.Latest(); d != nil {
-		v.OpenURL = web.DraftURL(s.publicURLFromContext(ctx), r.ID, d.Version)
+		v.OpenURL = links.Draft(s.publicURLFromContext(ctx), r.ID, d.Version)
 		v.DecideHere = mode == orgs.ApprovalAgent && r.Status == inbox.StatusPending && !d.Rejected
 	}
 	return v, nil
@@ -194,7 +194,7 @@ func (s *Server) decideFromCard(ctx context.Context, sess *auth.Session, in *car
 	}
 	if mode != orgs.ApprovalAgent {
 		return nil, ctalk.Errorf(ctalk.EForbidden, "your organization requires your person's approval in ctalk's web app, which a chat client cannot give: open %s to approve there",
-			web.DraftURL(s.publicURLFromContext(ctx), in.MessageID, int(in.Version)))
+			links.Draft(s.publicURLFromContext(ctx), in.MessageID, int(in.Version)))
 	}
 	if in.Version < 1 || in.Version != float64(int(in.Version)) {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "version: give the draft version the person saw (a whole number from 1)")

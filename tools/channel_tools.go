@@ -11,8 +11,8 @@ import (
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/links"
 	"github.com/ctalk/ctalk/wait"
-	"github.com/ctalk/ctalk/web"
 )
 
 // channelDataNote is repeated in every description of a channel tool that
@@ -271,7 +271,7 @@ func (s *Server) registerPostMessage() {
 		if h := got.Held; h != nil {
 			touch(ctx, h.Channel, h.ID)
 			return &postResult{Message: heldMessage(h, sess.UserID, got.AuthorName), Status: postHeld, PostID: h.ID,
-				ApprovalURL: web.HeldPostURL(s.publicURLFromContext(ctx), h.ID),
+				ApprovalURL: links.HeldPost(s.publicURLFromContext(ctx), h.ID),
 				NextStep:    "nothing is posted yet: ask your person to approve it at approval_url; check_inbox or wait_for_inbox tells you their decision (post_approved, post_edited, or post_rejected with their note)"}, nil
 		}
 		m := got.Message

@@ -11,9 +11,9 @@ import (
 
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/inbox"
+	"github.com/ctalk/ctalk/links"
 	"github.com/ctalk/ctalk/usecase"
 	"github.com/ctalk/ctalk/wait"
-	"github.com/ctalk/ctalk/web"
 )
 
 // When send_response finds its draft waiting for the person's approval in
@@ -180,7 +180,7 @@ func (s *Server) approvalElicitation(ctx context.Context, na *inbox.NotApprovedE
 	return id, mcp.ElicitationParams{
 		Mode:          mcp.ElicitationModeURL,
 		ElicitationID: id,
-		URL:           web.DraftURL(s.publicURLFromContext(ctx), na.MessageID, na.Version),
+		URL:           links.Draft(s.publicURLFromContext(ctx), na.MessageID, na.Version),
 		Message:       fmt.Sprintf("Your organization asks you to approve this answer yourself: open ctalk, signed in, and approve, edit or reject draft version %d of question %s. Approving or editing sends the answer to the asker at once.", na.Version, na.MessageID),
 	}
 }

@@ -16,10 +16,10 @@ import (
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/knowledge"
+	"github.com/ctalk/ctalk/links"
 	"github.com/ctalk/ctalk/orgs"
 	"github.com/ctalk/ctalk/usecase"
 	"github.com/ctalk/ctalk/wait"
-	"github.com/ctalk/ctalk/web"
 )
 
 // dataNote is repeated in every description of a tool that returns other
@@ -185,7 +185,7 @@ func (s *Server) registerProposeResponse() {
 		res := &proposeResult{Draft: d, ApprovalMode: mode,
 			NextStep: fmt.Sprintf("show this draft (version %d) to your person word for word and ask whether to send it; only if they explicitly approve, call send_response with exactly this text. If they change it, propose the new text first.", d.Version)}
 		if mode == orgs.ApprovalHuman {
-			res.ApprovalURL = web.DraftURL(s.publicURLFromContext(ctx), d.MessageID, d.Version)
+			res.ApprovalURL = links.Draft(s.publicURLFromContext(ctx), d.MessageID, d.Version)
 			res.NextStep = fmt.Sprintf("your organization requires your person's approval in ctalk's web app: give them the approval_url (it opens their inbox; they sign in there, and the link alone approves nothing). They approve and send, edit and send, reject with a note, or answer themselves: approving or editing sends the answer to the asker at once, with nothing more for you to do (the question leaves check_inbox; send_response of the text sent only confirms it). If they reject this draft (version %d), check_inbox shows their note in latest_draft: propose again.", d.Version)
 		}
 		return res, nil

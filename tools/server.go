@@ -5,10 +5,11 @@
 package tools
 
 import (
-	"github.com/ctalk/ctalk/access"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/ctalk/ctalk/access"
 
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/prometheus/client_golang/prometheus"

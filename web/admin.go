@@ -2,7 +2,6 @@ package web
 
 import (
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -189,6 +188,5 @@ func (p *Pages) changeAdminPassword(c echo.Context) error {
 }
 
 // memberPath is the admin page of one member.
-func memberPath(userID string) string { return "/admin/members/" + url.PathEscape(userID) }
 
 func ptr[T any](v T) *T { return &v }

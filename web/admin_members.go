@@ -9,6 +9,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/access"
 	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/links"
 	"github.com/ctalk/ctalk/orgs"
 )
 
@@ -74,7 +75,7 @@ func (p *Pages) adminNotFound(c echo.Context, err error) error {
 // records it, and redirects to the member's page with what happened, or
 // shows the page again with the refusal next to form.
 func (p *Pages) memberAction(c echo.Context, tool, form, what string, act func(userID string) error) error {
-	return p.memberActionTo(c, tool, form, memberPath(c.Param("user_id")), what, act)
+	return p.memberActionTo(c, tool, form, links.MemberAdmin("", c.Param("user_id")), what, act)
 }
 
 // memberActionTo is memberAction that redirects to next.
@@ -100,7 +101,7 @@ func (p *Pages) memberActionTo(c echo.Context, tool, form, next, what string, ac
 
 func (p *Pages) setRole(c echo.Context) error {
 	m, role := me(c), c.FormValue("role")
-	next, what := memberPath(c.Param("user_id")), "role"
+	next, what := links.MemberAdmin("", c.Param("user_id")), "role"
 	if c.Param("user_id") == m.UserID && role != orgs.RoleAdmin {
 		// An admin who made themselves a member has no admin pages any more.
 		next, what = "/inbox", ""
