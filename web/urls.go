@@ -1,6 +1,9 @@
 package web
 
-import "fmt"
+import (
+	"fmt"
+	"net/url"
+)
 
 // The web app's addresses that others hand to people: agents pass them on,
 // and old approval links lead to them. Each is under base, the public URL of
@@ -27,3 +30,16 @@ func MemberAdminURL(base, userID string) string { return base + memberPath(userI
 // TokensURL is the page where a person makes personal tokens for their
 // agents.
 func TokensURL(base string) string { return base + "/tokens" }
+
+// AuditExportURL is the download of the org's audit log in format (jsonl
+// or csv) with filters (user_id, tool, outcome, since, until), which an
+// admin opens signed in.
+func AuditExportURL(base, format string, filters map[string]string) string {
+	q := url.Values{"format": {format}}
+	for k, v := range filters {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	return base + "/admin/audit/export?" + q.Encode()
+}
