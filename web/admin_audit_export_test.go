@@ -14,6 +14,7 @@ import (
 
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/internal/testkit"
+	"github.com/ctalk/ctalk/orgs"
 )
 
 // download fetches path as c and returns the status, headers and body.
@@ -165,6 +166,20 @@ func TestAdminAuditRetentionAndVerification(t *testing.T) {
 			t.Errorf("a member's retention change: %d, want 403", code)
 		}
 		s.waitAuditEvent(t, "acme", "alice", "web:set_audit_retention", "ok", "")
+		// Once the org asks for passkeys, a shorter retention (evidence
+		// deleted sooner) takes a fresh passkey; a longer one does not.
+		if _, err := s.Orgs.SetSettings(context.Background(), "acme", orgs.Settings{ApprovalFactor: orgs.FactorPasskey}); err != nil {
+			t.Fatal(err)
+		}
+		if code, page := alice.post("/admin/audit/retention", url.Values{"retention_days": {"30"}}); code != http.StatusUnauthorized || !strings.Contains(page, "Verify it is you") {
+			t.Errorf("a shorter retention without a passkey: %d, want the step-up page", code)
+		}
+		if r, err := s.Audit.Retention(context.Background(), "acme"); err != nil || r.Days != 400 {
+			t.Errorf("retention after the refused change: %+v, %v; want 400 kept", r, err)
+		}
+		if code, page := alice.post("/admin/audit/retention", url.Values{"retention_days": {"500"}}); code != http.StatusOK || !strings.Contains(page, "kept 500 days") {
+			t.Errorf("a longer retention under passkeys: %d, want saved", code)
+		}
 		testkit.WaitFor(t, 10*time.Second, "bob's calls written", func() (bool, error) {
 			var n int
 			err := s.DB.QueryRow(context.Background(), `SELECT COUNT(*) FROM audit_events WHERE org_id = 'acme' AND user_id = 'bob'`).Scan(&n)
