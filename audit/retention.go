@@ -18,6 +18,11 @@ const (
 	MaxRetentionDays     = 36500
 )
 
+// RollupDays is how long the daily rollup rows are kept at least, whatever
+// the org's retention: the overview's longest range. They hold counts, no
+// event.
+const RollupDays = 90
+
 // pruneBatch bounds the events one pruning transaction deletes, so that it
 // holds an org's chain head, and on SQLite the write lock, only briefly.
 const pruneBatch = 1000
@@ -79,9 +84,9 @@ func (l *Log) SetRetention(ctx context.Context, orgID string, days int) error {
 }
 
 // Prune deletes, for each org, the events older than its retention at now,
-// in transactions of at most pruneBatch events, with the daily rollup rows
-// of the days wholly before its cut; the rollup rows of the days kept keep
-// their counts. A chain is cut from the front only, up to the first event
+// in transactions of at most pruneBatch events, and the daily rollup rows
+// of the days wholly before its cut or RollupDays, whichever is older; the
+// rollup rows kept keep their counts. A chain is cut from the front only, up to the first event
 // not old enough, and the checkpoint (the last pruned event's seq and hash,
 // signed) moves with each batch, in its transaction. It returns how many
 // events it deleted.
@@ -111,7 +116,11 @@ func (l *Log) Prune(ctx context.Context, now time.Time) (int64, error) {
 	}
 	var total int64
 	for _, o := range all {
-		n, err := l.pruneOrg(ctx, o.id, now.UTC().AddDate(0, 0, -o.days))
+		cut, dailyCut := now.UTC().AddDate(0, 0, -o.days), now.UTC().AddDate(0, 0, -RollupDays)
+		if cut.Before(dailyCut) {
+			dailyCut = cut
+		}
+		n, err := l.pruneOrg(ctx, o.id, cut, dailyCut)
 		total += n
 		if err != nil {
 			return total, fmt.Errorf("prune the audit events of %s: %w", o.id, err)
@@ -120,8 +129,9 @@ func (l *Log) Prune(ctx context.Context, now time.Time) (int64, error) {
 	return total, nil
 }
 
-// pruneOrg deletes orgID's events before cut, a batch a transaction.
-func (l *Log) pruneOrg(ctx context.Context, orgID string, cut time.Time) (int64, error) {
+// pruneOrg deletes orgID's events before cut, a batch a transaction, and
+// its rollup rows of the days before dailyCut's.
+func (l *Log) pruneOrg(ctx context.Context, orgID string, cut, dailyCut time.Time) (int64, error) {
 	key, err := l.checkpointKey(ctx)
 	if err != nil {
 		return 0, err
@@ -187,7 +197,7 @@ func (l *Log) pruneOrg(ctx context.Context, orgID string, cut time.Time) (int64,
 		}
 	}
 	err = l.db.Write(ctx, func(q db.Querier) error {
-		_, err := q.Exec(ctx, pruneDailySQL, orgID, cut.Format(dayLayout))
+		_, err := q.Exec(ctx, pruneDailySQL, orgID, dailyCut.Format(dayLayout))
 		return err
 	})
 	return total, err
