@@ -39,7 +39,8 @@ type Wiring struct {
 	API   api.Config
 	Auth  auth.Config
 	Inbox inbox.Config
-	// AuditRetention is how long audit events are kept; zero keeps them
+	// AuditRetention is how long the audit events of an org that chose no
+	// retention of its own are kept (whole days); zero keeps every event
 	// and runs no pruner.
 	AuditRetention time.Duration
 	// Mail is the SMTP setup; its zero value sends no email.
@@ -133,7 +134,8 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	}
 	w.API.Audit = audit.NewLog(d, log)
 	if w.AuditRetention > 0 {
-		work.Go("audit pruning", func(ctx context.Context) { w.API.Audit.PruneEvery(ctx, time.Hour, w.AuditRetention) })
+		w.API.Audit.SetDefaultRetention(int(w.AuditRetention / (24 * time.Hour)))
+		work.Go("audit pruning", func(ctx context.Context) { w.API.Audit.PruneEvery(ctx, 24*time.Hour) })
 	}
 	in := inbox.NewService(d, w.Inbox, broker)
 	o := orgs.NewService(d, a)

@@ -6,7 +6,6 @@ package audit
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -32,6 +31,10 @@ type Event struct {
 	// Factor is how the caller proved who they were (one of the Factor
 	// constants), never a secret.
 	Factor string `json:"factor,omitempty" jsonschema:"how the caller proved who they were: password_session, passkey_session (signed in with a passkey) or passkey (verified with one just now) for a person in the web app, login_token, personal_token, oauth_token or admin_password (an agent's credential), operator (the server's operator, at its shell), or slack_user (a click or a form in Slack by the Slack user linked to the person)"`
+	// Seq and Hash are the event's place in its org's chain and its hash
+	// (see chain.go); zero and empty for events written before the chain.
+	Seq  int64  `json:"seq,omitempty" jsonschema:"the event's place in the organization's hash chain, from 1"`
+	Hash string `json:"hash,omitempty" jsonschema:"SHA-256 over the previous event's hash and this event's fields, in hex"`
 }
 
 // Factors an audited caller proved who they were with: a person signed in
@@ -77,6 +80,14 @@ type Log struct {
 	// store is insert; tests of the timing replace it, to run on a fake
 	// clock without a database.
 	store func(context.Context, []Event) error
+	// unchained writes events outside any chain, as before there was one:
+	// only BenchmarkWrite sets it, to measure what the chain costs.
+	unchained bool
+	// defaultDays is the retention of orgs that chose none.
+	defaultDays atomic.Int64
+	// key signs pruning's checkpoints, read once (checkpointKey).
+	keyMu sync.Mutex
+	key   []byte
 }
 
 // batchSize bounds one insert transaction on SQLite, which holds the one
@@ -105,6 +116,7 @@ func NewLog(d *db.DB, log *slog.Logger) *Log {
 		l.size = batchSizePostgres
 	}
 	l.store = l.insert
+	l.defaultDays.Store(DefaultRetentionDays)
 	go l.write()
 	return l
 }
@@ -216,16 +228,23 @@ func (l *Log) isClosed() bool {
 
 // insertSQL writes one event; on SQLite a batch runs it once per event in
 // one transaction, a statement prepared once per connection and kept.
-const insertSQL = `INSERT INTO audit_events (at, org_id, user_id, tool, outcome, duration_ms, ids, request_id, factor) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+const insertSQL = `INSERT INTO audit_events (at, org_id, user_id, tool, outcome, duration_ms, ids, request_id, factor, seq, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`
 
 // insertManySQL writes a whole batch in one statement on Postgres, one
 // array per column, so that every batch, whatever its size, is the same
 // statement: one round trip, planned once per connection.
-const insertManySQL = `INSERT INTO audit_events (at, org_id, user_id, tool, outcome, duration_ms, ids, request_id, factor)
-	SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[], $6::float8[], $7::text[], $8::text[], $9::text[])`
+const insertManySQL = `INSERT INTO audit_events (at, org_id, user_id, tool, outcome, duration_ms, ids, request_id, factor, seq, hash)
+	SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[], $6::float8[], $7::text[], $8::text[], $9::text[], $10::bigint[], $11::text[])`
 
+// insert writes a batch in one transaction: it extends each org's chain
+// (see chain), inserts the events and adds them to the daily rollup.
 func (l *Log) insert(ctx context.Context, batch []Event) error {
 	return l.db.Tx(ctx, func(tx db.Querier) error {
+		if !l.unchained {
+			if err := l.chain(ctx, tx, batch); err != nil {
+				return err
+			}
+		}
 		if l.db.Engine == db.Postgres {
 			if err := insertMany(ctx, tx, batch); err != nil {
 				return err
@@ -233,7 +252,7 @@ func (l *Log) insert(ctx context.Context, batch []Event) error {
 			return addDaily(ctx, tx, batch)
 		}
 		for _, e := range batch {
-			if _, err := tx.Exec(ctx, insertSQL, e.At.UTC(), e.OrgID, e.UserID, e.Tool, e.Outcome, e.DurationMS, idsJSON(e.IDs), e.RequestID, e.Factor); err != nil {
+			if _, err := tx.Exec(ctx, insertSQL, e.At, e.OrgID, e.UserID, e.Tool, e.Outcome, e.DurationMS, idsJSON(e.IDs), e.RequestID, e.Factor, e.Seq, e.Hash); err != nil {
 				return err
 			}
 		}
@@ -246,13 +265,15 @@ func insertMany(ctx context.Context, tx db.Querier, batch []Event) error {
 	var (
 		at                                 = make([]time.Time, n)
 		org, user, tool, outcome, ids, rid = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		factor                             = make([]string, n)
+		factor, hash                       = make([]string, n), make([]string, n)
 		dur                                = make([]float64, n)
+		seq                                = make([]int64, n)
 	)
 	for i, e := range batch {
-		at[i], org[i], user[i], tool[i], outcome[i], dur[i], ids[i], rid[i], factor[i] = e.At.UTC(), e.OrgID, e.UserID, e.Tool, e.Outcome, e.DurationMS, idsJSON(e.IDs), e.RequestID, e.Factor
+		at[i], org[i], user[i], tool[i], outcome[i], dur[i], ids[i], rid[i], factor[i] = e.At, e.OrgID, e.UserID, e.Tool, e.Outcome, e.DurationMS, idsJSON(e.IDs), e.RequestID, e.Factor
+		seq[i], hash[i] = e.Seq, e.Hash
 	}
-	_, err := tx.Exec(ctx, insertManySQL, at, org, user, tool, outcome, dur, ids, rid, factor)
+	_, err := tx.Exec(ctx, insertManySQL, at, org, user, tool, outcome, dur, ids, rid, factor, seq, hash)
 	return err
 }
 
@@ -276,14 +297,18 @@ type Filter struct {
 	// newest first.
 	Before int64
 	Limit  int
+	// after is the id of the last event an export wrote: it reads oldest
+	// first.
+	after int64
 }
 
-// Events returns orgID's events matching f, newest first, at most f.Limit,
-// and whether there are more.
-//
-// Returns only the database's errors.
-func (l *Log) Events(ctx context.Context, orgID string, f Filter) ([]Event, bool, error) {
-	q := `SELECT id, at, org_id, user_id, tool, outcome, duration_ms, ids, request_id, factor FROM audit_events WHERE org_id = $1`
+// eventColumns are the columns an Event is read from, in scanEvent's order.
+const eventColumns = `id, at, org_id, user_id, tool, outcome, duration_ms, ids, request_id, factor, seq, hash`
+
+// where returns the conditions that select orgID's events matching f
+// (Limit aside) and their arguments, numbered from $1.
+func where(orgID string, f Filter) (string, []any) {
+	q := `org_id = $1`
 	args := []any{orgID}
 	add := func(cond string, v any) {
 		args = append(args, v)
@@ -307,23 +332,41 @@ func (l *Log) Events(ctx context.Context, orgID string, f Filter) ([]Event, bool
 	if f.Before > 0 {
 		add("id < ?", f.Before)
 	}
+	if f.after > 0 {
+		add("id > ?", f.after)
+	}
+	return q, args
+}
+
+// scanEvent reads one row of eventColumns, and the ids as stored.
+func scanEvent(rows *db.Rows) (e Event, ids string, err error) {
+	if err := rows.Scan(&e.ID, &e.At, &e.OrgID, &e.UserID, &e.Tool, &e.Outcome, &e.DurationMS, &ids, &e.RequestID, &e.Factor, &e.Seq, &e.Hash); err != nil {
+		return e, ids, err
+	}
+	e.At = e.At.UTC()
+	if json.Unmarshal([]byte(ids), &e.IDs) != nil || e.IDs == nil {
+		e.IDs = []string{}
+	}
+	return e, ids, nil
+}
+
+// Events returns orgID's events matching f, newest first, at most f.Limit,
+// and whether there are more.
+//
+// Returns only the database's errors.
+func (l *Log) Events(ctx context.Context, orgID string, f Filter) ([]Event, bool, error) {
+	cond, args := where(orgID, f)
 	args = append(args, f.Limit+1)
-	q += " ORDER BY id DESC LIMIT $" + strconv.Itoa(len(args))
-	rows, err := l.db.Query(ctx, q, args...)
+	rows, err := l.db.Query(ctx, `SELECT `+eventColumns+` FROM audit_events WHERE `+cond+` ORDER BY id DESC LIMIT $`+strconv.Itoa(len(args)), args...)
 	if err != nil {
 		return nil, false, err
 	}
 	defer rows.Close()
 	out := []Event{}
 	for rows.Next() {
-		var e Event
-		var ids string
-		if err := rows.Scan(&e.ID, &e.At, &e.OrgID, &e.UserID, &e.Tool, &e.Outcome, &e.DurationMS, &ids, &e.RequestID, &e.Factor); err != nil {
+		e, _, err := scanEvent(rows)
+		if err != nil {
 			return nil, false, err
-		}
-		e.At = e.At.UTC()
-		if json.Unmarshal([]byte(ids), &e.IDs) != nil || e.IDs == nil {
-			e.IDs = []string{}
 		}
 		out = append(out, e)
 	}
@@ -335,46 +378,6 @@ func (l *Log) Events(ctx context.Context, orgID string, f Filter) ([]Event, bool
 		out = out[:f.Limit]
 	}
 	return out, more, nil
-}
-
-// Prune deletes events older than before and returns how many, and the
-// daily rollup rows of the days wholly before it.
-//
-// Returns only the database's errors.
-func (l *Log) Prune(ctx context.Context, before time.Time) (int64, error) {
-	var n int64
-	err := l.db.Write(ctx, func(q db.Querier) error {
-		res, err := q.Exec(ctx, `DELETE FROM audit_events WHERE at < $1`, before.UTC())
-		if err != nil {
-			return fmt.Errorf("delete from audit_events: %w", err)
-		}
-		if n, err = res.RowsAffected(); err != nil {
-			return err
-		}
-		if _, err := q.Exec(ctx, pruneDailySQL, before.UTC().Format(dayLayout)); err != nil {
-			return fmt.Errorf("delete from audit_daily: %w", err)
-		}
-		return nil
-	})
-	return n, err
-}
-
-// PruneEvery deletes events older than retention now and then, until ctx ends.
-func (l *Log) PruneEvery(ctx context.Context, interval, retention time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		if n, err := l.Prune(ctx, l.db.Now().Add(-retention)); err != nil && ctx.Err() == nil {
-			l.log.Warn("audit pruning failed", "error", err)
-		} else if n > 0 {
-			l.log.Info("audit events pruned", "count", n, "retention", retention)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }
 
 // ValidOutcome reports whether s is an outcome events can have.

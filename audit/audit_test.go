@@ -4,41 +4,78 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 )
 
+// TestCloseFlushesAndPruneDeletesOldEvents: Close writes every queued
+// event; Prune deletes, in batches, the events older than each org's
+// retention (the server's default, else the org's own), cutting the chain
+// from its front and leaving a signed checkpoint there, so that what is
+// left still verifies; another org's events stay.
 func TestCloseFlushesAndPruneDeletesOldEvents(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		l := audit.NewLog(d, slog.Default())
 		now := time.Now().UTC()
-		for i := range 600 {
-			at := now.Add(-time.Duration(i%3) * 48 * time.Hour) // now, 2 days ago, 4 days ago
+		// 1,200 events 400 days old, then 1,200 100 days old, then 600 of
+		// now: more than a pruning batch of each.
+		for i := range 3000 {
+			at := now.Add(-400 * 24 * time.Hour)
+			if i >= 1200 {
+				at = now.Add(-100 * 24 * time.Hour)
+			}
+			if i >= 2400 {
+				at = now
+			}
 			l.Record(audit.Event{At: at, OrgID: "acme", UserID: "u", Tool: fmt.Sprint("t", i%3), Outcome: "ok", IDs: []string{"q_1"}})
 		}
+		l.Record(audit.Event{At: now.Add(-400 * 24 * time.Hour), OrgID: "other", Tool: "t", Outcome: "ok"})
 		l.Close()
 		ctx := context.Background()
 		events, more, err := l.Events(ctx, "acme", audit.Filter{Limit: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(events) != 600 || more {
-			t.Fatalf("after Close: %d events (more %v), want all 600 written", len(events), more)
+		if len(events) != 1000 || !more {
+			t.Fatalf("after Close: %d events (more %v), want a full page of the 3,000 written", len(events), more)
 		}
-		if other, _, err := l.Events(ctx, "other", audit.Filter{Limit: 10}); err != nil || len(other) != 0 {
-			t.Fatalf("org other sees %d of acme's events (err %v)", len(other), err)
+		if other, _, err := l.Events(ctx, "nobody", audit.Filter{Limit: 10}); err != nil || len(other) != 0 {
+			t.Fatalf("org nobody sees %d of acme's events (err %v)", len(other), err)
 		}
-		n, err := l.Prune(ctx, now.Add(-72*time.Hour))
-		if err != nil || n != 200 {
-			t.Fatalf("pruned %d (err %v), want the 200 events four days old", n, err)
+		if err := l.SetRetention(ctx, "other", 29); ctalk.ErrorCode(err) != ctalk.EInvalid || !strings.Contains(ctalk.ErrorMessage(err), "from 30 to 36500") {
+			t.Fatalf("retention of 29 days: %v, want EInvalid naming the bounds", err)
 		}
-		recent, _, err := l.Events(ctx, "acme", audit.Filter{Limit: 1000, Since: now.Add(-time.Hour)})
-		if err != nil || len(recent) != 200 {
-			t.Fatalf("events of the last hour: %d (err %v), want 200", len(recent), err)
+		if err := l.SetRetention(ctx, "other", 500); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := l.Prune(ctx, now); err != nil || n != 1200 {
+			t.Fatalf("pruned %d (err %v), want acme's 1,200 events older than the default 365 days", n, err)
+		}
+		if err := l.SetRetention(ctx, "acme", 30); err != nil {
+			t.Fatal(err)
+		}
+		if r, err := l.Retention(ctx, "acme"); err != nil || r.Days != 30 || r.Default {
+			t.Fatalf("acme's retention: %+v, %v", r, err)
+		}
+		if n, err := l.Prune(ctx, now); err != nil || n != 1200 {
+			t.Fatalf("pruned %d (err %v), want the 1,200 events older than acme's 30 days", n, err)
+		}
+		recent, _, err := l.Events(ctx, "acme", audit.Filter{Limit: 1000})
+		if err != nil || len(recent) != 600 {
+			t.Fatalf("acme's events left: %d (err %v), want the 600 of now", len(recent), err)
+		}
+		if kept, _, err := l.Events(ctx, "other", audit.Filter{Limit: 10}); err != nil || len(kept) != 1 {
+			t.Fatalf("other's events: %d (err %v), want its one, within its 500 days", len(kept), err)
+		}
+		v, err := l.Verify(ctx, "acme")
+		if err != nil || v.Break != nil || v.From != 2400 || v.Head != 3000 || v.Checked != 600 {
+			t.Fatalf("verify after pruning: %+v %+v, %v; want events 2401 to 3000 checked from the checkpoint", v, v.Break, err)
 		}
 		// Recording after Close still writes, directly.
 		l.Record(audit.Event{At: now, OrgID: "acme", Tool: "late", Outcome: "ok"})

@@ -36,9 +36,6 @@ const upsertDailySQL = `INSERT INTO audit_daily (org_id, day, tool, outcome, cal
 const dailySQL = `SELECT day, tool, outcome, calls, le_5, le_10, le_25, le_50, le_100, le_250, le_500, le_1000, le_2500, le_5000, le_10000, le_30000, le_inf
 	FROM audit_daily WHERE org_id = $1 AND day >= $2`
 
-// pruneDailySQL deletes the rollup rows of days wholly before a time.
-const pruneDailySQL = `DELETE FROM audit_daily WHERE day < $1`
-
 // dailyKey names a rollup row.
 type dailyKey struct{ org, day, tool, outcome string }
 

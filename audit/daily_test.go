@@ -57,12 +57,32 @@ func TestDailyRollupCountsEveryEventOnceUnderConcurrentWriters(t *testing.T) {
 		if under5 != 2400*6/40 {
 			t.Errorf("%d calls in the first latency bucket, want %d", under5, 2400*6/40)
 		}
-		if n, err := logs[0].Prune(ctx, day.Add(24*time.Hour)); err != nil || n != 1200 {
-			t.Fatalf("pruned %d (err %v), want the first day's 1200 events", n, err)
+		// With a retention of 30 days, 30 days after the 21st's events every
+		// acme event goes; the rollup rows keep their counts for the
+		// overview's 90 days, and go after.
+		if err := logs[0].SetRetention(ctx, "acme", 30); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := logs[0].Prune(ctx, day.Add(24*time.Hour+30*24*time.Hour+time.Hour)); err != nil || n != 2400 {
+			t.Fatalf("pruned %d (err %v), want acme's 2,400 events", n, err)
+		}
+		rows, err = logs[0].Daily(ctx, "acme", day.Add(-time.Hour))
+		calls := int64(0)
+		for _, r := range rows {
+			calls += r.Calls()
+		}
+		if err != nil || len(rows) != 4 || calls != 2400 {
+			t.Errorf("after pruning the events: %d rollup rows counting %d calls (err %v), want all four still counting 2,400", len(rows), calls, err)
+		}
+		if _, err := logs[0].Prune(ctx, day.Add(91*24*time.Hour)); err != nil {
+			t.Fatal(err)
 		}
 		rows, err = logs[0].Daily(ctx, "acme", day.Add(-time.Hour))
 		if err != nil || len(rows) != 2 || rows[0].Day.Day() != 21 {
-			t.Errorf("after pruning the 20th: %d rollup rows (err %v), want the 21st's two", len(rows), err)
+			t.Errorf("91 days on: %d rollup rows (err %v), want the 21st's two", len(rows), err)
+		}
+		if other, err := logs[0].Daily(ctx, "other", day.Add(-time.Hour)); err != nil || len(other) != 1 || other[0].Calls() != 2 {
+			t.Errorf("other's rollup after acme's pruning: %v, %v; want its two calls kept", other, err)
 		}
 	})
 }

@@ -39,3 +39,16 @@ func MemberAdmin(base, userID string) string {
 
 // Tokens is the page where a person makes personal tokens for their agents.
 func Tokens(base string) string { return base + "/tokens" }
+
+// AuditExport is the download of the org's audit log in format (jsonl or
+// csv) with filters (user_id, tool, outcome, since, until; empty ones left
+// out), which an admin opens signed in.
+func AuditExport(base, format string, filters map[string]string) string {
+	q := url.Values{"format": {format}}
+	for k, v := range filters {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	return base + "/admin/audit/export?" + q.Encode()
+}

@@ -248,11 +248,15 @@ type auditArgs struct {
 	Until   string   `json:"until"`
 	Limit   *float64 `json:"limit"`
 	Cursor  string   `json:"cursor"`
+	Export  string   `json:"export"`
 }
 
 type auditResult struct {
 	Events     []audit.Event `json:"events"`
 	NextCursor string        `json:"next_cursor,omitempty" jsonschema:"pass as cursor for the next (older) page; absent on the last page"`
+	// DownloadURL and NextStep answer an export: the link for a person.
+	DownloadURL string `json:"download_url,omitempty" jsonschema:"with export: the web app's download of every event the filters select, oldest first, for an admin to open in their signed-in browser"`
+	NextStep    string `json:"next_step,omitempty"`
 }
 
 func (s *Server) registerGetAuditLog() {
@@ -267,11 +271,24 @@ func (s *Server) registerGetAuditLog() {
 		mcp.WithString("until", mcp.Description("Only calls before this RFC 3339 time.")),
 		mcp.WithNumber("limit", mcp.Description("Events per page, 1 to 200 (default 50).")),
 		mcp.WithString("cursor", mcp.Description("next_cursor of the previous page.")),
+		mcp.WithString("export", mcp.Enum(audit.FormatJSONL, audit.FormatCSV), mcp.Description("Instead of a page: download_url, the web app's export of every event the filters select as JSON Lines or CSV, for an admin to open signed in in their browser.")),
 		authTokenParam,
 		annotations(true, false, true),
 	), func(ctx context.Context, orgID string, in *auditArgs) (*auditResult, error) {
 		if s.cfg.Audit == nil {
 			return nil, ctalk.Errorf(ctalk.EUnavailable, "the audit log is not enabled on this server")
+		}
+		if in.Export != "" {
+			format, err := audit.ParseFormat(in.Export)
+			if err != nil {
+				return nil, err
+			}
+			if _, err := (audit.Query{UserID: in.UserID, Tool: in.Tool, Outcome: in.Outcome, Since: in.Since, Until: in.Until}).Filter(); err != nil {
+				return nil, err
+			}
+			return &auditResult{Events: []audit.Event{}, DownloadURL: links.AuditExport(s.publicURLFromContext(ctx), format,
+				map[string]string{"user_id": in.UserID, "tool": in.Tool, "outcome": in.Outcome, "since": in.Since, "until": in.Until}),
+				NextStep: "give download_url to your person: it downloads the export in their browser, signed in as an admin of the organization, and the download is recorded in the audit log"}, nil
 		}
 		limit, err := intArg("limit", in.Limit, audit.DefaultLimit, 1, audit.MaxLimit)
 		if err != nil {

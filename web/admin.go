@@ -30,6 +30,9 @@ func (p *Pages) mountAdmin(r routes) {
 	r.POST("/admin/settings", p.updateSettings)
 	r.POST("/admin/password", p.changeAdminPassword)
 	r.GET("/admin/audit", p.auditPage)
+	r.GET("/admin/audit/export", p.exportAudit)
+	r.GET("/admin/audit/verify", p.verifyAudit)
+	r.POST("/admin/audit/retention", p.setAuditRetention)
 	p.mountOverview(r)
 	p.mountGlossary(r)
 }

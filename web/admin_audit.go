@@ -1,9 +1,13 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -25,6 +29,24 @@ type auditData struct {
 	Older, Newest string
 	Paged         bool
 	Error         string
+	// Filters are the filters as typed, for the export form to send on.
+	Filters map[string]string
+	// Format is the export's format as chosen; ExportError why the export
+	// was refused.
+	Format, ExportError string
+	// Retention is how long the org's events are kept; RetentionError why
+	// a change of it was refused, Days the number then sent.
+	Retention      audit.Retention
+	RetentionError string
+	Days           string
+	MinDays        int
+	MaxDays        int
+	CSRF           string
+}
+
+// auditFlash are the audit page's messages after a change.
+var auditFlash = map[string]string{
+	"retention": "Retention saved. Events older than it are deleted at the next daily pruning, which keeps a signed checkpoint of where it cut the chain.",
 }
 
 // auditOutcomes are the outcomes an event can have, for the filter.
@@ -49,9 +71,15 @@ func auditUTC(v string) string {
 // auditPage shows the org's audit log, newest first, filtered and paged
 // by the same query as the get_audit_log tool.
 func (p *Pages) auditPage(c echo.Context) error {
+	return p.auditView(c, http.StatusOK, &auditData{})
+}
+
+// auditView renders the audit page around d, its filters and page of
+// events read from the request's query.
+func (p *Pages) auditView(c echo.Context, status int, d *auditData) error {
 	ctx, m := c.Request().Context(), me(c)
-	d := &auditData{UserID: c.QueryParam("user_id"), Tool: c.QueryParam("tool"), Outcome: c.QueryParam("outcome"),
-		Since: c.QueryParam("since"), Until: c.QueryParam("until"), Outcomes: auditOutcomes}
+	d.UserID, d.Tool, d.Outcome, d.Since, d.Until = c.QueryParam("user_id"), c.QueryParam("tool"), c.QueryParam("outcome"), c.QueryParam("since"), c.QueryParam("until")
+	d.Outcomes, d.MinDays, d.MaxDays, d.CSRF = auditOutcomes, audit.MinRetentionDays, audit.MaxRetentionDays, csrfToken(c)
 	var err error
 	if d.Members, err = p.orgs.Users(ctx, m.OrgID); err != nil {
 		return err
@@ -62,9 +90,20 @@ func (p *Pages) auditPage(c echo.Context) error {
 			d.FormerUser = ""
 		}
 	}
-	status := http.StatusOK
 	if p.audit == nil {
 		return p.adminNotFound(c, ctalk.Errorf(ctalk.EUnavailable, "the audit log is not enabled on this server"))
+	}
+	if d.Retention, err = p.audit.Retention(ctx, m.OrgID); err != nil {
+		return err
+	}
+	if d.Days == "" {
+		d.Days = strconv.Itoa(d.Retention.Days)
+	}
+	d.Filters = map[string]string{}
+	for k, v := range map[string]string{"user_id": d.UserID, "tool": d.Tool, "outcome": d.Outcome, "since": d.Since, "until": d.Until} {
+		if v != "" {
+			d.Filters[k] = v
+		}
 	}
 	events, err := p.audit.Query(ctx, m.OrgID, audit.Query{UserID: d.UserID, Tool: d.Tool, Outcome: d.Outcome,
 		Since: auditUTC(d.Since), Until: auditUTC(d.Until), Cursor: c.QueryParam("cursor")})
@@ -72,14 +111,14 @@ func (p *Pages) auditPage(c echo.Context) error {
 		if ctalk.ErrorCode(err) == ctalk.EInternal {
 			return err
 		}
-		status, d.Error = ctalk.HTTPStatus(ctalk.ErrorCode(err)), ctalk.ErrorMessage(err)
+		if d.ExportError == "" {
+			status, d.Error = ctalk.HTTPStatus(ctalk.ErrorCode(err)), ctalk.ErrorMessage(err)
+		}
 	} else {
 		d.Events = events.Events
 		q := url.Values{}
-		for k, v := range map[string]string{"user_id": d.UserID, "tool": d.Tool, "outcome": d.Outcome, "since": d.Since, "until": d.Until} {
-			if v != "" {
-				q.Set(k, v)
-			}
+		for k, v := range d.Filters {
+			q.Set(k, v)
 		}
 		d.Newest = "/admin/audit?" + q.Encode()
 		if events.NextCursor != "" {
@@ -88,5 +127,104 @@ func (p *Pages) auditPage(c echo.Context) error {
 		}
 		d.Paged = c.QueryParam("cursor") != ""
 	}
-	return p.app(c, status, "admin-audit", &page{Section: "admin", Title: "Audit log", Data: d})
+	return p.app(c, status, "admin-audit", &page{Section: "admin", Title: "Audit log", Data: d, Flash: flash(c, auditFlash)})
+}
+
+// exportAudit streams the org's events that the audit page's filters
+// select, oldest first, as a JSON Lines or CSV download: each row is
+// written as it is read, so that a log of millions of events costs the
+// server no more memory than a page. The export is itself recorded in the
+// audit log, with its outcome.
+func (p *Pages) exportAudit(c echo.Context) error {
+	start, ctx, m := time.Now(), c.Request().Context(), me(c)
+	if p.audit == nil {
+		return p.adminNotFound(c, ctalk.Errorf(ctalk.EUnavailable, "the audit log is not enabled on this server"))
+	}
+	format, err := audit.ParseFormat(c.QueryParam("format"))
+	var f audit.Filter
+	if err == nil {
+		f, err = audit.Query{UserID: c.QueryParam("user_id"), Tool: c.QueryParam("tool"), Outcome: c.QueryParam("outcome"),
+			Since: auditUTC(c.QueryParam("since")), Until: auditUTC(c.QueryParam("until"))}.Filter()
+	}
+	if err != nil {
+		p.recordAction(c, "web:export_audit_log", start, err)
+		if ctalk.ErrorCode(err) == ctalk.EInternal {
+			return err
+		}
+		return p.auditView(c, ctalk.HTTPStatus(ctalk.ErrorCode(err)), &auditData{Format: c.QueryParam("format"), ExportError: ctalk.ErrorMessage(err)})
+	}
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, audit.ContentType(format))
+	h.Set(echo.HeaderContentDisposition, fmt.Sprintf("attachment; filename=%q", "audit-"+m.OrgID+"-"+start.UTC().Format("20060102T150405Z")+"."+format))
+	h.Set("Cache-Control", "no-store")
+	c.Response().WriteHeader(http.StatusOK)
+	n, err := p.audit.Export(ctx, m.OrgID, f, format, c.Response())
+	p.recordAction(c, "web:export_audit_log", start, err)
+	if err != nil {
+		// The status is sent: the download ends short, and the log says why.
+		p.cfg.Logger.Warn("audit export ended early", "org", m.OrgID, "written", n, "error", err)
+	}
+	return nil
+}
+
+// setAuditRetention sets how many days the org's events are kept. In an
+// org that asks for passkeys, shortening it (which deletes evidence) needs
+// a fresh passkey verification of the admin's, as weakening any setting of
+// oversight does; an agent cannot change it at all, having no tool for it.
+func (p *Pages) setAuditRetention(c echo.Context) error {
+	start, ctx, m := time.Now(), c.Request().Context(), me(c)
+	if p.audit == nil {
+		return p.adminNotFound(c, ctalk.Errorf(ctalk.EUnavailable, "the audit log is not enabled on this server"))
+	}
+	raw := strings.TrimSpace(c.FormValue("retention_days"))
+	days, convErr := strconv.Atoi(raw)
+	if convErr != nil {
+		days = -1 // SetRetention says what is allowed.
+	}
+	cur, err := p.audit.Retention(ctx, m.OrgID)
+	if err != nil {
+		return err
+	}
+	if days >= audit.MinRetentionDays && days < cur.Days {
+		org, err := p.orgs.Org(ctx, m.OrgID)
+		if err != nil {
+			return err
+		}
+		if org.AsksForPasskeys() && !m.PasskeyVerifiedRecently(time.Now()) {
+			return p.stepUp(c, http.StatusUnauthorized, fmt.Sprintf("Your organization asks for passkeys, and keeping its audit log %d days instead of %d deletes evidence sooner: it takes a passkey verification of yours. Nothing was changed yet: verify with your passkey, and the retention is saved.", days, cur.Days),
+				c.Request().URL.Path, replayed(c), "")
+		}
+	}
+	err = p.audit.SetRetention(ctx, m.OrgID, days)
+	p.recordAction(c, "web:set_audit_retention", start, err)
+	if err != nil {
+		if ctalk.ErrorCode(err) == ctalk.EInternal {
+			return err
+		}
+		return p.auditView(c, ctalk.HTTPStatus(ctalk.ErrorCode(err)), &auditData{RetentionError: ctalk.ErrorMessage(err), Days: raw})
+	}
+	return done(c, "/admin/audit", "retention")
+}
+
+// auditVerifyData is the verification page: what checking the org's
+// chain found.
+type auditVerifyData struct {
+	V *audit.Verification
+	// First is the first event checked: the one after the checkpoint.
+	First int64
+}
+
+// verifyAudit checks the org's audit chain, as "ctalk audit verify" does,
+// and shows the first break, if any. The check is recorded.
+func (p *Pages) verifyAudit(c echo.Context) error {
+	start, ctx, m := time.Now(), c.Request().Context(), me(c)
+	if p.audit == nil {
+		return p.adminNotFound(c, ctalk.Errorf(ctalk.EUnavailable, "the audit log is not enabled on this server"))
+	}
+	v, err := p.audit.Verify(ctx, m.OrgID)
+	p.recordAction(c, "web:verify_audit_log", start, err)
+	if err != nil {
+		return err
+	}
+	return p.app(c, http.StatusOK, "admin-audit-verify", &page{Section: "admin", Title: "Audit log · verification", Data: &auditVerifyData{V: v, First: v.From + 1}})
 }

@@ -57,7 +57,7 @@ func TestEveryFormRefusesCrossSitePosts(t *testing.T) {
 		}
 		params := map[string]string{"message_id": q.ID, "id": q.ID, "user_id": "bob"}
 		fields := url.Values{"version": {"1"}, "text": {"x"}, "note": {"x"}, "reason": {"x"}, "notes": {"x"}, "profile_notes": {"x"},
-			"approval_mode": {"human"}, "role": {"admin"}, "label": {"x"}, "days": {"30"}, "user_id": {"eve"}, "name": {"Eve"},
+			"approval_mode": {"human"}, "role": {"admin"}, "label": {"x"}, "days": {"30"}, "retention_days": {"30"}, "user_id": {"eve"}, "name": {"Eve"},
 			"password": {userPW}, "new_password": {userPW + "2"}, "confirm": {userPW + "2"}, "current_password": {userPW},
 			"new_admin_password": {adminPW + "2"}, "org_id": {"acme"}, "org_name": {"X"}, "admin_password": {adminPW}, "to": {"bob"}}
 		with := func(extra url.Values) url.Values {

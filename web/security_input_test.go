@@ -152,7 +152,7 @@ func TestFormsTakeHostileInput(t *testing.T) {
 				}
 				c := sessionFor(t, s, "acme", "alice", "admin")
 				query := url.Values{}
-				for _, k := range []string{"after", "cursor", "done", "next", "outcome", "since", "to", "tool", "until", "user_id"} {
+				for _, k := range []string{"after", "cursor", "done", "format", "next", "outcome", "since", "to", "tool", "until", "user_id"} {
 					query.Set(k, v)
 				}
 				for _, path := range gets {

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/ctalk/ctalk/api"
+	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/mail"
@@ -42,7 +43,8 @@ type Config struct {
 	Notify notify.Config
 	// MetricsToken enables /metrics for holders of this bearer token.
 	MetricsToken string
-	// AuditRetentionDays is how long audit events are kept.
+	// AuditRetentionDays is how long the audit events of an organization
+	// that chose no retention of its own are kept.
 	AuditRetentionDays int
 
 	// DatabaseURLUnpooled is a direct URL of the same database for the
@@ -209,7 +211,7 @@ func defaultConfig() Config {
 		Inbox:          inbox.DefaultConfig(),
 		Notify:         notify.DefaultConfig(),
 
-		AuditRetentionDays: 90,
+		AuditRetentionDays: audit.DefaultRetentionDays,
 		ReadTimeout:        10 * time.Second,
 		SessionIdleTTL:     api.DefaultSessionIdleTTL,
 	}
@@ -270,7 +272,7 @@ func (c *Config) loadMail(e *env) {
 // origins, and checks the URLs and what needs PUBLIC_URL.
 func (c *Config) loadOperations(e *env) {
 	e.str("METRICS_TOKEN", &c.MetricsToken)
-	e.integer("AUDIT_RETENTION_DAYS", &c.AuditRetentionDays, 1, 36500)
+	e.integer("AUDIT_RETENTION_DAYS", &c.AuditRetentionDays, audit.MinRetentionDays, audit.MaxRetentionDays)
 	var err error
 	if c.TrustedProxies, c.ClientIPHeader, err = parseTrustedProxies(trustedProxies(e.getenv)); err != nil {
 		e.bad("TRUSTED_PROXIES", "%v", err)

@@ -37,6 +37,7 @@ Usage:
   ctalk demo                 serve a demonstration organization on this machine
   ctalk passkeys waiting     list first passkeys waiting for confirmation
   ctalk passkeys confirm ID  confirm one as the server's operator (see --help)
+  ctalk audit verify --org ID  check an organization's audit hash chain (see --help)
   ctalk version              print version, commit and build time
 
 Every command answers --help. Configuration comes from the environment; see
@@ -136,6 +137,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if err := checkPasskeysArgs(args); err != nil {
 			return err
 		}
+	case "audit":
+		if _, err := checkAuditArgs(args); err != nil {
+			return err
+		}
 	case "demo":
 		if len(args) > 0 {
 			return fmt.Errorf("demo takes no arguments, not %q; see \"ctalk demo --help\"", args[0])
@@ -155,6 +160,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if cmd == "passkeys" {
 		return passkeys(ctx, cfg, log, args, stdout)
 	}
+	if cmd == "audit" {
+		org, _ := checkAuditArgs(args)
+		return auditVerify(ctx, cfg, log, org, stdout)
+	}
 	if cmd == "serve" && isLocal(args) {
 		return serveLocal(ctx, cfg, log, args, getenv, stdout, onListen)
 	}
@@ -166,7 +175,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 // commandHelp is each command's --help; stdio answers its own.
 var commandHelp = map[string]string{
-	"serve": serveHelp, "migrate": migrateHelp, "version": versionHelp, "demo": demoHelp, "passkeys": passkeysHelp,
+	"serve": serveHelp, "migrate": migrateHelp, "version": versionHelp, "demo": demoHelp, "passkeys": passkeysHelp, "audit": auditHelp,
 	"--version": versionHelp, "-v": versionHelp,
 	"help": usage, "--help": usage, "-h": usage,
 }

@@ -54,18 +54,31 @@ func checkPasskeysArgs(args []string) error {
 	return fmt.Errorf("unknown passkeys command %q: use waiting or confirm ID; see \"ctalk passkeys --help\"", args[0])
 }
 
+// openServerDB opens the running server's database for an operator's
+// command, refusing one that holds no ctalk schema (a wrong DATABASE_URL or
+// RELAY_DB_PATH) rather than creating it.
+func openServerDB(ctx context.Context, cfg Config, log *slog.Logger) (*db.DB, error) {
+	d, err := db.Connect(ctx, dbConfig(cfg, log))
+	if err != nil {
+		return nil, err
+	}
+	if v, _, err := d.MigrationVersion(); err != nil || v == 0 {
+		d.Close()
+		if err == nil {
+			err = errors.New("this database holds no ctalk schema yet: check DATABASE_URL or RELAY_DB_PATH, which should name the server's database")
+		}
+		return nil, err
+	}
+	return d, nil
+}
+
 // passkeys runs "ctalk passkeys waiting" or "ctalk passkeys confirm ID".
 func passkeys(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout io.Writer) error {
-	d, err := db.Connect(ctx, dbConfig(cfg, log))
+	d, err := openServerDB(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	if v, _, err := d.MigrationVersion(); err != nil {
-		return err
-	} else if v == 0 {
-		return errors.New("this database holds no ctalk schema yet: check DATABASE_URL or RELAY_DB_PATH, which should name the server's database")
-	}
 	op, err := app.NewOperator(d, wiring(cfg, log))
 	if err != nil {
 		return err
