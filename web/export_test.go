@@ -146,6 +146,31 @@ func secretValues(t *testing.T, d *db.DB, orgID string) map[string]string {
 	return out
 }
 
+// fill gives orgID (made by org) rows in many tables: questions with
+// drafts and an answer, a channel with a message, a webhook with its
+// secret, login tokens, browser sessions and a personal token. It returns
+// the admin alice's client, signed in.
+func (s *site) fill(t *testing.T, orgID string) *client {
+	t.Helper()
+	ctx := context.Background()
+	bob, carol := s.agent(t, orgID, "bob"), s.agent(t, orgID, "carol")
+	asked := testkit.OK(t, bob, "ask_person", map[string]any{"to_user_id": "carol", "question": "What is the retry logic?"})["message_id"].(string)
+	testkit.OK(t, carol, "propose_response", map[string]any{"message_id": asked, "draft_text": "Three tries."})
+	testkit.OK(t, carol, "propose_response", map[string]any{"message_id": asked, "draft_text": "Three tries, backing off."})
+	testkit.OK(t, carol, "send_response", map[string]any{"message_id": asked, "final_text": "Three tries, backing off."})
+	testkit.OK(t, carol, "ask_person", map[string]any{"to_user_id": "alice", "question": "Who owns billing?"})
+	testkit.OK(t, bob, "create_channel", map[string]any{"channel": "dev", "members": []string{"carol"}})
+	testkit.OK(t, carol, "post_message", map[string]any{"channel": "dev", "text": "Build 4521 is green"})
+	if _, _, err := s.Notify.AddWebhook(ctx, orgID, "bob", "bob", "https://hooks.example.com/T000/B000/XXXXXXXX", notify.FormatJSON); err != nil {
+		t.Fatal(err)
+	}
+	alice := s.newClient(t, orgID, "alice")
+	if code, body := alice.post("/tokens", url.Values{"label": {"ci"}, "days": {"30"}}); code != http.StatusOK {
+		t.Fatalf("make a personal token: %d %s", code, body)
+	}
+	return alice
+}
+
 // TestOrganizationExport: an admin downloads the whole org as a zip of
 // JSON Lines files with a manifest counting them; no secret, hash or token
 // of any table is in it, nor anything of another org; the download is
@@ -157,22 +182,8 @@ func TestOrganizationExport(t *testing.T) {
 		s.org(t, "acme")
 		s.org(t, "globex")
 		ctx := context.Background()
-		bob, carol := s.agent(t, "acme", "bob"), s.agent(t, "acme", "carol")
-		asked := testkit.OK(t, bob, "ask_person", map[string]any{"to_user_id": "carol", "question": "What is the retry logic?"})["message_id"].(string)
-		testkit.OK(t, carol, "propose_response", map[string]any{"message_id": asked, "draft_text": "Three tries."})
-		testkit.OK(t, carol, "propose_response", map[string]any{"message_id": asked, "draft_text": "Three tries, backing off."})
-		testkit.OK(t, carol, "send_response", map[string]any{"message_id": asked, "final_text": "Three tries, backing off."})
-		testkit.OK(t, carol, "ask_person", map[string]any{"to_user_id": "alice", "question": "Who owns billing?"})
-		testkit.OK(t, bob, "create_channel", map[string]any{"channel": "dev", "members": []string{"carol"}})
-		testkit.OK(t, carol, "post_message", map[string]any{"channel": "dev", "text": "Build 4521 is green"})
+		alice := s.fill(t, "acme")
 		testkit.OK(t, s.agent(t, "globex", "bob"), "ask_person", map[string]any{"to_user_id": "carol", "question": "Globex's secret plan?"})
-		if _, _, err := s.Notify.AddWebhook(ctx, "acme", "bob", "bob", "https://hooks.example.com/T000/B000/XXXXXXXX", notify.FormatJSON); err != nil {
-			t.Fatal(err)
-		}
-		alice := s.newClient(t, "acme", "alice")
-		if code, body := alice.post("/tokens", url.Values{"label": {"ci"}, "days": {"30"}}); code != http.StatusOK {
-			t.Fatalf("make a personal token: %d %s", code, body)
-		}
 
 		if resp, x := s.newClient(t, "acme", "bob").download("/admin/export"); x != nil || resp.StatusCode != http.StatusForbidden {
 			t.Errorf("a member's export of the org: %d", resp.StatusCode)
