@@ -74,7 +74,7 @@ func OrgRows(t testing.TB, d *db.DB, orgID string) map[string]int {
 }
 
 // names returns the first column of query's rows.
-func names(t testing.TB, d *db.DB, query string) []string {
+func names(t testing.TB, d *db.DB, query string, args ...any) []string {
 	t.Helper()
 	var out []string
 	if err := db.Each(context.Background(), d, func(r *db.Rows) error {
@@ -82,8 +82,34 @@ func names(t testing.TB, d *db.DB, query string) []string {
 		err := r.Scan(&name)
 		out = append(out, name)
 		return err
-	}, query); err != nil {
+	}, query, args...); err != nil {
 		t.Fatal(err)
+	}
+	return out
+}
+
+// UserRows returns, for each table of d with org_id and user_id columns,
+// how many rows of the member userID of orgID it holds, read through the
+// catalog apart from db.PurgeUser; the tables of skip are not counted.
+func UserRows(t testing.TB, d *db.DB, orgID, userID string, skip ...string) map[string]int {
+	t.Helper()
+	orgSQL := `SELECT m.name FROM sqlite_master m JOIN pragma_table_info(m.name) p WHERE p.name = $1`
+	if d.Engine == db.Postgres {
+		orgSQL = `SELECT table_name FROM information_schema.columns WHERE table_schema = current_schema() AND column_name = $1`
+	}
+	withOrg, withUser := names(t, d, orgSQL, "org_id"), names(t, d, orgSQL, "user_id")
+	out := map[string]int{}
+	for _, table := range withUser {
+		if !slices.Contains(withOrg, table) || slices.Contains(skip, table) {
+			continue
+		}
+		var n int
+		if err := d.QueryRow(context.Background(), `SELECT COUNT(*) FROM `+table+` WHERE org_id = $1 AND user_id = $2`, orgID, userID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			out[table] = n
+		}
 	}
 	return out
 }
