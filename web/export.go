@@ -14,7 +14,7 @@ import (
 )
 
 // mountExport adds the downloads of an organization's data (admins only)
-// and of a person's own (docs/export.md). Both are forms posted with the
+// and of a person's own (docs/data.md). Both are forms posted with the
 // CSRF token, so that no other site can start one in a signed-in browser,
 // and both are recorded in the audit log.
 func (p *Pages) mountExport(r routes) {
@@ -30,10 +30,11 @@ func (p *Pages) exportMine(c echo.Context) error {
 	return p.download(c, "web:export_my_data", me(c).UserID, p.export.Person)
 }
 
-// download streams an archive (of the org, or of person's data) to the browser as an attachment. The
-// response starts with the archive's first bytes: an error before them
-// is shown as a page, one after them leaves the archive without its
-// manifest (which the docs say marks it incomplete), and is logged.
+// download streams an archive, of the org or of person's own data, to
+// the browser as an attachment. The response starts with the archive's
+// first bytes: an error before them is shown as a page; one after them
+// leaves the archive without its manifest (which the docs say marks it
+// incomplete), and is logged.
 func (p *Pages) download(c echo.Context, tool, person string, write func(context.Context, ctalk.Caller, io.Writer) (*usecase.Manifest, error)) error {
 	start, m := time.Now(), me(c)
 	a := &attachment{c: c, name: archiveName(m.OrgID, person, start)}
