@@ -58,6 +58,18 @@ func TestOrganizationDeletion(t *testing.T) {
 		if d, _ := s.Orgs.ScheduledDeletion(ctx, "acme"); d != nil {
 			t.Fatal("a refused form scheduled the deletion")
 		}
+		// Where the org asks for passkeys, the password is not enough: a
+		// fresh passkey verification is asked for on the spot.
+		if _, err := dbtest.Exec(s.DB, `UPDATE orgs SET approval_factor = 'passkey' WHERE id = 'globex'`); err != nil {
+			t.Fatal(err)
+		}
+		globexAdmin := s.newClient(t, "globex", "alice")
+		if code, body := globexAdmin.post("/admin/delete", url.Values{"confirm_org_id": {"globex"}, "your_password": {userPW}}); code != http.StatusUnauthorized || !strings.Contains(body, "passkey verification") {
+			t.Errorf("a deletion without a passkey where the org asks for one: %d", code)
+		}
+		if d, _ := s.Orgs.ScheduledDeletion(ctx, "globex"); d != nil {
+			t.Fatal("a deletion was scheduled without the passkey")
+		}
 		if code, body := alice.post("/admin/delete", url.Values{"confirm_org_id": {"acme"}, "your_password": {userPW}}); code != http.StatusOK || !strings.Contains(body, "is to be deleted on") {
 			t.Fatalf("schedule the deletion: %d\n%s", code, body)
 		}
