@@ -54,6 +54,12 @@ func productionGo(root string, fn func(path string) error) error {
 	})
 }
 
+// catalogWriters are the files whose statements name their tables from
+// the database's catalog on purpose: db/purge.go deletes an organization's
+// rows from every table with an org_id column, so that a table added
+// later is never left behind when an org is deleted (CONTRIBUTING.md).
+var catalogWriters = map[string]bool{"db/purge.go": true}
+
 // writes returns every write in the production Go code under root, found
 // in its string literals, and the statements whose table it cannot read.
 func writes(root string) (out []write, unread []string, err error) {
@@ -75,7 +81,7 @@ func writes(root string) (out []write, unread []string, err error) {
 			}
 			s = rowLock.ReplaceAllString(s, "FOR LOCK")
 			where := fset.Position(lit.Pos()).String()
-			if danglingSQL.MatchString(s) {
+			if danglingSQL.MatchString(s) && !catalogWriters[filepath.ToSlash(path)] {
 				unread = append(unread, where+": a statement's table is built in code; spell it out, so that its writer can be read from the source")
 			}
 			for _, m := range writeSQL.FindAllStringSubmatchIndex(s, -1) {

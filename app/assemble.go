@@ -144,6 +144,7 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	if d.Notifies() {
 		work.Go("member changes heard", func(ctx context.Context) { o.Listen(ctx, log) })
 	}
+	work.Go("organization deletions", func(ctx context.Context) { o.DeleteDueEvery(ctx, orgs.DeletionCheck, log) })
 	// Channel waits wake through the same broker, keyed by channel.
 	ch := channels.NewService(d, channels.Config{Recheck: w.Inbox.Recheck, NoAlertsTTL: channels.DefaultNoAlertsTTL}, broker)
 	presence := orgs.NewPresence(d, log)

@@ -157,13 +157,17 @@ const adminAccount = "*admin"
 //
 // Returns EUnauthorized for bad credentials, ERateLimited when the account has
 // failed too often from this address or from all addresses, or this address
-// has tried too often, EInvalid for malformed ids.
+// has tried too often, EInvalid for malformed ids, EForbidden while the
+// org's deletion is scheduled.
 func (s *Service) Login(ctx context.Context, orgID, userID, password, clientIP string) (token string, sess *Session, err error) {
 	sess, a, hash, err := s.verifyPassword(ctx, orgID, userID, password, clientIP, "")
 	if err != nil {
 		return "", nil, err
 	}
 	defer a.end(ctx)
+	if err := s.refuseIfClosing(ctx, sess.OrgID, false); err != nil {
+		return "", nil, err
+	}
 	raw, tokenHash := NewToken()
 	sess.TokenHash = tokenHash
 	err = a.cleared(s.db.Tx(ctx, func(tx db.Querier) error {
@@ -345,6 +349,7 @@ func (s *Service) readToken(ctx context.Context, hash string, now time.Time) (*S
 	err := s.db.QueryRow(ctx, `
 		SELECT t.org_id, t.user_id, u.role, t.last_used_at, t.expires_at, t.revoked_at, t.kind
 		FROM tokens t JOIN users u ON u.org_id = t.org_id AND u.id = t.user_id
+		JOIN orgs o ON o.id = t.org_id AND o.deletion_due_at IS NULL
 		WHERE t.hash = $1 AND u.removed_at IS NULL`, hash).Scan(&sess.OrgID, &sess.UserID, &sess.Role, &lastUsed, &expires, &revoked, &kind)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, lastUsed, ctalk.Errorf(ctalk.EUnauthorized, unknownToken)
@@ -369,4 +374,24 @@ func (s *Service) readToken(ctx context.Context, hash string, now time.Time) (*S
 // Returns only the database's errors: a token revoked already is not one.
 func (s *Service) Logout(ctx context.Context, sess *Session) error {
 	return s.revokeCredential(ctx, tokensTable, sess.TokenHash)
+}
+
+// refuseIfClosing refuses a new credential in orgID while its deletion is
+// scheduled (orgs.ScheduleDeletion): any for an agent, and a browser
+// session of anyone but an admin (browserAdmin), who may still export the
+// org's data or cancel the deletion. The checks of credentials refuse the
+// same (readToken, webSession, OAuthAccess); this says why.
+//
+// Returns EForbidden, or the database's errors.
+func (s *Service) refuseIfClosing(ctx context.Context, orgID string, browserAdmin bool) error {
+	var due db.NullTime
+	err := s.db.QueryRow(ctx, `SELECT deletion_due_at FROM orgs WHERE id = $1`, orgID).Scan(&due)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("read orgs: %w", err)
+	}
+	if !due.Valid || browserAdmin {
+		return nil
+	}
+	return ctalk.Errorf(ctalk.EForbidden, "organization %q is to be deleted on %s, and sign-ins have stopped; until then an admin can cancel the deletion on the web app's Admin page",
+		orgID, due.Time.UTC().Format("2006-01-02 15:04 UTC"))
 }

@@ -147,6 +147,7 @@ func (s *Service) OAuthAccess(ctx context.Context, hash string) (*AccessToken, e
 		SELECT g.id, g.org_id, g.user_id, u.role, g.resource, g.revoked_at, g.last_used_at, t.expires_at
 		FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id
 		JOIN users u ON u.org_id = g.org_id AND u.id = g.user_id AND u.removed_at IS NULL
+		JOIN orgs o ON o.id = g.org_id AND o.deletion_due_at IS NULL
 		WHERE t.hash = $1 AND t.kind = 'access'`, hash).
 		Scan(&a.GrantID, &a.OrgID, &a.UserID, &a.Role, &a.Resource, &revoked, &lastUsed, &a.ExpiresAt)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -40,8 +40,12 @@ func (s *Service) SignIn(ctx context.Context, orgID, userID, password, clientIP 
 // just proven (by password, or by creating their organization), filling in
 // sess's hash and expiry.
 //
-// Returns only the database's errors.
+// Returns EForbidden for a member (not an admin) of an org whose deletion
+// is scheduled, or the database's errors.
 func (s *Service) StartWebSession(ctx context.Context, sess *Session) (string, error) {
+	if err := s.refuseIfClosing(ctx, sess.OrgID, sess.IsAdmin()); err != nil {
+		return "", err
+	}
 	raw, _ := NewToken()
 	raw = webSessionPrefix + raw[len(TokenPrefix):]
 	sess.TokenHash = HashToken(raw)
@@ -110,6 +114,7 @@ func (s *Service) webSession(ctx context.Context, hash string, now time.Time) (*
 	err := s.db.QueryRow(ctx, `
 		SELECT w.org_id, w.user_id, u.role, w.last_used_at, w.expires_at, w.revoked_at, w.passkey_at, w.signed_in_with
 		FROM web_sessions w JOIN users u ON u.org_id = w.org_id AND u.id = w.user_id AND u.removed_at IS NULL
+		JOIN orgs o ON o.id = w.org_id AND (o.deletion_due_at IS NULL OR u.role = 'admin')
 		WHERE w.hash = $1`, hash).Scan(&sess.OrgID, &sess.UserID, &sess.Role, &lastUsed, &expires, &revoked, (*db.NullTime)(&passkey), &sess.SignedInWith)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, time.Time{}, ctalk.Errorf(ctalk.EUnauthorized, webSessionEnded)

@@ -221,3 +221,23 @@ func Placeholders(first, n int) string {
 	}
 	return b.String()
 }
+
+// Each runs a query that only reads and calls fn with each row as it is
+// read, so that no more than one row is held at a time, however many the
+// query returns.
+//
+// Returns the query's errors translated into codes (see Translate), or
+// fn's.
+func Each(ctx context.Context, r Reader, fn func(*Rows) error, query string, args ...any) error {
+	rows, err := r.Query(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}

@@ -37,3 +37,12 @@ func (t *NullTime) parse(s string) error {
 	}
 	return fmt.Errorf("scan time: cannot parse %q", s)
 }
+
+// Ptr returns the time in UTC, or nil when it is NULL.
+func (t NullTime) Ptr() *time.Time {
+	if !t.Valid {
+		return nil
+	}
+	v := t.Time.UTC()
+	return &v
+}

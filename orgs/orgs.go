@@ -175,6 +175,15 @@ func (s *Service) insertOrg(ctx context.Context, tx db.Querier, org *Org, hash s
 	if err != nil {
 		return fmt.Errorf("insert into orgs: %w", err)
 	}
+	// Read after the insert, so that a deletion committed while it waited
+	// for the id is seen: a deleted org's id is never given again.
+	var retired int
+	if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM retired_orgs WHERE id = $1`, org.ID).Scan(&retired); err != nil {
+		return fmt.Errorf("read retired_orgs: %w", err)
+	}
+	if retired > 0 {
+		return ctalk.Errorf(ctalk.EConflict, "organization id %q belonged to an organization that was deleted, and ids are never given again; choose another org_id", org.ID)
+	}
 	_, err = auth.StoreAdminPassword(ctx, tx, org.ID, hash)
 	return err
 }

@@ -35,6 +35,7 @@ func (p *Pages) mountAdmin(r routes) {
 	r.POST("/admin/audit/retention", p.setAuditRetention)
 	p.mountOverview(r)
 	p.mountGlossary(r)
+	p.mountDeletion(r)
 }
 
 // adminData is the admin page: the org, its members, and the forms with
@@ -57,6 +58,12 @@ type adminData struct {
 	Link         *inviteLink
 	// Errors of the settings and admin password forms.
 	SettingsError, PasswordError string
+	// Deletion is the org's scheduled deletion, nil for none; DeleteError
+	// why scheduling or cancelling it was refused; AskPassword whether
+	// scheduling it asks for the admin's password (else a passkey).
+	Deletion    *orgs.Deletion
+	DeleteError string
+	AskPassword bool
 }
 
 // memberForm is the add-a-member form as sent, password left out.
@@ -65,13 +72,15 @@ type memberForm struct {
 }
 
 var adminFlash = map[string]string{
-	"added":          "Member added. Give them their password privately; they sign in at this site.",
-	"removed":        "Member removed. Their browser sessions and tokens stopped working at once.",
-	"settings":       "Settings saved.",
-	"password":       "The organization's admin password is changed; the old one no longer works.",
-	"invited":        "Invite sent. Its link works once, for 7 days; they choose their own password.",
-	"resent":         "Invite sent again with a new link; the earlier link no longer works.",
-	"revoked-invite": "Invite revoked; its link no longer works.",
+	"added":              "Member added. Give them their password privately; they sign in at this site.",
+	"removed":            "Member removed. Their browser sessions and tokens stopped working at once.",
+	"settings":           "Settings saved.",
+	"password":           "The organization's admin password is changed; the old one no longer works.",
+	"invited":            "Invite sent. Its link works once, for 7 days; they choose their own password.",
+	"resent":             "Invite sent again with a new link; the earlier link no longer works.",
+	"revoked-invite":     "Invite revoked; its link no longer works.",
+	"deletion":           "The organization's deletion is scheduled. Members were told; their sign-ins and agents' tokens stopped.",
+	"deletion-cancelled": "The deletion is cancelled. Members may sign in again, and their agents' tokens work again.",
 }
 
 func (p *Pages) adminPage(c echo.Context) error {
@@ -92,6 +101,14 @@ func (p *Pages) admin(c echo.Context, status int, d *adminData, flashed string) 
 		return err
 	}
 	d.MailEnabled, d.LinksEnabled = p.access.Enabled(), p.access.LinksEnabled()
+	if d.Deletion, err = p.orgs.ScheduledDeletion(ctx, m.OrgID); err != nil {
+		return err
+	}
+	keys, err := p.auth.Passkeys(ctx, m.OrgID, m.UserID)
+	if err != nil {
+		return err
+	}
+	d.AskPassword = !d.Org.AsksForPasskeys() && len(keys) == 0
 	if d.Invite.Role == "" {
 		d.Invite.Role = orgs.RoleMember
 	}

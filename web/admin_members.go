@@ -191,20 +191,24 @@ func (p *Pages) removeMemberPage(c echo.Context) error {
 }
 
 // removeMember removes a member once the confirmation page's form asked
-// for it (any other post shows that page and changes nothing); their
+// for it (any other post shows that page and changes nothing), and, with
+// erase=yes, erases their account and profile (orgs.EraseUser); their
 // sessions and tokens end in the same transaction. An admin who removes
 // themselves is signed out with it.
 func (p *Pages) removeMember(c echo.Context) error {
 	if c.Request().PostFormValue("confirmed") != removeConfirmed {
 		return p.removeMemberPage(c)
 	}
-	start := time.Now()
-	r, err := p.orgs.RemoveUser(c.Request().Context(), me(c).OrgID, c.Param("user_id"))
+	start, remove, tool := time.Now(), p.orgs.RemoveUser, "web:remove_user"
+	if c.Request().PostFormValue("erase") == "yes" {
+		remove, tool = p.orgs.EraseUser, "web:erase_user"
+	}
+	r, err := remove(c.Request().Context(), me(c).OrgID, c.Param("user_id"))
 	var touched []string
 	if r != nil {
 		touched = append(touched, r.UserID)
 	}
-	p.recordAction(c, "web:remove_user", start, err, touched...)
+	p.recordAction(c, tool, start, err, touched...)
 	if err != nil {
 		if ctalk.ErrorCode(err) == ctalk.ENotFound {
 			return p.adminNotFound(c, err)

@@ -123,7 +123,9 @@ type Pages struct {
 	// knowledge holds the org's shared answers.
 	knowledge *knowledge.Service
 	answers   *usecase.Answers
-	slack     *slackapp.Service
+	// export writes archives of the org's data and of a person's.
+	export *usecase.Export
+	slack  *slackapp.Service
 	// notify is set by SetNotify; nil means no notifications.
 	notify *notify.Service
 	pages  map[string]*template.Template
@@ -135,7 +137,8 @@ type Pages struct {
 
 // New returns the pages over the given services.
 func New(cfg Config, s Services) *Pages {
-	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, channels: s.Channels, audit: s.Audit, access: s.Access, knowledge: s.Knowledge, answers: s.Answers, slack: s.Slack, pages: parsePages()}
+	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, channels: s.Channels, audit: s.Audit, access: s.Access, knowledge: s.Knowledge, answers: s.Answers, slack: s.Slack, pages: parsePages(),
+		export: usecase.NewExport(s.Orgs, s.Inbox, s.Knowledge, s.Channels)}
 }
 
 // parsePages parses each page of templates/ (every file but the layout)
@@ -192,6 +195,7 @@ func (p *Pages) Mount(e *echo.Echo) {
 	p.mountPasskeys(r)
 	p.mountSlackProfile(r)
 	p.mountChannels(r)
+	p.mountExport(r)
 	p.mountAdmin(r.with(p.adminOnly))
 	p.mountInvites(r.with(p.adminOnly))
 	p.mountSlackAdmin(r.with(p.adminOnly))
