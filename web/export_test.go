@@ -28,8 +28,8 @@ type exported struct {
 	manifest map[string]any
 }
 
-// download posts an export form and reads the archive it answers with.
-func (c *client) download(path string) (*http.Response, *exported) {
+// downloadArchive posts an export form and reads the archive it answers with.
+func (c *client) downloadArchive(path string) (*http.Response, *exported) {
 	c.t.Helper()
 	if c.csrf() == "" {
 		c.get("/signin")
@@ -185,13 +185,13 @@ func TestOrganizationExport(t *testing.T) {
 		alice := s.fill(t, "acme")
 		testkit.OK(t, s.agent(t, "globex", "bob"), "ask_person", map[string]any{"to_user_id": "carol", "question": "Globex's secret plan?"})
 
-		if resp, x := s.newClient(t, "acme", "bob").download("/admin/export"); x != nil || resp.StatusCode != http.StatusForbidden {
+		if resp, x := s.newClient(t, "acme", "bob").downloadArchive("/admin/export"); x != nil || resp.StatusCode != http.StatusForbidden {
 			t.Errorf("a member's export of the org: %d", resp.StatusCode)
 		}
 		if code, body := alice.postRaw("/admin/export", url.Values{}); code != http.StatusForbidden || strings.HasPrefix(body, "PK") {
 			t.Errorf("an export without the form's CSRF token: %d", code)
 		}
-		resp, x := alice.download("/admin/export")
+		resp, x := alice.downloadArchive("/admin/export")
 		if x == nil {
 			t.Fatalf("the admin's export: %d", resp.StatusCode)
 		}
@@ -256,7 +256,7 @@ func TestPersonExport(t *testing.T) {
 		if _, page := s.newClient(t, "acme", "bob").get("/profile"); !strings.Contains(page, `action="/profile/export"`) {
 			t.Fatal("the profile page has no export form")
 		}
-		resp, x := s.newClient(t, "acme", "bob").download("/profile/export")
+		resp, x := s.newClient(t, "acme", "bob").downloadArchive("/profile/export")
 		if x == nil {
 			t.Fatalf("bob's export: %d", resp.StatusCode)
 		}
