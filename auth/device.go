@@ -29,8 +29,12 @@ const deviceCookiePrefix = "ctalkdev_"
 // whose cookie does not name this account, it returns a new cookie as
 // newDevice, for the caller to set; else newDevice is "".
 //
-// Returns the errors of CheckPassword.
+// Returns the errors of CheckPassword, and the refusal of the SignInGate
+// (DoorWeb).
 func (s *Service) SignInOnDevice(ctx context.Context, orgID, userID, password, clientIP, device string) (raw string, sess *Session, newDevice string, err error) {
+	if err := s.admit(ctx, orgID, userID, DoorWeb); err != nil {
+		return "", nil, "", err
+	}
 	if sess, err = s.checkPasswordOn(ctx, orgID, userID, password, clientIP, device); err != nil {
 		return "", nil, "", err
 	}
