@@ -1,0 +1,200 @@
+package web_test
+
+import (
+	"context"
+	"html"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/app"
+	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/internal/outbound"
+	"github.com/ctalk/ctalk/internal/testkit"
+	"github.com/ctalk/ctalk/sso"
+)
+
+const ssoSecret = "client-secret-0123456789abcdef"
+
+// withSSO lets the server reach identity providers on loopback over http,
+// as the tests run them.
+func withSSO(w *app.Wiring) {
+	w.SSO = sso.Config{HTTP: outbound.Client(outbound.Options{AllowLoopback: true}), AllowHTTP: true}
+}
+
+
+// ssoBegin posts the sign-in page's SSO form (or the admin's test form)
+// and returns the provider's address the continue page links to.
+func ssoBegin(t *testing.T, c *client, path string, form url.Values) string {
+	t.Helper()
+	code, body := c.post(path, form)
+	m := regexp.MustCompile(`href="([^"]+)" id="sso-continue"`).FindStringSubmatch(body)
+	if code != http.StatusOK || m == nil {
+		t.Fatalf("%s: %d %s", path, code, body)
+	}
+	return html.UnescapeString(m[1])
+}
+
+// atProvider opens the provider's address in c's browser and returns the
+// callback address the provider sends it back to, without following it.
+func atProvider(t *testing.T, c *client, authURL string) string {
+	t.Helper()
+	h := *c.http
+	h.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := h.Get(authURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusFound {
+		t.Fatalf("the provider answered %d", resp.StatusCode)
+	}
+	return resp.Header.Get("Location")
+}
+
+// ssoSignIn signs in c through org's provider and returns the final page.
+func ssoSignIn(t *testing.T, c *client, org string) (int, string) {
+	t.Helper()
+	back := atProvider(t, c, ssoBegin(t, c, "/sso/start", url.Values{"org": {org}}))
+	resp, err := c.http.Get(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return read(t, resp)
+}
+
+// configureSSO has acme's admin set op up, tested, with the given options.
+func configureSSO(t *testing.T, alice *client, op *testkit.OpenIDProvider, extra url.Values) {
+	t.Helper()
+	form := url.Values{"issuer": {op.URL}, "client_id": {op.ClientID}, "client_secret": {op.ClientSecret}, "domains": {"acme.test"}}
+	for k, v := range extra {
+		form[k] = v
+	}
+	if code, body := alice.post("/admin/sso", form); code != http.StatusOK || !strings.Contains(body, "Single sign-on saved") {
+		t.Fatalf("saving: %d %s", code, body)
+	}
+}
+
+// TestSSOSignIn: an admin sets up the org's OpenID Connect provider, tests
+// it (required is refused before), and requires it; a member then signs
+// in through it, by the org's id or their email's domain, stays the same
+// member when their email changes at the provider, and can no longer sign
+// in with a password, on the web or over MCP; an unverified email links
+// nobody; just-in-time provisioning makes a member; an admin's password
+// sign-in opens nothing but the passkey verification of the break-glass.
+func TestSSOSignIn(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, engine db.Engine) {
+		ctx := context.Background()
+		op := testkit.NewOpenIDProvider(t, "ctalk-acme", ssoSecret)
+		s := start(t, engine, withSSO)
+		s.org(t, "acme")
+		for _, u := range []string{"bob", "carol"} {
+			if _, err := s.Orgs.SetEmail(ctx, "acme", u, u+"@acme.test"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		alice := s.newClient(t, "acme", "alice")
+		if code, body := alice.post("/admin/sso", url.Values{"issuer": {op.URL}, "client_id": {op.ClientID}, "client_secret": {ssoSecret}, "jit": {"on"}}); code != http.StatusBadRequest || !strings.Contains(body, "at least one domain") {
+			t.Errorf("JIT without a domain: %d", code)
+		}
+		if code, body := alice.post("/admin/sso", url.Values{"issuer": {"ftp://x"}, "client_id": {"x"}, "client_secret": {"y"}}); code != http.StatusBadRequest || !strings.Contains(body, "https://") {
+			t.Errorf("an issuer of another scheme: %d", code)
+		}
+		configureSSO(t, alice, op, url.Values{"link_by_email": {"on"}})
+		if code, _ := s.newClient(t, "acme", "bob").get("/admin/sso"); code != http.StatusForbidden {
+			t.Errorf("a member's GET /admin/sso: %d, want 403", code)
+		}
+		if code, body := alice.post("/admin/sso/required", url.Values{"required": {"on"}}); code != http.StatusConflict || !strings.Contains(body, "Test sign-in") {
+			t.Fatalf("requiring before a test: %d %s", code, body)
+		}
+		op.SetUser(testkit.OIDCUser{Subject: "idp-alice", Email: "alice@acme.test", EmailVerified: true, Name: "Alice"})
+		back := atProvider(t, alice, ssoBegin(t, alice, "/admin/sso/test", url.Values{}))
+		if code, body := alice.get(strings.TrimPrefix(back, s.URL)); code != http.StatusOK || !strings.Contains(body, "Test sign-in succeeded") {
+			t.Fatalf("the test sign-in: %d %s", code, body)
+		}
+		// Required: alice's own password session is now a break-glass one,
+		// held at its passkey; she signs in through the provider instead,
+		// as the test login linked her.
+		if code, body := alice.post("/admin/sso/required", url.Values{"required": {"on"}}); code != http.StatusUnauthorized || !strings.Contains(body, "break-glass") {
+			t.Fatalf("requiring: %d %s", code, body)
+		}
+		alice = s.anonymous(t)
+		if code, body := ssoSignIn(t, alice, "acme"); code != http.StatusOK || !strings.Contains(body, "alice · acme") {
+			t.Fatalf("alice's sign-in through the provider: %d %s", code, body)
+		}
+		if _, body := alice.get("/admin/sso"); !strings.Contains(body, "Single sign-on is required") {
+			t.Fatalf("the admin page after requiring: %s", body)
+		}
+
+		// bob, by his email's domain, linked by his verified address.
+		op.SetUser(testkit.OIDCUser{Subject: "idp-bob", Email: "bob@acme.test", EmailVerified: true, Name: "Bob"})
+		bob := s.anonymous(t)
+		code, body := ssoSignIn(t, bob, "bob@acme.test")
+		if code != http.StatusOK || !strings.Contains(body, "header") {
+			t.Fatalf("bob's sign-in: %d %s", code, body)
+		}
+		if _, page := bob.get("/profile"); !strings.Contains(page, "bob@acme.test") {
+			t.Errorf("bob's profile after SSO does not show bob: %s", page)
+		}
+		// His address changes at the provider: still bob.
+		op.SetUser(testkit.OIDCUser{Subject: "idp-bob", Email: "robert@acme.test", EmailVerified: true, Name: "Robert"})
+		bob2 := s.anonymous(t)
+		if code, _ := ssoSignIn(t, bob2, "acme"); code != http.StatusOK {
+			t.Fatalf("bob's sign-in with a new address: %d", code)
+		}
+		if _, page := bob2.get("/profile"); !strings.Contains(page, "bob@acme.test") {
+			t.Error("an address changed at the provider signed in someone other than bob")
+		}
+		// Passwords no longer sign members in, on the web or over MCP.
+		if code, body := s.anonymous(t).post("/signin", url.Values{"org_id": {"acme"}, "user_id": {"bob"}, "password": {userPW}}); code != http.StatusForbidden || !strings.Contains(body, "requires single sign-on") {
+			t.Errorf("bob's password sign-in under sso_required: %d", code)
+		}
+		if _, _, err := s.Auth.Login(ctx, "acme", "bob", userPW, "127.0.0.1"); ctalk.ErrorCode(err) != ctalk.EForbidden || !strings.Contains(err.Error(), "single sign-on") {
+			t.Errorf("bob's MCP login under sso_required: %v", err)
+		}
+		if _, _, err := s.Auth.Login(ctx, "acme", "alice", userPW, "127.0.0.1"); ctalk.ErrorCode(err) != ctalk.EForbidden {
+			t.Errorf("an admin's MCP login under sso_required: %v", err)
+		}
+		// carol's address is not verified at the provider: linked to nobody.
+		op.SetUser(testkit.OIDCUser{Subject: "idp-carol", Email: "carol@acme.test", EmailVerified: false})
+		if code, body := ssoSignIn(t, s.anonymous(t), "acme"); code != http.StatusNotFound || !strings.Contains(body, "not linked") {
+			t.Errorf("an unverified address: %d %s", code, body)
+		}
+		// Just in time: dave becomes a member.
+		configureSSO(t, alice, op, url.Values{"link_by_email": {"on"}, "jit": {"on"}})
+		op.SetUser(testkit.OIDCUser{Subject: "idp-dave", Email: "dave@acme.test", EmailVerified: true, Name: "Dave Doe"})
+		if code, _ := ssoSignIn(t, s.anonymous(t), "acme"); code != http.StatusOK {
+			t.Fatalf("dave's first sign-in: %d", code)
+		}
+		if u, err := s.Orgs.User(ctx, "acme", "dave"); err != nil || u.Name != "Dave Doe" || u.Email != "dave@acme.test" {
+			t.Errorf("the member made just in time: %+v %v", u, err)
+		}
+		// Another domain's verified address makes nobody.
+		op.SetUser(testkit.OIDCUser{Subject: "idp-eve", Email: "eve@elsewhere.test", EmailVerified: true})
+		if code, _ := ssoSignIn(t, s.anonymous(t), "acme"); code != http.StatusNotFound {
+			t.Errorf("an address at another domain: %d, want 404", code)
+		}
+		// Break-glass: alice's password opens only the passkey step.
+		glass := s.anonymous(t)
+		if code, body := glass.post("/signin", url.Values{"org_id": {"acme"}, "user_id": {"alice"}, "password": {userPW}}); code != http.StatusUnauthorized || !strings.Contains(body, "break-glass") {
+			t.Errorf("alice's password sign-in under sso_required: %d", code)
+		}
+		if code, _ := glass.get("/admin/sso"); code != http.StatusUnauthorized {
+			t.Errorf("a break-glass session before its passkey opened the admin page: %d", code)
+		}
+		time.Sleep(100 * time.Millisecond)
+		for _, where := range []string{s.logs.String(), body} {
+			if strings.Contains(where, ssoSecret) {
+				t.Error("the client secret was shown or logged")
+			}
+		}
+		if _, page := alice.get("/admin/sso"); strings.Contains(page, ssoSecret) {
+			t.Error("the admin page shows the client secret")
+		}
+	})
+}
