@@ -170,7 +170,8 @@ func verified(v any) bool {
 	return false
 }
 
-// tokenProblem says which check an ID token failed, in words.
+// tokenProblem says which check an ID token failed, in words. go-oidc
+// types only the expiry's error; the others are told by their text.
 func tokenProblem(err error) string {
 	var exp *oidc.TokenExpiredError
 	msg := err.Error()
@@ -179,10 +180,12 @@ func tokenProblem(err error) string {
 		return "it has expired"
 	case strings.Contains(msg, "audience"):
 		return "it was issued to another application (audience)"
-	case strings.Contains(msg, "issuer"):
+	case strings.Contains(msg, "different provider"):
 		return "it was issued by another issuer"
 	case strings.Contains(msg, "signature"):
 		return "its signature does not match the provider's keys"
+	case strings.Contains(msg, "nbf"):
+		return "it is not valid yet (check the clocks)"
 	}
 	return "it is malformed"
 }

@@ -26,7 +26,6 @@ func withSSO(w *app.Wiring) {
 	w.SSO = sso.Config{HTTP: outbound.Client(outbound.Options{AllowLoopback: true}), AllowHTTP: true}
 }
 
-
 // ssoBegin posts the sign-in page's SSO form (or the admin's test form)
 // and returns the provider's address the continue page links to.
 func ssoBegin(t *testing.T, c *client, path string, form url.Values) string {
@@ -196,5 +195,113 @@ func TestSSOSignIn(t *testing.T) {
 		if _, page := alice.get("/admin/sso"); strings.Contains(page, ssoSecret) {
 			t.Error("the admin page shows the client secret")
 		}
+	})
+}
+
+// TestSSORefusals: the callback refuses an ID token for another audience,
+// from another issuer, expired, signed with a key the provider does not
+// publish, or with another nonce; a state used twice, or brought back by a
+// browser that did not begin it; and a code from another org's provider.
+// A rotated key is picked up. Each refusal signs nobody in.
+func TestSSORefusals(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, engine db.Engine) {
+		ctx := context.Background()
+		op := testkit.NewOpenIDProvider(t, "ctalk-acme", ssoSecret)
+		other := testkit.NewOpenIDProvider(t, "ctalk-beta", ssoSecret)
+		s := start(t, engine, withSSO)
+		s.org(t, "acme")
+		s.org(t, "beta")
+		if _, err := s.Orgs.SetEmail(ctx, "acme", "bob", "bob@acme.test"); err != nil {
+			t.Fatal(err)
+		}
+		configureSSO(t, s.newClient(t, "acme", "alice"), op, url.Values{"link_by_email": {"on"}})
+		beta := s.newClient(t, "beta", "alice")
+		if code, body := beta.post("/admin/sso", url.Values{"issuer": {other.URL}, "client_id": {other.ClientID}, "client_secret": {ssoSecret}, "domains": {"acme.test"}}); code != http.StatusConflict || !strings.Contains(body, "another organization") {
+			t.Errorf("another org claiming acme's domain: %d", code)
+		}
+		if code, body := beta.post("/admin/sso", url.Values{"issuer": {other.URL}, "client_id": {other.ClientID}, "client_secret": {ssoSecret}, "domains": {"beta.test"}}); code != http.StatusOK {
+			t.Fatalf("beta's set-up: %d %s", code, body)
+		}
+		op.SetUser(testkit.OIDCUser{Subject: "idp-bob", Email: "bob@acme.test", EmailVerified: true})
+		other.SetUser(testkit.OIDCUser{Subject: "idp-bob", Email: "bob@acme.test", EmailVerified: true})
+
+		signedOut := func(t *testing.T, c *client) {
+			t.Helper()
+			if _, body := c.get("/inbox"); strings.Contains(body, `class="who"`) {
+				t.Error("a refused sign-in signed someone in")
+			}
+		}
+		for _, tc := range []struct {
+			name  string
+			fault testkit.OIDCFault
+			want  string
+		}{
+			{"wrong audience", testkit.OIDCFault{Audience: "someone-else"}, "another application"},
+			{"wrong issuer", testkit.OIDCFault{Issuer: "https://evil.example"}, "another issuer"},
+			{"expired", testkit.OIDCFault{Expired: true}, "expired"},
+			{"bad signature", testkit.OIDCFault{ForeignKey: true}, "signature"},
+			{"nonce mismatch", testkit.OIDCFault{Nonce: "another-nonce"}, "nonce"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				c := s.anonymous(t)
+				op.Fault(tc.fault)
+				code, body := ssoSignIn(t, c, "acme")
+				if code != http.StatusUnauthorized || !strings.Contains(body, tc.want) {
+					t.Errorf("%d, want 401 saying %q: %s", code, tc.want, body)
+				}
+				signedOut(t, c)
+			})
+		}
+
+		t.Run("replayed state", func(t *testing.T) {
+			c := s.anonymous(t)
+			back := atProvider(t, c, ssoBegin(t, c, "/sso/start", url.Values{"org": {"acme"}}))
+			// The attacker's browser holds no state cookie.
+			if code, _ := s.anonymous(t).get(strings.TrimPrefix(back, s.URL)); code != http.StatusUnauthorized {
+				t.Errorf("a callback in a browser that did not begin it: %d, want 401", code)
+			}
+			if code, _ := c.get(strings.TrimPrefix(back, s.URL)); code != http.StatusOK {
+				t.Fatalf("the sign-in itself: %d", code)
+			}
+			// The same callback again, with the cookie set once more.
+			u, _ := url.Parse(back)
+			again := s.anonymous(t)
+			again.http.Jar.SetCookies(u, []*http.Cookie{{Name: "ctalk_sso", Value: u.Query().Get("state"), Path: "/"}})
+			if code, body := again.get(strings.TrimPrefix(back, s.URL)); code != http.StatusUnauthorized || !strings.Contains(body, "used already") {
+				t.Errorf("a state used twice: %d %s", code, body)
+			}
+			signedOut(t, again)
+		})
+
+		t.Run("another org's provider", func(t *testing.T) {
+			// A sign-in begun for acme, completed with a code from beta's
+			// provider: acme's provider does not know the code.
+			c := s.anonymous(t)
+			acmeBack, _ := url.Parse(atProvider(t, c, ssoBegin(t, c, "/sso/start", url.Values{"org": {"acme"}})))
+			b := s.anonymous(t)
+			betaBack, _ := url.Parse(atProvider(t, b, ssoBegin(t, b, "/sso/start", url.Values{"org": {"beta"}})))
+			q := acmeBack.Query()
+			q.Set("code", betaBack.Query().Get("code"))
+			acmeBack.RawQuery = q.Encode()
+			if code, _ := c.get(strings.TrimPrefix(acmeBack.String(), s.URL)); code != http.StatusUnauthorized {
+				t.Errorf("beta's code at acme's callback: %d, want 401", code)
+			}
+			signedOut(t, c)
+			// beta's provider vouching for bob@acme.test signs in no one
+			// of acme: beta links only its own domain's verified addresses,
+			// and beta has no such member.
+			if code, _ := ssoSignIn(t, s.anonymous(t), "beta"); code != http.StatusNotFound {
+				t.Errorf("beta's provider naming an acme address: %d, want 404", code)
+			}
+		})
+
+		t.Run("rotated key", func(t *testing.T) {
+			op.Rotate()
+			c := s.anonymous(t)
+			if code, body := ssoSignIn(t, c, "acme"); code != http.StatusOK || !strings.Contains(body, "bob · acme") {
+				t.Errorf("a sign-in after the provider rotated its key: %d %s", code, body)
+			}
+		})
 	})
 }
