@@ -143,12 +143,16 @@ func (s *Service) Finish(ctx context.Context, state, code, redirectURI string) (
 	var claims struct {
 		Email         string `json:"email"`
 		EmailVerified any    `json:"email_verified"`
-		Name          string `json:"name"`
+		// DomainOwnerVerified is Microsoft Entra ID's optional claim that
+		// the email's domain is verified by the tenant, which sends no
+		// email_verified.
+		DomainOwnerVerified any    `json:"xms_edov"`
+		Name                string `json:"name"`
 	}
 	if err := idt.Claims(&claims); err != nil {
 		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the identity provider's ID token has claims of the wrong types")
 	}
-	id := identity{subject: idt.Subject, name: claims.Name, verified: verified(claims.EmailVerified)}
+	id := identity{subject: idt.Subject, name: claims.Name, verified: verified(claims.EmailVerified) || verified(claims.DomainOwnerVerified)}
 	if e, err := ctalk.ParseEmail("email", claims.Email); err == nil {
 		id.email = e
 	}
