@@ -276,9 +276,11 @@ func (p *Pages) breakGlass(c echo.Context, sess *auth.Session) (bool, error) {
 }
 
 // brokeGlass records an admin's completed break-glass sign-in and tells
-// the org's other admins of it.
+// the org's other admins of it: by mail, and by their webhooks and
+// browsers.
 func (p *Pages) brokeGlass(ctx context.Context, c echo.Context, sess *auth.Session) {
 	p.recordAction(c, "web:sso_break_glass", time.Now(), nil)
+	p.access.TellBreakGlass(ctx, sess.OrgID, sess.UserID)
 	users, err := p.orgs.Users(ctx, sess.OrgID)
 	if err != nil {
 		p.cfg.Logger.Warn("break-glass sign-in not announced", "error", err)
