@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
@@ -131,9 +132,13 @@ func (s *Service) newLink(ctx context.Context, p *Provider, st *signInState, id 
 			u, how, err = s.provision(ctx, p, id, email)
 		}
 	case p.JIT && email != "":
-		if _, err := s.orgs.UserByEmail(ctx, p.OrgID, email); err == nil {
+		if taken, err := s.orgs.UserByEmail(ctx, p.OrgID, email); err == nil {
 			// A member has the address, and linking by email is off:
-			// making another member of it would guess.
+			// making another member of it would guess. Unless a sign-in
+			// of this very person just made them.
+			if time.Since(taken.CreatedAt) < raceWindow {
+				return s.linkedSoon(ctx, p, id.subject)
+			}
 			return nil, "", notLinked(p.OrgID)
 		}
 		u, how, err = s.provision(ctx, p, id, email)
@@ -179,8 +184,14 @@ func (s *Service) provision(ctx context.Context, p *Provider, id identity, email
 		}
 		u, err := s.orgs.AddUser(ctx, p.OrgID, orgs.NewUser{ID: uid, Name: name, Email: email, Role: orgs.RoleMember, Password: unusablePassword()})
 		if ctalk.ErrorCode(err) == ctalk.EConflict {
-			if taken, _ := s.orgs.UserByEmail(ctx, p.OrgID, email); taken != nil {
-				// Made by a sign-in at the same time: never link by guess.
+			taken, _ := s.orgs.UserByEmail(ctx, p.OrgID, email)
+			switch {
+			case taken != nil && time.Since(taken.CreatedAt) < raceWindow:
+				// Made meanwhile, by a sign-in of the same person at
+				// the same time, whose link follows at once; or else
+				// by an admin, and then linked to nobody by guess.
+				return s.linkedSoon(ctx, p, id.subject)
+			case taken != nil:
 				return nil, "", notLinked(p.OrgID)
 			}
 			continue
@@ -188,6 +199,28 @@ func (s *Service) provision(ctx context.Context, p *Provider, id identity, email
 		return u, LinkedJIT, err
 	}
 	return nil, "", ctalk.Errorf(ctalk.EConflict, "no free user id for %s; ask an admin to add you", email)
+}
+
+// raceWindow is how recent a member made just in time must be for a
+// sign-in that finds them to wait for the link of the sign-in that made
+// them.
+const raceWindow = 10 * time.Second
+
+// linkedSoon waits a little for a sign-in of subject at the same time to
+// link the member it just made, and returns that member; else the person
+// is linked to nobody.
+func (s *Service) linkedSoon(ctx context.Context, p *Provider, subject string) (*orgs.User, string, error) {
+	for range 40 {
+		if u, err := s.linked(ctx, p, subject); err == nil {
+			return u, "", nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, "", ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return nil, "", notLinked(p.OrgID)
 }
 
 // userIDFrom makes a user id of an email's local part.
