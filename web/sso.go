@@ -292,3 +292,21 @@ func (p *Pages) brokeGlass(ctx context.Context, c echo.Context, sess *auth.Sessi
 		}
 	}
 }
+
+// passwordSessionRefused is the page of a password just set (by an invite
+// or a reset link) that may not sign its member in, their org requiring
+// single sign-on (see sso.Service.Gate); nil when it may. An admin's
+// session is begun, and held at the break-glass passkey step.
+func (p *Pages) passwordSessionRefused(c echo.Context, sess *auth.Session, what string) error {
+	if p.sso == nil {
+		return nil
+	}
+	err := p.sso.Gate(c.Request().Context(), sess.OrgID, sess.UserID, auth.DoorWeb)
+	switch ctalk.ErrorCode(err) {
+	case "":
+		return nil
+	case ctalk.EInternal:
+		return err
+	}
+	return p.render(c, http.StatusOK, "message", &page{Title: what + ", but not signed in", Message: ctalk.ErrorMessage(err), Next: "/signin"})
+}

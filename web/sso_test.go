@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/api/apitest"
 	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/internal/outbound"
@@ -90,7 +91,7 @@ func TestSSOSignIn(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
 		ctx := context.Background()
 		op := testkit.NewOpenIDProvider(t, "ctalk-acme", ssoSecret)
-		s := start(t, engine, withSSO)
+		s := start(t, engine, withSSO, func(w *app.Wiring) { w.API.PublicURL = apitest.SelfURL })
 		s.org(t, "acme")
 		for _, u := range []string{"bob", "carol"} {
 			if _, err := s.Orgs.SetEmail(ctx, "acme", u, u+"@acme.test"); err != nil {
@@ -158,6 +159,18 @@ func TestSSOSignIn(t *testing.T) {
 		}
 		if _, _, err := s.Auth.Login(ctx, "acme", "alice", userPW, "127.0.0.1"); ctalk.ErrorCode(err) != ctalk.EForbidden {
 			t.Errorf("an admin's MCP login under sso_required: %v", err)
+		}
+		// An invite's password signs the new member in no more.
+		code, body = alice.post("/admin/invites", url.Values{"email": {"dan@acme.test"}, "user_id": {"dan"}, "name": {"Dan"}, "deliver": {"link"}})
+		if code != http.StatusOK {
+			t.Fatalf("an invite link: %d %s", code, body)
+		}
+		dan := s.anonymous(t)
+		if code, body := dan.post(linkShown(t, body), url.Values{"password": {"dans-password"}, "confirm": {"dans-password"}}); code != http.StatusOK || !strings.Contains(body, "not signed in") {
+			t.Errorf("an invite accepted under sso_required: %d %s", code, body)
+		}
+		if _, page := dan.get("/inbox"); strings.Contains(page, `class="who"`) {
+			t.Error("an invite's password signed the member in under sso_required")
 		}
 		// carol's address is not verified at the provider: linked to nobody.
 		op.SetUser(testkit.OIDCUser{Subject: "idp-carol", Email: "carol@acme.test", EmailVerified: false})
