@@ -160,6 +160,8 @@ func TestSSOSignIn(t *testing.T) {
 		if _, _, err := s.Auth.Login(ctx, "acme", "alice", userPW, "127.0.0.1"); ctalk.ErrorCode(err) != ctalk.EForbidden {
 			t.Errorf("an admin's MCP login under sso_required: %v", err)
 		}
+		testkit.Fail(t, testkit.Connect(t, s.URL, testkit.EraSessions, ""), "login", map[string]any{"org_id": "acme", "user_id": "bob", "password": userPW},
+			"requires single sign-on, so login with a password is refused")
 		// An invite's password signs the new member in no more.
 		code, body = alice.post("/admin/invites", url.Values{"email": {"dan@acme.test"}, "user_id": {"dan"}, "name": {"Dan"}, "deliver": {"link"}})
 		if code != http.StatusOK {
