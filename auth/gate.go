@@ -22,7 +22,9 @@ const SignedInSSO = "sso"
 const SignedInPassword = signedInPassword
 
 // SignInGate says whether orgID's member userID may sign in by door; a
-// non-nil error is the refusal, given before the password is checked.
+// non-nil error is the refusal: given before the password is checked at
+// DoorMCP, after it at DoorWeb (so that a wrong password answers alike for
+// members and admins), after the passkey at DoorPasskey.
 type SignInGate func(ctx context.Context, orgID, userID, door string) error
 
 // SetSignInGate has every password and passkey sign-in ask g first (the

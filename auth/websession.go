@@ -28,10 +28,10 @@ const webSessionPrefix = "ctalkweb_"
 // Returns the errors of CheckPassword, and the refusal of the SignInGate
 // (DoorWeb).
 func (s *Service) SignIn(ctx context.Context, orgID, userID, password, clientIP string) (raw string, sess *Session, err error) {
-	if err := s.admit(ctx, orgID, userID, DoorWeb); err != nil {
+	if sess, err = s.CheckPassword(ctx, orgID, userID, password, clientIP); err != nil {
 		return "", nil, err
 	}
-	if sess, err = s.CheckPassword(ctx, orgID, userID, password, clientIP); err != nil {
+	if err := s.admit(ctx, sess.OrgID, sess.UserID, DoorWeb); err != nil {
 		return "", nil, err
 	}
 	if raw, err = s.StartWebSession(ctx, sess); err != nil {

@@ -7,7 +7,7 @@
 // stable subject) is linked to one ctalk member, by the rules of Link; the
 // org may also create members just in time, and require sign-in through
 // the provider (sso_required), which the password doors ask about through
-// PasswordAllowed. It owns the sso_* tables.
+// Gate. It owns the sso_* tables.
 package sso
 
 import (

@@ -154,6 +154,12 @@ func TestSSOSignIn(t *testing.T) {
 		if code, body := s.anonymous(t).post("/signin", url.Values{"org_id": {"acme"}, "user_id": {"bob"}, "password": {userPW}}); code != http.StatusForbidden || !strings.Contains(body, "requires single sign-on") {
 			t.Errorf("bob's password sign-in under sso_required: %d", code)
 		}
+		// A wrong password answers as anywhere: nobody learns who is admin.
+		for _, who := range []string{"alice", "bob"} {
+			if code, body := s.anonymous(t).post("/signin", url.Values{"org_id": {"acme"}, "user_id": {who}, "password": {"not-the-password"}}); code != http.StatusUnauthorized || !strings.Contains(body, "login failed") {
+				t.Errorf("%s's wrong password under sso_required: %d", who, code)
+			}
+		}
 		if _, _, err := s.Auth.Login(ctx, "acme", "bob", userPW, "127.0.0.1"); ctalk.ErrorCode(err) != ctalk.EForbidden || !strings.Contains(err.Error(), "single sign-on") {
 			t.Errorf("bob's MCP login under sso_required: %v", err)
 		}
