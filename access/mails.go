@@ -107,3 +107,20 @@ If you did not ask for this, talk to your admins, and sign in to set your addres
 <p>If you did not ask for this, talk to your admins, and <a href="{{.Link}}">sign in</a> to set your address again.</p>
 </body></html>
 `)
+
+// breakGlassMail tells an admin that another admin signed in with the
+// break-glass sign-in of an organization that requires single sign-on.
+var breakGlassMail = newMail(`Hello {{.Name}},
+
+{{.Admin}} ({{.AdminID}}), an admin of {{.Org}} ({{.OrgID}}), signed in to ctalk on {{.When}} with the break-glass sign-in: their password and a passkey, bypassing your organization's single sign-on. This is for when the identity provider cannot be reached.
+
+If you did not expect it, ask them why, and read the audit log:
+
+{{.Link}}
+`, `<!doctype html>
+<html><body style="font-family: system-ui, sans-serif; line-height: 1.5">
+<p>Hello {{.Name}},</p>
+<p><strong>{{.Admin}}</strong> ({{.AdminID}}), an admin of <strong>{{.Org}}</strong> ({{.OrgID}}), signed in to ctalk on {{.When}} with the break-glass sign-in: their password and a passkey, bypassing your organization's single sign-on. This is for when the identity provider cannot be reached.</p>
+<p>If you did not expect it, ask them why, and read <a href="{{.Link}}">the audit log</a>.</p>
+</body></html>
+`)

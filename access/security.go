@@ -148,3 +148,36 @@ func (s *Service) later(ctx context.Context, what, orgID, userID string, send fu
 }
 
 func (s *Service) now() time.Time { return time.Now().UTC() }
+
+// TellBreakGlass mails every other admin of orgID with an address that
+// the admin adminID just signed in with the break-glass sign-in (password
+// and passkey) of an org that requires single sign-on, after the caller's
+// answer; a mail that fails is logged.
+func (s *Service) TellBreakGlass(ctx context.Context, orgID, adminID string) {
+	s.later(ctx, "mail telling of a break-glass sign-in not sent", orgID, adminID, func(ctx context.Context) error {
+		admin, org, err := s.orgs.Member(ctx, orgID, adminID)
+		if err != nil {
+			return err
+		}
+		users, err := s.orgs.Users(ctx, orgID)
+		if err != nil {
+			return err
+		}
+		for _, u := range users {
+			if u.Role != orgs.RoleAdmin || u.ID == adminID || u.Email == "" {
+				continue
+			}
+			m, err := render(breakGlassMail, map[string]any{"Name": u.Name, "Admin": admin.Name, "AdminID": admin.ID, "Org": org.Name, "OrgID": org.ID,
+				"When": s.now().Format("Monday 2 January 2006, 15:04 MST"), "Link": s.cfg.PublicURL + "/admin/audit"})
+			if err != nil {
+				return err
+			}
+			m.To = u.Email
+			m.Subject = fmt.Sprintf("Break-glass sign-in by %s in %s", oneLine(admin.Name), oneLine(org.Name))
+			if err := s.sender.Send(ctx, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -28,6 +28,7 @@ import (
 	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/orgs"
 	"github.com/ctalk/ctalk/slackapp"
+	"github.com/ctalk/ctalk/sso"
 	"github.com/ctalk/ctalk/tools"
 	"github.com/ctalk/ctalk/usecase"
 	"github.com/ctalk/ctalk/wait"
@@ -63,6 +64,9 @@ type Wiring struct {
 	// Slack configures the Slack door; PublicURL and Logger come from the
 	// rest, and HTTP, when nil, is outbound's guarded client.
 	Slack slackapp.Config
+	// SSO configures the organizations' single sign-on; HTTP, when nil,
+	// is outbound's guarded client.
+	SSO sso.Config
 }
 
 // linkURL is the base of the links the server mails and notifies.
@@ -96,6 +100,8 @@ type Assembly struct {
 	// Slack is the Slack door: the org's app, links, DMs and the routes
 	// Slack calls.
 	Slack *slackapp.Service
+	// SSO is the organizations' single sign-on.
+	SSO *sso.Service
 	// Answers is the use case of deciding and sending answers that every
 	// door calls.
 	Answers *usecase.Answers
@@ -159,16 +165,17 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	svc := tools.Services{Auth: a, Orgs: o, Inbox: in, Channels: ch, Presence: presence, Access: acc, Notify: n, Knowledge: newKnowledge(d, o, in), OAuth: oauth.NewService(d, a, oauthConfig(w.API))}
 	svc.Answers = usecase.NewAnswers(in, svc.Knowledge, log)
 	sl := newSlack(d, w, log, svc, n)
+	ss := newSSO(d, w, a, o)
 	p := api.Parts{DB: d, Services: svc, Metrics: prometheus.NewRegistry(), Stop: make(chan struct{})}
 	p.Tools = tools.New(tools.Config{Version: w.API.Version, Logger: log, AllowOrgSignup: w.API.AllowOrgSignup, SignupSecret: w.API.SignupSecret,
 		ProgressEvery: w.API.ProgressEvery, Audit: w.API.Audit, Stop: p.Stop, Metrics: p.Metrics, Icon: web.Icon()}, svc)
-	p.Web = newWeb(w.API, log, p, w.LocalSignIn, sl)
+	p.Web = newWeb(w.API, log, p, w.LocalSignIn, sl, ss)
 	p.Metrics.MustRegister(n.Collectors()...)
 	return &Assembly{
 		Notify: n,
 		Server: api.New(w.API, p),
 		Auth:   a, Orgs: o, Inbox: in, Channels: ch, Broker: broker, Audit: w.API.Audit,
-		Mail: sender, Access: acc, Knowledge: svc.Knowledge, Slack: sl, Answers: svc.Answers, work: work,
+		Mail: sender, Access: acc, Knowledge: svc.Knowledge, Slack: sl, SSO: ss, Answers: svc.Answers, work: work,
 	}, nil
 }
 
@@ -199,9 +206,21 @@ func newSlack(d *db.DB, w Wiring, log *slog.Logger, svc tools.Services, n *notif
 	return sl
 }
 
+// newSSO builds the organizations' single sign-on, which every password
+// and passkey sign-in asks first.
+func newSSO(d *db.DB, w Wiring, a *auth.Service, o *orgs.Service) *sso.Service {
+	cfg := w.SSO
+	if cfg.HTTP == nil {
+		cfg.HTTP = outbound.Client(outbound.Options{})
+	}
+	ss := sso.New(d, cfg, o)
+	a.SetSignInGate(ss.Gate)
+	return ss
+}
+
 // newWeb builds the web app over the parts, the tools' sign-up check
-// included, and the Slack door's pages and routes.
-func newWeb(cfg api.Config, log *slog.Logger, p api.Parts, localSignIn func(string) (string, string, bool), sl *slackapp.Service) *web.Pages {
+// included, the Slack door's pages and routes, and single sign-on's.
+func newWeb(cfg api.Config, log *slog.Logger, p api.Parts, localSignIn func(string) (string, string, bool), sl *slackapp.Service, ss *sso.Service) *web.Pages {
 	pages := web.New(web.Config{
 		Logger:            log,
 		PublicURL:         func(r *http.Request) string { return api.PublicURL(cfg.PublicURL, r) },
@@ -212,7 +231,7 @@ func newWeb(cfg api.Config, log *slog.Logger, p api.Parts, localSignIn func(stri
 		Build:             cfg.Build,
 		Stop:              p.Stop,
 		LocalSignIn:       localSignIn,
-	}, web.Services{Auth: p.Auth, Orgs: p.Orgs, OAuth: p.OAuth, Inbox: p.Inbox, Channels: p.Channels, Audit: cfg.Audit, Access: p.Access, Knowledge: p.Knowledge, Answers: p.Answers, Slack: sl})
+	}, web.Services{Auth: p.Auth, Orgs: p.Orgs, OAuth: p.OAuth, Inbox: p.Inbox, Channels: p.Channels, Audit: cfg.Audit, Access: p.Access, Knowledge: p.Knowledge, Answers: p.Answers, Slack: sl, SSO: ss})
 	pages.SetNotify(p.Notify)
 	return pages
 }

@@ -129,6 +129,8 @@ type Service struct {
 	// afterRead, when set by a test, runs between a token's read and its
 	// caching.
 	afterRead func()
+	// gate is the SignInGate of SetSignInGate, nil for none.
+	gate SignInGate
 }
 
 // NewService returns a Service over d.
@@ -158,8 +160,11 @@ const adminAccount = "*admin"
 // Returns EUnauthorized for bad credentials, ERateLimited when the account has
 // failed too often from this address or from all addresses, or this address
 // has tried too often, EInvalid for malformed ids, EForbidden while the
-// org's deletion is scheduled.
+// org's deletion is scheduled, and the refusal of the SignInGate (DoorMCP).
 func (s *Service) Login(ctx context.Context, orgID, userID, password, clientIP string) (token string, sess *Session, err error) {
+	if err := s.admit(ctx, orgID, userID, DoorMCP); err != nil {
+		return "", nil, err
+	}
 	sess, a, hash, err := s.verifyPassword(ctx, orgID, userID, password, clientIP, "")
 	if err != nil {
 		return "", nil, err

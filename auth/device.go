@@ -29,9 +29,15 @@ const deviceCookiePrefix = "ctalkdev_"
 // whose cookie does not name this account, it returns a new cookie as
 // newDevice, for the caller to set; else newDevice is "".
 //
-// Returns the errors of CheckPassword.
+// Returns the errors of CheckPassword, and the refusal of the SignInGate
+// (DoorWeb).
 func (s *Service) SignInOnDevice(ctx context.Context, orgID, userID, password, clientIP, device string) (raw string, sess *Session, newDevice string, err error) {
 	if sess, err = s.checkPasswordOn(ctx, orgID, userID, password, clientIP, device); err != nil {
+		return "", nil, "", err
+	}
+	// After the password, so that a wrong one answers alike for everyone
+	// and the refusal tells no stranger who is an admin.
+	if err := s.admit(ctx, sess.OrgID, sess.UserID, DoorWeb); err != nil {
 		return "", nil, "", err
 	}
 	if raw, err = s.StartWebSession(ctx, sess); err != nil {

@@ -56,7 +56,8 @@ func (e *ClonedPasskeyError) Unwrap() error {
 // guessed.
 //
 // Returns EUnauthorized for an expired ceremony, an unknown passkey or a
-// refused answer; *ClonedPasskeyError (EForbidden).
+// refused answer; *ClonedPasskeyError (EForbidden); the refusal of the
+// SignInGate (DoorPasskey).
 func (s *Service) FinishPasskeySignIn(ctx context.Context, publicURL, ceremony string, answer []byte) (string, *Session, error) {
 	w, err := relyingParty(publicURL)
 	if err != nil {
@@ -93,6 +94,9 @@ func (s *Service) FinishPasskeySignIn(ctx context.Context, publicURL, ceremony s
 		return "", nil, refusedPasskey("sign-in", err)
 	}
 	if err := s.usedPasskey(ctx, found, cred); err != nil {
+		return "", nil, err
+	}
+	if err := s.admit(ctx, found.orgID, found.userID, DoorPasskey); err != nil {
 		return "", nil, err
 	}
 	sess := &Session{OrgID: found.orgID, UserID: found.userID, SignedInWith: signedInPasskey}

@@ -25,9 +25,13 @@ const webSessionPrefix = "ctalkweb_"
 // browser session, returned once as raw (the cookie value) and stored only as
 // its hash.
 //
-// Returns the errors of CheckPassword.
+// Returns the errors of CheckPassword, and the refusal of the SignInGate
+// (DoorWeb).
 func (s *Service) SignIn(ctx context.Context, orgID, userID, password, clientIP string) (raw string, sess *Session, err error) {
 	if sess, err = s.CheckPassword(ctx, orgID, userID, password, clientIP); err != nil {
+		return "", nil, err
+	}
+	if err := s.admit(ctx, sess.OrgID, sess.UserID, DoorWeb); err != nil {
 		return "", nil, err
 	}
 	if raw, err = s.StartWebSession(ctx, sess); err != nil {
@@ -37,7 +41,8 @@ func (s *Service) SignIn(ctx context.Context, orgID, userID, password, clientIP 
 }
 
 // StartWebSession starts a browser session for a person whose identity was
-// just proven (by password, or by creating their organization), filling in
+// just proven (by password, through their organization's identity
+// provider, or by creating their organization), filling in
 // sess's hash and expiry.
 //
 // Returns EForbidden for a member (not an admin) of an org whose deletion
@@ -49,7 +54,7 @@ func (s *Service) StartWebSession(ctx context.Context, sess *Session) (string, e
 	raw, _ := NewToken()
 	raw = webSessionPrefix + raw[len(TokenPrefix):]
 	sess.TokenHash = HashToken(raw)
-	if sess.SignedInWith != signedInPasskey {
+	if sess.SignedInWith != signedInPasskey && sess.SignedInWith != SignedInSSO {
 		sess.SignedInWith = signedInPassword
 	}
 	err := s.db.Tx(ctx, func(tx db.Querier) error {

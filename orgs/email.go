@@ -2,6 +2,8 @@ package orgs
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -184,4 +186,20 @@ func (s *Service) AcceptInvite(ctx context.Context, raw, password string) (*User
 	}
 	s.changed(ctx, u.OrgID, u.ID)
 	return u, nil
+}
+
+// UserByEmail returns the current member of orgID whose address is email.
+//
+// Returns EInvalid for a malformed address, ENotFound when no current
+// member has it.
+func (s *Service) UserByEmail(ctx context.Context, orgID, email string) (*User, error) {
+	email, err := ctalk.ParseEmail("email", email)
+	if err != nil {
+		return nil, err
+	}
+	u, err := scanUser(s.db.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = $1 AND email = $2 AND removed_at IS NULL`, orgID, email))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ctalk.Errorf(ctalk.ENotFound, "no member of the organization has the address %s", email)
+	}
+	return u, err
 }

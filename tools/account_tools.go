@@ -99,7 +99,7 @@ type loginResult struct {
 
 func (s *Server) registerLogin() {
 	addPasswordTool(s, mcp.NewTool("login",
-		mcp.WithDescription("Log in and get an auth token for this organization. Configure it as the Authorization: Bearer header rather than repeating it in the conversation."),
+		mcp.WithDescription("Log in and get an auth token for this organization. Configure it as the Authorization: Bearer header rather than repeating it in the conversation. Refused where the organization requires single sign-on: connect by browser sign-in (OAuth) instead."),
 		mcp.WithString("org_id", mcp.Required(), mcp.Description("Your organization id.")),
 		mcp.WithString("user_id", mcp.Required(), mcp.Description("Your user id.")),
 		mcp.WithString("password", mcp.Required(), mcp.Description("Your password.")),

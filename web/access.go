@@ -119,6 +119,9 @@ func (p *Pages) acceptInvite(c echo.Context) error {
 		return p.linkGone(c, "This invite does not work", err)
 	}
 	sess := &auth.Session{OrgID: u.OrgID, UserID: u.ID, Role: u.Role}
+	if refused := p.passwordSessionRefused(c, sess, "You joined"); refused != nil {
+		return refused
+	}
 	cookie, err := p.auth.StartWebSession(ctx, sess)
 	if err != nil {
 		return err
@@ -193,6 +196,9 @@ func (p *Pages) resetSubmit(c echo.Context) error {
 		return again(ctalk.ErrorMessage(err))
 	default:
 		return p.linkGone(c, "This reset link does not work", err)
+	}
+	if refused := p.passwordSessionRefused(c, sess, "Your password is changed"); refused != nil {
+		return refused
 	}
 	cookie, err := p.auth.StartWebSession(ctx, sess)
 	if err != nil {

@@ -47,6 +47,9 @@ func (p *Pages) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 			return c.Redirect(http.StatusSeeOther, "/signin?"+url.Values{"next": {c.Request().URL.RequestURI()}}.Encode())
 		}
 		c.Set(meKey, sess)
+		if held, err := p.breakGlass(c, sess); held || err != nil {
+			return err
+		}
 		return next(c)
 	}
 }

@@ -62,12 +62,18 @@ func (p *Pages) handleAuthorize(c echo.Context, q url.Values, action string) err
 		if dev != "" {
 			p.setDevice(c, dev)
 		}
+		if held, err := p.heldAtGlass(c, s, req); held || err != nil {
+			return err
+		}
 		// Signing in on this page, which names the client and where it
 		// returns, is the person's consent.
 		return p.approve(c, req, s, site)
 	}
 	if sess == nil {
 		return p.signinPage(c, req, "", http.StatusOK)
+	}
+	if held, err := p.heldAtGlass(c, sess, req); held || err != nil {
+		return err
 	}
 	if action == "allow" {
 		return p.approve(c, req, sess, site)
@@ -81,6 +87,20 @@ func (p *Pages) handleAuthorize(c echo.Context, q url.Values, action string) err
 	}
 	return p.render(c, http.StatusOK, "consent", &page{Title: "Allow " + visibleText(req.Client.Name) + "?", Action: oauth.AuthorizePath,
 		Hidden: hidden(req), Request: req, Session: sess, Next: oauth.AuthorizePath + "?" + req.Query().Encode()})
+}
+
+// heldAtGlass sends a break-glass session (see breakGlass) to its passkey
+// verification, which returns to the authorization.
+func (p *Pages) heldAtGlass(c echo.Context, sess *auth.Session, req *oauth.AuthRequest) (bool, error) {
+	if p.sso == nil || !sess.PasskeyAt.IsZero() {
+		return false, nil
+	}
+	held, err := p.sso.BreakGlass(c.Request().Context(), sess)
+	if err != nil || !held {
+		return false, err
+	}
+	next := oauth.AuthorizePath + "?" + req.Query().Encode()
+	return true, c.Redirect(http.StatusSeeOther, "/verify?"+url.Values{"next": {next}}.Encode())
 }
 
 func (p *Pages) approve(c echo.Context, req *oauth.AuthRequest, sess *auth.Session, site oauth.Site) error {

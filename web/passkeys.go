@@ -171,7 +171,13 @@ func (p *Pages) passkeyVerifyFinish(c echo.Context) error {
 	start := time.Now()
 	a, err := readAnswer(c)
 	if err == nil {
+		first := me(c).PasskeyAt.IsZero()
 		err = p.auth.FinishPasskeyVerify(c.Request().Context(), me(c), p.publicURL(c), a.Ceremony, a.Credential)
+		if err == nil && first && p.sso != nil {
+			if held, _ := p.sso.BreakGlass(c.Request().Context(), me(c)); held {
+				p.brokeGlass(c.Request().Context(), c, me(c))
+			}
+		}
 		var cloned *auth.ClonedPasskeyError
 		if errors.As(err, &cloned) {
 			p.recordPasskeyRefusal(c, start, cloned)

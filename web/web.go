@@ -32,6 +32,7 @@ import (
 	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/orgs"
 	"github.com/ctalk/ctalk/slackapp"
+	"github.com/ctalk/ctalk/sso"
 	"github.com/ctalk/ctalk/usecase"
 )
 
@@ -108,6 +109,8 @@ type Services struct {
 	// Slack is the Slack door, whose pages and routes are mounted here;
 	// nil mounts none.
 	Slack *slackapp.Service
+	// SSO is the organizations' single sign-on; nil offers none.
+	SSO *sso.Service
 }
 
 // Pages serves the pages.
@@ -126,6 +129,7 @@ type Pages struct {
 	// export writes archives of the org's data and of a person's.
 	export *usecase.Export
 	slack  *slackapp.Service
+	sso    *sso.Service
 	// notify is set by SetNotify; nil means no notifications.
 	notify *notify.Service
 	pages  map[string]*template.Template
@@ -137,7 +141,7 @@ type Pages struct {
 
 // New returns the pages over the given services.
 func New(cfg Config, s Services) *Pages {
-	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, channels: s.Channels, audit: s.Audit, access: s.Access, knowledge: s.Knowledge, answers: s.Answers, slack: s.Slack, pages: parsePages(),
+	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, channels: s.Channels, audit: s.Audit, access: s.Access, knowledge: s.Knowledge, answers: s.Answers, slack: s.Slack, sso: s.SSO, pages: parsePages(),
 		export: usecase.NewExport(s.Orgs, s.Inbox, s.Knowledge, s.Channels)}
 }
 
@@ -181,6 +185,7 @@ func (p *Pages) Mount(e *echo.Echo) {
 	e.GET("/local/signin/:token", p.localSignIn, mw...)
 	p.mountPasskeySignIn(e, mw)
 	p.mountSlackRoutes(e)
+	p.mountSSO(e, mw)
 	// The app's sections: each file mounts its own routes, every one of
 	// them behind a signed-in session.
 	r := routes{e: e, mw: append(mw, p.signedIn)}
@@ -199,6 +204,7 @@ func (p *Pages) Mount(e *echo.Echo) {
 	p.mountAdmin(r.with(p.adminOnly))
 	p.mountInvites(r.with(p.adminOnly))
 	p.mountSlackAdmin(r.with(p.adminOnly))
+	p.mountSSOAdmin(r.with(p.adminOnly))
 	p.mountAccess(e, mw)
 	p.mountLive(r)
 }
@@ -280,6 +286,8 @@ type page struct {
 	// ForgotURL is the "forgot password" page, when the server mails
 	// reset links.
 	ForgotURL string
+	// OfferSSO says whether the server offers single sign-on.
+	OfferSSO bool
 	// OfferPasskeys says whether the site, as this request reached it, can
 	// offer passkeys (not at an IP address).
 	OfferPasskeys bool
@@ -304,6 +312,7 @@ func (p *Pages) render(c echo.Context, status int, name string, data *page) erro
 		data.CSRF = t
 	}
 	data.OfferPasskeys = auth.PasskeysPossible(p.cfg.PublicURL(c.Request()))
+	data.OfferSSO = p.sso != nil
 	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
 	c.Response().WriteHeader(status)
 	return p.pages[name].ExecuteTemplate(c.Response(), "layout", data)
