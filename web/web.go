@@ -31,6 +31,7 @@ import (
 	"github.com/ctalk/ctalk/notify"
 	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/orgs"
+	"github.com/ctalk/ctalk/scim"
 	"github.com/ctalk/ctalk/slackapp"
 	"github.com/ctalk/ctalk/usecase"
 )
@@ -108,6 +109,9 @@ type Services struct {
 	// Slack is the Slack door, whose pages and routes are mounted here;
 	// nil mounts none.
 	Slack *slackapp.Service
+	// SCIM keeps the orgs' SCIM tokens, which admins make on /admin/scim;
+	// nil mounts no such page.
+	SCIM *scim.Service
 }
 
 // Pages serves the pages.
@@ -124,6 +128,7 @@ type Pages struct {
 	knowledge *knowledge.Service
 	answers   *usecase.Answers
 	slack     *slackapp.Service
+	scim      *scim.Service
 	// notify is set by SetNotify; nil means no notifications.
 	notify *notify.Service
 	pages  map[string]*template.Template
@@ -135,7 +140,7 @@ type Pages struct {
 
 // New returns the pages over the given services.
 func New(cfg Config, s Services) *Pages {
-	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, channels: s.Channels, audit: s.Audit, access: s.Access, knowledge: s.Knowledge, answers: s.Answers, slack: s.Slack, pages: parsePages()}
+	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, channels: s.Channels, audit: s.Audit, access: s.Access, knowledge: s.Knowledge, answers: s.Answers, slack: s.Slack, scim: s.SCIM, pages: parsePages()}
 }
 
 // parsePages parses each page of templates/ (every file but the layout)
@@ -195,6 +200,7 @@ func (p *Pages) Mount(e *echo.Echo) {
 	p.mountAdmin(r.with(p.adminOnly))
 	p.mountInvites(r.with(p.adminOnly))
 	p.mountSlackAdmin(r.with(p.adminOnly))
+	p.mountSCIMAdmin(r.with(p.adminOnly))
 	p.mountAccess(e, mw)
 	p.mountLive(r)
 }
