@@ -219,11 +219,11 @@ func (rq *request) attrsOf() (Attrs, error) {
 
 // userResource is a User as SCIM shows it.
 type userResource struct {
-	Schemas     []string `json:"schemas"`
-	ID          string   `json:"id"`
-	ExternalID  string   `json:"externalId,omitempty"`
-	UserName    string   `json:"userName"`
-	Name        struct {
+	Schemas    []string `json:"schemas"`
+	ID         string   `json:"id"`
+	ExternalID string   `json:"externalId,omitempty"`
+	UserName   string   `json:"userName"`
+	Name       struct {
 		Formatted  string `json:"formatted,omitempty"`
 		GivenName  string `json:"givenName,omitempty"`
 		FamilyName string `json:"familyName,omitempty"`
