@@ -109,6 +109,22 @@ func TestOktaSequence(t *testing.T) {
 		if m := e.ok("count=0", 200, "GET", "/Users?count=0", ""); total(m) != 4 || len(resources(m)) != 0 {
 			t.Errorf("count=0: %v", m)
 		}
+		// Each write is audited as the identity provider's, with the
+		// member's id and never a value it sent.
+		testkit.WaitFor(t, 10*time.Second, "the audit of the SCIM writes", func() (bool, error) {
+			n := apitest.CountRows(t, e.srv.DB, `SELECT COUNT(*) FROM audit_events WHERE org_id = 'acme' AND factor = 'scim_token'
+				AND ((tool = 'scim:create_user' AND outcome = 'ok') OR (tool = 'scim:create_user' AND outcome = 'conflict') OR tool = 'scim:replace_user' OR tool = 'scim:patch_user')`)
+			if n != 8 {
+				return false, fmt.Errorf("%d events, want 8", n)
+			}
+			return true, nil
+		})
+		if n := apitest.CountRows(t, e.srv.DB, `SELECT COUNT(*) FROM audit_events WHERE org_id = 'acme' AND tool = 'scim:patch_user' AND ids = '["jane-doe"]'`); n != 2 {
+			t.Errorf("%d patch events name jane-doe", n)
+		}
+		if n := apitest.CountRows(t, e.srv.DB, `SELECT COUNT(*) FROM audit_events WHERE ids LIKE '%acme.test%' OR ids LIKE '%Roe%'`); n != 0 {
+			t.Errorf("%d audit events carry a value sent", n)
+		}
 	})
 }
 
