@@ -458,3 +458,48 @@ func TestCreateRace(t *testing.T) {
 		}
 	})
 }
+
+// TestHostileInput: values no member could have are refused with SCIM's
+// 400 and a detail that names the attribute, never a 500; nothing is made.
+func TestHostileInput(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, e *env) {
+		long := strings.Repeat("é", 100000)
+		for _, bad := range []struct{ body, detail string }{
+			{`{"userName":"` + long + `"}`, "userName is 100000 characters"},
+			{`{"userName":"x@acme.test","displayName":"` + long + `"}`, "displayName is 100000 characters"},
+			{`{"userName":"x@acme.test","name":{"givenName":"` + long + `"}}`, "givenName is 100000 characters"},
+			{`{"userName":"nul\u0000@acme.test"}`, "NUL"},
+			{`{"userName":"x@acme.test","externalId":"a\u0000"}`, "NUL"},
+			{`{"userName":"   "}`, "userName is required"},
+			{`{"userName":42}`, "userName must be a string"},
+			{`{"userName":"x@acme.test","active":"perhaps"}`, "active must be true or false"},
+			{`{"userName":"x@acme.test","emails":"x"}`, "not an email address"},
+			{`{"userName":"x@acme.test","emails":[1]}`, "emails must be a list"},
+			{`{"userName":"x@acme.test","emails":[{"value":"<script>@x"}]}`, "not an email address"},
+			{`[1,2]`, "not the JSON object"},
+			{`{"userName":"x@acme.test","name":"Jane"}`, "name must be an object"},
+		} {
+			code, m := e.do("POST", "/Users", bad.body)
+			refusal(t, "create "+ctalkShort(bad.body), code, m, 400, "", bad.detail)
+		}
+		if n := apitest.CountRows(t, e.srv.DB, `SELECT COUNT(*) FROM scim_users`); n != 0 {
+			t.Errorf("%d users made of hostile input", n)
+		}
+		for _, path := range []string{"/Users/" + url.PathEscape(long), "/Users/%00", "/Users/..%2F..%2Fetc", "/Users/ctalk_x"} {
+			code, m := e.do("GET", path, "")
+			refusal(t, "GET "+ctalkShort(path), code, m, 404, "", "")
+		}
+		code, m := e.do("GET", filter(`userName eq "a" or userName eq "b"`), "")
+		refusal(t, "a filter with or", code, m, 400, "invalidFilter", "one comparison")
+		code, m = e.do("GET", filter(`userName eq "unterminated`), "")
+		refusal(t, "an unterminated string", code, m, 400, "invalidFilter", "")
+	})
+}
+
+func ctalkShort(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "…"
+	}
+	return s
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
@@ -72,6 +73,14 @@ func (a *Attrs) check() error {
 	if a.ExternalID, err = ctalk.Text("externalId", a.ExternalID, MaxUserNameLen, false); err != nil {
 		return invalid("invalidValue", ctalk.ErrorMessage(err))
 	}
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"name.givenName", &a.GivenName}, {"name.familyName", &a.FamilyName}, {"name.formatted", &a.Formatted}, {"displayName", &a.DisplayName}} {
+		if *f.v, err = ctalk.Text(f.name, *f.v, orgs.MaxNameLen, false); err != nil {
+			return invalid("invalidValue", ctalk.ErrorMessage(err))
+		}
+	}
 	if a.Email != "" {
 		if a.Email, err = ctalk.ParseEmail("emails.value", a.Email); err != nil {
 			return invalid("invalidValue", ctalk.ErrorMessage(err))
@@ -126,6 +135,10 @@ func notFound(id string) error {
 //
 // Returns ENotFound.
 func (s *Service) Get(ctx context.Context, orgID, id string) (*User, error) {
+	if !ctalk.IsID(id) {
+		// No user has such an id, and the database need not be asked.
+		return nil, notFound(id)
+	}
 	u, err := scanLink(s.db.QueryRow(ctx, `SELECT `+linkColumns+` FROM scim_users WHERE org_id = $1 AND user_id = $2`, orgID, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound(id)
@@ -333,13 +346,12 @@ func slug(userName string) string {
 	return strings.Trim(trimTo(id, ctalk.MaxIDLen), "-")
 }
 
-// trimTo cuts s to at most n bytes of whole characters.
+// trimTo cuts s to at most n characters.
 func trimTo(s string, n int) string {
-	for len(s) > n {
-		r := []rune(s)
-		s = string(r[:len(r)-1])
+	if utf8.RuneCountInString(s) <= n {
+		return s
 	}
-	return s
+	return string([]rune(s)[:n])
 }
 
 // Replace sets every attribute of the SCIM user id of orgID to a's (PUT):
