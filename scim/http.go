@@ -204,8 +204,11 @@ func (rq *request) attrsOf() (Attrs, error) {
 	if err := rq.decode(&body); err != nil {
 		return Attrs{}, err
 	}
-	a := Attrs{Active: true}
+	a := Attrs{Active: true, sameActive: true}
 	for k, v := range body {
+		if strings.EqualFold(k, "active") {
+			a.sameActive = false
+		}
 		switch strings.ToLower(k) {
 		case "schemas", "id", "meta", "password", "groups":
 			continue

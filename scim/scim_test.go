@@ -85,6 +85,11 @@ func TestOktaSequence(t *testing.T) {
 		if m := e.ok("get a deactivated user", 200, "GET", "/Users/jane-doe", ""); m["active"] != false {
 			t.Errorf("deactivated user reads %v", m)
 		}
+		// A PUT that leaves active and emails out changes neither.
+		m = e.ok("a PUT without active", 200, "PUT", "/Users/jane-doe", `{"userName":"jane.doe@acme.test","name":{"givenName":"Jane","familyName":"Roe"}}`)
+		if m["active"] != false || e.member("jane-doe") || m["emails"].([]any)[0].(map[string]any)["value"] != "jane.roe@acme.test" {
+			t.Fatalf("a PUT without active or emails: %v", m)
+		}
 		m = e.ok("reactivate", 200, "PATCH", "/Users/jane-doe", strings.Replace(deactivate, "false", "true", 1))
 		if m["active"] != true || !e.member("jane-doe") {
 			t.Fatalf("after reactivation: %v", m)
@@ -114,8 +119,8 @@ func TestOktaSequence(t *testing.T) {
 		testkit.WaitFor(t, 10*time.Second, "the audit of the SCIM writes", func() (bool, error) {
 			n := apitest.CountRows(t, e.srv.DB, `SELECT COUNT(*) FROM audit_events WHERE org_id = 'acme' AND factor = 'scim_token'
 				AND ((tool = 'scim:create_user' AND outcome = 'ok') OR (tool = 'scim:create_user' AND outcome = 'conflict') OR tool = 'scim:replace_user' OR tool = 'scim:patch_user')`)
-			if n != 8 {
-				return false, fmt.Errorf("%d events, want 8", n)
+			if n != 9 {
+				return false, fmt.Errorf("%d events, want 9", n)
 			}
 			return true, nil
 		})

@@ -47,6 +47,9 @@ type Attrs struct {
 	DisplayName string
 	Email       string
 	Active      bool
+	// sameActive, set for a body without active, keeps a replaced user as
+	// active as they were: a PUT that leaves it out reactivates nobody.
+	sameActive bool
 }
 
 // name is the member's name the attributes give: the display name, else
@@ -368,6 +371,18 @@ func (s *Service) Replace(ctx context.Context, orgID, id string, a Attrs) (*User
 	}
 	if err := a.check(); err != nil {
 		return nil, err
+	}
+	if a.sameActive {
+		a.Active = cur.Active
+	}
+	if userKey(a.UserName) != userKey(cur.UserName) {
+		if _, err := s.byUserName(ctx, orgID, a.UserName); err == nil {
+			return nil, taken(a.UserName)
+		}
+	}
+	if a.Email == "" {
+		// An address left out stays: reset links and notifications go to it.
+		a.Email = cur.Email
 	}
 	if a.Active && !cur.Active {
 		if err := s.orgs.Reinstate(ctx, orgID, id); err != nil {
