@@ -36,6 +36,7 @@ import (
 	"github.com/ctalk/ctalk/notify"
 	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/orgs"
+	"github.com/ctalk/ctalk/scim"
 	"github.com/ctalk/ctalk/tools"
 	"github.com/ctalk/ctalk/wait"
 	"github.com/ctalk/ctalk/web"
@@ -128,6 +129,9 @@ type Parts struct {
 	// Stop is closed by Drain, ending every wait of the tools and the web
 	// app that were given it.
 	Stop chan struct{}
+	// SCIM serves /scim/v2 to the orgs' identity providers; nil serves
+	// nothing there.
+	SCIM *scim.Service
 }
 
 // New builds the HTTP application over parts.
@@ -169,6 +173,12 @@ func New(cfg Config, p Parts) *Server {
 	s.mountDiscovery(e)
 	s.web.Mount(e)
 	s.registerREST(e)
+	if p.SCIM != nil {
+		// No session and no CSRF: each call carries its org's SCIM token.
+		h := echo.WrapHandler(p.SCIM.Handler())
+		e.Any(scim.Path, h)
+		e.Any(scim.Path+"/*", h)
+	}
 	if p.Notify != nil {
 		unsubscribe := echo.WrapHandler(p.Notify.UnsubscribeHandler())
 		e.GET(notify.UnsubscribePath, unsubscribe)

@@ -27,6 +27,7 @@ import (
 	"github.com/ctalk/ctalk/notify"
 	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/orgs"
+	"github.com/ctalk/ctalk/scim"
 	"github.com/ctalk/ctalk/slackapp"
 	"github.com/ctalk/ctalk/sso"
 	"github.com/ctalk/ctalk/tools"
@@ -105,6 +106,9 @@ type Assembly struct {
 	// Answers is the use case of deciding and sending answers that every
 	// door calls.
 	Answers *usecase.Answers
+	// SCIM is the identity providers' door: /scim/v2 and the orgs' SCIM
+	// tokens.
+	SCIM *scim.Service
 	// work is the background work, stopped and waited for by Close.
 	work *workers
 }
@@ -167,6 +171,7 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	sl := newSlack(d, w, log, svc, n)
 	ss := newSSO(d, w, a, o)
 	p := api.Parts{DB: d, Services: svc, Metrics: prometheus.NewRegistry(), Stop: make(chan struct{})}
+	p.SCIM = scim.New(d, scim.Services{Orgs: o, Departures: usecase.NewDepartures(o, in), Audit: w.API.Audit}, log)
 	p.Tools = tools.New(tools.Config{Version: w.API.Version, Logger: log, AllowOrgSignup: w.API.AllowOrgSignup, SignupSecret: w.API.SignupSecret,
 		ProgressEvery: w.API.ProgressEvery, Audit: w.API.Audit, Stop: p.Stop, Metrics: p.Metrics, Icon: web.Icon()}, svc)
 	p.Web = newWeb(w.API, log, p, w.LocalSignIn, sl, ss)
@@ -175,7 +180,7 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 		Notify: n,
 		Server: api.New(w.API, p),
 		Auth:   a, Orgs: o, Inbox: in, Channels: ch, Broker: broker, Audit: w.API.Audit,
-		Mail: sender, Access: acc, Knowledge: svc.Knowledge, Slack: sl, SSO: ss, Answers: svc.Answers, work: work,
+		Mail: sender, Access: acc, Knowledge: svc.Knowledge, Slack: sl, SSO: ss, Answers: svc.Answers, SCIM: p.SCIM, work: work,
 	}, nil
 }
 
@@ -231,7 +236,7 @@ func newWeb(cfg api.Config, log *slog.Logger, p api.Parts, localSignIn func(stri
 		Build:             cfg.Build,
 		Stop:              p.Stop,
 		LocalSignIn:       localSignIn,
-	}, web.Services{Auth: p.Auth, Orgs: p.Orgs, OAuth: p.OAuth, Inbox: p.Inbox, Channels: p.Channels, Audit: cfg.Audit, Access: p.Access, Knowledge: p.Knowledge, Answers: p.Answers, Slack: sl, SSO: ss})
+	}, web.Services{Auth: p.Auth, Orgs: p.Orgs, OAuth: p.OAuth, Inbox: p.Inbox, Channels: p.Channels, Audit: cfg.Audit, Access: p.Access, Knowledge: p.Knowledge, Answers: p.Answers, Slack: sl, SSO: ss, SCIM: p.SCIM})
 	pages.SetNotify(p.Notify)
 	return pages
 }

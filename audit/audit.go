@@ -30,7 +30,7 @@ type Event struct {
 	RequestID  string    `json:"request_id"`
 	// Factor is how the caller proved who they were (one of the Factor
 	// constants), never a secret.
-	Factor string `json:"factor,omitempty" jsonschema:"how the caller proved who they were: password_session, passkey_session (signed in with a passkey) or passkey (verified with one just now) for a person in the web app, login_token, personal_token, oauth_token or admin_password (an agent's credential), operator (the server's operator, at its shell), or slack_user (a click or a form in Slack by the Slack user linked to the person)"`
+	Factor string `json:"factor,omitempty" jsonschema:"how the caller proved who they were: password_session, passkey_session (signed in with a passkey) or passkey (verified with one just now) for a person in the web app, login_token, personal_token, oauth_token or admin_password (an agent's credential), operator (the server's operator, at its shell), slack_user (a click or a form in Slack by the Slack user linked to the person), or scim_token (the org's identity provider, over SCIM)"`
 	// Seq and Hash are the event's place in its org's chain and its hash
 	// (see chain.go); zero and empty for events written before the chain.
 	Seq  int64  `json:"seq,omitempty" jsonschema:"the event's place in the organization's hash chain, from 1"`
@@ -60,6 +60,9 @@ const (
 	// the Slack user the person linked: it proves that Slack user acted,
 	// nothing about a passkey.
 	FactorSlackUser = "slack_user"
+	// FactorSCIMToken is the org's identity provider, calling /scim/v2
+	// with a SCIM token an admin made.
+	FactorSCIMToken = "scim_token"
 )
 
 // Log writes events in batches in the background, so that a tool call does

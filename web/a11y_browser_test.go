@@ -62,7 +62,7 @@ func TestPagesAccessibleInBothThemes(t *testing.T) {
 	invite, reset := accessLinks(t, s)
 	signedOut := []string{"/", "/signin", "/signup", authorize, "/forgot", invite, reset, passkeyLink(t, s)}
 	signedIn := []string{authorize, "/inbox", "/inbox/" + q, "/inbox/posts", "/inbox/unknown", "/asked", "/channels", "/channels/general",
-		"/people", "/people?topic=backoff", "/people?topic=the", "/knowledge", "/knowledge?q=new+backoff", "/people/bob", "/profile", "/profile/notifications", "/verify", "/tokens", "/admin", "/admin/members/bob", "/admin/members/bob/remove", "/admin/audit", "/admin/audit/verify", "/admin/overview", "/admin/glossary", "/admin/slack", "/admin/sso", "/profile/slack"}
+		"/people", "/people?topic=backoff", "/people?topic=the", "/knowledge", "/knowledge?q=new+backoff", "/people/bob", "/profile", "/profile/notifications", "/verify", "/tokens", "/admin", "/admin/members/bob", "/admin/members/bob/remove", "/admin/audit", "/admin/audit/verify", "/admin/overview", "/admin/glossary", "/admin/slack", "/admin/sso", "/profile/slack", "/admin/scim"}
 	ctx := browser(t, chromium)
 	for _, path := range signedOut {
 		checkPage(t, ctx, s.URL, path)

@@ -41,7 +41,9 @@ func (p *Pages) mountAdmin(r routes) {
 // adminData is the admin page: the org, its members, and the forms with
 // what was sent and why it was refused.
 type adminData struct {
-	CSRF    string
+	CSRF string
+	// SCIM says whether the SCIM page is served, to link to it.
+	SCIM    bool
 	Org     *orgs.Org
 	Members []*orgs.User
 	Add     memberForm
@@ -112,7 +114,7 @@ func (p *Pages) admin(c echo.Context, status int, d *adminData, flashed string) 
 	if d.Invite.Role == "" {
 		d.Invite.Role = orgs.RoleMember
 	}
-	d.CSRF = csrfToken(c)
+	d.CSRF, d.SCIM = csrfToken(c), p.scim != nil
 	return p.app(c, status, "admin", &page{Section: "admin", Title: "Admin · " + d.Org.Name, Data: d, Flash: flashed})
 }
 

@@ -68,7 +68,7 @@ func webGETRoutes(t *testing.T, s *site) []string {
 	t.Helper()
 	e := echo.New()
 	web.New(web.Config{Logger: slog.New(slog.DiscardHandler), PublicURL: func(*http.Request) string { return s.URL }},
-		web.Services{Auth: s.Auth, Orgs: s.Orgs, OAuth: oauth.NewService(s.DB, s.Auth, oauth.DefaultConfig()), Inbox: s.Inbox, Audit: s.Audit, SSO: s.SSO}).Mount(e)
+		web.Services{Auth: s.Auth, Orgs: s.Orgs, OAuth: oauth.NewService(s.DB, s.Auth, oauth.DefaultConfig()), Inbox: s.Inbox, Audit: s.Audit, SSO: s.SSO, SCIM: s.SCIM}).Mount(e)
 	var out []string
 	for _, r := range e.Routes() {
 		if r.Method == http.MethodGet {

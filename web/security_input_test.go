@@ -27,7 +27,7 @@ func webRoutes(t *testing.T, s *site, method string) []string {
 	t.Helper()
 	e := echo.New()
 	web.New(web.Config{Logger: slog.New(slog.DiscardHandler), PublicURL: func(*http.Request) string { return s.URL }},
-		web.Services{Auth: s.Auth, Orgs: s.Orgs, OAuth: oauth.NewService(s.DB, s.Auth, oauth.DefaultConfig()), Inbox: s.Inbox, Audit: s.Audit, Slack: s.Slack, SSO: s.SSO}).Mount(e)
+		web.Services{Auth: s.Auth, Orgs: s.Orgs, OAuth: oauth.NewService(s.DB, s.Auth, oauth.DefaultConfig()), Inbox: s.Inbox, Audit: s.Audit, Slack: s.Slack, SSO: s.SSO, SCIM: s.SCIM}).Mount(e)
 	var out []string
 	for _, r := range e.Routes() {
 		if r.Method == method && !slices.Contains(out, r.Path) {

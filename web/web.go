@@ -31,6 +31,7 @@ import (
 	"github.com/ctalk/ctalk/notify"
 	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/orgs"
+	"github.com/ctalk/ctalk/scim"
 	"github.com/ctalk/ctalk/slackapp"
 	"github.com/ctalk/ctalk/sso"
 	"github.com/ctalk/ctalk/usecase"
@@ -111,6 +112,9 @@ type Services struct {
 	Slack *slackapp.Service
 	// SSO is the organizations' single sign-on; nil offers none.
 	SSO *sso.Service
+	// SCIM keeps the orgs' SCIM tokens, which admins make on /admin/scim;
+	// nil mounts no such page.
+	SCIM *scim.Service
 }
 
 // Pages serves the pages.
@@ -130,6 +134,7 @@ type Pages struct {
 	export *usecase.Export
 	slack  *slackapp.Service
 	sso    *sso.Service
+	scim   *scim.Service
 	// notify is set by SetNotify; nil means no notifications.
 	notify *notify.Service
 	pages  map[string]*template.Template
@@ -141,7 +146,7 @@ type Pages struct {
 
 // New returns the pages over the given services.
 func New(cfg Config, s Services) *Pages {
-	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, channels: s.Channels, audit: s.Audit, access: s.Access, knowledge: s.Knowledge, answers: s.Answers, slack: s.Slack, sso: s.SSO, pages: parsePages(),
+	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, channels: s.Channels, audit: s.Audit, access: s.Access, knowledge: s.Knowledge, answers: s.Answers, slack: s.Slack, sso: s.SSO, scim: s.SCIM, pages: parsePages(),
 		export: usecase.NewExport(s.Orgs, s.Inbox, s.Knowledge, s.Channels)}
 }
 
@@ -205,6 +210,7 @@ func (p *Pages) Mount(e *echo.Echo) {
 	p.mountInvites(r.with(p.adminOnly))
 	p.mountSlackAdmin(r.with(p.adminOnly))
 	p.mountSSOAdmin(r.with(p.adminOnly))
+	p.mountSCIMAdmin(r.with(p.adminOnly))
 	p.mountAccess(e, mw)
 	p.mountLive(r)
 }

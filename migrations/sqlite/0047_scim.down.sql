@@ -1,0 +1,2 @@
+DROP TABLE scim_users;
+DROP TABLE scim_tokens;

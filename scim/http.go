@@ -1,0 +1,457 @@
+package scim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/audit"
+	"github.com/ctalk/ctalk/internal/reqctx"
+)
+
+// Path is where the service provider is served.
+const Path = "/scim/v2"
+
+// The schemas' URNs (RFC 7643, RFC 7644).
+const (
+	userSchema     = "urn:ietf:params:scim:schemas:core:2.0:User"
+	listSchema     = "urn:ietf:params:scim:api:messages:2.0:ListResponse"
+	errorSchema    = "urn:ietf:params:scim:api:messages:2.0:Error"
+	configSchema   = "urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig"
+	typeSchema     = "urn:ietf:params:scim:schemas:core:2.0:ResourceType"
+	schemaSchema   = "urn:ietf:params:scim:schemas:core:2.0:Schema"
+	contentType    = "application/scim+json"
+	defaultCount   = 100
+	maxRequestSize = 1 << 20
+)
+
+// request is one SCIM call: its org, from the token, and what it names.
+type request struct {
+	w      http.ResponseWriter
+	r      *http.Request
+	orgID  string
+	token  string
+	base   string
+	start  time.Time
+	action string
+	ids    []string
+}
+
+// Handler serves /scim/v2 for every org: each call's org is its token's.
+func (s *Service) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rq := &request{w: w, r: r, start: time.Now(), base: strings.TrimSuffix(reqctx.PublicURL(r.Context()), "/") + Path}
+		err := s.serve(rq)
+		if err != nil {
+			rq.fail(s.log, err)
+		}
+		if rq.action != "" && rq.orgID != "" {
+			s.record(rq, err)
+		}
+	})
+}
+
+// serve authenticates the call and routes it.
+func (s *Service) serve(rq *request) error {
+	ctx := rq.r.Context()
+	scheme, raw, _ := strings.Cut(rq.r.Header.Get("Authorization"), " ")
+	if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(raw) == "" {
+		return ctalk.Errorf(ctalk.EUnauthorized, `send the org's SCIM token as "Authorization: Bearer <token>"`)
+	}
+	var err error
+	if rq.orgID, rq.token, err = s.authenticate(ctx, strings.TrimSpace(raw)); err != nil {
+		return err
+	}
+	rest := strings.Trim(strings.TrimPrefix(rq.r.URL.Path, Path), "/")
+	kind, id, _ := strings.Cut(rest, "/")
+	method := rq.r.Method
+	switch {
+	case kind == "Users" && id == "" && method == http.MethodGet:
+		return s.listUsers(rq)
+	case kind == "Users" && id == "" && method == http.MethodPost:
+		return s.createUser(rq)
+	case kind == "Users" && id != "" && !strings.Contains(id, "/"):
+		switch method {
+		case http.MethodGet:
+			return s.getUser(rq, id)
+		case http.MethodPut:
+			return s.replaceUser(rq, id)
+		case http.MethodPatch:
+			return s.patchUser(rq, id)
+		case http.MethodDelete:
+			return s.deleteUser(rq, id)
+		}
+	case kind == "Groups":
+		return s.groups(rq, id)
+	case method != http.MethodGet:
+	case kind == "ServiceProviderConfig" && id == "":
+		return rq.send(http.StatusOK, serviceProviderConfig(rq.base))
+	case kind == "ResourceTypes":
+		return sendDiscovery(rq, id, resourceTypes(rq.base))
+	case kind == "Schemas":
+		return sendDiscovery(rq, id, schemas(rq.base))
+	default:
+		return &Error{Status: http.StatusNotFound, Detail: fmt.Sprintf("no SCIM endpoint %.60q; see %s/ResourceTypes", "/"+rest, Path)}
+	}
+	return &Error{Status: http.StatusMethodNotAllowed, Detail: fmt.Sprintf("%s is not served on %.60q", method, "/"+rest)}
+}
+
+// fail answers err in SCIM's error format: the service's own *Error as it
+// is, a ctalk error with its status, anything else as an internal error,
+// logged.
+func (rq *request) fail(log *slog.Logger, err error) {
+	var se *Error
+	if !errors.As(err, &se) {
+		code := ctalk.ErrorCode(err)
+		se = &Error{Status: ctalk.HTTPStatus(code), Detail: ctalk.ErrorMessage(err)}
+		switch code {
+		case ctalk.EInvalid:
+			se.Type = "invalidValue"
+		case ctalk.EConflict:
+			se.Type = "uniqueness"
+			if strings.Contains(se.Detail, "last admin") {
+				se.Type = "mutability"
+			}
+		case ctalk.EInternal:
+			log.Error("scim call failed", "request_id", reqctx.ID(rq.r.Context()), "error", err)
+		}
+	}
+	if se.Status == http.StatusUnauthorized {
+		rq.w.Header().Set("WWW-Authenticate", `Bearer realm="scim"`)
+	}
+	body := map[string]any{"schemas": []string{errorSchema}, "status": strconv.Itoa(se.Status), "detail": se.Detail}
+	if se.Type != "" {
+		body["scimType"] = se.Type
+	}
+	rq.send(se.Status, body)
+}
+
+// send writes v as the response.
+func (rq *request) send(status int, v any) error {
+	rq.w.Header().Set("Content-Type", contentType)
+	rq.w.WriteHeader(status)
+	return json.NewEncoder(rq.w).Encode(v)
+}
+
+// record writes the audit event of a call that changed something: the
+// token's id and the user touched, never a value sent.
+func (s *Service) record(rq *request, err error) {
+	if s.audit == nil {
+		return
+	}
+	outcome := "ok"
+	if err != nil {
+		var se *Error
+		if errors.As(err, &se) {
+			outcome = string(statusCode(se.Status))
+		} else {
+			outcome = string(ctalk.ErrorCode(err))
+		}
+	}
+	var ids []string
+	for _, id := range rq.ids {
+		if ctalk.IsID(id) {
+			ids = append(ids, id)
+		}
+	}
+	s.audit.Record(audit.Event{At: rq.start.UTC(), OrgID: rq.orgID, Tool: "scim:" + rq.action, Outcome: outcome,
+		DurationMS: float64(time.Since(rq.start).Microseconds()) / 1000, IDs: ids, RequestID: reqctx.ID(rq.r.Context()),
+		Factor: audit.FactorSCIMToken})
+}
+
+// statusCode is the error code of an HTTP status the service answered.
+func statusCode(status int) ctalk.Code {
+	switch status {
+	case http.StatusBadRequest:
+		return ctalk.EInvalid
+	case http.StatusNotFound:
+		return ctalk.ENotFound
+	case http.StatusConflict:
+		return ctalk.EConflict
+	case http.StatusForbidden:
+		return ctalk.EForbidden
+	}
+	return ctalk.EInternal
+}
+
+// decode reads the JSON object of the request's body into v.
+func (rq *request) decode(v any) error {
+	body, err := io.ReadAll(io.LimitReader(rq.r.Body, maxRequestSize+1))
+	if err != nil {
+		return invalid("invalidSyntax", "the request's body could not be read")
+	}
+	if len(body) > maxRequestSize {
+		return &Error{Status: http.StatusRequestEntityTooLarge, Detail: "the request's body is over 1 MB"}
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return invalid("invalidSyntax", "the request's body is not the JSON object expected: "+ctalk.Shorten(err.Error(), 120))
+	}
+	return nil
+}
+
+// attrsOf reads a User resource's body: every attribute as a replace of
+// its path, so that a create, a replace and a patch read values alike.
+// active is true unless the body says otherwise.
+func (rq *request) attrsOf() (Attrs, error) {
+	var body map[string]any
+	if err := rq.decode(&body); err != nil {
+		return Attrs{}, err
+	}
+	a := Attrs{Active: true, sameActive: true}
+	for k, v := range body {
+		if strings.EqualFold(k, "active") {
+			a.sameActive = false
+		}
+		switch strings.ToLower(k) {
+		case "schemas", "id", "meta", "password", "groups":
+			continue
+		}
+		if err := setPath(&a, "replace", k, v); err != nil {
+			return Attrs{}, err
+		}
+	}
+	return a, nil
+}
+
+// userResource is a User as SCIM shows it.
+type userResource struct {
+	Schemas    []string `json:"schemas"`
+	ID         string   `json:"id"`
+	ExternalID string   `json:"externalId,omitempty"`
+	UserName   string   `json:"userName"`
+	Name       struct {
+		Formatted  string `json:"formatted,omitempty"`
+		GivenName  string `json:"givenName,omitempty"`
+		FamilyName string `json:"familyName,omitempty"`
+	} `json:"name"`
+	DisplayName string  `json:"displayName,omitempty"`
+	Emails      []email `json:"emails,omitempty"`
+	Active      bool    `json:"active"`
+	Meta        meta    `json:"meta"`
+}
+
+type email struct {
+	Value   string `json:"value"`
+	Type    string `json:"type"`
+	Primary bool   `json:"primary"`
+}
+
+type meta struct {
+	ResourceType string `json:"resourceType"`
+	Created      string `json:"created,omitempty"`
+	LastModified string `json:"lastModified,omitempty"`
+	Location     string `json:"location"`
+	Version      string `json:"version,omitempty"`
+}
+
+func (u *User) resource(base string) *userResource {
+	r := &userResource{Schemas: []string{userSchema}, ID: u.ID, ExternalID: u.ExternalID, UserName: u.UserName,
+		DisplayName: u.DisplayName, Active: u.Active,
+		Meta: meta{ResourceType: "User", Created: u.Created.Format(time.RFC3339), LastModified: u.Modified.Format(time.RFC3339),
+			Location: base + "/Users/" + u.ID, Version: fmt.Sprintf(`W/"%d"`, u.Version)}}
+	r.Name.Formatted, r.Name.GivenName, r.Name.FamilyName = u.DisplayName, u.GivenName, u.FamilyName
+	if u.Email != "" {
+		r.Emails = []email{{Value: u.Email, Type: "work", Primary: true}}
+	}
+	return r
+}
+
+func (s *Service) getUser(rq *request, id string) error {
+	u, err := s.Get(rq.r.Context(), rq.orgID, id)
+	if err != nil {
+		return err
+	}
+	return rq.send(http.StatusOK, u.resource(rq.base))
+}
+
+func (s *Service) listUsers(rq *request) error {
+	q := rq.r.URL.Query()
+	f, ferr := parseFilter(q.Get("filter"))
+	if ferr != nil {
+		return ferr
+	}
+	start, err := intParam(q.Get("startIndex"), 1)
+	if err != nil {
+		return err
+	}
+	start = max(start, 1)
+	count, err := intParam(q.Get("count"), defaultCount)
+	if err != nil {
+		return err
+	}
+	count = min(max(count, 0), MaxCount)
+	users, total, lerr := s.List(rq.r.Context(), rq.orgID, f, start, count)
+	if lerr != nil {
+		return lerr
+	}
+	resources := make([]*userResource, len(users))
+	for i, u := range users {
+		resources[i] = u.resource(rq.base)
+	}
+	return rq.send(http.StatusOK, map[string]any{"schemas": []string{listSchema}, "totalResults": total,
+		"startIndex": start, "itemsPerPage": len(resources), "Resources": resources})
+}
+
+// intParam reads a non-negative whole number of a query, def when absent.
+func intParam(s string, def int) (int, error) {
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, invalid("invalidValue", fmt.Sprintf("%.20q is not a whole number; startIndex and count are whole numbers", s))
+	}
+	return n, nil
+}
+
+func (s *Service) createUser(rq *request) error {
+	rq.action = "create_user"
+	a, err := rq.attrsOf()
+	if err != nil {
+		return err
+	}
+	u, err := s.Create(rq.r.Context(), rq.orgID, a)
+	if err != nil {
+		return err
+	}
+	rq.ids = []string{u.ID}
+	res := u.resource(rq.base)
+	rq.w.Header().Set("Location", res.Meta.Location)
+	return rq.send(http.StatusCreated, res)
+}
+
+func (s *Service) replaceUser(rq *request, id string) error {
+	rq.action, rq.ids = "replace_user", []string{id}
+	a, err := rq.attrsOf()
+	if err != nil {
+		return err
+	}
+	u, err := s.Replace(rq.r.Context(), rq.orgID, id, a)
+	if err != nil {
+		return err
+	}
+	return rq.send(http.StatusOK, u.resource(rq.base))
+}
+
+func (s *Service) patchUser(rq *request, id string) error {
+	rq.action, rq.ids = "patch_user", []string{id}
+	var body struct {
+		Operations []Op `json:"Operations"`
+	}
+	if err := rq.decode(&body); err != nil {
+		return err
+	}
+	if len(body.Operations) == 0 {
+		return invalid("invalidSyntax", "Operations is required: a list of {op, path, value}")
+	}
+	u, err := s.Patch(rq.r.Context(), rq.orgID, id, body.Operations)
+	if err != nil {
+		return err
+	}
+	return rq.send(http.StatusOK, u.resource(rq.base))
+}
+
+func (s *Service) deleteUser(rq *request, id string) error {
+	rq.action, rq.ids = "delete_user", []string{id}
+	if err := s.Delete(rq.r.Context(), rq.orgID, id); err != nil {
+		return err
+	}
+	rq.w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// groups answers /Groups: ctalk provisions no groups (see docs/scim.md).
+// A list is empty, so that a client's check of the endpoint passes; a
+// group is never found, and a write says why.
+func (s *Service) groups(rq *request, id string) error {
+	switch {
+	case rq.r.Method == http.MethodGet && id == "":
+		return rq.send(http.StatusOK, map[string]any{"schemas": []string{listSchema}, "totalResults": 0, "startIndex": 1, "itemsPerPage": 0, "Resources": []any{}})
+	case rq.r.Method == http.MethodGet:
+		return &Error{Status: http.StatusNotFound, Detail: fmt.Sprintf("Group %.80q not found: ctalk provisions no groups", id)}
+	}
+	return &Error{Status: http.StatusNotImplemented, Detail: "ctalk provisions users only, not groups: turn group push (Okta) or group provisioning (Entra ID) off for this application; roles are given by a person in ctalk's web app"}
+}
+
+// discovery is a resource of /Schemas or /ResourceTypes.
+type discovery struct {
+	ID   string
+	Body map[string]any
+}
+
+func sendDiscovery(rq *request, id string, all []discovery) error {
+	if id != "" {
+		for _, d := range all {
+			if d.ID == id {
+				return rq.send(http.StatusOK, d.Body)
+			}
+		}
+		return &Error{Status: http.StatusNotFound, Detail: fmt.Sprintf("%.120q not found", id)}
+	}
+	bodies := make([]map[string]any, len(all))
+	for i, d := range all {
+		bodies[i] = d.Body
+	}
+	return rq.send(http.StatusOK, map[string]any{"schemas": []string{listSchema}, "totalResults": len(bodies), "startIndex": 1, "itemsPerPage": len(bodies), "Resources": bodies})
+}
+
+func serviceProviderConfig(base string) map[string]any {
+	off := map[string]bool{"supported": false}
+	return map[string]any{
+		"schemas":          []string{configSchema},
+		"documentationUri": "https://github.com/ctalk/ctalk/blob/main/docs/scim.md",
+		"patch":            map[string]bool{"supported": true},
+		"bulk":             map[string]any{"supported": false, "maxOperations": 0, "maxPayloadSize": 0},
+		"filter":           map[string]any{"supported": true, "maxResults": MaxCount},
+		"changePassword":   off,
+		"sort":             off,
+		"etag":             off,
+		"authenticationSchemes": []map[string]any{{
+			"type": "oauthbearertoken", "name": "Bearer token", "primary": true,
+			"description": "A SCIM token an admin of the organization makes in ctalk's web app (Admin, SCIM)",
+		}},
+		"meta": map[string]string{"resourceType": "ServiceProviderConfig", "location": base + "/ServiceProviderConfig"},
+	}
+}
+
+func resourceTypes(base string) []discovery {
+	return []discovery{{ID: "User", Body: map[string]any{
+		"schemas": []string{typeSchema}, "id": "User", "name": "User", "endpoint": "/Users",
+		"description": "A member of the organization", "schema": userSchema,
+		"meta": map[string]string{"resourceType": "ResourceType", "location": base + "/ResourceTypes/User"},
+	}}}
+}
+
+// attribute describes one attribute of the User schema.
+func attribute(name, typ string, required bool, uniqueness string, sub ...map[string]any) map[string]any {
+	a := map[string]any{"name": name, "type": typ, "multiValued": false, "required": required, "caseExact": false,
+		"mutability": "readWrite", "returned": "default", "uniqueness": uniqueness}
+	if len(sub) > 0 {
+		a["subAttributes"] = sub
+	}
+	return a
+}
+
+func schemas(base string) []discovery {
+	emails := attribute("emails", "complex", false, "none", attribute("value", "string", false, "none"), attribute("type", "string", false, "none"), attribute("primary", "boolean", false, "none"))
+	emails["multiValued"] = true
+	return []discovery{{ID: userSchema, Body: map[string]any{
+		"schemas": []string{schemaSchema}, "id": userSchema, "name": "User", "description": "A member of the organization",
+		"attributes": []map[string]any{
+			attribute("userName", "string", true, "server"),
+			attribute("externalId", "string", false, "none"),
+			attribute("name", "complex", false, "none", attribute("formatted", "string", false, "none"), attribute("givenName", "string", false, "none"), attribute("familyName", "string", false, "none")),
+			attribute("displayName", "string", false, "none"),
+			emails,
+			attribute("active", "boolean", false, "none"),
+		},
+		"meta": map[string]string{"resourceType": "Schema", "location": base + "/Schemas/" + userSchema},
+	}}}
+}
