@@ -21,6 +21,7 @@ var withoutOrgRows = map[string]string{
 	"slack_payloads":       "the ids of Slack payloads accepted, kept to accept each once",
 	"shared_notifications": "wake-ups between processes on one SQLite file, kept a minute",
 	"retired_orgs":         "the operator's record of deleted orgs, kept on purpose",
+	"audit_keys":           "the server's secret that audit checkpoints are signed with, for all orgs",
 }
 
 // ftsTable is one of SQLite's full-text tables and their shadows, which
