@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -22,15 +21,7 @@ func TestAuditVerifyCommand(t *testing.T) {
 	t.Parallel()
 	for _, engine := range []string{"sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
-			env := testEnviron(t)
-			if engine == "postgres" {
-				env["DATABASE_URL"] = dbtest.PostgresURL(t)
-			}
-			cmd := func(args ...string) (string, error) {
-				var out bytes.Buffer
-				err := run(context.Background(), append([]string{"audit"}, args...), env.get, &out, io.Discard, nil)
-				return out.String(), err
-			}
+			env, cmd := operatorCommand(t, engine, "audit")
 			for _, bad := range [][]string{{}, {"check"}, {"verify"}, {"verify", "--org"}, {"verify", "--org", "Not An Id"}, {"verify", "--org", "acme", "extra"}} {
 				if _, err := cmd(bad...); err == nil {
 					t.Errorf("audit %q: no error", bad)

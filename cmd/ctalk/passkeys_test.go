@@ -25,15 +25,7 @@ func TestPasskeysCommand(t *testing.T) {
 	t.Parallel()
 	for _, engine := range []string{"sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
-			env := testEnviron(t)
-			if engine == "postgres" {
-				env["DATABASE_URL"] = dbtest.PostgresURL(t)
-			}
-			cmd := func(args ...string) (string, error) {
-				var out bytes.Buffer
-				err := run(context.Background(), append([]string{"passkeys"}, args...), env.get, &out, io.Discard, nil)
-				return out.String(), err
-			}
+			env, cmd := operatorCommand(t, engine, "passkeys")
 			if _, err := cmd("waiting"); err == nil || !strings.Contains(err.Error(), "no ctalk schema") {
 				t.Fatalf("waiting on an empty database: %v, want it to say there is no schema", err)
 			}
@@ -104,5 +96,21 @@ func TestPasskeysCommand(t *testing.T) {
 				t.Fatalf("audit of the confirmation: %+v, %v", page, err)
 			}
 		})
+	}
+}
+
+// operatorCommand is the environment of a server's database on engine
+// ("sqlite" or "postgres", a fresh schema), and a function that runs the
+// operator's command name with arguments there, returning what it printed.
+func operatorCommand(t *testing.T, engine, name string) (environ, func(args ...string) (string, error)) {
+	t.Helper()
+	env := testEnviron(t)
+	if engine == "postgres" {
+		env["DATABASE_URL"] = dbtest.PostgresURL(t)
+	}
+	return env, func(args ...string) (string, error) {
+		var out bytes.Buffer
+		err := run(context.Background(), append([]string{name}, args...), env.get, &out, io.Discard, nil)
+		return out.String(), err
 	}
 }
