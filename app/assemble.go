@@ -168,10 +168,11 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 
 	svc := tools.Services{Auth: a, Orgs: o, Inbox: in, Channels: ch, Presence: presence, Access: acc, Notify: n, Knowledge: newKnowledge(d, o, in), OAuth: oauth.NewService(d, a, oauthConfig(w.API))}
 	svc.Answers = usecase.NewAnswers(in, svc.Knowledge, log)
+	svc.Departures = usecase.NewDepartures(o, in)
 	sl := newSlack(d, w, log, svc, n)
 	ss := newSSO(d, w, a, o)
 	p := api.Parts{DB: d, Services: svc, Metrics: prometheus.NewRegistry(), Stop: make(chan struct{})}
-	p.SCIM = scim.New(d, scim.Services{Orgs: o, Departures: usecase.NewDepartures(o, in), Audit: w.API.Audit}, log)
+	p.SCIM = scim.New(d, scim.Services{Orgs: o, Departures: svc.Departures, Audit: w.API.Audit}, log)
 	p.Tools = tools.New(tools.Config{Version: w.API.Version, Logger: log, AllowOrgSignup: w.API.AllowOrgSignup, SignupSecret: w.API.SignupSecret,
 		ProgressEvery: w.API.ProgressEvery, Audit: w.API.Audit, Stop: p.Stop, Metrics: p.Metrics, Icon: web.Icon()}, svc)
 	p.Web = newWeb(w.API, log, p, w.LocalSignIn, sl, ss)
@@ -236,7 +237,7 @@ func newWeb(cfg api.Config, log *slog.Logger, p api.Parts, localSignIn func(stri
 		Build:             cfg.Build,
 		Stop:              p.Stop,
 		LocalSignIn:       localSignIn,
-	}, web.Services{Auth: p.Auth, Orgs: p.Orgs, OAuth: p.OAuth, Inbox: p.Inbox, Channels: p.Channels, Audit: cfg.Audit, Access: p.Access, Knowledge: p.Knowledge, Answers: p.Answers, Slack: sl, SSO: ss, SCIM: p.SCIM})
+	}, web.Services{Auth: p.Auth, Orgs: p.Orgs, OAuth: p.OAuth, Inbox: p.Inbox, Channels: p.Channels, Audit: cfg.Audit, Access: p.Access, Knowledge: p.Knowledge, Answers: p.Answers, Departures: p.Departures, Slack: sl, SSO: ss, SCIM: p.SCIM})
 	pages.SetNotify(p.Notify)
 	return pages
 }

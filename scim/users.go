@@ -241,7 +241,7 @@ func (s *Service) Create(ctx context.Context, orgID string, a Attrs) (*User, err
 		}
 	}
 	if !a.Active {
-		if _, err := s.departures.Leave(ctx, orgID, id); err != nil {
+		if _, _, err := s.departures.Leave(ctx, orgID, id); err != nil {
 			return nil, err
 		}
 	}
@@ -406,7 +406,7 @@ func (s *Service) Replace(ctx context.Context, orgID, id string, a Attrs) (*User
 		}
 	}
 	if !a.Active && cur.Active {
-		if _, err := s.departures.Leave(ctx, orgID, id); err != nil {
+		if _, _, err := s.departures.Leave(ctx, orgID, id); err != nil {
 			return nil, err
 		}
 	}
@@ -465,7 +465,7 @@ func (s *Service) Delete(ctx context.Context, orgID, id string) error {
 	if _, err := s.Get(ctx, orgID, id); err != nil {
 		return err
 	}
-	if _, err := s.departures.Leave(ctx, orgID, id); err != nil {
+	if _, _, err := s.departures.Leave(ctx, orgID, id); err != nil {
 		return err
 	}
 	return s.db.Tx(ctx, func(tx db.Querier) error {

@@ -140,12 +140,13 @@ func (s *Server) registerUpdateOrgSettings() {
 
 type removeUserResult struct {
 	*orgs.Removal
-	Message string `json:"message"`
+	QuestionsDeclined int    `json:"questions_declined" jsonschema:"how many questions still waiting for the member were declined to their askers"`
+	Message           string `json:"message"`
 }
 
 func (s *Server) registerRemoveUser() {
 	addAdminTool(s, mcp.NewTool("remove_user",
-		mcp.WithDescription("Org admins only: remove a member from the organization. All their tokens stop working at once; they can no longer log in, be asked or be listed. Questions they asked stay readable by their recipients, marked as from a former member. Their user id is not given to anyone else later. The last admin cannot be removed."),
+		mcp.WithDescription("Org admins only: remove a member from the organization. All their tokens stop working at once; they can no longer log in, be asked or be listed. Questions waiting for them are declined to their askers. Questions they asked stay readable by their recipients, marked as from a former member. Their user id is not given to anyone else later. The last admin cannot be removed."),
 		mcp.WithString("org_id", mcp.Required(), mcp.Description("Your organization.")),
 		adminPasswordParam,
 		mcp.WithString("user_id", mcp.Required(), mcp.Description("The member to remove.")),
@@ -153,11 +154,15 @@ func (s *Server) registerRemoveUser() {
 		annotations(false, true, true),
 	), func(ctx context.Context, orgID string, in *memberArgs) (*removeUserResult, error) {
 		touch(ctx, in.UserID)
-		r, err := s.orgs.RemoveUser(ctx, orgID, in.UserID)
+		r, n, err := s.departs.Leave(ctx, orgID, in.UserID)
 		if err != nil {
 			return nil, err
 		}
-		return &removeUserResult{Removal: r, Message: "the member is removed and their tokens are revoked; their user id stays reserved"}, nil
+		if r == nil {
+			// Removed by a concurrent call: this one only declined.
+			return nil, auth.NotFoundUser(in.UserID)
+		}
+		return &removeUserResult{Removal: r, QuestionsDeclined: n, Message: "the member is removed and their tokens are revoked; the questions waiting for them are declined to their askers; their user id stays reserved"}, nil
 	})
 }
 

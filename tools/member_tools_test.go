@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctalk/ctalk/db/dbtest"
+	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/orgs"
 )
 
@@ -21,11 +22,18 @@ func TestRemoveUserOverMCP(t *testing.T) {
 		u := e.Org(t, era, "acme")
 		alice, bob, carol := u["alice"], u["bob"], u["carol"]
 		id := ok(t, bob, "ask_person", map[string]any{"to_user_id": "alice", "question": "where is the runbook?"})["message_id"].(string)
+		toBob := ok(t, carol, "ask_person", map[string]any{"to_user_id": "bob", "question": "is the deploy frozen?"})["message_id"].(string)
 
 		fail(t, carol, "remove_user", map[string]any{"org_id": "acme", "user_id": "bob"}, "only org admins")
 		res := ok(t, alice, "remove_user", map[string]any{"org_id": "acme", "user_id": "bob"})
-		if res["user_id"] != "bob" || res["tokens_revoked"] != float64(1) || res["removed_at"] == nil {
+		if res["user_id"] != "bob" || res["tokens_revoked"] != float64(1) || res["removed_at"] == nil || res["questions_declined"] != float64(1) {
 			t.Fatalf("remove_user = %v", res)
+		}
+
+		// Carol's question to bob is declined to her at once.
+		r := ok(t, carol, "check_replies", nil)["replies"].([]any)
+		if len(r) != 1 || r[0].(map[string]any)["message_id"] != toBob || r[0].(map[string]any)["status"] != "declined" || r[0].(map[string]any)["decline_reason"] != inbox.DepartedReason {
+			t.Fatalf("carol's replies after bob's removal = %v", r)
 		}
 
 		// Refused on the very next call, whatever the call.

@@ -66,6 +66,8 @@ type Services struct {
 	// Answers decides and sends answers, for send_response as for the
 	// web app.
 	Answers *usecase.Answers
+	// Departures removes members, declining what waits for them.
+	Departures *usecase.Departures
 }
 
 // Server is ctalk's MCP server: every tool and resource, registered on an
@@ -83,6 +85,7 @@ type Server struct {
 	notify   *notify.Service
 	know     *knowledge.Service
 	answers  *usecase.Answers
+	departs  *usecase.Departures
 	mcp      *server.MCPServer
 	metrics  *metrics
 	// stop is closed when the server starts draining, ending every wait.
@@ -107,7 +110,7 @@ func New(cfg Config, svc Services) *Server {
 		cfg.ProgressEvery = 10 * time.Second
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, auth: svc.Auth, orgs: svc.Orgs, inbox: svc.Inbox, channels: svc.Channels,
-		oauth: svc.OAuth, presence: svc.Presence, access: svc.Access, notify: svc.Notify, know: svc.Knowledge, answers: svc.Answers, stop: cfg.Stop}
+		oauth: svc.OAuth, presence: svc.Presence, access: svc.Access, notify: svc.Notify, know: svc.Knowledge, answers: svc.Answers, departs: svc.Departures, stop: cfg.Stop}
 	s.mcp = server.NewMCPServer(Name, cfg.Version, append(append(identity(cfg.Icon), cacheHints()...),
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(true, false),

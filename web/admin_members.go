@@ -199,11 +199,11 @@ func (p *Pages) removeMember(c echo.Context) error {
 	if c.Request().PostFormValue("confirmed") != removeConfirmed {
 		return p.removeMemberPage(c)
 	}
-	start, remove, tool := time.Now(), p.orgs.RemoveUser, "web:remove_user"
+	start, remove, tool := time.Now(), p.departs.Leave, "web:remove_user"
 	if c.Request().PostFormValue("erase") == "yes" {
-		remove, tool = p.orgs.EraseUser, "web:erase_user"
+		remove, tool = p.departs.Erase, "web:erase_user"
 	}
-	r, err := remove(c.Request().Context(), me(c).OrgID, c.Param("user_id"))
+	r, _, err := remove(c.Request().Context(), me(c).OrgID, c.Param("user_id"))
 	var touched []string
 	if r != nil {
 		touched = append(touched, r.UserID)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/orgs"
 )
@@ -112,6 +113,10 @@ func TestAdminRemovesMember(t *testing.T) {
 		agent := s.agent(t, "acme", "bob")
 		personal, _ := newPersonalToken(t, bob, "ci")
 		viaPersonal := testkit.Connect(t, s.URL, testkit.EraSessions, personal)
+		toBob, err := s.Inbox.Ask(context.Background(), acme("carol"), inbox.Ask{To: "bob", Text: "Is the deploy frozen?"})
+		if err != nil {
+			t.Fatal(err)
+		}
 		// The member's page only links to the confirmation; the page, and a
 		// post without its confirmation, ask and change nothing.
 		if _, body := alice.get("/admin/members/bob"); !strings.Contains(body, `href="/admin/members/bob/remove"`) ||
@@ -144,6 +149,11 @@ func TestAdminRemovesMember(t *testing.T) {
 		}
 		if code, _ := alice.get("/admin/members/bob"); code != http.StatusNotFound {
 			t.Errorf("the removed member's page: %d, want 404", code)
+		}
+		// Carol's question to bob is declined to her at once.
+		replies, _, err := s.Inbox.Replies(context.Background(), acme("carol"), time.Time{}, "", 10)
+		if err != nil || len(replies) != 1 || replies[0].ID != toBob.ID || replies[0].Status != inbox.StatusDeclined || replies[0].Reason != inbox.DepartedReason {
+			t.Errorf("carol's replies after bob's removal: %+v, %v", replies, err)
 		}
 		s.waitAuditEvent(t, "acme", "alice", "web:remove_user", "ok", "bob")
 	})

@@ -107,6 +107,8 @@ type Services struct {
 	// Answers carries out the person's decisions on the questions sent
 	// to them, as every front door does.
 	Answers *usecase.Answers
+	// Departures removes members, declining what waits for them.
+	Departures *usecase.Departures
 	// Slack is the Slack door, whose pages and routes are mounted here;
 	// nil mounts none.
 	Slack *slackapp.Service
@@ -130,6 +132,7 @@ type Pages struct {
 	// knowledge holds the org's shared answers.
 	knowledge *knowledge.Service
 	answers   *usecase.Answers
+	departs   *usecase.Departures
 	// export writes archives of the org's data and of a person's.
 	export *usecase.Export
 	slack  *slackapp.Service
@@ -146,7 +149,7 @@ type Pages struct {
 
 // New returns the pages over the given services.
 func New(cfg Config, s Services) *Pages {
-	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, channels: s.Channels, audit: s.Audit, access: s.Access, knowledge: s.Knowledge, answers: s.Answers, slack: s.Slack, sso: s.SSO, scim: s.SCIM, pages: parsePages(),
+	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, channels: s.Channels, audit: s.Audit, access: s.Access, knowledge: s.Knowledge, answers: s.Answers, departs: s.Departures, slack: s.Slack, sso: s.SSO, scim: s.SCIM, pages: parsePages(),
 		export: usecase.NewExport(s.Orgs, s.Inbox, s.Knowledge, s.Channels)}
 }
 
