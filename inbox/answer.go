@@ -150,7 +150,7 @@ type Sent struct {
 // Returns EInvalid, ENotFound, EForbidden, EConflict.
 func (s *Service) Send(ctx context.Context, c ctalk.Caller, msgID, finalText string) (*Sent, error) {
 	finalText = strings.TrimSpace(finalText)
-	return s.sendDecision(ctx, c, msgID, "answer",
+	return s.sendDecision(ctx, c, msgID, "answer", nil,
 		func(*Question, *Draft) (string, error) { return finalText, nil },
 		func(tx db.Querier, q *Question, latest *Draft, text string) (*Draft, error) {
 			mode, err := orgs.ApprovalMode(ctx, tx, c.OrgID)
@@ -205,6 +205,48 @@ func (e *NotApprovedError) Error() string { return e.err.Error() }
 
 // Unwrap makes the refusal's code and message those of a ctalk error.
 func (e *NotApprovedError) Unwrap() error { return e.err }
+
+// InMode is an approval mode in which a person's decision may be made,
+// given to Approve, Edit or AnswerDirectly by a door that only some modes
+// trust: the chat client's card decides only in agent mode, since the chat
+// is not a channel that only the person uses. The decision reads the org's
+// mode in its own transaction, once it holds the question, as Send does,
+// so that an admin's switch of the mode cannot slip in between a door's
+// check and the decision.
+type InMode string
+
+// requireMode refuses the decision on question id with a *ModeError
+// unless org orgID's approval mode, read through tx, is one of modes; with
+// no modes it reads nothing.
+func requireMode(ctx context.Context, tx db.Querier, orgID, id string, modes []InMode) error {
+	if len(modes) == 0 {
+		return nil
+	}
+	mode, err := orgs.ApprovalMode(ctx, tx, orgID)
+	if err != nil {
+		return err
+	}
+	for _, m := range modes {
+		if string(m) == mode {
+			return nil
+		}
+	}
+	return &ModeError{MessageID: id, Mode: mode,
+		err: ctalk.Errorf(ctalk.EForbidden, "your organization's approval mode is %s, which does not let this decision on message %s be made here: your person decides in ctalk's web app", mode, id)}
+}
+
+// ModeError is the refusal, EForbidden, of a decision made in an approval
+// mode that its door is not trusted in (see InMode): Mode is the org's
+// mode as the decision read it.
+type ModeError struct {
+	MessageID, Mode string
+	err             *ctalk.Error
+}
+
+func (e *ModeError) Error() string { return e.err.Error() }
+
+// Unwrap makes the refusal's code and message those of a ctalk error.
+func (e *ModeError) Unwrap() error { return e.err }
 
 // AwaitDecision waits, up to opts.Timeout, until draft version of
 // question msgID, sent to the caller, no longer waits for its person's

@@ -147,11 +147,13 @@ func (f scanFunc) Scan(dest ...any) error { return f(dest...) }
 // agent's send) sends nothing and reports Already; of concurrent decisions
 // and sends, exactly one answer is sent.
 //
-// Returns EInvalid, ENotFound, EForbidden, EConflict (a newer version was
-// written, the question was resolved otherwise, or it waits for its
-// asker's information).
-func (s *Service) Approve(ctx context.Context, c ctalk.Caller, msgID string, version int) (*Sent, error) {
-	return s.sendDecision(ctx, c, msgID, "approve a draft of",
+// Given modes (see InMode), the approval is made only in one of them.
+//
+// Returns EInvalid, ENotFound, EForbidden (*ModeError among them),
+// EConflict (a newer version was written, the question was resolved
+// otherwise, or it waits for its asker's information).
+func (s *Service) Approve(ctx context.Context, c ctalk.Caller, msgID string, version int, modes ...InMode) (*Sent, error) {
+	return s.sendDecision(ctx, c, msgID, "approve a draft of", modes,
 		func(q *Question, latest *Draft) (string, error) {
 			if err := requireLatest(q.ID, latest, version); err != nil {
 				return "", err
@@ -201,15 +203,16 @@ func (s *Service) Reject(ctx context.Context, c ctalk.Caller, msgID string, vers
 // approves and sends version. Only the latest version of a pending
 // question can be edited, so that an edit never hides a draft proposed
 // meanwhile. An edit whose text already answered the question sends
-// nothing and reports Already.
+// nothing and reports Already. Given modes, it is made only in one of
+// them, as Approve.
 //
 // Returns EInvalid, ENotFound, EForbidden, EConflict (as Approve).
-func (s *Service) Edit(ctx context.Context, c ctalk.Caller, msgID string, version int, text string) (*Sent, error) {
+func (s *Service) Edit(ctx context.Context, c ctalk.Caller, msgID string, version int, text string, modes ...InMode) (*Sent, error) {
 	text, err := ctalk.Text("text", text, MaxAnswerLen, true)
 	if err != nil {
 		return nil, err
 	}
-	return s.sendDecision(ctx, c, msgID, "edit a draft of",
+	return s.sendDecision(ctx, c, msgID, "edit a draft of", modes,
 		func(*Question, *Draft) (string, error) { return text, nil },
 		func(tx db.Querier, q *Question, latest *Draft, text string) (*Draft, error) {
 			if err := requireLatest(q.ID, latest, version); err != nil {
@@ -225,12 +228,13 @@ func (s *Service) Edit(ctx context.Context, c ctalk.Caller, msgID string, versio
 // sendDecision sends, in one transaction, the answer that a decision of
 // the caller, for action, makes on the question msgID sent to them,
 // holding the question (see questionForUpdate) so that no proposal, send
-// or other decision on it runs in between: sends says, from the question
-// and its latest draft, which text the decision sends, or why it may not;
-// store records the decision and returns the version sent. A question
-// already answered with that text is reported Already, and nothing is
-// sent; one resolved otherwise is a conflict that says how.
-func (s *Service) sendDecision(ctx context.Context, c ctalk.Caller, msgID, action string,
+// or other decision on it runs in between: modes, if any, are the approval
+// modes the decision may be made in (see InMode); sends says, from the
+// question and its latest draft, which text the decision sends, or why it
+// may not; store records the decision and returns the version sent. A
+// question already answered with that text is reported Already, and
+// nothing is sent; one resolved otherwise is a conflict that says how.
+func (s *Service) sendDecision(ctx context.Context, c ctalk.Caller, msgID, action string, modes []InMode,
 	sends func(q *Question, latest *Draft) (string, error),
 	store func(tx db.Querier, q *Question, latest *Draft, text string) (*Draft, error)) (*Sent, error) {
 	var out *Sent
@@ -240,6 +244,9 @@ func (s *Service) sendDecision(ctx context.Context, c ctalk.Caller, msgID, actio
 			return err
 		}
 		if err := requireRecipient(q, c.UserID, action); err != nil {
+			return err
+		}
+		if err := requireMode(ctx, tx, c.OrgID, q.ID, modes); err != nil {
 			return err
 		}
 		latest, err := latestDraft(ctx, tx, c.OrgID, q.ID)
@@ -329,15 +336,16 @@ func requireLatest(id string, latest *Draft, version int) error {
 // approved version, the question is answered and the asker's agent woken,
 // as by Approve. An answer with the text already sent sends nothing and
 // reports Already; of two concurrent answers (this and an agent's send),
-// exactly one is sent.
+// exactly one is sent. Given modes, it is made only in one of them, as
+// Approve.
 //
 // Returns EInvalid, ENotFound, EForbidden, EConflict.
-func (s *Service) AnswerDirectly(ctx context.Context, c ctalk.Caller, msgID, text string) (*Sent, error) {
+func (s *Service) AnswerDirectly(ctx context.Context, c ctalk.Caller, msgID, text string, modes ...InMode) (*Sent, error) {
 	text, err := ctalk.Text("answer", text, MaxAnswerLen, true)
 	if err != nil {
 		return nil, err
 	}
-	return s.sendDecision(ctx, c, msgID, "answer",
+	return s.sendDecision(ctx, c, msgID, "answer", modes,
 		func(*Question, *Draft) (string, error) { return text, nil },
 		func(tx db.Querier, q *Question, _ *Draft, text string) (*Draft, error) {
 			return s.addDraft(ctx, tx, c.OrgID, q.ID, text, true)

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -184,18 +185,11 @@ func (s *Server) viewForCard(ctx context.Context, sess *auth.Session, msgID, mod
 
 // decideFromCard carries out the card's approve or edit: in agent mode
 // only, as the person's decision would be in the web app, so that it sends
-// at once, exactly once.
+// at once, exactly once. The decision's transaction reads the mode, so an
+// admin's switch to human mode refuses every card decision made after it.
 //
 // Returns EInvalid, ENotFound, EForbidden (human mode), EConflict.
 func (s *Server) decideFromCard(ctx context.Context, sess *auth.Session, in *cardArgs) (*cardView, error) {
-	mode, err := s.approvalMode(ctx, sess.OrgID)
-	if err != nil {
-		return nil, err
-	}
-	if mode != orgs.ApprovalAgent {
-		return nil, ctalk.Errorf(ctalk.EForbidden, "your organization requires your person's approval in ctalk's web app, which a chat client cannot give: open %s to approve there",
-			links.Draft(s.publicURLFromContext(ctx), in.MessageID, int(in.Version)))
-	}
 	if in.Version < 1 || in.Version != float64(int(in.Version)) {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "version: give the draft version the person saw (a whole number from 1)")
 	}
@@ -204,10 +198,16 @@ func (s *Server) decideFromCard(ctx context.Context, sess *auth.Session, in *car
 		d.Kind, d.Text = usecase.Edit, in.Text
 	}
 	out, err := s.answers.Decide(ctx, sess.Caller(), d)
+	var refused *inbox.ModeError
+	if errors.As(err, &refused) {
+		return nil, ctalk.Errorf(ctalk.EForbidden, "your organization requires your person's approval in ctalk's web app, which a chat client cannot give: open %s to approve there",
+			links.Draft(s.publicURLFromContext(ctx), in.MessageID, d.Version))
+	}
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.viewForCard(ctx, sess, in.MessageID, mode)
+	// The decision was made, so in agent mode.
+	v, err := s.viewForCard(ctx, sess, in.MessageID, orgs.ApprovalAgent)
 	if err != nil {
 		return nil, fmt.Errorf("read the question after sending its answer: %w", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/reqctx"
 	"github.com/ctalk/ctalk/knowledge"
+	"github.com/ctalk/ctalk/orgs"
 )
 
 // Answers is how questions get their answers: a person's decision on a
@@ -132,9 +133,12 @@ type Outcome struct {
 // shared as the person chose. A decision whose text already answered the
 // question (made twice, or after the agent's send) sends nothing and
 // reports Already. Of concurrent decisions and sends, exactly one answer is
-// sent.
+// sent. A decision made in the chat client's card (Door Chat) sends only
+// in agent approval mode, as the decision's own transaction reads it: the
+// chat is not a channel that only the person uses.
 //
-// Returns EInvalid (also for an unknown kind), ENotFound, EForbidden,
+// Returns EInvalid (also for an unknown kind), ENotFound, EForbidden
+// (*inbox.ModeError when a card's decision finds the org in human mode),
 // EConflict, as the inbox's Approve, Edit, Reject, AnswerDirectly and
 // Decline do.
 func (a *Answers) Decide(ctx context.Context, c ctalk.Caller, d Decision) (*Outcome, error) {
@@ -147,16 +151,20 @@ func (a *Answers) Decide(ctx context.Context, c ctalk.Caller, d Decision) (*Outc
 
 func (a *Answers) decide(ctx context.Context, c ctalk.Caller, d Decision) (*Outcome, error) {
 	var (
-		sent *inbox.Sent
-		err  error
+		sent  *inbox.Sent
+		err   error
+		modes []inbox.InMode
 	)
+	if d.Door == Chat {
+		modes = []inbox.InMode{orgs.ApprovalAgent}
+	}
 	switch d.Kind {
 	case Approve:
-		sent, err = a.inbox.Approve(ctx, c, d.MessageID, d.Version)
+		sent, err = a.inbox.Approve(ctx, c, d.MessageID, d.Version, modes...)
 	case Edit:
-		sent, err = a.inbox.Edit(ctx, c, d.MessageID, d.Version, d.Text)
+		sent, err = a.inbox.Edit(ctx, c, d.MessageID, d.Version, d.Text, modes...)
 	case Answer:
-		sent, err = a.inbox.AnswerDirectly(ctx, c, d.MessageID, d.Text)
+		sent, err = a.inbox.AnswerDirectly(ctx, c, d.MessageID, d.Text, modes...)
 	case Reject:
 		draft, err := a.inbox.Reject(ctx, c, d.MessageID, d.Version, d.Text)
 		if err != nil {

@@ -2,6 +2,7 @@ package usecase_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"testing"
@@ -23,6 +24,7 @@ type fixture struct {
 	t       *testing.T
 	d       *db.DB
 	in      *inbox.Service
+	orgs    *orgs.Service
 	answers *usecase.Answers
 }
 
@@ -42,8 +44,9 @@ func newFixture(t *testing.T, d *db.DB) *fixture {
 		}
 	}
 	in := inbox.NewService(d, inbox.DefaultConfig(), wait.NewBroker())
-	k := knowledge.NewService(d, orgs.NewService(d, a))
-	return &fixture{t: t, d: d, in: in, answers: usecase.NewAnswers(in, k, slog.Default())}
+	o := orgs.NewService(d, a)
+	k := knowledge.NewService(d, o)
+	return &fixture{t: t, d: d, in: in, orgs: o, answers: usecase.NewAnswers(in, k, slog.Default())}
 }
 
 func acme(id string) ctalk.Caller { return ctalk.Caller{OrgID: "acme", UserID: id} }
@@ -121,6 +124,69 @@ func TestDecideSendsAndShares(t *testing.T) {
 		_, err = f.answers.Decide(ctx, acme("john"), usecase.Decision{Kind: "ignore", MessageID: rejected})
 		if ctalk.ErrorCode(err) != ctalk.EInvalid {
 			t.Fatalf("an unknown decision: %v, want invalid", err)
+		}
+	})
+}
+
+// TestCardDecidesOnlyInAgentModeAtCommit: the chat client's card decides
+// only in agent approval mode, as the decision's own transaction reads it.
+// An admin's switch to human mode just after the card saw agent mode (its
+// door's own check) refuses the card's approval, edit and answer: nothing
+// is sent, approved or heard of. The person's decision in the web app
+// still sends in human mode, and the card decides again in agent mode.
+func TestCardDecidesOnlyInAgentModeAtCommit(t *testing.T) {
+	t.Parallel()
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		f := newFixture(t, d)
+		ctx := context.Background()
+		var heard []usecase.Decided
+		f.answers.OnDecided(func(_ context.Context, d usecase.Decided) { heard = append(heard, d) })
+
+		id := f.drafted("Is prod frozen?", "yes, until Monday")
+		if mode, err := orgs.ApprovalMode(ctx, d, "acme"); err != nil || mode != orgs.ApprovalAgent {
+			t.Fatalf("the card's door saw mode %q, %v; want agent", mode, err)
+		}
+		if _, err := f.orgs.SetApprovalMode(ctx, "acme", orgs.ApprovalHuman); err != nil {
+			t.Fatal(err)
+		}
+		for _, dec := range []usecase.Decision{
+			{Kind: usecase.Approve, MessageID: id, Version: 1, Door: usecase.Chat},
+			{Kind: usecase.Edit, MessageID: id, Version: 1, Text: "yes, until Tuesday", Door: usecase.Chat},
+			{Kind: usecase.Answer, MessageID: id, Text: "yes", Door: usecase.Chat},
+		} {
+			out, err := f.answers.Decide(ctx, acme("john"), dec)
+			var refused *inbox.ModeError
+			if !errors.As(err, &refused) || ctalk.ErrorCode(err) != ctalk.EForbidden || refused.Mode != orgs.ApprovalHuman {
+				t.Fatalf("the card's %s in human mode = %+v, %v; want refused as forbidden by the mode", dec.Kind, out, err)
+			}
+		}
+		r, err := f.in.Review(ctx, acme("john"), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != inbox.StatusPending || r.DraftCount != 1 || r.Latest().Approved {
+			t.Fatalf("after the refused card decisions: status %s, %d drafts, latest approved %v; want pending, the agent's draft alone, not approved",
+				r.Status, r.DraftCount, r.Latest().Approved)
+		}
+		if len(heard) != 0 {
+			t.Fatalf("heard of %+v after refused decisions", heard)
+		}
+
+		out, err := f.answers.Decide(ctx, acme("john"), usecase.Decision{Kind: usecase.Approve, MessageID: id, Version: 1})
+		if err != nil || out.Question.Status != inbox.StatusAnswered {
+			t.Fatalf("the web app's approval in human mode = %+v, %v; want sent", out, err)
+		}
+
+		if _, err := f.orgs.SetApprovalMode(ctx, "acme", orgs.ApprovalAgent); err != nil {
+			t.Fatal(err)
+		}
+		id2 := f.drafted("And staging?", "open")
+		out, err = f.answers.Decide(ctx, acme("john"), usecase.Decision{Kind: usecase.Approve, MessageID: id2, Version: 1, Door: usecase.Chat})
+		if err != nil || out.Question.Status != inbox.StatusAnswered || out.Question.Answer != "open" {
+			t.Fatalf("the card's approval in agent mode = %+v, %v; want sent", out, err)
+		}
+		if len(heard) != 2 || heard[1].Door != usecase.Chat {
+			t.Fatalf("heard %+v; want the web app's and the card's decisions", heard)
 		}
 	})
 }

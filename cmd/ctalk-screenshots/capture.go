@@ -29,6 +29,9 @@ type shot struct {
 	Images bool
 	// Card, when set, waits for the decision card to show its questions.
 	Card bool
+	// Height, when set, is the window's height instead of a laptop's: a
+	// page shorter than the window.
+	Height int64
 }
 
 // shots are the screenshots, signed out first. Few and small: the README
@@ -53,8 +56,10 @@ func shots(d *demo.Org) []shot {
 		{Name: "overview-dark", Path: "/admin/overview?days=7#ov-calls", Signed: true, Dark: true, Images: true},
 		{Name: "notifications", Path: "/profile/notifications", Signed: true},
 		{Name: "notification-mail", Path: mailURL(demo.Mail, demo.MailShown)},
-		// Last: its check_inbox hands the questions to the agent.
+		// Late: its check_inbox hands the questions to the agent.
 		{Name: "card", Path: cardPath, Card: true},
+		// Last: it switches the organization to human approval.
+		{Name: "slack", Path: slackPath, Height: 420},
 	}
 }
 
@@ -112,6 +117,9 @@ func take(tab context.Context, base string, s shot, d *demo.Org) ([]byte, error)
 	w, h, scale := int64(wideW), int64(wideH), 1.0
 	if s.Phone {
 		w, h, scale = phoneW, phoneH, 2
+	}
+	if s.Height > 0 {
+		h = s.Height
 	}
 	err := chromedp.Do(tab,
 		chromedp.EmulateViewport(w, h, chromedp.EmulateScale(scale)),

@@ -20,29 +20,35 @@ import (
 const cardPath = "/demo-card"
 
 // cardDemo is the host of the decision card at cardPath. It is built on
-// the first request, once the demo is seeded: its check_inbox hands the
-// demo person's questions to their agent, which the other pages would
-// show, so the card is taken last.
+// the first request (see lazy), once the demo is seeded: its check_inbox
+// hands the demo person's questions to their agent, which the other pages
+// would show, so the card is taken late.
 type cardDemo struct {
 	a    *app.Assembly
 	base string
+}
+
+// lazy is a handler that open builds on the first request, for the pages
+// whose making changes the demo that the pages before them show.
+type lazy struct {
+	open func(context.Context) (http.Handler, error)
 	once sync.Once
-	host *appshost.Host
+	h    http.Handler
 	err  error
 }
 
-func (c *cardDemo) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	c.once.Do(func() { c.host, c.err = c.open(r.Context()) })
-	if c.err != nil {
-		http.Error(w, c.err.Error(), http.StatusInternalServerError)
+func (l *lazy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	l.once.Do(func() { l.h, l.err = l.open(r.Context()) })
+	if l.err != nil {
+		http.Error(w, l.err.Error(), http.StatusInternalServerError)
 		return
 	}
-	c.host.ServeHTTP(w, r)
+	l.h.ServeHTTP(w, r)
 }
 
 // open signs the demo person's agent in through a client that renders MCP
 // Apps, calls check_inbox, and returns the host showing its result.
-func (c *cardDemo) open(ctx context.Context) (*appshost.Host, error) {
+func (c *cardDemo) open(ctx context.Context) (http.Handler, error) {
 	token, _, err := c.a.Auth.Login(ctx, "acme", "alice", demo.Password, "127.0.0.1")
 	if err != nil {
 		return nil, fmt.Errorf("sign the demo's agent in: %w", err)

@@ -4,8 +4,10 @@
 // answers, signs in with headless Chromium and captures the main pages,
 // light and dark, two at a phone's width, the HTML part of the
 // notification mail the demo person gets for a question, and the decision
-// card a chat client that renders MCP Apps shows beside check_inbox. A
-// page the server does not serve is skipped with a message.
+// card a chat client that renders MCP Apps shows beside check_inbox, and
+// the Slack DM ctalk posts for a draft waiting for its person, drawn from
+// the Block Kit blocks it posted to a stand-in for Slack's Web API. A page
+// the server does not serve is skipped with a message.
 //
 //	go run ./cmd/ctalk-screenshots -out docs/screenshots
 package main
@@ -30,7 +32,9 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/demo"
+	"github.com/ctalk/ctalk/internal/outbound"
 	"github.com/ctalk/ctalk/notify"
+	"github.com/ctalk/ctalk/slackapp"
 )
 
 func main() {
@@ -92,7 +96,8 @@ func serve(ctx context.Context) (base string, d *demo.Org, stop func(), err erro
 		os.RemoveAll(dir)
 		return "", nil, nil, err
 	}
-	a, mails, stopServer, err := start(database, ln)
+	sl := &slackDemo{}
+	a, mails, stopServer, err := start(database, ln, sl)
 	if err != nil {
 		database.Close()
 		os.RemoveAll(dir)
@@ -109,6 +114,7 @@ func serve(ctx context.Context) (base string, d *demo.Org, stop func(), err erro
 		stop()
 		return "", nil, nil, fmt.Errorf("demo organization: %w", err)
 	}
+	sl.org.Store(d)
 	if err := mails.wait(ctx, demo.Mail, demo.MailShown, 30*time.Second); err != nil {
 		stop()
 		return "", nil, nil, err
@@ -117,19 +123,24 @@ func serve(ctx context.Context) (base string, d *demo.Org, stop func(), err erro
 }
 
 // start serves ctalk over database on ln, with its mails kept in a mailbox
-// that the same server shows at mailPath; stop ends both, not database.
-func start(database *db.DB, ln net.Listener) (a *app.Assembly, mails *mailbox, stop func(), err error) {
+// that the same server shows at mailPath, and its Slack door calling sl's
+// stand-in for Slack, whose DM the server shows at slackPath; stop ends
+// both, not database.
+func start(database *db.DB, ln net.Listener, sl *slackDemo) (a *app.Assembly, mails *mailbox, stop func(), err error) {
+	base := "http://" + ln.Addr().String()
 	acfg := auth.DefaultConfig()
 	acfg.BcryptCost = 4
 	mails = &mailbox{}
 	ncfg := notify.DefaultConfig()
 	ncfg.DigestWindow = 0 // each notification its own mail
 	a, err = app.Assemble(database, app.Wiring{
-		API:    api.Config{Version: "demo", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), AllowOrgSignup: true, PublicURL: "http://" + ln.Addr().String()},
+		API:    api.Config{Version: "demo", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), AllowOrgSignup: true, PublicURL: base},
 		Auth:   acfg,
 		Inbox:  inbox.DefaultConfig(),
 		Sender: mails,
 		Notify: ncfg,
+		// The stand-in for Slack is this server, on loopback.
+		Slack: slackapp.Config{APIURL: base + slackAPIPath, HTTP: outbound.Client(outbound.Options{AllowLoopback: true})},
 	})
 	if err != nil {
 		ln.Close()
@@ -138,9 +149,12 @@ func start(database *db.DB, ln net.Listener) (a *app.Assembly, mails *mailbox, s
 	mux := http.NewServeMux()
 	mux.Handle("/", a.Handler())
 	mux.Handle(mailPath, mails)
-	card := &cardDemo{a: a, base: "http://" + ln.Addr().String()}
+	card := &lazy{open: (&cardDemo{a: a, base: base}).open}
 	mux.Handle(cardPath, card)
 	mux.Handle(cardPath+"/", card)
+	sl.a, sl.base = a, base
+	mux.Handle(slackPath, &lazy{open: sl.open})
+	mux.Handle(slackAPIPath, &sl.api)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	return a, mails, func() {

@@ -55,6 +55,9 @@ type Org struct {
 	// Ask asks UserID one more question, as an agent would while a page
 	// is open.
 	Ask func(ctx context.Context) error
+	// Draft has UserID's agent propose its draft answer to the question
+	// waiting for UserID without one, Carol's, and returns its id.
+	Draft func(ctx context.Context) (string, error)
 }
 
 // Seed creates the demo organization on a, whose database reads clock:
@@ -69,7 +72,7 @@ func Seed(ctx context.Context, clock *Clock, a *app.Assembly) (*Org, error) {
 	if err := seedAnswered(ctx, a, clock.set); err != nil {
 		return nil, err
 	}
-	q, err := seedWaiting(ctx, a, clock.set)
+	q, undrafted, err := seedWaiting(ctx, a, clock.set)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +84,12 @@ func Seed(ctx context.Context, clock *Clock, a *app.Assembly) (*Org, error) {
 		_, err := a.Inbox.Ask(ctx, ctalk.Caller{OrgID: "acme", UserID: "dev"}, inbox.Ask{To: "alice", Text: "Do refunds go through the same queue as charges?"})
 		return err
 	}
-	return &Org{OrgID: "acme", UserID: "alice", Question: q.ID, Ask: more}, nil
+	draft := func(ctx context.Context) (string, error) {
+		_, _, err := a.Inbox.Propose(ctx, ctalk.Caller{OrgID: "acme", UserID: "alice"}, undrafted.ID,
+			"Yes, there is a freeze until Monday 09:00, so not on Friday afternoon. Staging is open; billing 3.2 goes to production once the freeze lifts.")
+		return undrafted.ID, err
+	}
+	return &Org{OrgID: "acme", UserID: "alice", Question: q.ID, Ask: more, Draft: draft}, nil
 }
 
 // seedPeople registers Acme Robotics three days ago with alice, its admin,
@@ -135,23 +143,23 @@ func seedAnswered(ctx context.Context, a *app.Assembly, at func(time.Duration)) 
 }
 
 // seedWaiting asks the questions still open: one of alice's own, and two
-// waiting for her, the first of which (returned) has her agent's draft.
-func seedWaiting(ctx context.Context, a *app.Assembly, at func(time.Duration)) (*inbox.Question, error) {
+// waiting for her, the first of which (drafted) has her agent's draft.
+func seedWaiting(ctx context.Context, a *app.Assembly, at func(time.Duration)) (drafted, undrafted *inbox.Question, err error) {
 	if _, err := demoAsk(ctx, a, at, 3*time.Hour, "alice", "carol", "Is the staging database migrated to the new schema yet?"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	q, err := demoAsk(ctx, a, at, 2*time.Hour, "bob", "alice", "What is the retry logic in payments-service? A customer sees two charges after a timeout.")
+	drafted, err = demoAsk(ctx, a, at, 2*time.Hour, "bob", "alice", "What is the retry logic in payments-service? A customer sees two charges after a timeout.")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	at(90 * time.Minute)
-	if _, _, err := a.Inbox.Propose(ctx, ctalk.Caller{OrgID: "acme", UserID: "alice"}, q.ID,
+	if _, _, err := a.Inbox.Propose(ctx, ctalk.Caller{OrgID: "acme", UserID: "alice"}, drafted.ID,
 		"Charges retry 3 times with exponential backoff (1 s, 4 s, 16 s), each with the same idempotency key, so a retry never charges twice. "+
 			"Two charges mean two keys: the client made a new key after its own timeout. Reuse the key on retry (see payments-service/docs/retries.md)."); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	_, err = demoAsk(ctx, a, at, 12*time.Minute, "carol", "alice", "Can I deploy billing on Friday afternoon, or is there a freeze?")
-	return q, err
+	undrafted, err = demoAsk(ctx, a, at, 12*time.Minute, "carol", "alice", "Can I deploy billing on Friday afternoon, or is there a freeze?")
+	return drafted, undrafted, err
 }
 
 // seedChannel creates #payments with a short conversation of people and
