@@ -28,12 +28,20 @@ func atSAMLProvider(t *testing.T, c *client, authURL string) string {
 	return page
 }
 
-// postSAML posts the provider's form in page from c's browser, following
-// redirects, and returns the final page.
-func postSAML(t *testing.T, c *client, page string) (int, string) {
+// postSAML posts the provider's form in page from c's browser, as a
+// browser posts another site's form (its Origin, Sec-Fetch-Site
+// cross-site), following redirects, and returns the final page.
+func postSAML(t *testing.T, c *client, idp *testkit.SAMLProvider, page string) (int, string) {
 	t.Helper()
 	action, form := testkit.SAMLForm(t, page)
-	resp, err := c.http.PostForm(action, form)
+	req, err := http.NewRequest(http.MethodPost, action, strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", idp.URL)
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	resp, err := c.http.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,9 +57,9 @@ func samlBegin(t *testing.T, c *client, org string) string {
 
 // samlSignIn signs in c through org's SAML provider and returns the final
 // page.
-func samlSignIn(t *testing.T, c *client, org string) (int, string) {
+func samlSignIn(t *testing.T, c *client, idp *testkit.SAMLProvider, org string) (int, string) {
 	t.Helper()
-	return postSAML(t, c, samlBegin(t, c, org))
+	return postSAML(t, c, idp, samlBegin(t, c, org))
 }
 
 // configureSAML has admin set up idp by its metadata URL, with the given
@@ -118,28 +126,30 @@ func TestSAMLSignIn(t *testing.T) {
 			t.Fatalf("requiring before a test: %d %s", code, body)
 		}
 		idp.SetUser(testkit.SAMLUser{NameID: "idp-alice", Email: "alice@acme.test", Name: "Alice"})
-		if code, body := postSAML(t, alice, atSAMLProvider(t, alice, ssoBegin(t, alice, "/admin/sso/test", url.Values{}))); code != http.StatusOK || !strings.Contains(body, "Test sign-in succeeded") {
+		if code, body := postSAML(t, alice, idp, atSAMLProvider(t, alice, ssoBegin(t, alice, "/admin/sso/test", url.Values{}))); code != http.StatusOK || !strings.Contains(body, "Test sign-in succeeded") {
 			t.Fatalf("the test sign-in: %d %s", code, body)
 		}
 		if code, body := alice.post("/admin/sso/required", url.Values{"required": {"on"}}); code != http.StatusUnauthorized || !strings.Contains(body, "break-glass") {
 			t.Fatalf("requiring: %d %s", code, body)
 		}
 		alice = s.anonymous(t)
-		if code, body := samlSignIn(t, alice, "acme"); code != http.StatusOK || !strings.Contains(body, "alice · acme") {
+		if code, body := samlSignIn(t, alice, idp, "acme"); code != http.StatusOK || !strings.Contains(body, "alice · acme") {
 			t.Fatalf("alice's sign-in through SAML: %d %s", code, body)
 		}
 
-		// bob, by his email's domain, linked by his address.
+		// bob, by his email's domain, linked by his address, returns to
+		// the page he came from (as from the OAuth sign-in page).
 		idp.SetUser(testkit.SAMLUser{NameID: "idp-bob", Email: "bob@acme.test", Name: "Bob"})
 		bob := s.anonymous(t)
-		if code, body := samlSignIn(t, bob, "bob@acme.test"); code != http.StatusOK || !strings.Contains(body, "bob · acme") {
+		page := atSAMLProvider(t, bob, ssoBegin(t, bob, "/sso/start", url.Values{"org": {"bob@acme.test"}, "next": {"/profile"}}))
+		if code, body := postSAML(t, bob, idp, page); code != http.StatusOK || !strings.Contains(body, "bob · acme") || !strings.Contains(body, "bob@acme.test") {
 			t.Fatalf("bob's sign-in: %d %s", code, body)
 		}
 		if code, body := s.anonymous(t).post("/signin", url.Values{"org_id": {"acme"}, "user_id": {"bob"}, "password": {userPW}}); code != http.StatusForbidden || !strings.Contains(body, "requires single sign-on") {
 			t.Errorf("bob's password sign-in under sso_required: %d", code)
 		}
 		idp.SetUser(testkit.SAMLUser{NameID: "x-1", NameIDFormat: "urn:oasis:names:tc:SAML:2.0:nameid-format:transient", Email: "bob@acme.test"})
-		if code, body := samlSignIn(t, s.anonymous(t), "acme"); code != http.StatusUnauthorized || !strings.Contains(body, "transient") {
+		if code, body := samlSignIn(t, s.anonymous(t), idp, "acme"); code != http.StatusUnauthorized || !strings.Contains(body, "transient") {
 			t.Errorf("a transient NameID: %d %s", code, body)
 		}
 
@@ -150,7 +160,7 @@ func TestSAMLSignIn(t *testing.T) {
 			t.Errorf("the same metadata pasted turned sso_required off: %v %v", on, err)
 		}
 		idp.SetUser(testkit.SAMLUser{NameID: "idp-dave", Email: "dave@acme.test", Name: "Dave Doe"})
-		if code, _ := samlSignIn(t, s.anonymous(t), "acme"); code != http.StatusOK {
+		if code, _ := samlSignIn(t, s.anonymous(t), idp, "acme"); code != http.StatusOK {
 			t.Fatalf("dave's first sign-in: %d", code)
 		}
 		if u, err := s.Orgs.User(ctx, "acme", "dave"); err != nil || u.Name != "Dave Doe" || u.Email != "dave@acme.test" {
@@ -214,7 +224,7 @@ func TestSAMLRefusals(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				c := s.anonymous(t)
 				idp.Fault(tc.fault)
-				code, body := samlSignIn(t, c, "acme")
+				code, body := samlSignIn(t, c, idp, "acme")
 				refused(t, c, code, body, tc.want)
 			})
 		}
@@ -224,12 +234,12 @@ func TestSAMLRefusals(t *testing.T) {
 			// response to a request of its own: the second is refused by
 			// the assertion's single use alone.
 			idp.Fault(testkit.SAMLFault{AssertionID: "id-assertion-once"})
-			if code, body := samlSignIn(t, s.anonymous(t), "acme"); code != http.StatusOK {
+			if code, body := samlSignIn(t, s.anonymous(t), idp, "acme"); code != http.StatusOK {
 				t.Fatalf("the first use of the assertion: %d %s", code, body)
 			}
 			c := s.anonymous(t)
 			idp.Fault(testkit.SAMLFault{AssertionID: "id-assertion-once"})
-			code, body := samlSignIn(t, c, "acme")
+			code, body := samlSignIn(t, c, idp, "acme")
 			refused(t, c, code, body, "accepted once already")
 		})
 
@@ -237,21 +247,21 @@ func TestSAMLRefusals(t *testing.T) {
 			c := s.anonymous(t)
 			page := samlBegin(t, c, "acme")
 			requestID := c.cookie("ctalk_sso")
-			if code, body := postSAML(t, c, page); code != http.StatusOK {
+			if code, body := postSAML(t, c, idp, page); code != http.StatusOK {
 				t.Fatalf("the sign-in itself: %d %s", code, body)
 			}
 			// Posted again, with the request's cookie set once more.
 			again := s.anonymous(t)
 			u, _ := url.Parse(s.URL)
 			again.http.Jar.SetCookies(u, []*http.Cookie{{Name: "ctalk_sso", Value: requestID, Path: "/"}})
-			code, body := postSAML(t, again, page)
+			code, body := postSAML(t, again, idp, page)
 			refused(t, again, code, body, "used already")
 		})
 
 		t.Run("foreign browser", func(t *testing.T) {
 			page := samlBegin(t, s.anonymous(t), "acme")
 			c := s.anonymous(t)
-			code, body := postSAML(t, c, page)
+			code, body := postSAML(t, c, idp, page)
 			refused(t, c, code, body, "not begun in this browser")
 		})
 
@@ -261,7 +271,7 @@ func TestSAMLRefusals(t *testing.T) {
 			victim, attacker := s.anonymous(t), s.anonymous(t)
 			samlBegin(t, victim, "acme")
 			page := samlBegin(t, attacker, "acme")
-			code, body := postSAML(t, victim, page)
+			code, body := postSAML(t, victim, idp, page)
 			refused(t, victim, code, body, "does not answer the sign-in this browser began")
 		})
 
@@ -269,11 +279,11 @@ func TestSAMLRefusals(t *testing.T) {
 			c := s.anonymous(t)
 			samlBegin(t, c, "acme")
 			page := atSAMLProvider(t, c, idp.URL+"/initiated?sp="+url.QueryEscape(s.URL+sso.MetadataPath("acme")))
-			code, body := postSAML(t, c, page)
+			code, body := postSAML(t, c, idp, page)
 			refused(t, c, code, body, "IdP-initiated")
 			// Without a sign-in begun, the browser holds no request.
 			c = s.anonymous(t)
-			code, body = postSAML(t, c, atSAMLProvider(t, c, idp.URL+"/initiated?sp="+url.QueryEscape(s.URL+sso.MetadataPath("acme"))))
+			code, body = postSAML(t, c, idp, atSAMLProvider(t, c, idp.URL+"/initiated?sp="+url.QueryEscape(s.URL+sso.MetadataPath("acme"))))
 			refused(t, c, code, body, "not from the identity provider")
 		})
 	})
