@@ -41,6 +41,11 @@ type Provider struct {
 	// Required (sso_required) refuses password sign-ins but the admins'
 	// break-glass.
 	Required bool
+	// MetadataURL is where a SAML provider's metadata was fetched from,
+	// "" when it was pasted; SSOURL is the provider's sign-in address
+	// that its metadata gives.
+	MetadataURL string
+	SSOURL      string
 	// TestedAt is the last successful test login since the settings that
 	// reach the provider changed, zero for none; TestedBy who made it.
 	TestedAt  time.Time
@@ -55,10 +60,17 @@ func (p *Provider) Tested() bool { return p != nil && !p.TestedAt.IsZero() }
 
 // Settings are what an admin sets.
 type Settings struct {
+	// Kind is KindOIDC (the default when empty) or KindSAML.
+	Kind string
+	// Issuer, ClientID and ClientSecret set an OpenID Connect provider.
 	Issuer   string
 	ClientID string
 	// ClientSecret, when empty, keeps the secret kept before.
 	ClientSecret string
+	// Metadata is a SAML provider's metadata XML; MetadataURL, when
+	// Metadata is empty, is where to fetch it.
+	Metadata    string
+	MetadataURL string
 	// Domains are email domains, written one per line or separated by
 	// commas or spaces.
 	Domains     string
@@ -66,43 +78,74 @@ type Settings struct {
 	LinkByEmail bool
 }
 
-// clean checks s, returning the issuer, client id, secret and domains.
-func (s Settings) clean(allowHTTP bool) (issuer, clientID, secret string, domains []string, err error) {
-	issuer = strings.TrimRight(strings.TrimSpace(s.Issuer), "/")
-	u, perr := url.Parse(issuer)
+// kind returns the kind of provider s sets.
+func (s Settings) kind() (string, error) {
+	switch s.Kind {
+	case "", KindOIDC:
+		return KindOIDC, nil
+	case KindSAML:
+		return KindSAML, nil
+	}
+	return "", ctalk.Errorf(ctalk.EInvalid, "kind is %q or %q", KindOIDC, KindSAML)
+}
+
+// httpsURL checks raw, an address of the provider named what, returning
+// it without a trailing slash.
+func httpsURL(what, example, raw string, allowHTTP bool) (string, error) {
+	raw = strings.TrimRight(strings.TrimSpace(raw), "/")
+	u, perr := url.Parse(raw)
 	switch {
-	case issuer == "":
-		return "", "", "", nil, ctalk.Errorf(ctalk.EInvalid, "issuer is required: the provider's issuer URL, such as https://example.okta.com")
-	case len(issuer) > maxURLLen || perr != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "":
-		return "", "", "", nil, ctalk.Errorf(ctalk.EInvalid, "issuer is not a URL such as https://example.okta.com (no query, fragment or user name)")
+	case raw == "":
+		return "", ctalk.Errorf(ctalk.EInvalid, "%s is required: the provider's %s URL, such as %s", what, what, example)
+	case len(raw) > maxURLLen || perr != nil || u.Host == "" || u.User != nil || u.Fragment != "":
+		return "", ctalk.Errorf(ctalk.EInvalid, "%s is not a URL such as %s (no fragment or user name)", what, example)
 	case u.Scheme != "https" && !(allowHTTP && u.Scheme == "http"):
-		return "", "", "", nil, ctalk.Errorf(ctalk.EInvalid, "issuer must be an https:// URL")
+		return "", ctalk.Errorf(ctalk.EInvalid, "%s must be an https:// URL", what)
+	}
+	return raw, nil
+}
+
+// oidc checks an OpenID Connect provider's settings, returning its issuer,
+// client id and secret.
+func (s Settings) oidc(allowHTTP bool) (issuer, clientID, secret string, err error) {
+	issuer, err = httpsURL("issuer", "https://example.okta.com", s.Issuer, allowHTTP)
+	if err != nil {
+		return "", "", "", err
+	}
+	if strings.Contains(issuer, "?") {
+		return "", "", "", ctalk.Errorf(ctalk.EInvalid, "issuer is not a URL such as https://example.okta.com (no query, fragment or user name)")
 	}
 	clientID = strings.TrimSpace(s.ClientID)
 	if clientID == "" || len(clientID) > maxClientLen || strings.ContainsAny(clientID, " \t\r\n") {
-		return "", "", "", nil, ctalk.Errorf(ctalk.EInvalid, "client_id is required: the application's client ID from the provider, without spaces")
+		return "", "", "", ctalk.Errorf(ctalk.EInvalid, "client_id is required: the application's client ID from the provider, without spaces")
 	}
 	secret = strings.TrimSpace(s.ClientSecret)
 	if len(secret) > maxClientLen || strings.ContainsAny(secret, " \t\r\n") {
-		return "", "", "", nil, ctalk.Errorf(ctalk.EInvalid, "client_secret is the application's client secret from the provider, without spaces, at most %d characters", maxClientLen)
+		return "", "", "", ctalk.Errorf(ctalk.EInvalid, "client_secret is the application's client secret from the provider, without spaces, at most %d characters", maxClientLen)
 	}
+	return issuer, clientID, secret, nil
+}
+
+// domains checks the email domains of s and the options that need them.
+func (s Settings) domains() ([]string, error) {
+	var domains []string
 	for _, d := range strings.FieldsFunc(strings.ToLower(s.Domains), func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' || r == '\t' }) {
 		d = strings.TrimPrefix(d, "@")
 		if _, err := ctalk.ParseEmail("domain", "x@"+d); err != nil {
-			return "", "", "", nil, ctalk.Errorf(ctalk.EInvalid, "domains: %q is not an email domain such as example.com", ctalk.Shorten(d, 60))
+			return nil, ctalk.Errorf(ctalk.EInvalid, "domains: %q is not an email domain such as example.com", ctalk.Shorten(d, 60))
 		}
 		if !slices.Contains(domains, d) {
 			domains = append(domains, d)
 		}
 	}
 	if len(domains) > MaxDomains {
-		return "", "", "", nil, ctalk.Errorf(ctalk.EInvalid, "domains: at most %d", MaxDomains)
+		return nil, ctalk.Errorf(ctalk.EInvalid, "domains: at most %d", MaxDomains)
 	}
 	slices.Sort(domains)
 	if (s.JIT || s.LinkByEmail) && len(domains) == 0 {
-		return "", "", "", nil, ctalk.Errorf(ctalk.EInvalid, "domains: creating members just in time and linking by email take at least one domain, whose verified addresses alone they accept")
+		return nil, ctalk.Errorf(ctalk.EInvalid, "domains: creating members just in time and linking by email take at least one domain, whose verified addresses alone they accept")
 	}
-	return issuer, clientID, secret, domains, nil
+	return domains, nil
 }
 
 func adminOnly(c ctalk.Caller, what string) error {
@@ -127,59 +170,67 @@ func (s *Service) Provider(ctx context.Context, c ctalk.Caller) (*Provider, erro
 	return p, err
 }
 
-// providerOf reads orgID's provider with its secret.
-func (s *Service) providerOf(ctx context.Context, orgID string) (*Provider, string, error) {
-	p := &Provider{}
-	var secret string
+// kept is what a provider keeps that its admins never see, or see only
+// through its parts: the client secret, a SAML provider's metadata and the
+// org's service provider key pair.
+type kept struct {
+	secret, metadata, spKey, spCert string
+}
+
+// providerOf reads orgID's provider with what it keeps.
+func (s *Service) providerOf(ctx context.Context, orgID string) (*Provider, *kept, error) {
+	p, k := &Provider{}, &kept{}
 	var tested sql.NullTime
-	err := s.db.QueryRow(ctx, `SELECT id, org_id, kind, issuer, client_id, client_secret, jit, link_by_email, required, tested_at, tested_by, updated_by, updated_at
+	err := s.db.QueryRow(ctx, `SELECT id, org_id, kind, issuer, client_id, client_secret, idp_metadata, metadata_url, sp_key, sp_cert,
+			jit, link_by_email, required, tested_at, tested_by, updated_by, updated_at
 		FROM sso_providers WHERE org_id = $1`, orgID).
-		Scan(&p.ID, &p.OrgID, &p.Kind, &p.Issuer, &p.ClientID, &secret, &p.JIT, &p.LinkByEmail, &p.Required, &tested, &p.TestedBy, &p.UpdatedBy, &p.UpdatedAt)
+		Scan(&p.ID, &p.OrgID, &p.Kind, &p.Issuer, &p.ClientID, &k.secret, &k.metadata, &p.MetadataURL, &k.spKey, &k.spCert,
+			&p.JIT, &p.LinkByEmail, &p.Required, &tested, &p.TestedBy, &p.UpdatedBy, &p.UpdatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, "", ctalk.Errorf(ctalk.ENotFound, "organization %q has no single sign-on", orgID)
+		return nil, nil, ctalk.Errorf(ctalk.ENotFound, "organization %q has no single sign-on", orgID)
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("read sso_providers: %w", err)
+		return nil, nil, fmt.Errorf("read sso_providers: %w", err)
 	}
-	p.HasSecret, p.TestedAt = secret != "", tested.Time
+	p.HasSecret, p.TestedAt = k.secret != "", tested.Time
+	if p.Kind == KindSAML {
+		if md, err := parseIDPMetadata([]byte(k.metadata)); err == nil {
+			p.SSOURL = md.ssoURL
+		}
+	}
 	rows, err := s.db.Query(ctx, `SELECT domain FROM sso_domains WHERE org_id = $1 ORDER BY domain`, orgID)
 	if err != nil {
-		return nil, "", fmt.Errorf("read sso_domains: %w", err)
+		return nil, nil, fmt.Errorf("read sso_domains: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var d string
 		if err := rows.Scan(&d); err != nil {
-			return nil, "", fmt.Errorf("read sso_domains: %w", err)
+			return nil, nil, fmt.Errorf("read sso_domains: %w", err)
 		}
 		p.Domains = append(p.Domains, d)
 	}
-	return p, secret, rows.Err()
+	return p, k, rows.Err()
 }
 
-// Configure sets c's org's OpenID Connect provider after reading its
-// discovery document. A change of the issuer, client id or secret undoes
-// the last test login and turns sso_required off: a new test login is
-// needed before it can be required again.
-//
-// Returns EForbidden to a member, EInvalid for bad settings or a provider
-// whose discovery document is not at the issuer, EConflict when another
-// organization has one of the domains, EUnavailable when the provider
-// cannot be reached.
-func (s *Service) Configure(ctx context.Context, c ctalk.Caller, in Settings) (*Provider, error) {
-	if err := adminOnly(c, "sets its single sign-on"); err != nil {
-		return nil, err
-	}
-	issuer, clientID, secret, domains, err := in.clean(s.cfg.AllowHTTP)
+// providerRow is what Configure writes of a provider of either kind.
+type providerRow struct {
+	kind, issuer, clientID, secret, metadata, metadataURL, spKey, spCert string
+	// trust is what decides whom the provider vouches for (its address,
+	// the application, the keys its signatures are checked with): a change
+	// of it undoes the last test login.
+	trust string
+}
+
+// oidcRow checks in's OpenID Connect provider by reading its discovery
+// document; the secret kept is kept when in has none.
+func (s *Service) oidcRow(ctx context.Context, in Settings, k *kept) (*providerRow, error) {
+	issuer, clientID, secret, err := in.oidc(s.cfg.AllowHTTP)
 	if err != nil {
 		return nil, err
 	}
-	old, oldSecret, err := s.providerOf(ctx, c.OrgID)
-	if err != nil && ctalk.ErrorCode(err) != ctalk.ENotFound {
-		return nil, err
-	}
-	if secret == "" {
-		secret = oldSecret
+	if secret == "" && k != nil {
+		secret = k.secret
 	}
 	if secret == "" {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "client_secret is required: the application's client secret from the provider")
@@ -187,25 +238,93 @@ func (s *Service) Configure(ctx context.Context, c ctalk.Caller, in Settings) (*
 	if _, err := s.discover(ctx, issuer); err != nil {
 		return nil, err
 	}
-	changed := old == nil || old.Issuer != issuer || old.ClientID != clientID || secret != oldSecret
+	return &providerRow{kind: KindOIDC, issuer: issuer, clientID: clientID, secret: secret, trust: oidcTrust(issuer, clientID, secret)}, nil
+}
+
+func oidcTrust(issuer, clientID, secret string) string {
+	return hash(issuer + "\n" + clientID + "\n" + secret)
+}
+
+// trustOf is the trust of the provider p kept as k.
+func trustOf(p *Provider, k *kept) string {
+	if p.Kind == KindSAML {
+		md, err := parseIDPMetadata([]byte(k.metadata))
+		if err != nil {
+			return ""
+		}
+		return md.trust
+	}
+	return oidcTrust(p.Issuer, p.ClientID, k.secret)
+}
+
+// Configure sets c's org's identity provider: an OpenID Connect one after
+// reading its discovery document, or a SAML one from its metadata (pasted,
+// or fetched from its URL). A change of what decides whom the provider
+// vouches for (the issuer, client id or secret; the SAML provider's entity
+// ID, sign-in address or certificates) undoes the last test login and
+// turns sso_required off: a new test login is needed before it can be
+// required again. A change of kind also forgets every member's link, since
+// the two kinds name people differently.
+//
+// Returns EForbidden to a member, EInvalid for bad settings, a provider
+// whose discovery document is not at the issuer or metadata that is not a
+// SAML identity provider's, EConflict when another organization has one of
+// the domains, EUnavailable when the provider cannot be reached.
+func (s *Service) Configure(ctx context.Context, c ctalk.Caller, in Settings) (*Provider, error) {
+	if err := adminOnly(c, "sets its single sign-on"); err != nil {
+		return nil, err
+	}
+	kind, err := in.kind()
+	if err != nil {
+		return nil, err
+	}
+	domains, err := in.domains()
+	if err != nil {
+		return nil, err
+	}
+	old, k, err := s.providerOf(ctx, c.OrgID)
+	if err != nil && ctalk.ErrorCode(err) != ctalk.ENotFound {
+		return nil, err
+	}
+	var r *providerRow
+	if kind == KindSAML {
+		r, err = s.samlRow(ctx, in, k)
+	} else {
+		r, err = s.oidcRow(ctx, in, k)
+	}
+	if err != nil {
+		return nil, err
+	}
+	sameKind := old != nil && old.Kind == kind
+	changed := !sameKind || trustOf(old, k) != r.trust
 	id := ctalk.SortedID("idp")
-	if old != nil {
+	if sameKind {
 		id = old.ID
 	}
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
 		if old == nil {
-			_, err := tx.Exec(ctx, `INSERT INTO sso_providers (id, org_id, kind, issuer, client_id, client_secret, jit, link_by_email, updated_by, updated_at)
-				VALUES ($1, $2, 'oidc', $3, $4, $5, $6, $7, $8, $9)`, id, c.OrgID, issuer, clientID, secret, in.JIT, in.LinkByEmail, c.UserID, now)
+			_, err := tx.Exec(ctx, `INSERT INTO sso_providers (id, org_id, kind, issuer, client_id, client_secret, idp_metadata, metadata_url, sp_key, sp_cert, jit, link_by_email, updated_by, updated_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+				id, c.OrgID, r.kind, r.issuer, r.clientID, r.secret, r.metadata, r.metadataURL, r.spKey, r.spCert, in.JIT, in.LinkByEmail, c.UserID, now)
 			if err != nil {
 				return fmt.Errorf("insert into sso_providers: %w", err)
 			}
 		} else {
-			_, err := tx.Exec(ctx, `UPDATE sso_providers SET issuer = $1, client_id = $2, client_secret = $3, jit = $4, link_by_email = $5, updated_by = $6, updated_at = $7,
-				tested_at = CASE WHEN $8 THEN NULL ELSE tested_at END, required = CASE WHEN $8 THEN FALSE ELSE required END
-				WHERE org_id = $9`, issuer, clientID, secret, in.JIT, in.LinkByEmail, c.UserID, now, changed, c.OrgID)
+			_, err := tx.Exec(ctx, `UPDATE sso_providers SET id = $1, kind = $2, issuer = $3, client_id = $4, client_secret = $5, idp_metadata = $6, metadata_url = $7, sp_key = $8, sp_cert = $9,
+				jit = $10, link_by_email = $11, updated_by = $12, updated_at = $13,
+				tested_at = CASE WHEN $14 THEN NULL ELSE tested_at END, required = CASE WHEN $14 THEN FALSE ELSE required END
+				WHERE org_id = $15`, id, r.kind, r.issuer, r.clientID, r.secret, r.metadata, r.metadataURL, r.spKey, r.spCert,
+				in.JIT, in.LinkByEmail, c.UserID, now, changed, c.OrgID)
 			if err != nil {
 				return fmt.Errorf("update sso_providers: %w", err)
+			}
+		}
+		if old != nil && !sameKind {
+			for _, q := range []string{`DELETE FROM sso_identities WHERE org_id = $1 AND provider_id = $2`, `DELETE FROM sso_states WHERE org_id = $1 AND provider_id = $2`} {
+				if _, err := tx.Exec(ctx, q, c.OrgID, old.ID); err != nil {
+					return fmt.Errorf("forget the links of the provider replaced: %w", err)
+				}
 			}
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM sso_domains WHERE org_id = $1`, c.OrgID); err != nil {
@@ -257,8 +376,8 @@ func (s *Service) SetRequired(ctx context.Context, c ctalk.Caller, on bool) erro
 	})
 }
 
-// Remove forgets c's org's provider, its domains and every link of its
-// members to it.
+// Remove forgets c's org's provider, its domains, every link of its
+// members to it and, for SAML, the org's service provider key pair.
 //
 // Returns EForbidden to a member.
 func (s *Service) Remove(ctx context.Context, c ctalk.Caller) error {
@@ -267,7 +386,7 @@ func (s *Service) Remove(ctx context.Context, c ctalk.Caller) error {
 	}
 	return s.db.Tx(ctx, func(tx db.Querier) error {
 		for _, q := range []string{`DELETE FROM sso_identities WHERE org_id = $1`, `DELETE FROM sso_domains WHERE org_id = $1`,
-			`DELETE FROM sso_states WHERE org_id = $1`, `DELETE FROM sso_providers WHERE org_id = $1`} {
+			`DELETE FROM sso_states WHERE org_id = $1`, `DELETE FROM sso_assertions WHERE org_id = $1`, `DELETE FROM sso_providers WHERE org_id = $1`} {
 			if _, err := tx.Exec(ctx, q, c.OrgID); err != nil {
 				return fmt.Errorf("remove single sign-on: %w", err)
 			}

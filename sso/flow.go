@@ -28,52 +28,66 @@ const (
 
 // Start is a sign-in begun: the provider's address to send the browser to,
 // and the state, which the browser must also hold (in a cookie) when it
-// comes back.
+// comes back: an OpenID Connect state, or the ID of a SAML AuthnRequest.
 type Start struct {
 	URL   string
 	State string
-	// Issuer is the provider's issuer URL, to show where the person goes.
-	Issuer string
+	// Site is the provider's address (its issuer, or its SAML sign-in
+	// URL), to show where the person goes.
+	Site string
+	// Kind is the provider's: a SAML provider posts the browser back from
+	// its own site, so the cookie must go with such a post.
+	Kind string
 }
 
-// Begin starts a sign-in at orgID's provider, returning to redirectURI
-// (the server's CallbackPath) and then to next, a path on this site. A
-// test login (PurposeTest) is an admin's, userID.
+// Begin starts a sign-in at orgID's provider, which comes back to this
+// server at publicURL (to CallbackPath or ACSPath) and then to next, a
+// path on this site. A test login (PurposeTest) is an admin's, userID.
 //
 // Returns EInvalid for a malformed org id, ENotFound when the org has no
 // single sign-on, EUnavailable when its provider cannot be reached.
-func (s *Service) Begin(ctx context.Context, orgID, purpose, userID, next, redirectURI string) (*Start, error) {
+func (s *Service) Begin(ctx context.Context, orgID, purpose, userID, next, publicURL string) (*Start, error) {
 	orgID, err := ctalk.ParseID("org_id", orgID)
 	if err != nil {
 		return nil, err
 	}
-	p, secret, err := s.providerOf(ctx, orgID)
+	p, k, err := s.providerOf(ctx, orgID)
 	if err != nil {
 		return nil, err
+	}
+	st := &signInState{orgID: orgID, providerID: p.ID, purpose: purpose, userID: userID, next: next}
+	if p.Kind == KindSAML {
+		return s.beginSAML(ctx, p, k, st, publicURL)
 	}
 	op, err := s.discover(ctx, p.Issuer)
 	if err != nil {
 		return nil, err
 	}
-	state, nonce, verifier := random(), random(), oauth2.GenerateVerifier()
-	err = s.db.Tx(ctx, func(tx db.Querier) error {
+	state := random()
+	st.nonce, st.verifier = random(), oauth2.GenerateVerifier()
+	if err := s.saveState(ctx, state, st); err != nil {
+		return nil, err
+	}
+	conf := oauthConfig(op, p, k.secret, publicURL+CallbackPath)
+	return &Start{State: state, Site: p.Issuer, Kind: KindOIDC,
+		URL: conf.AuthCodeURL(state, oidc.Nonce(st.nonce), oauth2.S256ChallengeOption(st.verifier))}, nil
+}
+
+// saveState keeps st, the sign-in of state, for StateTTL, and forgets the
+// sign-ins that expired.
+func (s *Service) saveState(ctx context.Context, state string, st *signInState) error {
+	return s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
 		if _, err := tx.Exec(ctx, `DELETE FROM sso_states WHERE expires_at < $1`, now); err != nil {
 			return fmt.Errorf("delete from sso_states: %w", err)
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO sso_states (state_hash, org_id, provider_id, purpose, user_id, nonce, verifier, next, created_at, expires_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, hash(state), orgID, p.ID, purpose, userID, nonce, verifier, next, now, now.Add(StateTTL))
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, hash(state), st.orgID, st.providerID, st.purpose, st.userID, st.nonce, st.verifier, st.next, now, now.Add(StateTTL))
 		if err != nil {
 			return fmt.Errorf("insert into sso_states: %w", err)
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	conf := oauthConfig(op, p, secret, redirectURI)
-	return &Start{State: state, Issuer: p.Issuer,
-		URL: conf.AuthCodeURL(state, oidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier))}, nil
 }
 
 func oauthConfig(op *oidc.Provider, p *Provider, secret, redirectURI string) *oauth2.Config {
@@ -112,8 +126,8 @@ func (s *Service) Finish(ctx context.Context, state, code, redirectURI string) (
 	if err != nil {
 		return nil, err
 	}
-	p, secret, err := s.providerOf(ctx, st.orgID)
-	if err != nil || p.ID != st.providerID {
+	p, k, err := s.providerOf(ctx, st.orgID)
+	if err != nil || p.ID != st.providerID || p.Kind != KindOIDC {
 		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the organization's single sign-on changed during the sign-in; sign in again")
 	}
 	op, err := s.discover(ctx, p.Issuer)
@@ -121,7 +135,7 @@ func (s *Service) Finish(ctx context.Context, state, code, redirectURI string) (
 		return nil, err
 	}
 	hc := oidc.ClientContext(ctx, s.cfg.HTTP)
-	tok, err := oauthConfig(op, p, secret, redirectURI).Exchange(hc, code, oauth2.VerifierOption(st.verifier))
+	tok, err := oauthConfig(op, p, k.secret, redirectURI).Exchange(hc, code, oauth2.VerifierOption(st.verifier))
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) {

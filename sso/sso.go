@@ -1,10 +1,13 @@
 // Package sso signs people in through their organization's own identity
-// provider. An org's admin configures one provider (OpenID Connect now; the
-// kind column leaves room for SAML beside it); a person signs in there by
-// the authorization code flow with PKCE, state and nonce, and comes back
-// with an ID token whose issuer, audience, expiry and signature (from the
-// provider's published keys) are checked. The person at the provider (its
-// stable subject) is linked to one ctalk member, by the rules of Link; the
+// provider. An org's admin configures one provider, of one of two kinds.
+// At an OpenID Connect provider a person signs in by the authorization code
+// flow with PKCE, state and nonce, and comes back with an ID token whose
+// issuer, audience, expiry and signature (from the provider's published
+// keys) are checked. At a SAML 2.0 provider (saml.go) they sign in by a
+// signed AuthnRequest and come back with a response that crewjam/saml
+// checks, answering that very request, its assertion accepted once. The
+// person at the provider (its stable subject, or NameID) is linked to one
+// ctalk member, by the rules of link; the
 // org may also create members just in time, and require sign-in through
 // the provider (sso_required), which the password doors ask about through
 // Gate. It owns the sso_* tables.

@@ -17,7 +17,10 @@ import (
 	"github.com/ctalk/ctalk/sso"
 )
 
-const redirect = "http://127.0.0.1:9/sso/callback"
+const (
+	base     = "http://127.0.0.1:9"
+	redirect = base + sso.CallbackPath
+)
 
 // fixture is an org acme with the admin alice, and its provider op.
 type fixture struct {
@@ -53,7 +56,7 @@ func setUp(t *testing.T, d *db.DB, s sso.Settings) *fixture {
 // code the provider sends back.
 func (f *fixture) code(t *testing.T) (state, code string) {
 	t.Helper()
-	st, err := f.svc.Begin(context.Background(), "acme", sso.PurposeSignIn, "", "/inbox", redirect)
+	st, err := f.svc.Begin(context.Background(), "acme", sso.PurposeSignIn, "", "/inbox", base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +162,7 @@ func TestRequiredAfterATestOnly(t *testing.T) {
 			t.Fatalf("requiring before a test: %v", err)
 		}
 		f.op.SetUser(testkit.OIDCUser{Subject: "idp-alice"})
-		st, err := f.svc.Begin(ctx, "acme", sso.PurposeTest, "alice", "/admin/sso", redirect)
+		st, err := f.svc.Begin(ctx, "acme", sso.PurposeTest, "alice", "/admin/sso", base)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -200,10 +200,14 @@ func (c *client) postRaw(path string, form url.Values) (int, string) {
 	return read(c.t, resp)
 }
 
-func (c *client) csrf() string {
+func (c *client) csrf() string { return c.cookie("ctalk_csrf") }
+
+// cookie is the value of the cookie name this client holds for the site,
+// "" for none.
+func (c *client) cookie(name string) string {
 	u, _ := url.Parse(c.base)
 	for _, ck := range c.http.Jar.Cookies(u) {
-		if ck.Name == "ctalk_csrf" {
+		if ck.Name == name {
 			return ck.Value
 		}
 	}

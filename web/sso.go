@@ -34,6 +34,11 @@ func (p *Pages) mountSSO(e *echo.Echo, mw []echo.MiddlewareFunc) {
 	}
 	e.POST("/sso/start", p.ssoStart, mw...)
 	e.GET(sso.CallbackPath, p.ssoCallback, mw...)
+	// The identity provider's page posts the response here: a form of
+	// another site, with no CSRF token of this one; the request ID the
+	// browser holds, and the response's signature, stand for it.
+	e.POST(sso.ACSPath, p.samlACS, p.headers, readForm)
+	e.GET(sso.MetadataPath(":org"), p.samlMetadata)
 }
 
 // mountSSOAdmin adds the admins' settings (behind adminOnly).
@@ -67,7 +72,7 @@ func (p *Pages) ssoStart(c echo.Context) error {
 			return p.ssoRefused(c, err)
 		}
 	}
-	st, err := p.sso.Begin(ctx, orgID, sso.PurposeSignIn, "", next, p.publicURL(c)+sso.CallbackPath)
+	st, err := p.sso.Begin(ctx, orgID, sso.PurposeSignIn, "", next, p.publicURL(c))
 	if err != nil {
 		return p.ssoRefused(c, err)
 	}
@@ -75,12 +80,20 @@ func (p *Pages) ssoStart(c echo.Context) error {
 }
 
 // ssoGo sets the state cookie and sends the browser on to the provider.
+// A SAML provider posts the browser back from its own site, which a Lax
+// cookie does not go with: over https that cookie is SameSite=None. It
+// holds only the request's ID, which nobody can use without the
+// provider's signed response, and is taken once.
 func (p *Pages) ssoGo(c echo.Context, st *sso.Start) error {
 	secure := p.secure(c.Request())
-	c.SetCookie(&http.Cookie{Name: cookieName(ssoCookie, secure), Value: st.State, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
+	same := http.SameSiteLaxMode
+	if st.Kind == sso.KindSAML && secure {
+		same = http.SameSiteNoneMode
+	}
+	c.SetCookie(&http.Cookie{Name: cookieName(ssoCookie, secure), Value: st.State, Path: "/", HttpOnly: true, SameSite: same,
 		Secure: secure, MaxAge: int(sso.StateTTL.Seconds())})
-	host := st.Issuer
-	if u, err := url.Parse(st.Issuer); err == nil {
+	host := st.Site
+	if u, err := url.Parse(st.Site); err == nil {
 		host = u.Host
 	}
 	return p.render(c, http.StatusOK, "sso-continue", &page{Title: "Continue to your organization's sign-in", Data: ssoContinue{URL: st.URL, Host: host}})
@@ -94,16 +107,31 @@ func (p *Pages) ssoRefused(c echo.Context, err error) error {
 	return p.render(c, ctalk.HTTPStatus(ctalk.ErrorCode(err)), "message", &page{Title: "Single sign-on failed", Message: ctalk.ErrorMessage(err), Next: "/signin"})
 }
 
-// ssoCallback ends a sign-in at the provider: the state must be the one
-// this browser began, once; then the provider's answer is checked and the
-// person signed in, or the admin's test login recorded.
-func (p *Pages) ssoCallback(c echo.Context) error {
-	ctx, state := c.Request().Context(), c.QueryParam("state")
+// takeSSOCookie returns the state of the sign-in this browser began, and
+// forgets it.
+func (p *Pages) takeSSOCookie(c echo.Context) string {
 	secure := p.secure(c.Request())
 	ck, _ := c.Cookie(cookieName(ssoCookie, secure))
 	c.SetCookie(&http.Cookie{Name: cookieName(ssoCookie, secure), Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: secure, MaxAge: -1})
-	if ck == nil || ck.Value == "" || ck.Value != state {
-		return p.ssoRefused(c, ctalk.Errorf(ctalk.EUnauthorized, "this sign-in was not begun in this browser, or was used already; sign in again"))
+	if ck == nil {
+		return ""
+	}
+	return ck.Value
+}
+
+// notBegunHere is the refusal of a sign-in that came back to a browser
+// that did not begin it.
+func notBegunHere() error {
+	return ctalk.Errorf(ctalk.EUnauthorized, "this sign-in was not begun in this browser, or was used already; sign in again")
+}
+
+// ssoCallback ends a sign-in at an OpenID Connect provider: the state must
+// be the one this browser began, once; then the provider's answer is
+// checked and the person signed in, or the admin's test login recorded.
+func (p *Pages) ssoCallback(c echo.Context) error {
+	ctx, state := c.Request().Context(), c.QueryParam("state")
+	if ck := p.takeSSOCookie(c); ck == "" || ck != state {
+		return p.ssoRefused(c, notBegunHere())
 	}
 	if e := c.QueryParam("error"); e != "" {
 		// The provider refused; its description is its own text, not shown.
@@ -114,17 +142,53 @@ func (p *Pages) ssoCallback(c echo.Context) error {
 	if err != nil {
 		return p.ssoRefused(c, err)
 	}
+	return p.ssoSignedIn(c, start, res)
+}
+
+// samlACS ends a sign-in at a SAML provider: the response must answer the
+// request this browser began (its ID is the cookie), once; ctalk accepts
+// no response the provider sends unasked (IdP-initiated), since nothing
+// would bind it to this browser.
+func (p *Pages) samlACS(c echo.Context) error {
+	requestID := p.takeSSOCookie(c)
+	if requestID == "" {
+		return p.ssoRefused(c, ctalk.Errorf(ctalk.EUnauthorized, "this sign-in was not begun in this browser, or was used already. ctalk accepts only sign-ins begun on its sign-in page, not from the identity provider's portal; sign in again"))
+	}
+	start := time.Now()
+	res, err := p.sso.FinishSAML(c.Request().Context(), requestID, c.Request().PostForm.Get("SAMLResponse"), p.publicURL(c))
+	if err != nil {
+		return p.ssoRefused(c, err)
+	}
+	return p.ssoSignedIn(c, start, res)
+}
+
+// ssoSignedIn signs in the person a provider vouched for, or records the
+// admin's test login.
+func (p *Pages) ssoSignedIn(c echo.Context, start time.Time, res *sso.Result) error {
 	sess := &auth.Session{OrgID: res.OrgID, UserID: res.UserID, Role: res.Role, SignedInWith: auth.SignedInSSO}
 	p.recordSSO(c, sess, "web:sso_signin", start, res)
 	if res.Purpose == sso.PurposeTest {
 		return done(c, "/admin/sso", "tested")
 	}
-	raw, err := p.auth.StartWebSession(ctx, sess)
+	raw, err := p.auth.StartWebSession(c.Request().Context(), sess)
 	if err != nil {
 		return err
 	}
 	p.setSession(c, raw)
 	return c.Redirect(http.StatusSeeOther, p.afterSignIn(c, sess, localPath(res.Next, "/inbox")))
+}
+
+// samlMetadata serves an org's SAML service provider metadata, for its
+// identity provider.
+func (p *Pages) samlMetadata(c echo.Context) error {
+	b, err := p.sso.Metadata(c.Request().Context(), c.Param("org"), p.publicURL(c))
+	if err != nil {
+		if ctalk.ErrorCode(err) == ctalk.EInternal {
+			return err
+		}
+		return echo.NewHTTPError(ctalk.HTTPStatus(ctalk.ErrorCode(err)), ctalk.ErrorMessage(err))
+	}
+	return c.Blob(http.StatusOK, "application/samlmetadata+xml", b)
 }
 
 // recordSSO writes a sign-in through the provider to the org's audit log,
@@ -157,7 +221,10 @@ type ssoAdminData struct {
 	Provider *sso.Provider
 	Form     sso.Settings
 	Callback string
-	Error    string
+	// EntityID (also the SP metadata's address) and ACS are what an admin
+	// enters at a SAML provider.
+	EntityID, ACS string
+	Error         string
 }
 
 func (p *Pages) ssoAdminPage(c echo.Context) error {
@@ -170,11 +237,17 @@ func (p *Pages) ssoAdmin(c echo.Context, status int, d *ssoAdminData, flashed st
 	if d.Provider, err = p.sso.Provider(c.Request().Context(), me(c).Caller()); err != nil {
 		return err
 	}
-	if d.Form.Issuer == "" && d.Provider != nil {
-		d.Form = sso.Settings{Issuer: d.Provider.Issuer, ClientID: d.Provider.ClientID, Domains: strings.Join(d.Provider.Domains, "\n"),
-			JIT: d.Provider.JIT, LinkByEmail: d.Provider.LinkByEmail}
+	if d.Form.Kind == "" && d.Provider != nil {
+		d.Form = sso.Settings{Kind: d.Provider.Kind, Domains: strings.Join(d.Provider.Domains, "\n"), JIT: d.Provider.JIT, LinkByEmail: d.Provider.LinkByEmail}
+		if d.Provider.Kind == sso.KindSAML {
+			d.Form.MetadataURL = d.Provider.MetadataURL
+		} else {
+			d.Form.Issuer, d.Form.ClientID = d.Provider.Issuer, d.Provider.ClientID
+		}
 	}
-	d.CSRF, d.Callback = csrfToken(c), p.publicURL(c)+sso.CallbackPath
+	base := p.publicURL(c)
+	d.CSRF, d.Callback = csrfToken(c), base+sso.CallbackPath
+	d.EntityID, d.ACS = base+sso.MetadataPath(me(c).OrgID), base+sso.ACSPath
 	return p.app(c, status, "sso-admin", &page{Section: "admin", Title: "Single sign-on", Data: d, Flash: flashed})
 }
 
@@ -200,12 +273,16 @@ func (p *Pages) ssoConfigure(c echo.Context) error {
 	if ok, err := p.personOnly(c, "setting up single sign-on", "/admin/sso"); !ok {
 		return err
 	}
-	in := sso.Settings{Issuer: c.FormValue("issuer"), ClientID: c.FormValue("client_id"), ClientSecret: c.FormValue("client_secret"),
+	in := sso.Settings{Kind: c.FormValue("kind"), Issuer: c.FormValue("issuer"), ClientID: c.FormValue("client_id"), ClientSecret: c.FormValue("client_secret"),
+		Metadata: c.FormValue("metadata"), MetadataURL: c.FormValue("metadata_url"),
 		Domains: c.FormValue("domains"), JIT: c.FormValue("jit") == "on", LinkByEmail: c.FormValue("link_by_email") == "on"}
 	_, err := p.sso.Configure(c.Request().Context(), me(c).Caller(), in)
 	p.recordAction(c, "web:sso_configure", start, err)
 	if err != nil {
 		in.ClientSecret = ""
+		if in.Kind == "" {
+			in.Kind = sso.KindOIDC
+		}
 		return adminRefused(err, func(status int, msg string) error {
 			return p.ssoAdmin(c, status, &ssoAdminData{Form: in, Error: msg}, "")
 		})
@@ -216,7 +293,7 @@ func (p *Pages) ssoConfigure(c echo.Context) error {
 // ssoTest begins the admin's test login of the org's provider.
 func (p *Pages) ssoTest(c echo.Context) error {
 	m := me(c)
-	st, err := p.sso.Begin(c.Request().Context(), m.OrgID, sso.PurposeTest, m.UserID, "/admin/sso", p.publicURL(c)+sso.CallbackPath)
+	st, err := p.sso.Begin(c.Request().Context(), m.OrgID, sso.PurposeTest, m.UserID, "/admin/sso", p.publicURL(c))
 	if err != nil {
 		return adminRefused(err, func(status int, msg string) error {
 			return p.ssoAdmin(c, status, &ssoAdminData{Error: msg}, "")

@@ -1,0 +1,290 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/internal/testkit"
+	"github.com/ctalk/ctalk/sso"
+)
+
+// atSAMLProvider opens the provider's address in c's browser and returns
+// the page it answers with: the form that posts its response back.
+func atSAMLProvider(t *testing.T, c *client, authURL string) string {
+	t.Helper()
+	resp, err := c.http.Get(authURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, page := read(t, resp)
+	if code != http.StatusOK {
+		t.Fatalf("the SAML provider answered %d: %s", code, page)
+	}
+	return page
+}
+
+// postSAML posts the provider's form in page from c's browser, as a
+// browser posts another site's form (its Origin, Sec-Fetch-Site
+// cross-site), following redirects, and returns the final page.
+func postSAML(t *testing.T, c *client, idp *testkit.SAMLProvider, page string) (int, string) {
+	t.Helper()
+	action, form := testkit.SAMLForm(t, page)
+	req, err := http.NewRequest(http.MethodPost, action, strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", idp.URL)
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return read(t, resp)
+}
+
+// samlBegin begins a sign-in at org's provider in c's browser and returns
+// the provider's page.
+func samlBegin(t *testing.T, c *client, org string) string {
+	t.Helper()
+	return atSAMLProvider(t, c, ssoBegin(t, c, "/sso/start", url.Values{"org": {org}}))
+}
+
+// samlSignIn signs in c through org's SAML provider and returns the final
+// page.
+func samlSignIn(t *testing.T, c *client, idp *testkit.SAMLProvider, org string) (int, string) {
+	t.Helper()
+	return postSAML(t, c, idp, samlBegin(t, c, org))
+}
+
+// configureSAML has admin set up idp by its metadata URL, with the given
+// options.
+func configureSAML(t *testing.T, admin *client, idp *testkit.SAMLProvider, domain string, extra url.Values) {
+	t.Helper()
+	form := url.Values{"kind": {"saml"}, "metadata_url": {idp.URL + "/metadata"}, "domains": {domain}}
+	for k, v := range extra {
+		form[k] = v
+	}
+	if code, body := admin.post("/admin/sso", form); code != http.StatusOK || !strings.Contains(body, "Single sign-on saved") {
+		t.Fatalf("saving SAML: %d %s", code, body)
+	}
+}
+
+// TestSAMLSignIn: an admin sets up a SAML provider by its metadata URL
+// (bad metadata, or an address that is not public, is refused), sees the
+// entity ID and ACS URL to enter, and ctalk serves the org's SP metadata
+// with its signing certificate, never its key; the provider, which wants
+// signed requests, signs in the admin's test login, after which single
+// sign-on can be required; a member signs in by their email's domain and
+// can no longer use a password; a transient NameID is refused; the same
+// metadata pasted keeps the test and the requirement; just-in-time
+// members are made; the admin's password opens only the break-glass.
+func TestSAMLSignIn(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, engine db.Engine) {
+		ctx := context.Background()
+		idp := testkit.NewSAMLProvider(t)
+		s := start(t, engine, withSSO)
+		s.org(t, "acme")
+		if _, err := s.Orgs.SetEmail(ctx, "acme", "bob", "bob@acme.test"); err != nil {
+			t.Fatal(err)
+		}
+		alice := s.newClient(t, "acme", "alice")
+		for _, tc := range []struct {
+			name string
+			form url.Values
+			want string
+		}{
+			{"not metadata", url.Values{"kind": {"saml"}, "metadata": {"<html>hello</html>"}}, "not a SAML identity provider"},
+			{"no metadata", url.Values{"kind": {"saml"}}, "metadata is required"},
+			{"a private address", url.Values{"kind": {"saml"}, "metadata_url": {"http://10.1.2.3/metadata"}}, "must be public"},
+		} {
+			if code, body := alice.post("/admin/sso", tc.form); code != http.StatusBadRequest || !strings.Contains(body, tc.want) {
+				t.Errorf("%s: %d, want 400 saying %q", tc.name, code, tc.want)
+			}
+		}
+		configureSAML(t, alice, idp, "acme.test", url.Values{"link_by_email": {"on"}})
+		entityID, acs := s.URL+sso.MetadataPath("acme"), s.URL+sso.ACSPath
+		if _, body := alice.get("/admin/sso"); !strings.Contains(body, entityID) || !strings.Contains(body, acs) {
+			t.Errorf("the admin page does not show the entity ID and ACS URL: %s", body)
+		}
+		code, md := s.anonymous(t).get(sso.MetadataPath("acme"))
+		for _, want := range []string{`entityID="` + entityID + `"`, `Location="` + acs + `"`, `AuthnRequestsSigned="true"`, "X509Certificate"} {
+			if code != http.StatusOK || !strings.Contains(md, want) {
+				t.Errorf("the SP metadata (%d) lacks %s: %s", code, want, md)
+			}
+		}
+		if code, _ := s.anonymous(t).get(sso.MetadataPath("nobody")); code != http.StatusNotFound {
+			t.Errorf("the SP metadata of an org without SAML: %d, want 404", code)
+		}
+		if code, body := alice.post("/admin/sso/required", url.Values{"required": {"on"}}); code != http.StatusConflict {
+			t.Fatalf("requiring before a test: %d %s", code, body)
+		}
+		idp.SetUser(testkit.SAMLUser{NameID: "idp-alice", Email: "alice@acme.test", Name: "Alice"})
+		if code, body := postSAML(t, alice, idp, atSAMLProvider(t, alice, ssoBegin(t, alice, "/admin/sso/test", url.Values{}))); code != http.StatusOK || !strings.Contains(body, "Test sign-in succeeded") {
+			t.Fatalf("the test sign-in: %d %s", code, body)
+		}
+		if code, body := alice.post("/admin/sso/required", url.Values{"required": {"on"}}); code != http.StatusUnauthorized || !strings.Contains(body, "break-glass") {
+			t.Fatalf("requiring: %d %s", code, body)
+		}
+		alice = s.anonymous(t)
+		if code, body := samlSignIn(t, alice, idp, "acme"); code != http.StatusOK || !strings.Contains(body, "alice · acme") {
+			t.Fatalf("alice's sign-in through SAML: %d %s", code, body)
+		}
+
+		// bob, by his email's domain, linked by his address, returns to
+		// the page he came from (as from the OAuth sign-in page).
+		idp.SetUser(testkit.SAMLUser{NameID: "idp-bob", Email: "bob@acme.test", Name: "Bob"})
+		bob := s.anonymous(t)
+		page := atSAMLProvider(t, bob, ssoBegin(t, bob, "/sso/start", url.Values{"org": {"bob@acme.test"}, "next": {"/profile"}}))
+		if code, body := postSAML(t, bob, idp, page); code != http.StatusOK || !strings.Contains(body, "bob · acme") || !strings.Contains(body, "bob@acme.test") {
+			t.Fatalf("bob's sign-in: %d %s", code, body)
+		}
+		if code, body := s.anonymous(t).post("/signin", url.Values{"org_id": {"acme"}, "user_id": {"bob"}, "password": {userPW}}); code != http.StatusForbidden || !strings.Contains(body, "requires single sign-on") {
+			t.Errorf("bob's password sign-in under sso_required: %d", code)
+		}
+		idp.SetUser(testkit.SAMLUser{NameID: "x-1", NameIDFormat: "urn:oasis:names:tc:SAML:2.0:nameid-format:transient", Email: "bob@acme.test"})
+		if code, body := samlSignIn(t, s.anonymous(t), idp, "acme"); code != http.StatusUnauthorized || !strings.Contains(body, "transient") {
+			t.Errorf("a transient NameID: %d %s", code, body)
+		}
+
+		// The same metadata pasted, with just-in-time members: still
+		// tested and required.
+		configureSAML(t, alice, idp, "acme.test", url.Values{"metadata_url": {""}, "metadata": {idp.Metadata(t)}, "link_by_email": {"on"}, "jit": {"on"}})
+		if on, err := s.SSO.Required(ctx, "acme"); err != nil || !on {
+			t.Errorf("the same metadata pasted turned sso_required off: %v %v", on, err)
+		}
+		idp.SetUser(testkit.SAMLUser{NameID: "idp-dave", Email: "dave@acme.test", Name: "Dave Doe"})
+		if code, _ := samlSignIn(t, s.anonymous(t), idp, "acme"); code != http.StatusOK {
+			t.Fatalf("dave's first sign-in: %d", code)
+		}
+		if u, err := s.Orgs.User(ctx, "acme", "dave"); err != nil || u.Name != "Dave Doe" || u.Email != "dave@acme.test" {
+			t.Errorf("the member made just in time: %+v %v", u, err)
+		}
+		if code, body := s.anonymous(t).post("/signin", url.Values{"org_id": {"acme"}, "user_id": {"alice"}, "password": {userPW}}); code != http.StatusUnauthorized || !strings.Contains(body, "break-glass") {
+			t.Errorf("alice's password sign-in under sso_required: %d", code)
+		}
+		time.Sleep(100 * time.Millisecond)
+		if _, page := alice.get("/admin/sso"); strings.Contains(page, "PRIVATE KEY") || strings.Contains(s.logs.String(), "PRIVATE KEY") {
+			t.Error("the SP's private key was shown or logged")
+		}
+	})
+}
+
+// TestSAMLRefusals: the ACS refuses a response signed with a key the
+// provider's metadata does not list, an assertion for another audience,
+// for another org's SP, or expired, an assertion accepted once already, a
+// response posted again, or in a browser that did not begin its sign-in,
+// or that began another, and a response the provider sent unasked
+// (IdP-initiated). Each refusal says which check failed and signs nobody
+// in.
+func TestSAMLRefusals(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, engine db.Engine) {
+		ctx := context.Background()
+		idp := testkit.NewSAMLProvider(t)
+		s := start(t, engine, withSSO)
+		s.org(t, "acme")
+		s.org(t, "beta")
+		if _, err := s.Orgs.SetEmail(ctx, "acme", "bob", "bob@acme.test"); err != nil {
+			t.Fatal(err)
+		}
+		configureSAML(t, s.newClient(t, "acme", "alice"), idp, "acme.test", url.Values{"link_by_email": {"on"}})
+		configureSAML(t, s.newClient(t, "beta", "alice"), idp, "beta.test", url.Values{"link_by_email": {"on"}})
+		idp.SetUser(testkit.SAMLUser{NameID: "idp-bob", Email: "bob@acme.test"})
+
+		signedOut := func(t *testing.T, c *client) {
+			t.Helper()
+			if _, body := c.get("/inbox"); strings.Contains(body, `class="who"`) {
+				t.Error("a refused sign-in signed someone in")
+			}
+		}
+		refused := func(t *testing.T, c *client, code int, body, want string) {
+			t.Helper()
+			if code != http.StatusUnauthorized || !strings.Contains(body, want) {
+				t.Errorf("%d, want 401 saying %q: %s", code, want, body)
+			}
+			signedOut(t, c)
+		}
+		for _, tc := range []struct {
+			name  string
+			fault testkit.SAMLFault
+			want  string
+		}{
+			{"bad signature", testkit.SAMLFault{ForeignKey: true}, "signature is not by a certificate"},
+			{"wrong audience", testkit.SAMLFault{Audience: "https://elsewhere.example/sp"}, "another service provider (audience)"},
+			{"another org's SP", testkit.SAMLFault{Audience: s.URL + sso.MetadataPath("beta")}, "another service provider (audience)"},
+			{"expired", testkit.SAMLFault{Expired: true}, "expired"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				c := s.anonymous(t)
+				idp.Fault(tc.fault)
+				code, body := samlSignIn(t, c, idp, "acme")
+				refused(t, c, code, body, tc.want)
+			})
+		}
+
+		t.Run("replayed assertion", func(t *testing.T) {
+			// The provider issues one assertion ID twice, each in a
+			// response to a request of its own: the second is refused by
+			// the assertion's single use alone.
+			idp.Fault(testkit.SAMLFault{AssertionID: "id-assertion-once"})
+			if code, body := samlSignIn(t, s.anonymous(t), idp, "acme"); code != http.StatusOK {
+				t.Fatalf("the first use of the assertion: %d %s", code, body)
+			}
+			c := s.anonymous(t)
+			idp.Fault(testkit.SAMLFault{AssertionID: "id-assertion-once"})
+			code, body := samlSignIn(t, c, idp, "acme")
+			refused(t, c, code, body, "accepted once already")
+		})
+
+		t.Run("replayed response", func(t *testing.T) {
+			c := s.anonymous(t)
+			page := samlBegin(t, c, "acme")
+			requestID := c.cookie("ctalk_sso")
+			if code, body := postSAML(t, c, idp, page); code != http.StatusOK {
+				t.Fatalf("the sign-in itself: %d %s", code, body)
+			}
+			// Posted again, with the request's cookie set once more.
+			again := s.anonymous(t)
+			u, _ := url.Parse(s.URL)
+			again.http.Jar.SetCookies(u, []*http.Cookie{{Name: "ctalk_sso", Value: requestID, Path: "/"}})
+			code, body := postSAML(t, again, idp, page)
+			refused(t, again, code, body, "used already")
+		})
+
+		t.Run("foreign browser", func(t *testing.T) {
+			page := samlBegin(t, s.anonymous(t), "acme")
+			c := s.anonymous(t)
+			code, body := postSAML(t, c, idp, page)
+			refused(t, c, code, body, "not begun in this browser")
+		})
+
+		t.Run("another browser's request", func(t *testing.T) {
+			// A response to the attacker's request, posted from a browser
+			// that began a sign-in of its own (login CSRF).
+			victim, attacker := s.anonymous(t), s.anonymous(t)
+			samlBegin(t, victim, "acme")
+			page := samlBegin(t, attacker, "acme")
+			code, body := postSAML(t, victim, idp, page)
+			refused(t, victim, code, body, "does not answer the sign-in this browser began")
+		})
+
+		t.Run("IdP-initiated", func(t *testing.T) {
+			c := s.anonymous(t)
+			samlBegin(t, c, "acme")
+			page := atSAMLProvider(t, c, idp.URL+"/initiated?sp="+url.QueryEscape(s.URL+sso.MetadataPath("acme")))
+			code, body := postSAML(t, c, idp, page)
+			refused(t, c, code, body, "IdP-initiated")
+			// Without a sign-in begun, the browser holds no request.
+			c = s.anonymous(t)
+			code, body = postSAML(t, c, idp, atSAMLProvider(t, c, idp.URL+"/initiated?sp="+url.QueryEscape(s.URL+sso.MetadataPath("acme"))))
+			refused(t, c, code, body, "not from the identity provider")
+		})
+	})
+}
