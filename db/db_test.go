@@ -58,6 +58,25 @@ func TestMigrateDownAndUp(t *testing.T) {
 	})
 }
 
+// TestMigrateUpLeavesDirtyToTheMigrator: a database at the newest version
+// is left alone without a migrator, but one a failed migration left dirty
+// at that version still stops the start, as the migrator says.
+func TestMigrateUpLeavesDirtyToTheMigrator(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, d *db.DB) {
+		if err := d.MigrateUp(); err != nil {
+			t.Fatalf("MigrateUp on a current database: %v", err)
+		}
+		if _, err := dbtest.Exec(d, `UPDATE schema_migrations SET dirty = $1`, true); err != nil {
+			t.Fatal(err)
+		}
+		// A Postgres schema goes back to the pool for the next test.
+		t.Cleanup(func() { dbtest.Exec(d, `UPDATE schema_migrations SET dirty = $1`, false) })
+		if err := d.MigrateUp(); err == nil || !strings.Contains(err.Error(), "Dirty") {
+			t.Fatalf("MigrateUp on a dirty database = %v, want the migrator's dirty error", err)
+		}
+	})
+}
+
 func TestTranslateConflictAndForeignKey(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()

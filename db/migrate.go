@@ -1,6 +1,7 @@
 package db
 
 import (
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -28,6 +29,9 @@ import (
 // and stops.
 func (d *DB) MigrateUp() error {
 	if err := d.checkTarget(); err != nil {
+		return err
+	}
+	if current, err := d.current(); err != nil || current {
 		return err
 	}
 	m, err := d.migrator()
@@ -149,6 +153,34 @@ func (d *DB) MigrationVersion() (version uint, dirty bool, err error) {
 		return 0, false, nil
 	}
 	return version, dirty, err
+}
+
+// current reports whether the database is at the newest embedded
+// migration and clean, read in one statement over the pool, so that a
+// process starting on an up-to-date database (every start but the first
+// after an upgrade) builds no migrator: the migrator opens a pool of its
+// own, whose first statement reads the whole schema. Anything else
+// (no migrations' table yet, an older or dirty version) is left to the
+// migrator, which takes the lock and decides.
+func (d *DB) current() (bool, error) {
+	ok, err := d.migrated()
+	if err != nil || !ok {
+		return false, err
+	}
+	all, err := Migrations(d.Engine)
+	if err != nil || len(all) == 0 {
+		return false, err
+	}
+	var version int64
+	var dirty bool
+	err = d.pool.QueryRow(`SELECT version, dirty FROM schema_migrations`).Scan(&version, &dirty)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read the schema version: %w", err)
+	}
+	return !dirty && version == int64(all[len(all)-1]), nil
 }
 
 // migrated reports whether the migrations' table exists. A migrator
