@@ -712,3 +712,43 @@ func TestReadmeTools(t *testing.T) {
 		}
 	}
 }
+
+// TestCIFuzzesEveryTarget: .ci/run's suite skips the fuzz targets
+// (-skip '^Fuzz'), whose seed corpora its fuzzing steps run, so every fuzz
+// target of the repository must have a fuzzing step of its own there.
+func TestCIFuzzesEveryTarget(t *testing.T) {
+	ci, err := os.ReadFile("../.ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := regexp.MustCompile(`(?m)^fuzz (\S+) (Fuzz\w+) \d+$`)
+	fuzzed := map[string]bool{}
+	for _, m := range step.FindAllStringSubmatch(string(ci), -1) {
+		fuzzed[filepath.Clean(m[1])+" "+m[2]] = true
+	}
+	target := regexp.MustCompile(`(?m)^func (Fuzz\w+)\(f \*testing\.F\)`)
+	var targets int
+	err = filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		pkg, _ := filepath.Rel("..", filepath.Dir(path))
+		for _, m := range target.FindAllStringSubmatch(string(src), -1) {
+			targets++
+			if !fuzzed[pkg+" "+m[1]] {
+				t.Errorf("%s (%s) has no fuzzing step in .ci/run, whose suite skips fuzz targets: add \"fuzz ./%s %s 10\"", m[1], path, pkg, m[1])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if targets == 0 || len(fuzzed) == 0 {
+		t.Fatalf("found %d fuzz targets and %d fuzzing steps; the patterns no longer match", targets, len(fuzzed))
+	}
+}
