@@ -78,6 +78,21 @@ func TestAuditLogRecordsToolCalls(t *testing.T) {
 	})
 }
 
+// TestExportOrgLinksToTheDownload: export_org gives an admin's agent the
+// Admin page's download of the org's data, a link with no credential in
+// it; a member's agent is refused.
+func TestExportOrgLinksToTheDownload(t *testing.T) {
+	each(t, func(t *testing.T, e *env, era string) {
+		u := e.Org(t, era, "acme")
+		res := ok(t, u["alice"], "export_org", map[string]any{"org_id": "acme"})
+		link, _ := res["download_url"].(string)
+		if !strings.HasSuffix(link, "/admin#org-data") || strings.Contains(link, "?") || res["next_step"] == "" {
+			t.Fatalf("export_org = %v, want the Admin page's download section and no query", res)
+		}
+		fail(t, u["bob"], "export_org", map[string]any{"org_id": "acme"}, "only org admins")
+	})
+}
+
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	e := start(t, "sqlite")

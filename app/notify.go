@@ -39,6 +39,15 @@ func startNotify(work *workers, d *db.DB, w Wiring, log *slog.Logger, sender mai
 	}
 	n := notify.NewService(d, cfg, dir)
 	n.SkipAway(o.AwayUntil)
+	n.SkipDeleting(func(ctx context.Context, orgID string) (bool, error) {
+		d, err := o.ScheduledDeletion(ctx, orgID)
+		return d != nil, err
+	})
+	if w.API.Audit != nil {
+		// The audit streams need no PUBLIC_URL: they carry no links.
+		n.SetAuditSource(w.API.Audit)
+		work.Go("audit streams", n.RunAuditStreams)
+	}
 	if err := n.Start(work.ctx); err != nil {
 		log.Error("notifications: cannot start; the worker retries", "error", err)
 	}

@@ -31,6 +31,11 @@ func Channel(base, name string) string { return base + "/channels/" + url.PathEs
 // admin password.
 func Admin(base string) string { return base + "/admin" }
 
+// OrgExport is the admin page's section that downloads the organization's
+// data: the download itself is a form posted with the page's CSRF token,
+// so that no other site can start one, and a link can only lead to it.
+func OrgExport(base string) string { return base + "/admin#org-data" }
+
 // MemberAdmin is the admin page of member userID, where an admin resets
 // their password or changes their role.
 func MemberAdmin(base, userID string) string {

@@ -60,7 +60,7 @@ func (s *Service) deliverDue(ctx context.Context) (int, error) {
 	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, s.cfg.Workers)
-	for _, group := range s.holdDigests(ctx, s.groupEmails(ds)) {
+	for _, group := range s.holdDigests(ctx, s.groupEmails(s.dropDeleting(ctx, ds))) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
@@ -226,6 +226,7 @@ func (s *Service) loadEvents(ctx context.Context, ds []*delivery) error {
 // of a claim, for compose.
 func (s *Service) loadOrgs(ctx context.Context, ds []*delivery) error {
 	orgs := map[string]*OrgSettings{}
+	deleting := map[string]bool{}
 	for _, d := range ds {
 		e := d.Event
 		if e == nil {
@@ -237,10 +238,28 @@ func (s *Service) loadOrgs(ctx context.Context, ds []*delivery) error {
 				return err
 			}
 			orgs[e.OrgID] = &org
+			if deleting[e.OrgID], err = s.orgDeleting(ctx, e.OrgID); err != nil {
+				return err
+			}
 		}
-		e.org = orgs[e.OrgID]
+		e.org, e.deleting = orgs[e.OrgID], deleting[e.OrgID]
 	}
 	return nil
+}
+
+// dropDeleting settles the deliveries of orgs whose deletion is scheduled
+// as failed, but the notices that go whatever the settings, and returns
+// the others (see SkipDeleting).
+func (s *Service) dropDeleting(ctx context.Context, ds []*delivery) []*delivery {
+	keep := ds[:0:0]
+	for _, d := range ds {
+		if d.Event != nil && d.Event.deleting && d.Event.Kind != KindSecurity && d.Event.Kind != KindWebhookDisabled {
+			s.settle(ctx, d, permanent("the organization is to be deleted"))
+			continue
+		}
+		keep = append(keep, d)
+	}
+	return keep
 }
 
 // sendError is a failed send: Permanent ones are not retried.

@@ -121,6 +121,7 @@ type expansion struct {
 func (s *Service) expansionInputs(ctx context.Context, events []*storedEvent) ([]*expansion, error) {
 	orgs := map[string]OrgSettings{}
 	orgHooks := map[string][]string{}
+	deleting := map[string]bool{}
 	people := map[string]*expansion{}
 	out := make([]*expansion, len(events))
 	for i, e := range events {
@@ -131,6 +132,9 @@ func (s *Service) expansionInputs(ctx context.Context, events []*storedEvent) ([
 				return nil, err
 			}
 			org, orgs[e.OrgID], orgHooks[e.OrgID] = part.org, part.org, part.orgHooks
+			if deleting[e.OrgID], err = s.orgDeleting(ctx, e.OrgID); err != nil {
+				return nil, err
+			}
 		}
 		key := e.OrgID + "\x00" + e.UserID
 		p, ok := people[key]
@@ -143,6 +147,11 @@ func (s *Service) expansionInputs(ctx context.Context, events []*storedEvent) ([
 		}
 		x := *p
 		x.org, x.orgHooks = org, orgHooks[e.OrgID]
+		if deleting[e.OrgID] {
+			// Paused as the person could: nothing but the notices that go
+			// whatever the settings (see Settings.channelsFor).
+			x.settings.Paused = true
+		}
 		if e.Kind == KindReminder || e.Kind == KindStillWaiting {
 			var closed int
 			reminded := e.UserID
@@ -205,8 +214,10 @@ type storedEvent struct {
 	Event
 	ID        string
 	CreatedAt time.Time
-	// org is its org's settings, when read with its claim (see loadOrgs).
-	org *OrgSettings
+	// org is its org's settings, when read with its claim (see loadOrgs),
+	// and deleting whether its deletion is scheduled.
+	org      *OrgSettings
+	deleting bool
 }
 
 func scanEvent(r scanner) (*storedEvent, error) {

@@ -217,6 +217,12 @@ type Service struct {
 	// expanding their events reads (reachcache.go).
 	reach  *reachCache
 	inputs *inputsCache
+	// deleting, when set (see SkipDeleting), says whether an org's
+	// deletion is scheduled.
+	deleting DeletionScheduled
+	// auditSrc is the audit log the audit streams read; nil until
+	// SetAuditSource.
+	auditSrc AuditSource
 }
 
 // AwayUntil tells notify until when a person said they are away: the zero
@@ -230,6 +236,30 @@ type AwayUntil func(ctx context.Context, orgID, userID string) (time.Time, error
 // meanwhile. Reminders still fall due, and still tell the asker that their
 // question waits. Call it before serving.
 func (s *Service) SkipAway(away AwayUntil) { s.awayUntil = away }
+
+// DeletionScheduled tells notify whether an org's deletion is scheduled.
+type DeletionScheduled func(ctx context.Context, orgID string) (bool, error)
+
+// SkipDeleting makes the service send nothing to the members of an org
+// whose deletion deleting says is scheduled, but the notices of their
+// security and of a disabled webhook: events are expanded as if every
+// member had paused notifications, and deliveries still pending (a
+// reminder, mails held for a digest) are dropped when claimed. The
+// members are mailed the deletion's own notice (package access). Call it
+// before serving.
+func (s *Service) SkipDeleting(deleting DeletionScheduled) { s.deleting = deleting }
+
+// orgDeleting reports whether orgID's deletion is scheduled.
+func (s *Service) orgDeleting(ctx context.Context, orgID string) (bool, error) {
+	if s.deleting == nil {
+		return false, nil
+	}
+	yes, err := s.deleting(ctx, orgID)
+	if err != nil {
+		return false, fmt.Errorf("look up whether %s is to be deleted: %w", orgID, err)
+	}
+	return yes, nil
+}
 
 // pauseAway pauses settings, a person's, while they are away: a pause sends
 // nothing but the notice of a disabled webhook (see Settings.channelsFor).

@@ -188,20 +188,7 @@ func (s *Service) sendWebhook(ctx context.Context, d *delivery) error {
 	if err != nil {
 		return err
 	}
-	resp, err := s.http.Do(req)
-	if err != nil {
-		// Its owner reads one sentence whatever went wrong (outbound.Unreachable);
-		// the operator's log has why.
-		s.log.Info("notifications: webhook not reached", "webhook", d.Target, "error", cleanNetErr(err))
-		failure := temporary("could not reach the webhook: %s", outbound.Unreachable)
-		if outbound.Blocked(err) {
-			failure = permanent("could not reach the webhook: %s", outbound.Unreachable)
-		}
-		return s.webhookFailed(ctx, e.OrgID, d.Target, h.createdBy, h.url, failure, outbound.Blocked(err))
-	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
-	failure, gone := webhookAnswer(resp.StatusCode)
+	failure, gone := s.post(req, "webhook", d.Target)
 	if failure == nil {
 		if h.failing {
 			_ = s.record(ctx, webhookOKSQL, e.OrgID, d.Target)
@@ -209,6 +196,26 @@ func (s *Service) sendWebhook(ctx context.Context, d *delivery) error {
 		return nil
 	}
 	return s.webhookFailed(ctx, e.OrgID, d.Target, h.createdBy, h.url, failure, gone)
+}
+
+// post sends req, a webhook's or an audit stream's (what, named by id in
+// the log), and returns the failure its answer means, nil for a 2xx, and
+// whether the receiver is gone: it answered 410 Gone, or it is at an
+// address ctalk does not reach. Its owner reads one sentence whatever went
+// wrong before an answer (outbound.Unreachable); the operator's log has
+// why.
+func (s *Service) post(req *http.Request, what, id string) (failure error, gone bool) {
+	resp, err := s.http.Do(req)
+	if err != nil {
+		s.log.Info("notifications: "+what+" not reached", what, id, "error", cleanNetErr(err))
+		if outbound.Blocked(err) {
+			return permanent("could not reach the %s: %s", what, outbound.Unreachable), true
+		}
+		return temporary("could not reach the %s: %s", what, outbound.Unreachable), false
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	return webhookAnswer(resp.StatusCode)
 }
 
 // webhookTarget is what sending to a webhook reads of it.
@@ -306,18 +313,25 @@ func (s *Service) webhookRequest(ctx context.Context, d *delivery, h webhookTarg
 	if err != nil {
 		return nil, permanent("build body: %v", err)
 	}
+	return signedRequest(ctx, h.url, h.secret, d.ID, "application/json", body)
+}
+
+// signedRequest is a POST of body, of contentType, to rawURL, signed with
+// secret as Standard Webhooks does it under the message id: every request
+// ctalk sends to a webhook or an audit stream.
+func signedRequest(ctx context.Context, rawURL, secret, id, contentType string, body []byte) (*http.Request, error) {
 	now := time.Now()
-	sig, err := Sign(h.secret, d.ID, now, body)
+	sig, err := Sign(secret, id, now, body)
 	if err != nil {
 		return nil, permanent("%v", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, bytes.NewReader(body))
 	if err != nil {
 		return nil, permanent("bad webhook URL")
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("User-Agent", "ctalk-webhooks")
-	req.Header.Set("webhook-id", d.ID)
+	req.Header.Set("webhook-id", id)
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
 	req.Header.Set("webhook-signature", sig)
 	return req, nil

@@ -72,7 +72,7 @@ func TestToolsListHasSchemasAndAnnotations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		readOnly := map[string]bool{"whoami": true, "list_users": true, "get_user_profile": true, "get_audit_log": true, "list_channels": true, "get_channel": true, "search_messages": true, "get_notification_settings": true, "find_answers": true, "find_expert": true}
+		readOnly := map[string]bool{"whoami": true, "list_users": true, "get_user_profile": true, "get_audit_log": true, "export_org": true, "list_channels": true, "get_channel": true, "search_messages": true, "get_notification_settings": true, "find_answers": true, "find_expert": true}
 		seen := map[string]bool{}
 		for _, tool := range res.Tools {
 			seen[tool.Name] = true

@@ -28,6 +28,7 @@ func (s *Server) registerAdminTools() {
 	s.registerResetUserPassword()
 	s.registerChangeAdminPassword()
 	s.registerGetAuditLog()
+	s.registerExportOrg()
 }
 
 type registerUserArgs struct {
@@ -351,5 +352,27 @@ func (s *Server) registerInviteUser() {
 		touch(ctx, inv.UserID)
 		return &inviteResult{Invite: inv, NextStep: fmt.Sprintf("the invite is mailed to %s; its link works once, until %s. Pending invites are listed on the web app's admin page, where they can be resent or revoked.",
 			inv.Email, inv.ExpiresAt.UTC().Format(time.RFC3339))}, nil
+	})
+}
+
+type exportOrgArgs struct {
+	adminArgs
+}
+
+type exportOrgResult struct {
+	DownloadURL string `json:"download_url" jsonschema:"the web app's download of the organization's data, for an admin to open in their signed-in browser and press Download; the link carries no credential"`
+	NextStep    string `json:"next_step"`
+}
+
+func (s *Server) registerExportOrg() {
+	addAdminTool(s, mcp.NewTool("export_org",
+		mcp.WithDescription("Org admins only: a link to download all of your organization's data (members, questions with their drafts, shared answers, channels and messages, settings; docs/data.md) as a zip, for your person to open in their browser signed in as an admin. The archive is never returned to the agent."),
+		mcp.WithString("org_id", mcp.Required(), mcp.Description("Your organization.")),
+		adminPasswordParam,
+		authTokenParam,
+		annotations(true, false, true),
+	), func(ctx context.Context, orgID string, in *exportOrgArgs) (*exportOrgResult, error) {
+		return &exportOrgResult{DownloadURL: links.OrgExport(s.publicURLFromContext(ctx)),
+			NextStep: "give download_url to your person: signed in as an admin of the organization, they press Download there, and the download is recorded in the audit log"}, nil
 	})
 }

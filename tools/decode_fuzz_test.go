@@ -34,6 +34,7 @@ var fuzzArgTypes = map[string]func() any{
 	"wait_for_reply":            func() any { return new(waitReplyArgs) },
 	"update_org_settings":       func() any { return new(orgSettingsArgs) },
 	"get_audit_log":             func() any { return new(auditArgs) },
+	"export_org":                func() any { return new(exportOrgArgs) },
 	"get_notification_settings": func() any { return new(noArgs) },
 	"invite_user":               func() any { return new(inviteUserArgs) },
 	"remove_user":               func() any { return new(memberArgs) },

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/audit"
+	"github.com/ctalk/ctalk/notify"
 	"github.com/ctalk/ctalk/orgs"
 )
 
@@ -42,11 +44,21 @@ type auditData struct {
 	MinDays        int
 	MaxDays        int
 	CSRF           string
+	// Streams says whether the server can stream the log (it has
+	// notifications); Stream is the org's stream, nil when off.
+	// StreamSecret is a new stream's secret, shown this once;
+	// StreamError why a change or a test of it failed, StreamURL the URL
+	// then sent.
+	Streams                              bool
+	Stream                               *notify.AuditStream
+	StreamSecret, StreamError, StreamURL string
 }
 
 // auditFlash are the audit page's messages after a change.
 var auditFlash = map[string]string{
-	"retention": "Retention saved. Events older than it are deleted at the next daily pruning, which keeps a signed checkpoint of where it cut the chain.",
+	"stream-tested": "The test event reached your audit stream.",
+	"stream-off":    "The audit stream is off: nothing more is sent to it.",
+	"retention":     "Retention saved. Events older than it are deleted at the next daily pruning, which keeps a signed checkpoint of where it cut the chain.",
 }
 
 // auditOutcomes are the outcomes an event can have, for the filter.
@@ -98,6 +110,11 @@ func (p *Pages) auditView(c echo.Context, status int, d *auditData) error {
 	}
 	if d.Days == "" {
 		d.Days = strconv.Itoa(d.Retention.Days)
+	}
+	if d.Streams = p.notify != nil; d.Streams {
+		if d.Stream, err = p.notify.AuditStream(ctx, m.OrgID); err != nil {
+			return err
+		}
 	}
 	d.Filters = map[string]string{}
 	for k, v := range map[string]string{"user_id": d.UserID, "tool": d.Tool, "outcome": d.Outcome, "since": d.Since, "until": d.Until} {
@@ -227,4 +244,56 @@ func (p *Pages) verifyAudit(c echo.Context) error {
 		return err
 	}
 	return p.app(c, http.StatusOK, "admin-audit-verify", &page{Section: "admin", Title: "Audit log · verification", Data: &auditVerifyData{V: v, First: v.From + 1}})
+}
+
+// auditStreamFailed shows the audit page with why a change or a test of
+// its stream failed.
+func (p *Pages) auditStreamFailed(c echo.Context, err error) error {
+	if ctalk.ErrorCode(err) == ctalk.EInternal {
+		return err
+	}
+	return p.auditView(c, ctalk.HTTPStatus(ctalk.ErrorCode(err)), &auditData{StreamError: ctalk.ErrorMessage(err), StreamURL: c.FormValue("url")})
+}
+
+// setAuditStream streams the org's audit log to the URL sent, or moves
+// its stream there, and shows the new signing secret on this response
+// only. The audit record says who did it, never the URL or the secret.
+func (p *Pages) setAuditStream(c echo.Context) error {
+	start, m := time.Now(), me(c)
+	err := p.requireNotify()
+	var secret string
+	if err == nil {
+		_, secret, err = p.notify.SetAuditStream(c.Request().Context(), m.OrgID, m.UserID, c.FormValue("url"))
+	}
+	p.recordAction(c, "web:set_audit_stream", start, err)
+	if err != nil {
+		return p.auditStreamFailed(c, err)
+	}
+	return p.auditView(c, http.StatusOK, &auditData{StreamSecret: secret})
+}
+
+// testAuditStream sends the org's stream a test event and says what its
+// receiver answered.
+func (p *Pages) testAuditStream(c echo.Context) error {
+	return p.auditStreamAction(c, "web:test_audit_stream", "stream-tested", func(n *notify.Service) func(context.Context, string) error { return n.TestAuditStream })
+}
+
+// stopAuditStream turns the org's stream off.
+func (p *Pages) stopAuditStream(c echo.Context) error {
+	return p.auditStreamAction(c, "web:stop_audit_stream", "stream-off", func(n *notify.Service) func(context.Context, string) error { return n.StopAuditStream })
+}
+
+// auditStreamAction does to the org's stream what act picks, audited as
+// tool, and lands back on the audit page saying done.
+func (p *Pages) auditStreamAction(c echo.Context, tool, what string, act func(*notify.Service) func(context.Context, string) error) error {
+	start, m := time.Now(), me(c)
+	err := p.requireNotify()
+	if err == nil {
+		err = act(p.notify)(c.Request().Context(), m.OrgID)
+	}
+	p.recordAction(c, tool, start, err)
+	if err != nil {
+		return p.auditStreamFailed(c, err)
+	}
+	return done(c, "/admin/audit#stream", what)
 }
