@@ -11,6 +11,7 @@ import (
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/orgs"
 	"github.com/ctalk/ctalk/slackapp"
+	"github.com/ctalk/ctalk/sso"
 	"github.com/ctalk/ctalk/web"
 )
 
@@ -75,9 +76,11 @@ func TestEveryFormRefusesCrossSitePosts(t *testing.T) {
 		anon.do(http.MethodGet, "/signin", nil)
 		for _, path := range webRoutes(t, s, http.MethodPost) {
 			u := fillPath(path, params)
-			if signedBySlack(path) {
-				// Exempt from CSRF, signed by Slack instead: a post without
-				// Slack's signature, whatever its cookies, is refused.
+			if signedElsewhere(path) {
+				// Exempt from CSRF, signed by Slack or by the identity
+				// provider instead (a SAML response comes as another
+				// site's form): a post without that signature, whatever
+				// its cookies, is refused.
 				for who, c := range map[string]*rawClient{"alice": alice, "signed out": anon} {
 					if resp := post(t, c, u, with(nil), nil); resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusBadRequest {
 						t.Errorf("POST %s as %s unsigned: %d, want 401 or 400", u, who, resp.StatusCode)
@@ -128,10 +131,13 @@ func TestEveryFormRefusesCrossSitePosts(t *testing.T) {
 	})
 }
 
-// signedBySlack says whether path is one of the two routes Slack calls,
-// exempt from CSRF because slackapp verifies Slack's signature instead.
-func signedBySlack(path string) bool {
-	return path == slackapp.InteractionsPath || path == slackapp.EventsPath
+// signedElsewhere says whether path is exempt from CSRF because another
+// party's signature is checked instead: the two routes Slack calls
+// (slackapp verifies Slack's signature) and SAML's assertion consumer
+// service (the identity provider's signed response, bound to the browser's
+// own sign-in).
+func signedElsewhere(path string) bool {
+	return path == slackapp.InteractionsPath || path == slackapp.EventsPath || path == sso.ACSPath
 }
 
 // requestRoutes sends GET, and POST with form, to every route of the app
