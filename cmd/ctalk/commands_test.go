@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -157,6 +159,34 @@ func TestBuildFromGoRecord(t *testing.T) {
 				t.Errorf("build = %s (%s), want %s (%s)", b.Version, b, c.version, c.want)
 			}
 		})
+	}
+}
+
+// TestReleaseSetsBuildVariables: the linker flags of a release
+// (.goreleaser.yaml) and of the container image (deploy/Dockerfile) set
+// this package's build variables. A -X naming a variable that was renamed
+// sets nothing and fails no build, so only this test would notice.
+func TestReleaseSetsBuildVariables(t *testing.T) {
+	t.Parallel()
+	vars := map[string]*string{"main.version": &version, "main.commit": &commit, "main.buildTime": &buildTime}
+	x := regexp.MustCompile(`-X\s+([\w.]+)=`)
+	for _, file := range []string{".goreleaser.yaml", "deploy/Dockerfile"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := map[string]bool{}
+		for _, m := range x.FindAllStringSubmatch(string(b), -1) {
+			if vars[m[1]] == nil {
+				t.Errorf("%s sets %s, which is not one of ctalk's build variables", file, m[1])
+			}
+			set[m[1]] = true
+		}
+		for name := range vars {
+			if !set[name] {
+				t.Errorf("%s does not set %s with -X", file, name)
+			}
+		}
 	}
 }
 
