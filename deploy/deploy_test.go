@@ -2,9 +2,11 @@
 // scale-out recipe. Its tests check offline the mistakes that would break a
 // deploy: a start command that does not start the server, a health path or
 // port the server does not serve, a variable the server does not read, a
-// shutdown window shorter than a waiting call, an image built unlike the
-// binary CI tests. They read the platform files loosely, for those fields
-// only: the platforms own their schemas, and this test does not re-model them.
+// shutdown window shorter than a waiting call, an image or a release
+// (.goreleaser.yaml) built unlike the binary CI tests, a release image that
+// runs unlike the image the platforms build. They read the platform files
+// loosely, for those fields only: the platforms own their schemas, and this
+// test does not re-model them.
 package deploy
 
 import (
@@ -183,7 +185,13 @@ type dockerImage struct {
 	cmd        []string // exec form
 	user       string
 	expose     []string
+	env        []string // each ENV as written
+	prebuilt   string   // where a release image copies the binary GoReleaser built
 }
+
+// rePrebuilt is the source of the COPY of GoReleaser's binary in a release
+// image: its context holds each platform's binary at <os>/<arch>/ctalk.
+var rePrebuilt = regexp.MustCompile(`^\$\{?TARGETPLATFORM\}?/ctalk$`)
 
 var reOutput = regexp.MustCompile(`\s-o\s+(\S+)`)
 
@@ -197,7 +205,7 @@ func parseDockerfile(src string) (*dockerImage, error) {
 		rest = strings.TrimSpace(rest)
 		switch strings.ToUpper(instr) {
 		case "FROM":
-			copies, img.entrypoint, img.cmd, img.user, img.expose = nil, nil, nil, "", nil
+			copies, img.entrypoint, img.cmd, img.user, img.expose, img.env, img.prebuilt = nil, nil, nil, "", nil, nil, ""
 		case "RUN":
 			if strings.Contains(rest, "go build") && strings.Contains(rest, "./cmd/ctalk") {
 				img.build = rest
@@ -206,9 +214,14 @@ func parseDockerfile(src string) (*dockerImage, error) {
 				}
 			}
 		case "COPY":
+			f := strings.Fields(rest)
 			if strings.Contains(rest, "--from=") {
-				copies = append(copies, strings.Fields(rest))
+				copies = append(copies, f)
+			} else if n := len(f); n >= 2 && rePrebuilt.MatchString(f[n-2]) {
+				img.prebuilt = f[n-1]
 			}
+		case "ENV":
+			img.env = append(img.env, rest)
 		case "ENTRYPOINT", "CMD":
 			var v []string
 			if err := json.Unmarshal([]byte(rest), &v); err != nil {
@@ -258,6 +271,108 @@ func checkImage(img *dockerImage, r *repoFacts) problems {
 	}
 	if !slices.Contains(img.expose, strconv.Itoa(r.defaultPort)) {
 		p.add("EXPOSE %v does not include the server's default port %d", img.expose, r.defaultPort)
+	}
+	return p
+}
+
+// checkReleaseImage returns every way the release image, which copies in
+// the binary GoReleaser built, would run otherwise than the image the
+// platforms build from deploy/Dockerfile (r.image).
+func checkReleaseImage(img *dockerImage, r *repoFacts) problems {
+	var p problems
+	switch {
+	case img.prebuilt == "":
+		p.add("the release Dockerfile does not COPY ${TARGETPLATFORM}/ctalk, where GoReleaser puts each platform's binary")
+	case img.prebuilt != r.image.binary:
+		p.add("the release image puts ctalk at %q, but deploy/Dockerfile's at %q", img.prebuilt, r.image.binary)
+	}
+	same := func(what string, got, want []string) {
+		if !slices.Equal(got, want) {
+			p.add("the release image's %s is %q, but deploy/Dockerfile's is %q", what, got, want)
+		}
+	}
+	same("ENTRYPOINT", img.entrypoint, r.image.entrypoint)
+	same("CMD", img.cmd, r.image.cmd)
+	same("USER", []string{img.user}, []string{r.image.user})
+	same("EXPOSE", img.expose, r.image.expose)
+	same("ENV", img.env, r.image.env)
+	return p
+}
+
+// ---------------------------------------------------------------------------
+// GoReleaser: .goreleaser.yaml (https://goreleaser.com/customization/).
+
+type goreleaserConfig struct {
+	Version int `yaml:"version"`
+	Builds  []struct {
+		Main   string   `yaml:"main"`
+		Binary string   `yaml:"binary"`
+		Env    []string `yaml:"env"`
+		Flags  []string `yaml:"flags"`
+		Goos   []string `yaml:"goos"`
+		Goarch []string `yaml:"goarch"`
+	} `yaml:"builds"`
+	Dockers []struct {
+		Dockerfile string   `yaml:"dockerfile"`
+		Platforms  []string `yaml:"platforms"`
+	} `yaml:"dockers_v2"`
+}
+
+// releaseDockerfile is the Dockerfile of the release image.
+const releaseDockerfile = "deploy/Dockerfile.release"
+
+// checkGoReleaser returns every way a release would build otherwise than
+// CI's static build, miss a platform it promises, or build its image from
+// a Dockerfile these tests do not check.
+func checkGoReleaser(src string, r *repoFacts) problems {
+	var p problems
+	var c goreleaserConfig
+	if err := yaml.Unmarshal([]byte(src), &c); err != nil {
+		p.add("parse .goreleaser.yaml: %v", err)
+		return p
+	}
+	if c.Version != 2 {
+		p.add(".goreleaser.yaml has version %d; it is written for GoReleaser's version 2", c.Version)
+	}
+	if len(c.Builds) != 1 || c.Builds[0].Main != "./cmd/ctalk" || c.Builds[0].Binary != "ctalk" {
+		p.add(".goreleaser.yaml must have one build, of ./cmd/ctalk into ctalk")
+		return p
+	}
+	b := c.Builds[0]
+	for _, flag := range strings.Fields(r.ciBuild) {
+		switch {
+		case flag == "CGO_ENABLED=0" && !slices.Contains(b.Env, flag):
+			p.add("the release build's env lacks %q, which CI's static build uses", flag)
+		case (flag == "-trimpath" || strings.HasPrefix(flag, "-tags")) && !slices.Contains(b.Flags, flag):
+			p.add("the release build's flags lack %q, which CI's static build uses", flag)
+		}
+	}
+	built := map[string]bool{}
+	for _, goos := range b.Goos {
+		for _, arch := range b.Goarch {
+			built[goos+"/"+arch] = true
+		}
+	}
+	for _, want := range []string{"linux/amd64", "linux/arm64", "darwin/amd64", "darwin/arm64", "windows/amd64", "windows/arm64"} {
+		if !built[want] {
+			p.add("the release builds no binary for %s", want)
+		}
+	}
+	if len(c.Dockers) == 0 {
+		p.add(".goreleaser.yaml builds no image (dockers_v2)")
+	}
+	for _, d := range c.Dockers {
+		if d.Dockerfile != releaseDockerfile {
+			p.add("the release image is built from %q; build it from %s, whose checks run here", d.Dockerfile, releaseDockerfile)
+		}
+		for _, plat := range d.Platforms {
+			if !built[plat] || !strings.HasPrefix(plat, "linux/") {
+				p.add("the release image's platform %s has no Linux binary in the release build", plat)
+			}
+		}
+		if !slices.Contains(d.Platforms, "linux/amd64") || !slices.Contains(d.Platforms, "linux/arm64") {
+			p.add("the release image's platforms %v lack linux/amd64 or linux/arm64", d.Platforms)
+		}
 	}
 	return p
 }
@@ -455,6 +570,14 @@ func TestLongestWait(t *testing.T) {
 func TestDeployFiles(t *testing.T) {
 	r := loadRepo(t)
 	t.Run("Dockerfile", func(t *testing.T) { report(t, checkImage(r.image, r)) })
+	t.Run("Dockerfile.release", func(t *testing.T) {
+		img, err := parseDockerfile(readRepo(t, releaseDockerfile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		report(t, checkReleaseImage(img, r))
+	})
+	t.Run(".goreleaser.yaml", func(t *testing.T) { report(t, checkGoReleaser(readRepo(t, ".goreleaser.yaml"), r)) })
 	t.Run("railway.json", func(t *testing.T) { report(t, checkRailway(readRepo(t, "railway.json"), r)) })
 	t.Run("render.yaml", func(t *testing.T) { report(t, checkRender(readRepo(t, "render.yaml"), r)) })
 	t.Run("nginx.conf", func(t *testing.T) { report(t, checkNginx(readRepo(t, "deploy/nginx.conf"))) })
@@ -471,6 +594,8 @@ func TestChecksCatchMistakes(t *testing.T) {
 	dockerfile := readRepo(t, r.dockerfile)
 	nginx := readRepo(t, "deploy/nginx.conf")
 	compose := readRepo(t, "deploy/compose.yaml")
+	release := readRepo(t, releaseDockerfile)
+	goreleaser := readRepo(t, ".goreleaser.yaml")
 
 	edit := func(t *testing.T, s, pattern, repl string) string {
 		t.Helper()
@@ -488,6 +613,13 @@ func TestChecksCatchMistakes(t *testing.T) {
 		rr := *r
 		rr.image = img
 		return checkImage(img, &rr)
+	}
+	releaseImage := func(src string) problems {
+		img, err := parseDockerfile(src)
+		if err != nil {
+			return problems{err.Error()}
+		}
+		return checkReleaseImage(img, r)
 	}
 
 	tests := []struct {
@@ -566,6 +698,34 @@ func TestChecksCatchMistakes(t *testing.T) {
 		{"image: port", func(t *testing.T) problems {
 			return image(edit(t, dockerfile, `EXPOSE 8080`, "EXPOSE 3000"))
 		}, "EXPOSE"},
+
+		{"release image: no prebuilt binary", func(t *testing.T) problems {
+			return releaseImage(edit(t, release, `\$\{TARGETPLATFORM\}/ctalk /ctalk`, "ctalk /ctalk"))
+		}, "TARGETPLATFORM"},
+		{"release image: binary elsewhere", func(t *testing.T) problems {
+			return releaseImage(edit(t, release, `\$\{TARGETPLATFORM\}/ctalk /ctalk`, "$${TARGETPLATFORM}/ctalk /bin/ctalk"))
+		}, "puts ctalk"},
+		{"release image: other command", func(t *testing.T) problems {
+			return releaseImage(edit(t, release, `CMD \["serve"\]`, `CMD ["migrate", "up"]`))
+		}, "CMD"},
+		{"release image: root", func(t *testing.T) problems {
+			return releaseImage(edit(t, release, `USER nonroot:nonroot`, "USER root"))
+		}, "USER"},
+		{"release image: other database path", func(t *testing.T) problems {
+			return releaseImage(edit(t, release, `RELAY_DB_PATH=/data/ctalk.db`, "RELAY_DB_PATH=/ctalk.db"))
+		}, "ENV"},
+		{"goreleaser: cgo", func(t *testing.T) problems {
+			return checkGoReleaser(edit(t, goreleaser, `CGO_ENABLED=0`, "CGO_ENABLED=1"), r)
+		}, "CGO_ENABLED=0"},
+		{"goreleaser: untrimmed", func(t *testing.T) problems {
+			return checkGoReleaser(edit(t, goreleaser, `(?m)^      - -trimpath\n`, ""), r)
+		}, "-trimpath"},
+		{"goreleaser: no arm64", func(t *testing.T) problems {
+			return checkGoReleaser(edit(t, goreleaser, `goarch: \[amd64, arm64\]`, "goarch: [amd64]"), r)
+		}, "arm64"},
+		{"goreleaser: image from the source Dockerfile", func(t *testing.T) problems {
+			return checkGoReleaser(edit(t, goreleaser, `dockerfile: deploy/Dockerfile.release`, "dockerfile: deploy/Dockerfile"), r)
+		}, "Dockerfile.release"},
 
 		{"nginx: short read timeout", func(t *testing.T) problems {
 			return checkNginx(edit(t, nginx, `proxy_read_timeout \d+s;`, "proxy_read_timeout 60s;"))

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -144,6 +146,12 @@ func TestBuildFromGoRecord(t *testing.T) {
 		{"linker commit only", "dev", "abc123", "", record, "dev", "commit abc123, built unknown"},
 		{"no record", "dev", "", "", nil, "dev", "commit unknown, built unknown"},
 		{"record without git", "dev", "", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "dev", "commit unknown, built unknown"},
+		{"release", "v1.2.0", "879cf31ebd4b06455bb007a9bcf3b93095dc399b", "2026-12-01T10:00:00Z", installed("v1.2.0"), "v1.2.0", "commit 879cf31ebd4b06455bb007a9bcf3b93095dc399b, built 2026-12-01T10:00:00Z"},
+		{"go install at a tag", "dev", "", "", installed("v1.2.0"), "v1.2.0", "commit tagged v1.2.0, built unknown"},
+		{"go install at a commit", "dev", "", "", installed("v0.0.0-20261130233609-879cf31ebd4b"), "v0.0.0-20261130233609-879cf31ebd4b", "commit 879cf31ebd4b, committed 2026-11-30T23:36:09Z"},
+		{"go install after a tag", "dev", "", "", installed("v1.2.1-0.20261130233609-879cf31ebd4b"), "v1.2.1-0.20261130233609-879cf31ebd4b", "commit 879cf31ebd4b, committed 2026-11-30T23:36:09Z"},
+		{"go install after a pre-release", "dev", "", "", installed("v1.3.0-rc.1.0.20261130233609-879cf31ebd4b"), "v1.3.0-rc.1.0.20261130233609-879cf31ebd4b", "commit 879cf31ebd4b, committed 2026-11-30T23:36:09Z"},
+		{"go install at a pre-release tag", "dev", "", "", installed("v1.3.0-rc.1"), "v1.3.0-rc.1", "commit tagged v1.3.0-rc.1, built unknown"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := buildFrom(c.v, c.commit, c.built, c.bi)
@@ -151,6 +159,49 @@ func TestBuildFromGoRecord(t *testing.T) {
 				t.Errorf("build = %s (%s), want %s (%s)", b.Version, b, c.version, c.want)
 			}
 		})
+	}
+}
+
+// TestReleaseSetsBuildVariables: the linker flags of a release
+// (.goreleaser.yaml) and of the container image (deploy/Dockerfile) set
+// this package's build variables. A -X naming a variable that was renamed
+// sets nothing and fails no build, so only this test would notice.
+func TestReleaseSetsBuildVariables(t *testing.T) {
+	t.Parallel()
+	vars := map[string]*string{"main.version": &version, "main.commit": &commit, "main.buildTime": &buildTime}
+	x := regexp.MustCompile(`-X\s+([\w.]+)=`)
+	for _, file := range []string{".goreleaser.yaml", "deploy/Dockerfile"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := map[string]bool{}
+		for _, m := range x.FindAllStringSubmatch(string(b), -1) {
+			if vars[m[1]] == nil {
+				t.Errorf("%s sets %s, which is not one of ctalk's build variables", file, m[1])
+			}
+			set[m[1]] = true
+		}
+		for name := range vars {
+			if !set[name] {
+				t.Errorf("%s does not set %s with -X", file, name)
+			}
+		}
+	}
+}
+
+// installed is the record Go writes into a binary that "go install
+// github.com/ctalk/ctalk/cmd/ctalk@..." built from the module at version v:
+// the module's version and the build's flags, and no vcs settings.
+func installed(v string) *debug.BuildInfo {
+	return &debug.BuildInfo{
+		Path: "github.com/ctalk/ctalk/cmd/ctalk",
+		Main: debug.Module{Path: "github.com/ctalk/ctalk", Version: v},
+		Settings: []debug.BuildSetting{
+			{Key: "-buildmode", Value: "exe"},
+			{Key: "CGO_ENABLED", Value: "0"},
+			{Key: "GOOS", Value: "linux"},
+		},
 	}
 }
 

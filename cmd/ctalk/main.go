@@ -81,8 +81,12 @@ Usage:
   ctalk version
 
 They come from the linker (-ldflags "-X main.version=... -X main.commit=...
--X main.buildTime=..."), else from what Go records of the git checkout a
-binary is built in ("go build ./cmd/ctalk" in a clone).
+-X main.buildTime=..."), as in a release's binaries and container image,
+else from what Go records of the git checkout a binary is built in ("go
+build ./cmd/ctalk" in a clone), else from the module version that "go
+install github.com/ctalk/ctalk/cmd/ctalk@VERSION" records: a tag such as
+v1.2.0, which names the commit, or a pseudo-version, which holds the
+commit's prefix and time.
 `
 
 func main() {
@@ -116,7 +120,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		b := buildInfo()
 		fmt.Fprintf(stdout, "ctalk %s (%s)\n", b.Version, b)
-		if b.Commit == "" {
+		if b.Commit == "" && b.Tag == "" {
 			fmt.Fprintln(stdout, unknownCommit)
 		}
 		return nil

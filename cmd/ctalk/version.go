@@ -1,10 +1,13 @@
 package main
 
 import (
+	"regexp"
 	"runtime/debug"
+	"time"
 )
 
-// Set at build time with -ldflags "-X main.version=... -X main.commit=... -X main.buildTime=...".
+// Set at build time with -ldflags "-X main.version=... -X main.commit=... -X main.buildTime=...",
+// as a release (.goreleaser.yaml) and the container image do.
 var (
 	version   = "dev"
 	commit    = ""
@@ -14,14 +17,20 @@ var (
 // build is what a binary knows of where it came from.
 type build struct {
 	Version string
-	// Commit is the git commit, empty when unknown.
+	// Commit is the git commit, empty when unknown; from a pseudo-version
+	// it is the 12-character prefix Go keeps.
 	Commit string
 	// Modified is set when the checkout had uncommitted changes.
 	Modified bool
 	// Time is the build time given to the linker or, when only Go's record
-	// of the checkout is there, the commit's time (Committed set).
+	// of the checkout or the module's pseudo-version is there, the commit's
+	// time (Committed set).
 	Time      string
 	Committed bool
+	// Tag is set when the binary was built from the module at a tagged
+	// version ("go install github.com/ctalk/ctalk/cmd/ctalk@v1.2.0"), which
+	// names the commit although the binary does not record it.
+	Tag string
 }
 
 // unknownCommit is what "ctalk version" adds when the commit is unknown.
@@ -30,14 +39,17 @@ const unknownCommit = `The commit is unknown: this binary was built without git 
 it with "go build ./cmd/ctalk" in a git clone, or give -ldflags "-X main.commit=...".`
 
 // buildInfo is this binary's build: what the linker set, else what Go
-// recorded of the git checkout it was built in.
+// recorded of the git checkout or the module version it was built from.
 func buildInfo() build {
 	bi, _ := debug.ReadBuildInfo()
 	return buildFrom(version, commit, buildTime, bi)
 }
 
-// buildFrom fills the commit, its state and time from bi's vcs settings
-// when the linker did not set them. bi may be nil.
+// buildFrom fills the version, the commit, its state and time from bi when
+// the linker did not set them: from the vcs settings of a build in a git
+// checkout, else from the main module's version, which "go install
+// ...@version" records and which names a tag or, as a pseudo-version, a
+// commit. bi may be nil.
 func buildFrom(v, c, t string, bi *debug.BuildInfo) build {
 	b := build{Version: v, Commit: c, Time: t}
 	if bi == nil {
@@ -47,22 +59,64 @@ func buildFrom(v, c, t string, bi *debug.BuildInfo) build {
 	for _, s := range bi.Settings {
 		vcs[s.Key] = s.Value
 	}
-	if b.Commit == "" && vcs["vcs.revision"] != "" {
+	mod := bi.Main.Version
+	if mod == "(devel)" {
+		mod = ""
+	}
+	if b.Version == "dev" && mod != "" {
+		b.Version = mod
+	}
+	if b.Commit != "" {
+		return b
+	}
+	if vcs["vcs.revision"] != "" {
 		b.Commit, b.Modified = vcs["vcs.revision"], vcs["vcs.modified"] == "true"
 		if b.Time == "" && vcs["vcs.time"] != "" {
 			b.Time, b.Committed = vcs["vcs.time"], true
 		}
+		return b
 	}
-	if b.Version == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		b.Version = bi.Main.Version
+	if vcs["vcs"] != "" || mod == "" {
+		return b
 	}
+	// No checkout: the binary was built from the module's source as the
+	// module proxy serves it.
+	if rev, at, ok := pseudoVersion(mod); ok {
+		b.Commit = rev
+		if b.Time == "" {
+			b.Time, b.Committed = at, true
+		}
+		return b
+	}
+	b.Tag = mod
 	return b
 }
 
-// commit is the commit for people: unknown, or the hash, marked when the
-// checkout had changes.
+// pseudo matches a Go pseudo-version's commit time and revision, in each
+// of its three forms (vX.0.0-TIME-REV, vX.Y.Z-pre.0.TIME-REV,
+// vX.Y.Z-0.TIME-REV), before any +build suffix.
+var pseudo = regexp.MustCompile(`^v\d+\.\d+\.\d+-(?:[^+]*[.-])?(\d{14})-([0-9a-f]{12})(?:\+.*)?$`)
+
+// pseudoVersion returns the commit prefix and the commit's time (RFC 3339,
+// UTC) that the pseudo-version v names; ok is false when v is not one.
+func pseudoVersion(v string) (rev, at string, ok bool) {
+	m := pseudo.FindStringSubmatch(v)
+	if m == nil {
+		return "", "", false
+	}
+	tm, err := time.Parse("20060102150405", m[1])
+	if err != nil {
+		return "", "", false
+	}
+	return m[2], tm.UTC().Format(time.RFC3339), true
+}
+
+// commit is the commit for people: unknown, the hash, marked when the
+// checkout had changes, or the tag that names it.
 func (b build) commit() string {
 	switch {
+	case b.Commit == "" && b.Tag != "":
+		return "tagged " + b.Tag
 	case b.Commit == "":
 		return "unknown"
 	case b.Modified:
