@@ -5,8 +5,12 @@
 -- and sp_cert are the org's own key pair as a service provider, made when
 -- SAML is first set up: the key signs ctalk's AuthnRequests and is never
 -- shown, logged or audited; the certificate is in the org's SP metadata.
+
+-- engine-specific: Postgres changes a CHECK and adds columns in place.
 ALTER TABLE sso_providers DROP CONSTRAINT sso_providers_kind_check;
+-- engine-specific: Postgres changes a CHECK and adds columns in place.
 ALTER TABLE sso_providers ADD CONSTRAINT sso_providers_kind_check CHECK (kind IN ('oidc', 'saml'));
+-- engine-specific: Postgres changes a CHECK and adds columns in place.
 ALTER TABLE sso_providers
     ADD COLUMN idp_metadata TEXT NOT NULL DEFAULT '',
     ADD COLUMN metadata_url TEXT NOT NULL DEFAULT '',

@@ -2,6 +2,7 @@ DROP TABLE sso_assertions;
 DELETE FROM sso_identities WHERE provider_id IN (SELECT id FROM sso_providers WHERE kind = 'saml');
 DELETE FROM sso_domains WHERE provider_id IN (SELECT id FROM sso_providers WHERE kind = 'saml');
 DELETE FROM sso_states WHERE provider_id IN (SELECT id FROM sso_providers WHERE kind = 'saml');
+-- engine-specific: SQLite changes a CHECK and drops columns by rebuilding the table.
 CREATE TABLE sso_providers_old (
     id            TEXT NOT NULL PRIMARY KEY,
     org_id        TEXT NOT NULL,
@@ -17,8 +18,12 @@ CREATE TABLE sso_providers_old (
     updated_by    TEXT NOT NULL,
     updated_at    TIMESTAMP NOT NULL
 );
+-- engine-specific: SQLite changes a CHECK and drops columns by rebuilding the table.
 INSERT INTO sso_providers_old (id, org_id, kind, issuer, client_id, client_secret, jit, link_by_email, required, tested_at, tested_by, updated_by, updated_at)
     SELECT id, org_id, kind, issuer, client_id, client_secret, jit, link_by_email, required, tested_at, tested_by, updated_by, updated_at FROM sso_providers WHERE kind = 'oidc';
+-- engine-specific: SQLite changes a CHECK and drops columns by rebuilding the table.
 DROP TABLE sso_providers;
+-- engine-specific: SQLite changes a CHECK and drops columns by rebuilding the table.
 ALTER TABLE sso_providers_old RENAME TO sso_providers;
+-- engine-specific: SQLite changes a CHECK and drops columns by rebuilding the table.
 CREATE UNIQUE INDEX sso_providers_org ON sso_providers (org_id);

@@ -6,6 +6,8 @@
 -- SAML is first set up: the key signs ctalk's AuthnRequests and is never
 -- shown, logged or audited; the certificate is in the org's SP metadata.
 -- SQLite cannot change a CHECK constraint, so the table is made anew.
+
+-- engine-specific: SQLite changes a CHECK and adds columns by rebuilding the table.
 CREATE TABLE sso_providers_new (
     id            TEXT NOT NULL PRIMARY KEY,
     org_id        TEXT NOT NULL,
@@ -25,10 +27,14 @@ CREATE TABLE sso_providers_new (
     sp_key        TEXT NOT NULL DEFAULT '',
     sp_cert       TEXT NOT NULL DEFAULT ''
 );
+-- engine-specific: SQLite changes a CHECK and adds columns by rebuilding the table.
 INSERT INTO sso_providers_new (id, org_id, kind, issuer, client_id, client_secret, jit, link_by_email, required, tested_at, tested_by, updated_by, updated_at)
     SELECT id, org_id, kind, issuer, client_id, client_secret, jit, link_by_email, required, tested_at, tested_by, updated_by, updated_at FROM sso_providers;
+-- engine-specific: SQLite changes a CHECK and adds columns by rebuilding the table.
 DROP TABLE sso_providers;
+-- engine-specific: SQLite changes a CHECK and adds columns by rebuilding the table.
 ALTER TABLE sso_providers_new RENAME TO sso_providers;
+-- engine-specific: SQLite changes a CHECK and adds columns by rebuilding the table.
 CREATE UNIQUE INDEX sso_providers_org ON sso_providers (org_id);
 
 -- The SAML assertions accepted, each once: the hash of the assertion's
