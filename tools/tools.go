@@ -136,7 +136,7 @@ func addToolWith[In, Out any](s *Server, t mcp.Tool, traits toolTraits, fn func(
 		s.tools = map[string]toolTraits{}
 	}
 	s.tools[t.Name] = traits
-	mcp.WithOutputSchema[Out]()(&t)
+	mcp.WithCachedOutputSchema[Out](outputSchemas)(&t)
 	s.mcp.AddTool(t, func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
 		start := time.Now()
 		info := &call{tool: t.Name, req: &req}
@@ -168,6 +168,11 @@ func addToolWith[In, Out any](s *Server, t mcp.Tool, traits toolTraits, fn func(
 		return res, nil
 	})
 }
+
+// outputSchemas holds each result type's output schema, worked out once
+// per process: mcp-go builds it by reflection and a JSON round trip, which
+// was most of what starting a server cost (a test starts hundreds).
+var outputSchemas = mcp.NewSchemaCache()
 
 // structured returns out as a tool result: one JSON encoding serves as both
 // the structured content and its text copy, instead of mcp-go encoding out

@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -149,9 +150,15 @@ type Pages struct {
 
 // New returns the pages over the given services.
 func New(cfg Config, s Services) *Pages {
-	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, channels: s.Channels, audit: s.Audit, access: s.Access, knowledge: s.Knowledge, answers: s.Answers, departs: s.Departures, slack: s.Slack, sso: s.SSO, scim: s.SCIM, pages: parsePages(),
+	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, channels: s.Channels, audit: s.Audit, access: s.Access, knowledge: s.Knowledge, answers: s.Answers, departs: s.Departures, slack: s.Slack, sso: s.SSO, scim: s.SCIM, pages: pages(),
 		export: usecase.NewExport(s.Orgs, s.Inbox, s.Knowledge, s.Channels)}
 }
+
+// pages returns the parsed pages, parsed once per process: they are
+// embedded, their functions are package-level, and executing a template is
+// safe from many goroutines, so every Pages of a process (a test starts
+// hundreds) shares one set, read only.
+var pages = sync.OnceValue(parsePages)
 
 // parsePages parses each page of templates/ (every file but the layout)
 // with the layout and the shared parts of templates/parts/.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 )
 
 // TestMain lets the memory phase re-execute the test binary as its child
@@ -45,7 +46,7 @@ func TestSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the load harness for about 20 s")
 	}
-	for _, engine := range []db.Engine{db.SQLite, db.Postgres} {
+	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			args := append(engineArgs(t, engine), tiny()...)
 			t.Parallel()
@@ -163,7 +164,7 @@ func TestAskNotified(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the load harness")
 	}
-	for _, engine := range []db.Engine{db.SQLite, db.Postgres} {
+	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			args := append(engineArgs(t, engine), "-phases", "ask", "-notify", "-users", "4", "-c", "4", "-d", "500ms", "-q", "-json")
 			t.Parallel()

@@ -1,7 +1,7 @@
 // Package dbtest runs a test once per database engine: SQLite always, and
 // Postgres when TEST_DATABASE_URL is set, each on a fresh, migrated database
 // (a schema of its own on Postgres, migrated once and emptied for each test;
-// see pgpool.go).
+// see pgpool.go). CTALK_TEST_ENGINES narrows the engines (see Engines).
 package dbtest
 
 import (
@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -22,8 +23,43 @@ import (
 	"github.com/ctalk/ctalk/db"
 )
 
-// Engines lists the engines every storage test runs on.
-var Engines = []db.Engine{db.SQLite, db.Postgres}
+// Engines lists the engines every storage test runs on: both, or the ones
+// CTALK_TEST_ENGINES names ("sqlite", "postgres", or both, comma-separated).
+// A test asking Open for an engine left out is skipped, saying so. CI runs
+// the suite twice this way: under the race detector on Postgres, and
+// without it on SQLite, whose engine is C translated to Go and costs
+// several times more under the detector than everything else together
+// (.ci/run says why that split and BENCHMARKS.md, "CI time", what it saves).
+var Engines = enginesFromEnv(os.Getenv("CTALK_TEST_ENGINES"))
+
+// enginesFromEnv parses CTALK_TEST_ENGINES; an empty value is both engines.
+// It panics on a name it does not know: a misspelt value would otherwise
+// run nothing and pass.
+func enginesFromEnv(v string) []db.Engine {
+	if strings.TrimSpace(v) == "" {
+		return []db.Engine{db.SQLite, db.Postgres}
+	}
+	var es []db.Engine
+	for _, name := range strings.Split(v, ",") {
+		switch e := db.Engine(strings.ToLower(strings.TrimSpace(name))); e {
+		case db.SQLite, db.Postgres:
+			if !slices.Contains(es, e) {
+				es = append(es, e)
+			}
+		default:
+			panic(fmt.Sprintf("CTALK_TEST_ENGINES=%q: %q is not an engine; name sqlite, postgres or both, comma-separated", v, name))
+		}
+	}
+	return es
+}
+
+// skipUnlessEngine skips the test when CTALK_TEST_ENGINES leaves e out.
+func skipUnlessEngine(t testing.TB, e db.Engine) {
+	t.Helper()
+	if !slices.Contains(Engines, e) {
+		t.Skipf("skipping %s: CTALK_TEST_ENGINES=%s leaves it out", e, os.Getenv("CTALK_TEST_ENGINES"))
+	}
+}
 
 // Run runs fn as one subtest per engine, each with its own empty database.
 func Run(t *testing.T, fn func(t *testing.T, d *db.DB)) {
@@ -41,6 +77,7 @@ func Run(t *testing.T, fn func(t *testing.T, d *db.DB)) {
 // (see pgpool.go). On Postgres without TEST_DATABASE_URL the test is skipped.
 func Open(t testing.TB, e db.Engine) *db.DB {
 	t.Helper()
+	skipUnlessEngine(t, e)
 	var cfg db.Config
 	if e == db.SQLite {
 		cfg = copySQLite(t)
@@ -60,6 +97,7 @@ func Open(t testing.TB, e db.Engine) *db.DB {
 // Two servers opened on the same Config share one database.
 func Config(t testing.TB, e db.Engine) db.Config {
 	t.Helper()
+	skipUnlessEngine(t, e)
 	if e == db.SQLite {
 		return db.Config{Path: filepath.Join(t.TempDir(), "ctalk.db")}
 	}
@@ -71,6 +109,7 @@ func Config(t testing.TB, e db.Engine) db.Config {
 // why, when TEST_DATABASE_URL is unset.
 func PostgresURL(t testing.TB) string {
 	t.Helper()
+	skipUnlessEngine(t, db.Postgres)
 	base := os.Getenv("TEST_DATABASE_URL")
 	if base == "" {
 		t.Skip("skipping Postgres: TEST_DATABASE_URL is not set (.ci/run sets it; see README)")
