@@ -8,9 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/auth"
@@ -411,58 +409,6 @@ func (s *Service) Users(ctx context.Context, orgID string) ([]*User, error) {
 	return users, rows.Err()
 }
 
-// SetNotes replaces a user's own notes.
-//
-// Returns EInvalid, ENotFound.
-func (s *Service) SetNotes(ctx context.Context, c ctalk.Caller, notes string) (*User, error) {
-	return s.setText(ctx, c.OrgID, c.UserID, "notes", notes)
-}
-
-// SetProfileNotes replaces the admin-written notes on a user. The caller must
-// have been authorized as an admin of orgID.
-//
-// Returns EInvalid, ENotFound.
-func (s *Service) SetProfileNotes(ctx context.Context, orgID, userID, notes string) (*User, error) {
-	return s.setText(ctx, orgID, userID, "profile_notes", notes)
-}
-
-// setTextSQL updates each free-text column, spelled out so that the
-// columns a statement writes can be read from the source.
-var setTextSQL = map[string]string{
-	"notes":         `UPDATE users SET notes = $1, updated_at = $2 WHERE org_id = $3 AND id = $4 AND removed_at IS NULL`,
-	"profile_notes": `UPDATE users SET profile_notes = $1, updated_at = $2 WHERE org_id = $3 AND id = $4 AND removed_at IS NULL`,
-}
-
-// setText updates one free-text column; column is one of setTextSQL's.
-func (s *Service) setText(ctx context.Context, orgID, userID, column, text string) (*User, error) {
-	userID, err := ctalk.ParseID("user_id", userID)
-	if err != nil {
-		return nil, err
-	}
-	if text, err = ctalk.Text(column, text, MaxNotesLen, false); err != nil {
-		return nil, err
-	}
-	var u *User
-	err = s.db.Tx(ctx, func(tx db.Querier) error {
-		res, err := tx.Exec(ctx, setTextSQL[column], text, s.db.Now(), orgID, userID)
-		if err != nil {
-			return fmt.Errorf("update users: %w", err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return auth.NotFoundUser(userID)
-		}
-		u, err = scanUser(tx.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = $1 AND id = $2`, orgID, userID))
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.changed(ctx, orgID, userID)
-	// Presence belongs to the lists and profiles that show people.
-	u.Presence, u.LastSeenAt = "", nil
-	return u, nil
-}
-
 type scanner interface{ Scan(...any) error }
 
 // scanUser scans userColumns, then into extra the columns that follow them.
@@ -490,121 +436,6 @@ func scanUser(r scanner, extra ...any) (*User, error) {
 	return u, nil
 }
 
-// DecodeOwnership returns a user's ownership from the text of its column,
-// as a list that is never nil. A package that reads users.ownership in one
-// of its own statements, to save a round trip, decodes it here, so that how
-// orgs stores it stays orgs' concern.
-func DecodeOwnership(stored string) []string {
-	var own []string
-	if err := json.Unmarshal([]byte(stored), &own); err != nil || own == nil {
-		return []string{}
-	}
-	return own
-}
-
 func notFoundOrg(orgID string) error {
 	return ctalk.Errorf(ctalk.ENotFound, "organization %q not found; check org_id, or create it with register_organization", orgID)
-}
-
-// SplitOwnership accepts ownership as a comma-separated string.
-func SplitOwnership(s string) []string {
-	return strings.Split(s, ",")
-}
-
-// cleanOwnership trims the entries of an ownership list and drops the empty
-// ones. A list of more than MaxOwnership entries, empty or not, is refused:
-// it is junk, not a person's areas.
-//
-// Returns EInvalid.
-func cleanOwnership(in []string) ([]string, error) {
-	out := []string{}
-	for i, o := range in {
-		o = strings.TrimSpace(o)
-		if n := utf8.RuneCountInString(o); n > MaxOwnershipLen {
-			return nil, ctalk.Errorf(ctalk.EInvalid, "each ownership entry may be at most %d characters; entry %d has %d", MaxOwnershipLen, i+1, n)
-		}
-		if o != "" {
-			out = append(out, o)
-		}
-	}
-	switch {
-	case len(out) > MaxOwnership:
-		return nil, ctalk.Errorf(ctalk.EInvalid, "ownership has %d entries; at most %d are allowed, so list only the main areas", len(out), MaxOwnership)
-	case len(in) > MaxOwnership:
-		return nil, ctalk.Errorf(ctalk.EInvalid, "ownership has %d entries, %d of them empty; at most %d are allowed, empty or not, so drop the empty ones", len(in), len(in)-len(out), MaxOwnership)
-	}
-	return out, nil
-}
-
-// Profile is a user as their coworkers' agents see them, also after they
-// were removed from the org.
-type Profile struct {
-	*User
-	// Removed marks a user who has since been removed from the org.
-	Removed bool
-}
-
-// Profiles returns the users of orgID with the given ids, removed ones
-// included, by id, in one statement read through r, so that a caller's
-// transaction reads them with its other reads. An id that names no user is
-// absent from the map.
-func Profiles(ctx context.Context, r db.Reader, orgID string, ids []string) (map[string]Profile, error) {
-	out := make(map[string]Profile, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	args := make([]any, 0, len(ids)+1)
-	args = append(args, orgID)
-	for _, id := range ids {
-		args = append(args, id)
-	}
-	rows, err := r.Query(ctx, `SELECT `+userColumns+`, removed_at IS NOT NULL FROM users WHERE org_id = $1 AND id IN (`+db.Placeholders(2, len(ids))+`)`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read profiles: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var p Profile
-		if p.User, err = scanUser(rows, &p.Removed); err != nil {
-			return nil, fmt.Errorf("read profiles: %w", err)
-		}
-		out[p.ID] = p
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read profiles: %w", err)
-	}
-	return out, nil
-}
-
-// currentMembersSQL lists which of the given users are current members of
-// the org; the IN list is appended by CurrentMembers.
-const currentMembersSQL = `SELECT id FROM users WHERE org_id = $1 AND removed_at IS NULL AND id IN `
-
-// CurrentMembers returns which of ids are current members of orgID (not
-// removed ones), read through q: inside the caller's transaction when q is
-// one, so that what it checks holds for the rest of it.
-func CurrentMembers(ctx context.Context, q db.Reader, orgID string, ids []string) ([]string, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	marks := make([]string, len(ids))
-	args := []any{orgID}
-	for i, id := range ids {
-		marks[i] = fmt.Sprintf("$%d", i+2)
-		args = append(args, id)
-	}
-	rows, err := q.Query(ctx, currentMembersSQL+"("+strings.Join(marks, ", ")+")", args...)
-	if err != nil {
-		return nil, fmt.Errorf("read users: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("read users: %w", err)
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
 }
