@@ -129,22 +129,25 @@ func (s *Server) registerUnshareAnswer() {
 // back, or else those related to it, to return with the question; fenced.
 // None when the look-up fails, which is logged and never stops the
 // question.
-func (s *Server) lookFirst(ctx context.Context, sess *auth.Session, in *askArgs) (held, related []*knowledge.Answer) {
+func (s *Server) lookFirst(ctx context.Context, sess *auth.Session, in *askArgs) (held []*knowledge.Answer, related []*knowledge.Excerpt) {
 	found, err := s.know.LookFirst(ctx, sess.Caller(), knowledge.LookUp{Question: in.Question, Key: in.IdempotencyKey, Anyway: in.AskAnyway, FollowUp: strings.TrimSpace(in.FollowUpOf) != ""})
 	if err != nil {
 		s.log.Warn("shared answers not looked up before an ask", "request_id", requestID(ctx), "error", err)
 	}
-	return fenced(found.Held), fenced(found.Related)
+	for _, a := range found.Related {
+		related = append(related, a.Excerpt())
+	}
+	return fenced(found.Held), related
 }
 
 // askedStep is ask_person's next step once question id is asked, with the
 // shared answers related to it, if any.
-func askedStep(id string, related []*knowledge.Answer) string {
+func askedStep(id string, related []*knowledge.Excerpt) string {
 	wait := fmt.Sprintf("call wait_for_reply with message_id %s to wait for the answer, or check_replies later", id)
 	if len(related) == 0 {
 		return wait
 	}
-	return fmt.Sprintf("asked, and %d shared answer(s) on close questions came back in related_answers: show them to your person; if one answers the question, withdraw_question %s spares the person asked, else %s", len(related), id, wait)
+	return fmt.Sprintf("asked, and %d shared answer(s) on close questions came back in related_answers (find_answers with its question reads one whole): show them to your person; if one answers the question, withdraw_question %s spares the person asked, else %s", len(related), id, wait)
 }
 
 // notAsked is ask_person's result when earlier shared answers may serve.
