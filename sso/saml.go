@@ -99,10 +99,10 @@ func parseIDPMetadata(data []byte) (*idpMetadata, error) {
 	return md, nil
 }
 
-// samlRow checks in's SAML provider: its metadata, pasted or fetched from
-// its URL through the guarded client. The org's service provider key pair
-// is kept when it has one, else made.
-func (s *Service) samlRow(ctx context.Context, in Settings, k *kept) (*providerRow, error) {
+// configureSAML sets the SAML provider in names: its metadata, pasted or
+// fetched from its URL through the guarded client. The org's service
+// provider key pair is kept when it has one, else made.
+func (s *Service) configureSAML(ctx context.Context, c ctalk.Caller, in Settings, cur *current) (*Provider, error) {
 	r := &providerRow{kind: KindSAML, metadata: strings.TrimSpace(in.Metadata)}
 	if r.metadata == "" {
 		if strings.TrimSpace(in.MetadataURL) == "" {
@@ -128,12 +128,12 @@ func (s *Service) samlRow(ctx context.Context, in Settings, k *kept) (*providerR
 		return nil, err
 	}
 	r.issuer, r.trust = md.entity.EntityID, md.trust
-	if k != nil && k.spKey != "" {
+	if k := cur.kept; k != nil && k.spKey != "" {
 		r.spKey, r.spCert = k.spKey, k.spCert
 	} else if r.spKey, r.spCert, err = newKeyPair(); err != nil {
 		return nil, err
 	}
-	return r, nil
+	return s.save(ctx, c, in, cur, r)
 }
 
 // fetchMetadata reads the metadata at u.
