@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/http"
 	"net/url"
 	"slices"
 	"sort"
@@ -319,6 +320,71 @@ func TestGroupPatchRace(t *testing.T) {
 		}
 		if m := e.ok("get", 200, "GET", "/Groups/race", ""); m["meta"].(map[string]any)["version"] != `W/"3"` {
 			t.Errorf("version %v after two patches, want W/\"3\"", m["meta"])
+		}
+	})
+}
+
+// TestETags: a User's and a Group's version is their ETag and
+// meta.version, moved on by each change; a PUT, PATCH or DELETE whose
+// If-Match names another version is refused with 412 and changes
+// nothing; "*", the version in its strong form, or no If-Match pass.
+func TestETags(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, e *env) {
+		if m := e.ok("ServiceProviderConfig", 200, "GET", "/ServiceProviderConfig", ""); m["etag"].(map[string]any)["supported"] != true {
+			t.Errorf("etag not advertised: %v", m["etag"])
+		}
+		ifMatch := func(v string) http.Header { return http.Header{"If-Match": {v}} }
+		version := func(what string, m map[string]any, resp *http.Response, want string) {
+			t.Helper()
+			if got := m["meta"].(map[string]any)["version"]; got != want || resp.Header.Get("ETag") != want {
+				t.Errorf("%s: version %v, ETag %q, want %s", what, got, resp.Header.Get("ETag"), want)
+			}
+		}
+		code, m, resp := callWith(t, e.srv.URL, e.token, "POST", "/Users", `{"userName":"jane@acme.test","active":true}`, nil)
+		if code != 201 {
+			t.Fatalf("create: %d %v", code, m)
+		}
+		version("created", m, resp, `W/"1"`)
+		put := `{"userName":"jane@acme.test","displayName":"Jane Two","active":true}`
+		_, m, resp = callWith(t, e.srv.URL, e.token, "PUT", "/Users/jane", put, ifMatch(`W/"1"`))
+		version("a PUT of the version read", m, resp, `W/"2"`)
+		code, m, _ = callWith(t, e.srv.URL, e.token, "PUT", "/Users/jane", `{"userName":"jane@acme.test","displayName":"Stale","active":true}`, ifMatch(`W/"1"`))
+		refusal(t, "a PUT of a stale version", code, m, 412, "", `its version is W/"2"`)
+		code, m, _ = callWith(t, e.srv.URL, e.token, "PATCH", "/Users/jane", `{"Operations":[{"op":"replace","path":"active","value":false}]}`, ifMatch(`W/"7", W/"1"`))
+		refusal(t, "a PATCH of stale versions", code, m, 412, "", "changed since it was read")
+		code, m, _ = callWith(t, e.srv.URL, e.token, "DELETE", "/Users/jane", "", ifMatch(`W/"1"`))
+		refusal(t, "a DELETE of a stale version", code, m, 412, "", "read it again")
+		if u, err := e.srv.Orgs.User(context.Background(), "acme", "jane"); err != nil || u.Name != "Jane Two" {
+			t.Errorf("a refused write changed the member: %+v %v", u, err)
+		}
+		_, m, resp = callWith(t, e.srv.URL, e.token, "PATCH", "/Users/jane", `{"Operations":[{"op":"replace","path":"displayName","value":"Jane Three"}]}`, ifMatch(`"2"`))
+		version("a PATCH of the strong form", m, resp, `W/"3"`)
+		_, m, resp = callWith(t, e.srv.URL, e.token, "GET", "/Users/jane", "", nil)
+		version("a read", m, resp, `W/"3"`)
+		apitest.Org(t, e.srv.URL, testkit.EraStateless, "other")
+		code, m, _ = callWith(t, e.srv.URL, e.newToken("other", "alice"), "DELETE", "/Users/jane", "", ifMatch(`W/"3"`))
+		refusal(t, "another org's DELETE with If-Match", code, m, 404, "", "not found")
+
+		code, m, resp = callWith(t, e.srv.URL, e.token, "POST", "/Groups", `{"displayName":"Ops","members":[{"value":"jane"}]}`, nil)
+		if code != 201 {
+			t.Fatalf("create a group: %d %v", code, m)
+		}
+		version("a group created", m, resp, `W/"1"`)
+		add := `{"Operations":[{"op":"add","path":"members","value":[{"value":"bob"}]}]}`
+		_, m, resp = callWith(t, e.srv.URL, e.token, "PATCH", "/Groups/ops", add, ifMatch(`W/"1"`))
+		version("a group patched", m, resp, `W/"2"`)
+		code, m, _ = callWith(t, e.srv.URL, e.token, "PATCH", "/Groups/ops", `{"Operations":[{"op":"remove","path":"members"}]}`, ifMatch(`W/"1"`))
+		refusal(t, "a group's stale PATCH", code, m, 412, "", `its version is W/"2"`)
+		code, m, _ = callWith(t, e.srv.URL, e.token, "PUT", "/Groups/ops", `{"displayName":"Ops","members":[]}`, ifMatch(`W/"1"`))
+		refusal(t, "a group's stale PUT", code, m, 412, "", `its version is W/"2"`)
+		code, m, _ = callWith(t, e.srv.URL, e.token, "DELETE", "/Groups/ops", "", ifMatch(`W/"1"`))
+		refusal(t, "a group's stale DELETE", code, m, 412, "", `its version is W/"2"`)
+		if got, _, archived := e.channelMembers("ops"); !slices.Equal(got, []string{"bob", "jane"}) || archived {
+			t.Errorf("refused writes changed the group: %v, archived %v", got, archived)
+		}
+		if code, _, _ := callWith(t, e.srv.URL, e.token, "DELETE", "/Groups/ops", "", ifMatch("*")); code != 204 {
+			t.Errorf("a DELETE with If-Match *: %d", code)
 		}
 	})
 }

@@ -188,7 +188,7 @@ func statusCode(status int) ctalk.Code {
 		return ctalk.EInvalid
 	case http.StatusNotFound:
 		return ctalk.ENotFound
-	case http.StatusConflict:
+	case http.StatusConflict, http.StatusPreconditionFailed:
 		return ctalk.EConflict
 	case http.StatusForbidden:
 		return ctalk.EForbidden
@@ -270,7 +270,7 @@ func (u *User) resource(base string) *userResource {
 	r := &userResource{Schemas: []string{userSchema}, ID: u.ID, ExternalID: u.ExternalID, UserName: u.UserName,
 		DisplayName: u.DisplayName, Active: u.Active,
 		Meta: meta{ResourceType: "User", Created: u.Created.Format(time.RFC3339), LastModified: u.Modified.Format(time.RFC3339),
-			Location: base + "/Users/" + u.ID, Version: fmt.Sprintf(`W/"%d"`, u.Version)}}
+			Location: base + "/Users/" + u.ID, Version: etag(u.Version)}}
 	r.Name.Formatted, r.Name.GivenName, r.Name.FamilyName = u.DisplayName, u.GivenName, u.FamilyName
 	if u.Email != "" {
 		r.Emails = []email{{Value: u.Email, Type: "work", Primary: true}}
@@ -283,7 +283,7 @@ func (s *Service) getUser(rq *request, id string) error {
 	if err != nil {
 		return err
 	}
-	return rq.send(http.StatusOK, u.resource(rq.base))
+	return rq.sendUser(http.StatusOK, u)
 }
 
 func (s *Service) listUsers(rq *request) error {
@@ -345,9 +345,61 @@ func (s *Service) createUser(rq *request) error {
 		return err
 	}
 	rq.ids = []string{u.ID}
-	res := u.resource(rq.base)
-	rq.w.Header().Set("Location", res.Meta.Location)
-	return rq.send(http.StatusCreated, res)
+	rq.w.Header().Set("Location", rq.base+"/Users/"+u.ID)
+	return rq.sendUser(http.StatusCreated, u)
+}
+
+// sendUser writes u as the response, with its version as the ETag.
+func (rq *request) sendUser(status int, u *User) error {
+	rq.w.Header().Set("ETag", etag(u.Version))
+	return rq.send(status, u.resource(rq.base))
+}
+
+// etag is the entity tag of a resource's version: weak, since the
+// resource is written anew from what ctalk holds.
+func etag(version int) string { return fmt.Sprintf(`W/"%d"`, version) }
+
+// ifMatch refuses with 412 a write whose If-Match header names neither
+// "*" nor the resource's version, which version reads: the identity
+// provider's copy is stale. A write without the header is not checked.
+func (rq *request) ifMatch(version func() (int, error)) error {
+	h := strings.TrimSpace(rq.r.Header.Get("If-Match"))
+	if h == "" {
+		return nil
+	}
+	v, err := version()
+	if err != nil {
+		return err
+	}
+	cur := etag(v)
+	for _, t := range strings.Split(h, ",") {
+		if t = strings.TrimSpace(t); t == "*" || strings.TrimPrefix(t, "W/") == strings.TrimPrefix(cur, "W/") {
+			return nil
+		}
+	}
+	return &Error{Status: http.StatusPreconditionFailed, Detail: fmt.Sprintf("the resource changed since it was read: its version is %s, not %.40s; read it again", cur, h)}
+}
+
+// userVersion reads the version of the SCIM user id, for ifMatch.
+func (s *Service) userVersion(rq *request, id string) func() (int, error) {
+	return func() (int, error) {
+		u, err := s.Get(rq.r.Context(), rq.orgID, id)
+		if err != nil {
+			return 0, err
+		}
+		return u.Version, nil
+	}
+}
+
+// groupVersion reads the version of the group id, for ifMatch.
+func (s *Service) groupVersion(rq *request, id string) func() (int, error) {
+	return func() (int, error) {
+		g, err := s.GetGroup(rq.r.Context(), rq.orgID, id)
+		if err != nil {
+			return 0, err
+		}
+		return g.Version, nil
+	}
 }
 
 func (s *Service) replaceUser(rq *request, id string) error {
@@ -356,11 +408,14 @@ func (s *Service) replaceUser(rq *request, id string) error {
 	if err != nil {
 		return err
 	}
+	if err := rq.ifMatch(s.userVersion(rq, id)); err != nil {
+		return err
+	}
 	u, err := s.Replace(rq.r.Context(), rq.orgID, id, a)
 	if err != nil {
 		return err
 	}
-	return rq.send(http.StatusOK, u.resource(rq.base))
+	return rq.sendUser(http.StatusOK, u)
 }
 
 func (s *Service) patchUser(rq *request, id string) error {
@@ -369,11 +424,14 @@ func (s *Service) patchUser(rq *request, id string) error {
 	if err != nil {
 		return err
 	}
+	if err := rq.ifMatch(s.userVersion(rq, id)); err != nil {
+		return err
+	}
 	u, err := s.Patch(rq.r.Context(), rq.orgID, id, ops)
 	if err != nil {
 		return err
 	}
-	return rq.send(http.StatusOK, u.resource(rq.base))
+	return rq.sendUser(http.StatusOK, u)
 }
 
 // operations reads a PATCH request's body: its Operations.
@@ -392,6 +450,9 @@ func (rq *request) operations() ([]Op, error) {
 
 func (s *Service) deleteUser(rq *request, id string) error {
 	rq.action, rq.ids = "delete_user", []string{id}
+	if err := rq.ifMatch(s.userVersion(rq, id)); err != nil {
+		return err
+	}
 	if err := s.Delete(rq.r.Context(), rq.orgID, id); err != nil {
 		return err
 	}
@@ -431,7 +492,7 @@ func serviceProviderConfig(base string) map[string]any {
 		"filter":           map[string]any{"supported": true, "maxResults": MaxCount},
 		"changePassword":   off,
 		"sort":             off,
-		"etag":             off,
+		"etag":             map[string]bool{"supported": true},
 		"authenticationSchemes": []map[string]any{{
 			"type": "oauthbearertoken", "name": "Bearer token", "primary": true,
 			"description": "A SCIM token an admin of the organization makes in ctalk's web app (Admin, SCIM)",
@@ -509,7 +570,7 @@ type memberObject struct {
 func (g *Group) resource(base string) *groupResource {
 	r := &groupResource{Schemas: []string{groupSchema}, ID: g.ID, ExternalID: g.ExternalID, DisplayName: g.DisplayName,
 		Meta: meta{ResourceType: "Group", Created: g.Created.Format(time.RFC3339), LastModified: g.Modified.Format(time.RFC3339),
-			Location: base + "/Groups/" + g.ID, Version: fmt.Sprintf(`W/"%d"`, g.Version)}}
+			Location: base + "/Groups/" + g.ID, Version: etag(g.Version)}}
 	for _, m := range g.Members {
 		r.Members = append(r.Members, memberObject{Value: m.ID, Display: m.Name, Ref: base + "/Users/" + m.ID})
 	}
@@ -549,6 +610,7 @@ func (s *Service) sendGroup(rq *request, status int, g *Group) error {
 	if rq.withoutMembers() {
 		g.Members = nil
 	}
+	rq.w.Header().Set("ETag", etag(g.Version))
 	return rq.send(status, g.resource(rq.base))
 }
 
@@ -598,6 +660,9 @@ func (s *Service) replaceGroup(rq *request, id string) error {
 	if err != nil {
 		return err
 	}
+	if err := rq.ifMatch(s.groupVersion(rq, id)); err != nil {
+		return err
+	}
 	g, err := s.ReplaceGroup(rq.r.Context(), rq.orgID, id, a)
 	if err != nil {
 		return err
@@ -611,6 +676,9 @@ func (s *Service) patchGroup(rq *request, id string) error {
 	if err != nil {
 		return err
 	}
+	if err := rq.ifMatch(s.groupVersion(rq, id)); err != nil {
+		return err
+	}
 	g, err := s.PatchGroup(rq.r.Context(), rq.orgID, id, ops)
 	if err != nil {
 		return err
@@ -620,6 +688,9 @@ func (s *Service) patchGroup(rq *request, id string) error {
 
 func (s *Service) deleteGroup(rq *request, id string) error {
 	rq.action, rq.ids = "delete_group", []string{id}
+	if err := rq.ifMatch(s.groupVersion(rq, id)); err != nil {
+		return err
+	}
 	if err := s.DeleteGroup(rq.r.Context(), rq.orgID, id); err != nil {
 		return err
 	}
