@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -279,6 +280,12 @@ func TestGroupRefusals(t *testing.T) {
 		}
 		if got, _, _ := e.channelMembers("ops"); !slices.Equal(got, []string{jane}) {
 			t.Errorf("a refused change changed the members: %v", got)
+		}
+		// The channel is the identity provider's: a member may not archive
+		// it, and is told who keeps it.
+		if _, err := e.srv.Channels.Archive(context.Background(), ctalk.Caller{OrgID: "acme", UserID: jane}, "ops"); ctalk.ErrorCode(err) != ctalk.EForbidden ||
+			!strings.Contains(ctalk.ErrorMessage(err), "kept by the identity provider") {
+			t.Errorf("a member archiving the group's channel: %v", err)
 		}
 		// A former member is left out rather than refused, as the IdP
 		// may still list them.
