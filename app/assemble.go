@@ -172,7 +172,7 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	sl := newSlack(d, w, log, svc, n)
 	ss := newSSO(d, w, a, o)
 	p := api.Parts{DB: d, Services: svc, Metrics: prometheus.NewRegistry(), Stop: make(chan struct{})}
-	p.SCIM = scim.New(d, scim.Services{Orgs: o, Departures: svc.Departures, Audit: w.API.Audit}, log)
+	p.SCIM = scim.New(d, scim.Services{Orgs: o, Channels: ch, Departures: svc.Departures, Audit: w.API.Audit}, log)
 	p.Tools = tools.New(tools.Config{Version: w.API.Version, Logger: log, AllowOrgSignup: w.API.AllowOrgSignup, SignupSecret: w.API.SignupSecret,
 		ProgressEvery: w.API.ProgressEvery, Audit: w.API.Audit, Stop: p.Stop, Metrics: p.Metrics, Icon: web.Icon()}, svc)
 	p.Web = newWeb(w.API, log, p, w.LocalSignIn, sl, ss)

@@ -526,6 +526,9 @@ func requireManager(c ctalk.Caller, ch *Channel, action string) error {
 	if c.Admin || ch.CreatedBy == c.UserID {
 		return nil
 	}
+	if ch.CreatedBy == "" {
+		return ctalk.Errorf(ctalk.EForbidden, "#%s is kept by the identity provider: only an org admin may %s", ch.Name, action)
+	}
 	return ctalk.Errorf(ctalk.EForbidden, "only %s, who created #%s, or an org admin may %s", ch.CreatedBy, ch.Name, action)
 }
 

@@ -62,6 +62,12 @@ func (e *env) newToken(org, admin string) string {
 // decoded body (nil when empty) and the response.
 func call(t testing.TB, base, token, method, path, body string) (int, map[string]any, *http.Response) {
 	t.Helper()
+	return callWith(t, base, token, method, path, body, nil)
+}
+
+// callWith is call with the headers hdr besides.
+func callWith(t testing.TB, base, token, method, path, body string, hdr http.Header) (int, map[string]any, *http.Response) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, base+"/scim/v2"+path, strings.NewReader(body))
@@ -73,6 +79,9 @@ func call(t testing.TB, base, token, method, path, body string) (int, map[string
 	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/scim+json; charset=utf-8")
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +23,7 @@ const Path = "/scim/v2"
 // The schemas' URNs (RFC 7643, RFC 7644).
 const (
 	userSchema     = "urn:ietf:params:scim:schemas:core:2.0:User"
+	groupSchema    = "urn:ietf:params:scim:schemas:core:2.0:Group"
 	listSchema     = "urn:ietf:params:scim:api:messages:2.0:ListResponse"
 	errorSchema    = "urn:ietf:params:scim:api:messages:2.0:Error"
 	configSchema   = "urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig"
@@ -88,8 +90,21 @@ func (s *Service) serve(rq *request) error {
 		case http.MethodDelete:
 			return s.deleteUser(rq, id)
 		}
-	case kind == "Groups":
-		return s.groups(rq, id)
+	case kind == "Groups" && id == "" && method == http.MethodGet:
+		return s.listGroups(rq)
+	case kind == "Groups" && id == "" && method == http.MethodPost:
+		return s.createGroup(rq)
+	case kind == "Groups" && id != "" && !strings.Contains(id, "/"):
+		switch method {
+		case http.MethodGet:
+			return s.getGroup(rq, id)
+		case http.MethodPut:
+			return s.replaceGroup(rq, id)
+		case http.MethodPatch:
+			return s.patchGroup(rq, id)
+		case http.MethodDelete:
+			return s.deleteGroup(rq, id)
+		}
 	case method != http.MethodGet:
 	case kind == "ServiceProviderConfig" && id == "":
 		return rq.send(http.StatusOK, serviceProviderConfig(rq.base))
@@ -173,7 +188,7 @@ func statusCode(status int) ctalk.Code {
 		return ctalk.EInvalid
 	case http.StatusNotFound:
 		return ctalk.ENotFound
-	case http.StatusConflict:
+	case http.StatusConflict, http.StatusPreconditionFailed:
 		return ctalk.EConflict
 	case http.StatusForbidden:
 		return ctalk.EForbidden
@@ -255,7 +270,7 @@ func (u *User) resource(base string) *userResource {
 	r := &userResource{Schemas: []string{userSchema}, ID: u.ID, ExternalID: u.ExternalID, UserName: u.UserName,
 		DisplayName: u.DisplayName, Active: u.Active,
 		Meta: meta{ResourceType: "User", Created: u.Created.Format(time.RFC3339), LastModified: u.Modified.Format(time.RFC3339),
-			Location: base + "/Users/" + u.ID, Version: fmt.Sprintf(`W/"%d"`, u.Version)}}
+			Location: base + "/Users/" + u.ID, Version: etag(u.Version)}}
 	r.Name.Formatted, r.Name.GivenName, r.Name.FamilyName = u.DisplayName, u.GivenName, u.FamilyName
 	if u.Email != "" {
 		r.Emails = []email{{Value: u.Email, Type: "work", Primary: true}}
@@ -268,25 +283,15 @@ func (s *Service) getUser(rq *request, id string) error {
 	if err != nil {
 		return err
 	}
-	return rq.send(http.StatusOK, u.resource(rq.base))
+	return rq.sendUser(http.StatusOK, u)
 }
 
 func (s *Service) listUsers(rq *request) error {
 	q := rq.r.URL.Query()
-	f, ferr := parseFilter(q.Get("filter"))
-	if ferr != nil {
-		return ferr
+	f, start, count, perr := listParams(q, "userName", "externalId", "id")
+	if perr != nil {
+		return perr
 	}
-	start, err := intParam(q.Get("startIndex"), 1)
-	if err != nil {
-		return err
-	}
-	start = max(start, 1)
-	count, err := intParam(q.Get("count"), defaultCount)
-	if err != nil {
-		return err
-	}
-	count = min(max(count, 0), MaxCount)
 	users, total, lerr := s.List(rq.r.Context(), rq.orgID, f, start, count)
 	if lerr != nil {
 		return lerr
@@ -297,6 +302,24 @@ func (s *Service) listUsers(rq *request) error {
 	}
 	return rq.send(http.StatusOK, map[string]any{"schemas": []string{listSchema}, "totalResults": total,
 		"startIndex": start, "itemsPerPage": len(resources), "Resources": resources})
+}
+
+// listParams reads a list's filter, on one of attrs, and its page: its
+// startIndex (from 1) and count (at most MaxCount).
+func listParams(q url.Values, attrs ...string) (*Filter, int, int, error) {
+	f, ferr := parseFilter(q.Get("filter"), attrs...)
+	if ferr != nil {
+		return nil, 0, 0, ferr
+	}
+	start, err := intParam(q.Get("startIndex"), 1)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	count, err := intParam(q.Get("count"), defaultCount)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	return f, max(start, 1), min(max(count, 0), MaxCount), nil
 }
 
 // intParam reads a non-negative whole number of a query, def when absent.
@@ -322,9 +345,61 @@ func (s *Service) createUser(rq *request) error {
 		return err
 	}
 	rq.ids = []string{u.ID}
-	res := u.resource(rq.base)
-	rq.w.Header().Set("Location", res.Meta.Location)
-	return rq.send(http.StatusCreated, res)
+	rq.w.Header().Set("Location", rq.base+"/Users/"+u.ID)
+	return rq.sendUser(http.StatusCreated, u)
+}
+
+// sendUser writes u as the response, with its version as the ETag.
+func (rq *request) sendUser(status int, u *User) error {
+	rq.w.Header().Set("ETag", etag(u.Version))
+	return rq.send(status, u.resource(rq.base))
+}
+
+// etag is the entity tag of a resource's version: weak, since the
+// resource is written anew from what ctalk holds.
+func etag(version int) string { return fmt.Sprintf(`W/"%d"`, version) }
+
+// ifMatch refuses with 412 a write whose If-Match header names neither
+// "*" nor the resource's version, which version reads: the identity
+// provider's copy is stale. A write without the header is not checked.
+func (rq *request) ifMatch(version func() (int, error)) error {
+	h := strings.TrimSpace(rq.r.Header.Get("If-Match"))
+	if h == "" {
+		return nil
+	}
+	v, err := version()
+	if err != nil {
+		return err
+	}
+	cur := etag(v)
+	for _, t := range strings.Split(h, ",") {
+		if t = strings.TrimSpace(t); t == "*" || strings.TrimPrefix(t, "W/") == strings.TrimPrefix(cur, "W/") {
+			return nil
+		}
+	}
+	return &Error{Status: http.StatusPreconditionFailed, Detail: fmt.Sprintf("the resource changed since it was read: its version is %s, not %.40s; read it again", cur, h)}
+}
+
+// userVersion reads the version of the SCIM user id, for ifMatch.
+func (s *Service) userVersion(rq *request, id string) func() (int, error) {
+	return func() (int, error) {
+		u, err := s.Get(rq.r.Context(), rq.orgID, id)
+		if err != nil {
+			return 0, err
+		}
+		return u.Version, nil
+	}
+}
+
+// groupVersion reads the version of the group id, for ifMatch.
+func (s *Service) groupVersion(rq *request, id string) func() (int, error) {
+	return func() (int, error) {
+		g, err := s.GetGroup(rq.r.Context(), rq.orgID, id)
+		if err != nil {
+			return 0, err
+		}
+		return g.Version, nil
+	}
 }
 
 func (s *Service) replaceUser(rq *request, id string) error {
@@ -333,51 +408,56 @@ func (s *Service) replaceUser(rq *request, id string) error {
 	if err != nil {
 		return err
 	}
+	if err := rq.ifMatch(s.userVersion(rq, id)); err != nil {
+		return err
+	}
 	u, err := s.Replace(rq.r.Context(), rq.orgID, id, a)
 	if err != nil {
 		return err
 	}
-	return rq.send(http.StatusOK, u.resource(rq.base))
+	return rq.sendUser(http.StatusOK, u)
 }
 
 func (s *Service) patchUser(rq *request, id string) error {
 	rq.action, rq.ids = "patch_user", []string{id}
+	ops, err := rq.operations()
+	if err != nil {
+		return err
+	}
+	if err := rq.ifMatch(s.userVersion(rq, id)); err != nil {
+		return err
+	}
+	u, err := s.Patch(rq.r.Context(), rq.orgID, id, ops)
+	if err != nil {
+		return err
+	}
+	return rq.sendUser(http.StatusOK, u)
+}
+
+// operations reads a PATCH request's body: its Operations.
+func (rq *request) operations() ([]Op, error) {
 	var body struct {
 		Operations []Op `json:"Operations"`
 	}
 	if err := rq.decode(&body); err != nil {
-		return err
+		return nil, err
 	}
 	if len(body.Operations) == 0 {
-		return invalid("invalidSyntax", "Operations is required: a list of {op, path, value}")
+		return nil, invalid("invalidSyntax", "Operations is required: a list of {op, path, value}")
 	}
-	u, err := s.Patch(rq.r.Context(), rq.orgID, id, body.Operations)
-	if err != nil {
-		return err
-	}
-	return rq.send(http.StatusOK, u.resource(rq.base))
+	return body.Operations, nil
 }
 
 func (s *Service) deleteUser(rq *request, id string) error {
 	rq.action, rq.ids = "delete_user", []string{id}
+	if err := rq.ifMatch(s.userVersion(rq, id)); err != nil {
+		return err
+	}
 	if err := s.Delete(rq.r.Context(), rq.orgID, id); err != nil {
 		return err
 	}
 	rq.w.WriteHeader(http.StatusNoContent)
 	return nil
-}
-
-// groups answers /Groups: ctalk provisions no groups (see docs/scim.md).
-// A list is empty, so that a client's check of the endpoint passes; a
-// group is never found, and a write says why.
-func (s *Service) groups(rq *request, id string) error {
-	switch {
-	case rq.r.Method == http.MethodGet && id == "":
-		return rq.send(http.StatusOK, map[string]any{"schemas": []string{listSchema}, "totalResults": 0, "startIndex": 1, "itemsPerPage": 0, "Resources": []any{}})
-	case rq.r.Method == http.MethodGet:
-		return &Error{Status: http.StatusNotFound, Detail: fmt.Sprintf("Group %.80q not found: ctalk provisions no groups", id)}
-	}
-	return &Error{Status: http.StatusNotImplemented, Detail: "ctalk provisions users only, not groups: turn group push (Okta) or group provisioning (Entra ID) off for this application; roles are given by a person in ctalk's web app"}
 }
 
 // discovery is a resource of /Schemas or /ResourceTypes.
@@ -412,7 +492,7 @@ func serviceProviderConfig(base string) map[string]any {
 		"filter":           map[string]any{"supported": true, "maxResults": MaxCount},
 		"changePassword":   off,
 		"sort":             off,
-		"etag":             off,
+		"etag":             map[string]bool{"supported": true},
 		"authenticationSchemes": []map[string]any{{
 			"type": "oauthbearertoken", "name": "Bearer token", "primary": true,
 			"description": "A SCIM token an admin of the organization makes in ctalk's web app (Admin, SCIM)",
@@ -422,11 +502,16 @@ func serviceProviderConfig(base string) map[string]any {
 }
 
 func resourceTypes(base string) []discovery {
-	return []discovery{{ID: "User", Body: map[string]any{
-		"schemas": []string{typeSchema}, "id": "User", "name": "User", "endpoint": "/Users",
-		"description": "A member of the organization", "schema": userSchema,
-		"meta": map[string]string{"resourceType": "ResourceType", "location": base + "/ResourceTypes/User"},
-	}}}
+	return []discovery{resourceType(base, "User", "/Users", "A member of the organization", userSchema),
+		resourceType(base, "Group", "/Groups", "A private channel of the organization whose members the identity provider keeps", groupSchema)}
+}
+
+func resourceType(base, name, endpoint, description, schema string) discovery {
+	return discovery{ID: name, Body: map[string]any{
+		"schemas": []string{typeSchema}, "id": name, "name": name, "endpoint": endpoint,
+		"description": description, "schema": schema,
+		"meta": map[string]string{"resourceType": "ResourceType", "location": base + "/ResourceTypes/" + name},
+	}}
 }
 
 // attribute describes one attribute of the User schema.
@@ -442,6 +527,8 @@ func attribute(name, typ string, required bool, uniqueness string, sub ...map[st
 func schemas(base string) []discovery {
 	emails := attribute("emails", "complex", false, "none", attribute("value", "string", false, "none"), attribute("type", "string", false, "none"), attribute("primary", "boolean", false, "none"))
 	emails["multiValued"] = true
+	members := attribute("members", "complex", false, "none", attribute("value", "string", false, "none"), attribute("display", "string", false, "none"), attribute("$ref", "reference", false, "none"))
+	members["multiValued"] = true
 	return []discovery{{ID: userSchema, Body: map[string]any{
 		"schemas": []string{schemaSchema}, "id": userSchema, "name": "User", "description": "A member of the organization",
 		"attributes": []map[string]any{
@@ -453,5 +540,160 @@ func schemas(base string) []discovery {
 			attribute("active", "boolean", false, "none"),
 		},
 		"meta": map[string]string{"resourceType": "Schema", "location": base + "/Schemas/" + userSchema},
+	}}, {ID: groupSchema, Body: map[string]any{
+		"schemas": []string{schemaSchema}, "id": groupSchema, "name": "Group", "description": "A private channel of the organization whose members the identity provider keeps",
+		"attributes": []map[string]any{
+			attribute("displayName", "string", true, "server"),
+			attribute("externalId", "string", false, "none"),
+			members,
+		},
+		"meta": map[string]string{"resourceType": "Schema", "location": base + "/Schemas/" + groupSchema},
 	}}}
+}
+
+// groupResource is a Group as SCIM shows it.
+type groupResource struct {
+	Schemas     []string       `json:"schemas"`
+	ID          string         `json:"id"`
+	ExternalID  string         `json:"externalId,omitempty"`
+	DisplayName string         `json:"displayName"`
+	Members     []memberObject `json:"members,omitempty"`
+	Meta        meta           `json:"meta"`
+}
+
+type memberObject struct {
+	Value   string `json:"value"`
+	Display string `json:"display,omitempty"`
+	Ref     string `json:"$ref"`
+}
+
+func (g *Group) resource(base string) *groupResource {
+	r := &groupResource{Schemas: []string{groupSchema}, ID: g.ID, ExternalID: g.ExternalID, DisplayName: g.DisplayName,
+		Meta: meta{ResourceType: "Group", Created: g.Created.Format(time.RFC3339), LastModified: g.Modified.Format(time.RFC3339),
+			Location: base + "/Groups/" + g.ID, Version: etag(g.Version)}}
+	for _, m := range g.Members {
+		r.Members = append(r.Members, memberObject{Value: m.ID, Display: m.Name, Ref: base + "/Users/" + m.ID})
+	}
+	return r
+}
+
+// groupAttrsOf reads a Group resource's body.
+func (rq *request) groupAttrsOf() (GroupAttrs, error) {
+	var body map[string]any
+	if err := rq.decode(&body); err != nil {
+		return GroupAttrs{}, err
+	}
+	c := &groupChange{}
+	for k, v := range body {
+		if err := c.set("replace", k, v); err != nil {
+			return GroupAttrs{}, err
+		}
+	}
+	if c.all != nil {
+		c.attrs.Members = *c.all
+	}
+	return c.attrs, nil
+}
+
+// withoutMembers reports whether the request asks for groups without
+// their members (excludedAttributes=members, as Entra asks).
+func (rq *request) withoutMembers() bool {
+	for _, a := range strings.Split(rq.r.URL.Query().Get("excludedAttributes"), ",") {
+		if strings.EqualFold(strings.TrimSpace(a), "members") {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Service) sendGroup(rq *request, status int, g *Group) error {
+	if rq.withoutMembers() {
+		g.Members = nil
+	}
+	rq.w.Header().Set("ETag", etag(g.Version))
+	return rq.send(status, g.resource(rq.base))
+}
+
+func (s *Service) getGroup(rq *request, id string) error {
+	g, err := s.GetGroup(rq.r.Context(), rq.orgID, id)
+	if err != nil {
+		return err
+	}
+	return s.sendGroup(rq, http.StatusOK, g)
+}
+
+func (s *Service) listGroups(rq *request) error {
+	f, start, count, err := listParams(rq.r.URL.Query(), "displayName", "externalId", "id")
+	if err != nil {
+		return err
+	}
+	groups, total, err := s.ListGroups(rq.r.Context(), rq.orgID, f, start, count, !rq.withoutMembers())
+	if err != nil {
+		return err
+	}
+	resources := make([]*groupResource, len(groups))
+	for i, g := range groups {
+		resources[i] = g.resource(rq.base)
+	}
+	return rq.send(http.StatusOK, map[string]any{"schemas": []string{listSchema}, "totalResults": total,
+		"startIndex": start, "itemsPerPage": len(resources), "Resources": resources})
+}
+
+func (s *Service) createGroup(rq *request) error {
+	rq.action = "create_group"
+	a, err := rq.groupAttrsOf()
+	if err != nil {
+		return err
+	}
+	g, err := s.CreateGroup(rq.r.Context(), rq.orgID, a)
+	if err != nil {
+		return err
+	}
+	rq.ids = []string{g.ID}
+	rq.w.Header().Set("Location", rq.base+"/Groups/"+g.ID)
+	return s.sendGroup(rq, http.StatusCreated, g)
+}
+
+func (s *Service) replaceGroup(rq *request, id string) error {
+	rq.action, rq.ids = "replace_group", []string{id}
+	a, err := rq.groupAttrsOf()
+	if err != nil {
+		return err
+	}
+	if err := rq.ifMatch(s.groupVersion(rq, id)); err != nil {
+		return err
+	}
+	g, err := s.ReplaceGroup(rq.r.Context(), rq.orgID, id, a)
+	if err != nil {
+		return err
+	}
+	return s.sendGroup(rq, http.StatusOK, g)
+}
+
+func (s *Service) patchGroup(rq *request, id string) error {
+	rq.action, rq.ids = "patch_group", []string{id}
+	ops, err := rq.operations()
+	if err != nil {
+		return err
+	}
+	if err := rq.ifMatch(s.groupVersion(rq, id)); err != nil {
+		return err
+	}
+	g, err := s.PatchGroup(rq.r.Context(), rq.orgID, id, ops)
+	if err != nil {
+		return err
+	}
+	return s.sendGroup(rq, http.StatusOK, g)
+}
+
+func (s *Service) deleteGroup(rq *request, id string) error {
+	rq.action, rq.ids = "delete_group", []string{id}
+	if err := rq.ifMatch(s.groupVersion(rq, id)); err != nil {
+		return err
+	}
+	if err := s.DeleteGroup(rq.r.Context(), rq.orgID, id); err != nil {
+		return err
+	}
+	rq.w.WriteHeader(http.StatusNoContent)
+	return nil
 }

@@ -32,40 +32,65 @@ type Op struct {
 	Value json.RawMessage `json:"value"`
 }
 
-// apply applies the operation to a.
-func (o Op) apply(a *Attrs) *Error {
+// parse reads the operation's op, in lower case, and its value.
+func (o Op) parse() (string, any, *Error) {
 	op := strings.ToLower(strings.TrimSpace(o.Op))
 	switch op {
 	case "add", "replace", "remove":
 	default:
-		return invalid("invalidSyntax", fmt.Sprintf("op %.20q is not add, replace or remove", o.Op))
+		return "", nil, invalid("invalidSyntax", fmt.Sprintf("op %.20q is not add, replace or remove", o.Op))
 	}
 	var v any
 	if len(o.Value) > 0 {
 		if err := json.Unmarshal(o.Value, &v); err != nil {
-			return invalid("invalidSyntax", "value is not JSON")
+			return "", nil, invalid("invalidSyntax", "value is not JSON")
 		}
 	}
+	return op, v, nil
+}
+
+// apply applies the operation to a.
+func (o Op) apply(a *Attrs) *Error {
+	op, v, err := o.parse()
+	if err != nil {
+		return err
+	}
 	if strings.TrimSpace(o.Path) == "" {
-		if op == "remove" {
-			return invalid("noTarget", "a remove needs a path")
-		}
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return invalid("invalidSyntax", "an operation without a path needs a value object of attributes")
-		}
-		for k, kv := range obj {
-			if err := setPath(a, op, k, kv); err != nil {
-				return err
-			}
-		}
-		return nil
+		return eachAttr(op, v, func(op, path string, v any) *Error { return setPath(a, op, path, v) })
 	}
 	return setPath(a, op, o.Path, v)
 }
 
-// corePrefix starts the full path of a core User attribute.
-const corePrefix = "urn:ietf:params:scim:schemas:core:2.0:user:"
+// eachAttr applies an operation without a path: its value is an object
+// whose keys are paths, each set by set.
+func eachAttr(op string, v any, set func(op, path string, v any) *Error) *Error {
+	if op == "remove" {
+		return invalid("noTarget", "a remove needs a path")
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return invalid("invalidSyntax", "an operation without a path needs a value object of attributes")
+	}
+	for k, kv := range obj {
+		if err := set(op, k, kv); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// corePrefix and groupPrefix start the full path of a core User or Group
+// attribute.
+const (
+	corePrefix  = "urn:ietf:params:scim:schemas:core:2.0:user:"
+	groupPrefix = "urn:ietf:params:scim:schemas:core:2.0:group:"
+)
+
+// filterPath is the pattern of a path that names the values of attr with
+// a value filter, attr[value eq "..."], capturing the quoted value.
+func filterPath(attr string) *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^` + attr + `\[\s*value\s+eq\s+("(?:[^"\\]|\\.)*")\s*\]$`)
+}
 
 // emailPath is an address's path with a value filter:
 // emails[type eq "work"].value, emails[primary eq true].value.
@@ -209,28 +234,27 @@ func emailOf(v any) (string, *Error) {
 // filterRe is the one filter form served: attribute eq "value".
 var filterRe = regexp.MustCompile(`(?i)^\s*([a-z.:0-9]+)\s+eq\s+("(?:[^"\\]|\\.)*")\s*$`)
 
-// parseFilter reads a list's filter: userName, externalId or id, eq, and a
+// parseFilter reads a list's filter: one of attrs (userName, externalId or
+// id for Users; displayName, externalId or id for Groups), eq, and a
 // quoted value, as Okta and Entra send them.
-func parseFilter(f string) (*Filter, *Error) {
+func parseFilter(f string, attrs ...string) (*Filter, *Error) {
 	if strings.TrimSpace(f) == "" {
 		return nil, nil
 	}
+	names := strings.Join(attrs[:len(attrs)-1], ", ") + " or " + attrs[len(attrs)-1]
 	m := filterRe.FindStringSubmatch(f)
 	if m == nil {
-		return nil, invalid("invalidFilter", `the filter must be one comparison: userName, externalId or id, eq, and a quoted value, such as userName eq "jane@example.com"`)
+		return nil, invalid("invalidFilter", fmt.Sprintf(`the filter must be one comparison: %s, eq, and a quoted value, such as %s eq "jane@example.com"`, names, attrs[0]))
 	}
 	var value string
 	if err := json.Unmarshal([]byte(m[2]), &value); err != nil {
 		return nil, invalid("invalidFilter", "the filter's value is not a well-formed quoted string")
 	}
-	attr := strings.TrimPrefix(strings.ToLower(m[1]), corePrefix)
-	switch attr {
-	case "username":
-		return &Filter{Attr: "userName", Value: value}, nil
-	case "externalid":
-		return &Filter{Attr: "externalId", Value: value}, nil
-	case "id":
-		return &Filter{Attr: "id", Value: value}, nil
+	attr := strings.TrimPrefix(strings.TrimPrefix(strings.ToLower(m[1]), corePrefix), groupPrefix)
+	for _, a := range attrs {
+		if strings.EqualFold(a, attr) {
+			return &Filter{Attr: a, Value: value}, nil
+		}
 	}
-	return nil, invalid("invalidFilter", fmt.Sprintf("filtering by %.40q is not supported; filter by userName, externalId or id", m[1]))
+	return nil, invalid("invalidFilter", fmt.Sprintf("filtering by %.40q is not supported; filter by %s", m[1], names))
 }

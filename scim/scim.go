@@ -15,6 +15,7 @@ import (
 	"log/slog"
 
 	"github.com/ctalk/ctalk/audit"
+	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/orgs"
 	"github.com/ctalk/ctalk/usecase"
@@ -22,7 +23,9 @@ import (
 
 // Services are what the SCIM service calls.
 type Services struct {
-	Orgs       *orgs.Service
+	Orgs *orgs.Service
+	// Channels holds the channels that groups are.
+	Channels   *channels.Service
 	Departures *usecase.Departures
 	// Audit records every SCIM call; nil records none.
 	Audit *audit.Log
@@ -32,6 +35,7 @@ type Services struct {
 type Service struct {
 	db         *db.DB
 	orgs       *orgs.Service
+	channels   *channels.Service
 	departures *usecase.Departures
 	audit      *audit.Log
 	log        *slog.Logger
@@ -42,5 +46,5 @@ func New(d *db.DB, s Services, log *slog.Logger) *Service {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Service{db: d, orgs: s.Orgs, departures: s.Departures, audit: s.Audit, log: log}
+	return &Service{db: d, orgs: s.Orgs, channels: s.Channels, departures: s.Departures, audit: s.Audit, log: log}
 }

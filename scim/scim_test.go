@@ -208,7 +208,7 @@ func TestEntraSequence(t *testing.T) {
 }
 
 // TestDiscovery: the three discovery endpoints answer what the service
-// does, and Groups says it provisions none.
+// does, Groups included.
 func TestDiscovery(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, e *env) {
@@ -216,21 +216,25 @@ func TestDiscovery(t *testing.T) {
 		if m["patch"].(map[string]any)["supported"] != true || m["bulk"].(map[string]any)["supported"] != false || m["authenticationSchemes"].([]any)[0].(map[string]any)["type"] != "oauthbearertoken" {
 			t.Errorf("ServiceProviderConfig: %v", m)
 		}
-		if m := e.ok("ResourceTypes", 200, "GET", "/ResourceTypes", ""); total(m) != 1 || resources(m)[0]["endpoint"] != "/Users" {
+		if m := e.ok("ResourceTypes", 200, "GET", "/ResourceTypes", ""); total(m) != 2 || resources(m)[0]["endpoint"] != "/Users" || resources(m)[1]["endpoint"] != "/Groups" {
 			t.Errorf("ResourceTypes: %v", m)
 		}
 		if m := e.ok("ResourceTypes/User", 200, "GET", "/ResourceTypes/User", ""); m["schema"] != "urn:ietf:params:scim:schemas:core:2.0:User" {
 			t.Errorf("ResourceTypes/User: %v", m)
 		}
-		if m := e.ok("Schemas", 200, "GET", "/Schemas", ""); total(m) != 1 || len(resources(m)[0]["attributes"].([]any)) != 6 {
+		if m := e.ok("ResourceTypes/Group", 200, "GET", "/ResourceTypes/Group", ""); m["schema"] != "urn:ietf:params:scim:schemas:core:2.0:Group" {
+			t.Errorf("ResourceTypes/Group: %v", m)
+		}
+		if m := e.ok("Schemas", 200, "GET", "/Schemas", ""); total(m) != 2 || len(resources(m)[0]["attributes"].([]any)) != 6 || len(resources(m)[1]["attributes"].([]any)) != 3 {
 			t.Errorf("Schemas: %v", m)
 		}
 		e.ok("Schemas/User", 200, "GET", "/Schemas/urn:ietf:params:scim:schemas:core:2.0:User", "")
+		e.ok("Schemas/Group", 200, "GET", "/Schemas/urn:ietf:params:scim:schemas:core:2.0:Group", "")
 		if m := e.ok("Groups", 200, "GET", "/Groups", ""); total(m) != 0 {
 			t.Errorf("Groups: %v", m)
 		}
-		code, m := e.do("POST", "/Groups", `{"displayName":"Admins","members":[]}`)
-		refusal(t, "a group's create", code, m, 501, "", "provisions users only")
+		code, m := e.do("DELETE", "/Groups", "")
+		refusal(t, "DELETE /Groups", code, m, 405, "", "not served")
 		code, m = e.do("GET", "/Nothing", "")
 		refusal(t, "an unknown endpoint", code, m, 404, "", "no SCIM endpoint")
 		code, m = e.do("DELETE", "/Users", "")

@@ -178,32 +178,40 @@ func (s *Service) List(ctx context.Context, orgID string, f *Filter, startIndex,
 			where, args = where+` AND user_id = $2`, append(args, f.Value)
 		}
 	}
-	var total int
-	if err := s.db.QueryRow(ctx, `SELECT COUNT(*) FROM scim_users WHERE `+where, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count scim_users: %w", err)
-	}
-	users := []*User{}
-	if count == 0 || startIndex > total {
-		return users, total, nil
-	}
-	n := len(args)
-	rows, err := s.db.Query(ctx, fmt.Sprintf(`SELECT `+linkColumns+` FROM scim_users WHERE %s ORDER BY user_id LIMIT $%d OFFSET $%d`, where, n+1, n+2),
-		append(args, count, startIndex-1)...)
+	users, total, err := page(ctx, s.db, `SELECT COUNT(*) FROM scim_users WHERE `+where, `SELECT `+linkColumns+` FROM scim_users WHERE `+where+` ORDER BY user_id`,
+		args, startIndex, count, scanLink)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read scim_users: %w", err)
 	}
+	return users, total, s.withMembers(ctx, orgID, users)
+}
+
+// page reads a page of a list: how many rows countSQL counts, and the rows
+// of selectSQL (ordered) from the 1-based startIndex, at most count, each
+// read by scan; both statements take args.
+func page[T any](ctx context.Context, d *db.DB, countSQL, selectSQL string, args []any, startIndex, count int, scan func(interface{ Scan(...any) error }) (T, error)) ([]T, int, error) {
+	var total int
+	if err := d.QueryRow(ctx, countSQL, args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	out := []T{}
+	if count == 0 || startIndex > total {
+		return out, total, nil
+	}
+	n := len(args)
+	rows, err := d.Query(ctx, fmt.Sprintf(`%s LIMIT $%d OFFSET $%d`, selectSQL, n+1, n+2), append(args, count, startIndex-1)...)
+	if err != nil {
+		return nil, 0, err
+	}
 	defer rows.Close()
 	for rows.Next() {
-		u, err := scanLink(rows)
+		v, err := scan(rows)
 		if err != nil {
 			return nil, 0, err
 		}
-		users = append(users, u)
+		out = append(out, v)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, err
-	}
-	return users, total, s.withMembers(ctx, orgID, users)
+	return out, total, rows.Err()
 }
 
 // taken is the error for a userName another SCIM user of the org has.
@@ -327,13 +335,20 @@ func (s *Service) provision(ctx context.Context, orgID string, a Attrs) (string,
 	return id, err
 }
 
-// slug makes a user id from a userName: the part before any @, lower-case,
-// every run of other characters than a-z and 0-9 one '-'.
+// slug makes a user id from a userName: the part before any @, as idFrom
+// makes it.
 func slug(userName string) string {
-	local, _, _ := strings.Cut(strings.ToLower(userName), "@")
+	local, _, _ := strings.Cut(userName, "@")
+	return idFrom(local, "user-")
+}
+
+// idFrom makes an id from s: lower-case, every run of other characters
+// than a-z and 0-9 one '-', after prefix when that leaves nothing or an
+// id that starts with ctalk.
+func idFrom(s, prefix string) string {
 	var b strings.Builder
 	dash := false
-	for _, r := range local {
+	for _, r := range strings.ToLower(s) {
 		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
 			b.WriteRune(r)
 			dash = false
@@ -344,7 +359,7 @@ func slug(userName string) string {
 	}
 	id := strings.Trim(trimTo(b.String(), ctalk.MaxIDLen), "-")
 	if id == "" || strings.HasPrefix(id, "ctalk") {
-		id = "user-" + id
+		id = prefix + id
 	}
 	return strings.Trim(trimTo(id, ctalk.MaxIDLen), "-")
 }

@@ -213,7 +213,7 @@ func (s *Service) providerOf(ctx context.Context, orgID string) (*Provider, *kep
 	return p, k, rows.Err()
 }
 
-// providerRow is what Configure writes of a provider of either kind.
+// providerRow is what save writes of a provider of either kind.
 type providerRow struct {
 	kind, issuer, clientID, secret, metadata, metadataURL, spKey, spCert string
 	// trust is what decides whom the provider vouches for (its address,
@@ -222,15 +222,15 @@ type providerRow struct {
 	trust string
 }
 
-// oidcRow checks in's OpenID Connect provider by reading its discovery
-// document; the secret kept is kept when in has none.
-func (s *Service) oidcRow(ctx context.Context, in Settings, k *kept) (*providerRow, error) {
+// configureOIDC sets the OpenID Connect provider in names after reading
+// its discovery document; the secret kept is kept when in has none.
+func (s *Service) configureOIDC(ctx context.Context, c ctalk.Caller, in Settings, cur *current) (*Provider, error) {
 	issuer, clientID, secret, err := in.oidc(s.cfg.AllowHTTP)
 	if err != nil {
 		return nil, err
 	}
-	if secret == "" && k != nil {
-		secret = k.secret
+	if secret == "" && cur.kept != nil {
+		secret = cur.kept.secret
 	}
 	if secret == "" {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "client_secret is required: the application's client secret from the provider")
@@ -238,7 +238,7 @@ func (s *Service) oidcRow(ctx context.Context, in Settings, k *kept) (*providerR
 	if _, err := s.discover(ctx, issuer); err != nil {
 		return nil, err
 	}
-	return &providerRow{kind: KindOIDC, issuer: issuer, clientID: clientID, secret: secret, trust: oidcTrust(issuer, clientID, secret)}, nil
+	return s.save(ctx, c, in, cur, &providerRow{kind: KindOIDC, issuer: issuer, clientID: clientID, secret: secret, trust: oidcTrust(issuer, clientID, secret)})
 }
 
 func oidcTrust(issuer, clientID, secret string) string {
@@ -278,30 +278,39 @@ func (s *Service) Configure(ctx context.Context, c ctalk.Caller, in Settings) (*
 	if err != nil {
 		return nil, err
 	}
-	domains, err := in.domains()
-	if err != nil {
+	cur := &current{}
+	if cur.domains, err = in.domains(); err != nil {
 		return nil, err
 	}
-	old, k, err := s.providerOf(ctx, c.OrgID)
+	cur.provider, cur.kept, err = s.providerOf(ctx, c.OrgID)
 	if err != nil && ctalk.ErrorCode(err) != ctalk.ENotFound {
 		return nil, err
 	}
-	var r *providerRow
 	if kind == KindSAML {
-		r, err = s.samlRow(ctx, in, k)
-	} else {
-		r, err = s.oidcRow(ctx, in, k)
+		return s.configureSAML(ctx, c, in, cur)
 	}
-	if err != nil {
-		return nil, err
-	}
-	sameKind := old != nil && old.Kind == kind
+	return s.configureOIDC(ctx, c, in, cur)
+}
+
+// current is what Configure found before the change: the org's provider
+// (nil for none) with what it keeps, and the domains asked for.
+type current struct {
+	provider *Provider
+	kept     *kept
+	domains  []string
+}
+
+// save writes the provider r of c's org, with in's options and cur's
+// domains, in place of cur's provider.
+func (s *Service) save(ctx context.Context, c ctalk.Caller, in Settings, cur *current, r *providerRow) (*Provider, error) {
+	old, k := cur.provider, cur.kept
+	sameKind := old != nil && old.Kind == r.kind
 	changed := !sameKind || trustOf(old, k) != r.trust
 	id := ctalk.SortedID("idp")
 	if sameKind {
 		id = old.ID
 	}
-	err = s.db.Tx(ctx, func(tx db.Querier) error {
+	err := s.db.Tx(ctx, func(tx db.Querier) error {
 		now := s.db.Now()
 		if old == nil {
 			_, err := tx.Exec(ctx, `INSERT INTO sso_providers (id, org_id, kind, issuer, client_id, client_secret, idp_metadata, metadata_url, sp_key, sp_cert, jit, link_by_email, updated_by, updated_at)
@@ -330,7 +339,7 @@ func (s *Service) Configure(ctx context.Context, c ctalk.Caller, in Settings) (*
 		if _, err := tx.Exec(ctx, `DELETE FROM sso_domains WHERE org_id = $1`, c.OrgID); err != nil {
 			return fmt.Errorf("delete from sso_domains: %w", err)
 		}
-		for _, d := range domains {
+		for _, d := range cur.domains {
 			if _, err := tx.Exec(ctx, `INSERT INTO sso_domains (domain, org_id, provider_id) VALUES ($1, $2, $3)`, d, c.OrgID, id); err != nil {
 				if ctalk.ErrorCode(err) == ctalk.EConflict {
 					return ctalk.Errorf(ctalk.EConflict, "domains: %s signs in with another organization's provider; a domain belongs to one organization", d)

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/beevik/etree"
 	"github.com/crewjam/saml"
 	"github.com/crewjam/saml/samlsp"
 	dsig "github.com/russellhaering/goxmldsig"
@@ -99,10 +100,10 @@ func parseIDPMetadata(data []byte) (*idpMetadata, error) {
 	return md, nil
 }
 
-// samlRow checks in's SAML provider: its metadata, pasted or fetched from
-// its URL through the guarded client. The org's service provider key pair
-// is kept when it has one, else made.
-func (s *Service) samlRow(ctx context.Context, in Settings, k *kept) (*providerRow, error) {
+// configureSAML sets the SAML provider in names: its metadata, pasted or
+// fetched from its URL through the guarded client. The org's service
+// provider key pair is kept when it has one, else made.
+func (s *Service) configureSAML(ctx context.Context, c ctalk.Caller, in Settings, cur *current) (*Provider, error) {
 	r := &providerRow{kind: KindSAML, metadata: strings.TrimSpace(in.Metadata)}
 	if r.metadata == "" {
 		if strings.TrimSpace(in.MetadataURL) == "" {
@@ -128,12 +129,12 @@ func (s *Service) samlRow(ctx context.Context, in Settings, k *kept) (*providerR
 		return nil, err
 	}
 	r.issuer, r.trust = md.entity.EntityID, md.trust
-	if k != nil && k.spKey != "" {
+	if k := cur.kept; k != nil && k.spKey != "" {
 		r.spKey, r.spCert = k.spKey, k.spCert
 	} else if r.spKey, r.spCert, err = newKeyPair(); err != nil {
 		return nil, err
 	}
-	return r, nil
+	return s.save(ctx, c, in, cur, r)
 }
 
 // fetchMetadata reads the metadata at u.
@@ -305,6 +306,9 @@ func (s *Service) FinishSAML(ctx context.Context, requestID, samlResponse, publi
 	}
 	a, err := sp.ParseXMLResponse(raw, []string{requestID}, sp.AcsURL)
 	if err != nil {
+		if why := badShape(raw); why != "" {
+			return nil, ctalk.Errorf(ctalk.EUnauthorized, "the identity provider's response was refused: %s", why)
+		}
 		return nil, samlRefused(err)
 	}
 	id, err := samlIdentity(a)
@@ -316,6 +320,26 @@ func (s *Service) FinishSAML(ctx context.Context, requestID, samlResponse, publi
 		return nil, err
 	}
 	return res, nil
+}
+
+// badShape says, of a response crewjam/saml refused, what is wrong with
+// its shape where that is why: more than one assertion (one forged beside
+// the signed one, as in CVE-2022-41912), or no signature on the response
+// nor on its assertion. It returns "" for any other response.
+func badShape(raw []byte) string {
+	doc := etree.NewDocument()
+	if doc.ReadFromBytes(raw) != nil || doc.Root() == nil {
+		return ""
+	}
+	r := doc.Root()
+	assertions := append(r.SelectElements("Assertion"), r.SelectElements("EncryptedAssertion")...)
+	switch {
+	case len(assertions) > 1:
+		return fmt.Sprintf("it holds %d assertions where one is allowed", len(assertions))
+	case len(assertions) == 1 && assertions[0].Tag == "Assertion" && r.SelectElement("Signature") == nil && assertions[0].SelectElement("Signature") == nil:
+		return "neither it nor its assertion is signed"
+	}
+	return ""
 }
 
 // samlRefused says which check a response failed, in words, from the kind
@@ -332,8 +356,10 @@ func samlRefused(err error) error {
 		why = "it was issued to another service provider (audience): check the entity ID entered at the identity provider"
 	case errors.Is(err, saml.ErrDestinationMismatch):
 		why = "it was sent to another address (destination or recipient): check the ACS URL entered at the identity provider"
-	case errors.Is(err, saml.ErrInvalidSignature), errors.Is(err, saml.ErrUntrustedCertificate), errors.Is(err, saml.ErrCertificateNotValidNow):
+	case errors.Is(err, saml.ErrUntrustedCertificate), errors.Is(err, saml.ErrCertificateNotValidNow):
 		why = "its signature is not by a certificate of the identity provider's metadata; if the provider changed its certificate, save its metadata again"
+	case errors.Is(err, saml.ErrInvalidSignature):
+		why = "its signature does not verify: it was changed after the identity provider signed it"
 	case errors.Is(err, saml.ErrIssuerMismatch):
 		why = "it was issued by another identity provider (issuer)"
 	case errors.Is(err, saml.ErrExpired):

@@ -13,6 +13,7 @@ import (
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/internal/testkit"
+	"github.com/ctalk/ctalk/scim"
 )
 
 // unread returns a person's unread count in a channel as the service counts
@@ -334,5 +335,20 @@ func TestChannelsTenancy(t *testing.T) {
 		if got := s.channelNames(t, "acme", "bob"); strings.Join(got, ",") != "open,secret" {
 			t.Fatalf("channels after forged forms: %q", got)
 		}
+	})
+}
+
+// TestProvidedChannelPage: the channel of a group the identity provider
+// pushed says so, where another names the member who created it.
+func TestProvidedChannelPage(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, engine db.Engine) {
+		s := start(t, engine)
+		s.org(t, "acme")
+		if _, err := s.SCIM.CreateGroup(context.Background(), "acme", scim.GroupAttrs{DisplayName: "Designers", Members: []string{"carol"}}); err != nil {
+			t.Fatal(err)
+		}
+		_, page := s.newClient(t, "acme", "carol").get("/channels/designers")
+		mustShow(t, "the group's channel", page, "created by the identity provider")
 	})
 }

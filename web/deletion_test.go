@@ -15,6 +15,7 @@ import (
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/mail/mailtest"
 	"github.com/ctalk/ctalk/orgs"
+	"github.com/ctalk/ctalk/scim"
 )
 
 // TestOrganizationDeletion: an admin schedules the org's deletion with
@@ -36,7 +37,17 @@ func TestOrganizationDeletion(t *testing.T) {
 		if _, err := s.Orgs.SetEmail(ctx, "acme", "bob", "bob@example.com"); err != nil {
 			t.Fatal(err)
 		}
+		// A group the identity provider pushed: a row of scim_groups that
+		// refers to its channel, which the deletion must take first.
+		for _, org := range []string{"acme", "globex"} {
+			if _, err := s.SCIM.CreateGroup(ctx, org, scim.GroupAttrs{DisplayName: "Designers", Members: []string{"carol"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
 		before := dbtest.OrgRows(t, s.DB, "acme")
+		if before["scim_groups"] != 1 {
+			t.Fatalf("the org holds %d SCIM groups, want 1", before["scim_groups"])
+		}
 		if len(before) < 12 {
 			t.Fatalf("the org holds rows in only %d tables, too few to prove the deletion: %v", len(before), before)
 		}

@@ -2,15 +2,19 @@ package web_test
 
 import (
 	"context"
+	"encoding/base64"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/beevik/etree"
+
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/sso"
+	"github.com/ctalk/ctalk/web"
 )
 
 // atSAMLProvider opens the provider's address in c's browser and returns
@@ -34,6 +38,36 @@ func atSAMLProvider(t *testing.T, c *client, authURL string) string {
 func postSAML(t *testing.T, c *client, idp *testkit.SAMLProvider, page string) (int, string) {
 	t.Helper()
 	action, form := testkit.SAMLForm(t, page)
+	return postSAMLForm(t, c, idp, action, form)
+}
+
+// postSAMLChanged posts the provider's form in page as postSAML does, its
+// response changed by change first, as an attacker who holds a response
+// of their own changes it.
+func postSAMLChanged(t *testing.T, c *client, idp *testkit.SAMLProvider, page string, change func(t *testing.T, response *etree.Element)) (int, string) {
+	t.Helper()
+	action, form := testkit.SAMLForm(t, page)
+	raw, err := base64.StdEncoding.DecodeString(form.Get("SAMLResponse"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := etree.NewDocument()
+	if err := doc.ReadFromBytes(raw); err != nil {
+		t.Fatal(err)
+	}
+	change(t, doc.Root())
+	if raw, err = doc.WriteToBytes(); err != nil {
+		t.Fatal(err)
+	}
+	form.Set("SAMLResponse", base64.StdEncoding.EncodeToString(raw))
+	return postSAMLForm(t, c, idp, action, form)
+}
+
+// postSAMLForm posts form to action from c's browser, as a browser posts
+// another site's form (its Origin, Sec-Fetch-Site cross-site), following
+// redirects, and returns the final page.
+func postSAMLForm(t *testing.T, c *client, idp *testkit.SAMLProvider, action string, form url.Values) (int, string) {
+	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, action, strings.NewReader(form.Encode()))
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +109,18 @@ func configureSAML(t *testing.T, admin *client, idp *testkit.SAMLProvider, domai
 	}
 }
 
+// samlSite starts a site with single sign-on and the org acme, whose bob
+// has the address bob@acme.test, and a SAML provider.
+func samlSite(t *testing.T, engine db.Engine) (*site, *testkit.SAMLProvider) {
+	t.Helper()
+	s := start(t, engine, withSSO)
+	s.org(t, "acme")
+	if _, err := s.Orgs.SetEmail(context.Background(), "acme", "bob", "bob@acme.test"); err != nil {
+		t.Fatal(err)
+	}
+	return s, testkit.NewSAMLProvider(t)
+}
+
 // TestSAMLSignIn: an admin sets up a SAML provider by its metadata URL
 // (bad metadata, or an address that is not public, is refused), sees the
 // entity ID and ACS URL to enter, and ctalk serves the org's SP metadata
@@ -88,12 +134,7 @@ func TestSAMLSignIn(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		ctx := context.Background()
-		idp := testkit.NewSAMLProvider(t)
-		s := start(t, engine, withSSO)
-		s.org(t, "acme")
-		if _, err := s.Orgs.SetEmail(ctx, "acme", "bob", "bob@acme.test"); err != nil {
-			t.Fatal(err)
-		}
+		s, idp := samlSite(t, engine)
 		alice := s.newClient(t, "acme", "alice")
 		for _, tc := range []struct {
 			name string
@@ -186,14 +227,8 @@ func TestSAMLSignIn(t *testing.T) {
 func TestSAMLRefusals(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
-		ctx := context.Background()
-		idp := testkit.NewSAMLProvider(t)
-		s := start(t, engine, withSSO)
-		s.org(t, "acme")
+		s, idp := samlSite(t, engine)
 		s.org(t, "beta")
-		if _, err := s.Orgs.SetEmail(ctx, "acme", "bob", "bob@acme.test"); err != nil {
-			t.Fatal(err)
-		}
 		configureSAML(t, s.newClient(t, "acme", "alice"), idp, "acme.test", url.Values{"link_by_email": {"on"}})
 		configureSAML(t, s.newClient(t, "beta", "alice"), idp, "beta.test", url.Values{"link_by_email": {"on"}})
 		idp.SetUser(testkit.SAMLUser{NameID: "idp-bob", Email: "bob@acme.test"})
@@ -220,6 +255,7 @@ func TestSAMLRefusals(t *testing.T) {
 			{"wrong audience", testkit.SAMLFault{Audience: "https://elsewhere.example/sp"}, "another service provider (audience)"},
 			{"another org's SP", testkit.SAMLFault{Audience: s.URL + sso.MetadataPath("beta")}, "another service provider (audience)"},
 			{"expired", testkit.SAMLFault{Expired: true}, "expired"},
+			{"wrong issuer", testkit.SAMLFault{Issuer: "https://elsewhere.example/idp"}, "another identity provider (issuer)"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				c := s.anonymous(t)
@@ -286,5 +322,144 @@ func TestSAMLRefusals(t *testing.T) {
 			code, body = postSAML(t, c, idp, atSAMLProvider(t, c, idp.URL+"/initiated?sp="+url.QueryEscape(s.URL+sso.MetadataPath("acme"))))
 			refused(t, c, code, body, "not from the identity provider")
 		})
+	})
+}
+
+// TestSAMLForgeries: the ACS refuses responses an attacker made from a
+// response the provider signed for them (eve, whom the provider knows and
+// ctalk does not), each naming bob instead: with every signature taken
+// away, and wrapped (XSW) in the ways known to pass checks that look for
+// a signature anywhere rather than on the assertion used: the signed
+// assertion moved into the response's Extensions or into the forged
+// assertion's Signature Object, and a forged assertion beside the signed
+// one, before it or after it (CVE-2022-41912). Each response is posted in
+// the browser that began the sign-in, so that only the forgery stands in
+// the way; bob has no session after any of them. The same path, changing
+// nothing in a response for bob, signs him in.
+func TestSAMLForgeries(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, engine db.Engine) {
+		ctx := context.Background()
+		s, idp := samlSite(t, engine)
+		configureSAML(t, s.newClient(t, "acme", "alice"), idp, "acme.test", url.Values{"link_by_email": {"on"}})
+		bobSessions := func(t *testing.T) int {
+			t.Helper()
+			var n int
+			if err := s.DB.QueryRow(ctx, `SELECT COUNT(*) FROM web_sessions WHERE org_id = 'acme' AND user_id = 'bob'`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+
+		// unsign removes every signature in e.
+		unsign := func(e *etree.Element) {
+			for _, sig := range e.FindElements(".//Signature") {
+				sig.Parent().RemoveChild(sig)
+			}
+		}
+		// forge copies the signed assertion as one naming bob, unsigned.
+		forge := func(t *testing.T, signed *etree.Element) *etree.Element {
+			t.Helper()
+			a := signed.Copy()
+			unsign(a)
+			a.CreateAttr("ID", "id-forged")
+			nameID := a.FindElement("./Subject/NameID")
+			if nameID == nil || nameID.Text() != "idp-eve" {
+				t.Fatalf("the provider's assertion does not name eve: %v", nameID)
+			}
+			nameID.SetText("idp-bob")
+			for _, v := range a.FindElements(".//AttributeValue") {
+				if v.Text() == "eve@other.test" {
+					v.SetText("bob@acme.test")
+				}
+			}
+			return a
+		}
+		// signedAssertion takes the signed assertion out of the response,
+		// whose own signature it drops: an attacker cannot keep it valid.
+		signedAssertion := func(t *testing.T, response *etree.Element) *etree.Element {
+			t.Helper()
+			if sig := response.SelectElement("Signature"); sig != nil {
+				response.RemoveChild(sig)
+			}
+			a := response.SelectElement("Assertion")
+			if a == nil || a.SelectElement("Signature") == nil {
+				t.Fatal("the provider's response holds no signed assertion in the clear")
+			}
+			response.RemoveChild(a)
+			return a
+		}
+		for _, tc := range []struct {
+			name   string
+			change func(t *testing.T, response *etree.Element)
+			want   string
+		}{
+			{"unsigned", func(t *testing.T, response *etree.Element) {
+				a := signedAssertion(t, response)
+				response.AddChild(forge(t, a))
+			}, "neither it nor its assertion is signed"},
+			{"signed assertion in Extensions", func(t *testing.T, response *etree.Element) {
+				a := signedAssertion(t, response)
+				ext := etree.NewElement("samlp:Extensions")
+				ext.AddChild(a)
+				response.InsertChildAt(response.SelectElement("Status").Index(), ext)
+				response.AddChild(forge(t, a))
+			}, "neither it nor its assertion is signed"},
+			{"signed assertion in the forged one's Signature", func(t *testing.T, response *etree.Element) {
+				a := signedAssertion(t, response)
+				f := forge(t, a)
+				sig := a.SelectElement("Signature").Copy()
+				obj := sig.CreateElement("ds:Object")
+				obj.AddChild(a)
+				f.InsertChildAt(f.SelectElement("Issuer").Index()+1, sig)
+				response.AddChild(f)
+			}, "changed after the identity provider signed it"},
+			{"forged assertion before the signed one", func(t *testing.T, response *etree.Element) {
+				a := signedAssertion(t, response)
+				response.AddChild(forge(t, a))
+				response.AddChild(a)
+			}, "it holds 2 assertions where one is allowed"},
+			{"forged assertion after the signed one", func(t *testing.T, response *etree.Element) {
+				a := signedAssertion(t, response)
+				response.AddChild(a)
+				response.AddChild(forge(t, a))
+			}, "it holds 2 assertions where one is allowed"},
+			{"forged assertion with the signed one's ID", func(t *testing.T, response *etree.Element) {
+				a := signedAssertion(t, response)
+				f := forge(t, a)
+				f.CreateAttr("ID", a.SelectAttrValue("ID", ""))
+				response.AddChild(f)
+				response.AddChild(a)
+			}, "it holds 2 assertions where one is allowed"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				idp.SetUser(testkit.SAMLUser{NameID: "idp-eve", Email: "eve@other.test", Name: "Eve"})
+				idp.Fault(testkit.SAMLFault{Plain: true})
+				c := s.anonymous(t)
+				code, body := postSAMLChanged(t, c, idp, samlBegin(t, c, "acme"), tc.change)
+				if code != http.StatusUnauthorized || !strings.Contains(body, tc.want) {
+					t.Errorf("%d, want 401 saying %q: %.300s", code, tc.want, body)
+				}
+				if c.cookie(web.SessionCookie) != "" || c.cookie("__Host-"+web.SessionCookie) != "" {
+					t.Error("a forged response set a session cookie")
+				}
+				if n := bobSessions(t); n != 0 {
+					t.Errorf("a forged response signed bob in (%d sessions)", n)
+				}
+			})
+		}
+
+		// The same path, with the response's signature dropped and its
+		// signed assertion put back, signs bob in when the provider
+		// names him.
+		idp.SetUser(testkit.SAMLUser{NameID: "idp-bob", Email: "bob@acme.test", Name: "Bob"})
+		idp.Fault(testkit.SAMLFault{Plain: true})
+		c := s.anonymous(t)
+		code, body := postSAMLChanged(t, c, idp, samlBegin(t, c, "acme"), func(t *testing.T, response *etree.Element) {
+			response.AddChild(signedAssertion(t, response))
+		})
+		if code != http.StatusOK || !strings.Contains(body, "bob · acme") || bobSessions(t) != 1 {
+			t.Errorf("bob's own response, its assertion signed: %d, %d sessions: %.300s", code, bobSessions(t), body)
+		}
 	})
 }

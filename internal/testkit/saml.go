@@ -41,6 +41,12 @@ type SAMLFault struct {
 	ForeignKey bool
 	// AssertionID gives the assertion this ID rather than a new one.
 	AssertionID string
+	// Issuer names another issuer in the assertion.
+	Issuer string
+	// Plain leaves the assertion unencrypted, as providers do unless told
+	// the service provider's encryption key, so that a test can read and
+	// change it.
+	Plain bool
 }
 
 // SAMLProvider is a real SAML 2.0 identity provider (crewjam/saml's) on a
@@ -162,6 +168,18 @@ func (p *SAMLProvider) MakeAssertion(req *saml.IdpAuthnRequest, session *saml.Se
 	}
 	if f.AssertionID != "" {
 		a.ID = f.AssertionID
+	}
+	if f.Issuer != "" {
+		a.Issuer.Value = f.Issuer
+	}
+	if f.Plain {
+		var keys []saml.KeyDescriptor
+		for _, k := range req.SPSSODescriptor.KeyDescriptors {
+			if k.Use != "encryption" && k.Use != "" {
+				keys = append(keys, k)
+			}
+		}
+		req.SPSSODescriptor.KeyDescriptors = keys
 	}
 	if f.Expired {
 		then := time.Now().Add(-10 * time.Minute)

@@ -1,0 +1,1 @@
+DROP TABLE scim_groups;
