@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -11,14 +10,13 @@ import (
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/internal/reqctx"
-	"github.com/ctalk/ctalk/tools"
-	"github.com/ctalk/ctalk/wait"
 )
 
 // parkWaits lets a call of wait_for_inbox or wait_for_reply wait here, at
 // the shallow end of the request's stack, before mcp-go handles it, and
 // passes it on once there is something to hand over or its time is up; the
-// tool then returns at once. A request parked inside mcp-go holds a 32 KB
+// tool then returns at once. How it waits is the tools' (tools.Server.Hold,
+// beside the wait tools' handlers); where it waits is this middleware's. A request parked inside mcp-go holds a 32 KB
 // goroutine stack (mcp-go's frames alone are about 9 KB, too many for the
 // runtime to shrink it), a notification forwarder goroutine and a session
 // with a 100-slot channel: about half of what a waiting agent costs. Parked
@@ -56,40 +54,19 @@ func (s *Server) parkWaits(next echo.HandlerFunc) echo.HandlerFunc {
 			c.SetRequest(req.WithContext(ctx))
 			req = c.Request()
 		}
-		tool, msgID, timeout, ok := parkable(msg)
+		p := msg.Params()
+		if p.Meta != nil && p.Meta.ProgressToken != nil {
+			// Progress notifications need mcp-go's session: the tool waits.
+			return next(c)
+		}
+		deadline, ok, err := s.tools.Hold(ctx, sess, p.Name, p.Arguments)
 		if !ok {
 			return next(c)
 		}
-		opts := wait.Options{Timeout: timeout, Stop: s.stop, Credential: reqctx.Credential(ctx)}
-		deadline := time.Now().Add(timeout)
-		// A parked agent is waiting, for presence as in the tool.
-		done := s.presence.Waiting(sess.Caller())
-		var err error
-		if tool == "wait_for_reply" {
-			err = s.inbox.AwaitReply(ctx, sess.Caller(), msgID, opts)
-		} else {
-			// A channel alert ends the wait as a question does; the tool
-			// then hands both over.
-			alerts := func() (bool, error) { return s.channels.HasAlerts(ctx, sess.Caller()) }
-			err = s.inbox.AwaitInbox(ctx, sess.Caller(), opts, alerts)
-		}
-		done()
 		if refused := ctalk.ErrorCode(err); refused == ctalk.EUnauthorized || refused == ctalk.EForbidden {
 			return s.unauthorized(c, ctalk.ErrorMessage(err))
 		}
 		c.SetRequest(req.WithContext(reqctx.WithWaitDeadline(ctx, deadline)))
 		return next(c)
 	}
-}
-
-// parkable says whether msg is a call of a waiting tool that parkWaits may
-// park, with its message id and timeout (see tools.Parkable). A call with a
-// progress token waits in the tool, which reports its progress.
-func parkable(msg *rpcMessage) (tool, msgID string, timeout time.Duration, ok bool) {
-	p := msg.Params()
-	if msg.ToolCall() == "" || (p.Meta != nil && p.Meta.ProgressToken != nil) {
-		return "", "", 0, false
-	}
-	msgID, timeout, ok = tools.Parkable(p.Name, p.Arguments)
-	return p.Name, msgID, timeout, ok
 }
