@@ -199,7 +199,7 @@ func (s *Server) mcpChain() []echo.MiddlewareFunc {
 		s.bindSession,        // a session id used by anyone but its owner: 404
 		s.eventStream,        // GET: the session's event stream
 		s.jsonRPCBody,        // POST: the message read and decoded once (rpcOf)
-		s.challengeAnonymous, // a tool that acts as someone, called by no one: 401
+		s.challengeAnonymous, // no credential: a tool that acts as someone, or a connection not opted in to set-up: 401
 		s.parkWaits,          // wait_for_*: held here, not inside mcp-go
 		s.resourceReadErrors, // resources/read: errors shaped as the spec asks
 	}

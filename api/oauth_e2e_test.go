@@ -148,9 +148,9 @@ func (r *recordingSource) lastToken() *oauth2.Token {
 }
 
 // TestOAuthSDKClientEndToEnd is the whole browser sign-in as the official Go
-// SDK's OAuth client does it: it connects anonymously, is refused with a 401
-// challenge on the first tool that needs identity, discovers the
-// authorization server from it, registers, has the person sign in on the
+// SDK's OAuth client does it: it connects without a credential, is refused
+// with a 401 challenge at once (initialize, or server/discover in the
+// stateless era), discovers the authorization server from it, registers, has the person sign in on the
 // page, exchanges the code, calls tools as the person, refreshes (access
 // tokens here live one second, so every call refreshes), and after logout is
 // refused with its access and its refresh token.
@@ -201,8 +201,8 @@ func TestOAuthSDKClientEndToEnd(t *testing.T) {
 						t.Fatalf("connect: %v", err)
 					}
 					defer cs.Close()
-					if n := signIns.Load(); n != 0 {
-						t.Fatalf("initialize asked for sign-in %d times; it must stay anonymous", n)
+					if n := signIns.Load(); n != 1 {
+						t.Fatalf("connecting asked for sign-in %d times, want once: a connection without a credential is refused with the challenge", n)
 					}
 
 					who := ok(t, cs, "whoami", nil)

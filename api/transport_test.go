@@ -41,7 +41,7 @@ func TestNoStandaloneStream(t *testing.T) {
 			// The official SDK opens the stream unless told not to; on 405 it
 			// carries on without it.
 			c := mcp.NewClient(&mcp.Implementation{Name: "stream-test", Version: "1"}, nil)
-			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: e.URL + "/mcp", MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: era})
+			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: e.URL + "/mcp?setup=1", MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: era})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -279,12 +279,14 @@ func eraOf(i int) string {
 }
 
 // connect opens an MCP client session in the given protocol era as the
-// holder of token. The client does not retry: a test wants to see each
+// holder of token (with none, opted in to anonymous set-up). The client does not retry: a test wants to see each
 // failure as it happened.
 func connect(ctx context.Context, base, token, era string, status *statusLog) (*mcp.ClientSession, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	return testkit.Dial(ctx, base, era, testkit.Transport{Token: token, Status: status.record})
+	tr := testkit.Bearer(token)
+	tr.Status = status.record
+	return testkit.Dial(ctx, base, era, tr)
 }
 
 func mustConnect(t *testing.T, base, token, era string, status *statusLog) *mcp.ClientSession {

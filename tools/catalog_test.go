@@ -38,7 +38,7 @@ func TestToolCatalogue(t *testing.T) {
 		who := "everyone"
 		switch {
 		case slices.Contains(setUpTools, name):
-			who = "a session without credential"
+			who = "a connection without credential, opted in to set-up (`/mcp?setup=1`)"
 		case traits.admin:
 			who = "admins"
 		case traits.app:

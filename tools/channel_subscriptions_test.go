@@ -161,7 +161,9 @@ func TestListenEstablishesNoResourceSubscriptions(t *testing.T) {
 	body := string(b)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.URL+"/mcp", strings.NewReader(body))
+	// Opted in to anonymous set-up: without it the listen is refused with
+	// the sign-in challenge.
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.URL+"/mcp?setup=1", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", eraStateless)

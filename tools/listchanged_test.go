@@ -12,13 +12,14 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/mcpclient"
 )
 
 // signingIn is a transport whose bearer token a test sets mid-session, as
 // an agent that signs in with the login tool and then sends its token in
-// the Authorization header does.
+// the Authorization header does; until then it opts in to anonymous set-up.
 type signingIn struct{ token atomic.Pointer[string] }
 
 func (s *signingIn) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -26,7 +27,7 @@ func (s *signingIn) RoundTrip(r *http.Request) (*http.Response, error) {
 	if p := s.token.Load(); p != nil {
 		tok = *p
 	}
-	return mcpclient.Transport{Token: tok}.RoundTrip(r)
+	return mcpclient.Bearer(tok).RoundTrip(r)
 }
 
 // listChangedSession opens a session of the 2025-11-25 protocol through rt
@@ -135,7 +136,7 @@ func TestToolListChangesWithMCPGo(t *testing.T) {
 				if p := token.Load(); p != nil {
 					return map[string]string{"Authorization": "Bearer " + *p}
 				}
-				return nil
+				return map[string]string{ctalk.SetupHeader: "1"}
 			}))
 			ctx := t.Context()
 			if res.Capabilities.Tools == nil || !res.Capabilities.Tools.ListChanged {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/api"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
@@ -41,7 +42,8 @@ func allRows(t *testing.T, d *db.DB) string {
 	return b.String()
 }
 
-// rawPost sends body to /mcp with the usual MCP headers plus hdr, and returns
+// rawPost sends body to /mcp with the usual MCP headers plus hdr (without
+// an Authorization header, the opt-in to anonymous set-up), and returns
 // the status, the response headers and the body.
 func rawPost(t *testing.T, url string, body io.Reader, hdr map[string]string) (int, http.Header, string) {
 	t.Helper()
@@ -51,6 +53,11 @@ func rawPost(t *testing.T, url string, body io.Reader, hdr map[string]string) (i
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	if hdr["Authorization"] == "" {
+		// Without a credential, opted in to anonymous set-up, as an agent
+		// that registers connects.
+		req.Header.Set(ctalk.SetupHeader, "1")
+	}
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}

@@ -147,8 +147,9 @@ func RoundRobinEnvs(t *testing.T, replicas ...*Env) (*httptest.Server, *[]atomic
 	return RoundRobin(t, bases...)
 }
 
-// ConnectAs opens a stateless-era session whose requests carry hdr.
+// ConnectAs opens a stateless-era session without a credential, opted in to
+// anonymous set-up, whose requests carry hdr.
 func ConnectAs(t *testing.T, e *Env, hdr map[string]string) *mcp.ClientSession {
 	t.Helper()
-	return testkit.ConnectWith(t, e.URL, testkit.EraStateless, testkit.Transport{Header: hdr})
+	return testkit.ConnectWith(t, e.URL, testkit.EraStateless, testkit.Transport{Header: hdr, Setup: true})
 }

@@ -38,9 +38,11 @@ func newClient(era string, concurrency, waiters int) *client {
 
 // connect opens an MCP session to base/mcp in the client's era through the
 // shared transport, sending the token as a bearer header when it is not
-// empty.
+// empty, else opted in to anonymous set-up (see mcpclient.Bearer).
 func (c *client) connect(ctx context.Context, base, token string) (*mcp.ClientSession, error) {
-	return mcpclient.Dial(ctx, base, c.era, mcpclient.Transport{Token: token, Next: c.tr})
+	tr := mcpclient.Bearer(token)
+	tr.Next = c.tr
+	return mcpclient.Dial(ctx, base, c.era, tr)
 }
 
 // callTool calls a tool and returns its structured result; a tool error is

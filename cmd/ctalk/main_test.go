@@ -475,7 +475,8 @@ func TestShutdownDrainsInFlightRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s", len(body), body[:20])
+	// Opted in to anonymous set-up, so that initialize is answered 200.
+	fmt.Fprintf(conn, "POST /mcp?setup=1 HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s", len(body), body[:20])
 	// Give the server a moment to read the headers, making the request
 	// in flight rather than a connection not yet begun.
 	time.Sleep(50 * time.Millisecond)

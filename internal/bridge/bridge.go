@@ -56,8 +56,9 @@ Flags:
                   flag can be seen by other users of this computer.
 
 The token is sent to the hosted server as "Authorization: Bearer" on every
-request and is never logged. Without one, only the tools that need no login
-work (register_organization, register_user, login, ...).
+request and is never logged. Without one, the bridge opts in to the hosted
+server's anonymous set-up (the header X-Ctalk-Setup: 1), and only the tools
+that need no login work (register_organization, register_user, login, ...).
 
 Example MCP client configuration:
   {
@@ -582,8 +583,9 @@ func (b *bridge) relayProgress(ctx context.Context, n *mcp.ProgressNotificationC
 	}
 }
 
-// remoteHTTP sends the bearer token with every request of one session with
-// the hosted server and remembers its last refusal, so that errors can say
+// remoteHTTP sends the bearer token (without one, the opt-in to anonymous
+// set-up) with every request of one session with the hosted server and
+// remembers its last refusal, so that errors can say
 // why (the SDK reports only the status text).
 type remoteHTTP struct {
 	token string
@@ -612,12 +614,13 @@ func (r *refusal) String() string {
 	return s
 }
 
+// RoundTrip sends r with the token, or without one opted in to the hosted
+// server's anonymous account set-up, and keeps an error status's
+// explanation.
 func (t *remoteHTTP) RoundTrip(r *http.Request) (*http.Response, error) {
-	if t.token != "" {
-		r = r.Clone(r.Context())
-		r.Header.Set("Authorization", "Bearer "+t.token)
-	}
-	resp, err := t.base.RoundTrip(r)
+	tr := mcpclient.Bearer(t.token)
+	tr.Next = t.base
+	resp, err := tr.RoundTrip(r)
 	if err != nil || resp.StatusCode < 400 {
 		return resp, err
 	}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctalk/ctalk"
 )
 
 // The two protocol eras current MCP clients speak: with sessions, and
@@ -25,11 +27,15 @@ const (
 	EraStateless = "2026-07-28"
 )
 
-// Transport adds a bearer token and fixed headers to every request and
-// reports each response's status.
+// Transport adds a bearer token, or the opt-in to anonymous set-up, and
+// fixed headers to every request and reports each response's status.
 type Transport struct {
 	// Token is sent as "Authorization: Bearer Token" when it is not empty.
 	Token string
+	// Setup, with no Token, opts in to the server's anonymous account
+	// set-up (ctalk.SetupHeader): without it a connection made with no
+	// credential is refused with 401.
+	Setup bool
 	// Header is set on every request.
 	Header map[string]string
 	// Next sends the request; nil means http.DefaultTransport.
@@ -40,13 +46,16 @@ type Transport struct {
 
 // RoundTrip sends r with the transport's headers.
 func (tr Transport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if tr.Token != "" || len(tr.Header) > 0 {
+	if tr.Token != "" || tr.Setup || len(tr.Header) > 0 {
 		r = r.Clone(r.Context())
 		for k, v := range tr.Header {
 			r.Header.Set(k, v)
 		}
-		if tr.Token != "" {
+		switch {
+		case tr.Token != "":
 			r.Header.Set("Authorization", "Bearer "+tr.Token)
+		case tr.Setup:
+			r.Header.Set(ctalk.SetupHeader, "1")
 		}
 	}
 	next := tr.Next
@@ -59,6 +68,11 @@ func (tr Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	return resp, err
 }
+
+// Bearer is a transport that sends token as a bearer header; with no token
+// it opts in to anonymous account set-up instead, as an agent that
+// registers an organization or logs in with a password connects.
+func Bearer(token string) Transport { return Transport{Token: token, Setup: token == ""} }
 
 // Options are what a session is opened with besides its endpoint.
 type Options struct {

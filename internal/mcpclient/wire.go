@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctalk/ctalk"
 )
 
 // Wire sends tool calls as the JSON-RPC requests an MCP client puts on the
@@ -98,6 +100,10 @@ func (w *Wire) post(ctx context.Context, body []byte, tool string, withToken boo
 	req.Header.Set("MCP-Protocol-Version", w.era)
 	if withToken && w.token != "" {
 		req.Header.Set("Authorization", "Bearer "+w.token)
+	} else {
+		// Without a credential, as the session was opened (see Bearer): a
+		// stateless request is otherwise refused with the sign-in challenge.
+		req.Header.Set(ctalk.SetupHeader, "1")
 	}
 	if w.sessionID != "" {
 		req.Header.Set("Mcp-Session-Id", w.sessionID)

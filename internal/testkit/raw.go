@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctalk/ctalk"
 )
 
 // InitializeBody is an initialize request of the session era.
@@ -35,7 +37,8 @@ func OpenStream(t *testing.T, ctx context.Context, base, token, sid string) *htt
 }
 
 // send sends req in the session era, on session sid when it is not empty,
-// with token as a bearer header when it is not empty.
+// with token as a bearer header when it is not empty, else opted in to
+// anonymous set-up (see Bearer).
 func send(t *testing.T, req *http.Request, token, sid string) *http.Response {
 	t.Helper()
 	req.Header.Set("MCP-Protocol-Version", EraSessions)
@@ -44,6 +47,8 @@ func send(t *testing.T, req *http.Request, token, sid string) *http.Response {
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	} else {
+		req.Header.Set(ctalk.SetupHeader, "1")
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

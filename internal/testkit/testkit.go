@@ -29,8 +29,10 @@ var Eras = []string{EraSessions, EraStateless}
 // reports each response's status; see mcpclient.Transport.
 type Transport = mcpclient.Transport
 
-// Bearer is a transport that sends token as a bearer header.
-func Bearer(token string) Transport { return Transport{Token: token} }
+// Bearer is a transport that sends token as a bearer header, or with no
+// token the opt-in to anonymous set-up; see mcpclient.Bearer. A test of the
+// refusal of a connection with neither uses a Transport of its own.
+func Bearer(token string) Transport { return mcpclient.Bearer(token) }
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
 func FreePort(t testing.TB) int {
