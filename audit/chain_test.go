@@ -23,14 +23,12 @@ func TestChainHoldsUnderConcurrentWritersAndReplicas(t *testing.T) {
 		t.Run(string(e), func(t *testing.T) {
 			cfg := dbtest.Config(t, e)
 			var logs []*audit.Log
-			var dbs []*db.DB
 			for range 2 {
 				d, err := db.Open(context.Background(), cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
 				t.Cleanup(func() { d.Close() })
-				dbs = append(dbs, d)
 				logs = append(logs, audit.NewLog(d, slog.Default()), audit.NewLog(d, slog.Default()))
 			}
 			ctx, cancel := context.WithCancel(context.Background())

@@ -41,12 +41,14 @@ type Decided struct {
 	At   time.Time
 }
 
-// Send is Decided's Kind of an agent's send; Agent its Door. Chat is
-// the Door of a decision made in the chat client's card.
+// Send is Decided's Kind of an agent's send.
+const Send Kind = "send"
+
+// Agent is Decided's Door of an agent's send; Chat the Door of a decision
+// made in the chat client's card.
 const (
-	Send  Kind = "send"
-	Agent      = "agent"
-	Chat       = "chat"
+	Agent = "agent"
+	Chat  = "chat"
 )
 
 // OnDecided adds f to the functions called after every decision or send
