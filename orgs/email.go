@@ -52,39 +52,25 @@ func (s *Service) SetEmail(ctx context.Context, orgID, userID, email string) (*U
 			return nil, err
 		}
 	}
-	var u *User
-	err = s.db.Tx(ctx, func(tx db.Querier) error {
+	return s.updateUser(ctx, orgID, userID, func(tx db.Querier) (sql.Result, error) {
 		if email != "" {
 			taken, err := s.emailTaken(ctx, tx, orgID, userID, email)
 			if err == nil && !taken {
 				taken, err = auth.PendingInvite(ctx, tx, orgID, "", email)
 			}
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if taken {
-				return emailConflict(email)
+				return nil, emailConflict(email)
 			}
 		}
 		res, err := tx.Exec(ctx, `UPDATE users SET email = $1, updated_at = $2 WHERE org_id = $3 AND id = $4 AND removed_at IS NULL`, nullable(email), s.db.Now(), orgID, userID)
 		if ctalk.ErrorCode(err) == ctalk.EConflict {
-			return emailConflict(email)
+			return nil, emailConflict(email)
 		}
-		if err != nil {
-			return fmt.Errorf("update users: %w", err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return auth.NotFoundUser(userID)
-		}
-		u, err = scanUser(tx.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = $1 AND id = $2`, orgID, userID))
-		return err
+		return res, err
 	})
-	if err != nil {
-		return nil, err
-	}
-	s.changed(ctx, orgID, userID)
-	u.Presence, u.LastSeenAt = "", nil
-	return u, nil
 }
 
 // NewInvite is the input of Invite: who is invited, under which id, name

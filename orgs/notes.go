@@ -2,6 +2,7 @@ package orgs
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"github.com/ctalk/ctalk"
@@ -40,10 +41,23 @@ func (s *Service) setText(ctx context.Context, orgID, userID, column, text strin
 	if text, err = ctalk.Text(column, text, MaxNotesLen, false); err != nil {
 		return nil, err
 	}
+	return s.updateUser(ctx, orgID, userID, func(tx db.Querier) (sql.Result, error) {
+		return tx.Exec(ctx, setTextSQL[column], text, s.db.Now(), orgID, userID)
+	})
+}
+
+// updateUser runs update, a statement that changes the row of userID in
+// its transaction, and returns the member as it left them, after telling
+// the caches. No row changed is ENotFound; update's errors are returned as
+// they are, and any other error of its statement is the database's.
+func (s *Service) updateUser(ctx context.Context, orgID, userID string, update func(tx db.Querier) (sql.Result, error)) (*User, error) {
 	var u *User
-	err = s.db.Tx(ctx, func(tx db.Querier) error {
-		res, err := tx.Exec(ctx, setTextSQL[column], text, s.db.Now(), orgID, userID)
+	err := s.db.Tx(ctx, func(tx db.Querier) error {
+		res, err := update(tx)
 		if err != nil {
+			if ctalk.ErrorCode(err) != ctalk.EInternal {
+				return err
+			}
 			return fmt.Errorf("update users: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
