@@ -168,7 +168,9 @@ func New(cfg Config, p Parts) *Server {
 	e.GET("/metrics", s.metricsHandler())
 	e.GET("/approve/:token", s.approvalLink)
 	e.POST("/approve/:token", s.approvalLinkPost)
-	e.Any("/mcp", echo.WrapHandler(s.http), s.mcpChain()...)
+	// The chain is built once here: echo would build a route's
+	// middleware anew on every request, ten closures on every call.
+	e.Any("/mcp", chain(echo.WrapHandler(s.http), s.mcpChain()...))
 	s.mountOAuth(e)
 	s.mountDiscovery(e)
 	s.web.Mount(e)
@@ -203,6 +205,15 @@ func (s *Server) mcpChain() []echo.MiddlewareFunc {
 		s.parkWaits,          // wait_for_*: held here, not inside mcp-go
 		s.resourceReadErrors, // resources/read: errors shaped as the spec asks
 	}
+}
+
+// chain returns h behind middleware, the first outermost, as echo applies
+// a route's middleware.
+func chain(h echo.HandlerFunc, middleware ...echo.MiddlewareFunc) echo.HandlerFunc {
+	for i := len(middleware) - 1; i >= 0; i-- {
+		h = middleware[i](h)
+	}
+	return h
 }
 
 // Handler returns the application as an http.Handler. GET /health and GET
@@ -257,12 +268,9 @@ func (s *Server) requestContext(next echo.HandlerFunc) echo.HandlerFunc {
 		req := c.Request()
 		id := requestIDOf(req)
 		c.Response().Header().Set(echo.HeaderXRequestID, id)
-		ctx := reqctx.WithID(req.Context(), id)
 		ip := c.RealIP()
-		ctx = reqctx.WithClient(ctx, ip)
+		ctx, logged := reqctx.Start(req.Context(), id, ip, s.publicURL(req))
 		ctx = auth.WithClientAddr(ctx, ip)
-		ctx = reqctx.WithPublicURL(ctx, s.publicURL(req))
-		ctx, logged := reqctx.WithLogged(ctx)
 		c.SetRequest(req.WithContext(ctx))
 
 		err := next(c)

@@ -96,7 +96,7 @@ func (s *Server) jsonRPCBody(next echo.HandlerFunc) echo.HandlerFunc {
 		if req.Method != http.MethodPost {
 			return next(c)
 		}
-		b, err := io.ReadAll(req.Body)
+		b, err := readBody(req)
 		if err != nil {
 			var he *echo.HTTPError
 			if errors.As(err, &he) {
@@ -144,6 +144,20 @@ func (s *Server) jsonRPCBody(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+// readBody reads a request's body whole: in one buffer of its declared
+// length when it has one (net/http ends the body there), which io.ReadAll
+// would grow from 512 bytes.
+func readBody(req *http.Request) ([]byte, error) {
+	if n := req.ContentLength; n > 0 && n <= MaxBodyBytes {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(req.Body, b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	return io.ReadAll(req.Body)
 }
 
 // invalidRequest answers a request to /mcp that is refused before it reaches

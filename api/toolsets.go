@@ -16,10 +16,17 @@ import (
 func toolsets(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
-		if v := req.URL.Query().Get("toolsets"); v != "" && req.Header.Get(tools.ToolsetsHeader) == "" {
-			req.Header.Set(tools.ToolsetsHeader, v)
+		if req.URL.RawQuery != "" && req.Header.Get(tools.ToolsetsHeader) == "" {
+			if v := req.URL.Query().Get("toolsets"); v != "" {
+				req.Header.Set(tools.ToolsetsHeader, v)
+			}
 		}
-		if _, err := tools.ParseToolsets(req.Header.Get(tools.ToolsetsHeader)); err != nil {
+		v := req.Header.Get(tools.ToolsetsHeader)
+		if v == "" {
+			// All of them, as most clients ask: nothing to check.
+			return next(c)
+		}
+		if _, err := tools.ParseToolsets(v); err != nil {
 			return invalidRequest(c, http.StatusBadRequest, ctalk.ErrorMessage(err))
 		}
 		return next(c)

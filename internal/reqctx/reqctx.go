@@ -17,18 +17,12 @@ import (
 type key int
 
 const (
-	idKey key = iota
-	clientKey
-	publicURLKey
+	// requestKey carries the *request that Start made.
+	requestKey key = iota
+	// sessionKey carries the *bearer of the Authorization header.
 	sessionKey
 	// authErrKey carries why a bearer token could not be checked.
 	authErrKey
-	// credentialKey carries the *wait.Credential of the Authorization
-	// header.
-	credentialKey
-	// loggedKey carries a request's *atomic.Bool, set once a tool call has
-	// logged it, so that it is not logged twice.
-	loggedKey
 	// waitDeadlineKey carries when a waiting call parked before mcp-go
 	// must return.
 	waitDeadlineKey
@@ -38,43 +32,69 @@ const (
 	anonymousSessionKey
 )
 
-// WithID returns ctx carrying the request id.
-func WithID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, idKey, id)
+// request is what api's first middleware learns about a request, carried
+// under one key: every tool call reads it, and each value added to a
+// context makes every later look-up in it walk one step further.
+type request struct {
+	id, client, publicURL string
+	// logged is set once a tool call has logged the request, so that it
+	// is not logged twice.
+	logged atomic.Bool
+}
+
+// Start returns ctx carrying the request's id, its client's address and
+// the URL agents reach this server at, as seen by the request, and the
+// mark a tool call it carries sets when it logs the request (see
+// MarkLogged).
+func Start(ctx context.Context, id, client, publicURL string) (context.Context, *atomic.Bool) {
+	r := &request{id: id, client: client, publicURL: publicURL}
+	return context.WithValue(ctx, requestKey, r), &r.logged
+}
+
+// noRequest stands for the request of a context Start did not make.
+var noRequest = &request{}
+
+func requestOf(ctx context.Context) *request {
+	if r := value[*request](ctx, requestKey); r != nil {
+		return r
+	}
+	return noRequest
 }
 
 // ID is the request's id, or "".
-func ID(ctx context.Context) string { return value[string](ctx, idKey) }
-
-// WithClient returns ctx carrying the client's address.
-func WithClient(ctx context.Context, ip string) context.Context {
-	return context.WithValue(ctx, clientKey, ip)
-}
+func ID(ctx context.Context) string { return requestOf(ctx).id }
 
 // Client is the client's address, as the per-address limits count it.
-func Client(ctx context.Context) string { return value[string](ctx, clientKey) }
-
-// WithPublicURL returns ctx carrying the URL agents reach this server at.
-func WithPublicURL(ctx context.Context, u string) context.Context {
-	return context.WithValue(ctx, publicURLKey, u)
-}
+func Client(ctx context.Context) string { return requestOf(ctx).client }
 
 // PublicURL is the URL agents reach this server at, as seen by the request.
-func PublicURL(ctx context.Context) string { return value[string](ctx, publicURLKey) }
+func PublicURL(ctx context.Context) string { return requestOf(ctx).publicURL }
 
 // WithSession returns ctx carrying the session of the Authorization header
 // and the credential it was checked with.
 func WithSession(ctx context.Context, sess *auth.Session, cred *wait.Credential) context.Context {
-	ctx = context.WithValue(ctx, sessionKey, sess)
-	return context.WithValue(ctx, credentialKey, cred)
+	return context.WithValue(ctx, sessionKey, &bearer{sess, cred})
+}
+
+// bearer is the session of the Authorization header and its credential.
+type bearer struct {
+	sess *auth.Session
+	cred *wait.Credential
+}
+
+func bearerOf(ctx context.Context) bearer {
+	if b := value[*bearer](ctx, sessionKey); b != nil {
+		return *b
+	}
+	return bearer{}
 }
 
 // Session is the session of the Authorization header, or nil.
-func Session(ctx context.Context) *auth.Session { return value[*auth.Session](ctx, sessionKey) }
+func Session(ctx context.Context) *auth.Session { return bearerOf(ctx).sess }
 
 // Credential is the credential of the Authorization header, or nil.
 func Credential(ctx context.Context) *wait.Credential {
-	return value[*wait.Credential](ctx, credentialKey)
+	return bearerOf(ctx).cred
 }
 
 // WithAuthError returns ctx carrying why its bearer token could not be
@@ -86,17 +106,10 @@ func WithAuthError(ctx context.Context, err error) context.Context {
 // AuthError is why the request's bearer token could not be checked, or nil.
 func AuthError(ctx context.Context) error { return value[error](ctx, authErrKey) }
 
-// WithLogged returns ctx with a mark that a tool call it carries sets when
-// it logs the request (see MarkLogged).
-func WithLogged(ctx context.Context) (context.Context, *atomic.Bool) {
-	logged := new(atomic.Bool)
-	return context.WithValue(ctx, loggedKey, logged), logged
-}
-
 // MarkLogged records that the request has been logged.
 func MarkLogged(ctx context.Context) {
-	if logged := value[*atomic.Bool](ctx, loggedKey); logged != nil {
-		logged.Store(true)
+	if r := value[*request](ctx, requestKey); r != nil {
+		r.logged.Store(true)
 	}
 }
 
