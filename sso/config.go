@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -31,7 +30,9 @@ type Provider struct {
 	ClientID string
 	// HasSecret says whether a client secret is kept (it is never shown).
 	HasSecret bool
-	Domains   []string
+	// Domains are the org's verified email domains (see Domain): only
+	// addresses at them are linked by email or make members just in time.
+	Domains []string
 	// JIT makes a member of a person the provider vouches for who has no
 	// account yet, on their first sign-in.
 	JIT bool
@@ -71,9 +72,6 @@ type Settings struct {
 	// Metadata is empty, is where to fetch it.
 	Metadata    string
 	MetadataURL string
-	// Domains are email domains, written one per line or separated by
-	// commas or spaces.
-	Domains     string
 	JIT         bool
 	LinkByEmail bool
 }
@@ -126,28 +124,6 @@ func (s Settings) oidc(allowHTTP bool) (issuer, clientID, secret string, err err
 	return issuer, clientID, secret, nil
 }
 
-// domains checks the email domains of s and the options that need them.
-func (s Settings) domains() ([]string, error) {
-	var domains []string
-	for _, d := range strings.FieldsFunc(strings.ToLower(s.Domains), func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' || r == '\t' }) {
-		d = strings.TrimPrefix(d, "@")
-		if _, err := ctalk.ParseEmail("domain", "x@"+d); err != nil {
-			return nil, ctalk.Errorf(ctalk.EInvalid, "domains: %q is not an email domain such as example.com", ctalk.Shorten(d, 60))
-		}
-		if !slices.Contains(domains, d) {
-			domains = append(domains, d)
-		}
-	}
-	if len(domains) > MaxDomains {
-		return nil, ctalk.Errorf(ctalk.EInvalid, "domains: at most %d", MaxDomains)
-	}
-	slices.Sort(domains)
-	if (s.JIT || s.LinkByEmail) && len(domains) == 0 {
-		return nil, ctalk.Errorf(ctalk.EInvalid, "domains: creating members just in time and linking by email take at least one domain, whose verified addresses alone they accept")
-	}
-	return domains, nil
-}
-
 func adminOnly(c ctalk.Caller, what string) error {
 	if !c.Admin {
 		return ctalk.Errorf(ctalk.EForbidden, "only an admin of the organization %s", what)
@@ -198,7 +174,7 @@ func (s *Service) providerOf(ctx context.Context, orgID string) (*Provider, *kep
 			p.SSOURL = md.ssoURL
 		}
 	}
-	rows, err := s.db.Query(ctx, `SELECT domain FROM sso_domains WHERE org_id = $1 ORDER BY domain`, orgID)
+	rows, err := s.db.Query(ctx, `SELECT domain FROM sso_domains WHERE org_id = $1 AND verified_at IS NOT NULL ORDER BY domain`, orgID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read sso_domains: %w", err)
 	}
@@ -268,8 +244,8 @@ func trustOf(p *Provider, k *kept) string {
 //
 // Returns EForbidden to a member, EInvalid for bad settings, a provider
 // whose discovery document is not at the issuer or metadata that is not a
-// SAML identity provider's, EConflict when another organization has one of
-// the domains, EUnavailable when the provider cannot be reached.
+// SAML identity provider's, EUnavailable when the provider cannot be
+// reached.
 func (s *Service) Configure(ctx context.Context, c ctalk.Caller, in Settings) (*Provider, error) {
 	if err := adminOnly(c, "sets its single sign-on"); err != nil {
 		return nil, err
@@ -279,9 +255,6 @@ func (s *Service) Configure(ctx context.Context, c ctalk.Caller, in Settings) (*
 		return nil, err
 	}
 	cur := &current{}
-	if cur.domains, err = in.domains(); err != nil {
-		return nil, err
-	}
 	cur.provider, cur.kept, err = s.providerOf(ctx, c.OrgID)
 	if err != nil && ctalk.ErrorCode(err) != ctalk.ENotFound {
 		return nil, err
@@ -293,15 +266,14 @@ func (s *Service) Configure(ctx context.Context, c ctalk.Caller, in Settings) (*
 }
 
 // current is what Configure found before the change: the org's provider
-// (nil for none) with what it keeps, and the domains asked for.
+// (nil for none) with what it keeps.
 type current struct {
 	provider *Provider
 	kept     *kept
-	domains  []string
 }
 
-// save writes the provider r of c's org, with in's options and cur's
-// domains, in place of cur's provider.
+// save writes the provider r of c's org, with in's options, in place of
+// cur's provider.
 func (s *Service) save(ctx context.Context, c ctalk.Caller, in Settings, cur *current, r *providerRow) (*Provider, error) {
 	old, k := cur.provider, cur.kept
 	sameKind := old != nil && old.Kind == r.kind
@@ -334,17 +306,6 @@ func (s *Service) save(ctx context.Context, c ctalk.Caller, in Settings, cur *cu
 				if _, err := tx.Exec(ctx, q, c.OrgID, old.ID); err != nil {
 					return fmt.Errorf("forget the links of the provider replaced: %w", err)
 				}
-			}
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM sso_domains WHERE org_id = $1`, c.OrgID); err != nil {
-			return fmt.Errorf("delete from sso_domains: %w", err)
-		}
-		for _, d := range cur.domains {
-			if _, err := tx.Exec(ctx, `INSERT INTO sso_domains (domain, org_id, provider_id) VALUES ($1, $2, $3)`, d, c.OrgID, id); err != nil {
-				if ctalk.ErrorCode(err) == ctalk.EConflict {
-					return ctalk.Errorf(ctalk.EConflict, "domains: %s signs in with another organization's provider; a domain belongs to one organization", d)
-				}
-				return fmt.Errorf("insert into sso_domains: %w", err)
 			}
 		}
 		return nil
@@ -402,28 +363,6 @@ func (s *Service) Remove(ctx context.Context, c ctalk.Caller) error {
 		}
 		return nil
 	})
-}
-
-// OrgByDomain returns the org whose provider signs in the people of
-// email's domain.
-//
-// Returns EInvalid for a malformed address, ENotFound when no org's
-// provider has the domain.
-func (s *Service) OrgByDomain(ctx context.Context, email string) (string, error) {
-	email, err := ctalk.ParseEmail("email", email)
-	if err != nil {
-		return "", err
-	}
-	domain := email[strings.LastIndexByte(email, '@')+1:]
-	var orgID string
-	err = s.db.QueryRow(ctx, `SELECT org_id FROM sso_domains WHERE domain = $1`, domain).Scan(&orgID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", ctalk.Errorf(ctalk.ENotFound, "no organization signs in %s addresses with single sign-on; enter your organization's id instead", domain)
-	}
-	if err != nil {
-		return "", fmt.Errorf("read sso_domains: %w", err)
-	}
-	return orgID, nil
 }
 
 // Required reports whether orgID requires sign-in through its provider.

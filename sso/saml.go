@@ -395,7 +395,7 @@ var (
 // email and name of its attributes (the NameID is the email when its
 // format says so). SAML has no email_verified: the identity provider
 // vouches for the address it asserts, which links or makes a member only
-// at the org's domains.
+// at the org's verified domains.
 func samlIdentity(a *saml.Assertion) (identity, error) {
 	if a.Subject == nil || a.Subject.NameID == nil || a.Subject.NameID.Value == "" || len(a.Subject.NameID.Value) > maxURLLen {
 		return identity{}, ctalk.Errorf(ctalk.EUnauthorized, "the identity provider's response was refused: its assertion has no NameID of at most %d characters", maxURLLen)
