@@ -1,1 +1,0 @@
-ALTER TABLE orgs DROP COLUMN departure_questions;
