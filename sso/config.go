@@ -47,6 +47,11 @@ type Provider struct {
 	// that its metadata gives.
 	MetadataURL string
 	SSOURL      string
+	// SPCert is the SHA-256 fingerprint of the certificate of the org's
+	// SAML signing key; PrevSPCert the one the last roll replaced, still
+	// offered in the metadata until PrevUntil ("" and zero once it is not).
+	SPCert, PrevSPCert string
+	PrevUntil          time.Time
 	// TestedAt is the last successful test login since the settings that
 	// reach the provider changed, zero for none; TestedBy who made it.
 	TestedAt  time.Time
@@ -151,17 +156,21 @@ func (s *Service) Provider(ctx context.Context, c ctalk.Caller) (*Provider, erro
 // org's service provider key pair.
 type kept struct {
 	secret, metadata, spKey, spCert string
+	// prevKey and prevCert are the SAML key pair the last roll replaced,
+	// offered until prevUntil (see RollKey).
+	prevKey, prevCert string
+	prevUntil         time.Time
 }
 
 // providerOf reads orgID's provider with what it keeps.
 func (s *Service) providerOf(ctx context.Context, orgID string) (*Provider, *kept, error) {
 	p, k := &Provider{}, &kept{}
-	var tested sql.NullTime
+	var tested, prevUntil sql.NullTime
 	err := s.db.QueryRow(ctx, `SELECT id, org_id, kind, issuer, client_id, client_secret, idp_metadata, metadata_url, sp_key, sp_cert,
-			jit, link_by_email, required, tested_at, tested_by, updated_by, updated_at
+			sp_prev_key, sp_prev_cert, sp_prev_until, jit, link_by_email, required, tested_at, tested_by, updated_by, updated_at
 		FROM sso_providers WHERE org_id = $1`, orgID).
 		Scan(&p.ID, &p.OrgID, &p.Kind, &p.Issuer, &p.ClientID, &k.secret, &k.metadata, &p.MetadataURL, &k.spKey, &k.spCert,
-			&p.JIT, &p.LinkByEmail, &p.Required, &tested, &p.TestedBy, &p.UpdatedBy, &p.UpdatedAt)
+			&k.prevKey, &k.prevCert, &prevUntil, &p.JIT, &p.LinkByEmail, &p.Required, &tested, &p.TestedBy, &p.UpdatedBy, &p.UpdatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, ctalk.Errorf(ctalk.ENotFound, "organization %q has no single sign-on", orgID)
 	}
@@ -172,6 +181,11 @@ func (s *Service) providerOf(ctx context.Context, orgID string) (*Provider, *kep
 	if p.Kind == KindSAML {
 		if md, err := parseIDPMetadata([]byte(k.metadata)); err == nil {
 			p.SSOURL = md.ssoURL
+		}
+		k.prevUntil = prevUntil.Time
+		p.SPCert = fingerprint(k.spCert)
+		if k.offersPrev(s.db.Now()) {
+			p.PrevSPCert, p.PrevUntil = fingerprint(k.prevCert), k.prevUntil
 		}
 	}
 	rows, err := s.db.Query(ctx, `SELECT domain FROM sso_domains WHERE org_id = $1 AND verified_at IS NOT NULL ORDER BY domain`, orgID)

@@ -51,6 +51,7 @@ func (p *Pages) mountSSOAdmin(r routes) {
 	r.POST("/admin/sso/test", p.ssoTest)
 	r.POST("/admin/sso/required", p.ssoRequired)
 	r.POST("/admin/sso/remove", p.ssoRemove)
+	r.POST("/admin/sso/roll-key", p.ssoRollKey)
 	r.POST("/admin/sso/domains", p.ssoAddDomain)
 	r.POST("/admin/sso/domains/:id/verify", p.ssoVerifyDomain)
 	r.POST("/admin/sso/domains/:id/remove", p.ssoRemoveDomain)
@@ -219,6 +220,7 @@ var ssoFlash = map[string]string{
 	"domain":   "Domain added. Publish its TXT record at your DNS provider, then press Verify.",
 	"verified": "Domain verified: its people reach your provider from the sign-in page by their address.",
 	"dropped":  "Domain removed.",
+	"rolled":   "SAML signing key rolled: the new key signs from now on. Give your provider the new certificate where it checks signed requests; the old one stays in the metadata for 7 days.",
 }
 
 // ssoAdminData is the admins' single sign-on page.
@@ -346,6 +348,23 @@ func (p *Pages) ssoRemove(c echo.Context) error {
 		return err
 	}
 	return done(c, "/admin/sso", "removed")
+}
+
+// ssoRollKey replaces the org's SAML signing key; the old one is offered
+// for a grace period. Neither key is shown, logged or audited.
+func (p *Pages) ssoRollKey(c echo.Context) error {
+	start := time.Now()
+	if ok, err := p.personOnly(c, "rolling the SAML signing key", "/admin/sso"); !ok {
+		return err
+	}
+	err := p.sso.RollKey(c.Request().Context(), me(c).Caller())
+	p.recordAction(c, "web:sso_roll_key", start, err)
+	if err != nil {
+		return adminRefused(err, func(status int, msg string) error {
+			return p.ssoAdmin(c, status, &ssoAdminData{Error: msg}, "")
+		})
+	}
+	return done(c, "/admin/sso#sso-key", "rolled")
 }
 
 // ssoAddDomain adds an email domain, pending until its TXT record is
