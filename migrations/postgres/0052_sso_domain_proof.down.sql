@@ -1,13 +1,18 @@
 -- Back to a domain per org, first come: only the verified domains, which
--- are one org's each.
-CREATE TABLE sso_domains_listed (
-    domain      TEXT NOT NULL PRIMARY KEY,
-    org_id      TEXT NOT NULL,
-    provider_id TEXT NOT NULL
-);
-INSERT INTO sso_domains_listed (domain, org_id, provider_id)
-    SELECT d.domain, d.org_id, p.id FROM sso_domains d JOIN sso_providers p ON p.org_id = d.org_id
-    WHERE d.verified_at IS NOT NULL;
-DROP TABLE sso_domains;
-ALTER TABLE sso_domains_listed RENAME TO sso_domains;
+-- are one org's each. Postgres changes the table in place, SQLite rebuilds
+-- it.
+-- engine-specific: Postgres changes sso_domains in place.
+DELETE FROM sso_domains WHERE verified_at IS NULL
+    OR NOT EXISTS (SELECT 1 FROM sso_providers p WHERE p.org_id = sso_domains.org_id);
+-- engine-specific: Postgres drops the indexes (SQLite's go with the table).
+DROP INDEX sso_domains_verified;
+-- engine-specific: Postgres drops the indexes (SQLite's go with the table).
+DROP INDEX sso_domains_org_domain;
+-- engine-specific: Postgres changes sso_domains in place.
+ALTER TABLE sso_domains DROP CONSTRAINT sso_domains_pkey, ADD COLUMN provider_id TEXT;
+-- engine-specific: Postgres changes sso_domains in place.
+UPDATE sso_domains d SET provider_id = p.id FROM sso_providers p WHERE p.org_id = d.org_id;
+-- engine-specific: Postgres changes sso_domains in place.
+ALTER TABLE sso_domains ALTER COLUMN provider_id SET NOT NULL, DROP COLUMN id, DROP COLUMN token, DROP COLUMN added_by,
+    DROP COLUMN added_at, DROP COLUMN verified_at, DROP COLUMN verified_by, ADD PRIMARY KEY (domain);
 CREATE INDEX sso_domains_org ON sso_domains (org_id);
