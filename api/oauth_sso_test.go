@@ -36,15 +36,25 @@ func TestOAuthSignInThroughSSO(t *testing.T) {
 		t.Run(string(engine), func(t *testing.T) {
 			ctx := context.Background()
 			op := testkit.NewOpenIDProvider(t, "ctalk-acme", "client-secret-0123456789")
-			ssoCfg := sso.Config{HTTP: outbound.Client(outbound.Options{AllowLoopback: true}), AllowHTTP: true}
+			dns := testkit.NewDNSServer(t)
+			ssoCfg := sso.Config{HTTP: outbound.Client(outbound.Options{AllowLoopback: true}), AllowHTTP: true, Resolver: dns.Resolver()}
 			e := start(t, engine, options{Wiring: func(w *app.Wiring) { w.SSO = ssoCfg }})
 			registerPerson(t, e, "acme", "alice")
 			if _, err := e.Orgs.SetEmail(ctx, "acme", "alice", "alice@acme.test"); err != nil {
 				t.Fatal(err)
 			}
 			admin := ctalk.Caller{OrgID: "acme", UserID: "alice", Admin: true}
-			if _, err := sso.New(e.DB, ssoCfg, e.Orgs).Configure(ctx, admin, sso.Settings{Issuer: op.URL, ClientID: op.ClientID,
-				ClientSecret: op.ClientSecret, Domains: "acme.test", LinkByEmail: true}); err != nil {
+			ss := sso.New(e.DB, ssoCfg, e.Orgs)
+			if _, err := ss.Configure(ctx, admin, sso.Settings{Issuer: op.URL, ClientID: op.ClientID,
+				ClientSecret: op.ClientSecret, LinkByEmail: true}); err != nil {
+				t.Fatal(err)
+			}
+			dom, err := ss.AddDomain(ctx, admin, "acme.test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			dns.SetTXT(dom.RecordName(), dom.RecordValue())
+			if _, err := ss.VerifyDomain(ctx, admin, dom.ID); err != nil {
 				t.Fatal(err)
 			}
 			op.SetUser(testkit.OIDCUser{Subject: "idp-alice", Email: "alice@acme.test", EmailVerified: true})

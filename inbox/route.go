@@ -76,22 +76,7 @@ func (s *Service) Forward(ctx context.Context, c ctalk.Caller, msgID, to, note s
 		if q, err = s.pendingForRecipient(ctx, tx, c.OrgID, c.UserID, msgID, "forward"); err != nil {
 			return err
 		}
-		if err := s.forwardable(ctx, tx, c, q, to); err != nil {
-			return err
-		}
-		now := s.db.Now()
-		if err := s.step(ctx, tx, c.OrgID, q, forwardSQL, []any{to, now}, &Step{Kind: StepForwarded, By: c.UserID, To: to, Note: note, At: now}); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, dropDraftsSQL, c.OrgID, q.ID); err != nil {
-			return fmt.Errorf("drop the drafts of a forwarded question: %w", err)
-		}
-		if _, err := tx.Exec(ctx, askPairStatsSQL, c.OrgID, q.From, to, now); err != nil {
-			return fmt.Errorf("count forward in pair statistics: %w", err)
-		}
-		q.To = to
-		return s.queue(ctx, tx, questionEvent(c.OrgID, q),
-			notify.Event{Kind: notify.KindForwarded, OrgID: c.OrgID, UserID: q.From, Actor: c.UserID, Subject: q.ID, Text: note, Link: "/asked#q-" + q.ID})
+		return s.forward(ctx, tx, c, q, to, note)
 	})
 	if err != nil {
 		return nil, err
@@ -99,6 +84,28 @@ func (s *Service) Forward(ctx context.Context, c ctalk.Caller, msgID, to, note s
 	s.changed(c.OrgID, c.UserID, to, q.From)
 	s.tellLeft(ctx, Left{OrgID: c.OrgID, MessageID: q.ID, RecipientID: c.UserID, How: Forwarded})
 	return q, annotate(ctx, s.db, c.OrgID, c.UserID, []*Question{q})
+}
+
+// forward moves q, pending for c and locked, to to with note, in tx: the
+// step, the drafts dropped, the pair's statistics, and the events of the
+// new recipient and the asker.
+func (s *Service) forward(ctx context.Context, tx db.Querier, c ctalk.Caller, q *Question, to, note string) error {
+	if err := s.forwardable(ctx, tx, c, q, to); err != nil {
+		return err
+	}
+	now := s.db.Now()
+	if err := s.step(ctx, tx, c.OrgID, q, forwardSQL, []any{to, now}, &Step{Kind: StepForwarded, By: c.UserID, To: to, Note: note, At: now}); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, dropDraftsSQL, c.OrgID, q.ID); err != nil {
+		return fmt.Errorf("drop the drafts of a forwarded question: %w", err)
+	}
+	if _, err := tx.Exec(ctx, askPairStatsSQL, c.OrgID, q.From, to, now); err != nil {
+		return fmt.Errorf("count forward in pair statistics: %w", err)
+	}
+	q.To = to
+	return s.queue(ctx, tx, questionEvent(c.OrgID, q),
+		notify.Event{Kind: notify.KindForwarded, OrgID: c.OrgID, UserID: q.From, Actor: c.UserID, Subject: q.ID, Text: note, Link: "/asked#q-" + q.ID})
 }
 
 // forwardable refuses to forward q, locked, to to: waiting for information,

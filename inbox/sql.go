@@ -374,5 +374,5 @@ const pendingRepliesSQL = `SELECT EXISTS (SELECT 1 FROM questions
 	  AND ($3 = '' OR id = $3))`
 
 // departedOpenSQL lists the questions still waiting for a member who left
-// ($2), for DeclineForDeparted, whose updates repeat the pending check.
+// ($2), for HandOverForDeparted, whose updates repeat the pending check.
 const departedOpenSQL = `SELECT id, asker_id FROM questions WHERE org_id = $1 AND recipient_id = $2 AND status = 'pending' ORDER BY id`

@@ -127,3 +127,22 @@ func (s *Service) AwayUntil(ctx context.Context, orgID, userID string) (time.Tim
 	}
 	return u.Away.Until, nil
 }
+
+// AwayDelegate returns the delegate userID named in their away status ("" for
+// none), whether or not they are still a member of orgID or still away: a
+// member who leaves hands their waiting questions to them where the org
+// asks for it (see DepartureDelegate). Whether the delegate is still a
+// member is the caller's to check.
+//
+// Returns ENotFound when userID was never a member of orgID.
+func (s *Service) AwayDelegate(ctx context.Context, orgID, userID string) (string, error) {
+	var delegate string
+	err := s.db.QueryRow(ctx, `SELECT away_delegate FROM users WHERE org_id = $1 AND id = $2`, orgID, userID).Scan(&delegate)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", auth.NotFoundUser(userID)
+	}
+	if err != nil {
+		return "", fmt.Errorf("read away delegate: %w", err)
+	}
+	return delegate, nil
+}

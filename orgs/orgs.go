@@ -42,6 +42,10 @@ type Org struct {
 	CreatedAt      time.Time `json:"created_at"`
 	// Knowledge is how the org shares answers; read by Org only.
 	Knowledge *Knowledge `json:"knowledge,omitempty"`
+	// DepartureQuestions is what becomes of the questions waiting for a
+	// member who leaves: DepartureDecline or DepartureDelegate; read by
+	// Org only.
+	DepartureQuestions string `json:"departure_questions,omitempty"`
 	// SettingsSaved says whether an admin has saved the org's settings
 	// (how answers are approved among them) at least once: the web app's
 	// first steps for a new admin are done with it.
@@ -324,8 +328,8 @@ func (s *Service) insertUser(ctx context.Context, tx db.Querier, u *User, hash s
 // Returns ENotFound.
 func (s *Service) Org(ctx context.Context, orgID string) (*Org, error) {
 	o := &Org{Knowledge: &Knowledge{}}
-	err := s.db.QueryRow(ctx, `SELECT id, name, approval_mode, channel_post_mode, agent_password_login, approval_factor, require_passkey, created_at, knowledge_sharing, knowledge_stale_days, settings_saved_at IS NOT NULL FROM orgs WHERE id = $1`, orgID).
-		Scan(&o.ID, &o.Name, &o.ApprovalMode, &o.ChannelPostMode, &o.AgentPasswordLogin, &o.ApprovalFactor, &o.RequirePasskey, &o.CreatedAt, &o.Knowledge.Sharing, &o.Knowledge.StaleDays, &o.SettingsSaved)
+	err := s.db.QueryRow(ctx, `SELECT id, name, approval_mode, channel_post_mode, agent_password_login, approval_factor, require_passkey, created_at, knowledge_sharing, knowledge_stale_days, settings_saved_at IS NOT NULL, departure_questions FROM orgs WHERE id = $1`, orgID).
+		Scan(&o.ID, &o.Name, &o.ApprovalMode, &o.ChannelPostMode, &o.AgentPasswordLogin, &o.ApprovalFactor, &o.RequirePasskey, &o.CreatedAt, &o.Knowledge.Sharing, &o.Knowledge.StaleDays, &o.SettingsSaved, &o.DepartureQuestions)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFoundOrg(orgID)
 	}

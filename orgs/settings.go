@@ -63,6 +63,16 @@ const (
 	SharingOn = "on"
 )
 
+// What becomes of the questions still waiting for a member who leaves an
+// organization (departure_questions).
+const (
+	// DepartureDecline declines them to their askers (the default).
+	DepartureDecline = "decline"
+	// DepartureDelegate forwards each to the member's away delegate, when
+	// they have one who is still a member, and declines the rest.
+	DepartureDelegate = "delegate"
+)
+
 // MaxStaleDays bounds knowledge_stale_days.
 const MaxStaleDays = 3650
 
@@ -80,6 +90,8 @@ type Settings struct {
 	// KnowledgeStaleDays marks shared answers older than this many days as
 	// possibly stale; 0 never does.
 	KnowledgeStaleDays *int
+	// DepartureQuestions is DepartureDecline or DepartureDelegate.
+	DepartureQuestions string
 	// UnlessPasskeysAsked applies the change only while the org asks for
 	// no passkey (see Org.AsksForPasskeys), in the statement that writes
 	// it: a weakening let through without a passkey verification because
@@ -149,7 +161,7 @@ func (in Settings) Against(o *Org) Settings {
 // Settings are o's settings, every one given.
 func (o *Org) Settings() Settings {
 	s := Settings{ApprovalMode: o.ApprovalMode, ChannelPostMode: o.ChannelPostMode, AgentPasswordLogin: o.AgentPasswordLogin,
-		ApprovalFactor: o.ApprovalFactor, RequirePasskey: &o.RequirePasskey}
+		ApprovalFactor: o.ApprovalFactor, RequirePasskey: &o.RequirePasskey, DepartureQuestions: o.DepartureQuestions}
 	if o.Knowledge != nil {
 		s.KnowledgeSharing, s.KnowledgeStaleDays = o.Knowledge.Sharing, &o.Knowledge.StaleDays
 	}
@@ -205,8 +217,9 @@ func (s *Service) SetSettings(ctx context.Context, orgID string, in Settings) (*
 			require_passkey = CASE WHEN $6 < 0 THEN require_passkey ELSE $6 = 1 END,
 			knowledge_sharing = COALESCE(NULLIF($7, ''), knowledge_sharing),
 			knowledge_stale_days = CASE WHEN $8 < 0 THEN knowledge_stale_days ELSE $8 END,
+			departure_questions = COALESCE(NULLIF($11, ''), departure_questions),
 			settings_saved_at = $9 WHERE id = $4 AND ($10 = 0 OR (approval_factor = 'session' AND NOT require_passkey))`,
-			in.ApprovalMode, in.ChannelPostMode, in.AgentPasswordLogin, orgID, in.ApprovalFactor, require, in.KnowledgeSharing, stale, s.db.Now(), unless)
+			in.ApprovalMode, in.ChannelPostMode, in.AgentPasswordLogin, orgID, in.ApprovalFactor, require, in.KnowledgeSharing, stale, s.db.Now(), unless, in.DepartureQuestions)
 		if err != nil {
 			return fmt.Errorf("set org settings: %w", err)
 		}
@@ -233,6 +246,7 @@ func (in Settings) check() error {
 		{"agent_password_login", in.AgentPasswordLogin, AgentLoginAllowed, AgentLoginDisabled, ""},
 		{"approval_factor", in.ApprovalFactor, FactorSession, FactorPasskey, ""},
 		{"knowledge_sharing", in.KnowledgeSharing, SharingOff, SharingAsk, SharingOn},
+		{"departure_questions", in.DepartureQuestions, DepartureDecline, DepartureDelegate, ""},
 	}
 	given := in.RequirePasskey != nil || in.KnowledgeStaleDays != nil || in.kept
 	for _, e := range enums {
@@ -246,7 +260,7 @@ func (in Settings) check() error {
 		return ctalk.Errorf(ctalk.EInvalid, "%s is not valid; use %q or %q", e.name, e.a, e.b)
 	}
 	if !given {
-		return ctalk.Errorf(ctalk.EInvalid, "give approval_mode, channel_post_mode, agent_password_login, approval_factor, require_passkey, knowledge_sharing, knowledge_stale_days or several")
+		return ctalk.Errorf(ctalk.EInvalid, "give approval_mode, channel_post_mode, agent_password_login, approval_factor, require_passkey, knowledge_sharing, knowledge_stale_days, departure_questions or several")
 	}
 	if d := in.KnowledgeStaleDays; d != nil && (*d < 0 || *d > MaxStaleDays) {
 		return ctalk.Errorf(ctalk.EInvalid, "knowledge_stale_days must be 0 (never stale) to %d days; got %d", MaxStaleDays, *d)

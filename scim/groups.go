@@ -218,6 +218,7 @@ func (s *Service) CreateGroup(ctx context.Context, orgID string, a GroupAttrs) (
 // attributes, and its members (all of them when all is set, then add and
 // remove).
 type groupChange struct {
+	match       Precondition
 	attrs       GroupAttrs
 	all         *[]string
 	add, remove []string
@@ -226,15 +227,19 @@ type groupChange struct {
 // ReplaceGroup sets the displayName, externalId and members of the group
 // id of orgID to a's (PUT). The channel keeps its name.
 //
-// Returns ENotFound, EInvalid and EConflict (as *Error).
-func (s *Service) ReplaceGroup(ctx context.Context, orgID, id string, a GroupAttrs) (*Group, error) {
+// With a precondition (If-Match), the group's version is checked in the
+// transaction that changes it and its channel.
+//
+// Returns ENotFound, EInvalid and EConflict (as *Error), a 412 *Error when
+// match refuses the group's version.
+func (s *Service) ReplaceGroup(ctx context.Context, orgID, id string, a GroupAttrs, match Precondition) (*Group, error) {
 	if _, err := s.GetGroup(ctx, orgID, id); err != nil {
 		return nil, err
 	}
 	if err := s.checkGroup(ctx, orgID, &a); err != nil {
 		return nil, err
 	}
-	return s.changeGroup(ctx, orgID, id, &groupChange{attrs: a, all: &a.Members})
+	return s.changeGroup(ctx, orgID, id, &groupChange{match: match, attrs: a, all: &a.Members})
 }
 
 // PatchGroup applies ops to the group id of orgID (PATCH): members added
@@ -245,12 +250,12 @@ func (s *Service) ReplaceGroup(ctx context.Context, orgID, id string, a GroupAtt
 //
 // Returns ReplaceGroup's errors, and EInvalid (as *Error) for an
 // operation it cannot apply.
-func (s *Service) PatchGroup(ctx context.Context, orgID, id string, ops []Op) (*Group, error) {
+func (s *Service) PatchGroup(ctx context.Context, orgID, id string, ops []Op, match Precondition) (*Group, error) {
 	cur, err := s.GetGroup(ctx, orgID, id)
 	if err != nil {
 		return nil, err
 	}
-	c := &groupChange{attrs: GroupAttrs{DisplayName: cur.DisplayName, ExternalID: cur.ExternalID}}
+	c := &groupChange{match: match, attrs: GroupAttrs{DisplayName: cur.DisplayName, ExternalID: cur.ExternalID}}
 	for i, op := range ops {
 		if err := op.applyGroup(c); err != nil {
 			return nil, &Error{Status: 400, Type: err.Type, Detail: fmt.Sprintf("Operations[%d]: %s", i, err.Detail)}
@@ -283,16 +288,21 @@ func (s *Service) PatchGroup(ctx context.Context, orgID, id string, ops []Op) (*
 // changeGroup stores c in the group id of orgID.
 func (s *Service) changeGroup(ctx context.Context, orgID, id string, c *groupChange) (*Group, error) {
 	err := s.channels.SetProvided(ctx, orgID, id, c.all, c.add, c.remove, func(ctx context.Context, tx db.Querier) error {
-		res, err := tx.Exec(ctx, `UPDATE scim_groups SET display_name = $1, display_key = $2, external_id = $3, version = version + 1, updated_at = $4
-			WHERE org_id = $5 AND id = $6`, c.attrs.DisplayName, groupKey(c.attrs.DisplayName), c.attrs.ExternalID, s.db.Now(), orgID, id)
+		var v int
+		err := tx.QueryRow(ctx, `UPDATE scim_groups SET display_name = $1, display_key = $2, external_id = $3, version = version + 1, updated_at = $4
+			WHERE org_id = $5 AND id = $6 RETURNING version`, c.attrs.DisplayName, groupKey(c.attrs.DisplayName), c.attrs.ExternalID, s.db.Now(), orgID, id).Scan(&v)
 		if db.IsDuplicate(err) {
 			return groupTaken(c.attrs.DisplayName)
+		}
+		if errors.Is(err, sql.ErrNoRows) {
+			return groupNotFound(id)
 		}
 		if err != nil {
 			return fmt.Errorf("update scim_groups: %w", err)
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return groupNotFound(id)
+		if c.match != nil && !c.match(v-1) {
+			// The channel's changes of this transaction go back with it.
+			return preconditionFailed(v - 1)
 		}
 		return nil
 	})
@@ -309,18 +319,22 @@ func (s *Service) changeGroup(ctx context.Context, orgID, id string, c *groupCha
 // its history kept for its members, and the group is "not found" from
 // then on.
 //
-// Returns ENotFound.
-func (s *Service) DeleteGroup(ctx context.Context, orgID, id string) error {
+// Returns ENotFound, a 412 *Error when match refuses the group's version.
+func (s *Service) DeleteGroup(ctx context.Context, orgID, id string, match Precondition) error {
 	if !ctalk.IsID(id) {
 		return groupNotFound(id)
 	}
 	err := s.channels.RetireProvided(ctx, orgID, id, func(ctx context.Context, tx db.Querier) error {
-		res, err := tx.Exec(ctx, `DELETE FROM scim_groups WHERE org_id = $1 AND id = $2`, orgID, id)
+		var v int
+		err := tx.QueryRow(ctx, `DELETE FROM scim_groups WHERE org_id = $1 AND id = $2 RETURNING version`, orgID, id).Scan(&v)
+		if errors.Is(err, sql.ErrNoRows) {
+			return groupNotFound(id)
+		}
 		if err != nil {
 			return fmt.Errorf("delete from scim_groups: %w", err)
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return groupNotFound(id)
+		if match != nil && !match(v) {
+			return preconditionFailed(v)
 		}
 		return nil
 	})

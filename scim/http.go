@@ -359,46 +359,24 @@ func (rq *request) sendUser(status int, u *User) error {
 // resource is written anew from what ctalk holds.
 func etag(version int) string { return fmt.Sprintf(`W/"%d"`, version) }
 
-// ifMatch refuses with 412 a write whose If-Match header names neither
-// "*" nor the resource's version, which version reads: the identity
-// provider's copy is stale. A write without the header is not checked.
-func (rq *request) ifMatch(version func() (int, error)) error {
+// precondition is the write's If-Match: nil without the header (the write
+// is not checked), else the versions it names ("*" names any). The service
+// checks it in the write's own transaction, so that a write between the
+// identity provider's read and this one fails it.
+func (rq *request) precondition() Precondition {
 	h := strings.TrimSpace(rq.r.Header.Get("If-Match"))
 	if h == "" {
 		return nil
 	}
-	v, err := version()
-	if err != nil {
-		return err
-	}
-	cur := etag(v)
-	for _, t := range strings.Split(h, ",") {
-		if t = strings.TrimSpace(t); t == "*" || strings.TrimPrefix(t, "W/") == strings.TrimPrefix(cur, "W/") {
-			return nil
+	tags := strings.Split(h, ",")
+	return func(version int) bool {
+		cur := strings.TrimPrefix(etag(version), "W/")
+		for _, t := range tags {
+			if t = strings.TrimSpace(t); t == "*" || strings.TrimPrefix(t, "W/") == cur {
+				return true
+			}
 		}
-	}
-	return &Error{Status: http.StatusPreconditionFailed, Detail: fmt.Sprintf("the resource changed since it was read: its version is %s, not %.40s; read it again", cur, h)}
-}
-
-// userVersion reads the version of the SCIM user id, for ifMatch.
-func (s *Service) userVersion(rq *request, id string) func() (int, error) {
-	return func() (int, error) {
-		u, err := s.Get(rq.r.Context(), rq.orgID, id)
-		if err != nil {
-			return 0, err
-		}
-		return u.Version, nil
-	}
-}
-
-// groupVersion reads the version of the group id, for ifMatch.
-func (s *Service) groupVersion(rq *request, id string) func() (int, error) {
-	return func() (int, error) {
-		g, err := s.GetGroup(rq.r.Context(), rq.orgID, id)
-		if err != nil {
-			return 0, err
-		}
-		return g.Version, nil
+		return false
 	}
 }
 
@@ -408,10 +386,7 @@ func (s *Service) replaceUser(rq *request, id string) error {
 	if err != nil {
 		return err
 	}
-	if err := rq.ifMatch(s.userVersion(rq, id)); err != nil {
-		return err
-	}
-	u, err := s.Replace(rq.r.Context(), rq.orgID, id, a)
+	u, err := s.Replace(rq.r.Context(), rq.orgID, id, a, rq.precondition())
 	if err != nil {
 		return err
 	}
@@ -424,10 +399,7 @@ func (s *Service) patchUser(rq *request, id string) error {
 	if err != nil {
 		return err
 	}
-	if err := rq.ifMatch(s.userVersion(rq, id)); err != nil {
-		return err
-	}
-	u, err := s.Patch(rq.r.Context(), rq.orgID, id, ops)
+	u, err := s.Patch(rq.r.Context(), rq.orgID, id, ops, rq.precondition())
 	if err != nil {
 		return err
 	}
@@ -450,10 +422,7 @@ func (rq *request) operations() ([]Op, error) {
 
 func (s *Service) deleteUser(rq *request, id string) error {
 	rq.action, rq.ids = "delete_user", []string{id}
-	if err := rq.ifMatch(s.userVersion(rq, id)); err != nil {
-		return err
-	}
-	if err := s.Delete(rq.r.Context(), rq.orgID, id); err != nil {
+	if err := s.Delete(rq.r.Context(), rq.orgID, id, rq.precondition()); err != nil {
 		return err
 	}
 	rq.w.WriteHeader(http.StatusNoContent)
@@ -660,10 +629,7 @@ func (s *Service) replaceGroup(rq *request, id string) error {
 	if err != nil {
 		return err
 	}
-	if err := rq.ifMatch(s.groupVersion(rq, id)); err != nil {
-		return err
-	}
-	g, err := s.ReplaceGroup(rq.r.Context(), rq.orgID, id, a)
+	g, err := s.ReplaceGroup(rq.r.Context(), rq.orgID, id, a, rq.precondition())
 	if err != nil {
 		return err
 	}
@@ -676,10 +642,7 @@ func (s *Service) patchGroup(rq *request, id string) error {
 	if err != nil {
 		return err
 	}
-	if err := rq.ifMatch(s.groupVersion(rq, id)); err != nil {
-		return err
-	}
-	g, err := s.PatchGroup(rq.r.Context(), rq.orgID, id, ops)
+	g, err := s.PatchGroup(rq.r.Context(), rq.orgID, id, ops, rq.precondition())
 	if err != nil {
 		return err
 	}
@@ -688,10 +651,7 @@ func (s *Service) patchGroup(rq *request, id string) error {
 
 func (s *Service) deleteGroup(rq *request, id string) error {
 	rq.action, rq.ids = "delete_group", []string{id}
-	if err := rq.ifMatch(s.groupVersion(rq, id)); err != nil {
-		return err
-	}
-	if err := s.DeleteGroup(rq.r.Context(), rq.orgID, id); err != nil {
+	if err := s.DeleteGroup(rq.r.Context(), rq.orgID, id, rq.precondition()); err != nil {
 		return err
 	}
 	rq.w.WriteHeader(http.StatusNoContent)

@@ -3,6 +3,7 @@ package scim_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -11,11 +12,13 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/api/apitest"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/testkit"
+	"github.com/ctalk/ctalk/orgs"
 )
 
 // filter is a list's query with a filter, as IdPs send it.
@@ -511,4 +514,36 @@ func ctalkShort(s string) string {
 		return s[:60] + "…"
 	}
 	return s
+}
+
+// TestDeprovisionHandsQuestionsToTheDelegate: where the org's
+// departure_questions is delegate, the identity provider's deletion of bob
+// forwards the question waiting for him to alice, his away delegate, and
+// the asker's next check sees it there.
+func TestDeprovisionHandsQuestionsToTheDelegate(t *testing.T) {
+	each(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		if _, err := e.srv.Orgs.SetSettings(ctx, "acme", orgs.Settings{DepartureQuestions: orgs.DepartureDelegate}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.srv.Orgs.SetAway(ctx, ctalk.Caller{OrgID: "acme", UserID: "bob"}, orgs.Away{Until: time.Now().Add(time.Hour), Delegate: "alice"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.srv.Orgs.SetEmail(ctx, "acme", "bob", "bob@acme.test"); err != nil {
+			t.Fatal(err)
+		}
+		e.ok("link bob", 201, "POST", "/Users", `{"userName":"bob@acme.test","name":{"givenName":"Bob","familyName":"B"},"active":true}`)
+		msgID := testkit.OK(t, e.mcp["carol"], "ask_person", map[string]any{"to_user_id": "bob", "question": "Where is the deploy runbook?", "ask_anyway": true})["message_id"].(string)
+		if code, _, _ := call(t, e.srv.URL, e.token, "DELETE", "/Users/bob", ""); code != http.StatusNoContent {
+			t.Fatalf("deleting bob: %d", code)
+		}
+		r := testkit.List(testkit.OK(t, e.mcp["carol"], "check_replies", nil), "updates")
+		if len(r) != 1 || testkit.Field(r[0], "message_id") != msgID || testkit.Field(r[0], "to_user_id") != "alice" || testkit.Field(r[0], "status") != "pending" {
+			t.Fatalf("carol's question after bob's deprovisioning = %v; want it pending with alice", r)
+		}
+		qs := testkit.List(testkit.OK(t, e.mcp["alice"], "check_inbox", nil), "questions")
+		if len(qs) != 1 || testkit.Field(qs[0], "message_id") != msgID {
+			t.Fatalf("alice's inbox = %v", qs)
+		}
+	})
 }

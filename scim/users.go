@@ -377,14 +377,24 @@ func trimTo(s string, n int) string {
 // whether they are active: a member made inactive leaves the org (see
 // usecase.Departures.Leave), one made active again is reinstated.
 //
+// With a precondition (If-Match), the version it accepts is claimed first
+// (see claimUser): of two writes made with the same version, one fails.
+//
 // Returns ENotFound, EInvalid and EConflict (as *Error), EConflict when
-// deactivating the org's last admin.
-func (s *Service) Replace(ctx context.Context, orgID, id string, a Attrs) (*User, error) {
-	cur, err := s.Get(ctx, orgID, id)
-	if err != nil {
+// deactivating the org's last admin, a 412 *Error when match refuses the
+// user's version.
+func (s *Service) Replace(ctx context.Context, orgID, id string, a Attrs, match Precondition) (*User, error) {
+	if _, err := s.Get(ctx, orgID, id); err != nil {
 		return nil, err
 	}
 	if err := a.check(); err != nil {
+		return nil, err
+	}
+	if err := s.claimUser(ctx, orgID, id, match); err != nil {
+		return nil, err
+	}
+	cur, err := s.Get(ctx, orgID, id)
+	if err != nil {
 		return nil, err
 	}
 	if a.sameActive {
@@ -426,8 +436,13 @@ func (s *Service) Replace(ctx context.Context, orgID, id string, a Attrs) (*User
 		}
 	}
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
-		res, err := tx.Exec(ctx, `UPDATE scim_users SET user_name = $1, user_name_key = $2, external_id = $3, given_name = $4, family_name = $5, version = version + 1, updated_at = $6
-			WHERE org_id = $7 AND user_id = $8`, a.UserName, userKey(a.UserName), a.ExternalID, a.GivenName, a.FamilyName, s.db.Now(), orgID, id)
+		// A write whose claim moved the version on moves it no further.
+		step := 1
+		if match != nil {
+			step = 0
+		}
+		res, err := tx.Exec(ctx, `UPDATE scim_users SET user_name = $1, user_name_key = $2, external_id = $3, given_name = $4, family_name = $5, version = version + $9, updated_at = $6
+			WHERE org_id = $7 AND user_id = $8`, a.UserName, userKey(a.UserName), a.ExternalID, a.GivenName, a.FamilyName, s.db.Now(), orgID, id, step)
 		if db.IsDuplicate(err) {
 			return taken(a.UserName)
 		}
@@ -456,7 +471,7 @@ func (u *User) attrs() Attrs {
 //
 // Returns Replace's errors, and EInvalid (as *Error) for an operation it
 // cannot apply.
-func (s *Service) Patch(ctx context.Context, orgID, id string, ops []Op) (*User, error) {
+func (s *Service) Patch(ctx context.Context, orgID, id string, ops []Op, match Precondition) (*User, error) {
 	cur, err := s.Get(ctx, orgID, id)
 	if err != nil {
 		return nil, err
@@ -467,7 +482,7 @@ func (s *Service) Patch(ctx context.Context, orgID, id string, ops []Op) (*User,
 			return nil, &Error{Status: 400, Type: err.Type, Detail: fmt.Sprintf("Operations[%d]: %s", i, err.Detail)}
 		}
 	}
-	return s.Replace(ctx, orgID, id, a)
+	return s.Replace(ctx, orgID, id, a, match)
 }
 
 // Delete deletes the SCIM user id of orgID: the member leaves the org (see
@@ -475,9 +490,13 @@ func (s *Service) Patch(ctx context.Context, orgID, id string, ops []Op) (*User,
 // goes, so that the user is "not found" from then on. The member's row
 // stays, removed, as every former member's does.
 //
-// Returns ENotFound, EConflict for the org's last admin.
-func (s *Service) Delete(ctx context.Context, orgID, id string) error {
+// Returns ENotFound, EConflict for the org's last admin, a 412 *Error
+// when match refuses the user's version.
+func (s *Service) Delete(ctx context.Context, orgID, id string, match Precondition) error {
 	if _, err := s.Get(ctx, orgID, id); err != nil {
+		return err
+	}
+	if err := s.claimUser(ctx, orgID, id, match); err != nil {
 		return err
 	}
 	if _, _, err := s.departures.Leave(ctx, orgID, id); err != nil {
@@ -490,6 +509,45 @@ func (s *Service) Delete(ctx context.Context, orgID, id string) error {
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return notFound(id)
+		}
+		return nil
+	})
+}
+
+// Precondition is a write's If-Match: whether it may change a resource at
+// the given version. A nil Precondition accepts any.
+type Precondition func(version int) bool
+
+// preconditionFailed is the refusal of a write whose If-Match names
+// another version than the resource's.
+func preconditionFailed(version int) error {
+	return &Error{Status: 412, Detail: fmt.Sprintf("the resource changed since it was read: its version is %s; read it again", etag(version))}
+}
+
+// claimUser moves the SCIM user id's version on and checks, in the same
+// transaction, that match accepts the version it had: the row's lock
+// orders writes made at once, so that of two made with the same version
+// the second finds it moved and fails. A user's write changes the member
+// through orgs and usecase in transactions of their own, so the claim
+// comes first and the write's own update then leaves the version as
+// claimed. A write refused after its claim (the last admin, say) leaves
+// the version moved, which only sends the identity provider to read the
+// user again. Without a precondition it does nothing.
+func (s *Service) claimUser(ctx context.Context, orgID, id string, match Precondition) error {
+	if match == nil {
+		return nil
+	}
+	return s.db.Tx(ctx, func(tx db.Querier) error {
+		var v int
+		err := tx.QueryRow(ctx, `UPDATE scim_users SET version = version + 1 WHERE org_id = $1 AND user_id = $2 RETURNING version`, orgID, id).Scan(&v)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound(id)
+		}
+		if err != nil {
+			return fmt.Errorf("update scim_users: %w", err)
+		}
+		if !match(v - 1) {
+			return preconditionFailed(v - 1)
 		}
 		return nil
 	})

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -31,7 +30,9 @@ type Provider struct {
 	ClientID string
 	// HasSecret says whether a client secret is kept (it is never shown).
 	HasSecret bool
-	Domains   []string
+	// Domains are the org's verified email domains (see Domain): only
+	// addresses at them are linked by email or make members just in time.
+	Domains []string
 	// JIT makes a member of a person the provider vouches for who has no
 	// account yet, on their first sign-in.
 	JIT bool
@@ -46,6 +47,11 @@ type Provider struct {
 	// that its metadata gives.
 	MetadataURL string
 	SSOURL      string
+	// SPCert is the SHA-256 fingerprint of the certificate of the org's
+	// SAML signing key; PrevSPCert the one the last roll replaced, still
+	// offered in the metadata until PrevUntil ("" and zero once it is not).
+	SPCert, PrevSPCert string
+	PrevUntil          time.Time
 	// TestedAt is the last successful test login since the settings that
 	// reach the provider changed, zero for none; TestedBy who made it.
 	TestedAt  time.Time
@@ -71,9 +77,6 @@ type Settings struct {
 	// Metadata is empty, is where to fetch it.
 	Metadata    string
 	MetadataURL string
-	// Domains are email domains, written one per line or separated by
-	// commas or spaces.
-	Domains     string
 	JIT         bool
 	LinkByEmail bool
 }
@@ -126,28 +129,6 @@ func (s Settings) oidc(allowHTTP bool) (issuer, clientID, secret string, err err
 	return issuer, clientID, secret, nil
 }
 
-// domains checks the email domains of s and the options that need them.
-func (s Settings) domains() ([]string, error) {
-	var domains []string
-	for _, d := range strings.FieldsFunc(strings.ToLower(s.Domains), func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' || r == '\t' }) {
-		d = strings.TrimPrefix(d, "@")
-		if _, err := ctalk.ParseEmail("domain", "x@"+d); err != nil {
-			return nil, ctalk.Errorf(ctalk.EInvalid, "domains: %q is not an email domain such as example.com", ctalk.Shorten(d, 60))
-		}
-		if !slices.Contains(domains, d) {
-			domains = append(domains, d)
-		}
-	}
-	if len(domains) > MaxDomains {
-		return nil, ctalk.Errorf(ctalk.EInvalid, "domains: at most %d", MaxDomains)
-	}
-	slices.Sort(domains)
-	if (s.JIT || s.LinkByEmail) && len(domains) == 0 {
-		return nil, ctalk.Errorf(ctalk.EInvalid, "domains: creating members just in time and linking by email take at least one domain, whose verified addresses alone they accept")
-	}
-	return domains, nil
-}
-
 func adminOnly(c ctalk.Caller, what string) error {
 	if !c.Admin {
 		return ctalk.Errorf(ctalk.EForbidden, "only an admin of the organization %s", what)
@@ -175,17 +156,21 @@ func (s *Service) Provider(ctx context.Context, c ctalk.Caller) (*Provider, erro
 // org's service provider key pair.
 type kept struct {
 	secret, metadata, spKey, spCert string
+	// prevKey and prevCert are the SAML key pair the last roll replaced,
+	// offered until prevUntil (see RollKey).
+	prevKey, prevCert string
+	prevUntil         time.Time
 }
 
 // providerOf reads orgID's provider with what it keeps.
 func (s *Service) providerOf(ctx context.Context, orgID string) (*Provider, *kept, error) {
 	p, k := &Provider{}, &kept{}
-	var tested sql.NullTime
+	var tested, prevUntil sql.NullTime
 	err := s.db.QueryRow(ctx, `SELECT id, org_id, kind, issuer, client_id, client_secret, idp_metadata, metadata_url, sp_key, sp_cert,
-			jit, link_by_email, required, tested_at, tested_by, updated_by, updated_at
+			sp_prev_key, sp_prev_cert, sp_prev_until, jit, link_by_email, required, tested_at, tested_by, updated_by, updated_at
 		FROM sso_providers WHERE org_id = $1`, orgID).
 		Scan(&p.ID, &p.OrgID, &p.Kind, &p.Issuer, &p.ClientID, &k.secret, &k.metadata, &p.MetadataURL, &k.spKey, &k.spCert,
-			&p.JIT, &p.LinkByEmail, &p.Required, &tested, &p.TestedBy, &p.UpdatedBy, &p.UpdatedAt)
+			&k.prevKey, &k.prevCert, &prevUntil, &p.JIT, &p.LinkByEmail, &p.Required, &tested, &p.TestedBy, &p.UpdatedBy, &p.UpdatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, ctalk.Errorf(ctalk.ENotFound, "organization %q has no single sign-on", orgID)
 	}
@@ -197,8 +182,13 @@ func (s *Service) providerOf(ctx context.Context, orgID string) (*Provider, *kep
 		if md, err := parseIDPMetadata([]byte(k.metadata)); err == nil {
 			p.SSOURL = md.ssoURL
 		}
+		k.prevUntil = prevUntil.Time
+		p.SPCert = fingerprint(k.spCert)
+		if k.offersPrev(s.db.Now()) {
+			p.PrevSPCert, p.PrevUntil = fingerprint(k.prevCert), k.prevUntil
+		}
 	}
-	rows, err := s.db.Query(ctx, `SELECT domain FROM sso_domains WHERE org_id = $1 ORDER BY domain`, orgID)
+	rows, err := s.db.Query(ctx, `SELECT domain FROM sso_domains WHERE org_id = $1 AND verified_at IS NOT NULL ORDER BY domain`, orgID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read sso_domains: %w", err)
 	}
@@ -268,8 +258,8 @@ func trustOf(p *Provider, k *kept) string {
 //
 // Returns EForbidden to a member, EInvalid for bad settings, a provider
 // whose discovery document is not at the issuer or metadata that is not a
-// SAML identity provider's, EConflict when another organization has one of
-// the domains, EUnavailable when the provider cannot be reached.
+// SAML identity provider's, EUnavailable when the provider cannot be
+// reached.
 func (s *Service) Configure(ctx context.Context, c ctalk.Caller, in Settings) (*Provider, error) {
 	if err := adminOnly(c, "sets its single sign-on"); err != nil {
 		return nil, err
@@ -279,9 +269,6 @@ func (s *Service) Configure(ctx context.Context, c ctalk.Caller, in Settings) (*
 		return nil, err
 	}
 	cur := &current{}
-	if cur.domains, err = in.domains(); err != nil {
-		return nil, err
-	}
 	cur.provider, cur.kept, err = s.providerOf(ctx, c.OrgID)
 	if err != nil && ctalk.ErrorCode(err) != ctalk.ENotFound {
 		return nil, err
@@ -293,15 +280,14 @@ func (s *Service) Configure(ctx context.Context, c ctalk.Caller, in Settings) (*
 }
 
 // current is what Configure found before the change: the org's provider
-// (nil for none) with what it keeps, and the domains asked for.
+// (nil for none) with what it keeps.
 type current struct {
 	provider *Provider
 	kept     *kept
-	domains  []string
 }
 
-// save writes the provider r of c's org, with in's options and cur's
-// domains, in place of cur's provider.
+// save writes the provider r of c's org, with in's options, in place of
+// cur's provider.
 func (s *Service) save(ctx context.Context, c ctalk.Caller, in Settings, cur *current, r *providerRow) (*Provider, error) {
 	old, k := cur.provider, cur.kept
 	sameKind := old != nil && old.Kind == r.kind
@@ -334,17 +320,6 @@ func (s *Service) save(ctx context.Context, c ctalk.Caller, in Settings, cur *cu
 				if _, err := tx.Exec(ctx, q, c.OrgID, old.ID); err != nil {
 					return fmt.Errorf("forget the links of the provider replaced: %w", err)
 				}
-			}
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM sso_domains WHERE org_id = $1`, c.OrgID); err != nil {
-			return fmt.Errorf("delete from sso_domains: %w", err)
-		}
-		for _, d := range cur.domains {
-			if _, err := tx.Exec(ctx, `INSERT INTO sso_domains (domain, org_id, provider_id) VALUES ($1, $2, $3)`, d, c.OrgID, id); err != nil {
-				if ctalk.ErrorCode(err) == ctalk.EConflict {
-					return ctalk.Errorf(ctalk.EConflict, "domains: %s signs in with another organization's provider; a domain belongs to one organization", d)
-				}
-				return fmt.Errorf("insert into sso_domains: %w", err)
 			}
 		}
 		return nil
@@ -402,28 +377,6 @@ func (s *Service) Remove(ctx context.Context, c ctalk.Caller) error {
 		}
 		return nil
 	})
-}
-
-// OrgByDomain returns the org whose provider signs in the people of
-// email's domain.
-//
-// Returns EInvalid for a malformed address, ENotFound when no org's
-// provider has the domain.
-func (s *Service) OrgByDomain(ctx context.Context, email string) (string, error) {
-	email, err := ctalk.ParseEmail("email", email)
-	if err != nil {
-		return "", err
-	}
-	domain := email[strings.LastIndexByte(email, '@')+1:]
-	var orgID string
-	err = s.db.QueryRow(ctx, `SELECT org_id FROM sso_domains WHERE domain = $1`, domain).Scan(&orgID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", ctalk.Errorf(ctalk.ENotFound, "no organization signs in %s addresses with single sign-on; enter your organization's id instead", domain)
-	}
-	if err != nil {
-		return "", fmt.Errorf("read sso_domains: %w", err)
-	}
-	return orgID, nil
 }
 
 // Required reports whether orgID requires sign-in through its provider.

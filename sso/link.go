@@ -33,7 +33,7 @@ type identity struct {
 }
 
 // emailAt returns id's email when it is verified and at one of p's
-// domains, else "".
+// verified domains, else "".
 func (id identity) emailAt(p *Provider) string {
 	if !id.verified || id.email == "" {
 		return ""
@@ -51,9 +51,9 @@ func (id identity) emailAt(p *Provider) string {
 //     provider gives now: an email changed at the provider is the same
 //     person.
 //  2. An admin's test login links the subject to that admin.
-//  3. With link_by_email, a verified email at one of the org's domains
+//  3. With link_by_email, a verified email at one of the org's verified domains
 //     links the member with that address, if they have no link yet.
-//  4. With jit, a verified email at one of the org's domains makes a new
+//  4. With jit, a verified email at one of the org's verified domains makes a new
 //     member, linked.
 //
 // Nobody else is linked: not by an unverified email, nor one at another

@@ -186,29 +186,16 @@ func (s *Service) serviceProvider(p *Provider, k *kept, publicURL string) (*saml
 	if err != nil {
 		return nil, err
 	}
-	kb, _ := pem.Decode([]byte(k.spKey))
-	cb, _ := pem.Decode([]byte(k.spCert))
-	if kb == nil || cb == nil {
-		return nil, fmt.Errorf("the SAML key pair of %s is not PEM", p.OrgID)
-	}
-	key, err := x509.ParsePKCS8PrivateKey(kb.Bytes)
+	rk, cert, err := keyPair(p.OrgID, k.spKey, k.spCert)
 	if err != nil {
-		return nil, fmt.Errorf("read the SAML key of %s: %w", p.OrgID, err)
-	}
-	rk, ok := key.(*rsa.PrivateKey)
-	if !ok {
-		return nil, fmt.Errorf("the SAML key of %s is not RSA", p.OrgID)
-	}
-	cert, err := x509.ParseCertificate(cb.Bytes)
-	if err != nil {
-		return nil, fmt.Errorf("read the SAML certificate of %s: %w", p.OrgID, err)
+		return nil, err
 	}
 	meta, err1 := url.Parse(publicURL + MetadataPath(p.OrgID))
 	acs, err2 := url.Parse(publicURL + ACSPath)
 	if err := errors.Join(err1, err2); err != nil {
 		return nil, fmt.Errorf("the server's public URL: %w", err)
 	}
-	return &saml.ServiceProvider{
+	sp := &saml.ServiceProvider{
 		EntityID: meta.String(), MetadataURL: *meta, AcsURL: *acs,
 		Key: rk, Certificate: cert, SignatureMethod: dsig.RSASHA256SignatureMethod,
 		IDPMetadata: md.entity, HTTPClient: s.cfg.HTTP,
@@ -217,8 +204,16 @@ func (s *Service) serviceProvider(p *Provider, k *kept, publicURL string) (*saml
 		AuthnNameIDFormat:                saml.UnspecifiedNameIDFormat,
 		AssertionConsumerServiceBindings: []string{saml.HTTPPostBinding},
 		RejectSHA1Signatures:             true,
-		MetadataValidDuration:            7 * 24 * time.Hour,
-	}, nil
+		MetadataValidDuration:            KeyGrace,
+	}
+	if k.offersPrev(s.db.Now()) {
+		prev, _, err := keyPair(p.OrgID, k.prevKey, k.prevCert)
+		if err != nil {
+			return nil, err
+		}
+		sp.DecryptionKeys = []*rsa.PrivateKey{prev}
+	}
+	return sp, nil
 }
 
 // beginSAML sends the browser to p's sign-in address with a signed
@@ -245,7 +240,8 @@ func (s *Service) beginSAML(ctx context.Context, p *Provider, k *kept, st *signI
 // Metadata returns orgID's service provider metadata at publicURL, which
 // its admins give their identity provider: the entity ID, the assertion
 // consumer service and the certificate of the key that signs ctalk's
-// requests. It is public, as every SAML service provider's.
+// requests, with the one a roll replaced while it is offered (see
+// RollKey). It is public, as every SAML service provider's.
 //
 // Returns EInvalid for a malformed org id, ENotFound when the org has no
 // SAML single sign-on.
@@ -265,7 +261,15 @@ func (s *Service) Metadata(ctx context.Context, orgID, publicURL string) ([]byte
 	if err != nil {
 		return nil, err
 	}
-	b, err := xml.MarshalIndent(sp.Metadata(), "", "  ")
+	md := sp.Metadata()
+	if k.offersPrev(s.db.Now()) {
+		_, prev, err := keyPair(p.OrgID, k.prevKey, k.prevCert)
+		if err != nil {
+			return nil, err
+		}
+		offerPrev(md, prev)
+	}
+	b, err := xml.MarshalIndent(md, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("write the SAML metadata: %w", err)
 	}
@@ -395,7 +399,7 @@ var (
 // email and name of its attributes (the NameID is the email when its
 // format says so). SAML has no email_verified: the identity provider
 // vouches for the address it asserts, which links or makes a member only
-// at the org's domains.
+// at the org's verified domains.
 func samlIdentity(a *saml.Assertion) (identity, error) {
 	if a.Subject == nil || a.Subject.NameID == nil || a.Subject.NameID.Value == "" || len(a.Subject.NameID.Value) > maxURLLen {
 		return identity{}, ctalk.Errorf(ctalk.EUnauthorized, "the identity provider's response was refused: its assertion has no NameID of at most %d characters", maxURLLen)

@@ -15,6 +15,7 @@ package sso
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -51,6 +52,9 @@ type Config struct {
 	// AllowHTTP lets an issuer be an http:// URL, for tests and local
 	// development against a provider on loopback; never set otherwise.
 	AllowHTTP bool
+	// Resolver looks up the TXT records that prove an org's email domains;
+	// nil is net.DefaultResolver.
+	Resolver TXTResolver
 }
 
 // Service is the organizations' single sign-on.
@@ -72,6 +76,9 @@ type cachedProvider struct {
 func New(d *db.DB, cfg Config, o *orgs.Service) *Service {
 	if cfg.HTTP == nil {
 		cfg.HTTP = http.DefaultClient
+	}
+	if cfg.Resolver == nil {
+		cfg.Resolver = net.DefaultResolver
 	}
 	return &Service{db: d, cfg: cfg, orgs: o, providers: map[string]cachedProvider{}}
 }

@@ -22,14 +22,20 @@ const (
 	redirect = base + sso.CallbackPath
 )
 
-// fixture is an org acme with the admin alice, and its provider op.
+// fixture is an org acme with the admin alice, its provider op, and the
+// DNS server its domains are proven at.
 type fixture struct {
 	svc  *sso.Service
 	orgs *orgs.Service
 	op   *testkit.OpenIDProvider
+	dns  *testkit.DNSServer
 }
 
-func setUp(t *testing.T, d *db.DB, s sso.Settings) *fixture {
+var alice = ctalk.Caller{OrgID: "acme", UserID: "alice", Admin: true}
+
+// setUp makes acme with op as its provider, set to s, and the domains
+// given, verified.
+func setUp(t *testing.T, d *db.DB, s sso.Settings, domains ...string) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	cfg := auth.DefaultConfig()
@@ -43,13 +49,31 @@ func setUp(t *testing.T, d *db.DB, s sso.Settings) *fixture {
 		orgs.NewUser{ID: "alice", Name: "Alice", Password: "alice-password-1", Role: orgs.RoleAdmin}); err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{orgs: o, op: testkit.NewOpenIDProvider(t, "ctalk-acme", "secret-0123456789")}
-	f.svc = sso.New(d, sso.Config{HTTP: outbound.Client(outbound.Options{AllowLoopback: true}), AllowHTTP: true}, o)
+	f := &fixture{orgs: o, op: testkit.NewOpenIDProvider(t, "ctalk-acme", "secret-0123456789"), dns: testkit.NewDNSServer(t)}
+	f.svc = sso.New(d, sso.Config{HTTP: outbound.Client(outbound.Options{AllowLoopback: true}), AllowHTTP: true, Resolver: f.dns.Resolver()}, o)
 	s.Issuer, s.ClientID, s.ClientSecret = f.op.URL, f.op.ClientID, f.op.ClientSecret
-	if _, err := f.svc.Configure(ctx, ctalk.Caller{OrgID: "acme", UserID: "alice", Admin: true}, s); err != nil {
+	if _, err := f.svc.Configure(ctx, alice, s); err != nil {
 		t.Fatal(err)
 	}
+	for _, name := range domains {
+		f.prove(t, alice, name)
+	}
 	return f
+}
+
+// prove adds name to c's org, publishes its record and verifies it.
+func (f *fixture) prove(t *testing.T, c ctalk.Caller, name string) *sso.Domain {
+	t.Helper()
+	ctx := context.Background()
+	dom, err := f.svc.AddDomain(ctx, c, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.dns.SetTXT(dom.RecordName(), dom.RecordValue())
+	if dom, err = f.svc.VerifyDomain(ctx, c, dom.ID); err != nil || !dom.Verified() {
+		t.Fatalf("verifying %s: %+v, %v", name, dom, err)
+	}
+	return dom
 }
 
 // code begins a sign-in at acme's provider and returns its state and the
@@ -80,7 +104,7 @@ func TestJITRacingSignIns(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
-		f := setUp(t, d, sso.Settings{Domains: "acme.test", JIT: true})
+		f := setUp(t, d, sso.Settings{JIT: true}, "acme.test")
 		f.op.SetUser(testkit.OIDCUser{Subject: "idp-dave", Email: "dave@acme.test", EmailVerified: true, Name: "Dave"})
 		const n = 8
 		var states, codes [n]string
@@ -120,7 +144,7 @@ func TestFinishTakesItsStateOnce(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
-		f := setUp(t, d, sso.Settings{Domains: "acme.test", LinkByEmail: true})
+		f := setUp(t, d, sso.Settings{LinkByEmail: true}, "acme.test")
 		if _, err := f.orgs.SetEmail(ctx, "acme", "alice", "alice@acme.test"); err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +181,6 @@ func TestRequiredAfterATestOnly(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		f := setUp(t, d, sso.Settings{})
-		alice := ctalk.Caller{OrgID: "acme", UserID: "alice", Admin: true}
 		if err := f.svc.SetRequired(ctx, alice, true); ctalk.ErrorCode(err) != ctalk.EConflict {
 			t.Fatalf("requiring before a test: %v", err)
 		}

@@ -106,6 +106,7 @@ type orgSettingsArgs struct {
 	RequirePasskey     *bool    `json:"require_passkey"`
 	KnowledgeSharing   string   `json:"knowledge_sharing"`
 	KnowledgeStaleDays *float64 `json:"knowledge_stale_days"`
+	DepartureQuestions string   `json:"departure_questions"`
 }
 
 func (s *Server) registerUpdateOrgSettings() {
@@ -120,11 +121,12 @@ func (s *Server) registerUpdateOrgSettings() {
 		mcp.WithBoolean("require_passkey", mcp.Description("Whether members are asked to add a passkey when they sign in without one; omit to keep it.")),
 		mcp.WithString("knowledge_sharing", mcp.Enum(orgs.SharingOff, orgs.SharingAsk, orgs.SharingOn), mcp.Description("Whether answers, once sent, are shared with the org (find_answers, the Knowledge page): off, ask (each person chooses; the default) or on (shared unless the person says no; set by a person in the web app); omit to keep it.")),
 		mcp.WithNumber("knowledge_stale_days", mcp.Description("Shared answers older than this many days are marked stale, 0 (never) to 3650 (default 180); omit to keep it.")),
+		mcp.WithString("departure_questions", mcp.Enum(orgs.DepartureDecline, orgs.DepartureDelegate), mcp.Description("What becomes of the questions waiting for a member who is removed or deprovisioned: decline (declined to their askers; the default) or delegate (each forwarded to the member's away delegate while that delegate is still a member, the rest declined); omit to keep it.")),
 		authTokenParam,
 		annotations(false, false, true),
 	), func(ctx context.Context, orgID string, in *orgSettingsArgs) (*orgs.Org, error) {
 		settings := orgs.Settings{ApprovalMode: in.ApprovalMode, ChannelPostMode: in.ChannelPostMode, AgentPasswordLogin: in.AgentPasswordLogin,
-			ApprovalFactor: in.ApprovalFactor, RequirePasskey: in.RequirePasskey, KnowledgeSharing: in.KnowledgeSharing}
+			ApprovalFactor: in.ApprovalFactor, RequirePasskey: in.RequirePasskey, KnowledgeSharing: in.KnowledgeSharing, DepartureQuestions: in.DepartureQuestions}
 		if in.KnowledgeStaleDays != nil {
 			days, err := intArg("knowledge_stale_days", in.KnowledgeStaleDays, 0, 0, orgs.MaxStaleDays)
 			if err != nil {
@@ -141,13 +143,14 @@ func (s *Server) registerUpdateOrgSettings() {
 
 type removeUserResult struct {
 	*orgs.Removal
-	QuestionsDeclined int    `json:"questions_declined" jsonschema:"how many questions still waiting for the member were declined to their askers"`
-	Message           string `json:"message"`
+	QuestionsDeclined  int    `json:"questions_declined" jsonschema:"how many questions still waiting for the member were declined to their askers"`
+	QuestionsDelegated int    `json:"questions_delegated" jsonschema:"how many questions still waiting for the member were forwarded to their away delegate (the org's departure_questions is delegate)"`
+	Message            string `json:"message"`
 }
 
 func (s *Server) registerRemoveUser() {
 	addAdminTool(s, mcp.NewTool("remove_user",
-		mcp.WithDescription("Org admins only: remove a member from the organization. All their tokens stop working at once; they can no longer log in, be asked or be listed. Questions waiting for them are declined to their askers. Questions they asked stay readable by their recipients, marked as from a former member. Their user id is not given to anyone else later. The last admin cannot be removed."),
+		mcp.WithDescription("Org admins only: remove a member from the organization. All their tokens stop working at once; they can no longer log in, be asked or be listed. Questions waiting for them are declined to their askers, or, where the org's departure_questions is delegate, forwarded to their away delegate. Questions they asked stay readable by their recipients, marked as from a former member. Their user id is not given to anyone else later. The last admin cannot be removed."),
 		mcp.WithString("org_id", mcp.Required(), mcp.Description("Your organization.")),
 		adminPasswordParam,
 		mcp.WithString("user_id", mcp.Required(), mcp.Description("The member to remove.")),
@@ -163,7 +166,8 @@ func (s *Server) registerRemoveUser() {
 			// Removed by a concurrent call: this one only declined.
 			return nil, auth.NotFoundUser(in.UserID)
 		}
-		return &removeUserResult{Removal: r, QuestionsDeclined: n, Message: "the member is removed and their tokens are revoked; the questions waiting for them are declined to their askers; their user id stays reserved"}, nil
+		return &removeUserResult{Removal: r, QuestionsDeclined: n.Declined, QuestionsDelegated: n.Delegated,
+			Message: "the member is removed and their tokens are revoked; the questions waiting for them are declined to their askers or forwarded to their delegate, as questions_declined and questions_delegated say; their user id stays reserved"}, nil
 	})
 }
 

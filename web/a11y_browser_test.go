@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/db"
@@ -20,6 +21,7 @@ import (
 	"github.com/ctalk/ctalk/knowledge"
 	"github.com/ctalk/ctalk/mail/mailtest"
 	"github.com/ctalk/ctalk/orgs"
+	"github.com/ctalk/ctalk/sso"
 )
 
 // axeSource is axe-core (testdata/axe.min.js, MPL-2.0, its licence beside
@@ -56,8 +58,9 @@ type axeViolation struct {
 func TestPagesAccessibleInBothThemes(t *testing.T) {
 	t.Parallel()
 	chromium := testkit.Browser(t)
-	s := start(t, db.SQLite, withMail(mailtest.Start(t)))
+	s := startSSO(t, db.SQLite, withMail(mailtest.Start(t)))
 	q := a11yFixture(t, s)
+	a11ySSO(t, s)
 	authorize := authorization(t, s, "Claude Code")
 	invite, reset := accessLinks(t, s)
 	signedOut := []string{"/", "/signin", "/signup", authorize, "/forgot", invite, reset, passkeyLink(t, s)}
@@ -70,6 +73,33 @@ func TestPagesAccessibleInBothThemes(t *testing.T) {
 	signIn(t, ctx, s.URL, "acme", "alice")
 	for _, path := range signedIn {
 		checkPage(t, ctx, s.URL, path)
+	}
+}
+
+// a11ySSO gives acme single sign-on by SAML, with its signing key rolled,
+// a domain verified and one pending, so that /admin/sso shows every
+// section.
+func a11ySSO(t *testing.T, s *site) {
+	t.Helper()
+	ctx := context.Background()
+	alice := ctalk.Caller{OrgID: "acme", UserID: "alice", Admin: true}
+	if _, err := s.SSO.Configure(ctx, alice, sso.Settings{Kind: sso.KindSAML, Metadata: testkit.NewSAMLProvider(t).Metadata(t)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SSO.RollKey(ctx, alice); err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range []string{"acme.test", "acme-labs.test"} {
+		dom, err := s.SSO.AddDomain(ctx, alice, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			s.dns.SetTXT(dom.RecordName(), dom.RecordValue())
+			if _, err := s.SSO.VerifyDomain(ctx, alice, dom.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }
 

@@ -166,7 +166,7 @@ func (p *Pages) updateSettings(c echo.Context) error {
 	case "off":
 		in.RequirePasskey = ptr(false)
 	}
-	in.KnowledgeSharing = c.FormValue("knowledge_sharing")
+	in.KnowledgeSharing, in.DepartureQuestions = c.FormValue("knowledge_sharing"), c.FormValue("departure_questions")
 	if raw := strings.TrimSpace(c.FormValue("knowledge_stale_days")); raw != "" {
 		days, convErr := strconv.Atoi(raw)
 		if convErr != nil {

@@ -35,6 +35,9 @@ type site struct {
 	logs *syncbuf.Buffer
 	// clock is the database's "now", which a test may move forward.
 	clock *offsetClock
+	// dns is where the org's email domains are proven, for the sites that
+	// startSSO starts.
+	dns *testkit.DNSServer
 }
 
 // offsetClock is the time now, moved forward by what a test added.

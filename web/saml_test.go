@@ -97,15 +97,18 @@ func samlSignIn(t *testing.T, c *client, idp *testkit.SAMLProvider, org string) 
 }
 
 // configureSAML has admin set up idp by its metadata URL, with the given
-// options.
-func configureSAML(t *testing.T, admin *client, idp *testkit.SAMLProvider, domain string, extra url.Values) {
+// options, and proves domain unless it is "".
+func configureSAML(t *testing.T, s *site, admin *client, idp *testkit.SAMLProvider, domain string, extra url.Values) {
 	t.Helper()
-	form := url.Values{"kind": {"saml"}, "metadata_url": {idp.URL + "/metadata"}, "domains": {domain}}
+	form := url.Values{"kind": {"saml"}, "metadata_url": {idp.URL + "/metadata"}}
 	for k, v := range extra {
 		form[k] = v
 	}
 	if code, body := admin.post("/admin/sso", form); code != http.StatusOK || !strings.Contains(body, "Single sign-on saved") {
 		t.Fatalf("saving SAML: %d %s", code, body)
+	}
+	if domain != "" {
+		s.proveDomain(t, admin, domain)
 	}
 }
 
@@ -113,7 +116,7 @@ func configureSAML(t *testing.T, admin *client, idp *testkit.SAMLProvider, domai
 // has the address bob@acme.test, and a SAML provider.
 func samlSite(t *testing.T, engine db.Engine) (*site, *testkit.SAMLProvider) {
 	t.Helper()
-	s := start(t, engine, withSSO)
+	s := startSSO(t, engine)
 	s.org(t, "acme")
 	if _, err := s.Orgs.SetEmail(context.Background(), "acme", "bob", "bob@acme.test"); err != nil {
 		t.Fatal(err)
@@ -149,7 +152,7 @@ func TestSAMLSignIn(t *testing.T) {
 				t.Errorf("%s: %d, want 400 saying %q", tc.name, code, tc.want)
 			}
 		}
-		configureSAML(t, alice, idp, "acme.test", url.Values{"link_by_email": {"on"}})
+		configureSAML(t, s, alice, idp, "acme.test", url.Values{"link_by_email": {"on"}})
 		entityID, acs := s.URL+sso.MetadataPath("acme"), s.URL+sso.ACSPath
 		if _, body := alice.get("/admin/sso"); !strings.Contains(body, entityID) || !strings.Contains(body, acs) {
 			t.Errorf("the admin page does not show the entity ID and ACS URL: %s", body)
@@ -196,7 +199,7 @@ func TestSAMLSignIn(t *testing.T) {
 
 		// The same metadata pasted, with just-in-time members: still
 		// tested and required.
-		configureSAML(t, alice, idp, "acme.test", url.Values{"metadata_url": {""}, "metadata": {idp.Metadata(t)}, "link_by_email": {"on"}, "jit": {"on"}})
+		configureSAML(t, s, alice, idp, "", url.Values{"metadata_url": {""}, "metadata": {idp.Metadata(t)}, "link_by_email": {"on"}, "jit": {"on"}})
 		if on, err := s.SSO.Required(ctx, "acme"); err != nil || !on {
 			t.Errorf("the same metadata pasted turned sso_required off: %v %v", on, err)
 		}
@@ -229,8 +232,8 @@ func TestSAMLRefusals(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
 		s, idp := samlSite(t, engine)
 		s.org(t, "beta")
-		configureSAML(t, s.newClient(t, "acme", "alice"), idp, "acme.test", url.Values{"link_by_email": {"on"}})
-		configureSAML(t, s.newClient(t, "beta", "alice"), idp, "beta.test", url.Values{"link_by_email": {"on"}})
+		configureSAML(t, s, s.newClient(t, "acme", "alice"), idp, "acme.test", url.Values{"link_by_email": {"on"}})
+		configureSAML(t, s, s.newClient(t, "beta", "alice"), idp, "beta.test", url.Values{"link_by_email": {"on"}})
 		idp.SetUser(testkit.SAMLUser{NameID: "idp-bob", Email: "bob@acme.test"})
 
 		signedOut := func(t *testing.T, c *client) {
@@ -341,7 +344,7 @@ func TestSAMLForgeries(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
 		ctx := context.Background()
 		s, idp := samlSite(t, engine)
-		configureSAML(t, s.newClient(t, "acme", "alice"), idp, "acme.test", url.Values{"link_by_email": {"on"}})
+		configureSAML(t, s, s.newClient(t, "acme", "alice"), idp, "acme.test", url.Values{"link_by_email": {"on"}})
 		bobSessions := func(t *testing.T) int {
 			t.Helper()
 			var n int

@@ -51,6 +51,10 @@ func (p *Pages) mountSSOAdmin(r routes) {
 	r.POST("/admin/sso/test", p.ssoTest)
 	r.POST("/admin/sso/required", p.ssoRequired)
 	r.POST("/admin/sso/remove", p.ssoRemove)
+	r.POST("/admin/sso/roll-key", p.ssoRollKey)
+	r.POST("/admin/sso/domains", p.ssoAddDomain)
+	r.POST("/admin/sso/domains/:id/verify", p.ssoVerifyDomain)
+	r.POST("/admin/sso/domains/:id/remove", p.ssoRemoveDomain)
 }
 
 // ssoContinue is the page between a sign-in form and the provider: a form
@@ -213,14 +217,23 @@ var ssoFlash = map[string]string{
 	"required": "Single sign-on is required: members sign in only through your provider; admins keep the break-glass sign-in (password and passkey).",
 	"optional": "Single sign-on is optional again: passwords sign in too.",
 	"removed":  "Single sign-on removed, with every member's link to the provider.",
+	"domain":   "Domain added. Publish its TXT record at your DNS provider, then press Verify.",
+	"verified": "Domain verified: its people reach your provider from the sign-in page by their address.",
+	"dropped":  "Domain removed.",
+	"rolled":   "SAML signing key rolled: the new key signs from now on. Give your provider the new certificate where it checks signed requests; the old one stays in the metadata for 7 days.",
 }
 
 // ssoAdminData is the admins' single sign-on page.
 type ssoAdminData struct {
 	CSRF     string
 	Provider *sso.Provider
-	Form     sso.Settings
-	Callback string
+	// Domains are the org's email domains, verified or pending.
+	Domains []sso.Domain
+	// Domain is the domain typed in the form that adds one; DomainError
+	// what was wrong with a domain's addition, verification or removal.
+	Domain, DomainError string
+	Form                sso.Settings
+	Callback            string
 	// EntityID (also the SP metadata's address) and ACS are what an admin
 	// enters at a SAML provider.
 	EntityID, ACS string
@@ -234,11 +247,15 @@ func (p *Pages) ssoAdminPage(c echo.Context) error {
 // ssoAdmin renders the admins' page around d.
 func (p *Pages) ssoAdmin(c echo.Context, status int, d *ssoAdminData, flashed string) error {
 	var err error
-	if d.Provider, err = p.sso.Provider(c.Request().Context(), me(c).Caller()); err != nil {
+	ctx, caller := c.Request().Context(), me(c).Caller()
+	if d.Provider, err = p.sso.Provider(ctx, caller); err != nil {
+		return err
+	}
+	if d.Domains, err = p.sso.Domains(ctx, caller); err != nil {
 		return err
 	}
 	if d.Form.Kind == "" && d.Provider != nil {
-		d.Form = sso.Settings{Kind: d.Provider.Kind, Domains: strings.Join(d.Provider.Domains, "\n"), JIT: d.Provider.JIT, LinkByEmail: d.Provider.LinkByEmail}
+		d.Form = sso.Settings{Kind: d.Provider.Kind, JIT: d.Provider.JIT, LinkByEmail: d.Provider.LinkByEmail}
 		if d.Provider.Kind == sso.KindSAML {
 			d.Form.MetadataURL = d.Provider.MetadataURL
 		} else {
@@ -275,7 +292,7 @@ func (p *Pages) ssoConfigure(c echo.Context) error {
 	}
 	in := sso.Settings{Kind: c.FormValue("kind"), Issuer: c.FormValue("issuer"), ClientID: c.FormValue("client_id"), ClientSecret: c.FormValue("client_secret"),
 		Metadata: c.FormValue("metadata"), MetadataURL: c.FormValue("metadata_url"),
-		Domains: c.FormValue("domains"), JIT: c.FormValue("jit") == "on", LinkByEmail: c.FormValue("link_by_email") == "on"}
+		JIT: c.FormValue("jit") == "on", LinkByEmail: c.FormValue("link_by_email") == "on"}
 	_, err := p.sso.Configure(c.Request().Context(), me(c).Caller(), in)
 	p.recordAction(c, "web:sso_configure", start, err)
 	if err != nil {
@@ -331,6 +348,73 @@ func (p *Pages) ssoRemove(c echo.Context) error {
 		return err
 	}
 	return done(c, "/admin/sso", "removed")
+}
+
+// ssoRollKey replaces the org's SAML signing key; the old one is offered
+// for a grace period. Neither key is shown, logged or audited.
+func (p *Pages) ssoRollKey(c echo.Context) error {
+	start := time.Now()
+	if ok, err := p.personOnly(c, "rolling the SAML signing key", "/admin/sso"); !ok {
+		return err
+	}
+	err := p.sso.RollKey(c.Request().Context(), me(c).Caller())
+	p.recordAction(c, "web:sso_roll_key", start, err)
+	if err != nil {
+		return adminRefused(err, func(status int, msg string) error {
+			return p.ssoAdmin(c, status, &ssoAdminData{Error: msg}, "")
+		})
+	}
+	return done(c, "/admin/sso#sso-key", "rolled")
+}
+
+// ssoAddDomain adds an email domain, pending until its TXT record is
+// found.
+func (p *Pages) ssoAddDomain(c echo.Context) error {
+	start, name := time.Now(), c.FormValue("domain")
+	d, err := p.sso.AddDomain(c.Request().Context(), me(c).Caller(), name)
+	var id string
+	if d != nil {
+		id = d.ID
+	}
+	p.recordAction(c, "web:sso_domain_add", start, err, id)
+	if err != nil {
+		return adminRefused(err, func(status int, msg string) error {
+			return p.ssoAdmin(c, status, &ssoAdminData{Domain: name, DomainError: msg}, "")
+		})
+	}
+	return done(c, "/admin/sso#domain-"+d.ID, "domain")
+}
+
+// ssoVerifyDomain looks up a domain's TXT record; found, the domain routes
+// sign-ins and vouches for addresses, which changes how people sign in.
+func (p *Pages) ssoVerifyDomain(c echo.Context) error {
+	start, id := time.Now(), c.Param("id")
+	if ok, err := p.personOnly(c, "verifying an email domain", "/admin/sso"); !ok {
+		return err
+	}
+	_, err := p.sso.VerifyDomain(c.Request().Context(), me(c).Caller(), id)
+	p.recordAction(c, "web:sso_domain_verify", start, err, id)
+	if err != nil {
+		return adminRefused(err, func(status int, msg string) error {
+			return p.ssoAdmin(c, status, &ssoAdminData{DomainError: msg}, "")
+		})
+	}
+	return done(c, "/admin/sso#domain-"+id, "verified")
+}
+
+func (p *Pages) ssoRemoveDomain(c echo.Context) error {
+	start, id := time.Now(), c.Param("id")
+	if ok, err := p.personOnly(c, "removing an email domain", "/admin/sso"); !ok {
+		return err
+	}
+	err := p.sso.RemoveDomain(c.Request().Context(), me(c).Caller(), id)
+	p.recordAction(c, "web:sso_domain_remove", start, err, id)
+	if err != nil {
+		return adminRefused(err, func(status int, msg string) error {
+			return p.ssoAdmin(c, status, &ssoAdminData{DomainError: msg}, "")
+		})
+	}
+	return done(c, "/admin/sso#sso-domains", "dropped")
 }
 
 // breakGlass holds an admin's password sign-in to an org that requires

@@ -22,15 +22,17 @@ import (
 // the provider must be a link): alice, an admin with a passkey, runs the
 // test sign-in from /admin/sso and requires single sign-on; her password
 // session is then held at the break-glass passkey step, which once passed
-// is audited and mailed to the other admin; bob signs in by his work
-// email's domain on the sign-in page.
+// is audited and mailed to the other admin; she adds the org's email
+// domain, is shown its TXT record and verifies it (axe checks the page
+// with the domain pending); bob then signs in by his work email's domain
+// on the sign-in page.
 func TestSSOInABrowser(t *testing.T) {
 	chromium := testkit.Browser(t)
 	each(t, func(t *testing.T, engine db.Engine) {
 		bg := context.Background()
 		op := testkit.NewOpenIDProvider(t, "ctalk-acme", ssoSecret)
 		box := mailtest.Start(t)
-		s := start(t, engine, withSSO, func(w *app.Wiring) {
+		s := startSSO(t, engine, func(w *app.Wiring) {
 			w.Mail = box.Config()
 			w.API.PublicURL = apitest.SelfLocalhost
 		})
@@ -53,6 +55,25 @@ func TestSSOInABrowser(t *testing.T) {
 		appears(t, ctx, ".passkey-item")
 
 		configureSSO(t, s.newClientAt(t, base, "acme", "alice"), op, map[string][]string{"link_by_email": {"on"}})
+		// The domain, added and proven on the page; axe checks it pending.
+		run(t, ctx, chromedp.Navigate(base+"/admin/sso"), chromedp.WaitVisible(chromedp.ID("sso-domain")),
+			chromedp.SendKeys(chromedp.ID("sso-domain"), "acme.test"))
+		press(t, ctx, `form[action="/admin/sso/domains"] button`)
+		appears(t, ctx, ".domain-item dl")
+		record, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll(".domain-item dd code")].map(c => c.textContent)`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(record) != 3 || record[0] != "_ctalk.acme.test" || record[1] != "TXT" || !strings.HasPrefix(record[2], "ctalk-verification=") {
+			t.Fatalf("the record shown: %q", record)
+		}
+		checkPage(t, ctx, base, "/admin/sso")
+		s.dns.SetTXT(record[0], record[2])
+		press(t, ctx, `form[action$="/verify"] button`)
+		appears(t, ctx, ".flash")
+		if text := shown(t, ctx, ".domain-item"); !strings.Contains(text, "Verified") {
+			t.Fatalf("after Verify the domain reads %q", text)
+		}
 		op.SetUser(testkit.OIDCUser{Subject: "idp-alice", Email: "alice@acme.test", EmailVerified: true})
 		run(t, ctx, chromedp.Navigate(base+"/admin/sso"), chromedp.WaitVisible(chromedp.CSS(`form[action="/admin/sso/test"] button`)))
 		press(t, ctx, `form[action="/admin/sso/test"] button`)

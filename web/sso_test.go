@@ -21,10 +21,36 @@ import (
 
 const ssoSecret = "client-secret-0123456789abcdef"
 
-// withSSO lets the server reach identity providers on loopback over http,
-// as the tests run them.
-func withSSO(w *app.Wiring) {
-	w.SSO = sso.Config{HTTP: outbound.Client(outbound.Options{AllowLoopback: true}), AllowHTTP: true}
+// startSSO starts a site that reaches identity providers on loopback over
+// http, as the tests run them, and proves email domains at a DNS server of
+// its own.
+func startSSO(t *testing.T, engine db.Engine, adjust ...func(*app.Wiring)) *site {
+	t.Helper()
+	dns := testkit.NewDNSServer(t)
+	withSSO := func(w *app.Wiring) {
+		w.SSO = sso.Config{HTTP: outbound.Client(outbound.Options{AllowLoopback: true}), AllowHTTP: true, Resolver: dns.Resolver()}
+	}
+	s := start(t, engine, append([]func(*app.Wiring){withSSO}, adjust...)...)
+	s.dns = dns
+	return s
+}
+
+// recordShown is the TXT record the admin page shows for a pending domain.
+var recordShown = regexp.MustCompile(`(?s)<code>(_ctalk\.[^<]+)</code>.*?<code>TXT</code>.*?<code>(ctalk-verification=[0-9a-f]+)</code>.*?action="(/admin/sso/domains/[^/]+/verify)"`)
+
+// proveDomain has admin add domain on the admin page, publishes the TXT
+// record the page shows, and verifies it.
+func (s *site) proveDomain(t *testing.T, admin *client, domain string) {
+	t.Helper()
+	code, body := admin.post("/admin/sso/domains", url.Values{"domain": {domain}})
+	m := recordShown.FindStringSubmatch(body)
+	if code != http.StatusOK || m == nil || m[1] != "_ctalk."+domain {
+		t.Fatalf("adding %s: %d %s", domain, code, body)
+	}
+	s.dns.SetTXT(m[1], m[2])
+	if code, body := admin.post(m[3], url.Values{}); code != http.StatusOK || !strings.Contains(body, "Domain verified") {
+		t.Fatalf("verifying %s: %d %s", domain, code, body)
+	}
 }
 
 // ssoBegin posts the sign-in page's SSO form (or the admin's test form)
@@ -67,10 +93,10 @@ func ssoSignIn(t *testing.T, c *client, org string) (int, string) {
 	return read(t, resp)
 }
 
-// configureSSO has acme's admin set op up, tested, with the given options.
+// configureSSO has acme's admin set op up, with the given options.
 func configureSSO(t *testing.T, alice *client, op *testkit.OpenIDProvider, extra url.Values) {
 	t.Helper()
-	form := url.Values{"issuer": {op.URL}, "client_id": {op.ClientID}, "client_secret": {op.ClientSecret}, "domains": {"acme.test"}}
+	form := url.Values{"issuer": {op.URL}, "client_id": {op.ClientID}, "client_secret": {op.ClientSecret}}
 	for k, v := range extra {
 		form[k] = v
 	}
@@ -91,7 +117,7 @@ func TestSSOSignIn(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
 		ctx := context.Background()
 		op := testkit.NewOpenIDProvider(t, "ctalk-acme", ssoSecret)
-		s := start(t, engine, withSSO, func(w *app.Wiring) { w.API.PublicURL = apitest.SelfURL })
+		s := startSSO(t, engine, func(w *app.Wiring) { w.API.PublicURL = apitest.SelfURL })
 		s.org(t, "acme")
 		for _, u := range []string{"bob", "carol"} {
 			if _, err := s.Orgs.SetEmail(ctx, "acme", u, u+"@acme.test"); err != nil {
@@ -99,13 +125,11 @@ func TestSSOSignIn(t *testing.T) {
 			}
 		}
 		alice := s.newClient(t, "acme", "alice")
-		if code, body := alice.post("/admin/sso", url.Values{"issuer": {op.URL}, "client_id": {op.ClientID}, "client_secret": {ssoSecret}, "jit": {"on"}}); code != http.StatusBadRequest || !strings.Contains(body, "at least one domain") {
-			t.Errorf("JIT without a domain: %d", code)
-		}
 		if code, body := alice.post("/admin/sso", url.Values{"issuer": {"ftp://x"}, "client_id": {"x"}, "client_secret": {"y"}}); code != http.StatusBadRequest || !strings.Contains(body, "https://") {
 			t.Errorf("an issuer of another scheme: %d", code)
 		}
 		configureSSO(t, alice, op, url.Values{"link_by_email": {"on"}})
+		s.proveDomain(t, alice, "acme.test")
 		if code, _ := s.newClient(t, "acme", "bob").get("/admin/sso"); code != http.StatusForbidden {
 			t.Errorf("a member's GET /admin/sso: %d, want 403", code)
 		}
@@ -230,20 +254,23 @@ func TestSSORefusals(t *testing.T) {
 		ctx := context.Background()
 		op := testkit.NewOpenIDProvider(t, "ctalk-acme", ssoSecret)
 		other := testkit.NewOpenIDProvider(t, "ctalk-beta", ssoSecret)
-		s := start(t, engine, withSSO)
+		s := startSSO(t, engine)
 		s.org(t, "acme")
 		s.org(t, "beta")
 		if _, err := s.Orgs.SetEmail(ctx, "acme", "bob", "bob@acme.test"); err != nil {
 			t.Fatal(err)
 		}
-		configureSSO(t, s.newClient(t, "acme", "alice"), op, url.Values{"link_by_email": {"on"}})
+		acme := s.newClient(t, "acme", "alice")
+		configureSSO(t, acme, op, url.Values{"link_by_email": {"on"}})
+		s.proveDomain(t, acme, "acme.test")
 		beta := s.newClient(t, "beta", "alice")
-		if code, body := beta.post("/admin/sso", url.Values{"issuer": {other.URL}, "client_id": {other.ClientID}, "client_secret": {ssoSecret}, "domains": {"acme.test"}}); code != http.StatusConflict || !strings.Contains(body, "another organization") {
-			t.Errorf("another org claiming acme's domain: %d", code)
-		}
-		if code, body := beta.post("/admin/sso", url.Values{"issuer": {other.URL}, "client_id": {other.ClientID}, "client_secret": {ssoSecret}, "domains": {"beta.test"}}); code != http.StatusOK {
+		if code, body := beta.post("/admin/sso", url.Values{"issuer": {other.URL}, "client_id": {other.ClientID}, "client_secret": {ssoSecret}}); code != http.StatusOK {
 			t.Fatalf("beta's set-up: %d %s", code, body)
 		}
+		if code, body := beta.post("/admin/sso/domains", url.Values{"domain": {"acme.test"}}); code != http.StatusConflict || !strings.Contains(body, "another organization") {
+			t.Errorf("another org claiming acme's domain: %d", code)
+		}
+		s.proveDomain(t, beta, "beta.test")
 		op.SetUser(testkit.OIDCUser{Subject: "idp-bob", Email: "bob@acme.test", EmailVerified: true})
 		other.SetUser(testkit.OIDCUser{Subject: "idp-bob", Email: "bob@acme.test", EmailVerified: true})
 

@@ -32,7 +32,13 @@ type shot struct {
 	// Height, when set, is the window's height instead of a laptop's: a
 	// page shorter than the window.
 	Height int64
+	// Type, when set, types its text into the field of its id, which the
+	// page is then scrolled to.
+	Type *typed
 }
+
+// typed is a field's id and the text typed into it.
+type typed struct{ ID, Text string }
 
 // shots are the screenshots, signed out first. Few and small: the README
 // shows them all.
@@ -40,6 +46,7 @@ func shots(d *demo.Org) []shot {
 	return []shot{
 		{Name: "home", Path: "/"},
 		{Name: "signin", Path: "/signin"},
+		{Name: "sso-signin", Path: "/signin", Type: &typed{ID: "sso-org", Text: "alice@" + ssoVerified}},
 		{Name: "inbox", Path: "/inbox", Signed: true},
 		{Name: "inbox-dark", Path: "/inbox", Signed: true, Dark: true},
 		{Name: "inbox-phone", Path: "/inbox", Signed: true, Phone: true},
@@ -55,6 +62,7 @@ func shots(d *demo.Org) []shot {
 		{Name: "overview", Path: "/admin/overview", Signed: true, Images: true},
 		{Name: "overview-dark", Path: "/admin/overview?days=7#ov-calls", Signed: true, Dark: true, Images: true},
 		{Name: "notifications", Path: "/profile/notifications", Signed: true},
+		{Name: "sso-admin", Path: "/admin/sso#sso-key", Signed: true, Height: 900},
 		{Name: "notification-mail", Path: mailURL(demo.Mail, demo.MailShown)},
 		// Late: its check_inbox hands the questions to the agent.
 		{Name: "card", Path: cardPath, Card: true},
@@ -142,6 +150,11 @@ func take(tab context.Context, base string, s shot, d *demo.Org) ([]byte, error)
 	}
 	if resp.Status >= 400 {
 		return nil, fmt.Errorf("the page answered %d", resp.Status)
+	}
+	if s.Type != nil {
+		if err := chromedp.Do(tab, chromedp.ScrollIntoView(chromedp.ID(s.Type.ID)), chromedp.SendKeys(chromedp.ID(s.Type.ID), s.Type.Text)); err != nil {
+			return nil, fmt.Errorf("type into #%s: %w", s.Type.ID, err)
+		}
 	}
 	if s.Live {
 		if err := live(tab, d); err != nil {

@@ -4,9 +4,12 @@
 // answers, signs in with headless Chromium and captures the main pages,
 // light and dark, two at a phone's width, the HTML part of the
 // notification mail the demo person gets for a question, and the decision
-// card a chat client that renders MCP Apps shows beside check_inbox, and
-// the Slack DM ctalk posts for a draft waiting for its person, drawn from
-// the Block Kit blocks it posted to a stand-in for Slack's Web API. A page
+// card a chat client that renders MCP Apps shows beside check_inbox, the
+// Slack DM ctalk posts for a draft waiting for its person, drawn from
+// the Block Kit blocks it posted to a stand-in for Slack's Web API, and
+// single sign-on: the sign-in page's choice of it by work email, and its
+// settings (a SAML provider, a domain verified at the command's stand-in
+// for DNS, and one pending with its TXT record). A page
 // the server does not serve is skipped with a message.
 //
 //	go run ./cmd/ctalk-screenshots -out docs/screenshots
@@ -35,6 +38,7 @@ import (
 	"github.com/ctalk/ctalk/internal/outbound"
 	"github.com/ctalk/ctalk/notify"
 	"github.com/ctalk/ctalk/slackapp"
+	"github.com/ctalk/ctalk/sso"
 )
 
 func main() {
@@ -96,8 +100,8 @@ func serve(ctx context.Context) (base string, d *demo.Org, stop func(), err erro
 		os.RemoveAll(dir)
 		return "", nil, nil, err
 	}
-	sl := &slackDemo{}
-	a, mails, stopServer, err := start(database, ln, sl)
+	sl, dns := &slackDemo{}, &dnsDemo{}
+	a, mails, stopServer, err := start(database, ln, sl, dns)
 	if err != nil {
 		database.Close()
 		os.RemoveAll(dir)
@@ -115,6 +119,10 @@ func serve(ctx context.Context) (base string, d *demo.Org, stop func(), err erro
 		return "", nil, nil, fmt.Errorf("demo organization: %w", err)
 	}
 	sl.org.Store(d)
+	if err := seedSSO(ctx, a, d, dns); err != nil {
+		stop()
+		return "", nil, nil, fmt.Errorf("demo single sign-on: %w", err)
+	}
 	if err := mails.wait(ctx, demo.Mail, demo.MailShown, 30*time.Second); err != nil {
 		stop()
 		return "", nil, nil, err
@@ -124,9 +132,9 @@ func serve(ctx context.Context) (base string, d *demo.Org, stop func(), err erro
 
 // start serves ctalk over database on ln, with its mails kept in a mailbox
 // that the same server shows at mailPath, and its Slack door calling sl's
-// stand-in for Slack, whose DM the server shows at slackPath; stop ends
-// both, not database.
-func start(database *db.DB, ln net.Listener, sl *slackDemo) (a *app.Assembly, mails *mailbox, stop func(), err error) {
+// stand-in for Slack, whose DM the server shows at slackPath, and its
+// email domains proven at dns; stop ends both, not database.
+func start(database *db.DB, ln net.Listener, sl *slackDemo, dns *dnsDemo) (a *app.Assembly, mails *mailbox, stop func(), err error) {
 	base := "http://" + ln.Addr().String()
 	acfg := auth.DefaultConfig()
 	acfg.BcryptCost = 4
@@ -141,6 +149,7 @@ func start(database *db.DB, ln net.Listener, sl *slackDemo) (a *app.Assembly, ma
 		Notify: ncfg,
 		// The stand-in for Slack is this server, on loopback.
 		Slack: slackapp.Config{APIURL: base + slackAPIPath, HTTP: outbound.Client(outbound.Options{AllowLoopback: true})},
+		SSO:   sso.Config{Resolver: dns},
 	})
 	if err != nil {
 		ln.Close()

@@ -25,7 +25,7 @@ func TestScreenshots(t *testing.T) {
 	if err := run(out, chromium); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"home", "signin", "inbox", "inbox-dark", "inbox-phone", "question-phone", "inbox-live", "notification-mail", "card", "slack"} {
+	for _, name := range []string{"home", "signin", "inbox", "inbox-dark", "inbox-phone", "question-phone", "inbox-live", "notification-mail", "card", "slack", "sso-signin", "sso-admin"} {
 		f, err := os.Open(filepath.Join(out, name+".png"))
 		if err != nil {
 			t.Fatal(err)
