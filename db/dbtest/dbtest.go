@@ -101,7 +101,7 @@ func Config(t testing.TB, e db.Engine) db.Config {
 	if e == db.SQLite {
 		return db.Config{Path: filepath.Join(t.TempDir(), "ctalk.db")}
 	}
-	return db.Config{URL: PostgresURL(t)}
+	return db.Config{URL: PostgresURL(t), Role: testRole(t)}
 }
 
 // PostgresURL creates an empty schema on the TEST_DATABASE_URL server and
@@ -146,10 +146,10 @@ func PostgresURL(t testing.TB) string {
 }
 
 // Exec runs a statement that sets up or alters a test's data, as the one
-// writer of a SQLite database (see db.DB.Write).
+// writer of a SQLite database (see db.DB.Write), in the operator's scope.
 func Exec(d *db.DB, query string, args ...any) (res sql.Result, err error) {
-	err = d.Write(context.Background(), func(q db.Querier) error {
-		res, err = q.Exec(context.Background(), query, args...)
+	err = d.Write(opCtx, func(q db.Querier) error {
+		res, err = q.Exec(opCtx, query, args...)
 		return err
 	})
 	return res, err

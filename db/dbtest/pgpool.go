@@ -107,7 +107,7 @@ func pooledPostgres(t testing.TB) db.Config {
 	// Registered before Open's Close, so it runs after it, once the
 	// test's servers and pools are gone.
 	t.Cleanup(func() { giveBack(name) })
-	return db.Config{URL: schemaURL(base, name)}
+	return db.Config{URL: schemaURL(base, name), Role: testRole(t)}
 }
 
 // takeSchema returns a free schema of the pool, or a new one, migrated.

@@ -1,0 +1,212 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// scope is whose rows a context's statements may see on Postgres when
+// row-level security is in force: one organization's, or every
+// organization's for the operator's work that crosses them.
+type scope struct {
+	org string
+	// operator, when set, says why statements may cross organizations.
+	operator string
+}
+
+type scopeKey struct{}
+
+// WithOrg returns ctx scoped to orgID: on Postgres with row-level security
+// in force (see DB.RLS), every statement run with it sees and writes the
+// rows of orgID only, whatever its WHERE clause says. It is set where a
+// request's caller becomes known (a bearer token, a browser session, a
+// SCIM token, a verified Slack payload), and replaces an operator scope
+// ctx had.
+func WithOrg(ctx context.Context, orgID string) context.Context {
+	return context.WithValue(ctx, scopeKey{}, scope{org: orgID})
+}
+
+// AsOperator returns ctx scoped to every organization, for the operator's
+// work that crosses them (the notification worker, pruning, an org's
+// deletion, a credential looked up by its hash before its org is known).
+// why names the work, in words that read well in a log; each use is
+// counted by it in ctalk_db_operator_scopes_total and logged at debug
+// level, so that every statement that may cross organizations is one
+// grep away (AsOperator) and visible in the metrics.
+func AsOperator(ctx context.Context, why string) context.Context {
+	operatorScopes.WithLabelValues(why).Inc()
+	slog.Debug("operator scope", "why", why)
+	return context.WithValue(ctx, scopeKey{}, scope{operator: why})
+}
+
+// OrgOf returns the organization ctx is scoped to by WithOrg, if any.
+func OrgOf(ctx context.Context) (string, bool) {
+	s, _ := ctx.Value(scopeKey{}).(scope)
+	return s.org, s.org != ""
+}
+
+// operatorScopes counts the uses of AsOperator by their reason.
+var operatorScopes = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "ctalk_db_operator_scopes_total",
+	Help: "Contexts given the operator's scope, which crosses organizations under row-level security, by the work that asked for it.",
+}, []string{"why"})
+
+// Scope settings: the names of the transaction-local settings the
+// policies of migration 0051 read.
+const (
+	settingOrg   = "ctalk.org_id"
+	settingScope = "ctalk.scope"
+	// scopeOperator is settingScope's value in the operator's scope.
+	scopeOperator = "operator"
+)
+
+// prelude returns the statement, and its arguments, that scopes the
+// transaction it runs in to ctx's scope and, when d has a role, makes
+// that role the current one: set_config with is_local true, so that both
+// end with the transaction and hold through a pooler in transaction mode.
+// A context with no scope sets an empty org, which no row has: the
+// policies fail closed.
+func (d *DB) prelude(ctx context.Context) (string, []any) {
+	s, _ := ctx.Value(scopeKey{}).(scope)
+	kind := ""
+	if s.operator != "" {
+		kind = scopeOperator
+	}
+	if d.role == "" {
+		return `SELECT set_config('` + settingOrg + `', $1, true), set_config('` + settingScope + `', $2, true)`, []any{s.org, kind}
+	}
+	return `SELECT set_config('` + settingOrg + `', $1, true), set_config('` + settingScope + `', $2, true), set_config('role', $3, true)`, []any{s.org, kind, d.role}
+}
+
+// queuePrelude queues d's prelude for ctx first in b, when d's statements
+// need one (see DB.scoped).
+func (d *DB) queuePrelude(ctx context.Context, b *pgx.Batch) *pgx.Batch {
+	if d.scoped {
+		q, args := d.prelude(ctx)
+		b.Queue(q, args...)
+	}
+	return b
+}
+
+// scopedExec runs query, after ctx's prelude, as one pgx batch on a
+// connection of the pool: the two go to the server in one round trip and,
+// up to the batch's one Sync, run as one implicit transaction, so that the
+// prelude's transaction-local settings hold for the query, and only for
+// it, on a direct connection or through a pooler in transaction mode. fn
+// reads the query's result from br.
+func (d *DB) scopedExec(ctx context.Context, fn func(br pgx.BatchResults) error, query string, args []any) error {
+	conn, err := d.pool.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return pgxConn(conn, func(c *pgx.Conn) error {
+		br, err := d.sendScoped(ctx, c, query, args)
+		if err != nil {
+			return err
+		}
+		if err := fn(br); err != nil {
+			br.Close()
+			return err
+		}
+		return br.Close()
+	})
+}
+
+// scopedQuery is scopedExec for a query whose rows are read after it
+// returns: the connection stays taken until the rows are closed. Its pgx
+// connection is used past conn.Raw's callback, which database/sql allows
+// no one else to do while conn is held, and conn is held until then.
+func (d *DB) scopedQuery(ctx context.Context, query string, args []any) (*Rows, error) {
+	conn, err := d.pool.Conn(ctx)
+	if err != nil {
+		return nil, Translate(err)
+	}
+	var src *batchRows
+	err = pgxConn(conn, func(c *pgx.Conn) error {
+		br, err := d.sendScoped(ctx, c, query, args)
+		if err != nil {
+			return err
+		}
+		rows, err := br.Query()
+		if err != nil {
+			rows.Close()
+			br.Close()
+			return err
+		}
+		src = &batchRows{rows: rows, br: br, conn: conn}
+		return nil
+	})
+	if err != nil {
+		conn.Close()
+		return nil, Translate(err)
+	}
+	return &Rows{rows: src}, nil
+}
+
+// sendScoped sends ctx's prelude and query to c as one batch and reads
+// the prelude's result, leaving the query's to the caller.
+func (d *DB) sendScoped(ctx context.Context, c *pgx.Conn, query string, args []any) (pgx.BatchResults, error) {
+	b := d.queuePrelude(ctx, &pgx.Batch{})
+	b.Queue(query, args...)
+	br := c.SendBatch(ctx, b)
+	if _, err := br.Exec(); err != nil {
+		br.Close()
+		return nil, err
+	}
+	return br, nil
+}
+
+// batchRows are the rows of a scopedQuery.
+type batchRows struct {
+	rows   pgx.Rows
+	br     pgx.BatchResults
+	conn   interface{ Close() error }
+	closed bool
+}
+
+func (r *batchRows) Next() bool             { return r.rows.Next() }
+func (r *batchRows) Scan(dest ...any) error { return r.rows.Scan(dest...) }
+func (r *batchRows) Err() error             { return r.rows.Err() }
+
+func (r *batchRows) Close() error {
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	r.rows.Close()
+	err := r.br.Close()
+	r.conn.Close()
+	return err
+}
+
+func (r *batchRows) Columns() ([]string, error) {
+	fds := r.rows.FieldDescriptions()
+	names := make([]string, len(fds))
+	for i, fd := range fds {
+		names[i] = fd.Name
+	}
+	return names, nil
+}
+
+// noRows turns pgx's error for a missing row into database/sql's, which
+// callers compare with.
+func noRows(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return sql.ErrNoRows
+	}
+	return err
+}
+
+// rowsAffected is the sql.Result of a scoped statement.
+type rowsAffected int64
+
+func (n rowsAffected) LastInsertId() (int64, error) {
+	return 0, errors.New("LastInsertId is not supported by Postgres; use RETURNING")
+}
+func (n rowsAffected) RowsAffected() (int64, error) { return int64(n), nil }
