@@ -56,6 +56,10 @@ var operatorScopes = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Help: "Contexts given the operator's scope, which crosses organizations under row-level security, by the work that asked for it.",
 }, []string{"why"})
 
+// OperatorScopes returns the counter of AsOperator's uses by reason, for
+// the server's metrics.
+func OperatorScopes() prometheus.Collector { return operatorScopes }
+
 // Scope settings: the names of the transaction-local settings the
 // policies of migration 0051 read.
 const (

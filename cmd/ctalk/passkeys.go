@@ -84,6 +84,7 @@ func passkeys(ctx context.Context, cfg Config, log *slog.Logger, args []string, 
 		return err
 	}
 	defer op.Close()
+	ctx = db.AsOperator(ctx, "passkeys command")
 	if args[0] == "confirm" {
 		p, err := op.ConfirmPasskey(ctx, args[1])
 		if p != nil {
