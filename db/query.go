@@ -55,17 +55,14 @@ func (d *DB) Tx(ctx context.Context, fn func(q Querier) error) error {
 		return Translate(fmt.Errorf("begin: %w", err))
 	}
 	defer release()
+	if d.scoped {
+		return d.scopedTx(ctx, fn)
+	}
 	tx, err := d.writes.BeginTx(ctx, nil)
 	if err != nil {
 		return Translate(fmt.Errorf("begin: %w", err))
 	}
 	defer tx.Rollback()
-	if d.scoped {
-		query, args := d.prelude(ctx)
-		if _, err := tx.ExecContext(ctx, query, args...); err != nil {
-			return Translate(fmt.Errorf("scope the transaction: %w", err))
-		}
-	}
 	hooks := &commitHooks{}
 	if err := fn(querier{d: d, q: tx, hooks: hooks}); err != nil {
 		return Translate(err)

@@ -247,3 +247,43 @@ func TestRLSReported(t *testing.T) {
 		}
 	})
 }
+
+// TestRowLevelSecurityScopeIsData checks that an org id is a value to the
+// database, never statement text, in each way a scope is sent: ids
+// with quotes and backslashes see nothing and break nothing.
+func TestRowLevelSecurityScopeIsData(t *testing.T) {
+	d := openAsAppRole(t)
+	seedTwoOrgs(t, d)
+	for _, org := range []string{`a' OR true --`, `a\' OR true --`, `'), set_config('ctalk.scope', 'operator', true) --`} {
+		ctx := db.WithOrg(context.Background(), org)
+		var n int
+		if err := d.QueryRow(ctx, `SELECT count(*) FROM knowledge_glossary`).Scan(&n); err != nil || n != 0 {
+			t.Errorf("read scoped to %q: %d rows, %v; want none", org, n, err)
+		}
+		err := d.Tx(ctx, func(q db.Querier) error { return q.QueryRow(ctx, `SELECT count(*) FROM knowledge_glossary`).Scan(&n) })
+		if err != nil || n != 0 {
+			t.Errorf("transaction scoped to %q: %d rows, %v; want none", org, n, err)
+		}
+	}
+}
+
+// TestScopedTxRollsBackAFailedStatement checks that a transaction one of
+// whose statements failed is not reported committed, even when fn went on
+// past the error.
+func TestScopedTxRollsBackAFailedStatement(t *testing.T) {
+	d := openAsAppRole(t)
+	seedTwoOrgs(t, d)
+	ctx := db.WithOrg(context.Background(), "a")
+	err := d.Tx(ctx, func(q db.Querier) error {
+		q.Exec(ctx, `DELETE FROM knowledge_glossary WHERE term = 'k8s'`)
+		q.Exec(ctx, `INSERT INTO knowledge_glossary (org_id, term, means, updated_by, updated_at) VALUES ('b', 'x', 'y', 'x', now())`)
+		return nil
+	})
+	if err == nil {
+		t.Error("a transaction with a refused statement committed")
+	}
+	var n int
+	if err := d.QueryRow(ctx, `SELECT count(*) FROM knowledge_glossary`).Scan(&n); err != nil || n != 2 {
+		t.Errorf("a's terms after the rollback: %d, %v; want 2", n, err)
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
@@ -85,6 +87,77 @@ func (d *DB) prelude(ctx context.Context) (string, []any) {
 		return `SELECT set_config('` + settingOrg + `', $1, true), set_config('` + settingScope + `', $2, true)`, []any{s.org, kind}
 	}
 	return `SELECT set_config('` + settingOrg + `', $1, true), set_config('` + settingScope + `', $2, true), set_config('role', $3, true)`, []any{s.org, kind, d.role}
+}
+
+// beginScoped is the text that begins a transaction scoped to ctx's
+// scope: BEGIN and the prelude's settings, with their values quoted, sent
+// together in one simple query, so that scoping a transaction costs no
+// round trip more than beginning it.
+func (d *DB) beginScoped(ctx context.Context) string {
+	s, _ := ctx.Value(scopeKey{}).(scope)
+	kind := ""
+	if s.operator != "" {
+		kind = scopeOperator
+	}
+	q := `BEGIN; SELECT set_config('` + settingOrg + `', ` + quoteLiteral(s.org) + `, true), set_config('` + settingScope + `', ` + quoteLiteral(kind) + `, true)`
+	if d.role != "" {
+		q += `, set_config('role', ` + quoteLiteral(d.role) + `, true)`
+	}
+	return q
+}
+
+// quoteLiteral quotes s as a string literal, whatever
+// standard_conforming_strings says (as lib/pq's QuoteLiteral does).
+func quoteLiteral(s string) string {
+	s = strings.ReplaceAll(s, `'`, `''`)
+	if strings.Contains(s, `\`) {
+		return `E'` + strings.ReplaceAll(s, `\`, `\\`) + `'`
+	}
+	return `'` + s + `'`
+}
+
+// scopedTx is Tx when statements carry their scope: on one connection of
+// the pool, beginScoped, fn's statements, then COMMIT, or ROLLBACK when
+// anything failed. A connection left inside the transaction (a ROLLBACK
+// that could not be sent) is never handed out again: the driver discards
+// a connection whose transaction is open when it returns to the pool.
+func (d *DB) scopedTx(ctx context.Context, fn func(q Querier) error) error {
+	conn, err := d.writes.Conn(ctx)
+	if err != nil {
+		return Translate(fmt.Errorf("begin: %w", err))
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, d.beginScoped(ctx)); err != nil {
+		conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		return Translate(fmt.Errorf("begin: %w", err))
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+	}()
+	hooks := &commitHooks{}
+	if err := fn(querier{d: d, q: conn, hooks: hooks}); err != nil {
+		return Translate(err)
+	}
+	err = pgxConn(conn, func(c *pgx.Conn) error {
+		tag, err := c.Exec(ctx, "COMMIT")
+		if err == nil && tag.String() != "COMMIT" {
+			// A transaction one of whose statements failed ends in a
+			// rollback, whatever fn made of that statement's error.
+			err = pgx.ErrTxCommitRollback
+		}
+		return err
+	})
+	committed = true
+	if err != nil {
+		return Translate(fmt.Errorf("commit: %w", err))
+	}
+	for _, h := range hooks.fns {
+		h()
+	}
+	return nil
 }
 
 // queuePrelude queues d's prelude for ctx first in b, when d's statements

@@ -15,6 +15,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/reqctx"
 	"github.com/ctalk/ctalk/wait"
@@ -110,7 +111,7 @@ func addIdentifiedTool[In hasToken, Out any](s *Server, t mcp.Tool, fn func(ctx 
 		if err != nil {
 			return nil, err
 		}
-		return fn(ctx, sess, in)
+		return fn(db.WithOrg(ctx, sess.OrgID), sess, in)
 	})
 }
 
@@ -120,11 +121,11 @@ func addIdentifiedTool[In hasToken, Out any](s *Server, t mcp.Tool, fn func(ctx 
 func addAdminTool[In adminRequest, Out any](s *Server, t mcp.Tool, fn func(ctx context.Context, orgID string, in *In) (*Out, error)) {
 	addToolWith(s, t, toolTraits{admin: true, checksPassword: true}, func(ctx context.Context, in *In) (*Out, error) {
 		orgID, password := (*in).adminCredentials()
-		orgID, err := s.authorizeAdmin(ctx, *in, orgID, password)
+		orgID, err := s.authorizeAdmin(typedOrg(ctx, orgID), *in, orgID, password)
 		if err != nil {
 			return nil, err
 		}
-		return fn(ctx, orgID, in)
+		return fn(db.WithOrg(ctx, orgID), orgID, in)
 	})
 }
 
@@ -380,6 +381,18 @@ func (s *Server) identify(ctx context.Context, in hasToken) (*auth.Session, erro
 	return sess, nil
 }
 
+// typedOrg returns ctx scoped to the org a caller named in its arguments
+// (see db.WithOrg), for a tool that checks a password of that org: its
+// statements then see that org's rows only. An id that does not parse
+// scopes to itself, which names no org, and the tool says what is wrong
+// with it.
+func typedOrg(ctx context.Context, orgID string) context.Context {
+	if id, err := ctalk.ParseID("org_id", orgID); err == nil {
+		orgID = id
+	}
+	return db.WithOrg(ctx, orgID)
+}
+
 // setCaller records who makes the call, for its log line and audit event.
 func setCaller(ctx context.Context, sess *auth.Session) {
 	if c, ok := ctx.Value(callKey).(*call); ok && sess != nil {
@@ -417,7 +430,7 @@ func (s *Server) recordAttempt(ctx context.Context, orgID, userID string, err er
 			return
 		}
 	}
-	if _, err := s.orgs.Org(ctx, orgID); err != nil {
+	if _, err := s.orgs.Org(db.WithOrg(ctx, orgID), orgID); err != nil {
 		return
 	}
 	c.orgID, c.userID = orgID, userID

@@ -77,12 +77,24 @@ func Run(t *testing.T, fn func(t *testing.T, d *db.DB)) {
 // (see pgpool.go). On Postgres without TEST_DATABASE_URL the test is skipped.
 func Open(t testing.TB, e db.Engine) *db.DB {
 	t.Helper()
+	return open(t, e, RLS)
+}
+
+// OpenRLS is Open with, on Postgres, row-level security binding the
+// database's statements (they run as AppRole) whatever RLS says.
+func OpenRLS(t testing.TB, e db.Engine) *db.DB {
+	t.Helper()
+	return open(t, e, true)
+}
+
+func open(t testing.TB, e db.Engine, rls bool) *db.DB {
+	t.Helper()
 	skipUnlessEngine(t, e)
 	var cfg db.Config
 	if e == db.SQLite {
 		cfg = copySQLite(t)
 	} else {
-		cfg = pooledPostgres(t)
+		cfg = pooledPostgres(t, rls)
 	}
 	d, err := db.Open(context.Background(), cfg)
 	if err != nil {
