@@ -367,7 +367,7 @@ func (s *Server) bearer(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			return err
 		}
-		ctx = reqctx.WithSession(db.WithOrg(ctx, sess.OrgID), sess, s.tools.Credential(ctx, raw, sess, seen))
+		ctx = reqctx.WithSession(ctalk.WithOrg(ctx, sess.OrgID), sess, s.tools.Credential(ctx, raw, sess, seen))
 		c.SetRequest(c.Request().WithContext(ctx))
 		return next(c)
 	}

@@ -28,7 +28,7 @@ func (s *Server) newMetrics(registry *prometheus.Registry) *metrics {
 	}, func() float64 { return float64(s.inbox.Broker().Waiting()) })
 	m.registry.MustRegister(waiting,
 		s.db.StatsCollector(),
-		db.OperatorScopes(),
+		db.OperatorTransactions(),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

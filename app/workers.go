@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk"
 )
 
 // stopWait bounds how long Close waits for the background work to return
@@ -50,8 +50,8 @@ func (w *workers) Go(name string, fn func(ctx context.Context)) {
 			w.log.Debug("background work stopped", "worker", name)
 		}()
 		// Background work serves every organization: its statements run
-		// in the operator's scope, named after it (see db.AsOperator).
-		fn(db.AsOperator(w.ctx, "worker: "+name))
+		// in the operator's scope, named after it (see ctalk.AsOperator).
+		fn(ctalk.AsOperator(w.ctx, "worker: "+name))
 	})
 }
 

@@ -144,7 +144,7 @@ func (s *Service) OAuthAccess(ctx context.Context, hash string) (*AccessToken, e
 		revoked  sql.NullTime
 	)
 	// The token's org is what this finds out.
-	err := s.db.QueryRow(db.AsOperator(ctx, "token lookup by hash"), `
+	err := s.db.QueryRow(ctalk.AsOperator(ctx, "token lookup by hash"), `
 		SELECT g.id, g.org_id, g.user_id, u.role, g.resource, g.revoked_at, g.last_used_at, t.expires_at
 		FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id
 		JOIN users u ON u.org_id = g.org_id AND u.id = g.user_id AND u.removed_at IS NULL
@@ -159,7 +159,7 @@ func (s *Service) OAuthAccess(ctx context.Context, hash string) (*AccessToken, e
 	}
 	a.Revoked = revoked.Valid
 	if now := s.db.Now(); !a.Revoked && now.Before(a.ExpiresAt) && now.Sub(lastUsed) > time.Minute {
-		ctx := db.WithOrg(ctx, a.OrgID)
+		ctx := ctalk.WithOrg(ctx, a.OrgID)
 		err := s.db.Write(ctx, func(q db.Querier) error {
 			if _, err := q.Exec(ctx, `UPDATE oauth_grants SET last_used_at = $1 WHERE id = $2`, now, a.GrantID); err != nil {
 				return fmt.Errorf("update oauth_grants: %w", err)

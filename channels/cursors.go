@@ -145,7 +145,7 @@ func (w *cursors) flush(attempt int) {
 		return
 	}
 	// One batch holds the cursors of every organization's readers.
-	ctx, cancel := context.WithTimeout(db.AsOperator(context.Background(), "channel read cursors"), 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctalk.AsOperator(context.Background(), "channel read cursors"), 10*time.Second)
 	err := w.store(ctx, batch)
 	cancel()
 	if err == nil || attempt+1 >= cursorRetries {

@@ -9,7 +9,7 @@ import (
 
 // RLS says whether Postgres's row-level security was found in force at
 // Open for the role ctalk's statements run as: then each statement sees
-// and writes only the rows of its context's organization (see WithOrg and
+// and writes only the rows of its context's organization (see ctalk.WithOrg and
 // AsOperator), whatever its WHERE clause says. It is false on SQLite,
 // where every statement's own org filter keeps organizations apart, and on
 // Postgres for a superuser, a role with BYPASSRLS, or the tables' owner

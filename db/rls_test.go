@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 )
@@ -81,12 +82,12 @@ func TestRowLevelSecurityScopesEveryStatement(t *testing.T) {
 		ctx               context.Context
 		glossary, orgRows int
 	}{
-		{"org a", db.WithOrg(bg, "a"), 2, 1},
-		{"org b", db.WithOrg(bg, "b"), 1, 1},
+		{"org a", ctalk.WithOrg(bg, "a"), 2, 1},
+		{"org b", ctalk.WithOrg(bg, "b"), 1, 1},
 		{"no scope", bg, 0, 0},
-		{"an org that does not exist", db.WithOrg(bg, "c"), 0, 0},
-		{"the operator", db.AsOperator(bg, "test"), 3, 2},
-		{"org a within the operator's", db.WithOrg(db.AsOperator(bg, "test"), "a"), 2, 1},
+		{"an org that does not exist", ctalk.WithOrg(bg, "c"), 0, 0},
+		{"the operator", ctalk.AsOperator(bg, "test"), 3, 2},
+		{"org a within the operator's", ctalk.WithOrg(ctalk.AsOperator(bg, "test"), "a"), 2, 1},
 	}
 	for way, count := range ways {
 		for _, s := range scopes {
@@ -107,7 +108,7 @@ func TestRowLevelSecurityScopesEveryStatement(t *testing.T) {
 func TestRowLevelSecurityRefusesAnotherOrgsRows(t *testing.T) {
 	d := openAsAppRole(t)
 	seedTwoOrgs(t, d)
-	ctx := db.WithOrg(context.Background(), "a")
+	ctx := ctalk.WithOrg(context.Background(), "a")
 	insertB := `INSERT INTO knowledge_glossary (org_id, term, means, updated_by, updated_at) VALUES ('b', 'ci', 'continuous integration', 'x', $1)`
 	for name, write := range map[string]func() error{
 		"Write": func() error {
@@ -150,7 +151,7 @@ func TestRowLevelSecurityRefusesAnotherOrgsRows(t *testing.T) {
 			t.Fatal(err)
 		}
 		var means string
-		if err := d.QueryRow(db.WithOrg(context.Background(), "b"), `SELECT means FROM knowledge_glossary WHERE term = 'db'`).Scan(&means); err != nil || means != "database" {
+		if err := d.QueryRow(ctalk.WithOrg(context.Background(), "b"), `SELECT means FROM knowledge_glossary WHERE term = 'db'`).Scan(&means); err != nil || means != "database" {
 			t.Errorf("b's row after a's statements: %q, %v; want it unchanged", means, err)
 		}
 	})
@@ -169,14 +170,14 @@ func TestRowLevelSecurityDoesNotOutliveItsStatement(t *testing.T) {
 	defer d.Close()
 	seedTwoOrgs(t, d)
 	var n int
-	if err := d.QueryRow(db.WithOrg(context.Background(), "a"), `SELECT count(*) FROM knowledge_glossary`).Scan(&n); err != nil || n != 2 {
+	if err := d.QueryRow(ctalk.WithOrg(context.Background(), "a"), `SELECT count(*) FROM knowledge_glossary`).Scan(&n); err != nil || n != 2 {
 		t.Fatalf("in a's scope: %d, %v", n, err)
 	}
 	var user string
 	if err := d.QueryRow(context.Background(), `SELECT count(*), current_user FROM knowledge_glossary`).Scan(&n, &user); err != nil || n != 0 || user != dbtest.AppRole {
 		t.Errorf("next statement without a scope: %d rows as %s, %v; want 0 as %s", n, user, err, dbtest.AppRole)
 	}
-	if err := d.QueryRow(db.WithOrg(context.Background(), "a"), `SELECT 1 FROM knowledge_glossary WHERE org_id = 'b'`).Scan(&n); !errors.Is(err, sql.ErrNoRows) {
+	if err := d.QueryRow(ctalk.WithOrg(context.Background(), "a"), `SELECT 1 FROM knowledge_glossary WHERE org_id = 'b'`).Scan(&n); !errors.Is(err, sql.ErrNoRows) {
 		t.Errorf("a missing row: %v, want sql.ErrNoRows", err)
 	}
 }
@@ -255,7 +256,7 @@ func TestRowLevelSecurityScopeIsData(t *testing.T) {
 	d := openAsAppRole(t)
 	seedTwoOrgs(t, d)
 	for _, org := range []string{`a' OR true --`, `a\' OR true --`, `'), set_config('ctalk.scope', 'operator', true) --`} {
-		ctx := db.WithOrg(context.Background(), org)
+		ctx := ctalk.WithOrg(context.Background(), org)
 		var n int
 		if err := d.QueryRow(ctx, `SELECT count(*) FROM knowledge_glossary`).Scan(&n); err != nil || n != 0 {
 			t.Errorf("read scoped to %q: %d rows, %v; want none", org, n, err)
@@ -273,7 +274,7 @@ func TestRowLevelSecurityScopeIsData(t *testing.T) {
 func TestScopedTxRollsBackAFailedStatement(t *testing.T) {
 	d := openAsAppRole(t)
 	seedTwoOrgs(t, d)
-	ctx := db.WithOrg(context.Background(), "a")
+	ctx := ctalk.WithOrg(context.Background(), "a")
 	err := d.Tx(ctx, func(q db.Querier) error {
 		q.Exec(ctx, `DELETE FROM knowledge_glossary WHERE term = 'k8s'`)
 		q.Exec(ctx, `INSERT INTO knowledge_glossary (org_id, term, means, updated_by, updated_at) VALUES ('b', 'x', 'y', 'x', now())`)

@@ -5,62 +5,35 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ctalk/ctalk"
 )
 
-// scope is whose rows a context's statements may see on Postgres when
-// row-level security is in force: one organization's, or every
-// organization's for the operator's work that crosses them.
-type scope struct {
-	org string
-	// operator, when set, says why statements may cross organizations.
-	operator string
-}
-
-type scopeKey struct{}
-
-// WithOrg returns ctx scoped to orgID: on Postgres with row-level security
-// in force (see DB.RLS), every statement run with it sees and writes the
-// rows of orgID only, whatever its WHERE clause says. It is set where a
-// request's caller becomes known (a bearer token, a browser session, a
-// SCIM token, a verified Slack payload), and replaces an operator scope
-// ctx had.
-func WithOrg(ctx context.Context, orgID string) context.Context {
-	return context.WithValue(ctx, scopeKey{}, scope{org: orgID})
-}
-
-// AsOperator returns ctx scoped to every organization, for the operator's
-// work that crosses them (the notification worker, pruning, an org's
-// deletion, a credential looked up by its hash before its org is known).
-// why names the work, in words that read well in a log; each use is
-// counted by it in ctalk_db_operator_scopes_total and logged at debug
-// level, so that every statement that may cross organizations is one
-// grep away (AsOperator) and visible in the metrics.
-func AsOperator(ctx context.Context, why string) context.Context {
-	operatorScopes.WithLabelValues(why).Inc()
-	slog.Debug("operator scope", "why", why)
-	return context.WithValue(ctx, scopeKey{}, scope{operator: why})
-}
-
-// OrgOf returns the organization ctx is scoped to by WithOrg, if any.
-func OrgOf(ctx context.Context) (string, bool) {
-	s, _ := ctx.Value(scopeKey{}).(scope)
-	return s.org, s.org != ""
-}
-
-// operatorScopes counts the uses of AsOperator by their reason.
-var operatorScopes = prometheus.NewCounterVec(prometheus.CounterOpts{
-	Name: "ctalk_db_operator_scopes_total",
-	Help: "Contexts given the operator's scope, which crosses organizations under row-level security, by the work that asked for it.",
+// operatorTransactions counts the transactions (or single statements)
+// run in the operator's scope when statements carry their scope, by why.
+var operatorTransactions = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "ctalk_db_operator_transactions_total",
+	Help: "Transactions and single statements run in the operator's scope, which crosses organizations under row-level security, by the work that asked for it (ctalk.AsOperator).",
 }, []string{"why"})
 
-// OperatorScopes returns the counter of AsOperator's uses by reason, for
-// the server's metrics.
-func OperatorScopes() prometheus.Collector { return operatorScopes }
+// OperatorTransactions returns the counter of the transactions run in the
+// operator's scope, for the server's metrics.
+func OperatorTransactions() prometheus.Collector { return operatorTransactions }
+
+// scopeOf returns ctx's org and the value of the scope setting, counting
+// an operator's transaction.
+func scopeOf(ctx context.Context) (org, kind string) {
+	org, why := ctalk.ScopeOf(ctx)
+	if why != "" {
+		operatorTransactions.WithLabelValues(why).Inc()
+		return org, scopeOperator
+	}
+	return org, ""
+}
 
 // Scope settings: the names of the transaction-local settings the
 // policies of migration 0051 read.
@@ -78,15 +51,11 @@ const (
 // A context with no scope sets an empty org, which no row has: the
 // policies fail closed.
 func (d *DB) prelude(ctx context.Context) (string, []any) {
-	s, _ := ctx.Value(scopeKey{}).(scope)
-	kind := ""
-	if s.operator != "" {
-		kind = scopeOperator
-	}
+	org, kind := scopeOf(ctx)
 	if d.role == "" {
-		return `SELECT set_config('` + settingOrg + `', $1, true), set_config('` + settingScope + `', $2, true)`, []any{s.org, kind}
+		return `SELECT set_config('` + settingOrg + `', $1, true), set_config('` + settingScope + `', $2, true)`, []any{org, kind}
 	}
-	return `SELECT set_config('` + settingOrg + `', $1, true), set_config('` + settingScope + `', $2, true), set_config('role', $3, true)`, []any{s.org, kind, d.role}
+	return `SELECT set_config('` + settingOrg + `', $1, true), set_config('` + settingScope + `', $2, true), set_config('role', $3, true)`, []any{org, kind, d.role}
 }
 
 // beginScoped is the text that begins a transaction scoped to ctx's
@@ -94,12 +63,8 @@ func (d *DB) prelude(ctx context.Context) (string, []any) {
 // together in one simple query, so that scoping a transaction costs no
 // round trip more than beginning it.
 func (d *DB) beginScoped(ctx context.Context) string {
-	s, _ := ctx.Value(scopeKey{}).(scope)
-	kind := ""
-	if s.operator != "" {
-		kind = scopeOperator
-	}
-	q := `BEGIN; SELECT set_config('` + settingOrg + `', ` + quoteLiteral(s.org) + `, true), set_config('` + settingScope + `', ` + quoteLiteral(kind) + `, true)`
+	org, kind := scopeOf(ctx)
+	q := `BEGIN; SELECT set_config('` + settingOrg + `', ` + quoteLiteral(org) + `, true), set_config('` + settingScope + `', ` + quoteLiteral(kind) + `, true)`
 	if d.role != "" {
 		q += `, set_config('role', ` + quoteLiteral(d.role) + `, true)`
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/ctalk/ctalk"
-	"github.com/ctalk/ctalk/db"
 )
 
 // envelope is what the events URL receives: the URL's verification, or an
@@ -57,7 +56,7 @@ func (s *Service) Events(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if env.Type == "event_callback" && env.EventID != "" && s.accept(r.Context(), "e:"+a.TeamID+":"+env.EventID) == nil {
-		ctx, cancel := context.WithTimeout(db.WithOrg(r.Context(), a.OrgID), answerWithin)
+		ctx, cancel := context.WithTimeout(ctalk.WithOrg(r.Context(), a.OrgID), answerWithin)
 		defer cancel()
 		s.replied(ctx, a, &env)
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/audit"
-	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/orgs"
 	"github.com/ctalk/ctalk/usecase"
 )
@@ -42,7 +41,7 @@ func (s *Service) Interactions(w http.ResponseWriter, r *http.Request) error {
 		w.WriteHeader(http.StatusOK)
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(db.WithOrg(r.Context(), p.caller.OrgID), answerWithin)
+	ctx, cancel := context.WithTimeout(ctalk.WithOrg(r.Context(), p.caller.OrgID), answerWithin)
 	defer cancel()
 	switch p.cb.Type {
 	case slack.InteractionTypeBlockActions:
@@ -76,8 +75,8 @@ func (s *Service) verifiedPress(r *http.Request) (*press, error) {
 	if cb.TriggerID == "" {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "the interaction has no trigger_id")
 	}
-	// The rest acts in the verified app's org (see db.WithOrg).
-	ctx = db.WithOrg(ctx, a.OrgID)
+	// The rest acts in the verified app's org (see ctalk.WithOrg).
+	ctx = ctalk.WithOrg(ctx, a.OrgID)
 	if err := s.accept(ctx, "i:"+a.TeamID+":"+cb.TriggerID); err != nil {
 		return nil, err
 	}

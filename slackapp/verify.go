@@ -10,7 +10,6 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/ctalk/ctalk"
-	"github.com/ctalk/ctalk/db"
 )
 
 // The routes Slack calls: the interactivity URL (buttons, modals) and the
@@ -67,7 +66,7 @@ func verified(header http.Header, body []byte, secret string) bool {
 // unauthorized) otherwise.
 func (s *Service) signedApp(ctx context.Context, header http.Header, body []byte, teamID string) (*app, error) {
 	// The app's org is what this finds out.
-	ctx = db.AsOperator(ctx, "Slack app lookup by workspace")
+	ctx = ctalk.AsOperator(ctx, "Slack app lookup by workspace")
 	var candidates []*app
 	if teamID != "" {
 		a, err := s.appOfTeam(ctx, teamID)

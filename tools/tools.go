@@ -15,7 +15,6 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
-	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/reqctx"
 	"github.com/ctalk/ctalk/wait"
@@ -111,7 +110,7 @@ func addIdentifiedTool[In hasToken, Out any](s *Server, t mcp.Tool, fn func(ctx 
 		if err != nil {
 			return nil, err
 		}
-		return fn(db.WithOrg(ctx, sess.OrgID), sess, in)
+		return fn(ctalk.WithOrg(ctx, sess.OrgID), sess, in)
 	})
 }
 
@@ -125,7 +124,7 @@ func addAdminTool[In adminRequest, Out any](s *Server, t mcp.Tool, fn func(ctx c
 		if err != nil {
 			return nil, err
 		}
-		return fn(db.WithOrg(ctx, orgID), orgID, in)
+		return fn(ctalk.WithOrg(ctx, orgID), orgID, in)
 	})
 }
 
@@ -382,7 +381,7 @@ func (s *Server) identify(ctx context.Context, in hasToken) (*auth.Session, erro
 }
 
 // typedOrg returns ctx scoped to the org a caller named in its arguments
-// (see db.WithOrg), for a tool that checks a password of that org: its
+// (see ctalk.WithOrg), for a tool that checks a password of that org: its
 // statements then see that org's rows only. An id that does not parse
 // scopes to itself, which names no org, and the tool says what is wrong
 // with it.
@@ -390,7 +389,7 @@ func typedOrg(ctx context.Context, orgID string) context.Context {
 	if id, err := ctalk.ParseID("org_id", orgID); err == nil {
 		orgID = id
 	}
-	return db.WithOrg(ctx, orgID)
+	return ctalk.WithOrg(ctx, orgID)
 }
 
 // setCaller records who makes the call, for its log line and audit event.
@@ -430,7 +429,7 @@ func (s *Server) recordAttempt(ctx context.Context, orgID, userID string, err er
 			return
 		}
 	}
-	if _, err := s.orgs.Org(db.WithOrg(ctx, orgID), orgID); err != nil {
+	if _, err := s.orgs.Org(ctalk.WithOrg(ctx, orgID), orgID); err != nil {
 		return
 	}
 	c.orgID, c.userID = orgID, userID

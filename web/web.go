@@ -27,7 +27,6 @@ import (
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/channels"
-	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/knowledge"
 	"github.com/ctalk/ctalk/notify"
@@ -349,8 +348,8 @@ func (p *Pages) Session(c echo.Context) *auth.Session {
 		}
 		return nil
 	}
-	// The rest of the request acts in the person's org (see db.WithOrg).
-	c.SetRequest(c.Request().WithContext(db.WithOrg(c.Request().Context(), sess.OrgID)))
+	// The rest of the request acts in the person's org (see ctalk.WithOrg).
+	c.SetRequest(c.Request().WithContext(ctalk.WithOrg(c.Request().Context(), sess.OrgID)))
 	return sess
 }
 

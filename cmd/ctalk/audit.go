@@ -10,7 +10,6 @@ import (
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/audit"
-	"github.com/ctalk/ctalk/db"
 )
 
 // auditHelp is printed by "ctalk audit --help".
@@ -74,7 +73,7 @@ func auditVerify(ctx context.Context, cfg Config, log *slog.Logger, orgID string
 	defer d.Close()
 	l := audit.NewLog(d, log)
 	defer l.Close()
-	v, err := l.Verify(db.WithOrg(ctx, orgID), orgID)
+	v, err := l.Verify(ctalk.WithOrg(ctx, orgID), orgID)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk"
 )
 
 // AppRole is the Postgres role the tests' servers run their statements as
@@ -93,4 +93,4 @@ func makeAppRole(base string) error {
 // statements that set up or read rows of any organization.
 func Operator() context.Context { return opCtx }
 
-var opCtx = db.AsOperator(context.Background(), "test setup")
+var opCtx = ctalk.AsOperator(context.Background(), "test setup")

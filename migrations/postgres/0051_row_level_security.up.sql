@@ -2,7 +2,7 @@
 -- organization's rows lets a statement see and write only the rows of the
 -- organization its transaction is scoped to, whatever its own WHERE
 -- clause says. ctalk sets the scope at the start of each transaction with
--- set_config(..., true) (package db: WithOrg, AsOperator), so that it ends
+-- set_config(..., true) (ctalk.WithOrg, ctalk.AsOperator), so that it ends
 -- with the transaction and holds through a pooler in transaction mode:
 -- ctalk.org_id is the organization, ctalk.scope = 'operator' marks the
 -- operator's work that crosses organizations (notifications, pruning, an
