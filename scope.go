@@ -41,6 +41,18 @@ func AsOperator(ctx context.Context, why string) context.Context {
 	return context.WithValue(ctx, scopeKey{}, scope{operator: why})
 }
 
+// WithTypedOrg is WithOrg for an org id a person or agent typed beside a
+// password (a sign-in, an admin password), normalized as ParseID does. An
+// id that does not parse scopes to no org, and the check that follows says
+// what is wrong with it.
+func WithTypedOrg(ctx context.Context, typed string) context.Context {
+	id, err := ParseID("org_id", typed)
+	if err != nil {
+		id = ""
+	}
+	return WithOrg(ctx, id)
+}
+
 // ScopeOf returns the organization ctx is scoped to by WithOrg, or why it
 // is in the operator's scope by AsOperator; both empty when ctx has no
 // scope, which on Postgres under row-level security sees no row.

@@ -199,6 +199,25 @@ func (q querier) Query(ctx context.Context, query string, args ...any) (*Rows, e
 
 func (q querier) QueryRow(ctx context.Context, query string, args ...any) *Row {
 	q.d.observe(query)
+	if q.scoped && hasExecMode(args) {
+		return &Row{scan: func(dest ...any) error {
+			rows, err := q.d.scopedQuery(ctx, query, args)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			if !rows.Next() {
+				if err := rows.Err(); err != nil {
+					return err
+				}
+				return sql.ErrNoRows
+			}
+			if err := rows.Scan(dest...); err != nil {
+				return err
+			}
+			return rows.Close()
+		}}
+	}
 	if q.scoped {
 		return &Row{scan: func(dest ...any) error {
 			return q.d.scopedExec(ctx, func(br pgx.BatchResults) error {

@@ -73,6 +73,13 @@ func TestRowLevelSecurityScopesEveryStatement(t *testing.T) {
 		"Write": func(ctx context.Context, query string) (n int, err error) {
 			return n, d.Write(ctx, func(q db.Querier) error { return q.QueryRow(ctx, query).Scan(&n) })
 		},
+		"QueryRow planned each run": func(ctx context.Context, query string) (n int, err error) {
+			return n, d.QueryRow(ctx, query, d.PlanEachRun()...).Scan(&n)
+		},
+		"Query planned each run": func(ctx context.Context, query string) (n int, err error) {
+			err = db.Each(ctx, d, func(r *db.Rows) error { return r.Scan(&n) }, query, d.PlanEachRun()...)
+			return n, err
+		},
 		"RunLocked": func(ctx context.Context, query string) (n int, err error) {
 			return n, d.QueryRowLocked(ctx, []int64{db.LockID("rls test")}, query, nil, &n)
 		},

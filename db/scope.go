@@ -171,6 +171,9 @@ func (d *DB) scopedQuery(ctx context.Context, query string, args []any) (*Rows, 
 	}
 	var src *batchRows
 	err = pgxConn(conn, func(c *pgx.Conn) error {
+		if hasExecMode(args) {
+			return d.queryInTx(ctx, c, conn, query, args, &src)
+		}
 		br, err := d.sendScoped(ctx, c, query, args)
 		if err != nil {
 			return err
@@ -181,7 +184,7 @@ func (d *DB) scopedQuery(ctx context.Context, query string, args []any) (*Rows, 
 			br.Close()
 			return err
 		}
-		src = &batchRows{rows: rows, br: br, conn: conn}
+		src = &batchRows{rows: rows, done: br.Close, conn: conn}
 		return nil
 	})
 	if err != nil {
@@ -189,6 +192,39 @@ func (d *DB) scopedQuery(ctx context.Context, query string, args []any) (*Rows, 
 		return nil, Translate(err)
 	}
 	return &Rows{rows: src}, nil
+}
+
+// hasExecMode says whether args begin with a pgx.QueryExecMode, as those
+// of DB.PlanEachRun do: a batch cannot run one query in a mode of its
+// own.
+func hasExecMode(args []any) bool {
+	if len(args) == 0 {
+		return false
+	}
+	_, ok := args[0].(pgx.QueryExecMode)
+	return ok
+}
+
+// queryInTx runs query, whose arguments choose its own exec mode, in a
+// transaction of its own on c: beginScoped, the query, and COMMIT once its
+// rows are closed. Three round trips where a batch takes one; only the
+// reads planned anew on every run (full-text searches) take them.
+func (d *DB) queryInTx(ctx context.Context, c *pgx.Conn, conn interface{ Close() error }, query string, args []any, src **batchRows) error {
+	if _, err := c.Exec(ctx, d.beginScoped(ctx)); err != nil {
+		c.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		return err
+	}
+	rows, err := c.Query(ctx, query, args...)
+	if err != nil {
+		c.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		return err
+	}
+	*src = &batchRows{rows: rows, conn: conn, done: func() error {
+		// A read has nothing to keep: ending it either way is the same.
+		_, err := c.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		return err
+	}}
+	return nil
 }
 
 // sendScoped sends ctx's prelude and query to c as one batch and reads
@@ -206,8 +242,10 @@ func (d *DB) sendScoped(ctx context.Context, c *pgx.Conn, query string, args []a
 
 // batchRows are the rows of a scopedQuery.
 type batchRows struct {
-	rows   pgx.Rows
-	br     pgx.BatchResults
+	rows pgx.Rows
+	// done ends what the rows were read in: the batch, or the
+	// transaction of queryInTx.
+	done   func() error
 	conn   interface{ Close() error }
 	closed bool
 }
@@ -222,7 +260,7 @@ func (r *batchRows) Close() error {
 	}
 	r.closed = true
 	r.rows.Close()
-	err := r.br.Close()
+	err := r.done()
 	r.conn.Close()
 	return err
 }

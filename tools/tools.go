@@ -120,7 +120,7 @@ func addIdentifiedTool[In hasToken, Out any](s *Server, t mcp.Tool, fn func(ctx 
 func addAdminTool[In adminRequest, Out any](s *Server, t mcp.Tool, fn func(ctx context.Context, orgID string, in *In) (*Out, error)) {
 	addToolWith(s, t, toolTraits{admin: true, checksPassword: true}, func(ctx context.Context, in *In) (*Out, error) {
 		orgID, password := (*in).adminCredentials()
-		orgID, err := s.authorizeAdmin(typedOrg(ctx, orgID), *in, orgID, password)
+		orgID, err := s.authorizeAdmin(ctalk.WithTypedOrg(ctx, orgID), *in, orgID, password)
 		if err != nil {
 			return nil, err
 		}
@@ -378,18 +378,6 @@ func (s *Server) identify(ctx context.Context, in hasToken) (*auth.Session, erro
 	setCaller(ctx, sess)
 	s.presence.Seen(sess.Caller())
 	return sess, nil
-}
-
-// typedOrg returns ctx scoped to the org a caller named in its arguments
-// (see ctalk.WithOrg), for a tool that checks a password of that org: its
-// statements then see that org's rows only. An id that does not parse
-// scopes to itself, which names no org, and the tool says what is wrong
-// with it.
-func typedOrg(ctx context.Context, orgID string) context.Context {
-	if id, err := ctalk.ParseID("org_id", orgID); err == nil {
-		orgID = id
-	}
-	return ctalk.WithOrg(ctx, orgID)
 }
 
 // setCaller records who makes the call, for its log line and audit event.
