@@ -206,6 +206,8 @@ func (s *Service) RevokeGrant(ctx context.Context, orgID, userID, grantID string
 //
 // Returns only the database's errors.
 func (s *Service) RevokeGrantOf(ctx context.Context, hash, grantID string) error {
+	// A secret found by its hash names the org it belongs to.
+	ctx = ctalk.AsOperator(ctx, "OAuth grant revocation by token hash")
 	return s.revokeReturning(ctx, "oauth_grants", `UPDATE oauth_grants SET revoked_at = $1
 		WHERE (id = $2 OR id = (SELECT grant_id FROM oauth_tokens WHERE hash = $3)) AND revoked_at IS NULL
 		RETURNING org_id, user_id`, s.db.Now(), grantID, hash)
