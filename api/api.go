@@ -375,7 +375,7 @@ func (s *Server) bearer(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			return err
 		}
-		ctx = reqctx.WithSession(ctx, sess, s.tools.Credential(ctx, raw, sess, seen))
+		ctx = reqctx.WithSession(ctalk.WithOrg(ctx, sess.OrgID), sess, s.tools.Credential(ctx, raw, sess, seen))
 		c.SetRequest(c.Request().WithContext(ctx))
 		return next(c)
 	}

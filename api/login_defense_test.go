@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"net/netip"
 	"strings"
 	"testing"
@@ -47,7 +46,7 @@ func TestFailedLoginsReachTheOrgAuditLog(t *testing.T) {
 				t.Errorf("filtering by user: %v", byBob)
 			}
 			var n int
-			e.DB.QueryRow(context.Background(), `SELECT COUNT(*) FROM audit_events WHERE org_id LIKE $1 OR user_id LIKE $1 OR ids LIKE $1 OR request_id LIKE $1`, "%"+guess+"%").Scan(&n)
+			e.DB.QueryRow(dbtest.Operator(), `SELECT COUNT(*) FROM audit_events WHERE org_id LIKE $1 OR user_id LIKE $1 OR ids LIKE $1 OR request_id LIKE $1`, "%"+guess+"%").Scan(&n)
 			if n != 0 {
 				t.Errorf("%d audit events contain the guessed password", n)
 			}

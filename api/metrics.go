@@ -9,6 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/ctalk/ctalk/db"
 )
 
 // metrics are the Prometheus series ctalk exports at /metrics; the tools
@@ -26,6 +28,7 @@ func (s *Server) newMetrics(registry *prometheus.Registry) *metrics {
 	}, func() float64 { return float64(s.inbox.Broker().Waiting()) })
 	m.registry.MustRegister(waiting,
 		s.db.StatsCollector(),
+		db.OperatorTransactions(),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

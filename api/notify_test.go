@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/app"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/mail/mailtest"
 )
@@ -22,7 +22,7 @@ func TestAskMailsTheRecipient(t *testing.T) {
 	smtp := mailtest.Start(t)
 	each(t, func(t *testing.T, e *env, era string) {
 		users := e.Org(t, era, "acme")
-		if _, err := e.Orgs.SetEmail(context.Background(), "acme", "bob", "bob@acme.test"); err != nil {
+		if _, err := e.Orgs.SetEmail(dbtest.Operator(), "acme", "bob", "bob@acme.test"); err != nil {
 			t.Fatal(err)
 		}
 		asked := ok(t, users["alice"], "ask_person", map[string]any{"to_user_id": "bob", "question": "Where is the runbook?\nsecond line"})

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"sync"
@@ -75,7 +74,7 @@ func TestOAuthConcurrentUse(t *testing.T) {
 				}
 			}
 			var live int
-			err := e.DB.QueryRow(context.Background(), `SELECT COUNT(*) FROM oauth_tokens t JOIN oauth_tokens o ON o.grant_id = t.grant_id
+			err := e.DB.QueryRow(dbtest.Operator(), `SELECT COUNT(*) FROM oauth_tokens t JOIN oauth_tokens o ON o.grant_id = t.grant_id
 				WHERE o.hash = $1 AND t.kind = 'refresh' AND t.rotated_at IS NULL`, auth.HashToken(rt)).Scan(&live)
 			if err != nil {
 				t.Fatal(err)

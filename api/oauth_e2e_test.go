@@ -214,7 +214,7 @@ func TestOAuthSDKClientEndToEnd(t *testing.T) {
 					}
 					ok(t, cs, "list_users", nil)
 					var rotated int
-					e.DB.QueryRow(context.Background(), `SELECT COUNT(*) FROM oauth_tokens WHERE kind = 'refresh' AND rotated_at IS NOT NULL`).Scan(&rotated)
+					e.DB.QueryRow(dbtest.Operator(), `SELECT COUNT(*) FROM oauth_tokens WHERE kind = 'refresh' AND rotated_at IS NOT NULL`).Scan(&rotated)
 					if rotated == 0 {
 						t.Fatal("no refresh token was rotated: the client never refreshed")
 					}

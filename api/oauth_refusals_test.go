@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -218,7 +217,7 @@ func TestOAuthRefusals(t *testing.T) {
 				v, _ := pkce("revoked")
 				_, tok := exchange(code(t, "revoked"), v)
 				ok(t, e.Connect(t, eraStateless, tok["access_token"].(string)), "whoami", nil)
-				if _, err := e.Auth.RevokeUserTokens(context.Background(), "acme", "alice"); err != nil {
+				if _, err := e.Auth.RevokeUserTokens(dbtest.Operator(), "acme", "alice"); err != nil {
 					t.Fatal(err)
 				}
 				if status, _ := mcpStatus(t, e.URL, tok["access_token"].(string)); status != http.StatusUnauthorized {

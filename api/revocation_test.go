@@ -11,7 +11,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/orgs"
 )
@@ -171,12 +173,12 @@ func TestRevocationEndsWhatIsOpen(t *testing.T) {
 		}, true},
 		{"password reset", func(t *testing.T, one *env, _, _, _ *mcp.ClientSession) {
 			// An admin resets it in the web app; agents may not.
-			if _, err := one.Auth.ResetPassword(context.Background(), "acme", "bob", "a fresh start for bob"); err != nil {
+			if _, err := one.Auth.ResetPassword(dbtest.Operator(), "acme", "bob", "a fresh start for bob"); err != nil {
 				t.Fatal(err)
 			}
 		}, true},
 		{"reset by mailed link", func(t *testing.T, a *env, _, _, _ *mcp.ClientSession) {
-			ctx := context.Background()
+			ctx := ctalk.WithOrg(context.Background(), "acme")
 			if _, err := a.Orgs.SetEmail(ctx, "acme", "bob", "bob@example.com"); err != nil {
 				t.Fatal(err)
 			}
@@ -189,7 +191,7 @@ func TestRevocationEndsWhatIsOpen(t *testing.T) {
 			}
 		}, true},
 		{"role change", func(t *testing.T, a *env, _, _, _ *mcp.ClientSession) {
-			if _, err := a.Orgs.SetRole(context.Background(), "acme", "bob", orgs.RoleAdmin); err != nil {
+			if _, err := a.Orgs.SetRole(dbtest.Operator(), "acme", "bob", orgs.RoleAdmin); err != nil {
 				t.Fatal(err)
 			}
 		}, true},

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/ctalk/ctalk"
 )
 
 // stopWait bounds how long Close waits for the background work to return
@@ -31,8 +33,9 @@ func newWorkers(log *slog.Logger) *workers {
 	return &workers{ctx: ctx, cancel: cancel, log: log, running: map[string]int{}}
 }
 
-// Go runs fn in a goroutine of its own until the workers stop; fn must
-// return soon after its context ends.
+// Go runs fn in a goroutine of its own until the workers stop, in the
+// operator's scope, which crosses organizations under row-level security;
+// fn must return soon after its context ends.
 func (w *workers) Go(name string, fn func(ctx context.Context)) {
 	w.mu.Lock()
 	w.running[name]++
@@ -46,7 +49,9 @@ func (w *workers) Go(name string, fn func(ctx context.Context)) {
 			w.mu.Unlock()
 			w.log.Debug("background work stopped", "worker", name)
 		}()
-		fn(w.ctx)
+		// Background work serves every organization: its statements run
+		// in the operator's scope, named after it (see ctalk.AsOperator).
+		fn(ctalk.AsOperator(w.ctx, "worker: "+name))
 	})
 }
 

@@ -132,7 +132,7 @@ func (l *Log) Record(e Event) {
 	l.closeMu.RLock()
 	defer l.closeMu.RUnlock()
 	if l.closed {
-		if err := l.store(context.Background(), []Event{e}); err != nil {
+		if err := l.store(ctalk.AsOperator(context.Background(), "audit events"), []Event{e}); err != nil {
 			l.log.Error("audit write failed", "error", err)
 		}
 		return
@@ -202,7 +202,8 @@ func (l *Log) write() {
 		// up, after a few more attempts, and say so.
 		backoff := 100 * time.Millisecond
 		for attempt := 0; ; attempt++ {
-			err := l.store(context.Background(), batch)
+			// A batch holds the events of every organization.
+			err := l.store(ctalk.AsOperator(context.Background(), "audit events"), batch)
 			if err == nil {
 				giveUp = false
 				break

@@ -321,7 +321,7 @@ func (s *Service) Authenticate(ctx context.Context, raw string) (*Session, error
 	if err != nil {
 		return nil, err
 	}
-	if err := s.touchCredential(ctx, tokensTable, hash, lastUsed, now); err != nil {
+	if err := s.touchCredential(ctalk.WithOrg(ctx, sess.OrgID), tokensTable, hash, lastUsed, now); err != nil {
 		return nil, err
 	}
 	if s.afterRead != nil {
@@ -351,7 +351,8 @@ func (s *Service) readToken(ctx context.Context, hash string, now time.Time) (*S
 		revoked           sql.NullTime
 		kind              string
 	)
-	err := s.db.QueryRow(ctx, `
+	// The token's org is what this finds out.
+	err := s.db.QueryRow(ctalk.AsOperator(ctx, "token lookup by hash"), `
 		SELECT t.org_id, t.user_id, u.role, t.last_used_at, t.expires_at, t.revoked_at, t.kind
 		FROM tokens t JOIN users u ON u.org_id = t.org_id AND u.id = t.user_id
 		JOIN orgs o ON o.id = t.org_id AND o.deletion_due_at IS NULL

@@ -143,7 +143,8 @@ func (s *Service) OAuthAccess(ctx context.Context, hash string) (*AccessToken, e
 		lastUsed time.Time
 		revoked  sql.NullTime
 	)
-	err := s.db.QueryRow(ctx, `
+	// The token's org is what this finds out.
+	err := s.db.QueryRow(ctalk.AsOperator(ctx, "token lookup by hash"), `
 		SELECT g.id, g.org_id, g.user_id, u.role, g.resource, g.revoked_at, g.last_used_at, t.expires_at
 		FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id
 		JOIN users u ON u.org_id = g.org_id AND u.id = g.user_id AND u.removed_at IS NULL
@@ -158,6 +159,7 @@ func (s *Service) OAuthAccess(ctx context.Context, hash string) (*AccessToken, e
 	}
 	a.Revoked = revoked.Valid
 	if now := s.db.Now(); !a.Revoked && now.Before(a.ExpiresAt) && now.Sub(lastUsed) > time.Minute {
+		ctx := ctalk.WithOrg(ctx, a.OrgID)
 		err := s.db.Write(ctx, func(q db.Querier) error {
 			if _, err := q.Exec(ctx, `UPDATE oauth_grants SET last_used_at = $1 WHERE id = $2`, now, a.GrantID); err != nil {
 				return fmt.Errorf("update oauth_grants: %w", err)
@@ -204,6 +206,8 @@ func (s *Service) RevokeGrant(ctx context.Context, orgID, userID, grantID string
 //
 // Returns only the database's errors.
 func (s *Service) RevokeGrantOf(ctx context.Context, hash, grantID string) error {
+	// A secret found by its hash names the org it belongs to.
+	ctx = ctalk.AsOperator(ctx, "OAuth grant revocation by token hash")
 	return s.revokeReturning(ctx, "oauth_grants", `UPDATE oauth_grants SET revoked_at = $1
 		WHERE (id = $2 OR id = (SELECT grant_id FROM oauth_tokens WHERE hash = $3)) AND revoked_at IS NULL
 		RETURNING org_id, user_id`, s.db.Now(), grantID, hash)

@@ -144,6 +144,8 @@ func deadInvite() error {
 //
 // Returns ENotFound for a link that does not work.
 func (s *Service) InviteByLink(ctx context.Context, raw string) (*Invite, error) {
+	// A secret found by its hash names the org it belongs to.
+	ctx = ctalk.AsOperator(ctx, "invite link lookup by hash")
 	if !WellFormed(raw) {
 		return nil, deadInvite()
 	}

@@ -186,6 +186,8 @@ func deadReset() error {
 //
 // Returns ENotFound for a link that does not work.
 func (s *Service) ResetByLink(ctx context.Context, raw string) (orgID, userID string, err error) {
+	// A secret found by its hash names the org it belongs to.
+	ctx = ctalk.AsOperator(ctx, "password reset link lookup by hash")
 	if !WellFormed(raw) {
 		return "", "", deadReset()
 	}
@@ -209,6 +211,8 @@ func (s *Service) ResetByLink(ctx context.Context, raw string) (orgID, userID st
 // Returns EInvalid for a password that breaks the length rules, ENotFound
 // for a link that does not work.
 func (s *Service) UseReset(ctx context.Context, raw, next string) (sess *Session, revoked int, err error) {
+	// A secret found by its hash names the org it belongs to.
+	ctx = ctalk.AsOperator(ctx, "password reset by link")
 	hash, err := s.HashPassword("new_password", next, MinUserPasswordLen)
 	if err != nil {
 		return nil, 0, err

@@ -91,7 +91,7 @@ func (s *Service) WebSession(ctx context.Context, raw string) (*Session, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.touchCredential(ctx, webSessionsTable, hash, lastUsed, now); err != nil {
+	if err := s.touchCredential(ctalk.WithOrg(ctx, sess.OrgID), webSessionsTable, hash, lastUsed, now); err != nil {
 		return nil, err
 	}
 	return sess, nil
@@ -116,7 +116,8 @@ func (s *Service) webSession(ctx context.Context, hash string, now time.Time) (*
 		lastUsed, expires time.Time
 		revoked, passkey  sql.NullTime
 	)
-	err := s.db.QueryRow(ctx, `
+	// The session's org is what this finds out.
+	err := s.db.QueryRow(ctalk.AsOperator(ctx, "web session lookup by hash"), `
 		SELECT w.org_id, w.user_id, u.role, w.last_used_at, w.expires_at, w.revoked_at, w.passkey_at, w.signed_in_with
 		FROM web_sessions w JOIN users u ON u.org_id = w.org_id AND u.id = w.user_id AND u.removed_at IS NULL
 		JOIN orgs o ON o.id = w.org_id AND (o.deletion_due_at IS NULL OR u.role = 'admin')

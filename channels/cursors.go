@@ -144,7 +144,8 @@ func (w *cursors) flush(attempt int) {
 	if len(batch) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// One batch holds the cursors of every organization's readers.
+	ctx, cancel := context.WithTimeout(ctalk.AsOperator(context.Background(), "channel read cursors"), 10*time.Second)
 	err := w.store(ctx, batch)
 	cancel()
 	if err == nil || attempt+1 >= cursorRetries {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/ctalk/ctalk"
 )
 
 // sharedReads lets the waiters of one channel that wake together read the
@@ -88,7 +90,7 @@ func (g *sharedReads) page(k pageKey, reader string, read func(ctx context.Conte
 }
 
 func (g *sharedReads) run(k pageKey, st *readState, r *sharedRead, read func(ctx context.Context, readers []string) (*sharedPage, error)) (*sharedPage, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), sharedReadTimeout)
+	ctx, cancel := context.WithTimeout(ctalk.WithOrg(context.Background(), k.org), sharedReadTimeout)
 	r.page, r.err = read(ctx, r.readers)
 	cancel()
 	g.mu.Lock()

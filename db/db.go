@@ -86,6 +86,12 @@ type DB struct {
 	// servers on different schemas of one database (the tests) do not hear
 	// each other's wake-ups and revocations.
 	notifyScope string
+	// role is Config.Role; scoped says that every statement runs after a
+	// prelude that sets its scope and role (see prelude); rls that
+	// row-level security was found in force at Open (see checkRLS).
+	role   string
+	scoped bool
+	rls    bool
 }
 
 // Config says which database to open.
@@ -117,6 +123,13 @@ type Config struct {
 	// same time (ctalk stdio --local): notifications between them then go
 	// through the file (see Listen and Notify). Ignored on Postgres.
 	Shared bool
+	// Role is the Postgres role every statement runs as (SET LOCAL ROLE,
+	// inside each statement's transaction, so that it holds through a
+	// pooler in transaction mode): one that owns nothing and cannot bypass
+	// row-level security, while migrations keep running as the URL's
+	// user, the tables' owner. Empty runs statements as the URL's user.
+	// See DB.RLS.
+	Role string
 }
 
 // Open connects to the configured database, checks that it answers and
@@ -127,6 +140,10 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		return nil, err
 	}
 	if err := d.MigrateUp(); err != nil {
+		d.Close()
+		return nil, err
+	}
+	if err := d.checkRLS(ctx); err != nil {
 		d.Close()
 		return nil, err
 	}
@@ -146,6 +163,9 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 func Connect(ctx context.Context, cfg Config) (*DB, error) {
 	d := &DB{Now: func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }}
 	d.allowOtherTables, d.log = cfg.AllowOtherTables, cfg.Logger
+	if cfg.URL != "" {
+		d.role, d.scoped = cfg.Role, cfg.Role != ""
+	}
 	if d.log == nil {
 		d.log = slog.Default()
 	}

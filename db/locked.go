@@ -47,6 +47,9 @@ func (d *DB) QueryRowLocked(ctx context.Context, locks []int64, query string, ar
 // seeing what those before it wrote; a statement with a Dest returns one
 // row, scanned into it. If any fails, none of them is kept.
 //
+// When row-level security is in force, ctx's scope goes first in the
+// same batch (see scopedExec).
+//
 // Returns the statements' errors translated into codes (see Translate),
 // and an error with no code on SQLite.
 func (d *DB) RunLocked(ctx context.Context, locks []int64, stmts ...Stmt) error {
@@ -59,7 +62,7 @@ func (d *DB) RunLocked(ctx context.Context, locks []int64, stmts ...Stmt) error 
 	}
 	defer conn.Close()
 	return Translate(pgxConn(conn, func(c *pgx.Conn) error {
-		return c.SendBatch(ctx, d.queueStmts(lockBatch(&pgx.Batch{}, locks), stmts)).Close()
+		return c.SendBatch(ctx, d.queueStmts(lockBatch(d.queuePrelude(ctx, &pgx.Batch{}), locks), stmts)).Close()
 	}))
 }
 

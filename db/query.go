@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Reader runs statements that only read. Its errors, and those of the rows
@@ -31,13 +34,13 @@ type Querier interface {
 //
 // Returns the statement's errors translated into codes (see Translate).
 func (d *DB) Query(ctx context.Context, query string, args ...any) (*Rows, error) {
-	return querier{d: d, q: d.pool}.Query(ctx, query, args...)
+	return querier{d: d, q: d.pool, scoped: d.scoped}.Query(ctx, query, args...)
 }
 
 // QueryRow runs a query that only reads and returns at most one row,
 // outside a transaction.
 func (d *DB) QueryRow(ctx context.Context, query string, args ...any) *Row {
-	return querier{d: d, q: d.pool}.QueryRow(ctx, query, args...)
+	return querier{d: d, q: d.pool, scoped: d.scoped}.QueryRow(ctx, query, args...)
 }
 
 // Tx runs fn in a transaction, as the one writer of a SQLite database (see
@@ -52,13 +55,16 @@ func (d *DB) Tx(ctx context.Context, fn func(q Querier) error) error {
 		return Translate(fmt.Errorf("begin: %w", err))
 	}
 	defer release()
+	if d.scoped {
+		return d.scopedTx(ctx, fn)
+	}
 	tx, err := d.writes.BeginTx(ctx, nil)
 	if err != nil {
 		return Translate(fmt.Errorf("begin: %w", err))
 	}
 	defer tx.Rollback()
 	hooks := &commitHooks{}
-	if err := fn(querier{d, tx, hooks}); err != nil {
+	if err := fn(querier{d: d, q: tx, hooks: hooks}); err != nil {
 		return Translate(err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -115,7 +121,7 @@ func (d *DB) Write(ctx context.Context, fn func(q Querier) error) error {
 		return Translate(err)
 	}
 	defer release()
-	return Translate(fn(querier{d: d, q: d.writes}))
+	return Translate(fn(querier{d: d, q: d.writes, scoped: d.scoped}))
 }
 
 func (d *DB) admitWriter(ctx context.Context) (release func(), err error) {
@@ -155,42 +161,102 @@ type sqlQuerier interface {
 }
 
 // querier is the Querier that Read, Tx and Write hand over; hooks are
-// its transaction's (see AfterCommit), nil outside one.
+// its transaction's (see AfterCommit), nil outside one. scoped, outside a
+// transaction, sends each statement after its scope's prelude (see
+// DB.scoped), in one round trip (see scopedQuery).
 type querier struct {
-	d     *DB
-	q     sqlQuerier
-	hooks *commitHooks
+	d      *DB
+	q      sqlQuerier
+	hooks  *commitHooks
+	scoped bool
 }
 
 func (q querier) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	q.d.observe(query)
+	if q.scoped {
+		var tag pgconn.CommandTag
+		err := q.d.scopedExec(ctx, func(br pgx.BatchResults) (err error) {
+			tag, err = br.Exec()
+			return err
+		}, query, args)
+		return rowsAffected(tag.RowsAffected()), Translate(err)
+	}
 	res, err := q.q.ExecContext(ctx, query, args...)
 	return res, Translate(err)
 }
 
 func (q querier) Query(ctx context.Context, query string, args ...any) (*Rows, error) {
 	q.d.observe(query)
+	if q.scoped {
+		return q.d.scopedQuery(ctx, query, args)
+	}
 	rows, err := q.q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, Translate(err)
 	}
-	return &Rows{rows}, nil
+	return &Rows{rows: rows}, nil
 }
 
 func (q querier) QueryRow(ctx context.Context, query string, args ...any) *Row {
 	q.d.observe(query)
-	return &Row{q.q.QueryRowContext(ctx, query, args...)}
+	if q.scoped && hasExecMode(args) {
+		return &Row{scan: func(dest ...any) error {
+			rows, err := q.d.scopedQuery(ctx, query, args)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			if !rows.Next() {
+				if err := rows.Err(); err != nil {
+					return err
+				}
+				return sql.ErrNoRows
+			}
+			if err := rows.Scan(dest...); err != nil {
+				return err
+			}
+			return rows.Close()
+		}}
+	}
+	if q.scoped {
+		return &Row{scan: func(dest ...any) error {
+			return q.d.scopedExec(ctx, func(br pgx.BatchResults) error {
+				return br.QueryRow().Scan(dest...)
+			}, query, args)
+		}}
+	}
+	return &Row{row: q.q.QueryRowContext(ctx, query, args...)}
 }
 
 // Row is the result of QueryRow; Scan translates its error. A missing row is
 // still sql.ErrNoRows.
-type Row struct{ row *sql.Row }
+type Row struct {
+	row *sql.Row
+	// scan, when set, runs a scoped statement instead of row.
+	scan func(dest ...any) error
+}
 
 // Scan copies the row's columns into dest.
-func (r *Row) Scan(dest ...any) error { return Translate(r.row.Scan(dest...)) }
+func (r *Row) Scan(dest ...any) error {
+	if r.scan != nil {
+		return Translate(noRows(r.scan(dest...)))
+	}
+	return Translate(r.row.Scan(dest...))
+}
 
 // Rows is the result of Query; Scan and Err translate their errors.
-type Rows struct{ rows *sql.Rows }
+type Rows struct {
+	rows rowSource
+}
+
+// rowSource is what Rows reads: *sql.Rows, or a scoped statement's.
+type rowSource interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close() error
+	Columns() ([]string, error)
+}
 
 // Next prepares the next row for Scan.
 func (r *Rows) Next() bool { return r.rows.Next() }

@@ -21,7 +21,8 @@ func (s *Service) LinkedDraft(ctx context.Context, raw string) (msgID string, ve
 	if !auth.WellFormed(raw) {
 		return "", 0, notFound
 	}
-	err = s.db.QueryRow(ctx, linkedDraftSQL, auth.HashToken(raw)).Scan(&msgID, &version)
+	// A link names no org: the draft it was made for is found by its hash.
+	err = s.db.QueryRow(ctalk.AsOperator(ctx, "approval link lookup by hash"), linkedDraftSQL, auth.HashToken(raw)).Scan(&msgID, &version)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", 0, notFound
 	}

@@ -53,6 +53,8 @@ type grant struct {
 }
 
 func (s *Service) exchangeCode(ctx context.Context, form url.Values, site Site) (*TokenResponse, error) {
+	// A secret found by its hash names the org it belongs to.
+	ctx = ctalk.AsOperator(ctx, "OAuth code exchange by hash")
 	code, verifier := form.Get("code"), form.Get("code_verifier")
 	switch {
 	case code == "":
@@ -202,6 +204,8 @@ func (s *Service) refresh(ctx context.Context, form url.Values) (*TokenResponse,
 var errRefreshRace = errors.New("refresh token rotated concurrently")
 
 func (s *Service) refreshOnce(ctx context.Context, raw, clientID string) (*TokenResponse, error) {
+	// A secret found by its hash names the org it belongs to.
+	ctx = ctalk.AsOperator(ctx, "OAuth refresh by token hash")
 	var out *TokenResponse
 	var leaked string
 	err := s.db.Tx(ctx, func(tx db.Querier) error {

@@ -150,6 +150,8 @@ func (s *Service) Invite(ctx context.Context, c ctalk.Caller, in NewInvite) (*au
 // for a link that does not work, EConflict when the user id or address was
 // taken meanwhile.
 func (s *Service) AcceptInvite(ctx context.Context, raw, password string) (*User, error) {
+	// A secret found by its hash names the org it belongs to.
+	ctx = ctalk.AsOperator(ctx, "invite acceptance by link")
 	hash, err := s.auth.HashPassword("password", password, auth.MinUserPasswordLen)
 	if err != nil {
 		return nil, err

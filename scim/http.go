@@ -71,6 +71,8 @@ func (s *Service) serve(rq *request) error {
 	if rq.orgID, rq.token, err = s.authenticate(ctx, strings.TrimSpace(raw)); err != nil {
 		return err
 	}
+	// The rest of the request acts in the token's org (see ctalk.WithOrg).
+	rq.r = rq.r.WithContext(ctalk.WithOrg(ctx, rq.orgID))
 	rest := strings.Trim(strings.TrimPrefix(rq.r.URL.Path, Path), "/")
 	kind, id, _ := strings.Cut(rest, "/")
 	method := rq.r.Method

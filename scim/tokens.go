@@ -130,7 +130,8 @@ func (s *Service) authenticate(ctx context.Context, raw string) (orgID, id strin
 	hash := auth.HashToken(raw)
 	now := s.db.Now()
 	var used db.NullTime
-	err = s.db.QueryRow(ctx, `SELECT org_id, id, last_used_at FROM scim_tokens WHERE hash = $1 AND revoked_at IS NULL AND expires_at > $2`, hash, now).
+	// The token's org is what this finds out.
+	err = s.db.QueryRow(ctalk.AsOperator(ctx, "SCIM token lookup by hash"), `SELECT org_id, id, last_used_at FROM scim_tokens WHERE hash = $1 AND revoked_at IS NULL AND expires_at > $2`, hash, now).
 		Scan(&orgID, &id, &used)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", "", refused
@@ -140,6 +141,7 @@ func (s *Service) authenticate(ctx context.Context, raw string) (orgID, id strin
 	}
 	if !used.Valid || now.Sub(used.Time) >= usedEvery {
 		// Best effort: a failed note of its use refuses no call.
+		ctx := ctalk.WithOrg(ctx, orgID)
 		_ = s.db.Write(ctx, func(q db.Querier) error {
 			_, err := q.Exec(ctx, `UPDATE scim_tokens SET last_used_at = $1 WHERE hash = $2`, now, hash)
 			return err

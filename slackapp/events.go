@@ -56,7 +56,7 @@ func (s *Service) Events(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if env.Type == "event_callback" && env.EventID != "" && s.accept(r.Context(), "e:"+a.TeamID+":"+env.EventID) == nil {
-		ctx, cancel := context.WithTimeout(r.Context(), answerWithin)
+		ctx, cancel := context.WithTimeout(ctalk.WithOrg(r.Context(), a.OrgID), answerWithin)
 		defer cancel()
 		s.replied(ctx, a, &env)
 	}

@@ -41,7 +41,7 @@ func (s *Service) Interactions(w http.ResponseWriter, r *http.Request) error {
 		w.WriteHeader(http.StatusOK)
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), answerWithin)
+	ctx, cancel := context.WithTimeout(ctalk.WithOrg(r.Context(), p.caller.OrgID), answerWithin)
 	defer cancel()
 	switch p.cb.Type {
 	case slack.InteractionTypeBlockActions:
@@ -75,6 +75,8 @@ func (s *Service) verifiedPress(r *http.Request) (*press, error) {
 	if cb.TriggerID == "" {
 		return nil, ctalk.Errorf(ctalk.EInvalid, "the interaction has no trigger_id")
 	}
+	// The rest acts in the verified app's org (see ctalk.WithOrg).
+	ctx = ctalk.WithOrg(ctx, a.OrgID)
 	if err := s.accept(ctx, "i:"+a.TeamID+":"+cb.TriggerID); err != nil {
 		return nil, err
 	}

@@ -65,6 +65,8 @@ func verified(header http.Header, body []byte, secret string) bool {
 // workspace, whichever app's secret verifies it. ENotFound (said as
 // unauthorized) otherwise.
 func (s *Service) signedApp(ctx context.Context, header http.Header, body []byte, teamID string) (*app, error) {
+	// The app's org is what this finds out.
+	ctx = ctalk.AsOperator(ctx, "Slack app lookup by workspace")
 	var candidates []*app
 	if teamID != "" {
 		a, err := s.appOfTeam(ctx, teamID)

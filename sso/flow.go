@@ -216,6 +216,8 @@ type signInState struct {
 // takeState deletes and returns the sign-in of state, which is thus used
 // once.
 func (s *Service) takeState(ctx context.Context, state string) (*signInState, error) {
+	// A secret found by its hash names the org it belongs to.
+	ctx = ctalk.AsOperator(ctx, "SSO sign-in state lookup by hash")
 	gone := ctalk.Errorf(ctalk.EUnauthorized, "this sign-in link was used already or has expired; sign in again")
 	if state == "" || len(state) > 100 {
 		return nil, gone

@@ -54,6 +54,7 @@ func (s *Server) registerRegisterOrganization() {
 		mcp.WithString("signup_secret", mcp.Description("Only on servers with closed sign-up: the secret their operator gave you.")),
 		annotations(false, false, false),
 	), func(ctx context.Context, in *registerOrgArgs) (*orgResult, error) {
+		ctx = ctalk.WithTypedOrg(ctx, in.OrgID)
 		if err := s.auth.AllowSignup(ctx); err != nil {
 			return nil, err
 		}
@@ -105,6 +106,7 @@ func (s *Server) registerLogin() {
 		mcp.WithString("password", mcp.Required(), mcp.Description("Your password.")),
 		annotations(false, false, false),
 	), func(ctx context.Context, in *loginArgs) (*loginResult, error) {
+		ctx = ctalk.WithTypedOrg(ctx, in.OrgID)
 		if err := s.passwordLoginAllowed(ctx, in.OrgID, in.UserID); err != nil {
 			return nil, err
 		}

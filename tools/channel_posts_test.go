@@ -1,13 +1,13 @@
 package tools_test
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/orgs"
 )
 
@@ -66,7 +66,7 @@ func TestChannelPostMode(t *testing.T) {
 
 		// Back to agent mode is the person's, in the web app.
 		fail(t, alice, "update_org_settings", map[string]any{"org_id": "acme", "channel_post_mode": "agent"}, "is for a person")
-		if _, err := e.Orgs.SetSettings(context.Background(), "acme", orgs.Settings{ChannelPostMode: orgs.ChannelPostAgent}); err != nil {
+		if _, err := e.Orgs.SetSettings(dbtest.Operator(), "acme", orgs.Settings{ChannelPostMode: orgs.ChannelPostAgent}); err != nil {
 			t.Fatal(err)
 		}
 		res = ok(t, bob, "post_message", map[string]any{"channel": "dev", "text": "at once"})

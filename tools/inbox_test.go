@@ -146,7 +146,7 @@ func TestHumanApproval(t *testing.T) {
 		}
 		// bob in the web app, signed in: the service the app's forms call.
 		person := inbox.NewService(e.DB, inbox.DefaultConfig(), e.Broker)
-		ctx := context.Background()
+		ctx := ctalk.WithOrg(context.Background(), "acme")
 
 		id := ok(t, alice, "ask_person", map[string]any{"to_user_id": "bob", "question": "Is <b>prod</b> frozen?"})["message_id"].(string)
 		d1 := ok(t, bob, "propose_response", map[string]any{"message_id": id, "draft_text": "v1"})
@@ -269,7 +269,7 @@ func TestAskIdempotentUnderConcurrentRetries(t *testing.T) {
 			}
 		}
 		var count int
-		if err := e.DB.QueryRow(context.Background(), `SELECT COUNT(*) FROM questions`).Scan(&count); err != nil || count != 1 {
+		if err := e.DB.QueryRow(dbtest.Operator(), `SELECT COUNT(*) FROM questions`).Scan(&count); err != nil || count != 1 {
 			t.Fatalf("stored %d questions (err %v), want 1", count, err)
 		}
 		fail(t, bob, "ask_person", map[string]any{"to_user_id": "alice", "question": "different", "idempotency_key": "k1"}, "different question")

@@ -1,7 +1,6 @@
 package tools_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -117,7 +116,7 @@ func TestRemoveLastTwoAdminsOverMCP(t *testing.T) {
 			// second in the web app.
 			ok(t, anon[0], "register_user", map[string]any{"org_id": org, "admin_password": adminPW, "user_id": "ann", "name": "ann", "password": userPW, "ownership": "x", "role": "admin"})
 			ok(t, anon[0], "register_user", map[string]any{"org_id": org, "admin_password": adminPW, "user_id": "ben", "name": "ben", "password": userPW, "ownership": "x"})
-			if _, err := e.Orgs.SetRole(context.Background(), org, "ben", orgs.RoleAdmin); err != nil {
+			if _, err := e.Orgs.SetRole(dbtest.Operator(), org, "ben", orgs.RoleAdmin); err != nil {
 				t.Fatal(err)
 			}
 			results := make([]*mcp.CallToolResult, 2)
@@ -141,7 +140,7 @@ func TestRemoveLastTwoAdminsOverMCP(t *testing.T) {
 				}
 			}
 			var left int
-			if err := e.DB.QueryRow(context.Background(), `SELECT COUNT(*) FROM users WHERE org_id = $1 AND role = 'admin' AND removed_at IS NULL`, org).Scan(&left); err != nil {
+			if err := e.DB.QueryRow(dbtest.Operator(), `SELECT COUNT(*) FROM users WHERE org_id = $1 AND role = 'admin' AND removed_at IS NULL`, org).Scan(&left); err != nil {
 				t.Fatal(err)
 			}
 			if removed != 1 || left != 1 {
@@ -189,7 +188,7 @@ func TestPasswordToolsOverMCP(t *testing.T) {
 			t.Fatalf("reset_user_password echoes the password: %s", msg)
 		}
 		ok(t, u["bob"], "whoami", nil)
-		if n, err := e.Auth.ResetPassword(context.Background(), "acme", "bob", resetPW); err != nil || n != 2 {
+		if n, err := e.Auth.ResetPassword(dbtest.Operator(), "acme", "bob", resetPW); err != nil || n != 2 {
 			t.Fatalf("reset bob's password in the web app's service: %d, %v", n, err)
 		}
 		refused(t, u["bob"], "whoami")
@@ -210,7 +209,7 @@ func TestPasswordToolsOverMCP(t *testing.T) {
 		fail(t, anon, "change_admin_password", map[string]any{"org_id": "acme", "admin_password": adminPW, "new_admin_password": newAdminPW}, "is for a person")
 		fail(t, alice, "change_admin_password", map[string]any{"org_id": "acme", "new_admin_password": newAdminPW}, "is for a person")
 		ok(t, anon, "register_user", map[string]any{"org_id": "acme", "admin_password": adminPW, "user_id": "dan", "name": "Dan", "password": userPW, "ownership": "x"})
-		if err := e.Auth.ChangeAdminPassword(context.Background(), "acme", newAdminPW); err != nil {
+		if err := e.Auth.ChangeAdminPassword(dbtest.Operator(), "acme", newAdminPW); err != nil {
 			t.Fatal(err)
 		}
 		fail(t, anon, "register_user", map[string]any{"org_id": "acme", "admin_password": adminPW, "user_id": "eve", "name": "Eve", "password": userPW, "ownership": "x"}, "wrong")
@@ -232,7 +231,7 @@ func TestPasswordToolsOverMCP(t *testing.T) {
 			t.Fatalf("change_admin_password events, newest first = %s, want %s", got, want)
 		}
 		var dump strings.Builder
-		rows, err := e.DB.Query(context.Background(), `SELECT tool, ids FROM audit_events`)
+		rows, err := e.DB.Query(dbtest.Operator(), `SELECT tool, ids FROM audit_events`)
 		if err != nil {
 			t.Fatal(err)
 		}

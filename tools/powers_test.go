@@ -7,7 +7,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/orgs"
 )
 
@@ -25,7 +27,7 @@ func TestAgentsCannotUndoOversight(t *testing.T) {
 		u := e.Org(t, era, "acme")
 		alice, bob := u["alice"], u["bob"]
 		anon := e.Connect(t, era, "")
-		ctx := context.Background()
+		ctx := ctalk.WithOrg(context.Background(), "acme")
 		_, sess, err := e.Auth.Login(ctx, "acme", "alice", userPW, "")
 		if err != nil {
 			t.Fatal(err)
@@ -157,7 +159,7 @@ func TestAgentPasswordLoginDisabled(t *testing.T) {
 		fail(t, alice, "update_org_settings", map[string]any{"org_id": "acme", "agent_password_login": "allowed"}, personOnly)
 		// Another org is not affected.
 		e.Org(t, era, "globex")
-		if _, err := e.Orgs.SetSettings(context.Background(), "acme", orgs.Settings{AgentPasswordLogin: orgs.AgentLoginAllowed}); err != nil {
+		if _, err := e.Orgs.SetSettings(dbtest.Operator(), "acme", orgs.Settings{AgentPasswordLogin: orgs.AgentLoginAllowed}); err != nil {
 			t.Fatal(err)
 		}
 		ok(t, anon, "login", map[string]any{"org_id": "acme", "user_id": "bob", "password": userPW})

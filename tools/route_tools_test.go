@@ -1,12 +1,12 @@
 package tools_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/orgs"
 )
 
@@ -22,7 +22,7 @@ func TestAwayForwardAndFollowUpOverMCP(t *testing.T) {
 		alice, bob, carol := u["alice"], u["bob"], u["carol"]
 		until := time.Now().Add(48 * time.Hour)
 		before := ok(t, bob, "ask_person", map[string]any{"to_user_id": "carol", "question": "before you leave, the deploy key?", "idempotency_key": "k-before"})["message_id"]
-		if _, err := e.Orgs.SetAway(context.Background(), ctalk.Caller{OrgID: "acme", UserID: "carol"}, orgs.Away{Until: until, Delegate: "alice", Note: "at a conference"}); err != nil {
+		if _, err := e.Orgs.SetAway(dbtest.Operator(), ctalk.Caller{OrgID: "acme", UserID: "carol"}, orgs.Away{Until: until, Delegate: "alice", Note: "at a conference"}); err != nil {
 			t.Fatal(err)
 		}
 		res := ok(t, bob, "ask_person", map[string]any{"to_user_id": "carol", "question": "where are the runbooks?"})
@@ -50,7 +50,7 @@ func TestAwayForwardAndFollowUpOverMCP(t *testing.T) {
 
 		fail(t, z["carol"], "forward_question", map[string]any{"message_id": id, "to_user_id": "bob"}, "not found")
 		fail(t, carol, "forward_question", map[string]any{"message_id": id, "to_user_id": "bob"}, "asked message")
-		if _, err := e.Orgs.SetAway(context.Background(), ctalk.Caller{OrgID: "acme", UserID: "alice"}, orgs.Away{Until: until}); err != nil {
+		if _, err := e.Orgs.SetAway(dbtest.Operator(), ctalk.Caller{OrgID: "acme", UserID: "alice"}, orgs.Away{Until: until}); err != nil {
 			t.Fatal(err)
 		}
 		fq := ok(t, carol, "forward_question", map[string]any{"message_id": id, "to_user_id": "alice", "note": "Alice keeps them"})

@@ -110,7 +110,7 @@ func addIdentifiedTool[In hasToken, Out any](s *Server, t mcp.Tool, fn func(ctx 
 		if err != nil {
 			return nil, err
 		}
-		return fn(ctx, sess, in)
+		return fn(ctalk.WithOrg(ctx, sess.OrgID), sess, in)
 	})
 }
 
@@ -120,11 +120,11 @@ func addIdentifiedTool[In hasToken, Out any](s *Server, t mcp.Tool, fn func(ctx 
 func addAdminTool[In adminRequest, Out any](s *Server, t mcp.Tool, fn func(ctx context.Context, orgID string, in *In) (*Out, error)) {
 	addToolWith(s, t, toolTraits{admin: true, checksPassword: true}, func(ctx context.Context, in *In) (*Out, error) {
 		orgID, password := (*in).adminCredentials()
-		orgID, err := s.authorizeAdmin(ctx, *in, orgID, password)
+		orgID, err := s.authorizeAdmin(ctalk.WithTypedOrg(ctx, orgID), *in, orgID, password)
 		if err != nil {
 			return nil, err
 		}
-		return fn(ctx, orgID, in)
+		return fn(ctalk.WithOrg(ctx, orgID), orgID, in)
 	})
 }
 
@@ -417,7 +417,7 @@ func (s *Server) recordAttempt(ctx context.Context, orgID, userID string, err er
 			return
 		}
 	}
-	if _, err := s.orgs.Org(ctx, orgID); err != nil {
+	if _, err := s.orgs.Org(ctalk.WithOrg(ctx, orgID), orgID); err != nil {
 		return
 	}
 	c.orgID, c.userID = orgID, userID

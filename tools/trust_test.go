@@ -127,19 +127,19 @@ func TestSecretsAreStoredHashed(t *testing.T) {
 				t.Fatalf("token %q: want ctalk_ and at least 32 random bytes, got %d bytes (err %v)", raw, len(secret), err)
 			}
 			var kind string
-			if err := e.DB.QueryRow(context.Background(), `SELECT kind FROM tokens WHERE hash = $1`, sha256Hex(raw)).Scan(&kind); err != nil {
+			if err := e.DB.QueryRow(dbtest.Operator(), `SELECT kind FROM tokens WHERE hash = $1`, sha256Hex(raw)).Scan(&kind); err != nil {
 				t.Errorf("no token row under the SHA-256 of the token: %v", err)
 			}
 		}
 
 		var adminHash string
-		if err := e.DB.QueryRow(context.Background(), `SELECT admin_password_hash FROM orgs WHERE id = 'a'`).Scan(&adminHash); err != nil {
+		if err := e.DB.QueryRow(dbtest.Operator(), `SELECT admin_password_hash FROM orgs WHERE id = 'a'`).Scan(&adminHash); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.HasPrefix(adminHash, "$2") {
 			t.Errorf("admin password stored as %q, want bcrypt", adminHash)
 		}
-		rows, err := e.DB.Query(context.Background(), `SELECT id, password_hash FROM users`)
+		rows, err := e.DB.Query(dbtest.Operator(), `SELECT id, password_hash FROM users`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -231,7 +231,7 @@ func TestTokenLifetime(t *testing.T) {
 			var at time.Time
 			testkit.Poll(context.Background(), 10*time.Second, 20*time.Millisecond, func() (bool, error) {
 				ok(t, cs, "whoami", nil)
-				err := e.DB.QueryRow(context.Background(), `SELECT last_used_at FROM tokens WHERE hash = $1`, sha256Hex(tok)).Scan(&at)
+				err := e.DB.QueryRow(dbtest.Operator(), `SELECT last_used_at FROM tokens WHERE hash = $1`, sha256Hex(tok)).Scan(&at)
 				return err != nil || at.After(almost.Add(time.Hour)), err
 			})
 			if !at.After(almost.Add(time.Hour)) {
@@ -477,7 +477,7 @@ func TestOrgIsolation(t *testing.T) {
 		fail(t, a["bob"], "whoami", map[string]any{"auth_token": bTok}, "drop the auth_token argument")
 
 		var notes, profile string
-		if err := e.DB.QueryRow(context.Background(), `SELECT notes, profile_notes FROM users WHERE org_id = 'b' AND id = 'dave'`).Scan(&notes, &profile); err != nil {
+		if err := e.DB.QueryRow(dbtest.Operator(), `SELECT notes, profile_notes FROM users WHERE org_id = 'b' AND id = 'dave'`).Scan(&notes, &profile); err != nil {
 			t.Fatal(err)
 		}
 		users := countRows(t, e.DB, `SELECT COUNT(*) FROM users WHERE id = 'mole'`)

@@ -16,6 +16,7 @@ import (
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/knowledge"
@@ -159,7 +160,7 @@ func axeCheck(t *testing.T, ctx context.Context, path, scheme, load, options str
 // login token, and a passkey. It returns the question with two drafts.
 func a11yFixture(t *testing.T, s *site) string {
 	t.Helper()
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	s.org(t, "acme")
 	if _, err := s.Orgs.SetSettings(ctx, "acme", orgs.Settings{ChannelPostMode: orgs.ChannelPostHuman}); err != nil {
 		t.Fatal(err)
@@ -223,8 +224,8 @@ func a11yFixture(t *testing.T, s *site) string {
 func passkeyLink(t *testing.T, s *site) string {
 	t.Helper()
 	raw, _ := auth.NewToken()
-	err := s.DB.Write(context.Background(), func(q db.Querier) error {
-		_, err := q.Exec(context.Background(), `INSERT INTO passkeys (id, org_id, user_id, user_handle, name, credential, created_at, confirm_hash, confirm_expires_at)
+	err := s.DB.Write(dbtest.Operator(), func(q db.Querier) error {
+		_, err := q.Exec(dbtest.Operator(), `INSERT INTO passkeys (id, org_id, user_id, user_handle, name, credential, created_at, confirm_hash, confirm_expires_at)
 			VALUES ('a11y-pending', 'acme', 'bob', 'Ym9i', 'Phone', '{}', $1, $2, $3)`, time.Now().UTC(), auth.HashToken(raw), time.Now().UTC().Add(time.Hour))
 		return err
 	})
@@ -242,7 +243,7 @@ func passkeyLink(t *testing.T, s *site) string {
 // password reset page, for the pages that mailed links open.
 func accessLinks(t *testing.T, s *site) (invite, reset string) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	_, raw, err := s.Orgs.Invite(ctx, acme("alice"), orgs.NewInvite{Email: "dan@example.com", UserID: "dan", Name: "Dan"})
 	if err != nil {
 		t.Fatal(err)

@@ -85,6 +85,10 @@ func (p *Pages) linkGone(c echo.Context, title string, err error) error {
 
 func (p *Pages) invitePage(c echo.Context) error {
 	inv, err := p.auth.InviteByLink(c.Request().Context(), c.Param("token"))
+	if err == nil {
+		// The page acts in the invite's org (see ctalk.WithOrg).
+		c.SetRequest(c.Request().WithContext(ctalk.WithOrg(c.Request().Context(), inv.OrgID)))
+	}
 	if err != nil {
 		return p.linkGone(c, "This invite does not work", err)
 	}
@@ -107,6 +111,9 @@ func (p *Pages) acceptInvite(c echo.Context) error {
 	if err != nil {
 		return p.linkGone(c, "This invite does not work", err)
 	}
+	// The rest acts in the invite's org (see ctalk.WithOrg).
+	ctx = ctalk.WithOrg(ctx, inv.OrgID)
+	c.SetRequest(c.Request().WithContext(ctx))
 	if c.FormValue("password") != c.FormValue("confirm") {
 		return p.renderInvite(c, http.StatusBadRequest, inv, map[string]string{"password": "the two passwords differ; type the same password twice"})
 	}
@@ -144,7 +151,8 @@ func (p *Pages) renderForgot(c echo.Context, status int, d *accessData) error {
 // every account alike, are told.
 func (p *Pages) forgotSubmit(c echo.Context) error {
 	d := &accessData{OrgID: c.FormValue("org_id"), Who: c.FormValue("who")}
-	ctx := auth.WithClientAddr(c.Request().Context(), c.RealIP())
+	// It acts in the org the person typed (see ctalk.WithOrg).
+	ctx := auth.WithClientAddr(ctalk.WithTypedOrg(c.Request().Context(), d.OrgID), c.RealIP())
 	err := p.access.ForgotPassword(ctx, d.OrgID, d.Who)
 	switch code := ctalk.ErrorCode(err); code {
 	case "":
@@ -182,6 +190,9 @@ func (p *Pages) resetSubmit(c echo.Context) error {
 	if err != nil {
 		return p.linkGone(c, "This reset link does not work", err)
 	}
+	// The rest acts in the link's org (see ctalk.WithOrg).
+	ctx = ctalk.WithOrg(ctx, orgID)
+	c.SetRequest(c.Request().WithContext(ctx))
 	again := func(msg string) error {
 		return p.render(c, http.StatusBadRequest, "reset", &page{Title: "Choose a new password",
 			Data: &accessData{CSRF: csrfToken(c), OrgID: orgID, UserID: userID, Errors: map[string]string{"password": msg}}})

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -9,6 +8,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/mail/mailtest"
 	"github.com/ctalk/ctalk/orgs"
@@ -24,7 +24,7 @@ func TestInviteAndResetInBrowser(t *testing.T) {
 		box := mailtest.Start(t)
 		s := start(t, engine, withMail(box))
 		s.org(t, "acme")
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		if _, err := s.Access.Invite(ctx, acme("alice"), orgs.NewInvite{Email: "dan@example.com", UserID: "dan", Name: "Dan"}); err != nil {
 			t.Fatal(err)
 		}

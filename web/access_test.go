@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -15,6 +14,7 @@ import (
 	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/mail/mailtest"
 	"github.com/ctalk/ctalk/notify"
@@ -45,7 +45,7 @@ func token(path string) string { return path[strings.LastIndexByte(path, '/')+1:
 // logs or its audit record.
 func (s *site) noSecret(t *testing.T, secrets ...string) {
 	t.Helper()
-	rows, err := s.DB.Query(context.Background(), `SELECT tool, outcome, ids FROM audit_events`)
+	rows, err := s.DB.Query(dbtest.Operator(), `SELECT tool, outcome, ids FROM audit_events`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestInviteByEmailSignsThePersonIn(t *testing.T) {
 		if u := s.member(t, "acme", "dan"); u.Name != "Dan <b>" || u.Email != "dan@example.com" || u.Role != "member" {
 			t.Errorf("the member is %+v", u)
 		}
-		if _, _, err := s.Auth.SignIn(context.Background(), "acme", "dan", "dans-password", "127.0.0.1"); err != nil {
+		if _, _, err := s.Auth.SignIn(dbtest.Operator(), "acme", "dan", "dans-password", "127.0.0.1"); err != nil {
 			t.Errorf("sign in with the chosen password: %v", err)
 		}
 		again := s.anonymous(t)
@@ -120,7 +120,7 @@ func TestInviteByEmailSignsThePersonIn(t *testing.T) {
 		if code, _ := again.post(link, url.Values{"password": {"evil-password"}, "confirm": {"evil-password"}}); code != http.StatusNotFound {
 			t.Errorf("posting the used link: %d", code)
 		}
-		if invites, _ := s.Auth.Invites(context.Background(), "acme"); len(invites) != 0 {
+		if invites, _ := s.Auth.Invites(dbtest.Operator(), "acme"); len(invites) != 0 {
 			t.Errorf("invites left: %v", invites)
 		}
 		s.waitAuditEvent(t, "acme", "alice", "web:invite_user", "ok", "dan")
@@ -199,7 +199,7 @@ func TestInviteMailRefusedCreatesNothing(t *testing.T) {
 		if code != http.StatusServiceUnavailable || !strings.Contains(body, "could not send the invite to dan@example.com") || !strings.Contains(body, "550") {
 			t.Errorf("refused mail: %d %s", code, body)
 		}
-		if invites, _ := s.Auth.Invites(context.Background(), "acme"); len(invites) != 0 {
+		if invites, _ := s.Auth.Invites(dbtest.Operator(), "acme"); len(invites) != 0 {
 			t.Errorf("an invite was left: %+v", invites[0])
 		}
 		box.RefuseFor(0, 0)
@@ -356,7 +356,7 @@ func TestForgotPasswordAnswersTheSame(t *testing.T) {
 		box := mailtest.Start(t)
 		s := start(t, engine, withMail(box))
 		s.org(t, "acme")
-		if _, err := s.Orgs.SetEmail(context.Background(), "acme", "bob", "Bob@Example.com"); err != nil {
+		if _, err := s.Orgs.SetEmail(dbtest.Operator(), "acme", "bob", "Bob@Example.com"); err != nil {
 			t.Fatal(err)
 		}
 		if _, body := s.anonymous(t).get("/signin"); !strings.Contains(body, `href="/forgot"`) {
@@ -406,7 +406,7 @@ func TestPasswordResetEndsEverySession(t *testing.T) {
 		box := mailtest.Start(t)
 		s := start(t, engine, withMail(box))
 		s.org(t, "acme")
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		if _, err := s.Orgs.SetEmail(ctx, "acme", "bob", "bob@example.com"); err != nil {
 			t.Fatal(err)
 		}
@@ -470,7 +470,7 @@ func TestForgotPasswordLimitsHoldUnderConcurrency(t *testing.T) {
 		box := mailtest.Start(t)
 		s := start(t, engine, withMail(box))
 		s.org(t, "acme")
-		if _, err := s.Orgs.SetEmail(context.Background(), "acme", "bob", "bob@example.com"); err != nil {
+		if _, err := s.Orgs.SetEmail(dbtest.Operator(), "acme", "bob", "bob@example.com"); err != nil {
 			t.Fatal(err)
 		}
 		cfg := auth.DefaultConfig()
@@ -568,7 +568,7 @@ func TestAddressChangeIsASecurityNotice(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine, withMail(mailtest.Start(t)))
 		s.org(t, "acme")
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		for _, u := range []string{"bob", "carol"} {
 			if _, _, err := s.Notify.AddWebhook(ctx, "acme", u, u, "https://hooks.example.com/"+u, notify.FormatJSON); err != nil {
 				t.Fatal(err)

@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/csv"
 	"encoding/json"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/orgs"
 )
@@ -52,7 +52,7 @@ func TestAdminAuditExport(t *testing.T) {
 		}
 		testkit.WaitFor(t, 10*time.Second, "the tool calls' audit events", func() (bool, error) {
 			var n int
-			err := s.DB.QueryRow(context.Background(), `SELECT COUNT(*) FROM audit_events WHERE org_id IN ('acme', 'globex')`).Scan(&n)
+			err := s.DB.QueryRow(dbtest.Operator(), `SELECT COUNT(*) FROM audit_events WHERE org_id IN ('acme', 'globex')`).Scan(&n)
 			return n == 64, err
 		})
 		alice := s.newClient(t, "acme", "alice")
@@ -168,13 +168,13 @@ func TestAdminAuditRetentionAndVerification(t *testing.T) {
 		s.waitAuditEvent(t, "acme", "alice", "web:set_audit_retention", "ok", "")
 		// Once the org asks for passkeys, a shorter retention (evidence
 		// deleted sooner) takes a fresh passkey; a longer one does not.
-		if _, err := s.Orgs.SetSettings(context.Background(), "acme", orgs.Settings{ApprovalFactor: orgs.FactorPasskey}); err != nil {
+		if _, err := s.Orgs.SetSettings(dbtest.Operator(), "acme", orgs.Settings{ApprovalFactor: orgs.FactorPasskey}); err != nil {
 			t.Fatal(err)
 		}
 		if code, page := alice.post("/admin/audit/retention", url.Values{"retention_days": {"30"}}); code != http.StatusUnauthorized || !strings.Contains(page, "Verify it is you") {
 			t.Errorf("a shorter retention without a passkey: %d, want the step-up page", code)
 		}
-		if r, err := s.Audit.Retention(context.Background(), "acme"); err != nil || r.Days != 400 {
+		if r, err := s.Audit.Retention(dbtest.Operator(), "acme"); err != nil || r.Days != 400 {
 			t.Errorf("retention after the refused change: %+v, %v; want 400 kept", r, err)
 		}
 		if code, page := alice.post("/admin/audit/retention", url.Values{"retention_days": {"500"}}); code != http.StatusOK || !strings.Contains(page, "kept 500 days") {
@@ -182,14 +182,14 @@ func TestAdminAuditRetentionAndVerification(t *testing.T) {
 		}
 		testkit.WaitFor(t, 10*time.Second, "bob's calls written", func() (bool, error) {
 			var n int
-			err := s.DB.QueryRow(context.Background(), `SELECT COUNT(*) FROM audit_events WHERE org_id = 'acme' AND user_id = 'bob'`).Scan(&n)
+			err := s.DB.QueryRow(dbtest.Operator(), `SELECT COUNT(*) FROM audit_events WHERE org_id = 'acme' AND user_id = 'bob'`).Scan(&n)
 			return n == 5, err
 		})
 		if code, page := alice.get("/admin/audit/verify"); code != http.StatusOK || !strings.Contains(page, "The chain holds") {
 			t.Fatalf("verification of an untouched chain: %d %s", code, page)
 		}
-		if err := s.DB.Write(context.Background(), func(q db.Querier) error {
-			_, err := q.Exec(context.Background(), `UPDATE audit_events SET outcome = 'invalid' WHERE org_id = 'acme' AND seq = 3`)
+		if err := s.DB.Write(dbtest.Operator(), func(q db.Querier) error {
+			_, err := q.Exec(dbtest.Operator(), `UPDATE audit_events SET outcome = 'invalid' WHERE org_id = 'acme' AND seq = 3`)
 			return err
 		}); err != nil {
 			t.Fatal(err)

@@ -3,7 +3,6 @@ package web_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -18,6 +17,7 @@ import (
 	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/notify"
 )
@@ -99,7 +99,7 @@ func TestAdminAuditStream(t *testing.T) {
 		})
 		s.org(t, "acme")
 		s.org(t, "globex")
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		alice, bob := s.newClient(t, "acme", "alice"), s.newClient(t, "acme", "bob")
 		if code, _ := bob.post("/admin/audit/stream", url.Values{"url": {col.URL}}); code != http.StatusForbidden {
 			t.Fatalf("a member turned the stream on: %d", code)

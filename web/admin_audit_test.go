@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"html"
 	"net/http"
 	"net/url"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 )
 
@@ -46,7 +46,7 @@ func TestAdminAuditLog(t *testing.T) {
 		alice := s.newClient(t, "acme", "alice")
 		testkit.WaitFor(t, 10*time.Second, "the tool calls' audit events", func() (bool, error) {
 			var n int
-			err := s.DB.QueryRow(context.Background(), `SELECT COUNT(*) FROM audit_events WHERE org_id = 'acme'`).Scan(&n)
+			err := s.DB.QueryRow(dbtest.Operator(), `SELECT COUNT(*) FROM audit_events WHERE org_id = 'acme'`).Scan(&n)
 			return n == 58, err
 		})
 		alice.post("/admin/members/alice/role", url.Values{"role": {"member"}})
@@ -92,7 +92,7 @@ func TestAdminAuditLog(t *testing.T) {
 				t.Errorf("%s: rows of other tools", c.query)
 			}
 		}
-		if _, err := s.Orgs.RemoveUser(context.Background(), "acme", "carol"); err != nil {
+		if _, err := s.Orgs.RemoveUser(dbtest.Operator(), "acme", "carol"); err != nil {
 			t.Fatal(err)
 		}
 		if _, page := alice.get("/admin/audit?user_id=carol"); auditRows(page) != 3 || !strings.Contains(page, `<option value="carol" selected>carol (not a member now)</option>`) {

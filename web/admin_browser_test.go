@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -9,6 +8,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 )
 
@@ -49,7 +49,7 @@ func TestAdminAddsMemberInBrowser(t *testing.T) {
 		if !strings.Contains(flashed, "Member added.") {
 			t.Fatalf("after adding: %q", flashed)
 		}
-		if u, err := s.Orgs.User(context.Background(), "acme", "dave"); err != nil || u.Name != "Dave Doe" || strings.Join(u.Ownership, "|") != "ledger|invoices" {
+		if u, err := s.Orgs.User(dbtest.Operator(), "acme", "dave"); err != nil || u.Name != "Dave Doe" || strings.Join(u.Ownership, "|") != "ledger|invoices" {
 			t.Fatalf("the member added: %+v, %v", u, err)
 		}
 		member := browser(t, chromium)
@@ -68,7 +68,7 @@ func TestAdminAddsMemberInBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatalf("open the removal's confirmation: %v", err)
 		}
-		if u, err := s.Orgs.User(context.Background(), "acme", "dave"); err != nil || u == nil {
+		if u, err := s.Orgs.User(dbtest.Operator(), "acme", "dave"); err != nil || u == nil {
 			t.Fatalf("dave was removed before the removal was confirmed: %+v, %v", u, err)
 		}
 		err = chromedp.Do(admin,

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/mail/mailtest"
 )
 
@@ -29,7 +29,7 @@ func TestAdminResetNeedsOwnPassword(t *testing.T) {
 			}
 			return v
 		}
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		for _, own := range []string{"", "not alice's password"} {
 			code, body := alice.post("/admin/members/bob/password", form(own))
 			if code != http.StatusUnauthorized || !strings.Contains(body, "your own password is not right") {
@@ -74,7 +74,7 @@ func TestAdminSetsAgentPasswordLogin(t *testing.T) {
 		s := start(t, engine)
 		s.org(t, "acme")
 		alice := s.newClient(t, "acme", "alice")
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		for _, v := range []string{"disabled", "allowed"} {
 			code, body := alice.post("/admin/settings", url.Values{"agent_password_login": {v}})
 			if code != http.StatusOK || !strings.Contains(body, `name="agent_password_login" value="`+v+`" checked`) {
@@ -98,7 +98,7 @@ func TestAdminResetTellsTheMember(t *testing.T) {
 		box := mailtest.Start(t)
 		s := start(t, engine, withMail(box))
 		s.org(t, "acme")
-		if _, err := s.Orgs.SetEmail(context.Background(), "acme", "bob", "bob@example.com"); err != nil {
+		if _, err := s.Orgs.SetEmail(dbtest.Operator(), "acme", "bob", "bob@example.com"); err != nil {
 			t.Fatal(err)
 		}
 		alice := s.newClient(t, "acme", "alice")

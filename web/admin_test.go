@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/orgs"
@@ -23,7 +23,7 @@ func (s *site) waitAuditEvent(t *testing.T, orgID, userID, tool, outcome, touche
 	t.Helper()
 	testkit.WaitFor(t, 10*time.Second, fmt.Sprintf("the audit event %s %s by %s", tool, outcome, userID), func() (bool, error) {
 		var n int
-		err := s.DB.QueryRow(context.Background(), `SELECT COUNT(*) FROM audit_events WHERE org_id = $1 AND user_id = $2 AND tool = $3 AND outcome = $4 AND ids LIKE $5`,
+		err := s.DB.QueryRow(dbtest.Operator(), `SELECT COUNT(*) FROM audit_events WHERE org_id = $1 AND user_id = $2 AND tool = $3 AND outcome = $4 AND ids LIKE $5`,
 			orgID, userID, tool, outcome, "%"+touched+"%").Scan(&n)
 		return n > 0, err
 	})
@@ -56,7 +56,7 @@ func TestAdminIsForAdmins(t *testing.T) {
 				t.Errorf("a member's POST %s: %d, want 403", c.path, code)
 			}
 		}
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		users, _ := s.Orgs.Users(ctx, "acme")
 		org, _ := s.Orgs.Org(ctx, "acme")
 		if len(users) != 3 || users[1].Role != orgs.RoleMember || org.ApprovalMode != orgs.ApprovalAgent {
@@ -113,7 +113,7 @@ func TestAdminRemovesMember(t *testing.T) {
 		agent := s.agent(t, "acme", "bob")
 		personal, _ := newPersonalToken(t, bob, "ci")
 		viaPersonal := testkit.Connect(t, s.URL, testkit.EraSessions, personal)
-		toBob, err := s.Inbox.Ask(context.Background(), acme("carol"), inbox.Ask{To: "bob", Text: "Is the deploy frozen?"})
+		toBob, err := s.Inbox.Ask(dbtest.Operator(), acme("carol"), inbox.Ask{To: "bob", Text: "Is the deploy frozen?"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +134,7 @@ func TestAdminRemovesMember(t *testing.T) {
 				t.Fatalf("asking to remove bob: %d\n%s", asked.code, asked.body)
 			}
 		}
-		if u, err := s.Orgs.User(context.Background(), "acme", "bob"); err != nil || u == nil || !agentWorks(agent) {
+		if u, err := s.Orgs.User(dbtest.Operator(), "acme", "bob"); err != nil || u == nil || !agentWorks(agent) {
 			t.Fatalf("bob was removed before it was confirmed: %+v, %v", u, err)
 		}
 		code, body := alice.post("/admin/members/bob/remove", url.Values{"confirmed": {"yes"}})
@@ -151,7 +151,7 @@ func TestAdminRemovesMember(t *testing.T) {
 			t.Errorf("the removed member's page: %d, want 404", code)
 		}
 		// Carol's question to bob is declined to her at once.
-		replies, _, err := s.Inbox.Replies(context.Background(), acme("carol"), time.Time{}, "", 10)
+		replies, _, err := s.Inbox.Replies(dbtest.Operator(), acme("carol"), time.Time{}, "", 10)
 		if err != nil || len(replies) != 1 || replies[0].ID != toBob.ID || replies[0].Status != inbox.StatusDeclined || replies[0].Reason != inbox.DepartedReason {
 			t.Errorf("carol's replies after bob's removal: %+v, %v", replies, err)
 		}
@@ -191,7 +191,7 @@ func TestLastAdmin(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			users, _ := s.Orgs.Users(context.Background(), "acme")
+			users, _ := s.Orgs.Users(dbtest.Operator(), "acme")
 			admins := 0
 			for _, u := range users {
 				if u.Role == orgs.RoleAdmin {
@@ -247,7 +247,7 @@ func TestAdminMemberActions(t *testing.T) {
 		if _, body := bob.get("/inbox"); !strings.Contains(body, `id="org_id"`) {
 			t.Error("bob's browser still signed in after the reset")
 		}
-		if _, _, err := s.Auth.SignIn(context.Background(), "acme", "bob", "new-password-1", ""); err != nil {
+		if _, _, err := s.Auth.SignIn(dbtest.Operator(), "acme", "bob", "new-password-1", ""); err != nil {
 			t.Errorf("sign in with the new password: %v", err)
 		}
 		carol := s.newClient(t, "acme", "carol")
@@ -264,13 +264,13 @@ func TestAdminMemberActions(t *testing.T) {
 		if code, _ := alice.post("/admin/settings", url.Values{"approval_mode": {"robot"}}); code != http.StatusBadRequest {
 			t.Errorf("approval mode robot: %d, want 400", code)
 		}
-		if org, _ := s.Orgs.Org(context.Background(), "acme"); org.ApprovalMode != orgs.ApprovalHuman {
+		if org, _ := s.Orgs.Org(dbtest.Operator(), "acme"); org.ApprovalMode != orgs.ApprovalHuman {
 			t.Errorf("approval mode %q, want human", org.ApprovalMode)
 		}
 		if code, _ := alice.post("/admin/password", url.Values{"new_admin_password": {"a new admin password"}, "confirm": {"a new admin password"}}); code != http.StatusOK {
 			t.Fatalf("change the admin password: %d", code)
 		}
-		if err := s.Auth.VerifyAdminPassword(auth.WithClientAddr(context.Background(), "127.0.0.1"), "acme", "a new admin password"); err != nil {
+		if err := s.Auth.VerifyAdminPassword(auth.WithClientAddr(dbtest.Operator(), "127.0.0.1"), "acme", "a new admin password"); err != nil {
 			t.Errorf("the new admin password: %v", err)
 		}
 		for _, tool := range []string{"web:reset_user_password", "web:revoke_user_tokens"} {
@@ -293,7 +293,7 @@ func TestAdminCrossOrg(t *testing.T) {
 		s := start(t, engine)
 		s.org(t, "acme")
 		s.org(t, "globex")
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		if _, err := s.Orgs.AddUser(ctx, "globex", orgs.NewUser{ID: "dave", Name: "Dave", Password: userPW}); err != nil {
 			t.Fatal(err)
 		}
@@ -352,7 +352,7 @@ func TestAdminAndTokenFormsNeedCSRF(t *testing.T) {
 				t.Errorf("POST %s without its CSRF token: %d, want 403", c.path, code)
 			}
 		}
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		users, _ := s.Orgs.Users(ctx, "acme")
 		org, _ := s.Orgs.Org(ctx, "acme")
 		var personal int

@@ -158,6 +158,8 @@ func (p *Pages) signinForm(c echo.Context) error {
 
 func (p *Pages) signinSubmit(c echo.Context) error {
 	next := localPath(c.FormValue("next"), "/inbox")
+	// The sign-in acts in the org the person typed (see ctalk.WithOrg).
+	c.SetRequest(c.Request().WithContext(ctalk.WithTypedOrg(c.Request().Context(), c.FormValue("org_id"))))
 	raw, sess, dev, err := p.auth.SignInOnDevice(c.Request().Context(), c.FormValue("org_id"), c.FormValue("user_id"), c.FormValue("password"), c.RealIP(), p.device(c))
 	if err != nil {
 		if ctalk.ErrorCode(err) == ctalk.EInternal {

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -13,6 +12,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/orgs"
@@ -52,7 +52,7 @@ func mustNotShow(t testing.TB, what, body string, unwanted ...string) {
 // reads them.
 func (s *site) askedBy(t testing.TB, orgID, userID string) []*inbox.AskedItem {
 	t.Helper()
-	items, _, err := s.Inbox.Asked(context.Background(), ctalk.Caller{OrgID: orgID, UserID: userID}, inbox.MaxListPage, "")
+	items, _, err := s.Inbox.Asked(dbtest.Operator(), ctalk.Caller{OrgID: orgID, UserID: userID}, inbox.MaxListPage, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestAskFromTheWeb(t *testing.T) {
 		s := start(t, engine)
 		s.org(t, "acme")
 		s.org(t, "zeta")
-		if _, err := s.Orgs.AddUser(context.Background(), "zeta", orgs.NewUser{ID: "dave", Name: "Dave", Password: userPW}); err != nil {
+		if _, err := s.Orgs.AddUser(dbtest.Operator(), "zeta", orgs.NewUser{ID: "dave", Name: "Dave", Password: userPW}); err != nil {
 			t.Fatal(err)
 		}
 		bob := s.newClient(t, "acme", "bob")
@@ -145,7 +145,7 @@ func TestAskFromTheWeb(t *testing.T) {
 		}
 
 		// Alice answers with a right-to-left override in her words.
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		answer := "Three tries \u202eyrter\u202c, backing off."
 		if _, _, err := s.Inbox.Propose(ctx, acme("alice"), items[0].ID, answer); err != nil {
 			t.Fatal(err)
@@ -183,7 +183,7 @@ func TestWithdrawFromTheWeb(t *testing.T) {
 		s := start(t, engine)
 		s.org(t, "acme")
 		s.org(t, "zeta")
-		q, err := s.Inbox.Ask(context.Background(), acme("bob"), inbox.Ask{To: "carol", Text: "Who owns billing?"})
+		q, err := s.Inbox.Ask(dbtest.Operator(), acme("bob"), inbox.Ask{To: "carol", Text: "Who owns billing?"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -218,7 +218,7 @@ func TestWithdrawFromTheWeb(t *testing.T) {
 		mustShow(t, "withdrawing twice", page, "no longer waiting for an answer", `role="alert"`)
 
 		// A question to someone since removed still shows, to a former member.
-		if _, err := s.Orgs.RemoveUser(context.Background(), "acme", "carol"); err != nil {
+		if _, err := s.Orgs.RemoveUser(dbtest.Operator(), "acme", "carol"); err != nil {
 			t.Fatal(err)
 		}
 		_, page = bob.get("/asked")
@@ -235,7 +235,7 @@ func TestAskedPages(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine, func(w *app.Wiring) { w.Inbox.AsksPerMinute, w.Inbox.LoopMax = 30, 1000 })
 		s.org(t, "acme")
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		for i := range 25 {
 			if _, err := s.Inbox.Ask(ctx, acme("bob"), inbox.Ask{To: "alice", Text: fmt.Sprintf("question number %02d", i)}); err != nil {
 				t.Fatal(err)
@@ -280,7 +280,7 @@ func TestAskFormLooksFirst(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		bob, carol := s.newClient(t, "acme", "bob"), s.newClient(t, "acme", "carol")
 		q, err := s.Inbox.Ask(ctx, ctalk.Caller{OrgID: "acme", UserID: "alice"}, inbox.Ask{To: "carol", Text: "How do we rotate the gateway certificates?"})
 		if err != nil {

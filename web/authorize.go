@@ -54,7 +54,9 @@ func (p *Pages) handleAuthorize(c echo.Context, q url.Values, action string) err
 
 	sess := p.Session(c)
 	if action == "signin" {
-		raw, s, dev, err := p.auth.SignInOnDevice(ctx, c.FormValue("org_id"), c.FormValue("user_id"), c.FormValue("password"), c.RealIP(), p.device(c))
+		// The sign-in acts in the org the person typed (see ctalk.WithOrg).
+		c.SetRequest(c.Request().WithContext(ctalk.WithTypedOrg(ctx, c.FormValue("org_id"))))
+		raw, s, dev, err := p.auth.SignInOnDevice(c.Request().Context(), c.FormValue("org_id"), c.FormValue("user_id"), c.FormValue("password"), c.RealIP(), p.device(c))
 		if err != nil {
 			return p.signinPage(c, req, ctalk.ErrorMessage(err), ctalk.HTTPStatus(ctalk.ErrorCode(err)))
 		}
@@ -78,7 +80,7 @@ func (p *Pages) handleAuthorize(c echo.Context, q url.Values, action string) err
 	if action == "allow" {
 		return p.approve(c, req, sess, site)
 	}
-	ok, err := p.oauth.Consented(ctx, sess, req.Client.ID)
+	ok, err := p.oauth.Consented(c.Request().Context(), sess, req.Client.ID)
 	if err != nil {
 		return p.message(c, http.StatusServiceUnavailable, "Sign-in failed", err)
 	}

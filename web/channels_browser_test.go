@@ -10,6 +10,7 @@ import (
 
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 )
 
@@ -34,7 +35,7 @@ func TestChannelPageLive(t *testing.T) {
 }
 
 func channelLive(t *testing.T, chromium context.Context, aliceSite, bobSite *site) {
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	if _, err := bobSite.Channels.Create(ctx, acme("bob"), channels.NewChannel{Name: "dev", Members: []string{"alice"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,13 @@
 package web_test
 
 import (
-	"context"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 )
 
@@ -23,7 +23,7 @@ func TestChannelMembersPresence(t *testing.T) {
 		bob.post("/channels", url.Values{"name": {"dev"}})
 		alice := s.agent(t, "acme", "alice")
 		testkit.OK(t, alice, "join_channel", map[string]any{"channel": "dev"})
-		if _, err := s.Channels.Join(context.Background(), acme("carol"), "dev"); err != nil {
+		if _, err := s.Channels.Join(dbtest.Operator(), acme("carol"), "dev"); err != nil {
 			t.Fatal(err)
 		}
 
@@ -48,7 +48,7 @@ func TestChannelMembersPresence(t *testing.T) {
 
 		done := make(chan error, 1)
 		go func() {
-			_, err := testkit.CallTool(context.Background(), alice, "wait_for_message", map[string]any{"channel": "dev", "timeout_s": 60})
+			_, err := testkit.CallTool(dbtest.Operator(), alice, "wait_for_message", map[string]any{"channel": "dev", "timeout_s": 60})
 			done <- err
 		}()
 		testkit.WaitFor(t, 10*time.Second, "alice shown waiting", func() (bool, error) {

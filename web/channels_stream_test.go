@@ -11,6 +11,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 )
 
@@ -18,7 +19,7 @@ import (
 // a Last-Event-ID header, as a reconnecting browser sends it.
 func (c *client) openFeed(t *testing.T, query, lastEventID string) *stream {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(dbtest.Operator())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/events?"+query, nil)
 	if lastEventID != "" {
 		req.Header.Set("Last-Event-ID", lastEventID)
@@ -58,7 +59,7 @@ func TestChannelFeed(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
-		ctx, alice := context.Background(), ctalk.Caller{OrgID: "acme", UserID: "alice", Admin: true}
+		ctx, alice := dbtest.Operator(), ctalk.Caller{OrgID: "acme", UserID: "alice", Admin: true}
 		if _, err := s.Channels.Create(ctx, alice, channels.NewChannel{Name: "dev", Members: []string{"bob"}}); err != nil {
 			t.Fatal(err)
 		}

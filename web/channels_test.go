@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -12,6 +11,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/scim"
 )
@@ -20,7 +20,7 @@ import (
 // it, and whether they are a member.
 func (s *site) unread(t testing.TB, orgID, userID, name string) (int64, bool) {
 	t.Helper()
-	ch, err := s.Channels.Channel(context.Background(), ctalk.Caller{OrgID: orgID, UserID: userID}, name)
+	ch, err := s.Channels.Channel(dbtest.Operator(), ctalk.Caller{OrgID: orgID, UserID: userID}, name)
 	if err != nil {
 		t.Fatalf("channel %s as %s: %v", name, userID, err)
 	}
@@ -30,7 +30,7 @@ func (s *site) unread(t testing.TB, orgID, userID, name string) (int64, bool) {
 // channelNames returns the names of the channels a person sees.
 func (s *site) channelNames(t testing.TB, orgID, userID string) []string {
 	t.Helper()
-	chs, err := s.Channels.List(context.Background(), ctalk.Caller{OrgID: orgID, UserID: userID}, true)
+	chs, err := s.Channels.List(dbtest.Operator(), ctalk.Caller{OrgID: orgID, UserID: userID}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestChannelsPostReadJoinLeave(t *testing.T) {
 		s.waitAuditEvent(t, "acme", "carol", "web:leave_channel", "ok", "dev")
 
 		// An archived channel reads, and refuses posts in words.
-		if _, err := s.Channels.Archive(context.Background(), ctalk.Caller{OrgID: "acme", UserID: "alice", Admin: true}, "dev"); err != nil {
+		if _, err := s.Channels.Archive(dbtest.Operator(), ctalk.Caller{OrgID: "acme", UserID: "alice", Admin: true}, "dev"); err != nil {
 			t.Fatal(err)
 		}
 		_, page = bob.get("/channels/dev")
@@ -231,7 +231,7 @@ func TestChannelsPages(t *testing.T) {
 		s.org(t, "acme")
 		bob := s.newClient(t, "acme", "bob")
 		bob.post("/channels", url.Values{"name": {"log"}})
-		ctx, who := context.Background(), acme("alice")
+		ctx, who := dbtest.Operator(), acme("alice")
 		if _, err := s.Channels.Join(ctx, who, "log"); err != nil {
 			t.Fatal(err)
 		}
@@ -345,7 +345,7 @@ func TestProvidedChannelPage(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
-		if _, err := s.SCIM.CreateGroup(context.Background(), "acme", scim.GroupAttrs{DisplayName: "Designers", Members: []string{"carol"}}); err != nil {
+		if _, err := s.SCIM.CreateGroup(dbtest.Operator(), "acme", scim.GroupAttrs{DisplayName: "Designers", Members: []string{"carol"}}); err != nil {
 			t.Fatal(err)
 		}
 		_, page := s.newClient(t, "acme", "carol").get("/channels/designers")

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -29,7 +28,7 @@ func TestOrganizationDeletion(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
 		box := mailtest.Start(t)
 		s := start(t, engine, withMail(box))
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s.org(t, "acme")
 		s.org(t, "globex")
 		alice := s.fill(t, "acme")

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"database/sql"
 	"net/http"
 	"net/url"
@@ -26,7 +25,7 @@ func TestMemberErasure(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s.org(t, "acme")
 		alice := s.fill(t, "acme")
 		bob := s.agent(t, "acme", "bob")

@@ -3,7 +3,6 @@ package web_test
 import (
 	"archive/zip"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -115,7 +114,7 @@ var secretColumn = regexp.MustCompile(`hash|secret|token|credential|auth|p256dh|
 // read through the catalog.
 func secretValues(t *testing.T, d *db.DB, orgID string) map[string]string {
 	t.Helper()
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	out := map[string]string{}
 	for _, table := range dbtest.Tables(t, d) {
 		rows, err := d.Query(ctx, `SELECT * FROM `+table)
@@ -152,7 +151,7 @@ func secretValues(t *testing.T, d *db.DB, orgID string) map[string]string {
 // the admin alice's client, signed in.
 func (s *site) fill(t *testing.T, orgID string) *client {
 	t.Helper()
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	bob, carol := s.agent(t, orgID, "bob"), s.agent(t, orgID, "carol")
 	asked := testkit.OK(t, bob, "ask_person", map[string]any{"to_user_id": "carol", "question": "What is the retry logic?"})["message_id"].(string)
 	testkit.OK(t, carol, "propose_response", map[string]any{"message_id": asked, "draft_text": "Three tries."})
@@ -181,7 +180,7 @@ func TestOrganizationExport(t *testing.T) {
 		s := start(t, engine)
 		s.org(t, "acme")
 		s.org(t, "globex")
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		alice := s.fill(t, "acme")
 		testkit.OK(t, s.agent(t, "globex", "bob"), "ask_person", map[string]any{"to_user_id": "carol", "question": "Globex's secret plan?"})
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/web"
@@ -36,7 +37,7 @@ func TestSecurityHeadersOnEveryPage(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				s := start(t, engine, func(w *app.Wiring) { w.API.PublicURL = public })
 				s.org(t, "acme")
-				q, err := s.Inbox.Ask(context.Background(), acme("bob"), inbox.Ask{To: "alice", Text: "Where is the runbook?"})
+				q, err := s.Inbox.Ask(dbtest.Operator(), acme("bob"), inbox.Ask{To: "alice", Text: "Where is the runbook?"})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -173,7 +174,7 @@ type rawClient struct {
 // for a moment only.
 func (c *rawClient) do(method, path string, form url.Values) (*http.Response, string) {
 	c.t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(dbtest.Operator())
 	defer cancel()
 	var body io.Reader
 	if form != nil {

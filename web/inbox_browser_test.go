@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 )
 
@@ -26,7 +27,7 @@ func TestInboxInABrowser(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
-		if _, err := s.Orgs.SetApprovalMode(context.Background(), "acme", "human"); err != nil {
+		if _, err := s.Orgs.SetApprovalMode(dbtest.Operator(), "acme", "human"); err != nil {
 			t.Fatal(err)
 		}
 		asker, answerer := s.agent(t, "acme", "alice"), s.agent(t, "acme", "bob")
@@ -57,7 +58,7 @@ func (f *inboxFlow) question(t *testing.T, text, draft string) (id, link string,
 	}
 	got := make(chan map[string]any, 1)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		ctx, cancel := context.WithTimeout(dbtest.Operator(), 60*time.Second)
 		defer cancel()
 		res, err := testkit.CallTool(ctx, f.asker, "wait_for_reply", map[string]any{"message_id": id, "timeout_s": 50})
 		if err != nil {

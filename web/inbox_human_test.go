@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"html"
 	"net/http"
 	"net/url"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 )
 
@@ -20,7 +20,7 @@ func TestHumanApprovalNeedsTheRecipientsSession(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
-		if _, err := s.Orgs.SetApprovalMode(context.Background(), "acme", "human"); err != nil {
+		if _, err := s.Orgs.SetApprovalMode(dbtest.Operator(), "acme", "human"); err != nil {
 			t.Fatal(err)
 		}
 		agent := s.agent(t, "acme", "bob")
@@ -38,7 +38,7 @@ func TestHumanApprovalNeedsTheRecipientsSession(t *testing.T) {
 		}
 		// The agent fetches its link with its own token: it is the sign-in page.
 		req, _ := http.NewRequest(http.MethodGet, link, nil)
-		tok, _, err := s.Auth.Login(context.Background(), "acme", "bob", userPW, "127.0.0.1")
+		tok, _, err := s.Auth.Login(dbtest.Operator(), "acme", "bob", userPW, "127.0.0.1")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/ctalk/ctalk/api/apitest"
 	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 )
 
@@ -25,7 +25,7 @@ func TestApprovalReachesTheAskerOnAnotherReplica(t *testing.T) {
 	one := start(t, db.Postgres, slow)
 	two := apitest.Start(t, one.DB, slow)
 	one.org(t, "acme")
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	token, _, err := two.Auth.Login(ctx, "acme", "alice", userPW, "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)

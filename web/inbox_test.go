@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"html"
 	"net/http"
 	"net/url"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/testkit"
 )
@@ -23,7 +23,7 @@ import (
 // id.
 func (s *site) ask(t testing.TB, asker, recipient, text string) string {
 	t.Helper()
-	q, err := s.Inbox.Ask(context.Background(), acme(asker), inbox.Ask{To: recipient, Text: text})
+	q, err := s.Inbox.Ask(dbtest.Operator(), acme(asker), inbox.Ask{To: recipient, Text: text})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func (s *site) ask(t testing.TB, asker, recipient, text string) string {
 // propose saves bob's agent's draft of the answer to id.
 func (s *site) propose(t testing.TB, id, text string) {
 	t.Helper()
-	if _, _, err := s.Inbox.Propose(context.Background(), acme("bob"), id, text); err != nil {
+	if _, _, err := s.Inbox.Propose(dbtest.Operator(), acme("bob"), id, text); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -41,7 +41,7 @@ func (s *site) propose(t testing.TB, id, text string) {
 // review is bob's question id as the domain stores it.
 func (s *site) review(t testing.TB, id string) *inbox.Review {
 	t.Helper()
-	r, err := s.Inbox.Review(context.Background(), acme("bob"), id)
+	r, err := s.Inbox.Review(dbtest.Operator(), acme("bob"), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func TestInboxRefusals(t *testing.T) {
 			t.Fatalf("after the refusals: %+v %+v", r.Question, r.Latest())
 		}
 		// Once answered, every action says so.
-		if _, err := s.Inbox.AnswerDirectly(context.Background(), acme("bob"), id, "done"); err != nil {
+		if _, err := s.Inbox.AnswerDirectly(dbtest.Operator(), acme("bob"), id, "done"); err != nil {
 			t.Fatal(err)
 		}
 		for action, form := range actions {
@@ -263,7 +263,7 @@ func TestInboxActionsAreAudited(t *testing.T) {
 		s.newClient(t, "acme", "carol").post("/inbox/"+id+"/approve", url.Values{"version": {"1"}})
 		want := map[string]string{"bob": "web:reject_draft ok", "carol": "web:approve_draft not_found"}
 		testkit.WaitFor(t, 10*time.Second, "the audit events", func() (bool, error) {
-			evs, _, err := s.Audit.Events(context.Background(), "acme", audit.Filter{Limit: 50})
+			evs, _, err := s.Audit.Events(dbtest.Operator(), "acme", audit.Filter{Limit: 50})
 			got := map[string]string{}
 			for _, e := range evs {
 				if strings.HasPrefix(e.Tool, "web:") && len(e.IDs) == 1 && e.IDs[0] == id {
@@ -273,7 +273,7 @@ func TestInboxActionsAreAudited(t *testing.T) {
 			return reflect.DeepEqual(got, want), err
 		})
 		var n int
-		if err := s.DB.QueryRow(context.Background(), `SELECT COUNT(*) FROM audit_events WHERE ids LIKE '%secret%' OR tool LIKE '%secret%'`).Scan(&n); err != nil || n != 0 {
+		if err := s.DB.QueryRow(dbtest.Operator(), `SELECT COUNT(*) FROM audit_events WHERE ids LIKE '%secret%' OR tool LIKE '%secret%'`).Scan(&n); err != nil || n != 0 {
 			t.Fatalf("the audit log holds what was typed: %d rows (err %v)", n, err)
 		}
 	})

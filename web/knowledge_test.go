@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/orgs"
@@ -24,7 +24,7 @@ func TestKnowledgePage(t *testing.T) {
 		s := start(t, engine)
 		s.org(t, "acme")
 		s.org(t, "zeta")
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		ask := func(org, from, to, text string) string {
 			t.Helper()
 			q, err := s.Inbox.Ask(ctx, ctalk.Caller{OrgID: org, UserID: from}, inbox.Ask{To: to, Text: text})

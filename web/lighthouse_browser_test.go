@@ -18,6 +18,7 @@ import (
 
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/web"
 )
@@ -75,7 +76,7 @@ func TestLighthouseScores(t *testing.T) {
 	chromium := testkit.ChromiumPath(t)
 	s := start(t, db.SQLite)
 	q := a11yFixture(t, s)
-	raw, err := s.Auth.StartWebSession(context.Background(), &auth.Session{OrgID: "acme", UserID: "alice", Role: "admin"})
+	raw, err := s.Auth.StartWebSession(dbtest.Operator(), &auth.Session{OrgID: "acme", UserID: "alice", Role: "admin"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +164,7 @@ func startLighthouseChrome(t *testing.T, chromium, scheme, base, cookie string) 
 	if scheme == "dark" {
 		opts = append(opts, chromedp.Flag("force-dark-mode", true))
 	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	actx, cancelAlloc := chromedp.NewExecAllocator(dbtest.Operator(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancel(); cancelAlloc() })
 	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {

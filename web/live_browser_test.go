@@ -73,7 +73,7 @@ func liveUpdate(t *testing.T, ctx context.Context, page, asked *site) {
 	}
 
 	// bob's sessions end elsewhere: the page stops listening and says so.
-	if _, err := asked.Auth.RevokeUserTokens(context.Background(), "acme", "bob"); err != nil {
+	if _, err := asked.Auth.RevokeUserTokens(dbtest.Operator(), "acme", "bob"); err != nil {
 		t.Fatal(err)
 	}
 	testkit.OK(t, alice, "ask_person", map[string]any{"to_user_id": "bob", "question": "And the backoff?"})
@@ -98,7 +98,7 @@ func replicas(t *testing.T) (one, two *site) {
 
 func replica(t *testing.T, cfg db.Config) *site {
 	t.Helper()
-	d, err := db.Open(context.Background(), cfg)
+	d, err := db.Open(dbtest.Operator(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

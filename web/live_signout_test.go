@@ -1,13 +1,13 @@
 package web_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 )
 
@@ -30,7 +30,7 @@ func TestEventsStreamEndsAtSignOut(t *testing.T) {
 		if evs := st.ended(t); len(evs) != 1 || evs[0].name != "error" || !strings.Contains(evs[0].data, "unauthorized") {
 			t.Fatalf("after sign-out the stream sent %v, want only an unauthorized error", evs)
 		}
-		if _, err := s.Inbox.Ask(context.Background(), acme("alice"), inbox.Ask{To: "bob", Text: "Still there?"}); err != nil {
+		if _, err := s.Inbox.Ask(dbtest.Operator(), acme("alice"), inbox.Ask{To: "bob", Text: "Still there?"}); err != nil {
 			t.Fatal(err)
 		}
 		if c := kept.counts(t); c.Waiting != 1 {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/web"
@@ -45,7 +46,7 @@ func (st *stream) evs() <-chan event {
 // response, whatever its status.
 func (c *client) openStream(t *testing.T) *stream {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(dbtest.Operator())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/events", nil)
 	// No client timeout: it would cut the stream.
 	hc := &http.Client{Jar: c.http.Jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -31,7 +30,7 @@ func TestNamesCannotForgeMailLines(t *testing.T) {
 		box := mailtest.Start(t)
 		s := start(t, engine, withMail(box))
 		s.org(t, "acme")
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		for _, stmt := range []string{
 			`UPDATE orgs SET name = 'Acme' || chr(13) || chr(10) || '` + forgedLine + `' WHERE id = 'acme'`,
 			`UPDATE users SET name = 'Alice' || chr(10) || '` + forgedLine + `' WHERE org_id = 'acme' AND id = 'alice'`,

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"encoding/json"
 	"html"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/outbound"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/mail/mailtest"
@@ -30,7 +30,7 @@ func TestNotificationSettingsPage(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		bob := s.newClient(t, "acme", "bob")
 		code, page := bob.get("/profile/notifications")
 		if code != http.StatusOK {
@@ -153,7 +153,7 @@ func TestWebhookTestRedeliverAndRotate(t *testing.T) {
 			w.Notify.AllowHTTP = true
 		})
 		s.org(t, "acme")
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		bob, carol := s.newClient(t, "acme", "bob"), s.newClient(t, "acme", "carol")
 		code, page := bob.post("/profile/notifications/webhooks", url.Values{"url": {receiver.URL + "/hook"}, "format": {"json"}})
 		// The server's own worker sends too: a delivery's status is

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"sort"
@@ -58,7 +57,7 @@ func BenchmarkOverview(b *testing.B) {
 			since := time.Now().AddDate(0, 0, -89)
 			b.Run("questions-90d", func(b *testing.B) {
 				benchMedian(b, func() {
-					if _, err := s.Inbox.Overview(context.Background(), "acme", since); err != nil {
+					if _, err := s.Inbox.Overview(dbtest.Operator(), "acme", since); err != nil {
 						b.Fatal(err)
 					}
 				})
@@ -68,14 +67,14 @@ func BenchmarkOverview(b *testing.B) {
 					if _, err := dbtest.Exec(s.DB, `DELETE FROM question_days`); err != nil {
 						b.Fatal(err)
 					}
-					if _, err := s.Inbox.Overview(context.Background(), "acme", since); err != nil {
+					if _, err := s.Inbox.Overview(dbtest.Operator(), "acme", since); err != nil {
 						b.Fatal(err)
 					}
 				})
 			})
 			b.Run("channels-90d", func(b *testing.B) {
 				benchMedian(b, func() {
-					if _, err := s.Channels.Activity(context.Background(), "acme", since); err != nil {
+					if _, err := s.Channels.Activity(dbtest.Operator(), "acme", since); err != nil {
 						b.Fatal(err)
 					}
 				})
@@ -85,14 +84,14 @@ func BenchmarkOverview(b *testing.B) {
 					if _, err := dbtest.Exec(s.DB, `DELETE FROM channel_days`); err != nil {
 						b.Fatal(err)
 					}
-					if _, err := s.Channels.Activity(context.Background(), "acme", since); err != nil {
+					if _, err := s.Channels.Activity(dbtest.Operator(), "acme", since); err != nil {
 						b.Fatal(err)
 					}
 				})
 			})
 			b.Run("calls-90d-rollup", func(b *testing.B) {
 				benchMedian(b, func() {
-					if _, err := s.Audit.Daily(context.Background(), "acme", time.Now().AddDate(0, 0, -89)); err != nil {
+					if _, err := s.Audit.Daily(dbtest.Operator(), "acme", time.Now().AddDate(0, 0, -89)); err != nil {
 						b.Fatal(err)
 					}
 				})
@@ -101,7 +100,7 @@ func BenchmarkOverview(b *testing.B) {
 				q := `SELECT ` + s.DB.DaySQL("at") + `, tool, outcome, COUNT(*), ` + histogram.SumsSQL("duration_ms", audit.LatencyBoundsMS) + `
 					FROM audit_events WHERE org_id = $1 AND at >= $2 GROUP BY 1, 2, 3`
 				benchMedian(b, func() {
-					if err := s.DB.Each(context.Background(), q, []any{"acme", time.Now().AddDate(0, 0, -89)}, func(*db.Rows) error { return nil }); err != nil {
+					if err := s.DB.Each(dbtest.Operator(), q, []any{"acme", time.Now().AddDate(0, 0, -89)}, func(*db.Rows) error { return nil }); err != nil {
 						b.Fatal(err)
 					}
 				})
@@ -133,7 +132,7 @@ func benchMedian(b *testing.B, op func()) {
 // seedOverview fills org acme with the benchmark's record, in bulk.
 func seedOverview(b *testing.B, s *site) {
 	b.Helper()
-	ctx, now := context.Background(), time.Now().UTC()
+	ctx, now := dbtest.Operator(), time.Now().UTC()
 	s.org(b, "acme")
 	for i := range benchMembers {
 		if _, err := s.Orgs.AddUser(ctx, "acme", orgs.NewUser{ID: fmt.Sprint("u", i), Name: fmt.Sprint("U", i), Password: userPW, Role: orgs.RoleMember}); err != nil {

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"net/http"
 	"regexp"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/channels"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/testkit"
 )
@@ -32,7 +32,7 @@ func TestOverviewShowsTheOrgsOwnNumbers(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		for _, org := range []string{"acme", "globex"} {
 			s.org(t, org)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/mail/mailtest"
 	"github.com/ctalk/ctalk/orgs"
@@ -103,7 +104,7 @@ func TestAgentCannotAddItsOwnPasskey(t *testing.T) {
 		box := mailtest.Start(t)
 		s := start(t, engine, withMailAtLocalhost(box))
 		s.org(t, "acme")
-		base, bg := localhost(s), context.Background()
+		base, bg := localhost(s), dbtest.Operator()
 		if _, err := s.Orgs.SetEmail(bg, "acme", "bob", "bob@example.com"); err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +215,7 @@ func TestFirstPasskeyWaitsForTheMailedLink(t *testing.T) {
 		box := mailtest.Start(t)
 		s := start(t, engine, withMailAtLocalhost(box))
 		s.org(t, "acme")
-		base, bg := localhost(s), context.Background()
+		base, bg := localhost(s), dbtest.Operator()
 		if _, err := s.Orgs.SetEmail(bg, "acme", "carol", "carol@example.com"); err != nil {
 			t.Fatal(err)
 		}
@@ -274,7 +275,7 @@ func TestFirstPasskeyWaitsForTheMailedLink(t *testing.T) {
 // page then says.
 func carolAddsAFirstPasskey(t *testing.T, chromium context.Context, s *site) (ctx context.Context, id, flash string) {
 	t.Helper()
-	bg := context.Background()
+	bg := dbtest.Operator()
 	if _, err := s.Orgs.SetSettings(bg, "acme", orgs.Settings{ApprovalMode: orgs.ApprovalHuman, ApprovalFactor: orgs.FactorPasskey}); err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +301,7 @@ func carolApprovesWithHerPasskey(t *testing.T, ctx context.Context, s *site, id 
 	run(t, ctx, chromedp.Navigate(localhost(s)+"/inbox/"+id), chromedp.WaitVisible(chromedp.ID("approve-"+id)))
 	press(t, ctx, "#approve-"+id)
 	appears(t, ctx, ".flash")
-	if r, err := s.Inbox.Review(context.Background(), acme("carol"), id); err != nil || !r.Latest().Approved {
+	if r, err := s.Inbox.Review(dbtest.Operator(), acme("carol"), id); err != nil || !r.Latest().Approved {
 		t.Fatalf("carol's approval with her confirmed passkey did not go through (%v)", err)
 	}
 }
@@ -316,7 +317,7 @@ func TestFirstPasskeyWithNoWayButTheOperator(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine, func(w *app.Wiring) { w.API.PublicURL = apitest.SelfLocalhost })
 		s.org(t, "acme")
-		base, bg := localhost(s), context.Background()
+		base, bg := localhost(s), dbtest.Operator()
 		ctx, id, flash := carolAddsAFirstPasskey(t, chromium, s)
 		if !strings.Contains(flash, "waiting for an admin's approval") || !strings.Contains(flash, "operator of this ctalk server") {
 			t.Fatalf("after adding a first passkey with no mail the page says %q", flash)

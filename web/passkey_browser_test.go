@@ -19,6 +19,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/orgs"
 )
@@ -67,7 +68,7 @@ func TestPasskeysInABrowser(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
-		base, bg := localhost(s), context.Background()
+		base, bg := localhost(s), dbtest.Operator()
 		ctx := browser(t, chromium)
 		auth := authenticator(t, ctx, false)
 
@@ -215,8 +216,8 @@ func TestPasskeysInABrowser(t *testing.T) {
 // age makes every passkey verification of userID's browser sessions d old.
 func age(t *testing.T, s *site, userID string, d time.Duration) {
 	t.Helper()
-	err := s.DB.Write(context.Background(), func(q db.Querier) error {
-		_, err := q.Exec(context.Background(), `UPDATE web_sessions SET passkey_at = $1 WHERE org_id = 'acme' AND user_id = $2 AND passkey_at IS NOT NULL`,
+	err := s.DB.Write(dbtest.Operator(), func(q db.Querier) error {
+		_, err := q.Exec(dbtest.Operator(), `UPDATE web_sessions SET passkey_at = $1 WHERE org_id = 'acme' AND user_id = $2 AND passkey_at IS NOT NULL`,
 			time.Now().UTC().Add(-d), userID)
 		return err
 	})

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/orgs"
 )
@@ -18,7 +18,7 @@ import (
 // pages that list passkeys or count them, not for a ceremony.
 func (s *site) addPasskey(t *testing.T, userID, id string) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	err := s.DB.Write(ctx, func(q db.Querier) error {
 		_, err := q.Exec(ctx, `INSERT INTO passkeys (id, org_id, user_id, user_handle, name, credential, created_at) VALUES ($1, 'acme', $2, 'aGFuZGxl', 'Phone', '{}', $3)`,
 			id, userID, time.Now().UTC())
@@ -39,7 +39,7 @@ func TestRemovingTheOnlyPasskeyNeedsThePassword(t *testing.T) {
 		s.org(t, "acme")
 		s.addPasskey(t, "bob", "bobkey")
 		s.addPasskey(t, "carol", "carolkey")
-		bob, ctx := s.newClient(t, "acme", "bob"), context.Background()
+		bob, ctx := s.newClient(t, "acme", "bob"), dbtest.Operator()
 		code, body := bob.post("/profile/passkeys/bobkey/remove", url.Values{})
 		if code != http.StatusUnauthorized || !strings.Contains(body, "Verify it is you") {
 			t.Fatalf("removal without a verification: %d %s", code, body)
@@ -75,7 +75,7 @@ func TestRequirePasskeyGuidesAtSignIn(t *testing.T) {
 		s := start(t, engine)
 		s.org(t, "acme")
 		on := true
-		if _, err := s.Orgs.SetSettings(context.Background(), "acme", orgs.Settings{RequirePasskey: &on}); err != nil {
+		if _, err := s.Orgs.SetSettings(dbtest.Operator(), "acme", orgs.Settings{RequirePasskey: &on}); err != nil {
 			t.Fatal(err)
 		}
 		_, body := s.anonymous(t).post("/signin", url.Values{"org_id": {"acme"}, "user_id": {"bob"}, "password": {userPW}, "next": {"/asked"}})
@@ -97,7 +97,7 @@ func passkeyFactorSite(t *testing.T, engine db.Engine) (s *site, id string) {
 	t.Helper()
 	s = start(t, engine)
 	s.org(t, "acme")
-	if _, err := s.Orgs.SetSettings(context.Background(), "acme", orgs.Settings{ApprovalMode: orgs.ApprovalHuman, ApprovalFactor: orgs.FactorPasskey}); err != nil {
+	if _, err := s.Orgs.SetSettings(dbtest.Operator(), "acme", orgs.Settings{ApprovalMode: orgs.ApprovalHuman, ApprovalFactor: orgs.FactorPasskey}); err != nil {
 		t.Fatal(err)
 	}
 	id = s.ask(t, "alice", "bob", "Ship it?")
@@ -115,7 +115,7 @@ func passkeyFactorSite(t *testing.T, engine db.Engine) (s *site, id string) {
 func TestPasskeyFactorHoldsWithAPassword(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
 		s, id := passkeyFactorSite(t, engine)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s.addPasskey(t, "alice", "alicekey")
 		// At localhost, where passkeys are possible over http.
 		bob := s.newClientAt(t, localhost(s), "acme", "bob")

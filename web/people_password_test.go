@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 )
 
 // TestChangePasswordFromProfile: a wrong current password or a short new
@@ -20,7 +20,7 @@ func TestChangePasswordFromProfile(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		agentToken, _, err := s.Auth.Login(ctx, "acme", "bob", userPW, "127.0.0.1")
 		if err != nil {
 			t.Fatal(err)

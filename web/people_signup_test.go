@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -40,7 +39,7 @@ func TestSignUpErrorsByField(t *testing.T) {
 		mustShow(t, "four mistakes", page, `id="org_id-error"`, `id="admin_password-error"`, `id="password-error"`, `id="ownership-error"`,
 			"Nothing was created", `value="New Co!"`, `value="nina"`, "Your password must be at least 8", "The admin password must be at least 12")
 		mustNotShow(t, "four mistakes", page, `id="org_name-error"`, `id="user_id-error"`, `id="name-error"`, "too-short")
-		if _, err := s.Orgs.Org(context.Background(), "newco"); ctalk.ErrorCode(err) != ctalk.ENotFound {
+		if _, err := s.Orgs.Org(dbtest.Operator(), "newco"); ctalk.ErrorCode(err) != ctalk.ENotFound {
 			t.Fatalf("a refused form created newco: %v", err)
 		}
 
@@ -51,7 +50,7 @@ func TestSignUpErrorsByField(t *testing.T) {
 		if code, page := anon.post("/signup", onlyOwnership); code != http.StatusBadRequest || !strings.Contains(page, `id="ownership-error"`) {
 			t.Fatalf("too many areas owned: %d, want 400 with the error next to ownership\n%s", code, page)
 		}
-		if _, err := s.Orgs.Org(context.Background(), "newco"); ctalk.ErrorCode(err) != ctalk.ENotFound {
+		if _, err := s.Orgs.Org(dbtest.Operator(), "newco"); ctalk.ErrorCode(err) != ctalk.ENotFound {
 			t.Fatalf("a refused person created newco: %v", err)
 		}
 
@@ -66,7 +65,7 @@ func TestSignUpErrorsByField(t *testing.T) {
 			}
 			mustShow(t, "approval mode "+mode, page, `id="approval_mode-error"`, `aria-describedby="approval_mode-error"`)
 		}
-		if _, err := s.Orgs.Org(context.Background(), "newco"); ctalk.ErrorCode(err) != ctalk.ENotFound {
+		if _, err := s.Orgs.Org(dbtest.Operator(), "newco"); ctalk.ErrorCode(err) != ctalk.ENotFound {
 			t.Fatalf("a form without an approval mode created newco: %v", err)
 		}
 		// Names are one line: a stranger cannot write a line of a mail.
@@ -78,7 +77,7 @@ func TestSignUpErrorsByField(t *testing.T) {
 			t.Fatalf("names of two lines: %d, want 400", code)
 		}
 		mustShow(t, "names of two lines", page, `id="name-error"`, `id="org_name-error"`, "Your name contains a line break", "The organization name contains a line break")
-		if _, err := s.Orgs.Org(context.Background(), "newco"); ctalk.ErrorCode(err) != ctalk.ENotFound {
+		if _, err := s.Orgs.Org(dbtest.Operator(), "newco"); ctalk.ErrorCode(err) != ctalk.ENotFound {
 			t.Fatalf("a refused name created newco: %v", err)
 		}
 
@@ -100,7 +99,7 @@ func TestSignUpErrorsByField(t *testing.T) {
 		if code != http.StatusOK {
 			t.Fatalf("sign-up: %d\n%s", code, page)
 		}
-		if o, err := s.Orgs.Org(context.Background(), "newco"); err != nil || o.ApprovalMode != "human" {
+		if o, err := s.Orgs.Org(dbtest.Operator(), "newco"); err != nil || o.ApprovalMode != "human" {
 			t.Errorf("newco signed up choosing human approval: %+v, %v", o, err)
 		}
 		mustShow(t, "after sign-up", page, `<a href="/inbox" aria-current="page"`, "nina · newco")

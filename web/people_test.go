@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/orgs"
 )
@@ -16,7 +16,7 @@ import (
 // member reads a member as the services see them.
 func (s *site) member(t testing.TB, orgID, userID string) *orgs.User {
 	t.Helper()
-	u, err := s.Orgs.User(context.Background(), orgID, userID)
+	u, err := s.Orgs.User(dbtest.Operator(), orgID, userID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestPeopleDirectoryAndProfiles(t *testing.T) {
 		s := start(t, engine)
 		s.org(t, "acme")
 		s.org(t, "zeta")
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		if _, err := s.Orgs.AddUser(ctx, "zeta", orgs.NewUser{ID: "dave", Name: "Dave Zeta", Password: userPW, Ownership: []string{"zeta-secrets"}}); err != nil {
 			t.Fatal(err)
 		}
@@ -177,7 +177,7 @@ func TestNotesFromTheWeb(t *testing.T) {
 			t.Errorf("profile notes without CSRF: %d, want 403", code)
 		}
 		// zeta's admin cannot reach erin, who is only in acme: not found.
-		if _, err := s.Orgs.AddUser(context.Background(), "acme", orgs.NewUser{ID: "erin", Name: "Erin", Password: userPW}); err != nil {
+		if _, err := s.Orgs.AddUser(dbtest.Operator(), "acme", orgs.NewUser{ID: "erin", Name: "Erin", Password: userPW}); err != nil {
 			t.Fatal(err)
 		}
 		zetaAdmin := s.newClient(t, "zeta", "alice")

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/orgs"
 )
@@ -23,7 +24,7 @@ func heldPostSite(t *testing.T, engine db.Engine) (*site, *mcp.ClientSession) {
 	t.Helper()
 	s := start(t, engine)
 	s.org(t, "acme")
-	if _, err := s.Orgs.SetSettings(context.Background(), "acme", orgs.Settings{ChannelPostMode: orgs.ChannelPostHuman}); err != nil {
+	if _, err := s.Orgs.SetSettings(dbtest.Operator(), "acme", orgs.Settings{ChannelPostMode: orgs.ChannelPostHuman}); err != nil {
 		t.Fatal(err)
 	}
 	bob := s.agent(t, "acme", "bob")
@@ -53,7 +54,7 @@ func TestHeldPostApprovedByItsPerson(t *testing.T) {
 		s, bob := heldPostSite(t, engine)
 		carol := s.agent(t, "acme", "carol")
 		got := make(chan *mcp.CallToolResult, 1)
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(dbtest.Operator())
 		t.Cleanup(cancel)
 		go func() {
 			res, err := carol.CallTool(ctx, &mcp.CallToolParams{Name: "wait_for_message",
@@ -160,7 +161,7 @@ func TestHeldPostRejectedWithANote(t *testing.T) {
 		s, bob := heldPostSite(t, engine)
 		id := heldPost(t, s, bob, "we ship on friday")
 		got := make(chan *mcp.CallToolResult, 1)
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(dbtest.Operator())
 		t.Cleanup(cancel)
 		go func() {
 			res, err := bob.CallTool(ctx, &mcp.CallToolParams{Name: "wait_for_inbox", Arguments: map[string]any{"timeout_s": 60}})
@@ -258,7 +259,7 @@ func TestAdminSetsChannelPostMode(t *testing.T) {
 		s.org(t, "acme")
 		mode := func() (string, string) {
 			t.Helper()
-			o, err := s.Orgs.Org(context.Background(), "acme")
+			o, err := s.Orgs.Org(dbtest.Operator(), "acme")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"net/url"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 )
 
@@ -60,7 +60,7 @@ func TestPushInABrowser(t *testing.T) {
 		if strings.HasPrefix(status, "Push could not be turned on") {
 			t.Skipf("the page registered its service worker; subscribing needs Chromium's push service, out of reach here: %s", status)
 		}
-		list, err := s.Notify.PushBrowsers(context.Background(), ctalk.Caller{OrgID: "acme", UserID: "bob"})
+		list, err := s.Notify.PushBrowsers(dbtest.Operator(), ctalk.Caller{OrgID: "acme", UserID: "bob"})
 		if err != nil || len(list) != 1 {
 			t.Fatalf("after turning push on, bob's browsers are %v (%v); the page says %q", list, err, status)
 		}

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"crypto/ecdh"
 	"crypto/rand"
 	"encoding/base64"
@@ -15,6 +14,7 @@ import (
 	"github.com/ctalk/ctalk/api/apitest"
 	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 )
 
 func withPublicURL(w *app.Wiring) { w.API.PublicURL = apitest.SelfURL }
@@ -43,7 +43,7 @@ func TestPushAtTheHTTPBoundary(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine, withPublicURL)
 		s.org(t, "acme")
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		bob, carol := s.newClient(t, "acme", "bob"), s.newClient(t, "acme", "carol")
 
 		resp, err := http.Get(s.URL + "/static/push-worker.js")

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/mail/mailtest"
 	"github.com/ctalk/ctalk/orgs"
 )
@@ -17,7 +17,7 @@ import (
 // verification made now, as verifying with a passkey would.
 func fresh(t *testing.T, s *site, userID string) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	err := s.DB.Write(ctx, func(q db.Querier) error {
 		_, err := q.Exec(ctx, `UPDATE web_sessions SET passkey_at = $1 WHERE org_id = 'acme' AND user_id = $2`, time.Now().UTC(), userID)
 		return err
@@ -38,7 +38,7 @@ func TestEveryWeakeningNeedsAPasskey(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		strong := orgs.Settings{ApprovalMode: orgs.ApprovalHuman, ChannelPostMode: orgs.ChannelPostHuman, AgentPasswordLogin: orgs.AgentLoginDisabled,
 			ApprovalFactor: orgs.FactorPasskey, RequirePasskey: ptrTo(true), KnowledgeSharing: orgs.SharingAsk}
 		if _, err := s.Orgs.SetSettings(ctx, "acme", strong); err != nil {
@@ -108,7 +108,7 @@ func TestEmailChangesNeedAFreshVerification(t *testing.T) {
 		box := mailtest.Start(t)
 		s := start(t, engine, withMail(box))
 		s.org(t, "acme")
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		for _, id := range []string{"bob", "carol"} {
 			if _, err := s.Orgs.SetEmail(ctx, "acme", id, id+"@example.com"); err != nil {
 				t.Fatal(err)
@@ -174,7 +174,7 @@ func TestAdminApprovesAFirstPasskey(t *testing.T) {
 		box := mailtest.Start(t)
 		s := start(t, engine, withMail(box))
 		s.org(t, "acme")
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		if _, err := s.Orgs.SetEmail(ctx, "acme", "bob", "bob@example.com"); err != nil {
 			t.Fatal(err)
 		}

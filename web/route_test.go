@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"testing"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 )
 
@@ -44,7 +44,7 @@ func TestAwayForwardAndInfoInTheWeb(t *testing.T) {
 		_, body = bob.get("/people?topic=alice-repo")
 		mustShow(t, "who knows, with alice away", body, `href="/people/alice">Alice</a>`, "<strong>Away</strong> until", `ask <a href="/people/carol">carol</a> instead`, "offsite")
 
-		q, err := s.Inbox.Ask(context.Background(), ctalk.Caller{OrgID: "acme", UserID: "bob"}, inbox.Ask{To: "alice", Text: "who owns invoices?"})
+		q, err := s.Inbox.Ask(dbtest.Operator(), ctalk.Caller{OrgID: "acme", UserID: "bob"}, inbox.Ask{To: "alice", Text: "who owns invoices?"})
 		if err != nil {
 			t.Fatal(err)
 		}

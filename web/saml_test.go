@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"encoding/base64"
 	"net/http"
 	"net/url"
@@ -12,6 +11,7 @@ import (
 	"github.com/beevik/etree"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/sso"
 	"github.com/ctalk/ctalk/web"
@@ -118,7 +118,7 @@ func samlSite(t *testing.T, engine db.Engine) (*site, *testkit.SAMLProvider) {
 	t.Helper()
 	s := startSSO(t, engine)
 	s.org(t, "acme")
-	if _, err := s.Orgs.SetEmail(context.Background(), "acme", "bob", "bob@acme.test"); err != nil {
+	if _, err := s.Orgs.SetEmail(dbtest.Operator(), "acme", "bob", "bob@acme.test"); err != nil {
 		t.Fatal(err)
 	}
 	return s, testkit.NewSAMLProvider(t)
@@ -136,7 +136,7 @@ func samlSite(t *testing.T, engine db.Engine) (*site, *testkit.SAMLProvider) {
 func TestSAMLSignIn(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s, idp := samlSite(t, engine)
 		alice := s.newClient(t, "acme", "alice")
 		for _, tc := range []struct {
@@ -342,7 +342,7 @@ func TestSAMLRefusals(t *testing.T) {
 func TestSAMLForgeries(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s, idp := samlSite(t, engine)
 		configureSAML(t, s, s.newClient(t, "acme", "alice"), idp, "acme.test", url.Values{"link_by_email": {"on"}})
 		bobSessions := func(t *testing.T) int {

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -11,6 +10,7 @@ import (
 	"github.com/ctalk/ctalk/api/apitest"
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/orgs"
 )
 
@@ -56,7 +56,7 @@ func TestSCIMPage(t *testing.T) {
 		if code := scimStatus(t, s.URL, raw); code != http.StatusOK {
 			t.Fatalf("the new token at /scim/v2/Users: %d", code)
 		}
-		tokens, err := s.SCIM.Tokens(context.Background(), "acme")
+		tokens, err := s.SCIM.Tokens(dbtest.Operator(), "acme")
 		if err != nil || len(tokens) != 1 {
 			t.Fatalf("tokens %v %v", tokens, err)
 		}
@@ -70,13 +70,13 @@ func TestSCIMPage(t *testing.T) {
 			t.Errorf("revoking twice: %d", code)
 		}
 
-		if _, err := s.Orgs.SetSettings(context.Background(), "acme", orgs.Settings{ApprovalFactor: orgs.FactorPasskey}); err != nil {
+		if _, err := s.Orgs.SetSettings(dbtest.Operator(), "acme", orgs.Settings{ApprovalFactor: orgs.FactorPasskey}); err != nil {
 			t.Fatal(err)
 		}
 		if code, body := alice.post("/admin/scim", url.Values{"label": {"Entra"}, "days": {"90"}}); code != http.StatusUnauthorized || !strings.Contains(body, "Verify it is you") || strings.Contains(body, "ctalk_") {
 			t.Errorf("a token without a passkey where the org asks for one: %d", code)
 		}
-		if tokens, _ := s.SCIM.Tokens(context.Background(), "acme"); len(tokens) != 0 {
+		if tokens, _ := s.SCIM.Tokens(dbtest.Operator(), "acme"); len(tokens) != 0 {
 			t.Errorf("a token was made without the passkey: %v", tokens)
 		}
 	})

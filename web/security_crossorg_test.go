@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/orgs"
 )
@@ -25,7 +25,7 @@ func TestOtherOrgsIDsAreNotFound(t *testing.T) {
 		s := start(t, engine)
 		s.org(t, "acme")
 		s.org(t, "globex")
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		if _, err := s.Orgs.AddUser(ctx, "globex", orgs.NewUser{ID: "dave", Name: "Dave", Password: userPW, Role: orgs.RoleMember}); err != nil {
 			t.Fatal(err)
 		}

@@ -1,13 +1,13 @@
 package web_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/orgs"
 	"github.com/ctalk/ctalk/slackapp"
@@ -18,7 +18,7 @@ import (
 // unchanged checks that nothing a form of the test could change did.
 func unchanged(t *testing.T, s *site, msgID string) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	users, _ := s.Orgs.Users(ctx, "acme")
 	org, _ := s.Orgs.Org(ctx, "acme")
 	var personal, ended int
@@ -49,11 +49,11 @@ func TestEveryFormRefusesCrossSitePosts(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
-		q, err := s.Inbox.Ask(context.Background(), acme("bob"), inbox.Ask{To: "alice", Text: "Where is the runbook?"})
+		q, err := s.Inbox.Ask(dbtest.Operator(), acme("bob"), inbox.Ask{To: "alice", Text: "Where is the runbook?"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := s.Inbox.Propose(context.Background(), acme("alice"), q.ID, "Here."); err != nil {
+		if _, _, err := s.Inbox.Propose(dbtest.Operator(), acme("alice"), q.ID, "Here."); err != nil {
 			t.Fatal(err)
 		}
 		params := map[string]string{"message_id": q.ID, "id": q.ID, "user_id": "bob"}
@@ -196,7 +196,7 @@ func TestAdminRoutesRefuseMembers(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
-		q, err := s.Inbox.Ask(context.Background(), acme("bob"), inbox.Ask{To: "alice", Text: "Where is the runbook?"})
+		q, err := s.Inbox.Ask(dbtest.Operator(), acme("bob"), inbox.Ask{To: "alice", Text: "Where is the runbook?"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,7 +213,7 @@ func TestAdminRoutesRefuseMembers(t *testing.T) {
 			t.Fatalf("only %d admin routes found", n)
 		}
 		unchanged(t, s, q.ID)
-		if u, _ := s.Orgs.User(context.Background(), "acme", "carol"); u == nil || u.Role != orgs.RoleMember || u.ProfileNotes != "" {
+		if u, _ := s.Orgs.User(dbtest.Operator(), "acme", "carol"); u == nil || u.Role != orgs.RoleMember || u.ProfileNotes != "" {
 			t.Errorf("carol changed: %+v", u)
 		}
 	})
@@ -245,7 +245,7 @@ func TestFormTokenFromBodyOrHeader(t *testing.T) {
 				t.Errorf("POST /profile/notes with the token %s: %d, want 303", what, resp.StatusCode)
 				continue
 			}
-			if u, _ := s.Orgs.User(context.Background(), "acme", "bob"); u == nil || u.Notes != notes {
+			if u, _ := s.Orgs.User(dbtest.Operator(), "acme", "bob"); u == nil || u.Notes != notes {
 				t.Errorf("POST /profile/notes with the token %s: notes %+v, want %q", what, u, notes)
 			}
 		}

@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/ctalk/ctalk/api"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 )
 
 // errorPage checks that an error answer of the app is a page in words for
@@ -69,7 +69,7 @@ func TestMultipartForms(t *testing.T) {
 	if resp, page := alice.post("/profile/notes", body, h); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("a multipart form: %d %s", resp.StatusCode, ctalkShort(page))
 	}
-	u, _, err := s.Orgs.Member(context.Background(), "acme", "alice")
+	u, _, err := s.Orgs.Member(dbtest.Operator(), "acme", "alice")
 	if err != nil || u.Notes != "multipart notes" {
 		t.Fatalf("notes after the multipart form = %q, %v", u.Notes, err)
 	}
@@ -111,8 +111,8 @@ func TestErrorPagesAreWords(t *testing.T) {
 		errorPage(t, "a cross-site post", resp, body, http.StatusForbidden, "did not come from this site")
 
 		// An internal error: the audit log's table is gone.
-		err := s.DB.Write(context.Background(), func(q db.Querier) error {
-			_, err := q.Exec(context.Background(), `DROP TABLE audit_events`)
+		err := s.DB.Write(dbtest.Operator(), func(q db.Querier) error {
+			_, err := q.Exec(dbtest.Operator(), `DROP TABLE audit_events`)
 			return err
 		})
 		if err != nil {

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/oauth"
 	"github.com/ctalk/ctalk/web"
@@ -71,7 +71,7 @@ func formFields(t *testing.T) []string {
 // for every route would reach) and a CSRF cookie.
 func sessionFor(t *testing.T, s *site, orgID, userID, role string) *rawClient {
 	t.Helper()
-	raw, err := s.Auth.StartWebSession(context.Background(), &auth.Session{OrgID: orgID, UserID: userID, Role: role})
+	raw, err := s.Auth.StartWebSession(dbtest.Operator(), &auth.Session{OrgID: orgID, UserID: userID, Role: role})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,14 +90,14 @@ func (c *rawClient) signedIn(s *site) bool {
 	if cookie == nil || c.cookies["ctalk_csrf"] == nil {
 		return false
 	}
-	_, err := s.Auth.WebSession(context.Background(), cookie.Value)
+	_, err := s.Auth.WebSession(dbtest.Operator(), cookie.Value)
 	return err == nil
 }
 
 // end ends c's web session, if a request has not already.
 func (c *rawClient) end(s *site) {
 	c.t.Helper()
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	cookie := c.cookies[web.SessionCookie]
 	if cookie == nil {
 		return
@@ -130,7 +130,7 @@ func TestFormsTakeHostileInput(t *testing.T) {
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		q, err := s.Inbox.Ask(ctx, acme("bob"), inbox.Ask{To: "alice", Text: "Where is the runbook?"})
 		if err != nil {
 			t.Fatal(err)

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 )
 
 var personalToken = regexp.MustCompile(`ctalk_[A-Za-z0-9_-]{20,}`)
@@ -76,7 +76,7 @@ func TestSecretsStayOnTheirPage(t *testing.T) {
 		var events []audit.Event
 		deadline := time.Now().Add(10 * time.Second)
 		for time.Now().Before(deadline) {
-			p, err := s.Audit.Query(context.Background(), "acme", audit.Query{})
+			p, err := s.Audit.Query(dbtest.Operator(), "acme", audit.Query{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ctalk/ctalk/auth"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/orgs"
 )
@@ -49,7 +50,7 @@ func TestOthersWordsAreEscapedOnEveryPage(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		if _, err := s.Orgs.Register(ctx, orgs.NewOrg{ID: "acme", Name: xss, AdminPassword: adminPW}); err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +138,7 @@ func TestOthersWordsAreEscapedOnEveryPage(t *testing.T) {
 // tryTool calls a tool and says whether it succeeded.
 func tryTool(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) bool {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(dbtest.Operator(), 20*time.Second)
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {

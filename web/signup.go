@@ -66,7 +66,9 @@ func (p *Pages) renderSignup(c echo.Context, status int, next string, f signupFo
 // Every field is checked before anything is created, and each mistake is
 // shown next to its field.
 func (p *Pages) signup(c echo.Context) error {
-	ctx := c.Request().Context()
+	// The new org's rows are written in its own scope (see ctalk.WithOrg).
+	ctx := ctalk.WithTypedOrg(c.Request().Context(), c.FormValue("org_id"))
+	c.SetRequest(c.Request().WithContext(ctx))
 	f := signupForm{OrgID: c.FormValue("org_id"), OrgName: c.FormValue("org_name"), UserID: c.FormValue("user_id"),
 		Name: c.FormValue("name"), Ownership: c.FormValue("ownership"), ApprovalMode: c.FormValue("approval_mode")}
 	next := localPath(c.FormValue("next"), "/inbox")

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/mail/mailtest"
 	"github.com/ctalk/ctalk/orgs"
@@ -29,7 +29,7 @@ import (
 func TestSSOInABrowser(t *testing.T) {
 	chromium := testkit.Browser(t)
 	each(t, func(t *testing.T, engine db.Engine) {
-		bg := context.Background()
+		bg := dbtest.Operator()
 		op := testkit.NewOpenIDProvider(t, "ctalk-acme", ssoSecret)
 		box := mailtest.Start(t)
 		s := startSSO(t, engine, func(w *app.Wiring) {

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"html"
 	"net/http"
 	"net/url"
@@ -14,6 +13,7 @@ import (
 	"github.com/ctalk/ctalk/api/apitest"
 	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/outbound"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/sso"
@@ -115,7 +115,7 @@ func configureSSO(t *testing.T, alice *client, op *testkit.OpenIDProvider, extra
 func TestSSOSignIn(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		op := testkit.NewOpenIDProvider(t, "ctalk-acme", ssoSecret)
 		s := startSSO(t, engine, func(w *app.Wiring) { w.API.PublicURL = apitest.SelfURL })
 		s.org(t, "acme")
@@ -251,7 +251,7 @@ func TestSSOSignIn(t *testing.T) {
 func TestSSORefusals(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		op := testkit.NewOpenIDProvider(t, "ctalk-acme", ssoSecret)
 		other := testkit.NewOpenIDProvider(t, "ctalk-beta", ssoSecret)
 		s := startSSO(t, engine)

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/oauth"
 )
@@ -49,7 +50,7 @@ func tokenIDOf(t *testing.T, page, kind string) string {
 
 // agentWorks calls whoami as an agent and reports whether it was let through.
 func agentWorks(cs *mcp.ClientSession) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(dbtest.Operator(), 20*time.Second)
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami"})
 	return err == nil && !res.IsError
@@ -242,10 +243,10 @@ func TestPersonalTokenShownOnce(t *testing.T) {
 		// every audit row and log line.
 		testkit.WaitFor(t, 10*time.Second, "the audit event of the token's creation", func() (bool, error) {
 			var n int
-			err := s.DB.QueryRow(context.Background(), `SELECT COUNT(*) FROM audit_events WHERE tool = 'web:create_personal_token' AND user_id = 'bob'`).Scan(&n)
+			err := s.DB.QueryRow(dbtest.Operator(), `SELECT COUNT(*) FROM audit_events WHERE tool = 'web:create_personal_token' AND user_id = 'bob'`).Scan(&n)
 			return n == 1, err
 		})
-		rows, err := s.DB.Query(context.Background(), `SELECT tool, outcome, ids, request_id, user_id FROM audit_events`)
+		rows, err := s.DB.Query(dbtest.Operator(), `SELECT tool, outcome, ids, request_id, user_id FROM audit_events`)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -334,7 +334,8 @@ func (p *Pages) render(c echo.Context, status int, name string, data *page) erro
 	return p.pages[name].ExecuteTemplate(c.Response(), "layout", data)
 }
 
-// Session returns the person signed in on this browser, or nil.
+// Session returns the person signed in on this browser, or nil; from then
+// on the request's context is scoped to their org.
 func (p *Pages) Session(c echo.Context) *auth.Session {
 	ck, err := c.Cookie(cookieName(SessionCookie, p.secure(c.Request())))
 	if err != nil || ck.Value == "" {
@@ -347,6 +348,8 @@ func (p *Pages) Session(c echo.Context) *auth.Session {
 		}
 		return nil
 	}
+	// The rest of the request acts in the person's org (see ctalk.WithOrg).
+	c.SetRequest(c.Request().WithContext(ctalk.WithOrg(c.Request().Context(), sess.OrgID)))
 	return sess
 }
 

@@ -223,7 +223,7 @@ func RoundRobin(t *testing.T, bases ...string) (*httptest.Server, *[]atomic.Int6
 func CountRows(t testing.TB, d *db.DB, query string, args ...any) int {
 	t.Helper()
 	var n int
-	if err := d.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+	if err := d.QueryRow(dbtest.Operator(), query, args...).Scan(&n); err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
 	return n
@@ -328,7 +328,7 @@ func Tables(t *testing.T, d *db.DB) []string {
 // a row, so that a column added later is read too.
 func TableRows(t *testing.T, d *db.DB, table string) string {
 	t.Helper()
-	rows, err := d.Query(context.Background(), `SELECT * FROM `+table)
+	rows, err := d.Query(dbtest.Operator(), `SELECT * FROM `+table)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,6 +40,9 @@ type Options struct {
 	Wiring func(*app.Wiring)
 	// SharedWith opens the server on the same database as another one.
 	SharedWith *Env
+	// RLS runs the server's statements on Postgres as dbtest.AppRole,
+	// bound by row-level security, whatever CTALK_TEST_RLS says.
+	RLS bool
 }
 
 // wiring applies o to w.
@@ -69,6 +72,8 @@ func StartEnv(t testing.TB, e db.Engine, opts ...Options) *Env {
 	var d *db.DB
 	if o.SharedWith != nil {
 		d = o.SharedWith.DB
+	} else if o.RLS {
+		d = dbtest.OpenRLS(t, e)
 	} else {
 		d = dbtest.Open(t, e)
 	}

@@ -73,7 +73,7 @@ func auditVerify(ctx context.Context, cfg Config, log *slog.Logger, orgID string
 	defer d.Close()
 	l := audit.NewLog(d, log)
 	defer l.Close()
-	v, err := l.Verify(ctx, orgID)
+	v, err := l.Verify(ctalk.WithOrg(ctx, orgID), orgID)
 	if err != nil {
 		return err
 	}

@@ -53,6 +53,9 @@ type Config struct {
 	// AllowOtherTables lets the first migration run in a Postgres schema
 	// that holds another application's tables (see db.Config).
 	AllowOtherTables bool
+	// DatabaseRole is the Postgres role the server's statements run as,
+	// bound by row-level security (see db.Config.Role).
+	DatabaseRole string
 	// sharedStore is set by "ctalk serve --local": other processes use
 	// the SQLite file at DBPath too (see db.Config.Shared).
 	sharedStore bool
@@ -228,6 +231,7 @@ func (c *Config) loadServer(e *env) {
 	e.str("DATABASE_URL", &c.DatabaseURL)
 	e.str("DATABASE_URL_UNPOOLED", &c.DatabaseURLUnpooled)
 	e.boolean("DATABASE_ALLOW_OTHER_TABLES", &c.AllowOtherTables)
+	e.str("DATABASE_ROLE", &c.DatabaseRole)
 	e.str("RELAY_DB_PATH", &c.DBPath)
 	e.str("PUBLIC_URL", &c.PublicURL)
 	e.integer("BCRYPT_COST", &c.Auth.BcryptCost, bcrypt.MinCost, bcrypt.MaxCost)
@@ -309,6 +313,12 @@ func (c *Config) checkURLs(e *env) {
 		if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 			e.bad(v.name, "must be a postgres:// or postgresql:// URL")
 		}
+	}
+	switch r := c.DatabaseRole; {
+	case r != "" && c.DatabaseURL == "":
+		e.bad("DATABASE_ROLE", "is set without DATABASE_URL: row-level security is PostgreSQL's, and on SQLite each statement's own org filter keeps organizations apart; unset it, or set DATABASE_URL")
+	case len(r) > 63 || strings.ContainsAny(r, "\x00\"") || r != strings.TrimSpace(r):
+		e.bad("DATABASE_ROLE", "%q is not a PostgreSQL role name: at most 63 characters, without quotes or surrounding spaces", r)
 	}
 	if c.DatabaseURLUnpooled != "" && c.DatabaseURL == "" {
 		e.bad("DATABASE_URL_UNPOOLED", "is set without DATABASE_URL; set DATABASE_URL to the (pooled) URL requests use")

@@ -45,7 +45,7 @@ func demoServe(ctx context.Context, cfg Config, log *slog.Logger, getenv func(st
 		return fmt.Errorf("demo database: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	cfg.DatabaseURL, cfg.DatabaseURLUnpooled, cfg.DBPath = "", "", filepath.Join(dir, "ctalk.db")
+	cfg.DatabaseURL, cfg.DatabaseURLUnpooled, cfg.DatabaseRole, cfg.DBPath = "", "", "", filepath.Join(dir, "ctalk.db")
 	if cfg.Mail.URL == "" {
 		cfg.Mail.URL = mail.LogURL
 	}

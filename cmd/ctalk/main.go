@@ -217,7 +217,7 @@ func checkMigrateArgs(args []string) error {
 }
 
 func dbConfig(cfg Config, log *slog.Logger) db.Config {
-	return db.Config{URL: cfg.DatabaseURL, DirectURL: cfg.DatabaseURLUnpooled, Path: cfg.DBPath, PathSetting: "RELAY_DB_PATH", Logger: log, AllowOtherTables: cfg.AllowOtherTables, Shared: cfg.sharedStore}
+	return db.Config{URL: cfg.DatabaseURL, DirectURL: cfg.DatabaseURLUnpooled, Path: cfg.DBPath, PathSetting: "RELAY_DB_PATH", Logger: log, AllowOtherTables: cfg.AllowOtherTables, Shared: cfg.sharedStore, Role: cfg.DatabaseRole}
 }
 
 func migrate(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout io.Writer) error {

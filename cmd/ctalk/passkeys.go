@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"text/tabwriter"
 
+	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/app"
 	"github.com/ctalk/ctalk/db"
 )
@@ -84,6 +85,7 @@ func passkeys(ctx context.Context, cfg Config, log *slog.Logger, args []string, 
 		return err
 	}
 	defer op.Close()
+	ctx = ctalk.AsOperator(ctx, "passkeys command")
 	if args[0] == "confirm" {
 		p, err := op.ConfirmPasskey(ctx, args[1])
 		if p != nil {

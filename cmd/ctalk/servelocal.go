@@ -57,7 +57,7 @@ func serveLocal(ctx context.Context, cfg Config, log *slog.Logger, args []string
 		return err
 	}
 	d.Close()
-	cfg.DatabaseURL, cfg.DatabaseURLUnpooled, cfg.DBPath, cfg.sharedStore = "", "", c.Store, true
+	cfg.DatabaseURL, cfg.DatabaseURLUnpooled, cfg.DatabaseRole, cfg.DBPath, cfg.sharedStore = "", "", "", c.Store, true
 	cfg.Auth = localAuth()
 	token := rand.Text() + rand.Text()
 	return serve(ctx, cfg, log, onListen, serveHooks{

@@ -77,12 +77,24 @@ func Run(t *testing.T, fn func(t *testing.T, d *db.DB)) {
 // (see pgpool.go). On Postgres without TEST_DATABASE_URL the test is skipped.
 func Open(t testing.TB, e db.Engine) *db.DB {
 	t.Helper()
+	return open(t, e, RLS)
+}
+
+// OpenRLS is Open with, on Postgres, row-level security binding the
+// database's statements (they run as AppRole) whatever RLS says.
+func OpenRLS(t testing.TB, e db.Engine) *db.DB {
+	t.Helper()
+	return open(t, e, true)
+}
+
+func open(t testing.TB, e db.Engine, rls bool) *db.DB {
+	t.Helper()
 	skipUnlessEngine(t, e)
 	var cfg db.Config
 	if e == db.SQLite {
 		cfg = copySQLite(t)
 	} else {
-		cfg = pooledPostgres(t)
+		cfg = pooledPostgres(t, rls)
 	}
 	d, err := db.Open(context.Background(), cfg)
 	if err != nil {
@@ -101,7 +113,7 @@ func Config(t testing.TB, e db.Engine) db.Config {
 	if e == db.SQLite {
 		return db.Config{Path: filepath.Join(t.TempDir(), "ctalk.db")}
 	}
-	return db.Config{URL: PostgresURL(t)}
+	return db.Config{URL: PostgresURL(t), Role: testRole(t)}
 }
 
 // PostgresURL creates an empty schema on the TEST_DATABASE_URL server and
@@ -146,10 +158,10 @@ func PostgresURL(t testing.TB) string {
 }
 
 // Exec runs a statement that sets up or alters a test's data, as the one
-// writer of a SQLite database (see db.DB.Write).
+// writer of a SQLite database (see db.DB.Write), in the operator's scope.
 func Exec(d *db.DB, query string, args ...any) (res sql.Result, err error) {
-	err = d.Write(context.Background(), func(q db.Querier) error {
-		res, err = q.Exec(context.Background(), query, args...)
+	err = d.Write(opCtx, func(q db.Querier) error {
+		res, err = q.Exec(opCtx, query, args...)
 		return err
 	})
 	return res, err

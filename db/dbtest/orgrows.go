@@ -1,7 +1,6 @@
 package dbtest
 
 import (
-	"context"
 	"regexp"
 	"slices"
 	"testing"
@@ -36,7 +35,7 @@ var ftsTable = regexp.MustCompile(`_fts(_config|_data|_docsize|_idx)?$`)
 // never forgotten by an org's deletion.
 func OrgRows(t testing.TB, d *db.DB, orgID string) map[string]int {
 	t.Helper()
-	ctx := context.Background()
+	ctx := opCtx
 	// Read apart from db.OrgTables, which the deletion follows, so that a
 	// table it missed is found here.
 	orgSQL := `SELECT m.name FROM sqlite_master m JOIN pragma_table_info(m.name) p WHERE p.name = 'org_id'`
@@ -78,7 +77,7 @@ func OrgRows(t testing.TB, d *db.DB, orgID string) map[string]int {
 func names(t testing.TB, d *db.DB, query string, args ...any) []string {
 	t.Helper()
 	var out []string
-	if err := db.Each(context.Background(), d, func(r *db.Rows) error {
+	if err := db.Each(opCtx, d, func(r *db.Rows) error {
 		var name string
 		err := r.Scan(&name)
 		out = append(out, name)
@@ -105,7 +104,7 @@ func UserRows(t testing.TB, d *db.DB, orgID, userID string, skip ...string) map[
 			continue
 		}
 		var n int
-		if err := d.QueryRow(context.Background(), `SELECT COUNT(*) FROM `+table+` WHERE org_id = $1 AND user_id = $2`, orgID, userID).Scan(&n); err != nil {
+		if err := d.QueryRow(opCtx, `SELECT COUNT(*) FROM `+table+` WHERE org_id = $1 AND user_id = $2`, orgID, userID).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		if n > 0 {

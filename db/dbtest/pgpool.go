@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"strings"
@@ -87,7 +88,7 @@ func startPool(base string) error {
 
 // pooledPostgres returns the configuration of a migrated, empty schema of
 // the pool, emptied again and kept for the next test when t ends.
-func pooledPostgres(t testing.TB) db.Config {
+func pooledPostgres(t testing.TB, rls bool) db.Config {
 	t.Helper()
 	base := os.Getenv("TEST_DATABASE_URL")
 	if base == "" {
@@ -107,7 +108,18 @@ func pooledPostgres(t testing.TB) db.Config {
 	// Registered before Open's Close, so it runs after it, once the
 	// test's servers and pools are gone.
 	t.Cleanup(func() { giveBack(name) })
-	return db.Config{URL: schemaURL(base, name)}
+	role := ""
+	if rls {
+		role = AppRoleOn(t)
+		// A test's own tables (a table added later, in the tests of
+		// deletion) are made as the role its statements run as.
+		if _, err := pgPool.admin.Exec("GRANT CREATE ON SCHEMA " + name + " TO " + role); err != nil {
+			t.Fatalf("dbtest: %v", err)
+		}
+	}
+	// What Open logs of the pooled schema (row-level security's state at
+	// every test) says nothing a test needs.
+	return db.Config{URL: schemaURL(base, name), Role: role, Logger: slog.New(slog.DiscardHandler)}
 }
 
 // takeSchema returns a free schema of the pool, or a new one, migrated.
@@ -130,7 +142,7 @@ func takeSchema() (string, error) {
 	if _, err := pgPool.admin.ExecContext(ctx, "CREATE SCHEMA "+name); err != nil {
 		return "", fmt.Errorf("create schema on TEST_DATABASE_URL: %w", err)
 	}
-	d, err := db.Open(ctx, db.Config{URL: schemaURL(pgPool.base, name)})
+	d, err := db.Open(ctx, db.Config{URL: schemaURL(pgPool.base, name), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return "", fmt.Errorf("migrate a pool schema: %w", err)
 	}

@@ -1,0 +1,1 @@
+-- Nothing to revert on SQLite (see 0051's up migration).

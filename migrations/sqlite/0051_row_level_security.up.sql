@@ -1,0 +1,3 @@
+-- Row-level security is Postgres's (see its 0051): SQLite has none, and
+-- keeps organizations apart by each statement's own org filter. This
+-- migration keeps the two engines' versions in step.
