@@ -5,13 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestCancelledWaitLeavesTheSessionUsable(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
 		alice := e.Org(t, era, "acme")["alice"]
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(dbtest.Operator())
 		done := make(chan error, 1)
 		go func() {
 			_, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "wait_for_inbox", Arguments: map[string]any{"timeout_s": 60}})

@@ -102,7 +102,7 @@ func TestCancelledWaitHandsOverNothing(t *testing.T) {
 						bob := e.Connect(t, era, tok["bob"])
 						tool, args, arrive, got := setup(t, alice, bob)
 
-						ctx, cancel := context.WithCancel(context.Background())
+						ctx, cancel := context.WithCancel(dbtest.Operator())
 						done := make(chan error, 1)
 						go func() {
 							_, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})

@@ -43,7 +43,7 @@ type fuzzApp struct {
 
 func newFuzzApp(f *testing.F, engine db.Engine) *fuzzApp {
 	f.Helper()
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	d := dbtest.Open(f, engine)
 	acfg := auth.DefaultConfig()
 	acfg.BcryptCost = 4
@@ -60,7 +60,7 @@ func newFuzzApp(f *testing.F, engine db.Engine) *fuzzApp {
 	// wait_for_reply costs no time.
 	assembly.Drain()
 	f.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(dbtest.Operator(), 5*time.Second)
 		defer cancel()
 		assembly.Close(ctx)
 	})
@@ -96,7 +96,7 @@ func newFuzzApp(f *testing.F, engine db.Engine) *fuzzApp {
 // login gets a fresh token for ann, as after a fuzzed logout.
 func (fa *fuzzApp) login(tb testing.TB) {
 	tb.Helper()
-	token, _, err := fa.auth.Login(context.Background(), "acme", "ann", "ann-password", "fuzz-harness")
+	token, _, err := fa.auth.Login(dbtest.Operator(), "acme", "ann", "ann-password", "fuzz-harness")
 	if err != nil {
 		tb.Fatalf("log in the harness user: %v", err)
 	}
@@ -413,7 +413,7 @@ func (fa *fuzzApp) check(t *testing.T, body string) {
 		}
 		if withToken {
 			// A fuzzed logout revokes the token; later inputs need one.
-			if _, err := fa.auth.Authenticate(context.Background(), fa.token); err != nil {
+			if _, err := fa.auth.Authenticate(dbtest.Operator(), fa.token); err != nil {
 				fa.login(t)
 			}
 		}

@@ -193,7 +193,7 @@ func TestOAuthSDKClientEndToEnd(t *testing.T) {
 						t.Fatal(err)
 					}
 					client := mcp.NewClient(&mcp.Implementation{Name: "sdk-oauth-test", Version: "1"}, nil)
-					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+					ctx, cancel := context.WithTimeout(dbtest.Operator(), 30*time.Second)
 					defer cancel()
 					cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: e.URL + "/mcp", OAuthHandler: h,
 						DisableStandaloneSSE: true, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: era})

@@ -23,7 +23,7 @@ func TestOAuthMCPGoClient(t *testing.T) {
 		t.Run(string(engine), func(t *testing.T) {
 			e, _ := startOAuth(t, engine, nil)
 			registerPerson(t, e, "acme", "alice")
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			ctx, cancel := context.WithTimeout(dbtest.Operator(), 30*time.Second)
 			defer cancel()
 
 			const redirect = "http://localhost:8977/callback"

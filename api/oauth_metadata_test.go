@@ -13,6 +13,7 @@ import (
 
 	"github.com/ctalk/ctalk/api"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/mcpclient"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/oauth"
@@ -110,7 +111,7 @@ func TestOAuthIssuerIsOrigin(t *testing.T) {
 func TestAnonymousChallenge(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
 		anon := e.Connect(t, era, "")
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(dbtest.Operator(), 10*time.Second)
 		defer cancel()
 		if _, err := anon.ListTools(ctx, &mcp.ListToolsParams{}); err != nil {
 			t.Fatalf("tools/list without a token: %v", err)
@@ -185,7 +186,7 @@ func TestAnonymousConnectionIsChallenged(t *testing.T) {
 				t.Errorf("%s without a credential: %d, challenge %q, %s; want 401 with %q and a message naming /mcp?setup=1", what, status, challenge, body, want)
 			}
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(dbtest.Operator(), 30*time.Second)
 		defer cancel()
 
 		// The official SDK, with no credential and no opt-in, cannot connect.

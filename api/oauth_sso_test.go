@@ -34,7 +34,7 @@ func TestOAuthSignInThroughSSO(t *testing.T) {
 	t.Parallel()
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
-			ctx := ctalk.WithOrg(context.Background(), "acme")
+			ctx := ctalk.WithOrg(dbtest.Operator(), "acme")
 			op := testkit.NewOpenIDProvider(t, "ctalk-acme", "client-secret-0123456789")
 			dns := testkit.NewDNSServer(t)
 			ssoCfg := sso.Config{HTTP: outbound.Client(outbound.Options{AllowLoopback: true}), AllowHTTP: true, Resolver: dns.Resolver()}

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"database/sql"
 	"log/slog"
 	"strings"
@@ -30,7 +29,7 @@ func TestPooledDatabaseURL(t *testing.T) {
 		DirectURL: testkit.WithAppName(t, p.DirectURL, "ctalk-direct"),
 		Logger:    slog.New(slog.NewJSONHandler(&syncbuf.Buffer{}, nil)),
 	}
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	admin, err := sql.Open("pgx", p.DirectURL)
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +154,7 @@ func TestPooledDatabaseURLIsDetected(t *testing.T) {
 	}{{"pooled", p.URL, true}, {"direct", p.DirectURL, false}} {
 		t.Run(c.name, func(t *testing.T) {
 			logs := &syncbuf.Buffer{}
-			d, err := db.Connect(context.Background(), db.Config{URL: c.url, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+			d, err := db.Connect(dbtest.Operator(), db.Config{URL: c.url, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -173,7 +172,7 @@ func TestPooledDatabaseURLIsDetected(t *testing.T) {
 				go func() {
 					for i := range 25 {
 						var n int
-						if err := d.QueryRow(context.Background(), "SELECT count(*) FROM pg_class WHERE relpages >= $1", i).Scan(&n); err != nil {
+						if err := d.QueryRow(dbtest.Operator(), "SELECT count(*) FROM pg_class WHERE relpages >= $1", i).Scan(&n); err != nil {
 							errs <- err
 							return
 						}

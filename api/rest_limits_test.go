@@ -50,7 +50,7 @@ func TestRESTStreamsCappedPerUser(t *testing.T) {
 					// What the last kind left open has closed.
 					const before = 0
 					waitForWaiters(t, e, before)
-					ctx, cancel := context.WithCancel(context.Background())
+					ctx, cancel := context.WithCancel(dbtest.Operator())
 					defer cancel()
 					const tries = 3 * api.MaxRESTPerUser
 					var (
@@ -91,7 +91,7 @@ func TestRESTStreamsCappedPerUser(t *testing.T) {
 					cancel()
 					wg.Wait()
 					waitForWaiters(t, e, before)
-					again, stop := context.WithCancel(context.Background())
+					again, stop := context.WithCancel(dbtest.Operator())
 					defer stop()
 					go openREST(t, again, e.URL, tok["bob"], kind.path)
 					waitForWaiters(t, e, before+1)
@@ -110,7 +110,7 @@ func TestAbandonedLongPollIsNoServerError(t *testing.T) {
 		t.Run(string(engine), func(t *testing.T) {
 			e := start(t, engine)
 			tok := e.Tokens(t, eraStateless, "acme")
-			ctx, cancel := context.WithCancel(context.Background())
+			ctx, cancel := context.WithCancel(dbtest.Operator())
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
@@ -153,7 +153,7 @@ func TestRESTLongPollsAndStreamsCappedApart(t *testing.T) {
 				stream = "/api/v1/channels/dev/events"
 				poll   = "/api/v1/wait?channel=dev&timeout_s=120"
 			)
-			ctx, cancel := context.WithCancel(context.Background())
+			ctx, cancel := context.WithCancel(dbtest.Operator())
 			defer cancel()
 			for range api.MaxRESTPerUser {
 				if resp := openREST(t, ctx, e.URL, tok["bob"], stream); resp == nil || resp.StatusCode != http.StatusOK {
@@ -169,7 +169,7 @@ func TestRESTLongPollsAndStreamsCappedApart(t *testing.T) {
 			cancel()
 			waitForWaiters(t, e, 0)
 
-			ctx, cancel = context.WithCancel(context.Background())
+			ctx, cancel = context.WithCancel(dbtest.Operator())
 			defer cancel()
 			for range api.MaxRESTPerUser {
 				go openREST(t, ctx, e.URL, tok["bob"], poll)

@@ -178,7 +178,7 @@ func TestRevocationEndsWhatIsOpen(t *testing.T) {
 			}
 		}, true},
 		{"reset by mailed link", func(t *testing.T, a *env, _, _, _ *mcp.ClientSession) {
-			ctx := ctalk.WithOrg(context.Background(), "acme")
+			ctx := ctalk.WithOrg(dbtest.Operator(), "acme")
 			if _, err := a.Orgs.SetEmail(ctx, "acme", "bob", "bob@example.com"); err != nil {
 				t.Fatal(err)
 			}

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -39,7 +38,7 @@ func TestIdleSessionsAreForgotten(t *testing.T) {
 			if !e.App.MCPSessionKnown(busy.ID()) {
 				t.Error("a session that kept calling and waiting was forgotten")
 			}
-			err := testkit.Poll(context.Background(), 30*time.Second, 100*time.Millisecond, func() (bool, error) {
+			err := testkit.Poll(dbtest.Operator(), 30*time.Second, 100*time.Millisecond, func() (bool, error) {
 				return !e.App.MCPSessionKnown(idle.ID()), nil
 			})
 			if err != nil {

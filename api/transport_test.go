@@ -12,6 +12,7 @@ import (
 
 	"github.com/ctalk/ctalk/api"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 )
 
 // TestNoStandaloneStream: GET /mcp, the stream that carries only what a
@@ -26,7 +27,7 @@ func TestNoStandaloneStream(t *testing.T) {
 			req, _ := http.NewRequest(http.MethodGet, e.URL+"/mcp", nil)
 			req.Header.Set("Accept", "text/event-stream")
 			req.Header.Set("MCP-Protocol-Version", era)
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			ctx, cancel := context.WithTimeout(dbtest.Operator(), 10*time.Second)
 			defer cancel()
 			resp, err := http.DefaultClient.Do(req.WithContext(ctx))
 			if err != nil {

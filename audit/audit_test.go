@@ -1,7 +1,6 @@
 package audit_test
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -37,7 +36,7 @@ func TestCloseFlushesAndPruneDeletesOldEvents(t *testing.T) {
 		}
 		l.Record(audit.Event{At: now.Add(-400 * 24 * time.Hour), OrgID: "other", Tool: "t", Outcome: "ok"})
 		l.Close()
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		events, more, err := l.Events(ctx, "acme", audit.Filter{Limit: 1000})
 		if err != nil {
 			t.Fatal(err)
@@ -129,7 +128,7 @@ func TestBatchesKeepEveryFieldInOrder(t *testing.T) {
 			l.Record(e)
 		}
 		l.Close()
-		events, _, err := l.Events(context.Background(), "acme", audit.Filter{Limit: n + 1})
+		events, _, err := l.Events(dbtest.Operator(), "acme", audit.Filter{Limit: n + 1})
 		if err != nil {
 			t.Fatal(err)
 		}

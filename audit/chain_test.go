@@ -24,14 +24,14 @@ func TestChainHoldsUnderConcurrentWritersAndReplicas(t *testing.T) {
 			cfg := dbtest.Config(t, e)
 			var logs []*audit.Log
 			for range 2 {
-				d, err := db.Open(context.Background(), cfg)
+				d, err := db.Open(dbtest.Operator(), cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
 				t.Cleanup(func() { d.Close() })
 				logs = append(logs, audit.NewLog(d, slog.Default()), audit.NewLog(d, slog.Default()))
 			}
-			ctx, cancel := context.WithCancel(context.Background())
+			ctx, cancel := context.WithCancel(dbtest.Operator())
 			var pruner sync.WaitGroup
 			pruner.Go(func() {
 				for ctx.Err() == nil {
@@ -58,7 +58,7 @@ func TestChainHoldsUnderConcurrentWritersAndReplicas(t *testing.T) {
 			cancel()
 			pruner.Wait()
 			for _, org := range []string{"acme", "globex"} {
-				v, err := logs[1].Verify(context.Background(), org)
+				v, err := logs[1].Verify(dbtest.Operator(), org)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -75,7 +75,7 @@ func TestChainHoldsUnderConcurrentWritersAndReplicas(t *testing.T) {
 // left: each time Verify names the first event where the chain breaks.
 func TestVerifyNamesTheFirstBreak(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		exec := func(q string, args ...any) {
 			t.Helper()
 			if _, err := dbtest.Exec(d, q, args...); err != nil {

@@ -1,7 +1,6 @@
 package audit_test
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -19,7 +18,7 @@ import (
 // the right bucket, for the org that made it only.
 func TestDailyRollupCountsEveryEventOnceUnderConcurrentWriters(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		day := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 		logs := []*audit.Log{audit.NewLog(d, slog.Default()), audit.NewLog(d, slog.Default())}
 		var wg sync.WaitGroup

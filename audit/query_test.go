@@ -1,7 +1,6 @@
 package audit_test
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -31,7 +30,7 @@ func TestQuery(t *testing.T) {
 		}
 		l.Record(audit.Event{At: base, OrgID: "other", UserID: "ann", Tool: "web:remove_user", Outcome: "ok"})
 		l.Close()
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		count := func(q audit.Query) int {
 			t.Helper()
 			n := 0

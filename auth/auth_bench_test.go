@@ -1,7 +1,6 @@
 package auth_test
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"testing"
@@ -35,7 +34,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 			}{{"recent", 0}, {"refresh", time.Minute + time.Second}} {
 				b.Run(c.name, func(b *testing.B) {
 					a, token := benchToken(b, d)
-					ctx := context.Background()
+					ctx := dbtest.Operator()
 					orig, now := d.Now, d.Now()
 					d.Now = func() time.Time { return now }
 					defer func() { d.Now = orig }()
@@ -64,7 +63,7 @@ func benchToken(b *testing.B, d *db.DB) (*auth.Service, string) {
 		b.Fatal(err)
 	}
 	o := orgs.NewService(d, a)
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	var r [4]byte
 	rand.Read(r[:])
 	org := "bench-" + hex.EncodeToString(r[:])

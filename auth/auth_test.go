@@ -1,7 +1,6 @@
 package auth_test
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -68,7 +67,7 @@ func setup(t *testing.T, d *db.DB, adjust ...func(*auth.Config)) *fixture {
 		t.Fatal(err)
 	}
 	o := orgs.NewService(d, a)
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	if _, err := o.Register(ctx, orgs.NewOrg{ID: "acme", Name: "Acme", AdminPassword: adminPW}); err != nil {
 		t.Fatal(err)
 	}
@@ -133,13 +132,13 @@ func TestPasswordsStoredAsBcrypt(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		setup(t, d)
 		var adminHash string
-		if err := d.QueryRow(context.Background(), `SELECT admin_password_hash FROM orgs WHERE id = 'acme'`).Scan(&adminHash); err != nil {
+		if err := d.QueryRow(dbtest.Operator(), `SELECT admin_password_hash FROM orgs WHERE id = 'acme'`).Scan(&adminHash); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.HasPrefix(adminHash, "$2") || strings.Contains(adminHash, adminPW) {
 			t.Errorf("admin password stored as %q, want a bcrypt hash", adminHash)
 		}
-		rows, err := d.Query(context.Background(), `SELECT password_hash FROM users`)
+		rows, err := d.Query(dbtest.Operator(), `SELECT password_hash FROM users`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +164,7 @@ func TestLoginIssuesStrongHashedToken(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		raw, sess, err := f.auth.Login(ctx, " ACME ", "Bob", userPW, "192.0.2.1")
 		if err != nil {
 			t.Fatal(err)
@@ -184,7 +183,7 @@ func TestLoginIssuesStrongHashedToken(t *testing.T) {
 		wantHash := hex.EncodeToString(sum[:])
 		var hash, kind string
 		var expires time.Time
-		if err := d.QueryRow(context.Background(), `SELECT hash, kind, expires_at FROM tokens`).Scan(&hash, &kind, &expires); err != nil {
+		if err := d.QueryRow(dbtest.Operator(), `SELECT hash, kind, expires_at FROM tokens`).Scan(&hash, &kind, &expires); err != nil {
 			t.Fatal(err)
 		}
 		if hash != wantHash {
@@ -212,7 +211,7 @@ func TestAuthenticate(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		login := func(t *testing.T) string {
 			t.Helper()
 			raw, _, err := f.auth.Login(ctx, "acme", "alice", userPW, "")
@@ -224,7 +223,7 @@ func TestAuthenticate(t *testing.T) {
 		lastUsed := func(t *testing.T, raw string) time.Time {
 			t.Helper()
 			var at time.Time
-			if err := d.QueryRow(context.Background(), `SELECT last_used_at FROM tokens WHERE hash = $1`, auth.HashToken(raw)).Scan(&at); err != nil {
+			if err := d.QueryRow(dbtest.Operator(), `SELECT last_used_at FROM tokens WHERE hash = $1`, auth.HashToken(raw)).Scan(&at); err != nil {
 				t.Fatal(err)
 			}
 			return at
@@ -370,7 +369,7 @@ func TestLoginFailuresLookAlike(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		var msgs []string
 		for _, c := range []struct{ org, user, pw string }{
 			{"nosuchorg", "bob", userPW},
@@ -394,7 +393,7 @@ func TestLoginRefusesPasswordsBcryptWouldTruncate(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		pw72 := strings.Repeat("x", 62) + "0123456789"
 		if len(pw72) != 72 {
 			t.Fatal("fixture is not 72 bytes")
@@ -420,7 +419,7 @@ func TestAccountLockout(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		fail := func(t *testing.T, user string, n int) {
 			t.Helper()
 			for i := 0; i < n; i++ {
@@ -507,7 +506,7 @@ func TestVerifyAdminPassword(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		if err := f.auth.VerifyAdminPassword(ctx, "acme", adminPW); err != nil {
 			t.Fatal(err)
 		}
@@ -521,7 +520,7 @@ func TestClientAddressLimit(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d, func(c *auth.Config) { c.IPRate, c.IPBurst = 0.001, 3 })
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		for i := 0; i < 3; i++ {
 			if _, _, err := f.auth.Login(ctx, "acme", "bob", userPW, "192.0.2.7"); err != nil {
 				t.Fatalf("attempt %d: %v", i+1, err)
@@ -535,7 +534,7 @@ func TestClientAddressLimit(t *testing.T) {
 		}
 		// The address limit counts no account failure.
 		var n int
-		if err := d.QueryRow(context.Background(), `SELECT COUNT(*) FROM login_failures`).Scan(&n); err != nil {
+		if err := d.QueryRow(dbtest.Operator(), `SELECT COUNT(*) FROM login_failures`).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		if n != 0 {

@@ -23,7 +23,7 @@ func authenticated(t *testing.T, a *auth.Service, tok string) *auth.Session {
 	var sess *auth.Session
 	for range 2 {
 		var err error
-		if sess, err = a.Authenticate(context.Background(), tok); err != nil {
+		if sess, err = a.Authenticate(dbtest.Operator(), tok); err != nil {
 			t.Fatalf("token refused: %v", err)
 		}
 	}
@@ -32,7 +32,7 @@ func authenticated(t *testing.T, a *auth.Service, tok string) *auth.Session {
 
 func refused(t *testing.T, a *auth.Service, tok, what string) {
 	t.Helper()
-	if _, err := a.Authenticate(context.Background(), tok); ctalk.ErrorCode(err) != ctalk.EUnauthorized {
+	if _, err := a.Authenticate(dbtest.Operator(), tok); ctalk.ErrorCode(err) != ctalk.EUnauthorized {
 		t.Errorf("%s: the token still authenticates (%v); want it refused at once", what, err)
 	}
 }
@@ -45,7 +45,7 @@ func TestRevocationIgnoresTheCache(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
 		auth.SetTokenCacheTTL(f.auth, time.Hour)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		pw := userPW
 		login := func() string { return f.tokens(t, "bob", pw, 1)[0] }
 
@@ -108,11 +108,11 @@ func TestCheckDuringRevocationIsNotCached(t *testing.T) {
 		})
 		done := make(chan error)
 		go func() {
-			_, err := f.auth.Authenticate(context.Background(), tok)
+			_, err := f.auth.Authenticate(dbtest.Operator(), tok)
 			done <- err
 		}()
 		<-read
-		if err := f.auth.Logout(context.Background(), &auth.Session{OrgID: "acme", UserID: "bob", TokenHash: auth.HashToken(tok)}); err != nil {
+		if err := f.auth.Logout(dbtest.Operator(), &auth.Session{OrgID: "acme", UserID: "bob", TokenHash: auth.HashToken(tok)}); err != nil {
 			t.Fatal(err)
 		}
 		close(resume)
@@ -141,7 +141,7 @@ func TestConcurrentChecksDuringRevocation(t *testing.T) {
 			wg.Go(func() {
 				for refusals := 0; refusals < 20; {
 					after := loggedOut.Load()
-					_, err := f.auth.Authenticate(context.Background(), tok)
+					_, err := f.auth.Authenticate(dbtest.Operator(), tok)
 					switch {
 					case err == nil && after:
 						t.Error("a check that began after the logout passed")
@@ -157,8 +157,8 @@ func TestConcurrentChecksDuringRevocation(t *testing.T) {
 				}
 			})
 		}
-		testkit.Poll(context.Background(), 10*time.Second, time.Millisecond, func() (bool, error) { return passed.Load() >= 100, nil })
-		if err := f.auth.Logout(context.Background(), sess); err != nil {
+		testkit.Poll(dbtest.Operator(), 10*time.Second, time.Millisecond, func() (bool, error) { return passed.Load() >= 100, nil })
+		if err := f.auth.Logout(dbtest.Operator(), sess); err != nil {
 			t.Fatal(err)
 		}
 		loggedOut.Store(true)
@@ -173,7 +173,7 @@ func replicas(t *testing.T, e db.Engine) (a1, a2 *auth.Service, o1 *orgs.Service
 	cfg := dbtest.Config(t, e)
 	var services [2]*auth.Service
 	for i := range services {
-		d, err := db.Open(context.Background(), cfg)
+		d, err := db.Open(dbtest.Operator(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -185,7 +185,7 @@ func replicas(t *testing.T, e db.Engine) (a1, a2 *auth.Service, o1 *orgs.Service
 			o1 = orgs.NewService(d, services[i])
 		}
 	}
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	if _, err := o1.Register(ctx, orgs.NewOrg{ID: "acme", Name: "Acme", AdminPassword: adminPW}); err != nil {
 		t.Fatal(err)
 	}
@@ -200,8 +200,8 @@ func replicas(t *testing.T, e db.Engine) (a1, a2 *auth.Service, o1 *orgs.Service
 // waitRefused polls until a refuses tok, for at most a generous deadline.
 func waitRefused(t *testing.T, a *auth.Service, tok, what string) {
 	t.Helper()
-	err := testkit.Poll(context.Background(), 15*time.Second, 10*time.Millisecond, func() (bool, error) {
-		_, err := a.Authenticate(context.Background(), tok)
+	err := testkit.Poll(dbtest.Operator(), 15*time.Second, 10*time.Millisecond, func() (bool, error) {
+		_, err := a.Authenticate(dbtest.Operator(), tok)
 		return ctalk.ErrorCode(err) == ctalk.EUnauthorized, nil
 	})
 	if err != nil {
@@ -217,7 +217,7 @@ func TestRevocationReachesOtherReplicas(t *testing.T) {
 	t.Parallel()
 	a1, a2, o1 := replicas(t, db.Postgres)
 	auth.SetTokenCacheTTL(a2, time.Hour)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(dbtest.Operator())
 	defer cancel()
 	go a2.Listen(ctx, slog.Default())
 	if err := testkit.Poll(ctx, 15*time.Second, 10*time.Millisecond, func() (bool, error) { return auth.Listening(a2), nil }); err != nil {
@@ -254,7 +254,7 @@ func TestLostRevocationNoticeIsBounded(t *testing.T) {
 	for _, e := range dbtest.Engines {
 		t.Run(string(e), func(t *testing.T) {
 			a1, a2, _ := replicas(t, e)
-			ctx := context.Background()
+			ctx := dbtest.Operator()
 			tok, sess, err := a1.Login(ctx, "acme", "bob", userPW, "")
 			if err != nil {
 				t.Fatal(err)

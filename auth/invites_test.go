@@ -1,7 +1,6 @@
 package auth_test
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -23,7 +22,7 @@ import (
 func TestInviteLimitsHoldUnderConcurrency(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d, func(c *auth.Config) { c.InviteMaxPerAdmin, c.InviteMaxPerOrg = 3, 5 })
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		admins := []string{"alice", ""}
 		var mu sync.Mutex
 		sent := map[string]int{}

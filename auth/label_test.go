@@ -1,12 +1,12 @@
 package auth_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/ctalk/ctalk/auth"
+	"github.com/ctalk/ctalk/db/dbtest"
 )
 
 // TestClientLabel: the name a client gives itself is kept as one line of
@@ -20,7 +20,7 @@ func TestClientLabel(t *testing.T) {
 		{"bad \xff byte", "bad byte"},
 		{long, strings.Repeat("é", auth.MaxLabelLen-1) + "…"},
 	} {
-		got := auth.ClientLabel(auth.WithClientLabel(context.Background(), c.in))
+		got := auth.ClientLabel(auth.WithClientLabel(dbtest.Operator(), c.in))
 		if got != c.want {
 			t.Errorf("label of %q = %q, want %q", c.in, got, c.want)
 		}
@@ -28,7 +28,7 @@ func TestClientLabel(t *testing.T) {
 			t.Errorf("label of %q is %d characters", c.in, utf8.RuneCountInString(got))
 		}
 	}
-	if got := auth.ClientLabel(context.Background()); got != "" {
+	if got := auth.ClientLabel(dbtest.Operator()); got != "" {
 		t.Errorf("no label = %q", got)
 	}
 }

@@ -86,7 +86,8 @@ func (s *Service) PasskeyByLink(ctx context.Context, raw string) (*PendingPasske
 		return nil, errConfirmGone
 	}
 	p := &PendingPasskey{}
-	err := s.db.QueryRow(ctx, `SELECT p.org_id, p.user_id, p.id, p.name, p.created_at FROM passkeys p
+	// A link found by the hash of its secret names the org it belongs to.
+	err := s.db.QueryRow(ctalk.AsOperator(ctx, "passkey confirmation link lookup by hash"), `SELECT p.org_id, p.user_id, p.id, p.name, p.created_at FROM passkeys p
 		JOIN users u ON u.org_id = p.org_id AND u.id = p.user_id AND u.removed_at IS NULL
 		WHERE p.confirm_hash = $1 AND p.confirm_expires_at > $2`, HashToken(raw), s.db.Now()).Scan(&p.OrgID, &p.UserID, &p.ID, &p.Name, &p.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -108,6 +109,8 @@ func (s *Service) ConfirmPasskey(ctx context.Context, raw string) (*PendingPassk
 	if err != nil {
 		return nil, err
 	}
+	// The confirmation acts in the org of the link's passkey.
+	ctx = ctalk.WithOrg(ctx, p.OrgID)
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		ok, err := changedOne(tx.Exec(ctx, `UPDATE passkeys SET confirm_hash = NULL, confirm_expires_at = NULL WHERE confirm_hash = $1 AND confirm_expires_at > $2`,
 			HashToken(raw), s.db.Now()))

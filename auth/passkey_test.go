@@ -1,7 +1,6 @@
 package auth_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 
@@ -19,7 +18,7 @@ import (
 func TestPasskeyCounterAdvancesOnce(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		for _, id := range []string{"a2V5", "bm9jb3VudA"} {
 			err := d.Write(ctx, func(q db.Querier) error {
 				_, err := q.Exec(ctx, `INSERT INTO passkeys (id, org_id, user_id, user_handle, name, credential, sign_count, created_at) VALUES ($1, 'acme', 'bob', 'aGFuZGxl', 'Phone', '{}', $2, $3)`,

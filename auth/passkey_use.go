@@ -74,7 +74,8 @@ func (s *Service) FinishPasskeySignIn(ctx context.Context, publicURL, ceremony s
 	var found *passkeyUser
 	user, cred, err := w.ValidatePasskeyLogin(func(rawID, handle []byte) (webauthn.User, error) {
 		var orgID, userID string
-		err := s.db.QueryRow(ctx, `SELECT p.org_id, p.user_id FROM passkeys p JOIN users u ON u.org_id = p.org_id AND u.id = p.user_id AND u.removed_at IS NULL
+		// The passkey names its org: found across orgs by its id.
+		err := s.db.QueryRow(ctalk.AsOperator(ctx, "passkey sign-in lookup by credential id"), `SELECT p.org_id, p.user_id FROM passkeys p JOIN users u ON u.org_id = p.org_id AND u.id = p.user_id AND u.removed_at IS NULL
 			WHERE p.id = $1 AND p.user_handle = $2 AND p.confirm_hash IS NULL`,
 			base64.RawURLEncoding.EncodeToString(rawID), base64.RawURLEncoding.EncodeToString(handle)).Scan(&orgID, &userID)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -83,6 +84,8 @@ func (s *Service) FinishPasskeySignIn(ctx context.Context, publicURL, ceremony s
 		if err != nil {
 			return nil, fmt.Errorf("read passkeys: %w", err)
 		}
+		// The rest of the sign-in acts in the passkey's org.
+		ctx = ctalk.WithOrg(ctx, orgID)
 		found, err = s.loadPasskeyUser(ctx, orgID, userID)
 		return found, err
 	}, *data, parsed)

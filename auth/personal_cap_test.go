@@ -1,7 +1,6 @@
 package auth_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/ctalk/ctalk"
@@ -18,7 +17,7 @@ func TestPersonalTokenCap(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		bob := &auth.Session{OrgID: "acme", UserID: "bob"}
 		var first *auth.Credential
 		for i := range auth.MaxPersonalTokens {

@@ -1,7 +1,6 @@
 package auth_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -18,7 +17,7 @@ func TestPersonalToken(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		bob := &auth.Session{OrgID: "acme", UserID: "bob"}
 		for _, bad := range []struct {
 			label string
@@ -68,7 +67,7 @@ func TestCredentials(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		login := f.tokens(t, "bob", userPW, 1)[0]
 		personal, _, err := f.auth.CreatePersonalToken(ctx, &auth.Session{OrgID: "acme", UserID: "bob"}, "laptop", 90)
 		if err != nil {

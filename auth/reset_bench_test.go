@@ -1,7 +1,6 @@
 package auth_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -30,7 +29,7 @@ func BenchmarkRequestReset(b *testing.B) {
 				b.Fatal(err)
 			}
 			o := orgs.NewService(d, a)
-			ctx := context.Background()
+			ctx := dbtest.Operator()
 			if _, err := o.Register(ctx, orgs.NewOrg{ID: "acme", Name: "Acme", AdminPassword: adminPW}); err != nil {
 				b.Fatal(err)
 			}

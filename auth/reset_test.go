@@ -1,7 +1,6 @@
 package auth_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/ctalk/ctalk"
@@ -15,7 +14,7 @@ import (
 func TestUsingAResetLinkEndsTheOthers(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		for _, u := range []string{"alice", "bob"} {
 			err := d.Write(ctx, func(q db.Querier) error {
 				_, err := q.Exec(ctx, `UPDATE users SET email = $1 WHERE org_id = 'acme' AND id = $2`, u+"@example.com", u)

@@ -1,7 +1,6 @@
 package auth_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -19,7 +18,7 @@ func (f *fixture) tokens(t *testing.T, userID, password string, n int) []string 
 	t.Helper()
 	var out []string
 	for range n {
-		tok, _, err := f.auth.Login(context.Background(), "acme", userID, password, "")
+		tok, _, err := f.auth.Login(dbtest.Operator(), "acme", userID, password, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,7 +31,7 @@ func (f *fixture) tokens(t *testing.T, userID, password string, n int) []string 
 func (f *fixture) wantLive(t *testing.T, live bool, tokens ...string) {
 	t.Helper()
 	for i, tok := range tokens {
-		_, err := f.auth.Authenticate(context.Background(), tok)
+		_, err := f.auth.Authenticate(dbtest.Operator(), tok)
 		if live && err != nil {
 			t.Errorf("token %d refused: %v", i, err)
 		}
@@ -46,7 +45,7 @@ func TestRevokeUserTokens(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		bob := f.tokens(t, "bob", userPW, 2)
 		alice := f.tokens(t, "alice", userPW, 1)
 		n, err := f.auth.RevokeUserTokens(ctx, "acme", " BOB ")
@@ -74,7 +73,7 @@ func TestChangePassword(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d, func(c *auth.Config) { c.MaxFailures = 3 })
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		bob := f.tokens(t, "bob", userPW, 3)
 		alice := f.tokens(t, "alice", userPW, 1)
 		sess, err := f.auth.Authenticate(ctx, bob[0])
@@ -130,7 +129,7 @@ func TestChangePasswordConcurrently(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d, func(c *auth.Config) { c.MaxFailures = 1000 })
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		current := userPW
 		for round := range 20 {
 			var sessions [2]*auth.Session
@@ -178,7 +177,7 @@ func TestResetPassword(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		bob := f.tokens(t, "bob", userPW, 2)
 		const newPW = "reset by alice"
 		_, err := f.auth.ResetPassword(ctx, "acme", "bob", "short")
@@ -210,7 +209,7 @@ func TestChangeAdminPassword(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		const newPW = "a brand new admin secret"
 		err := f.auth.ChangeAdminPassword(ctx, "acme", "eleven-char")
 		wantCode(t, err, ctalk.EInvalid, "new_admin_password must be at least 12 characters")
@@ -232,7 +231,7 @@ func TestRemovedUserTokenRefused(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		if _, err := f.orgs.RemoveUser(ctx, "acme", "bob"); err != nil {
 			t.Fatal(err)
 		}
@@ -247,7 +246,7 @@ func TestRemovedUserTokenRefused(t *testing.T) {
 		_, _, err := f.auth.Login(ctx, "acme", "bob", userPW, "")
 		wantCode(t, err, ctalk.EUnauthorized, "login failed")
 		var n int
-		if err := d.QueryRow(context.Background(), `SELECT COUNT(*) FROM users WHERE org_id = 'acme' AND id = 'bob' AND password_hash = ''`).Scan(&n); err != nil || n != 1 {
+		if err := d.QueryRow(dbtest.Operator(), `SELECT COUNT(*) FROM users WHERE org_id = 'acme' AND id = 'bob' AND password_hash = ''`).Scan(&n); err != nil || n != 1 {
 			t.Errorf("bob's password hash is kept after removal (%d, %v)", n, err)
 		}
 	})
@@ -260,7 +259,7 @@ func TestRevokeEndsBrowserSessions(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		session := func(t *testing.T) (string, *auth.Session) {
 			t.Helper()
 			raw, sess, err := f.auth.SignIn(ctx, "acme", "bob", userPW, "")

@@ -1,7 +1,6 @@
 package auth_test
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -54,7 +53,7 @@ func TestConcurrentWrongLoginsAreCountedBeforeTheCheck(t *testing.T) {
 			c.MaxFailures, c.AccountMaxFailures = 10, 15
 			c.IPBurst = 1000
 		})
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		for _, tc := range []struct {
 			name    string
 			user    string
@@ -85,7 +84,7 @@ func TestStrangerCannotLockTheOwnerOut(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d, func(c *auth.Config) { c.MaxFailures, c.AccountMaxFailures = 10, 25 })
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		const attacker, owner = "198.51.100.66", "203.0.113.5"
 		for range 10 {
 			_, _, err := f.auth.Login(ctx, "acme", "bob", "guess", attacker)
@@ -134,7 +133,7 @@ func TestAdminPasswordChecksAreBounded(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d, func(c *auth.Config) { c.IPRate, c.IPBurst = 0.001, 5 })
-		ctx := auth.WithClientAddr(context.Background(), "198.51.100.9")
+		ctx := auth.WithClientAddr(dbtest.Operator(), "198.51.100.9")
 		for i := range 5 {
 			wantCode(t, f.auth.VerifyAdminPassword(ctx, fmt.Sprintf("nosuch%d", i), adminPW), ctalk.ENotFound, "not found")
 		}
@@ -155,7 +154,7 @@ func TestIPv6NetworksShareABudget(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d, func(c *auth.Config) { c.IPRate, c.IPBurst = 0.001, 2 })
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		for _, addr := range []string{"2001:db8:1:2::1", "2001:db8:1:2::ffff"} {
 			if _, _, err := f.auth.Login(ctx, "acme", "bob", userPW, addr); err != nil {
 				t.Fatal(err)
@@ -184,7 +183,7 @@ func TestChecksRunningAreNotFailures(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d, func(c *auth.Config) { c.IPBurst = 1000 })
-		ctx := auth.WithClientAddr(context.Background(), "198.51.100.7")
+		ctx := auth.WithClientAddr(dbtest.Operator(), "198.51.100.7")
 		correct := func(int) error { return f.auth.VerifyAdminPassword(ctx, "acme", adminPW) }
 		if got := outcomes(t, 20, correct); got[""] != 20 {
 			t.Fatalf("20 correct admin passwords at once: %v, want all 20 accepted", got)
@@ -219,7 +218,7 @@ func TestDeviceCookieKeepsItsOwnBudget(t *testing.T) {
 			c.MaxFailures, c.AccountMaxFailures = 5, 15
 			c.IPBurst = 1000
 		})
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		_, _, device, err := f.auth.SignInOnDevice(ctx, "acme", "bob", userPW, "198.51.100.7", "")
 		if err != nil || device == "" {
 			t.Fatalf("first sign-in: device %q, %v", device, err)

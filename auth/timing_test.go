@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -68,7 +67,7 @@ func TestLoginOfUnknownUserComparesAgainstDummyHash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	login := func() { s.Login(ctx, "acme", "ghost", "a-wrong-password", "") }
 	login() // warm the connection pool and statement caches
 	withHash := testing.AllocsPerRun(50, login)

@@ -1,7 +1,6 @@
 package auth_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -17,7 +16,7 @@ func TestStillSignedInIsNotAUse(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := setup(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		raw, _, err := f.auth.SignIn(ctx, "acme", "bob", userPW, "")
 		if err != nil {
 			t.Fatal(err)

@@ -1,7 +1,6 @@
 package channels
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -19,7 +18,7 @@ import (
 func TestActivityKeepsEndedDays(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		t0 := time.Date(2026, 11, 10, 9, 0, 0, 0, time.UTC)
 		now := t0
 		d.Now = func() time.Time { return now }
@@ -69,7 +68,7 @@ func TestActivityKeepsEndedDays(t *testing.T) {
 // activity is Activity's answer in words.
 func activity(t *testing.T, s *Service, orgID string, since time.Time) string {
 	t.Helper()
-	rows, err := s.Activity(context.Background(), orgID, since)
+	rows, err := s.Activity(dbtest.Operator(), orgID, since)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package channels
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -19,7 +18,7 @@ import (
 func TestPostsAndReadsDoNotBlockEachOther(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := fixture(t, d)
 		members := []ctalk.Caller{alice, bob, carol}
 		for _, ch := range []string{"one", "two"} {

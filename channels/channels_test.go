@@ -1,7 +1,6 @@
 package channels
 
 import (
-	"context"
 	"testing"
 
 	"github.com/ctalk/ctalk"
@@ -67,7 +66,7 @@ func names(chs []*Channel) []string {
 func TestChannelLifecycle(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := fixture(t, d)
 
 		pub := must(s.Create(ctx, bob, NewChannel{Name: "#General", Topic: "all hands"}))
@@ -168,7 +167,7 @@ func ptr(s string) *string { return &s }
 func TestTenancy(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := fixture(t, d)
 		must(s.Create(ctx, mallory, NewChannel{Name: "theirs"}))
 		must(s.Post(ctx, mallory, Post{Channel: "theirs", Text: "their secret plans"}))

@@ -20,7 +20,7 @@ import (
 func TestReadCursorsAtLeastOnce(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := fixture(t, d)
 		// A write that never comes in this test stands for a crash before it.
 		s.cursors.delay, s.cursors.maxDelay = time.Hour, time.Hour
@@ -67,7 +67,7 @@ func TestReadCursorsAtLeastOnce(t *testing.T) {
 func TestReadCursorsClose(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := fixture(t, d)
 		s.cursors.delay, s.cursors.maxDelay = time.Hour, time.Hour
 		must(s.Create(ctx, alice, NewChannel{Name: "dev", Members: []string{"bob", "carol"}}))
@@ -91,7 +91,7 @@ func TestReadCursorsClose(t *testing.T) {
 func TestReadCursorsNeverMoveBack(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := fixture(t, d)
 		s.cursors.delay, s.cursors.maxDelay = time.Hour, time.Hour
 		must(s.Create(ctx, alice, NewChannel{Name: "dev", Members: []string{"bob", "carol"}}))
@@ -124,7 +124,7 @@ func TestReadCursorsNeverMoveBack(t *testing.T) {
 
 func unreadOf(t *testing.T, s *Service, c ctalk.Caller, name string) int64 {
 	t.Helper()
-	return must(s.Channel(context.Background(), c, name)).UnreadCount
+	return must(s.Channel(dbtest.Operator(), c, name)).UnreadCount
 }
 
 // TestSharedReadsNeverStale shows that a caller never gets a shared read
@@ -208,7 +208,7 @@ func asSet(ss []string) map[string]bool {
 func TestSettleWaitsForFlush(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := fixture(t, d)
 		s.cursors.delay, s.cursors.maxDelay = time.Hour, time.Hour
 		must(s.Create(ctx, alice, NewChannel{Name: "dev", Members: []string{"bob"}}))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/db/dbtest"
 )
 
 // recordedWrites stands in for the database in the timing tests, which run
@@ -51,7 +52,7 @@ func TestCursorBatchWaitsForTheBurst(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		w, rec := timedCursors(time.Now())
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		const n = 20 // one advance a millisecond: 20 ms, within cursorMaxDelay
 		for i := range n {
 			if err := w.advance(ctx, ctalk.Caller{OrgID: "acme", UserID: fmt.Sprint("u", i)}, "dev", 1); err != nil {
@@ -81,7 +82,7 @@ func TestCursorBatchBound(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		w, rec := timedCursors(time.Now())
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		bob := ctalk.Caller{OrgID: "acme", UserID: "bob"}
 		for seq := int64(1); time.Duration(seq)*time.Millisecond <= cursorMaxDelay+10*time.Millisecond; seq++ {
 			if err := w.advance(ctx, bob, "dev", seq); err != nil {
@@ -106,7 +107,7 @@ func TestCursorBatchDrainedOnClose(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		w, rec := timedCursors(time.Now())
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		if err := w.advance(ctx, ctalk.Caller{OrgID: "acme", UserID: "bob"}, "dev", 7); err != nil {
 			t.Fatal(err)
 		}

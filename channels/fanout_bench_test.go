@@ -1,7 +1,6 @@
 package channels
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -37,7 +36,7 @@ func benchWaitFanOut(b *testing.B, e db.Engine, withAfter bool) {
 	d := dbtest.Open(b, e)
 	s := fixture(b, d)
 	noRecheck(s)
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	ids := make([]string, members)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("w%03d", i)
@@ -70,7 +69,7 @@ func fanOutOnce(b *testing.B, s *Service, ids []string, seq int64, withAfter boo
 			if !withAfter {
 				after = nil
 			}
-			m, err := s.Wait(context.Background(), ctalk.Caller{OrgID: "acme", UserID: id}, "all", after, wait.Options{Timeout: time.Minute})
+			m, err := s.Wait(dbtest.Operator(), ctalk.Caller{OrgID: "acme", UserID: id}, "all", after, wait.Options{Timeout: time.Minute})
 			if err != nil || len(m.Messages) != 1 {
 				b.Errorf("%s: %v, %v", id, m, err)
 			}
@@ -82,7 +81,7 @@ func fanOutOnce(b *testing.B, s *Service, ids []string, seq int64, withAfter boo
 		time.Sleep(time.Millisecond)
 	}
 	b.StartTimer()
-	if _, err := s.Post(context.Background(), alice, Post{Channel: "all", Text: fmt.Sprint("round ", seq+1)}); err != nil {
+	if _, err := s.Post(dbtest.Operator(), alice, Post{Channel: "all", Text: fmt.Sprint("round ", seq+1)}); err != nil {
 		b.Fatal(err)
 	}
 	sent := time.Now()

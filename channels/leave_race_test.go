@@ -1,7 +1,6 @@
 package channels
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -43,7 +42,7 @@ func waitAll(t *testing.T, s *Service, ids []string, name string) []chan waitRes
 		results[i] = make(chan waitResult, 1)
 		go func() {
 			after := int64(0)
-			d, err := s.Wait(context.Background(), ctalk.Caller{OrgID: "acme", UserID: id}, name, &after, wait.Options{Timeout: 30 * time.Second})
+			d, err := s.Wait(dbtest.Operator(), ctalk.Caller{OrgID: "acme", UserID: id}, name, &after, wait.Options{Timeout: 30 * time.Second})
 			results[i] <- waitResult{d, err}
 		}()
 	}
@@ -73,7 +72,7 @@ type betweenOnce struct {
 func TestLeaverNeverHandedLaterPost(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := fixture(t, d)
 		noRecheck(s)
 		const rounds, waiters, leavers = 30, 6, 3

@@ -1,7 +1,6 @@
 package channels
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -39,7 +38,7 @@ func TestParseMentions(t *testing.T) {
 func TestPostAndRead(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := fixture(t, d)
 		must(s.Create(ctx, alice, NewChannel{Name: "dev", Members: []string{"bob"}}))
 
@@ -104,7 +103,7 @@ func TestPostAndRead(t *testing.T) {
 func TestLatestAndUnread(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := fixture(t, d)
 		must(s.Create(ctx, alice, NewChannel{Name: "a", Members: []string{"bob"}}))
 		must(s.Create(ctx, alice, NewChannel{Name: "b", Members: []string{"bob"}}))
@@ -155,7 +154,7 @@ func TestLatestAndUnread(t *testing.T) {
 func TestOwnPostsNeverUnread(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := fixture(t, d)
 		must(s.Create(ctx, alice, NewChannel{Name: "dev", Members: []string{"bob"}}))
 		must(s.Create(ctx, alice, NewChannel{Name: "ops", Members: []string{"bob"}}))

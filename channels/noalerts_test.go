@@ -21,7 +21,7 @@ import (
 func TestNoAlertsKnown(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		cfg := DefaultConfig()
 		cfg.NoAlertsTTL = time.Hour // only a change may end what is known
 		fixture(t, d)
@@ -81,7 +81,7 @@ func TestNoAlertsKnown(t *testing.T) {
 func TestNoAlertsOtherReplicas(t *testing.T) {
 	t.Parallel()
 	d := dbtest.Open(t, db.Postgres)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(dbtest.Operator())
 	defer cancel()
 	log := slog.New(slog.DiscardHandler)
 	cfg := DefaultConfig()
@@ -135,7 +135,7 @@ func TestNoAlertsOtherReplicas(t *testing.T) {
 func TestNoAlertsRacingPosts(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		cfg := DefaultConfig()
 		cfg.NoAlertsTTL = time.Hour
 		fixture(t, d)

@@ -1,7 +1,6 @@
 package channels
 
 import (
-	"context"
 	"slices"
 	"testing"
 
@@ -13,7 +12,7 @@ import (
 
 func queuedEvents(t *testing.T, d *db.DB) []string {
 	t.Helper()
-	rows, err := d.Query(context.Background(), `SELECT kind, user_id, urgent FROM notify_events ORDER BY kind, user_id`)
+	rows, err := d.Query(dbtest.Operator(), `SELECT kind, user_id, urgent FROM notify_events ORDER BY kind, user_id`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +38,7 @@ func queuedEvents(t *testing.T, d *db.DB) []string {
 // (not a member) queues nothing.
 func TestPostsQueueTheirNotifications(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := fixture(t, d)
 		n := notify.NewService(d, notify.DefaultConfig(), nil)
 		s.Notify(n)

@@ -1,7 +1,6 @@
 package channels
 
 import (
-	"context"
 	"testing"
 
 	"github.com/ctalk/ctalk"
@@ -15,12 +14,12 @@ import (
 func TestSearchAndCursorsThroughPooler(t *testing.T) {
 	t.Parallel()
 	p := dbtest.PgBouncer(t)
-	d, err := db.Open(context.Background(), db.Config{URL: p.URL, DirectURL: p.DirectURL})
+	d, err := db.Open(dbtest.Operator(), db.Config{URL: p.URL, DirectURL: p.DirectURL})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	s := fixture(t, d)
 	must(s.Create(ctx, alice, NewChannel{Name: "dev", Members: []string{"bob", "carol"}}))
 	must(s.Post(ctx, alice, Post{Channel: "dev", Text: "the retry logic of alpha"}))

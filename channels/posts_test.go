@@ -28,7 +28,7 @@ func humanMode(t testing.TB, d *db.DB) {
 func TestHeldPostIsSeenByNoOne(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := fixture(t, d)
 		must(s.Create(ctx, alice, NewChannel{Name: "eng", Members: []string{"bob", "carol"}}))
 		humanMode(t, d)
@@ -81,7 +81,7 @@ func TestHeldPostIsSeenByNoOne(t *testing.T) {
 func TestApprovePublishesOnce(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := fixture(t, d)
 		must(s.Create(ctx, alice, NewChannel{Name: "eng", Members: []string{"bob", "carol"}}))
 		humanMode(t, d)
@@ -177,7 +177,7 @@ func TestApprovePublishesOnce(t *testing.T) {
 func TestRejectAndEdit(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := fixture(t, d)
 		must(s.Create(ctx, alice, NewChannel{Name: "eng", Members: []string{"bob"}}))
 		humanMode(t, d)
@@ -237,7 +237,7 @@ func TestRejectAndEdit(t *testing.T) {
 func TestHeldPostChecks(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := fixture(t, d)
 		must(s.Create(ctx, alice, NewChannel{Name: "eng", Members: []string{"bob"}}))
 		must(s.Create(ctx, alice, NewChannel{Name: "hr", Private: true}))
@@ -265,7 +265,7 @@ func TestHeldPostChecks(t *testing.T) {
 func TestDecisionsHandedOverOnce(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := fixture(t, d)
 		must(s.Create(ctx, alice, NewChannel{Name: "eng", Members: []string{"bob"}}))
 		humanMode(t, d)

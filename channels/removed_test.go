@@ -1,7 +1,6 @@
 package channels
 
 import (
-	"context"
 	"testing"
 
 	"github.com/ctalk/ctalk"
@@ -16,7 +15,7 @@ func TestRemovedMembersLeaveChannels(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := fixture(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		must(s.Create(ctx, alice, NewChannel{Name: "ops", Members: []string{"bob"}}))
 		// As orgs.RemoveUser marks a member removed.
 		if _, err := dbtest.Exec(d, `UPDATE users SET removed_at = $1, password_hash = '' WHERE org_id = 'acme' AND id IN ('bob', 'carol')`, d.Now()); err != nil {

@@ -1,7 +1,6 @@
 package channels
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -27,7 +26,7 @@ func BenchmarkChannelScale(b *testing.B) {
 		b.Run(string(e), func(b *testing.B) {
 			d := dbtest.Open(b, e)
 			s := fixture(b, d)
-			ctx := context.Background()
+			ctx := dbtest.Operator()
 			for i := range scaleChannels {
 				if _, err := s.Create(ctx, alice, NewChannel{Name: fmt.Sprintf("c%02d", i), Members: []string{"bob"}}); err != nil {
 					b.Fatal(err)
@@ -52,7 +51,7 @@ func BenchmarkChannelScale(b *testing.B) {
 }
 
 func scaleCases(b *testing.B, s *Service, d *db.DB, perChannel int64) {
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	b.Run("get_messages/after", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			p, err := s.Messages(ctx, bob, fmt.Sprintf("c%02d", i%scaleChannels), Read{After: perChannel / 2, Limit: 20})

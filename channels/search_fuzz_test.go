@@ -1,7 +1,6 @@
 package channels
 
 import (
-	"context"
 	"testing"
 
 	"github.com/ctalk/ctalk"
@@ -26,7 +25,7 @@ func FuzzFTSQuery(f *testing.F) {
 			return
 		}
 		var n int
-		if err := d.QueryRow(context.Background(), `SELECT COUNT(*) FROM channel_messages_fts WHERE channel_messages_fts MATCH $1`, q).Scan(&n); err != nil {
+		if err := d.QueryRow(dbtest.Operator(), `SELECT COUNT(*) FROM channel_messages_fts WHERE channel_messages_fts MATCH $1`, q).Scan(&n); err != nil {
 			t.Fatalf("ftsQuery(%q) = %q, which FTS5 refuses: %v", in, q, err)
 		}
 	})

@@ -1,7 +1,6 @@
 package channels
 
 import (
-	"context"
 	"slices"
 	"testing"
 	"time"
@@ -35,7 +34,7 @@ func TestFTSQuery(t *testing.T) {
 func TestSearch(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := fixture(t, d)
 		must(s.Create(ctx, alice, NewChannel{Name: "eng", Members: []string{"bob"}}))
 		must(s.Create(ctx, alice, NewChannel{Name: "hr", Private: true}))

@@ -1,7 +1,6 @@
 package channels
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -17,7 +16,7 @@ import (
 func TestLocate(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := fixture(t, d)
 		must(s.Create(ctx, alice, NewChannel{Name: "dev", Members: []string{"bob"}}))
 		must(s.Create(ctx, alice, NewChannel{Name: "ops"}))
@@ -56,7 +55,7 @@ func TestLocate(t *testing.T) {
 func TestWatchPosts(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		broker := wait.NewBroker()
 		s := fixture(t, d)
 		s.waker = broker
@@ -95,7 +94,7 @@ func TestWatchPosts(t *testing.T) {
 func TestMarkRead(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := fixture(t, d)
 		must(s.Create(ctx, alice, NewChannel{Name: "dev", Members: []string{"bob"}}))
 		for range 3 {

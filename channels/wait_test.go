@@ -20,7 +20,7 @@ func noRecheck(s *Service) { s.cfg.Recheck = time.Hour }
 func TestWaitRefusals(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := fixture(t, d)
 		must(s.Create(ctx, alice, NewChannel{Name: "dev"}))
 		after := int64(0)
@@ -41,7 +41,7 @@ func TestWaitRefusals(t *testing.T) {
 func TestWaitSeesNewChannels(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := fixture(t, d)
 		noRecheck(s)
 		must(s.Create(ctx, alice, NewChannel{Name: "later", Private: true}))
@@ -68,7 +68,7 @@ func TestWaitSeesNewChannels(t *testing.T) {
 func TestManyPostersManyWaiters(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := fixture(t, d)
 		noRecheck(s)
 		must(s.Create(ctx, alice, NewChannel{Name: "load", Members: []string{"bob", "carol"}}))
@@ -153,7 +153,7 @@ func TestManyPostersManyWaiters(t *testing.T) {
 func TestWokenWaitersCheckedEach(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := fixture(t, d)
 		noRecheck(s)
 		const waiters, leavers = 24, 6

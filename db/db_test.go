@@ -79,7 +79,7 @@ func TestMigrateUpLeavesDirtyToTheMigrator(t *testing.T) {
 
 func TestTranslateConflictAndForeignKey(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		now := d.Now()
 		insert := func(tx db.Querier) error {
 			_, err := tx.Exec(ctx, `INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ($1, $2, $3, $4)`, "acme", "Acme", "x", now)
@@ -107,7 +107,7 @@ func TestTranslateConflictAndForeignKey(t *testing.T) {
 
 func TestTimesRoundTripAndCompare(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 		// Fractions of different lengths must still compare in time order.
 		times := []time.Time{base, base.Add(123456 * time.Microsecond), base.Add(500 * time.Millisecond), base.Add(time.Second)}

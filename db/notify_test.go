@@ -97,9 +97,7 @@ func TestListenReconnects(t *testing.T) {
 	}()
 	<-connected
 	// Only this test's listener ran that LISTEN last.
-	if _, err := dbtest.Exec(d, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE $1`, `LISTEN "`+channel+`%`); err != nil {
-		t.Fatal(err)
-	}
+	dbtest.ExecAsOwner(t, d, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE $1`, `LISTEN "`+channel+`%`)
 	select {
 	case <-connected:
 	case <-time.After(15 * time.Second):

@@ -1,7 +1,6 @@
 package db_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +15,7 @@ import (
 // and another org's rows stay.
 func TestPurgeOrgCoversTableAddedLater(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		now := time.Now().UTC()
 		for _, q := range []string{
 			`CREATE TABLE later_notes (org_id TEXT NOT NULL, user_id TEXT NOT NULL, note TEXT NOT NULL,
@@ -24,9 +23,7 @@ func TestPurgeOrgCoversTableAddedLater(t *testing.T) {
 			`CREATE TABLE later_replies (org_id TEXT NOT NULL, user_id TEXT NOT NULL,
 				FOREIGN KEY (org_id) REFERENCES orgs (id))`,
 		} {
-			if _, err := dbtest.Exec(d, q); err != nil {
-				t.Fatal(err)
-			}
+			dbtest.ExecAsOwner(t, d, q)
 		}
 		for _, org := range []string{"acme", "globex"} {
 			for _, q := range []string{

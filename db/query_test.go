@@ -1,7 +1,6 @@
 package db_test
 
 import (
-	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -18,7 +17,7 @@ import (
 // Query, and a missing row stays sql.ErrNoRows.
 func TestQuerierTranslatesErrors(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		const insert = `INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ('acme', 'Acme', 'x', $1)`
 		if _, err := dbtest.Exec(d, insert, d.Now()); err != nil {
 			t.Fatal(err)
@@ -63,7 +62,7 @@ func TestQuerierTranslatesErrors(t *testing.T) {
 // key, and never when it rolls back; outside a transaction at once.
 func TestAfterCommit(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		var calls []string
 		err := d.Tx(ctx, func(q db.Querier) error {
 			db.AfterCommit(q, "a", func() { calls = append(calls, "a") })

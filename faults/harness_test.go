@@ -101,7 +101,9 @@ func newDatabase(t *testing.T, e db.Engine) database {
 // env is the child's configuration for this database.
 func (d database) env() []string {
 	if d.engine == db.Postgres {
-		return []string{"DATABASE_URL=" + d.cfg.URL, "RELAY_DB_PATH="}
+		// The role that row-level security binds, when the tests run
+		// under it (dbtest.RLS), as DATABASE_ROLE sets it in production.
+		return []string{"DATABASE_URL=" + d.cfg.URL, "DATABASE_ROLE=" + d.cfg.Role, "RELAY_DB_PATH="}
 	}
 	return []string{"DATABASE_URL=", "RELAY_DB_PATH=" + d.cfg.Path}
 }
@@ -109,7 +111,7 @@ func (d database) env() []string {
 // open connects to the database directly, to read what the servers stored.
 func (d database) open(t *testing.T) *db.DB {
 	t.Helper()
-	conn, err := db.Connect(context.Background(), d.cfg)
+	conn, err := db.Connect(dbtest.Operator(), d.cfg)
 	if err != nil {
 		t.Fatalf("open the %s database to check it: %v", d.engine, err)
 	}
@@ -143,7 +145,7 @@ func startServer(t *testing.T, name string, d database, extra ...string) *server
 	cmd.Env = env
 	cmd.Stdout = s.log
 	started := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(dbtest.Operator(), 30*time.Second)
 	defer cancel()
 	p, err := testkit.StartProcess(ctx, cmd, s.log)
 	if err != nil {
@@ -291,7 +293,7 @@ func connect(ctx context.Context, base, token, era string, status *statusLog) (*
 
 func mustConnect(t *testing.T, base, token, era string, status *statusLog) *mcp.ClientSession {
 	t.Helper()
-	cs, err := connect(context.Background(), base, token, era, status)
+	cs, err := connect(dbtest.Operator(), base, token, era, status)
 	if err != nil {
 		t.Fatalf("connect to %s: %v", base, err)
 	}
@@ -471,7 +473,7 @@ type storedRow struct {
 
 func storedQuestions(t *testing.T, conn *db.DB, orgID string) []storedRow {
 	t.Helper()
-	rows, err := conn.Query(context.Background(), `SELECT id, asker_id, COALESCE(idempotency_key, '') FROM questions WHERE org_id = $1 AND recipient_id = 'boss'`, orgID)
+	rows, err := conn.Query(dbtest.Operator(), `SELECT id, asker_id, COALESCE(idempotency_key, '') FROM questions WHERE org_id = $1 AND recipient_id = 'boss'`, orgID)
 	if err != nil {
 		t.Fatalf("read questions: %v", err)
 	}
@@ -562,7 +564,7 @@ func checkNothingLost(t *testing.T, d database, s *server, o *org, l *ledger) {
 				if l.attempted[key] != i {
 					continue
 				}
-				res := call(context.Background(), sessions[i], 30*time.Second, "ask_person", askArgs(key))
+				res := call(dbtest.Operator(), sessions[i], 30*time.Second, "ask_person", askArgs(key))
 				mu.Lock()
 				if !res.ok() {
 					t.Errorf("retry of %s: %v", key, res)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 )
 
 // TestKill9DuringAsks kills the server with SIGKILL while eight agents ask
@@ -24,7 +25,7 @@ func testKill9(t *testing.T, e db.Engine) {
 	o := setupOrg(t, s.base, askers)
 
 	l := newLedger()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(dbtest.Operator(), 30*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
 	cut := make(chan struct{}, askers) // one per asker whose call failed

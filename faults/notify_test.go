@@ -38,7 +38,7 @@ func testKill9Notifications(t *testing.T, e db.Engine) {
 	}
 
 	l := newLedger()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(dbtest.Operator(), 30*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
 	for i := range askers {

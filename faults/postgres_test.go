@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 )
 
@@ -62,7 +63,7 @@ func TestPostgresRestart(t *testing.T) {
 	// The load: askers on both replicas; on A, an inbox reader, two waiters,
 	// whoami, and new clients connecting.
 	l := newLedger()
-	ctx, stopLoad := context.WithCancel(context.Background())
+	ctx, stopLoad := context.WithCancel(dbtest.Operator())
 	defer stopLoad()
 	var (
 		wg     sync.WaitGroup
@@ -123,7 +124,7 @@ func TestPostgresRestart(t *testing.T) {
 	})
 
 	probes := &readiness{}
-	probeCtx, stopProbes := context.WithCancel(context.Background())
+	probeCtx, stopProbes := context.WithCancel(dbtest.Operator())
 	defer stopProbes()
 	var probing sync.WaitGroup
 	probing.Go(func() { probes.run(probeCtx, a) })
@@ -149,7 +150,7 @@ func TestPostgresRestart(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("GET /ready on A did not answer 200 within 20 s of Postgres starting again")
 		}
-		if code, _, err := a.ready(context.Background()); err == nil && code == 200 {
+		if code, _, err := a.ready(dbtest.Operator()); err == nil && code == 200 {
 			readyAt = time.Now()
 		} else {
 			time.Sleep(50 * time.Millisecond)
@@ -291,13 +292,13 @@ func postgresCluster(t *testing.T) cluster {
 	if dataDir == "" {
 		t.Fatalf("cluster %s %s is not in pg_lsclusters:\n%s", c.version, c.name, out)
 	}
-	conn, err := db.Connect(context.Background(), db.Config{URL: os.Getenv("TEST_DATABASE_URL")})
+	conn, err := db.Connect(dbtest.Operator(), db.Config{URL: os.Getenv("TEST_DATABASE_URL")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
 	var served string
-	if err := conn.QueryRow(context.Background(), `SHOW data_directory`).Scan(&served); err != nil {
+	if err := conn.QueryRow(dbtest.Operator(), `SHOW data_directory`).Scan(&served); err != nil {
 		t.Fatalf("SHOW data_directory: %v", err)
 	}
 	if served != dataDir {
@@ -346,7 +347,7 @@ func waitForListener(t *testing.T, d database, app string, stopped, start time.T
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		var opened time.Time
-		err := conn.QueryRow(context.Background(), `SELECT backend_start FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN %' AND backend_start > $2`,
+		err := conn.QueryRow(dbtest.Operator(), `SELECT backend_start FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN %' AND backend_start > $2`,
 			app, stopped).Scan(&opened)
 		if err == nil {
 			t.Logf("%s listens again, on a connection opened %s after Postgres was told to start", app, opened.Sub(start).Round(time.Millisecond))
@@ -372,7 +373,7 @@ func wakeRounds(t *testing.T, a, b *server, o *org, sleeperToken string, n int) 
 		testkit.OK(t, waiter, "check_inbox", map[string]any{"limit": 50})
 		res := make(chan outcome, 1)
 		go func() {
-			res <- call(context.Background(), waiter, 20*time.Second, "wait_for_inbox", map[string]any{"timeout_s": 15})
+			res <- call(dbtest.Operator(), waiter, 20*time.Second, "wait_for_inbox", map[string]any{"timeout_s": 15})
 		}()
 		// No load runs during these rounds, so the one agent waiting on A
 		// is the sleeper: ask only once it has subscribed, or an ask that

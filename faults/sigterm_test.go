@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 )
 
 // TestSIGTERMUnderLoad sends SIGTERM while agents ask, read the inbox and
@@ -32,7 +33,7 @@ func testSIGTERM(t *testing.T, e db.Engine) {
 	o := setupOrg(t, s.base, askers)
 
 	l := newLedger()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(dbtest.Operator(), 60*time.Second)
 	defer cancel()
 	var (
 		wg       sync.WaitGroup

@@ -1,7 +1,6 @@
 package inbox_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -17,7 +16,7 @@ import (
 // whose questions acme's people must never see.
 func seedZeta(t *testing.T, d *db.DB) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	now := d.Now()
 	err := d.Tx(ctx, func(tx db.Querier) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ('zeta', 'Zeta', 'x', $1)`, now); err != nil {
@@ -44,7 +43,7 @@ func askAtInstant(t *testing.T, d *db.DB, s *inbox.Service, from, to string, n i
 	defer func() { d.Now = orig }()
 	var ids []string
 	for i := range n {
-		q, err := s.Ask(context.Background(), acme(from), inbox.Ask{To: to, Text: fmt.Sprintf("%s asks %s %d", from, to, i)})
+		q, err := s.Ask(dbtest.Operator(), acme(from), inbox.Ask{To: to, Text: fmt.Sprintf("%s asks %s %d", from, to, i)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +62,7 @@ func TestAskedPagesNewestFirst(t *testing.T) {
 		seed(t, d)
 		seedZeta(t, d)
 		s := newService(d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		base := d.Now()
 		older := askAtInstant(t, d, s, "a", "b", 2, base)
 		same := askAtInstant(t, d, s, "a", "b", 5, base.Add(time.Second))
@@ -136,7 +135,7 @@ func TestAskedLeavesRepliesForTheAgent(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		answered, err := s.Ask(ctx, acme("a"), inbox.Ask{To: "b", Text: "what is the retry logic?"})
 		if err != nil {
 			t.Fatal(err)
@@ -186,7 +185,7 @@ func TestBetweenBothWays(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		err := d.Write(ctx, func(q db.Querier) error {
 			_, err := q.Exec(ctx, `INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ('acme', 'c', 'c', 'x', 'member', $1, $1)`, d.Now())
 			return err
@@ -237,7 +236,7 @@ func TestAskedPageStatementCount(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		others := seedSenders(t, d, 50)
 		s := newService(d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		for _, o := range others {
 			if _, err := s.Ask(ctx, acme("me"), inbox.Ask{To: o, Text: "a question"}); err != nil {
 				t.Fatal(err)

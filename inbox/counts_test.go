@@ -1,7 +1,6 @@
 package inbox_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/ctalk/ctalk/db"
@@ -18,7 +17,7 @@ func TestCountsFollowAQuestion(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		counts := func(user string, want inbox.Counts) {
 			t.Helper()
 			got, err := s.Counts(ctx, acme(user))
@@ -60,7 +59,7 @@ func TestRecipientIsWoken(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		wake, cancel := s.Broker().Subscribe("acme", "b")
 		defer cancel()
 		woken := func(what string, err error) {

@@ -1,7 +1,6 @@
 package inbox_test
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -20,7 +19,7 @@ func TestInboxHandsOverOnce(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		ask := func(text string) string {
 			t.Helper()
 			q, err := s.Ask(ctx, acme("a"), inbox.Ask{To: "b", Text: text})
@@ -74,7 +73,7 @@ func TestConcurrentInboxChecksHandOverWhatTheyShow(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		const asks = 20
 		var (
 			mu    sync.Mutex

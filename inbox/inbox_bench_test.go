@@ -1,7 +1,6 @@
 package inbox_test
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"testing"
@@ -61,7 +60,7 @@ func benchAsk(b *testing.B, mode askMode) {
 			d := dbtest.Open(b, e)
 			benchOrg(b, d)
 			s := inbox.NewService(d, inbox.DefaultConfig(), wait.NewBroker())
-			ctx := context.Background()
+			ctx := dbtest.Operator()
 			if mode != askOff {
 				n := notify.NewService(d, notify.DefaultConfig(), nil)
 				s.Notify(n)
@@ -136,7 +135,7 @@ func benchInbox(b *testing.B, pageCacheTTL time.Duration) {
 			cfg := inbox.DefaultConfig()
 			cfg.PageCacheTTL = pageCacheTTL
 			s := inbox.NewService(d, cfg, wait.NewBroker())
-			ctx := context.Background()
+			ctx := dbtest.Operator()
 			for i := 1; i <= benchSenders; i++ {
 				if _, err := s.Ask(ctx, acme("u"+strconv.Itoa(i)), inbox.Ask{To: "u0", Text: benchQuestion}); err != nil {
 					b.Fatal(err)
@@ -167,12 +166,12 @@ func benchInbox(b *testing.B, pageCacheTTL time.Duration) {
 func benchOrg(b *testing.B, d *db.DB) {
 	b.Helper()
 	now := d.Now()
-	err := d.Tx(context.Background(), func(tx db.Querier) error {
-		if _, err := tx.Exec(context.Background(), `INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ('acme', 'Acme', 'x', $1)`, now); err != nil {
+	err := d.Tx(dbtest.Operator(), func(tx db.Querier) error {
+		if _, err := tx.Exec(dbtest.Operator(), `INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ('acme', 'Acme', 'x', $1)`, now); err != nil {
 			return err
 		}
 		for i := range benchUsers {
-			if _, err := tx.Exec(context.Background(), `INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ('acme', $1, $2, 'x', 'member', $3, $3)`,
+			if _, err := tx.Exec(dbtest.Operator(), `INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ('acme', $1, $2, 'x', 'member', $3, $3)`,
 				"u"+strconv.Itoa(i), "User "+strconv.Itoa(i), now); err != nil {
 				return err
 			}
@@ -190,14 +189,14 @@ func benchOrg(b *testing.B, d *db.DB) {
 func benchHistory(b *testing.B, d *db.DB, from, to int) {
 	b.Helper()
 	end := d.Now().Add(-time.Hour)
-	err := d.Tx(context.Background(), func(tx db.Querier) error {
+	err := d.Tx(dbtest.Operator(), func(tx db.Querier) error {
 		const insert = `INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, created_at, resolved_at, resolution, recipient_handed_at, asker_handed_at)
 			VALUES ('acme', $1, $2, $3, $4, 'answered', $5, $6, $7, $6, $6)`
 		for n := from + 1; n <= to; n++ {
 			asker := n % benchUsers
 			recipient := (asker + 1 + (n/benchUsers)%(benchUsers-1)) % benchUsers
 			asked := end.Add(-time.Duration(n) * time.Second)
-			if _, err := tx.Exec(context.Background(), insert, "qh_"+strconv.Itoa(n), "u"+strconv.Itoa(asker), "u"+strconv.Itoa(recipient),
+			if _, err := tx.Exec(dbtest.Operator(), insert, "qh_"+strconv.Itoa(n), "u"+strconv.Itoa(asker), "u"+strconv.Itoa(recipient),
 				"seeded question "+strconv.Itoa(n), asked, asked.Add(30*time.Second), "seeded answer "+strconv.Itoa(n)); err != nil {
 				return err
 			}

@@ -1,7 +1,6 @@
 package inbox_test
 
 import (
-	"context"
 	"fmt"
 	"runtime"
 	"sync"
@@ -19,12 +18,12 @@ import (
 func seed(t testing.TB, d *db.DB) {
 	t.Helper()
 	now := d.Now()
-	err := d.Tx(context.Background(), func(tx db.Querier) error {
-		if _, err := tx.Exec(context.Background(), `INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ('acme', 'Acme', 'x', $1)`, now); err != nil {
+	err := d.Tx(dbtest.Operator(), func(tx db.Querier) error {
+		if _, err := tx.Exec(dbtest.Operator(), `INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ('acme', 'Acme', 'x', $1)`, now); err != nil {
 			return err
 		}
 		for _, u := range []string{"a", "b"} {
-			if _, err := tx.Exec(context.Background(), `INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ('acme', $1, $1, 'x', 'member', $2, $2)`, u, now); err != nil {
+			if _, err := tx.Exec(dbtest.Operator(), `INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ('acme', $1, $1, 'x', 'member', $2, $2)`, u, now); err != nil {
 				return err
 			}
 		}
@@ -45,7 +44,7 @@ func TestWaitsLeaveNoGoroutineOrSubscription(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		before := runtime.NumGoroutine()
 
 		var wg sync.WaitGroup
@@ -85,7 +84,7 @@ func TestConcurrentWaitersNeverShareAQuestion(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		const questions = 30
 		for i := range questions {
 			if _, err := s.Ask(ctx, acme("b"), inbox.Ask{To: "a", Text: fmt.Sprint("q", i)}); err != nil {
@@ -131,7 +130,7 @@ func TestInboxPagination(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		for i := range 7 {
 			if _, err := s.Ask(ctx, acme("b"), inbox.Ask{To: "a", Text: fmt.Sprint("q", i)}); err != nil {
 				t.Fatal(err)
@@ -176,7 +175,7 @@ func TestLostWakeUpCostsOnlyLatency(t *testing.T) {
 		asker := inbox.NewService(d, cfg, wait.NewBroker())
 		got := make(chan *inbox.Delivery, 1)
 		go func() {
-			dl, err := waiter.WaitInbox(context.Background(), acme("a"), wait.Options{Timeout: 10 * time.Second}, nil)
+			dl, err := waiter.WaitInbox(dbtest.Operator(), acme("a"), wait.Options{Timeout: 10 * time.Second}, nil)
 			if err != nil {
 				t.Error(err)
 			}
@@ -185,7 +184,7 @@ func TestLostWakeUpCostsOnlyLatency(t *testing.T) {
 		for waiter.Broker().Waiting() == 0 {
 			time.Sleep(time.Millisecond)
 		}
-		if _, err := asker.Ask(context.Background(), acme("b"), inbox.Ask{To: "a", Text: "lost"}); err != nil {
+		if _, err := asker.Ask(dbtest.Operator(), acme("b"), inbox.Ask{To: "a", Text: "lost"}); err != nil {
 			t.Fatal(err)
 		}
 		select {

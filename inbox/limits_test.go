@@ -1,7 +1,6 @@
 package inbox_test
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -18,12 +17,12 @@ import (
 func seedUsers(t testing.TB, d *db.DB, users ...string) {
 	t.Helper()
 	now := d.Now()
-	err := d.Tx(context.Background(), func(tx db.Querier) error {
-		if _, err := tx.Exec(context.Background(), `INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ('acme', 'Acme', 'x', $1)`, now); err != nil {
+	err := d.Tx(dbtest.Operator(), func(tx db.Querier) error {
+		if _, err := tx.Exec(dbtest.Operator(), `INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ('acme', 'Acme', 'x', $1)`, now); err != nil {
 			return err
 		}
 		for _, u := range users {
-			if _, err := tx.Exec(context.Background(), `INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ('acme', $1, $1, 'x', 'member', $2, $2)`, u, now); err != nil {
+			if _, err := tx.Exec(dbtest.Operator(), `INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ('acme', $1, $1, 'x', 'member', $2, $2)`, u, now); err != nil {
 				return err
 			}
 		}
@@ -41,7 +40,7 @@ func replicas(t *testing.T, e db.Engine, n int, clock func() time.Time) []*db.DB
 	cfg := dbtest.Config(t, e)
 	var out []*db.DB
 	for range n {
-		d, err := db.Open(context.Background(), cfg)
+		d, err := db.Open(dbtest.Operator(), cfg)
 		if err != nil {
 			t.Fatalf("open %s: %v", e, err)
 		}
@@ -84,7 +83,7 @@ func concurrently(t *testing.T, n int, ask func(i int) error) int {
 func countAsked(t *testing.T, d *db.DB, asker string, since time.Time) int {
 	t.Helper()
 	var n int
-	if err := d.QueryRow(context.Background(), `SELECT COUNT(*) FROM questions WHERE org_id = 'acme' AND asker_id = $1 AND created_at >= $2`, asker, since).Scan(&n); err != nil {
+	if err := d.QueryRow(dbtest.Operator(), `SELECT COUNT(*) FROM questions WHERE org_id = 'acme' AND asker_id = $1 AND created_at >= $2`, asker, since).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -126,7 +125,7 @@ func TestAskLimitsHoldUnderConcurrency(t *testing.T) {
 				rate.AsksPerMinute, rate.LoopMax = perMinute, 0
 				loop.AsksPerMinute, loop.LoopMax = 0, loopMax
 				rateSvc, loopSvc := service(rate), service(loop)
-				ctx := context.Background()
+				ctx := dbtest.Operator()
 
 				for round := range rounds {
 					since := advance()

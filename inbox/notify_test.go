@@ -1,7 +1,6 @@
 package inbox_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/ctalk/ctalk/db"
@@ -16,10 +15,10 @@ import (
 // outbox.
 func events(t *testing.T, d *db.DB, n *notify.Service) [][3]string {
 	t.Helper()
-	if err := n.Expand(context.Background()); err != nil {
+	if err := n.Expand(dbtest.Operator()); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := d.Query(context.Background(), `SELECT kind, user_id, subject FROM notify_events ORDER BY created_at, id`)
+	rows, err := d.Query(dbtest.Operator(), `SELECT kind, user_id, subject FROM notify_events ORDER BY created_at, id`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +46,7 @@ func TestChangesQueueTheirNotifications(t *testing.T) {
 		s := inbox.NewService(d, cfg, wait.NewBroker())
 		n := notify.NewService(d, notify.DefaultConfig(), nil)
 		s.Notify(n)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		// b can be reached (a webhook); the events for a are queued to end
 		// the pending reminders of their questions.
 		if _, _, err := n.AddWebhook(ctx, "acme", "b", "b", "https://hooks.example.net/b", notify.FormatJSON); err != nil {

@@ -1,7 +1,6 @@
 package inbox_test
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -25,7 +24,7 @@ func TestOverviewCountsQuestionsPerDayAndTimesToAnswerAndApproval(t *testing.T) 
 		d.Now = func() time.Time { return now }
 		s := rulesOrgs(t, d)
 		humanMode(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		at := func(dt time.Duration) { now = t0.Add(dt) }
 
 		q1 := askAcme(t, s, "retry logic?")
@@ -119,7 +118,7 @@ func TestOverviewKeepsEachDayOnceUnderConcurrentReaders(t *testing.T) {
 		now := t0
 		d.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 		s := rulesOrgs(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		for day := range 5 {
 			mu.Lock()
 			now = t0.Add(time.Duration(day) * 24 * time.Hour)

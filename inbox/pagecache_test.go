@@ -20,8 +20,8 @@ import (
 func seedOrg(t *testing.T, d *db.DB, org string, users ...string) {
 	t.Helper()
 	now := d.Now()
-	err := d.Tx(context.Background(), func(tx db.Querier) error {
-		ctx := context.Background()
+	err := d.Tx(dbtest.Operator(), func(tx db.Querier) error {
+		ctx := dbtest.Operator()
 		if _, err := tx.Exec(ctx, `INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ($1, $1, 'x', $2)`, org, now); err != nil {
 			return err
 		}
@@ -45,7 +45,7 @@ func cachedInbox(t *testing.T, d *db.DB, s *inbox.Service, org, user string) []*
 	var items []*inbox.InboxItem
 	for i := range 3 {
 		var err error
-		n := dbtest.Statements(d, func() { items, _, err = s.Inbox(context.Background(), ctalk.Caller{OrgID: org, UserID: user}, 10, "") })
+		n := dbtest.Statements(d, func() { items, _, err = s.Inbox(dbtest.Operator(), ctalk.Caller{OrgID: org, UserID: user}, 10, "") })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +80,7 @@ func item(items []*inbox.InboxItem, id string) *inbox.InboxItem {
 func TestPageCacheForgetsOnEveryChange(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := pageService(d, time.Hour)
 		for i, c := range []struct {
 			change string
@@ -172,7 +172,7 @@ func TestPageCacheForgetsOnEveryChange(t *testing.T) {
 func TestPageCacheKeys(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := pageService(d, time.Hour)
 		for _, org := range []string{"acme", "beta"} {
 			seedOrg(t, d, org, "a", "b")
@@ -209,7 +209,7 @@ func TestPageCacheKeys(t *testing.T) {
 func TestPageCacheRacingChanges(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := pageService(d, time.Hour)
 		seedOrg(t, d, "acme", "a", "b")
 		q, err := s.Ask(ctx, acme("b"), inbox.Ask{To: "a", Text: "q"})
@@ -259,7 +259,7 @@ func TestPageCacheRacingChanges(t *testing.T) {
 func TestPageCacheOtherReplicas(t *testing.T) {
 	t.Parallel()
 	d := dbtest.Open(t, db.Postgres)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(dbtest.Operator())
 	defer cancel()
 	log := slog.New(slog.DiscardHandler)
 	a := pageService(d, time.Hour)
@@ -349,7 +349,7 @@ func TestPageCacheOtherReplicas(t *testing.T) {
 func TestPageCacheCursorKeys(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := pageService(d, time.Hour)
 		seedOrg(t, d, "acme", "a", "b")
 		if _, err := s.Ask(ctx, acme("b"), inbox.Ask{To: "a", Text: "q"}); err != nil {

@@ -1,7 +1,6 @@
 package inbox_test
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -45,7 +44,7 @@ func TestPersonReadsWithoutTakingFromTheAgent(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		first := askAcme(t, s, "first?")
 		second := askAcme(t, s, "second?")
 		for i := range 7 {
@@ -86,7 +85,7 @@ func TestPersonApprovesRejectsAndEdits(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
 		humanMode(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		q := askAcme(t, s, "retry logic?")
 		v1 := proposeAcme(t, s, q.ID, "three retries")
 
@@ -141,7 +140,7 @@ func TestPersonApprovesRejectsAndEdits(t *testing.T) {
 func TestTheAgentsSendAfterItsPersonsDecision(t *testing.T) {
 	t.Parallel()
 	eachMode(t, func(t *testing.T, _ *db.DB, s *inbox.Service, mode string) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		approved := askAcme(t, s, mode+": retry logic?")
 		proposeAcme(t, s, approved.ID, "three retries")
 		first, err := s.Approve(ctx, acme("answerer"), approved.ID, 1)
@@ -187,11 +186,11 @@ func TestEditWithTheSameTextApproves(t *testing.T) {
 		humanMode(t, d)
 		q := askAcme(t, s, "q?")
 		v1 := proposeAcme(t, s, q.ID, "yes")
-		e, err := s.Edit(context.Background(), acme("answerer"), q.ID, v1.Version, " yes\n")
+		e, err := s.Edit(dbtest.Operator(), acme("answerer"), q.ID, v1.Version, " yes\n")
 		if err != nil || e.Draft.Version != 1 || !e.Draft.Approved || e.Draft.ByPerson || e.Answer != "yes" {
 			t.Fatalf("edit without a change = %+v, %v; want version 1 approved and sent", e, err)
 		}
-		if again, err := s.Send(context.Background(), acme("answerer"), q.ID, "yes"); err != nil || !again.Already {
+		if again, err := s.Send(dbtest.Operator(), acme("answerer"), q.ID, "yes"); err != nil || !again.Already {
 			t.Fatalf("the agent's send = %+v, %v", again, err)
 		}
 	})
@@ -201,7 +200,7 @@ func TestOnlyTheRecipientDecides(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		q := askAcme(t, s, "q?")
 		v1 := proposeAcme(t, s, q.ID, "yes")
 		for _, c := range []struct {
@@ -230,7 +229,7 @@ func TestAnswerDirectly(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
 		humanMode(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		q := askAcme(t, s, "who owns billing?")
 		proposeAcme(t, s, q.ID, "an agent's draft")
 		a, err := s.AnswerDirectly(ctx, acme("answerer"), q.ID, "  I do.\n")
@@ -268,7 +267,7 @@ func TestAnswerDirectlyAgainstTheAgentsSend(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		for i := range 20 {
 			q := askAcme(t, s, fmt.Sprint("q", i))
 			proposeAcme(t, s, q.ID, "agent")
@@ -304,7 +303,7 @@ func TestRejectAgainstTheAgentsSend(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		for i := range 20 {
 			q := askAcme(t, s, fmt.Sprint("q", i))
 			v := proposeAcme(t, s, q.ID, "agent")
@@ -337,7 +336,7 @@ func TestEditAgainstANewProposal(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		for i := range 20 {
 			q := askAcme(t, s, fmt.Sprint("q", i))
 			v1 := proposeAcme(t, s, q.ID, "agent v1")
@@ -373,7 +372,7 @@ func TestDecisionsWakeThePerson(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		person, cancel := s.Broker().Subscribe("acme", "answerer")
 		defer cancel()
 		asker, cancelAsker := s.Broker().Subscribe("acme", "asker")

@@ -1,7 +1,6 @@
 package inbox_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -20,7 +19,7 @@ func TestConcurrentProposalsEachAddAVersion(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		q, err := s.Ask(ctx, acme("a"), inbox.Ask{To: "b", Text: "retry logic?"})
 		if err != nil {
 			t.Fatal(err)

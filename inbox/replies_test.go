@@ -1,7 +1,6 @@
 package inbox_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -15,7 +14,7 @@ import (
 // instant, at.
 func resolveAt(t *testing.T, d *db.DB, s *inbox.Service, n int, at time.Time) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	var ids []string
 	for i := range n {
 		q, err := s.Ask(ctx, acme("a"), inbox.Ask{To: "b", Text: fmt.Sprint("q", i)})
@@ -43,7 +42,7 @@ func TestRepliesPagesAcrossOneInstant(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		at := d.Now().Add(time.Minute)
 		const replies, limit = 7, 3
 		resolveAt(t, d, s, replies, at)
@@ -101,7 +100,7 @@ func TestRepliesExactlyLimitHasNoMore(t *testing.T) {
 		s := newService(d)
 		const limit = 4
 		resolveAt(t, d, s, limit, d.Now().Add(time.Minute))
-		got, next, err := s.Replies(context.Background(), acme("a"), time.Time{}, "", limit)
+		got, next, err := s.Replies(dbtest.Operator(), acme("a"), time.Time{}, "", limit)
 		if err != nil {
 			t.Fatal(err)
 		}

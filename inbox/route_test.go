@@ -1,7 +1,6 @@
 package inbox_test
 
 import (
-	"context"
 	"errors"
 	"slices"
 	"sync"
@@ -35,7 +34,7 @@ func TestForwardMovesTheQuestion(t *testing.T) {
 		s := newService(d)
 		n := notify.NewService(d, notify.DefaultConfig(), nil)
 		s.Notify(n)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		// Each of them can be reached (a webhook): events for nobody are
 		// not queued.
 		for _, u := range []string{"a", "b", "c"} {
@@ -129,7 +128,7 @@ func TestForwardRefusesLoops(t *testing.T) {
 		seedOrg(t, d, "acme", "a", "b", "c", "e", "f", "g")
 		seedOrg(t, d, "zeta", "z")
 		s := newService(d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		q, err := s.Ask(ctx, ctalk.Caller{OrgID: "acme", UserID: "a"}, inbox.Ask{To: "b", Text: "hot potato"})
 		if err != nil {
 			t.Fatal(err)
@@ -201,7 +200,7 @@ func TestStepsAreConcurrentSafe(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seedOrg(t, d, "acme", "a", "b", "c", "e")
 		s := newService(d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		ask := func() *inbox.Question {
 			q, err := s.Ask(ctx, ctalk.Caller{OrgID: "acme", UserID: "a"}, inbox.Ask{To: "b", Text: "race"})
 			if err != nil {
@@ -259,7 +258,7 @@ func TestNeedsInfoWaitsForTheAsker(t *testing.T) {
 		seedOrg(t, d, "acme", "a", "b", "c")
 		seedOrg(t, d, "zeta", "z")
 		s := newService(d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		q, err := s.Ask(ctx, ctalk.Caller{OrgID: "acme", UserID: "a"}, inbox.Ask{To: "b", Text: "is it safe?"})
 		if err != nil {
 			t.Fatal(err)
@@ -319,7 +318,7 @@ func TestFollowUpsMakeAThread(t *testing.T) {
 		seedOrg(t, d, "acme", "a", "b", "c")
 		seedOrg(t, d, "zeta", "z")
 		s := newService(d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		if _, err := dbtest.Exec(d, `UPDATE orgs SET approval_mode = 'human' WHERE id = 'acme'`); err != nil {
 			t.Fatal(err)
 		}
@@ -388,7 +387,7 @@ func TestFollowUpsMakeAThread(t *testing.T) {
 func TestAskUnlessAwayRefusesAnAwayRecipient(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seedOrg(t, d, "acme", "a", "b")
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		plain, notified := newService(d), newService(d)
 		notified.Notify(notify.NewService(d, notify.DefaultConfig(), nil))
 		before, err := plain.Ask(ctx, as("acme", "a"), inbox.Ask{To: "b", Text: "before you leave?", IdempotencyKey: "k0", UnlessAway: true})

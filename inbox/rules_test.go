@@ -1,7 +1,6 @@
 package inbox_test
 
 import (
-	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -22,13 +21,13 @@ import (
 func rulesOrgs(t *testing.T, d *db.DB) *inbox.Service {
 	t.Helper()
 	now := d.Now()
-	err := d.Tx(context.Background(), func(tx db.Querier) error {
+	err := d.Tx(dbtest.Operator(), func(tx db.Querier) error {
 		for _, org := range []string{"acme", "other"} {
-			if _, err := tx.Exec(context.Background(), `INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ($1, $1, 'x', $2)`, org, now); err != nil {
+			if _, err := tx.Exec(dbtest.Operator(), `INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ($1, $1, 'x', $2)`, org, now); err != nil {
 				return err
 			}
 			for _, u := range []string{"asker", "answerer", "bystander"} {
-				if _, err := tx.Exec(context.Background(), `INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ($1, $2, $2, 'x', 'member', $3, $3)`, org, u, now); err != nil {
+				if _, err := tx.Exec(dbtest.Operator(), `INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ($1, $2, $2, 'x', 'member', $3, $3)`, org, u, now); err != nil {
 					return err
 				}
 			}
@@ -44,7 +43,7 @@ func rulesOrgs(t *testing.T, d *db.DB) *inbox.Service {
 // askAcme stores a question from asker to answerer in org acme.
 func askAcme(t *testing.T, s *inbox.Service, text string) *inbox.Question {
 	t.Helper()
-	q, err := s.Ask(context.Background(), acme("asker"), inbox.Ask{To: "answerer", Text: text})
+	q, err := s.Ask(dbtest.Operator(), acme("asker"), inbox.Ask{To: "answerer", Text: text})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +53,7 @@ func askAcme(t *testing.T, s *inbox.Service, text string) *inbox.Question {
 // proposeAcme saves a draft in org acme as the answerer and returns it.
 func proposeAcme(t *testing.T, s *inbox.Service, id, text string) *inbox.Draft {
 	t.Helper()
-	d, _, err := s.Propose(context.Background(), acme("answerer"), id, text)
+	d, _, err := s.Propose(dbtest.Operator(), acme("answerer"), id, text)
 	if err != nil {
 		t.Fatalf("propose %q: %v", text, err)
 	}
@@ -74,7 +73,7 @@ func wantRefusal(t *testing.T, what string, err error, code ctalk.Code, want str
 // decline nor withdraw question id, and is told it does not exist.
 func wantNotFound(t *testing.T, s *inbox.Service, orgID, userID, id, draft string) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	who := userID + " of " + orgID + " "
 	_, _, err := s.Propose(ctx, ctalk.Caller{OrgID: orgID, UserID: userID}, id, draft)
 	wantRefusal(t, who+"proposes", err, ctalk.ENotFound, "not found")
@@ -90,7 +89,7 @@ func wantNotFound(t *testing.T, s *inbox.Service, orgID, userID, id, draft strin
 func storedStatus(t *testing.T, d *db.DB, id string) string {
 	t.Helper()
 	var st string
-	if err := d.QueryRow(context.Background(), `SELECT status FROM questions WHERE id = $1`, id).Scan(&st); err != nil {
+	if err := d.QueryRow(dbtest.Operator(), `SELECT status FROM questions WHERE id = $1`, id).Scan(&st); err != nil {
 		t.Fatal(err)
 	}
 	return st
@@ -100,7 +99,7 @@ func TestSendOnlyTheExactLatestDraft(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		q := askAcme(t, s, "retry logic?")
 
 		_, err := s.Send(ctx, acme("answerer"), q.ID, "three retries")
@@ -133,7 +132,7 @@ func TestHumanModeSendsOnlyTheApprovedLatestDraft(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		if _, err := dbtest.Exec(d, `UPDATE orgs SET approval_mode = 'human' WHERE id = 'acme'`); err != nil {
 			t.Fatal(err)
 		}
@@ -166,7 +165,7 @@ func TestOnlyTheRecipientAnswers(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		q := askAcme(t, s, "who owns billing?")
 		proposeAcme(t, s, q.ID, "me")
 
@@ -191,7 +190,7 @@ func TestOnlyTheAskerWithdraws(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		q := askAcme(t, s, "still needed?")
 		_, err := s.Withdraw(ctx, acme("answerer"), q.ID)
 		wantRefusal(t, "the recipient withdraws", err, ctalk.EForbidden, "only asker")
@@ -212,7 +211,7 @@ func TestOnlyPendingQuestionsChange(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		answered := askAcme(t, s, "a")
 		proposeAcme(t, s, answered.ID, "yes")
 		if _, err := s.Send(ctx, acme("answerer"), answered.ID, "yes"); err != nil {
@@ -257,7 +256,7 @@ func TestAskIdempotencyKeys(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		in := inbox.Ask{To: "answerer", Text: "deploy window?", IdempotencyKey: "k1"}
 		first, err := s.Ask(ctx, acme("asker"), in)
 		if err != nil {
@@ -286,7 +285,7 @@ func TestAskIdempotencyKeys(t *testing.T) {
 			t.Fatal("two asks without a key were stored as one")
 		}
 		var n int
-		if err := d.QueryRow(context.Background(), `SELECT COUNT(*) FROM questions WHERE org_id = 'acme' AND asker_id = 'asker'`).Scan(&n); err != nil {
+		if err := d.QueryRow(dbtest.Operator(), `SELECT COUNT(*) FROM questions WHERE org_id = 'acme' AND asker_id = 'asker'`).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		if n != 3 {
@@ -304,7 +303,7 @@ func TestIdempotentRetryIsNotANewAsk(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		rulesOrgs(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		limited := func(perMinute, loopMax int) *inbox.Service {
 			cfg := inbox.DefaultConfig()
 			cfg.AsksPerMinute, cfg.LoopMax = perMinute, loopMax
@@ -385,7 +384,7 @@ func TestQuestionsStayInTheirOrg(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := rulesOrgs(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		q := askAcme(t, s, "acme's secret")
 		proposeAcme(t, s, q.ID, "answer")
 

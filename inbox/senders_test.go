@@ -1,7 +1,6 @@
 package inbox_test
 
 import (
-	"context"
 	"slices"
 	"testing"
 
@@ -20,7 +19,7 @@ func TestInboxSenders(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		if _, err := dbtest.Exec(d, `INSERT INTO users (org_id, id, name, password_hash, role, ownership, notes, profile_notes, created_at, updated_at)
 			VALUES ('acme', 'c', 'Carol Jones', 'x', 'member', '["billing","alpha-repo"]', 'ask me about invoices', 'on leave in May', $1, $1)`, d.Now()); err != nil {
 			t.Fatal(err)

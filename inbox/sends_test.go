@@ -1,7 +1,6 @@
 package inbox_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/notify"
 )
@@ -25,20 +25,20 @@ func TestConcurrentDecisionsSendOneAnswer(t *testing.T) {
 	type caller func(s *inbox.Service, id string) (*inbox.Sent, error)
 	var (
 		approve = func(s *inbox.Service, id string) (*inbox.Sent, error) {
-			return s.Approve(context.Background(), acme("answerer"), id, 1)
+			return s.Approve(dbtest.Operator(), acme("answerer"), id, 1)
 		}
 		send = func(text string) caller {
 			return func(s *inbox.Service, id string) (*inbox.Sent, error) {
-				return s.Send(context.Background(), acme("answerer"), id, text)
+				return s.Send(dbtest.Operator(), acme("answerer"), id, text)
 			}
 		}
 		edit = func(text string) caller {
 			return func(s *inbox.Service, id string) (*inbox.Sent, error) {
-				return s.Edit(context.Background(), acme("answerer"), id, 1, text)
+				return s.Edit(dbtest.Operator(), acme("answerer"), id, 1, text)
 			}
 		}
 		answer = func(s *inbox.Service, id string) (*inbox.Sent, error) {
-			return s.AnswerDirectly(context.Background(), acme("answerer"), id, "the person's own")
+			return s.AnswerDirectly(dbtest.Operator(), acme("answerer"), id, "the person's own")
 		}
 	)
 	cases := []struct {
@@ -58,10 +58,10 @@ func TestConcurrentDecisionsSendOneAnswer(t *testing.T) {
 		// notification.
 		n := notify.NewService(d, notify.DefaultConfig(), nil)
 		s.Notify(n)
-		if _, _, err := n.AddWebhook(context.Background(), "acme", "asker", "asker", "https://hooks.example.net/asker", notify.FormatJSON); err != nil {
+		if _, _, err := n.AddWebhook(dbtest.Operator(), "acme", "asker", "asker", "https://hooks.example.net/asker", notify.FormatJSON); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := n.SaveSettings(context.Background(), acme("asker"), notify.Settings{Channels: map[notify.Kind][]string{notify.KindAnswered: {notify.ChannelWebhook}}}); err != nil {
+		if _, err := n.SaveSettings(dbtest.Operator(), acme("asker"), notify.Settings{Channels: map[notify.Kind][]string{notify.KindAnswered: {notify.ChannelWebhook}}}); err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range cases {
@@ -80,7 +80,7 @@ func TestConcurrentDecisionsSendOneAnswer(t *testing.T) {
 
 				what := fmt.Sprintf("%s, round %d", c.name, round)
 				var answer string
-				if err := d.QueryRow(context.Background(), `SELECT resolution FROM questions WHERE id = $1 AND status = 'answered'`, q.ID).Scan(&answer); err != nil {
+				if err := d.QueryRow(dbtest.Operator(), `SELECT resolution FROM questions WHERE id = $1 AND status = 'answered'`, q.ID).Scan(&answer); err != nil {
 					t.Fatalf("%s: the stored answer: %v", what, err)
 				}
 				sent := 0
@@ -106,7 +106,7 @@ func TestConcurrentDecisionsSendOneAnswer(t *testing.T) {
 					t.Fatalf("%s: %d calls sent the answer (results %v, errors %v); want exactly one", what, sent, results, errs)
 				}
 				var notified int
-				if err := d.QueryRow(context.Background(), `SELECT COUNT(*) FROM notify_events WHERE kind = 'answered' AND subject = $1`, q.ID).Scan(&notified); err != nil {
+				if err := d.QueryRow(dbtest.Operator(), `SELECT COUNT(*) FROM notify_events WHERE kind = 'answered' AND subject = $1`, q.ID).Scan(&notified); err != nil {
 					t.Fatal(err)
 				}
 				if notified != 1 {

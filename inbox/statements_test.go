@@ -1,7 +1,6 @@
 package inbox_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
@@ -32,8 +31,8 @@ func seedSenders(t *testing.T, d *db.DB, n int) []string {
 	t.Helper()
 	now := d.Now()
 	var senders []string
-	err := d.Tx(context.Background(), func(tx db.Querier) error {
-		ctx := context.Background()
+	err := d.Tx(dbtest.Operator(), func(tx db.Querier) error {
+		ctx := dbtest.Operator()
 		if _, err := tx.Exec(ctx, `INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ('acme', 'Acme', 'x', $1)`, now); err != nil {
 			return err
 		}
@@ -65,7 +64,7 @@ func TestInboxPageStatementCount(t *testing.T) {
 		const senders = 50
 		ss := seedSenders(t, d, senders)
 		s := newService(d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		// A history with every sender: me asked them, and they answered.
 		for _, o := range ss {
 			q, err := s.Ask(ctx, acme("me"), inbox.Ask{To: o, Text: "earlier question"})

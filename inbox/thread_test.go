@@ -1,7 +1,6 @@
 package inbox_test
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -19,7 +18,7 @@ func TestForwardedFollowUpCarriesNoEarlierExchange(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seedOrg(t, d, "acme", "a", "b", "c")
 		s := newService(d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		q1, err := s.Ask(ctx, as("acme", "a"), inbox.Ask{To: "b", Text: "Which vendor won the bid?"})
 		if err != nil {
 			t.Fatal(err)

@@ -1,7 +1,6 @@
 package knowledge_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -42,11 +41,11 @@ func seedSharedAs(b *testing.B, f *fixture, n int, service, topic string) {
 			as = append(as, fmt.Sprintf("('acme', $%d, 'al', 'ben', $%d, $%d, $%d, $%d)", k+1, k+2, k+3, k+4, k+4))
 			aargs = append(aargs, id, q, a, now)
 		}
-		err := f.d.Tx(context.Background(), func(tx db.Querier) error {
-			if _, err := tx.Exec(context.Background(), `INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, created_at, resolved_at, resolution) VALUES `+strings.Join(qs, ", "), qargs...); err != nil {
+		err := f.d.Tx(dbtest.Operator(), func(tx db.Querier) error {
+			if _, err := tx.Exec(dbtest.Operator(), `INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, created_at, resolved_at, resolution) VALUES `+strings.Join(qs, ", "), qargs...); err != nil {
 				return err
 			}
-			_, err := tx.Exec(context.Background(), `INSERT INTO shared_answers (org_id, question_id, asker_id, answerer_id, question, answer, answered_at, updated_at) VALUES `+strings.Join(as, ", "), aargs...)
+			_, err := tx.Exec(dbtest.Operator(), `INSERT INTO shared_answers (org_id, question_id, asker_id, answerer_id, question, answer, answered_at, updated_at) VALUES `+strings.Join(as, ", "), aargs...)
 			return err
 		})
 		if err != nil {
@@ -79,7 +78,7 @@ func BenchmarkFindAnswers(b *testing.B) {
 				f := newFixture(b, dbtest.Open(b, engine))
 				seedShared(b, f, n)
 				words := n / 10
-				me, ctx := caller("acme", "cat"), context.Background()
+				me, ctx := caller("acme", "cat"), dbtest.Operator()
 				lat := make([]time.Duration, 0, b.N)
 				b.ResetTimer()
 				for i := range b.N {
@@ -127,7 +126,7 @@ func BenchmarkLookUp(b *testing.B) {
 				// coverage's crude stems compare them.
 				seedSharedAs(b, f, n, "svc", "tpc")
 				f.exec(`INSERT INTO shared_answer_counts (org_id, answers, version) VALUES ('acme', $1, 1)`, n)
-				words, me, ctx := n/10, caller("acme", "cat"), context.Background()
+				words, me, ctx := n/10, caller("acme", "cat"), dbtest.Operator()
 				modes := []string{"search", "index", "reindex"}
 				lat := make([][]time.Duration, len(modes))
 				b.ResetTimer()

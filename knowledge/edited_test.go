@@ -1,7 +1,6 @@
 package knowledge_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/ctalk/ctalk"
@@ -15,7 +14,7 @@ import (
 func TestAnAdminsEditSaysWhoEdited(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		a := f.share("acme", "al", "ben", "Where is the runbook for payouts?", "In the wiki under payouts.")
 		editedBy := func(when string) string {
 			t.Helper()

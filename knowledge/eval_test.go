@@ -111,7 +111,7 @@ type evalLook func(ctx context.Context, q string) (held, related []*knowledge.An
 // held-out).
 func runEval(t *testing.T, f *fixture, set evalSet, ids []string, look evalLook) (tune, held *evalPart) {
 	t.Helper()
-	ctx, me := context.Background(), caller("acme", "root")
+	ctx, me := dbtest.Operator(), caller("acme", "root")
 	parts := [2]*evalPart{{}, {}}
 	first := func(as []*knowledge.Answer, id string) bool { return len(as) > 0 && as[0].MessageID == id }
 	for i, r := range set.Rephrasings {
@@ -217,7 +217,7 @@ func loadEval(t *testing.T, f *fixture) (evalSet, []string) {
 	}
 	admin := adminCaller("acme", "root")
 	for _, e := range set.Glossary {
-		if err := f.k.SetGlossaryEntry(context.Background(), admin, e[0], e[1]); err != nil {
+		if err := f.k.SetGlossaryEntry(dbtest.Operator(), admin, e[0], e[1]); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,7 +1,6 @@
 package knowledge_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -18,7 +17,7 @@ import (
 func TestGlossaryWidensSearchesAndLookUps(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
-		ctx, me := context.Background(), caller("acme", "cat")
+		ctx, me := dbtest.Operator(), caller("acme", "cat")
 		admin := adminCaller("acme", "root")
 		other := knowledge.NewService(d, f.orgs)
 		sso := f.share("acme", "al", "ben", "How do I set up single sign-on for a new app?", "Register it in Okta as an OIDC client.").MessageID
@@ -91,7 +90,7 @@ func TestGlossaryWidensSearchesAndLookUps(t *testing.T) {
 func TestOnlyAdminsEditTheGlossary(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
-		ctx, member := context.Background(), caller("acme", "cat")
+		ctx, member := dbtest.Operator(), caller("acme", "cat")
 		admin := adminCaller("acme", "root")
 		if err := f.k.SetGlossaryEntry(ctx, member, "SSO", "single sign-on"); ctalk.ErrorCode(err) != ctalk.EForbidden {
 			t.Errorf("a member's entry: %v, want forbidden", err)

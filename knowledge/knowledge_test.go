@@ -1,7 +1,6 @@
 package knowledge_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -66,7 +65,7 @@ func (f *fixture) own(org, user string, tags ...string) {
 
 func (f *fixture) settings(org string, in orgs.Settings) {
 	f.t.Helper()
-	if _, err := f.orgs.SetSettings(context.Background(), org, in); err != nil {
+	if _, err := f.orgs.SetSettings(dbtest.Operator(), org, in); err != nil {
 		f.t.Fatal(err)
 	}
 }
@@ -89,7 +88,7 @@ func (f *fixture) share(org, asker, answerer, q, a string) knowledge.Answered {
 	f.t.Helper()
 	ans := f.answered(org, asker, answerer, q, a)
 	yes := true
-	s, err := f.k.Publish(context.Background(), ctalk.Caller{OrgID: org, UserID: answerer}, ans, &yes, nil)
+	s, err := f.k.Publish(dbtest.Operator(), ctalk.Caller{OrgID: org, UserID: answerer}, ans, &yes, nil)
 	if err != nil || !s.Shared {
 		f.t.Fatalf("Publish = %+v, %v", s, err)
 	}
@@ -131,7 +130,7 @@ func TestPublishFollowsTheOrgAndThePerson(t *testing.T) {
 	}
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		for i, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				f.settings("acme", orgs.Settings{KnowledgeSharing: tt.sharing, ApprovalMode: tt.mode})
@@ -164,7 +163,7 @@ func TestPublishFollowsTheOrgAndThePerson(t *testing.T) {
 func TestOnlySharedAnswersOfTheOrgAreFound(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		f.own("acme", "dan", "kafka")
 		f.own("other", "yu", "kafka")
 		shared := f.share("acme", "al", "ben", "How do we rename a kafka topic?", "Create the new kafka topic, mirror it, then switch the consumers.")
@@ -209,7 +208,7 @@ func TestOnlySharedAnswersOfTheOrgAreFound(t *testing.T) {
 func TestOnlyTheAnswererAndAdminsChangeASharedAnswer(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		a := f.share("acme", "al", "ben", "Where is the runbook for payouts?", "In the wiki under payouts.")
 		if err := f.k.Edit(ctx, caller("acme", "al"), a.MessageID, "changed by the asker"); ctalk.ErrorCode(err) != ctalk.EForbidden {
 			t.Errorf("the asker edited it: %v, want EForbidden", err)
@@ -251,14 +250,14 @@ func TestPublishingConcurrentlyKeepsOneCopy(t *testing.T) {
 		var wg sync.WaitGroup
 		for range 8 {
 			wg.Go(func() {
-				if _, err := f.k.Publish(context.Background(), caller("acme", "ben"), a, &yes, nil); err != nil {
+				if _, err := f.k.Publish(dbtest.Operator(), caller("acme", "ben"), a, &yes, nil); err != nil {
 					t.Error(err)
 				}
 			})
 		}
 		wg.Wait()
 		var n int
-		if err := d.QueryRow(context.Background(), `SELECT COUNT(*) FROM shared_answers WHERE org_id = 'acme'`).Scan(&n); err != nil || n != 1 {
+		if err := d.QueryRow(dbtest.Operator(), `SELECT COUNT(*) FROM shared_answers WHERE org_id = 'acme'`).Scan(&n); err != nil || n != 1 {
 			t.Errorf("%d copies, %v; want 1", n, err)
 		}
 	})
@@ -267,7 +266,7 @@ func TestPublishingConcurrentlyKeepsOneCopy(t *testing.T) {
 func TestOldAnswersAreMarkedStale(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		old := f.share("acme", "al", "ben", "Which queue handles email?", "The mailer queue.")
 		f.exec(`UPDATE shared_answers SET updated_at = $1 WHERE question_id = $2`, d.Now().Add(-40*24*time.Hour), old.MessageID)
 		f.share("acme", "al", "cat", "Which queue handles email bounces?", "The bounce queue.")
@@ -294,16 +293,16 @@ func TestBadQueriesSayWhatToDo(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		for _, q := range []string{"", "   ", "how is the", `"" * -`, string(make([]byte, knowledge.MaxQueryLen+1))} {
-			if _, err := f.k.Search(context.Background(), caller("acme", "al"), q, 5); ctalk.ErrorCode(err) != ctalk.EInvalid {
+			if _, err := f.k.Search(dbtest.Operator(), caller("acme", "al"), q, 5); ctalk.ErrorCode(err) != ctalk.EInvalid {
 				t.Errorf("Search(%q) = %v, want EInvalid", q, err)
 			}
 		}
 		for _, q := range []string{`a'b OR c) AND "x`, `NEAR(a b)`, `col:word`, `!&|<->`} {
-			if _, err := f.k.Search(context.Background(), caller("acme", "al"), q, 5); err != nil && ctalk.ErrorCode(err) != ctalk.EInvalid {
+			if _, err := f.k.Search(dbtest.Operator(), caller("acme", "al"), q, 5); err != nil && ctalk.ErrorCode(err) != ctalk.EInvalid {
 				t.Errorf("Search(%q) = %v, want results or EInvalid", q, err)
 			}
 		}
-		if _, err := f.k.Search(context.Background(), caller("acme", "al"), "x", 99); ctalk.ErrorCode(err) != ctalk.EInvalid {
+		if _, err := f.k.Search(dbtest.Operator(), caller("acme", "al"), "x", 99); ctalk.ErrorCode(err) != ctalk.EInvalid {
 			t.Errorf("limit 99: %v, want EInvalid", err)
 		}
 	})
@@ -317,7 +316,7 @@ func TestBadQueriesSayWhatToDo(t *testing.T) {
 func TestLookUpSeesChangesOfOtherReplicas(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
-		ctx, me := context.Background(), caller("acme", "cat")
+		ctx, me := dbtest.Operator(), caller("acme", "cat")
 		other := knowledge.NewService(d, f.orgs)
 		suggest := func(k *knowledge.Service, q string) []string {
 			t.Helper()
@@ -377,7 +376,7 @@ func TestLookUpSeesChangesOfOtherReplicas(t *testing.T) {
 func TestLookUpReadsOnlyTheAnswersItOffers(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
-		ctx, me := context.Background(), caller("acme", "cat")
+		ctx, me := dbtest.Operator(), caller("acme", "cat")
 		for i, name := range []string{"alpha", "beta", "gamma", "delta"} {
 			f.share("acme", "al", "ben", "Where does "+name+" run?", fmt.Sprintf("%s runs in region %d.", name, i))
 		}
@@ -441,7 +440,7 @@ func TestLookUpReadsOnlyTheAnswersItOffers(t *testing.T) {
 func TestLookUpsReadAChangedIndexOnce(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
-		ctx, me := context.Background(), caller("acme", "cat")
+		ctx, me := dbtest.Operator(), caller("acme", "cat")
 		f.share("acme", "al", "ben", "Where does alpha run?", "alpha runs in region 1.")
 		if _, err := held(f.k.Suggest(ctx, me, "Where does alpha run?")); err != nil {
 			t.Fatal(err)

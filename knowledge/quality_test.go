@@ -1,7 +1,6 @@
 package knowledge_test
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"testing"
@@ -60,7 +59,7 @@ func loadCorpus(t *testing.T, f *fixture) (corpus, []string) {
 func TestSearchQuality(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		c, want := loadCorpus(t, f)
 		me := caller("acme", "root")
 		for _, p := range c.Probes {

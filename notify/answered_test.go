@@ -1,7 +1,6 @@
 package notify_test
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -31,7 +30,7 @@ func TestAnsweredAtOnceIsNeverReminded(t *testing.T) {
 func answeredAtOnceIsNeverReminded(t *testing.T, e db.Engine) {
 	d, n, _ := outboxWorld(t, e)
 	workingClock(d, time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	if _, err := n.SaveOrgSettings(ctx, "acme", notify.OrgSettings{TextMode: notify.TextNone, ReminderMinutes: 60}); err != nil {
 		t.Fatal(err)
 	}

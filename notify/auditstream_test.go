@@ -113,7 +113,7 @@ func record(t *testing.T, d *db.DB, orgID string, n int) {
 func streamAll(t *testing.T, s *notify.Service) {
 	t.Helper()
 	for range 1000 {
-		n, err := s.StreamAudit(context.Background())
+		n, err := s.StreamAudit(dbtest.Operator())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -159,7 +159,7 @@ func TestAuditStreamDelivers(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := streamingService(t, d)
 		seedBeta(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		record(t, d, "acme", 3)
 		acme, beta := newSIEM(t), newSIEM(t)
 		st, secret, err := s.SetAuditStream(ctx, "acme", "a", acme.URL)
@@ -223,7 +223,7 @@ func TestAuditStreamDelivers(t *testing.T) {
 func TestAuditStreamReceiverDown(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		s := streamingService(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		r := newSIEM(t)
 		var err error
 		if _, r.secret, err = s.SetAuditStream(ctx, "acme", "a", r.URL); err != nil {
@@ -263,7 +263,7 @@ func TestAuditStreamTwoReplicas(t *testing.T) {
 	for _, e := range dbtest.Engines {
 		t.Run(string(e), func(t *testing.T) {
 			dbs, replicas := twoReplicasOn(t, e, func(*notify.Config) {})
-			ctx, cancel := context.WithCancel(context.Background())
+			ctx, cancel := context.WithCancel(dbtest.Operator())
 			defer cancel()
 			for i, s := range replicas {
 				log := audit.NewLog(dbs[i], slog.New(slog.DiscardHandler))

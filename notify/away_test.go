@@ -64,7 +64,7 @@ func TestForwardEndsTheReminders(t *testing.T) {
 		workingClock(d, time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
 		srv := mailtest.Start(t)
 		s := newService(t, d, srv)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		if _, err := s.SaveOrgSettings(ctx, "acme", notify.OrgSettings{TextMode: notify.TextNone, ReminderMinutes: 60}); err != nil {
 			t.Fatal(err)
 		}

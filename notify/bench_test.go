@@ -29,7 +29,7 @@ func BenchmarkDrain(b *testing.B) {
 			d := dbtest.Open(b, e)
 			seed(b, d)
 			s := newService(b, d, nil)
-			ctx := context.Background()
+			ctx := dbtest.Operator()
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 			b.Cleanup(srv.Close)
 			if _, err := s.SaveSettings(ctx, ctalk.Caller{OrgID: "acme", UserID: "b"}, notify.Settings{Channels: map[notify.Kind][]string{notify.KindQuestion: {notify.ChannelWebhook}}}); err != nil {
@@ -72,7 +72,7 @@ func BenchmarkCommitToWebhook(b *testing.B) {
 			}))
 			b.Cleanup(srv.Close)
 			s := newService(b, d, nil, func(c *notify.Config) { c.Poll = 500 * time.Millisecond })
-			ctx, cancel := context.WithCancel(context.Background())
+			ctx, cancel := context.WithCancel(dbtest.Operator())
 			b.Cleanup(cancel)
 			if _, _, err := s.AddWebhook(ctx, "acme", "b", "b", srv.URL, notify.FormatJSON); err != nil {
 				b.Fatal(err)
@@ -111,7 +111,7 @@ func BenchmarkCommitToSMTP(b *testing.B) {
 			seed(b, d)
 			srv := mailtest.Start(b)
 			s := newService(b, d, srv, func(c *notify.Config) { c.Poll = 500 * time.Millisecond })
-			ctx, cancel := context.WithCancel(context.Background())
+			ctx, cancel := context.WithCancel(dbtest.Operator())
 			b.Cleanup(cancel)
 			go s.Run(ctx)
 			var lat []time.Duration
@@ -143,7 +143,7 @@ func BenchmarkExpand(b *testing.B) {
 			d := dbtest.Open(b, e)
 			seed(b, d)
 			s := newService(b, d, mailtest.Start(b), func(c *notify.Config) { c.DigestWindow = notify.DefaultDigestWindow })
-			ctx := context.Background()
+			ctx := dbtest.Operator()
 			round, total := timeBursts(b, d, s, events, func() error {
 				for {
 					n, err := s.ExpandOnce(ctx)

@@ -21,7 +21,7 @@ import (
 func TestNothingSentWhileOrgDeleting(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		srv := mailtest.Start(t)
 		s := newService(t, d, srv)
 		var deleting atomic.Bool

@@ -1,7 +1,6 @@
 package notify_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -27,7 +26,7 @@ type reachable struct {
 
 func everyChannel(t *testing.T, s *notify.Service, userID string) *reachable {
 	t.Helper()
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	all := notify.Settings{Channels: map[notify.Kind][]string{}}
 	for _, k := range notify.Kinds {
 		all.Channels[k] = []string{notify.ChannelEmail, notify.ChannelWebhook, notify.ChannelPush}
@@ -99,7 +98,7 @@ func TestEveryKindArrivesByEveryChannel(t *testing.T) {
 		seed(t, d)
 		srv := mailtest.Start(t)
 		s := newService(t, d, srv)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		bo, ann := everyChannel(t, s, "b"), everyChannel(t, s, "a")
 		org := newReceiver(t)
 		_, secret, err := s.AddWebhook(ctx, "acme", "", "a", org.URL, notify.FormatJSON)

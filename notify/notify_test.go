@@ -43,12 +43,12 @@ func directory(_ context.Context, orgID, userID string) (string, string, error) 
 func seed(t testing.TB, d *db.DB) {
 	t.Helper()
 	now := d.Now()
-	err := d.Tx(context.Background(), func(tx db.Querier) error {
-		if _, err := tx.Exec(context.Background(), `INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ('acme', 'Acme', 'x', $1)`, now); err != nil {
+	err := d.Tx(dbtest.Operator(), func(tx db.Querier) error {
+		if _, err := tx.Exec(dbtest.Operator(), `INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ('acme', 'Acme', 'x', $1)`, now); err != nil {
 			return err
 		}
 		for _, u := range []string{"a", "b"} {
-			if _, err := tx.Exec(context.Background(), `INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ('acme', $1, $1, 'x', 'member', $2, $2)`, u, now); err != nil {
+			if _, err := tx.Exec(dbtest.Operator(), `INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ('acme', $1, $1, 'x', 'member', $2, $2)`, u, now); err != nil {
 				return err
 			}
 		}
@@ -80,7 +80,7 @@ func newService(t testing.TB, d *db.DB, srv *mailtest.Server, adjust ...func(*no
 		f(&cfg)
 	}
 	s := notify.NewService(d, cfg, directory)
-	if err := s.Start(context.Background()); err != nil {
+	if err := s.Start(dbtest.Operator()); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -88,7 +88,7 @@ func newService(t testing.TB, d *db.DB, srv *mailtest.Server, adjust ...func(*no
 
 func queue(t testing.TB, d *db.DB, s *notify.Service, evs ...notify.Event) {
 	t.Helper()
-	if err := d.Tx(context.Background(), func(tx db.Querier) error { return s.Queue(context.Background(), tx, evs...) }); err != nil {
+	if err := d.Tx(dbtest.Operator(), func(tx db.Querier) error { return s.Queue(dbtest.Operator(), tx, evs...) }); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -96,7 +96,7 @@ func queue(t testing.TB, d *db.DB, s *notify.Service, evs ...notify.Event) {
 func count(t testing.TB, d *db.DB, query string, args ...any) int {
 	t.Helper()
 	var n int
-	if err := d.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+	if err := d.QueryRow(dbtest.Operator(), query, args...).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -104,7 +104,7 @@ func count(t testing.TB, d *db.DB, query string, args ...any) int {
 
 func drain(t testing.TB, s *notify.Service) {
 	t.Helper()
-	if err := s.Drain(context.Background()); err != nil {
+	if err := s.Drain(dbtest.Operator()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -120,7 +120,7 @@ func TestRollbackQueuesNothing(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(t, d, mailtest.Start(t))
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		boom := errors.New("the change failed")
 		err := d.Tx(ctx, func(tx db.Querier) error {
 			if err := s.Queue(ctx, tx, question("q_1")); err != nil {
@@ -206,7 +206,7 @@ func TestSMTPRefusingDelaysThenDelivers(t *testing.T) {
 		srv.RefuseFor(451, time.Hour)
 		s := newService(t, d, srv)
 		queue(t, d, s, question("q_1"))
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		for count(t, d, `SELECT COALESCE(MAX(attempts), 0) FROM notify_deliveries WHERE status = 'pending'`) < 3 {
 			if _, err := s.Step(ctx); err != nil {
 				t.Fatal(err)
@@ -240,7 +240,7 @@ func TestPermanentSMTPRefusalFails(t *testing.T) {
 		s := newService(t, d, srv)
 		queue(t, d, s, question("q_1"))
 		drain(t, s)
-		log, err := s.DeliveryLog(context.Background(), ctalk.Caller{OrgID: "acme", UserID: "b"}, 10)
+		log, err := s.DeliveryLog(dbtest.Operator(), ctalk.Caller{OrgID: "acme", UserID: "b"}, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -324,7 +324,7 @@ func TestWebhookFormatsSigned(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(t, d, nil)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		for i, format := range []string{notify.FormatJSON, notify.FormatSlack, notify.FormatTeams} {
 			t.Run(format, func(t *testing.T) {
 				r := newReceiver(t)
@@ -385,7 +385,7 @@ func TestWebhookBodiesEscapePeoplesText(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(t, d, nil)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		for i, format := range []string{notify.FormatSlack, notify.FormatTeams} {
 			for _, owner := range []string{"b", ""} {
 				t.Run(format+"/"+cmp.Or(owner, "org"), func(t *testing.T) {
@@ -460,7 +460,7 @@ func TestWebhookRetryKeepsID(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(t, d, nil)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		r := newReceiver(t)
 		r.status = http.StatusServiceUnavailable
 		_, secret, err := s.AddWebhook(ctx, "acme", "b", "b", r.URL, notify.FormatJSON)
@@ -503,7 +503,7 @@ func TestWebhookGoneIsDisabledAndOwnerTold(t *testing.T) {
 		seed(t, d)
 		srv := mailtest.Start(t)
 		s := newService(t, d, srv)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		// Only the webhook, so that the one mail is the notice.
 		if _, err := s.SaveSettings(ctx, ctalk.Caller{OrgID: "acme", UserID: "b"}, notify.Settings{Channels: map[notify.Kind][]string{notify.KindQuestion: {notify.ChannelWebhook}}}); err != nil {
 			t.Fatal(err)
@@ -548,7 +548,7 @@ func TestWebhookFailingForADayIsDisabled(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(t, d, nil)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		r := newReceiver(t)
 		r.status = http.StatusInternalServerError
 		_, secret, err := s.AddWebhook(ctx, "acme", "b", "b", r.URL, notify.FormatJSON)

@@ -1,7 +1,6 @@
 package notify_test
 
 import (
-	"context"
 	"net"
 	"strings"
 	"testing"
@@ -25,7 +24,7 @@ func TestWebhookFailuresReadAlike(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(t, d, nil)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		b := ctalk.Caller{OrgID: "acme", UserID: "b"}
 		if _, err := s.SaveSettings(ctx, b, notify.Settings{Channels: map[notify.Kind][]string{notify.KindQuestion: {notify.ChannelWebhook}}}); err != nil {
 			t.Fatal(err)

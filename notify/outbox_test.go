@@ -1,7 +1,6 @@
 package notify_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -29,7 +28,7 @@ func outboxAsker(d *db.DB, n *notify.Service) *inbox.Service {
 
 func askB(t *testing.T, s *inbox.Service, text string) *inbox.Question {
 	t.Helper()
-	q, err := s.Ask(context.Background(), ctalk.Caller{OrgID: "acme", UserID: "a"}, inbox.Ask{To: "b", Text: text})
+	q, err := s.Ask(dbtest.Operator(), ctalk.Caller{OrgID: "acme", UserID: "a"}, inbox.Ask{To: "b", Text: text})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +48,7 @@ func outboxWorld(t *testing.T, e db.Engine) (*db.DB, *notify.Service, *receiver)
 // expandOnce runs n's Expand: the worker reads the outbox once.
 func expandOnce(t *testing.T, n *notify.Service) {
 	t.Helper()
-	if err := n.Expand(context.Background()); err != nil {
+	if err := n.Expand(dbtest.Operator()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -75,7 +74,7 @@ func outboxNotifiesEachQuestionOnce(t *testing.T, e db.Engine) {
 	dbs, workers := twoReplicasOn(t, e, func(*notify.Config) {})
 	hookedReceiver(t, workers[0])
 	asker := outboxAsker(dbs[0], workers[0])
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	const askers, each = 4, 100
 	var asking, reading sync.WaitGroup
 	done := make(chan struct{})
@@ -147,7 +146,7 @@ func outboxSkipsWhatItNeedNotTell(t *testing.T, e db.Engine) {
 	if _, err := dbtest.Exec(d, `INSERT INTO users (org_id, id, name, password_hash, role, created_at, updated_at) VALUES ('acme', 'c', 'c', 'x', 'member', $1, $1)`, d.Now()); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	if _, _, err := n.AddWebhook(ctx, "acme", "c", "c", r.URL, notify.FormatJSON); err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +246,7 @@ func outboxStepDownKeepsUnreadQuestions(t *testing.T, d *db.DB, n *notify.Servic
 // questions.
 func takeOutbox(t *testing.T, n *notify.Service, want int) {
 	t.Helper()
-	got, err := n.TakeOutbox(context.Background())
+	got, err := n.TakeOutbox(dbtest.Operator())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,8 +262,8 @@ func holdQuestion(t *testing.T, d *db.DB, id string) (commit func()) {
 	t.Helper()
 	stored, release, done := make(chan error, 1), make(chan struct{}), make(chan error, 1)
 	go func() {
-		done <- d.Tx(context.Background(), func(q db.Querier) error {
-			_, err := q.Exec(context.Background(), `INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, created_at, notify, notify_xid)
+		done <- d.Tx(dbtest.Operator(), func(q db.Querier) error {
+			_, err := q.Exec(dbtest.Operator(), `INSERT INTO questions (org_id, id, asker_id, recipient_id, body, status, created_at, notify, notify_xid)
 				VALUES ('acme', $1, 'a', 'b', 'held', 'pending', $2, TRUE, pg_current_xact_id())`, id, d.Now())
 			stored <- err
 			<-release

@@ -2,7 +2,6 @@ package notify_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/ecdh"
@@ -212,7 +211,7 @@ func (p *pushService) got() ([]map[string]any, []error) {
 func TestWebPushArrivesEncryptedAndSigned(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := newService(t, d, nil)
 		if again := newService(t, d, nil); again.VAPIDPublicKey() != s.VAPIDPublicKey() || s.VAPIDPublicKey() == "" {
 			t.Fatalf("the VAPID key is %q on one start and %q on the next", s.VAPIDPublicKey(), again.VAPIDPublicKey())
@@ -255,7 +254,7 @@ func TestWebPushArrivesEncryptedAndSigned(t *testing.T) {
 func TestPushSubscriptionsRefuseBadInput(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := newService(t, d, nil, func(c *notify.Config) { c.AllowHTTP = false })
 		b := newBrowser(t)
 		good := b.subscription("https://push.example.net/send/abc")
@@ -292,7 +291,7 @@ func TestPushSubscriptionsRefuseBadInput(t *testing.T) {
 func TestPushLimitHoldsUnderConcurrency(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := newService(t, d, nil)
 		b := newBrowser(t)
 		var wg sync.WaitGroup

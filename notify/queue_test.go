@@ -1,7 +1,6 @@
 package notify_test
 
 import (
-	"context"
 	"encoding/base64"
 	"fmt"
 	"net/http"
@@ -26,7 +25,7 @@ func TestReplicasDeliverEachEventOnce(t *testing.T) {
 	for _, e := range dbtest.Engines {
 		t.Run(string(e), func(t *testing.T) {
 			cfg := dbtest.Config(t, e)
-			ctx := context.Background()
+			ctx := dbtest.Operator()
 			var replicas []*notify.Service
 			var first *db.DB
 			for i := range 4 {
@@ -99,7 +98,7 @@ func TestLeaseRunsOutAndAnotherSends(t *testing.T) {
 		srv.WaitFor(t, 1)
 		// A second event, whose delivery a dead replica holds.
 		queue(t, d, s, question("q_2"))
-		if err := s.Expand(context.Background()); err != nil {
+		if err := s.Expand(dbtest.Operator()); err != nil {
 			t.Fatal(err)
 		}
 		lease := d.Now().Add(time.Minute)
@@ -148,7 +147,7 @@ func TestUnsubscribeTurnsOffOnlyThatKind(t *testing.T) {
 		if rec.Code != http.StatusOK {
 			t.Fatalf("GET answered %d", rec.Code)
 		}
-		set, err := s.Settings(context.Background(), ctalk.Caller{OrgID: "acme", UserID: "b"})
+		set, err := s.Settings(dbtest.Operator(), ctalk.Caller{OrgID: "acme", UserID: "b"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +157,7 @@ func TestUnsubscribeTurnsOffOnlyThatKind(t *testing.T) {
 		if c := post(path); c != http.StatusOK {
 			t.Fatalf("the one-click POST answered %d", c)
 		}
-		set, _ = s.Settings(context.Background(), ctalk.Caller{OrgID: "acme", UserID: "b"})
+		set, _ = s.Settings(dbtest.Operator(), ctalk.Caller{OrgID: "acme", UserID: "b"})
 		if got := set.Channels[notify.KindQuestion]; len(got) != 2 || got[0] != notify.ChannelWebhook || got[1] != notify.ChannelPush {
 			t.Fatalf("question channels after unsubscribe = %v, want webhook and push", got)
 		}
@@ -206,7 +205,7 @@ func TestUnsubscribeLinkIsSealedAndBounded(t *testing.T) {
 		}
 		unchanged := func(when string) {
 			t.Helper()
-			set, err := s.Settings(context.Background(), bo)
+			set, err := s.Settings(dbtest.Operator(), bo)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -232,7 +231,7 @@ func TestUnsubscribeLinkIsSealedAndBounded(t *testing.T) {
 		if code, body := post(path); code != http.StatusOK {
 			t.Fatalf("a link a day short of a year answered %d: %s", code, body)
 		}
-		set, _ := s.Settings(context.Background(), bo)
+		set, _ := s.Settings(dbtest.Operator(), bo)
 		if got := set.Channels[notify.KindQuestion]; len(got) != 2 {
 			t.Errorf("question channels after unsubscribing = %v, want webhook and push", got)
 		}
@@ -247,7 +246,7 @@ func TestQuietHoursHoldUntilTheyEnd(t *testing.T) {
 		seed(t, d)
 		srv := mailtest.Start(t)
 		s := newService(t, d, srv)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		loc, _ := time.LoadLocation("Asia/Tokyo")
 		now := d.Now().In(loc)
 		start, end := now.Add(-time.Hour).Format("15:04"), now.Add(time.Hour).Format("15:04")
@@ -281,7 +280,7 @@ func TestReminderAndAskersNote(t *testing.T) {
 		workingClock(d, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 		srv := mailtest.Start(t)
 		s := newService(t, d, srv)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		if _, err := s.SaveOrgSettings(ctx, "acme", notify.OrgSettings{TextMode: notify.TextNone, ReminderMinutes: 60}); err != nil {
 			t.Fatal(err)
 		}
@@ -330,7 +329,7 @@ func TestProductionRefusesLoopbackWebhooks(t *testing.T) {
 		cfg := notify.DefaultConfig()
 		cfg.PublicURL = "https://ctalk.test"
 		s := notify.NewService(d, cfg, directory)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		if err := s.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -480,7 +479,7 @@ func TestInsertsKeepTheirArgumentsFew(t *testing.T) {
 			}
 		})
 		t.Cleanup(func() { d.OnStatement(nil) })
-		if err := s.Expand(context.Background()); err != nil {
+		if err := s.Expand(dbtest.Operator()); err != nil {
 			t.Fatal(err)
 		}
 		d.OnStatement(nil)
@@ -511,7 +510,7 @@ func TestOrgWebhookCarriesNoWords(t *testing.T) {
 		seed(t, d)
 		s := newService(t, d, nil)
 		r := newReceiver(t)
-		_, secret, err := s.AddWebhook(context.Background(), "acme", "", "a", r.URL, notify.FormatJSON)
+		_, secret, err := s.AddWebhook(dbtest.Operator(), "acme", "", "a", r.URL, notify.FormatJSON)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -536,7 +535,7 @@ func TestPruneKeepsWhatIsPending(t *testing.T) {
 		seed(t, d)
 		srv := mailtest.Start(t)
 		s := newService(t, d, srv)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		if _, err := s.SaveOrgSettings(ctx, "acme", notify.OrgSettings{TextMode: notify.TextFirstLine}); err != nil {
 			t.Fatal(err)
 		}
@@ -575,7 +574,7 @@ func TestPruneKeepsAPendingReminder(t *testing.T) {
 		seed(t, d)
 		srv := mailtest.Start(t)
 		s := newService(t, d, srv)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		queue(t, d, s, question("q_1"))
 		drain(t, s)
 		srv.WaitFor(t, 1)
@@ -610,7 +609,7 @@ func workingClock(d *db.DB, base time.Time) {
 func TestClaimTakesItsBatch(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := newService(t, d, nil, func(c *notify.Config) { c.Batch, c.Workers = 4, 4 })
 		r := hookedReceiver(t, s)
 		var evs []notify.Event
@@ -645,7 +644,7 @@ func TestAnyDueReadsTheQueuesIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var plan []string
-	err := d.Each(context.Background(), `EXPLAIN `+notify.AnyDueSQL, []any{d.Now()}, func(r *db.Rows) error {
+	err := d.Each(dbtest.Operator(), `EXPLAIN `+notify.AnyDueSQL, []any{d.Now()}, func(r *db.Rows) error {
 		var line string
 		err := r.Scan(&line)
 		plan = append(plan, line)

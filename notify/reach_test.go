@@ -1,7 +1,6 @@
 package notify_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -18,11 +17,11 @@ func reminderDue(t *testing.T, d *db.DB, s *notify.Service, id string, at time.T
 	t.Helper()
 	d.Now = func() time.Time { return at }
 	queue(t, d, s, question(id))
-	if err := s.Expand(context.Background()); err != nil {
+	if err := s.Expand(dbtest.Operator()); err != nil {
 		t.Fatal(err)
 	}
 	var due time.Time
-	if err := d.QueryRow(context.Background(), `SELECT remind_at FROM notify_events WHERE kind = 'question' AND subject = $1`, id).Scan(&due); err != nil {
+	if err := d.QueryRow(dbtest.Operator(), `SELECT remind_at FROM notify_events WHERE kind = 'question' AND subject = $1`, id).Scan(&due); err != nil {
 		t.Fatalf("no reminder for %s: %v", id, err)
 	}
 	return due.UTC()
@@ -36,7 +35,7 @@ func reminderDue(t *testing.T, d *db.DB, s *notify.Service, id string, at time.T
 func TestRemindersCountWorkingHours(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		real := d.Now
 		t.Cleanup(func() { d.Now = real })
 		srv := mailtest.Start(t)
@@ -93,7 +92,7 @@ func TestRemindersCountWorkingHours(t *testing.T) {
 func TestNoEventForNobody(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		events := func() int { return count(t, d, `SELECT COUNT(*) FROM notify_events`) }
 		noMail := newService(t, d, nil, func(c *notify.Config) { c.Workers = 1 })
 		draft := question("q_1")

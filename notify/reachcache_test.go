@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/notify"
@@ -21,7 +22,7 @@ import (
 // webhook's deletion makes them queue nothing, each once the change's
 // announcement arrives, long before the cache would expire.
 func TestReachChangesReachEveryReplica(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(dbtest.Operator())
 	t.Cleanup(cancel)
 	dbs, replicas := twoReplicas(t, func(c *notify.Config) { c.Poll, c.ReachTTL = longPoll, longPoll })
 	asker, changer := replicas[0], replicas[1]

@@ -23,7 +23,7 @@ const longPoll = 10 * time.Minute
 func hookedReceiver(t *testing.T, s *notify.Service) *receiver {
 	t.Helper()
 	r := newReceiver(t)
-	_, secret, err := s.AddWebhook(context.Background(), "acme", "b", "b", r.URL, notify.FormatJSON)
+	_, secret, err := s.AddWebhook(dbtest.Operator(), "acme", "b", "b", r.URL, notify.FormatJSON)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func twoReplicasOn(t *testing.T, e db.Engine, adjust func(*notify.Config)) ([2]*
 	var dbs [2]*db.DB
 	var replicas [2]*notify.Service
 	for i := range replicas {
-		d, err := db.Open(context.Background(), cfg)
+		d, err := db.Open(dbtest.Operator(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +65,7 @@ func twoReplicasOn(t *testing.T, e db.Engine, adjust func(*notify.Config)) ([2]*
 // the second replica delivers them all long before its poll, woken by one
 // notification for the transaction.
 func TestOtherReplicaWakesForQueuedEvents(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(dbtest.Operator())
 	t.Cleanup(cancel)
 	dbs, replicas := twoReplicas(t, func(c *notify.Config) { c.Poll = longPoll })
 	queuer, worker := replicas[0], replicas[1]
@@ -98,7 +98,7 @@ func TestOtherReplicaWakesForQueuedEvents(t *testing.T) {
 func TestQueueingWakesItsOwnWorker(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(dbtest.Operator())
 		t.Cleanup(cancel)
 		s := newService(t, d, nil, func(c *notify.Config) { c.Poll = longPoll })
 		r := hookedReceiver(t, s)

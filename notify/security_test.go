@@ -1,7 +1,6 @@
 package notify_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -21,7 +20,7 @@ func TestSecurityNoticeReachesEveryWebhookAndBrowser(t *testing.T) {
 		seed(t, d)
 		srv := mailtest.Start(t)
 		s := newService(t, d, srv)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		r := everyChannel(t, s, "b")
 		none := notify.Settings{Paused: true, Channels: map[notify.Kind][]string{}}
 		for _, k := range notify.Kinds {

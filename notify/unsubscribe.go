@@ -145,6 +145,8 @@ func (s *Service) Unsubscribe(ctx context.Context, token string) (Kind, error) {
 	if err != nil {
 		return "", err
 	}
+	// Nobody signs in: the sealed link names the org it acts in.
+	ctx = ctalk.WithOrg(ctx, orgID)
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		set, err := settingsOf(ctx, tx, orgID, userID)
 		if err != nil {

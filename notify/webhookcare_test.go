@@ -1,7 +1,6 @@
 package notify_test
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -18,7 +17,7 @@ func TestWebhookTestEvent(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(t, d, nil)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		r := hookedReceiver(t, s)
 		hooks, _ := s.Webhooks(ctx, "acme", "b")
 		id := hooks[0].ID
@@ -50,7 +49,7 @@ func TestRedeliverSendsALoggedDeliveryAgain(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(t, d, nil)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		r := hookedReceiver(t, s)
 		r.status = http.StatusBadRequest // a permanent failure
 		queue(t, d, s, question("q_1"))
@@ -96,7 +95,7 @@ func TestRotateWebhookSecret(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		seed(t, d)
 		s := newService(t, d, nil)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		r := hookedReceiver(t, s)
 		hooks, _ := s.Webhooks(ctx, "acme", "b")
 		if _, _, err := s.RotateWebhookSecret(ctx, "acme", "a", hooks[0].ID); ctalk.ErrorCode(err) != ctalk.ENotFound {

@@ -1,7 +1,6 @@
 package oauth_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -18,7 +17,7 @@ import (
 // revokes only their own, and another's id is not found.
 func TestGrants(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		cfg := auth.DefaultConfig()
 		cfg.BcryptCost = 4
 		a, err := auth.NewService(d, cfg)

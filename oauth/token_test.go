@@ -1,7 +1,6 @@
 package oauth_test
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
@@ -33,7 +32,7 @@ type server struct {
 
 func newServer(t *testing.T, d *db.DB) *server {
 	t.Helper()
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	srv := &server{site: oauth.SiteOf("https://ctalk.example")}
 	real := d.Now
 	d.Now = func() time.Time {
@@ -88,7 +87,7 @@ func (srv *server) authorize(t *testing.T, params map[string]string) (*oauth.Aut
 			q.Set(k, v)
 		}
 	}
-	return srv.svc.ParseAuthorize(context.Background(), q, srv.site)
+	return srv.svc.ParseAuthorize(dbtest.Operator(), q, srv.site)
 }
 
 // code returns a code that alice's consent issued for verifier's challenge.
@@ -98,7 +97,7 @@ func (srv *server) code(t *testing.T, verifier string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loc, err := srv.svc.Approve(context.Background(), r, &auth.Session{OrgID: "acme", UserID: "alice"}, srv.site.Issuer)
+	loc, err := srv.svc.Approve(dbtest.Operator(), r, &auth.Session{OrgID: "acme", UserID: "alice"}, srv.site.Issuer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +115,7 @@ func (srv *server) exchange(code, verifier string) (*oauth.TokenResponse, error)
 	if verifier != "" {
 		form.Set("code_verifier", verifier)
 	}
-	return srv.svc.Token(context.Background(), form, srv.site)
+	return srv.svc.Token(dbtest.Operator(), form, srv.site)
 }
 
 // connect signs alice in and returns her first tokens.
@@ -131,7 +130,7 @@ func (srv *server) connect(t *testing.T) *oauth.TokenResponse {
 }
 
 func (srv *server) refresh(rt string) (*oauth.TokenResponse, error) {
-	return srv.svc.Token(context.Background(), url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}}, srv.site)
+	return srv.svc.Token(dbtest.Operator(), url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}}, srv.site)
 }
 
 // wantOAuthError checks that err is the OAuth error code whose description
@@ -203,7 +202,7 @@ func TestPKCE(t *testing.T) {
 func TestRefreshReuse(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		srv := newServer(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		// ended checks that no token of the grant works any more.
 		ended := func(t *testing.T, toks ...*oauth.TokenResponse) {
 			t.Helper()

@@ -1,7 +1,6 @@
 package orgs_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -18,7 +17,7 @@ func TestAway(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		bob := ctalk.Caller{OrgID: "a", UserID: "bob"}
 		until := d.Now().Add(72 * time.Hour).Truncate(time.Second)
 		_, err := f.orgs.SetAway(ctx, bob, orgs.Away{Until: d.Now().Add(-time.Hour)})

@@ -25,7 +25,7 @@ func member(t *testing.T, o *orgs.Service, orgID, userID string) (*orgs.User, *o
 	var org *orgs.Org
 	for range 2 {
 		var err error
-		if u, org, err = o.Member(context.Background(), orgID, userID); err != nil {
+		if u, org, err = o.Member(dbtest.Operator(), orgID, userID); err != nil {
 			t.Fatalf("member %s/%s: %v", orgID, userID, err)
 		}
 	}
@@ -42,7 +42,7 @@ func TestMemberChangesIgnoreTheCache(t *testing.T) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
 		orgs.SetMemberCacheTTL(f.orgs, time.Hour)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		member(t, f.orgs, "a", "bob")
 
 		for _, c := range []struct {
@@ -108,7 +108,7 @@ func TestMemberCopiesAreTheCallers(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		if _, err := f.orgs.AddUser(ctx, "a", orgs.NewUser{ID: "erin", Name: "Erin", Password: userPW, Ownership: []string{"billing"}}); err != nil {
 			t.Fatal(err)
 		}
@@ -140,14 +140,14 @@ func TestMemberReadDuringChangeIsNotCached(t *testing.T) {
 		})
 		done := make(chan error)
 		go func() {
-			u, _, err := f.orgs.Member(context.Background(), "a", "bob")
+			u, _, err := f.orgs.Member(dbtest.Operator(), "a", "bob")
 			if err == nil && u.Notes != "notes of bob" {
 				err = fmt.Errorf("notes %q; want the old ones, read before the change", u.Notes)
 			}
 			done <- err
 		}()
 		<-read
-		if _, err := f.orgs.SetNotes(context.Background(), ctalk.Caller{OrgID: "a", UserID: "bob"}, "changed during the read"); err != nil {
+		if _, err := f.orgs.SetNotes(dbtest.Operator(), ctalk.Caller{OrgID: "a", UserID: "bob"}, "changed during the read"); err != nil {
 			t.Fatal(err)
 		}
 		close(resume)
@@ -169,7 +169,7 @@ func TestConcurrentMemberReadsDuringChanges(t *testing.T) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
 		orgs.SetMemberCacheTTL(f.orgs, time.Hour)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		// done is the number of changes that returned; a read that began
 		// after n returned must show notes n or later.
 		var (
@@ -219,7 +219,7 @@ func memberReplicas(t *testing.T, e db.Engine) (o1, o2 *orgs.Service) {
 	cfg := dbtest.Config(t, e)
 	var services [2]*orgs.Service
 	for i := range services {
-		d, err := db.Open(context.Background(), cfg)
+		d, err := db.Open(dbtest.Operator(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,8 +237,8 @@ func memberReplicas(t *testing.T, e db.Engine) (o1, o2 *orgs.Service) {
 // generous deadline.
 func waitMember(t *testing.T, o *orgs.Service, what string, ok func(*orgs.User, *orgs.Org) bool) {
 	t.Helper()
-	err := testkit.Poll(context.Background(), 15*time.Second, 10*time.Millisecond, func() (bool, error) {
-		u, org, err := o.Member(context.Background(), "a", "bob")
+	err := testkit.Poll(dbtest.Operator(), 15*time.Second, 10*time.Millisecond, func() (bool, error) {
+		u, org, err := o.Member(dbtest.Operator(), "a", "bob")
 		if err != nil {
 			return false, err
 		}
@@ -257,7 +257,7 @@ func TestMemberChangesReachOtherReplicas(t *testing.T) {
 	t.Parallel()
 	o1, o2 := memberReplicas(t, db.Postgres)
 	orgs.SetMemberCacheTTL(o2, time.Hour)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(dbtest.Operator())
 	defer cancel()
 	go o2.Listen(ctx, slog.Default())
 	if err := testkit.Poll(ctx, 15*time.Second, 10*time.Millisecond, func() (bool, error) { return orgs.MemberListening(o2), nil }); err != nil {
@@ -298,7 +298,7 @@ func TestLostMemberNoticeIsBounded(t *testing.T) {
 		t.Run(string(e), func(t *testing.T) {
 			o1, o2 := memberReplicas(t, e)
 			member(t, o2, "a", "bob")
-			if _, err := o1.SetNotes(context.Background(), ctalk.Caller{OrgID: "a", UserID: "bob"}, "unannounced"); err != nil {
+			if _, err := o1.SetNotes(dbtest.Operator(), ctalk.Caller{OrgID: "a", UserID: "bob"}, "unannounced"); err != nil {
 				t.Fatal(err)
 			}
 			waitMember(t, o2, "set_my_notes", func(u *orgs.User, _ *orgs.Org) bool { return u.Notes == "unannounced" })
@@ -315,7 +315,7 @@ func TestOnChangeHearsEveryChange(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		var mu sync.Mutex
 		var got []string
 		f.orgs.OnChange(func(orgID, userID string) {

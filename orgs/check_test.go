@@ -1,7 +1,6 @@
 package orgs_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -47,7 +46,7 @@ func TestCheckNamesEveryBadField(t *testing.T) {
 
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		_, err := f.orgs.Register(ctx, org)
 		if want := org.Check()[0].Err; err == nil || err.Error() != want.Error() {
 			t.Errorf("Register: %v, want the first mistake %v", err, want)

@@ -1,7 +1,6 @@
 package orgs_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -20,7 +19,7 @@ func TestEmailIsOnePerMemberWithoutCase(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		u, err := f.orgs.SetEmail(ctx, "a", "bob", " Bob@Example.COM ")
 		if err != nil || u.Email != "bob@example.com" {
 			t.Fatalf("SetEmail: %+v, %v", u, err)
@@ -64,7 +63,7 @@ func TestInviteConflicts(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		if _, err := f.orgs.SetEmail(ctx, "a", "bob", "bob@example.com"); err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +104,7 @@ func TestInviteAcceptedOnce(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		_, raw, err := f.orgs.Invite(ctx, ctalk.Caller{OrgID: "a", UserID: "alice"}, orgs.NewInvite{Email: "dan@example.com", UserID: "dan", Name: "Dan"})
 		if err != nil {
 			t.Fatal(err)

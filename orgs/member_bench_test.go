@@ -1,7 +1,6 @@
 package orgs_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/ctalk/ctalk/db/dbtest"
@@ -19,7 +18,7 @@ func BenchmarkMember(b *testing.B) {
 		b.Run(string(e), func(b *testing.B) {
 			f := newFixture(b, dbtest.Open(b, e))
 			f.twoOrgs(b)
-			ctx := context.Background()
+			ctx := dbtest.Operator()
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, _, err := f.orgs.Member(ctx, "a", "bob"); err != nil {

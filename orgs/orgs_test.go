@@ -1,7 +1,6 @@
 package orgs_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -38,7 +37,7 @@ func newFixture(t testing.TB, d *db.DB) *fixture {
 // in a and "dave" in b.
 func (f *fixture) twoOrgs(t testing.TB) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	for _, o := range []struct{ id, member string }{{"a", "bob"}, {"b", "dave"}} {
 		if _, err := f.orgs.Register(ctx, orgs.NewOrg{ID: o.id, Name: "Org " + o.id, AdminPassword: adminPW}); err != nil {
 			t.Fatal(err)
@@ -56,7 +55,7 @@ func (f *fixture) twoOrgs(t testing.TB) {
 
 func (f *fixture) session(t *testing.T, orgID, userID string) *auth.Session {
 	t.Helper()
-	_, sess, err := f.auth.Login(context.Background(), orgID, userID, userPW, "")
+	_, sess, err := f.auth.Login(dbtest.Operator(), orgID, userID, userPW, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +78,7 @@ func TestRegister(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		org, err := f.orgs.Register(ctx, orgs.NewOrg{ID: "  Acme_Corp-1 ", Name: "  Acme  ", AdminPassword: strings.Repeat("a", 12)})
 		if err != nil {
 			t.Fatal(err)
@@ -88,7 +87,7 @@ func TestRegister(t *testing.T) {
 			t.Errorf("org = %+v", org)
 		}
 		var hash string
-		if err := d.QueryRow(context.Background(), `SELECT admin_password_hash FROM orgs WHERE id = $1`, "acme_corp-1").Scan(&hash); err != nil {
+		if err := d.QueryRow(dbtest.Operator(), `SELECT admin_password_hash FROM orgs WHERE id = $1`, "acme_corp-1").Scan(&hash); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.HasPrefix(hash, "$2") {
@@ -125,7 +124,7 @@ func TestRegister(t *testing.T) {
 			t.Errorf("64-character id refused: %v", err)
 		}
 		var n int
-		d.QueryRow(context.Background(), `SELECT COUNT(*) FROM orgs`).Scan(&n)
+		d.QueryRow(dbtest.Operator(), `SELECT COUNT(*) FROM orgs`).Scan(&n)
 		if n != 2 {
 			t.Errorf("%d orgs stored, want 2", n)
 		}
@@ -137,7 +136,7 @@ func TestAddUser(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		u, err := f.orgs.AddUser(ctx, "a", orgs.NewUser{ID: " Umar ", Name: " Umar ", Password: strings.Repeat("p", 8), Ownership: []string{" alpha ", "", "beta"}, Notes: " backend "})
 		if err != nil {
 			t.Fatal(err)
@@ -146,7 +145,7 @@ func TestAddUser(t *testing.T) {
 			t.Errorf("user = %+v", u)
 		}
 		var hash string
-		if err := d.QueryRow(context.Background(), `SELECT password_hash FROM users WHERE org_id = 'a' AND id = 'umar'`).Scan(&hash); err != nil {
+		if err := d.QueryRow(dbtest.Operator(), `SELECT password_hash FROM users WHERE org_id = 'a' AND id = 'umar'`).Scan(&hash); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.HasPrefix(hash, "$2") || strings.Contains(hash, strings.Repeat("p", 8)) {
@@ -209,7 +208,7 @@ func TestAuthorizeAdmin(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		adminA, memberA := f.session(t, "a", "alice"), f.session(t, "a", "bob")
 
 		for _, tc := range []struct {
@@ -256,7 +255,7 @@ func TestUsersAreScopedToTheirOrg(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 
 		users, err := f.orgs.Users(ctx, "a")
 		if err != nil {
@@ -309,7 +308,7 @@ func TestNotes(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		u, err := f.orgs.SetNotes(ctx, ctalk.Caller{OrgID: "a", UserID: "bob"}, "  I own the retry logic  ")
 		if err != nil || u.Notes != "I own the retry logic" {
 			t.Fatalf("SetNotes = %+v, %v", u, err)

@@ -1,7 +1,6 @@
 package orgs_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -16,7 +15,7 @@ func TestOwnershipJunk(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		add := func(own []string) (*orgs.User, error) {
 			return f.orgs.AddUser(ctx, "a", orgs.NewUser{ID: "umar", Name: "Umar", Password: userPW, Ownership: own})
 		}

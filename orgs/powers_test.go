@@ -1,7 +1,6 @@
 package orgs_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -66,7 +65,7 @@ func TestSettingsAgainstTheOrg(t *testing.T) {
 // asked for no passkey does not land once it asks for one.
 func TestWeakeningUnlessPasskeysAsked(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		f := newFixture(t, d)
 		f.twoOrgs(t)
 		if _, err := f.orgs.SetSettings(ctx, "a", orgs.Settings{ApprovalMode: orgs.ApprovalHuman, UnlessPasskeysAsked: true}); err != nil {
@@ -91,7 +90,7 @@ func ptr[T any](v T) *T { return &v }
 // and a refusal of anything else that changes nothing.
 func TestAgentPasswordLoginSetting(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		f := newFixture(t, d)
 		f.twoOrgs(t)
 		if o, err := f.orgs.Org(ctx, "a"); err != nil || o.AgentPasswordLogin != orgs.AgentLoginAllowed {
@@ -119,7 +118,7 @@ func TestAgentPasswordLoginSetting(t *testing.T) {
 // before, and an admin only to an org that has none.
 func TestAddUserAsAgentOnlyFirstAdmin(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		f := newFixture(t, d)
 		if _, err := f.orgs.Register(ctx, orgs.NewOrg{ID: "new", Name: "New", AdminPassword: adminPW}); err != nil {
 			t.Fatal(err)
@@ -148,7 +147,7 @@ func TestAddUserAsAgentOnlyFirstAdmin(t *testing.T) {
 func TestFirstAdminsConcurrently(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		for i := range 20 {
 			org := fmt.Sprintf("org%d", i)
 			if _, err := f.orgs.Register(ctx, orgs.NewOrg{ID: org, Name: org, AdminPassword: adminPW}); err != nil {

@@ -31,7 +31,7 @@ func TestPresenceWritesQueuedTogetherShareATransaction(t *testing.T) {
 		p.Seen(ctalk.Caller{OrgID: "a", UserID: "alice"})
 		p.Waiting(ctalk.Caller{OrgID: "a", UserID: "bob"})
 		p.Seen(ctalk.Caller{OrgID: "a", UserID: "bob"})
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(dbtest.Operator())
 		defer cancel()
 		go p.Run(ctx)
 		written := func(ctx context.Context) error {
@@ -58,7 +58,7 @@ func TestPresenceWritesQueuedTogetherShareATransaction(t *testing.T) {
 
 		// A failing write among them: the others are still made.
 		cancel()
-		ctx, cancel = context.WithCancel(context.Background())
+		ctx, cancel = context.WithCancel(dbtest.Operator())
 		defer cancel()
 		if err := d.Write(ctx, func(q db.Querier) error {
 			if _, err := q.Exec(ctx, `UPDATE users SET last_seen_at = NULL WHERE org_id = 'a'`); err != nil {
@@ -91,7 +91,7 @@ func TestPresenceBatchesOfTwoReplicasDoNotDeadlock(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(dbtest.Operator())
 		defer cancel()
 		const users = 60
 		var ids []string

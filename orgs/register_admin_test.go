@@ -1,7 +1,6 @@
 package orgs_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/ctalk/ctalk"
@@ -16,7 +15,7 @@ import (
 func TestRegisterWithAdmin(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		f := newFixture(t, d)
 		org := orgs.NewOrg{ID: "acme", Name: "Acme", AdminPassword: adminPW}
 		admin := orgs.NewUser{ID: "alice", Name: "Alice", Password: userPW, Role: orgs.RoleMember}
@@ -39,15 +38,8 @@ func TestRegisterWithAdmin(t *testing.T) {
 				`CREATE TRIGGER refuse_user BEFORE INSERT ON users FOR EACH ROW EXECUTE FUNCTION refuse_user()`,
 			}
 		}
-		if err := d.Write(ctx, func(q db.Querier) error {
-			for _, stmt := range trigger {
-				if _, err := q.Exec(ctx, stmt); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
+		for _, stmt := range trigger {
+			dbtest.ExecAsOwner(t, d, stmt)
 		}
 		admin.ID = "boom"
 		if _, _, err := f.orgs.RegisterWithAdmin(ctx, orgs.NewOrg{ID: "globex", Name: "Globex", AdminPassword: adminPW}, admin); err == nil {

@@ -1,7 +1,6 @@
 package orgs_test
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -19,7 +18,7 @@ func TestRemoveUser(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		in := inbox.NewService(d, inbox.DefaultConfig(), wait.NewBroker())
 		bobToken, _, err := f.auth.Login(ctx, "a", "bob", userPW, "")
 		if err != nil {
@@ -84,7 +83,7 @@ func TestRemoveLastAdmin(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		_, err := f.orgs.RemoveUser(ctx, "a", "alice")
 		wantCode(t, err, ctalk.EConflict, "last admin")
 		if _, err := f.orgs.AddUser(ctx, "a", orgs.NewUser{ID: "ann", Name: "Ann", Password: userPW, Role: orgs.RoleAdmin}); err != nil {
@@ -108,7 +107,7 @@ func TestRemoveLastTwoAdminsConcurrently(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		for i := range 20 {
 			org := fmt.Sprintf("org%d", i)
 			if _, err := f.orgs.Register(ctx, orgs.NewOrg{ID: org, Name: org, AdminPassword: adminPW}); err != nil {

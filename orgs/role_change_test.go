@@ -1,7 +1,6 @@
 package orgs_test
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -17,7 +16,7 @@ func TestSetRole(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
 		f.twoOrgs(t)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		_, err := f.orgs.SetRole(ctx, "a", "alice", orgs.RoleMember)
 		wantCode(t, err, ctalk.EConflict, "last admin")
 		_, err = f.orgs.SetRole(ctx, "a", "bob", "owner")
@@ -59,7 +58,7 @@ func TestDemoteLastTwoAdminsConcurrently(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		for i := range 30 {
 			org := fmt.Sprintf("org%d", i)
 			if _, err := f.orgs.Register(ctx, orgs.NewOrg{ID: org, Name: org, AdminPassword: adminPW}); err != nil {

@@ -1,7 +1,6 @@
 package orgs_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -17,7 +16,7 @@ import (
 func TestSetApprovalMode(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		f := newFixture(t, d)
 		f.twoOrgs(t)
 		if o, err := f.orgs.Org(ctx, "a"); err != nil || o.ApprovalMode != "agent" {
@@ -54,7 +53,7 @@ func TestSetApprovalMode(t *testing.T) {
 func TestSettingsSavedAtTheDatabaseClock(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		f := newFixture(t, d)
 		f.twoOrgs(t)
 		then := time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)

@@ -1,12 +1,13 @@
 package scim_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/ctalk/ctalk/db/dbtest"
 )
 
 // TestIfMatchRacingWrites: writes sent at once with the same If-Match, the
@@ -55,7 +56,7 @@ func TestIfMatchRacingWrites(t *testing.T) {
 				fmt.Sprintf(`{"Operations":[{"op":"replace","path":"displayName","value":"Jane %d"}]}`, i), ifMatch(`W/"1"`))
 			return code, m
 		})
-		u, err := e.srv.Orgs.User(context.Background(), "acme", "jane")
+		u, err := e.srv.Orgs.User(dbtest.Operator(), "acme", "jane")
 		if err != nil || u.Name != fmt.Sprintf("Jane %d", w) {
 			t.Errorf("after racing PATCHes: %+v %v, want the winner's name Jane %d", u, err, w)
 		}

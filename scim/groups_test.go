@@ -1,7 +1,6 @@
 package scim_test
 
 import (
-	"context"
 	"database/sql"
 	"fmt"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/api/apitest"
 	"github.com/ctalk/ctalk/channels"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 )
 
@@ -45,7 +45,7 @@ func memberIDs(m map[string]any) []string {
 // holds them, sorted, and whether the channel is private and archived.
 func (e *env) channelMembers(name string) (members []string, private, archived bool) {
 	e.t.Helper()
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	var at sql.NullTime
 	if err := e.srv.DB.QueryRow(ctx, `SELECT private, archived_at FROM channels WHERE org_id = 'acme' AND name = $1`, name).Scan(&private, &at); err != nil {
 		e.t.Fatalf("channel #%s: %v", name, err)
@@ -259,7 +259,7 @@ func TestGroupRefusals(t *testing.T) {
 			t.Errorf("another org lists %v", m)
 		}
 		// A channel that is no group is not SCIM's.
-		if _, err := e.srv.Channels.Create(context.Background(), ctalk.Caller{OrgID: "acme", UserID: "bob"}, channels.NewChannel{Name: "general"}); err != nil {
+		if _, err := e.srv.Channels.Create(dbtest.Operator(), ctalk.Caller{OrgID: "acme", UserID: "bob"}, channels.NewChannel{Name: "general"}); err != nil {
 			t.Fatal(err)
 		}
 		code, m := e.do("PATCH", "/Groups/general", `{"Operations":[{"op":"add","path":"members","value":[{"value":"carol"}]}]}`)
@@ -283,7 +283,7 @@ func TestGroupRefusals(t *testing.T) {
 		}
 		// The channel is the identity provider's: a member may not archive
 		// it, and is told who keeps it.
-		if _, err := e.srv.Channels.Archive(context.Background(), ctalk.Caller{OrgID: "acme", UserID: jane}, "ops"); ctalk.ErrorCode(err) != ctalk.EForbidden ||
+		if _, err := e.srv.Channels.Archive(dbtest.Operator(), ctalk.Caller{OrgID: "acme", UserID: jane}, "ops"); ctalk.ErrorCode(err) != ctalk.EForbidden ||
 			!strings.Contains(ctalk.ErrorMessage(err), "kept by the identity provider") {
 			t.Errorf("a member archiving the group's channel: %v", err)
 		}
@@ -362,7 +362,7 @@ func TestETags(t *testing.T) {
 		refusal(t, "a PATCH of stale versions", code, m, 412, "", "changed since it was read")
 		code, m, _ = callWith(t, e.srv.URL, e.token, "DELETE", "/Users/jane", "", ifMatch(`W/"1"`))
 		refusal(t, "a DELETE of a stale version", code, m, 412, "", "read it again")
-		if u, err := e.srv.Orgs.User(context.Background(), "acme", "jane"); err != nil || u.Name != "Jane Two" {
+		if u, err := e.srv.Orgs.User(dbtest.Operator(), "acme", "jane"); err != nil || u.Name != "Jane Two" {
 			t.Errorf("a refused write changed the member: %+v %v", u, err)
 		}
 		_, m, resp = callWith(t, e.srv.URL, e.token, "PATCH", "/Users/jane", `{"Operations":[{"op":"replace","path":"displayName","value":"Jane Three"}]}`, ifMatch(`"2"`))

@@ -51,7 +51,7 @@ func start(t *testing.T, engine db.Engine) *env {
 // newToken makes a SCIM token of org as its admin would.
 func (e *env) newToken(org, admin string) string {
 	e.t.Helper()
-	raw, _, err := e.srv.SCIM.CreateToken(context.Background(), ctalk.Caller{OrgID: org, UserID: admin, Admin: true}, "Okta", 90)
+	raw, _, err := e.srv.SCIM.CreateToken(dbtest.Operator(), ctalk.Caller{OrgID: org, UserID: admin, Admin: true}, "Okta", 90)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func call(t testing.TB, base, token, method, path, body string) (int, map[string
 // callWith is call with the headers hdr besides.
 func callWith(t testing.TB, base, token, method, path, body string, hdr http.Header) (int, map[string]any, *http.Response) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(dbtest.Operator(), 30*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, base+"/scim/v2"+path, strings.NewReader(body))
 	if err != nil {
@@ -149,7 +149,7 @@ func resources(m map[string]any) []map[string]any {
 // member reports whether userID is a current member of acme, as orgs
 // reads it.
 func (e *env) member(userID string) bool {
-	_, err := e.srv.Orgs.User(context.Background(), "acme", userID)
+	_, err := e.srv.Orgs.User(dbtest.Operator(), "acme", userID)
 	if err != nil && ctalk.ErrorCode(err) != ctalk.ENotFound {
 		e.t.Fatal(err)
 	}

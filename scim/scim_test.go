@@ -1,7 +1,6 @@
 package scim_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -76,7 +75,7 @@ func TestOktaSequence(t *testing.T) {
 		if m["displayName"] != "Jane Roe" || m["emails"].([]any)[0].(map[string]any)["value"] != "jane.roe@acme.test" {
 			t.Errorf("after the push: %v", m)
 		}
-		if u, err := e.srv.Orgs.User(context.Background(), "acme", "jane-doe"); err != nil || u.Name != "Jane Roe" || u.Email != "jane.roe@acme.test" {
+		if u, err := e.srv.Orgs.User(dbtest.Operator(), "acme", "jane-doe"); err != nil || u.Name != "Jane Roe" || u.Email != "jane.roe@acme.test" {
 			t.Errorf("the member after the push: %+v %v", u, err)
 		}
 
@@ -291,14 +290,14 @@ func TestTokensAndTenancy(t *testing.T) {
 			t.Errorf("a SCIM token at the REST mirror: %d, want 401", code)
 		}
 
-		tokens, err := e.srv.SCIM.Tokens(context.Background(), "acme")
+		tokens, err := e.srv.SCIM.Tokens(dbtest.Operator(), "acme")
 		if err != nil || len(tokens) != 1 {
 			t.Fatalf("tokens: %v %v", tokens, err)
 		}
-		if err := e.srv.SCIM.RevokeToken(context.Background(), "other", tokens[0].ID); err == nil {
+		if err := e.srv.SCIM.RevokeToken(dbtest.Operator(), "other", tokens[0].ID); err == nil {
 			t.Error("another org revoked acme's token")
 		}
-		if err := e.srv.SCIM.RevokeToken(context.Background(), "acme", tokens[0].ID); err != nil {
+		if err := e.srv.SCIM.RevokeToken(dbtest.Operator(), "acme", tokens[0].ID); err != nil {
 			t.Fatal(err)
 		}
 		code, m, _ = call(t, e.srv.URL, e.token, "GET", "/Users", "")
@@ -320,7 +319,7 @@ func TestTokensAndTenancy(t *testing.T) {
 func TestDeactivationEndsEverything(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, e *env) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		// bob's replica: another server on the same database where
 		// replicas share one (Postgres), else the same server.
 		replica := e.srv
@@ -409,7 +408,7 @@ func TestDeactivationEndsEverything(t *testing.T) {
 func TestLastAdminAndAdmins(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, e *env) {
-		if _, err := e.srv.Orgs.SetEmail(context.Background(), "acme", "alice", "alice@acme.test"); err != nil {
+		if _, err := e.srv.Orgs.SetEmail(dbtest.Operator(), "acme", "alice", "alice@acme.test"); err != nil {
 			t.Fatal(err)
 		}
 		e.ok("link alice", 201, "POST", "/Users", `{"userName":"alice@acme.test","active":true}`)
@@ -422,12 +421,12 @@ func TestLastAdminAndAdmins(t *testing.T) {
 		if !e.member("alice") {
 			t.Fatal("the last admin was removed")
 		}
-		if u, _ := e.srv.Orgs.User(context.Background(), "acme", "alice"); u.Email != "alice@acme.test" {
+		if u, _ := e.srv.Orgs.User(dbtest.Operator(), "acme", "alice"); u.Email != "alice@acme.test" {
 			t.Errorf("alice's address is %q", u.Email)
 		}
 		// SCIM makes members only, whatever it sends.
 		m = e.ok("create with roles", 201, "POST", "/Users", `{"userName":"eve@acme.test","roles":[{"value":"admin"}],"active":true}`)
-		if u, _ := e.srv.Orgs.User(context.Background(), "acme", m["id"].(string)); u.Role != "member" {
+		if u, _ := e.srv.Orgs.User(dbtest.Operator(), "acme", m["id"].(string)); u.Role != "member" {
 			t.Errorf("a SCIM user's role is %q", u.Role)
 		}
 	})
@@ -522,7 +521,7 @@ func ctalkShort(s string) string {
 // the asker's next check sees it there.
 func TestDeprovisionHandsQuestionsToTheDelegate(t *testing.T) {
 	each(t, func(t *testing.T, e *env) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		if _, err := e.srv.Orgs.SetSettings(ctx, "acme", orgs.Settings{DepartureQuestions: orgs.DepartureDelegate}); err != nil {
 			t.Fatal(err)
 		}

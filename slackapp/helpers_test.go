@@ -1,7 +1,6 @@
 package slackapp_test
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -75,7 +74,7 @@ func (e *env) connect(org, token, secret string) {
 	e.t.Helper()
 	c := caller(org, "admin")
 	c.Admin = true
-	if err := e.srv.Slack.Connect(context.Background(), c, token, secret); err != nil {
+	if err := e.srv.Slack.Connect(dbtest.Operator(), c, token, secret); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -84,7 +83,7 @@ func (e *env) connect(org, token, secret string) {
 // does.
 func (e *env) link(org, user, slackUser string) {
 	e.t.Helper()
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	before := len(e.slack.Of("chat.postMessage"))
 	if err := e.srv.Slack.StartLink(ctx, caller(org, user), slackUser); err != nil {
 		e.t.Fatal(err)
@@ -103,7 +102,7 @@ func (e *env) link(org, user, slackUser string) {
 // drafted is umar's question to john with a draft of john's agent.
 func (e *env) drafted(question, draft string) string {
 	e.t.Helper()
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	q, err := e.srv.Inbox.Ask(ctx, caller("acme", "umar"), inbox.Ask{To: "john", Text: question})
 	if err != nil {
 		e.t.Fatal(err)
@@ -117,7 +116,7 @@ func (e *env) drafted(question, draft string) string {
 // status is the status of question id.
 func (e *env) status(id string) (status, answer string) {
 	e.t.Helper()
-	r, err := e.srv.Inbox.Review(context.Background(), caller("acme", "john"), id)
+	r, err := e.srv.Inbox.Review(dbtest.Operator(), caller("acme", "john"), id)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -204,7 +203,7 @@ func (e *env) stored(id string, n int) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var got int
-		if err := e.srv.DB.QueryRow(context.Background(), `SELECT COUNT(*) FROM slack_messages WHERE message_id = $1`, id).Scan(&got); err != nil {
+		if err := e.srv.DB.QueryRow(dbtest.Operator(), `SELECT COUNT(*) FROM slack_messages WHERE message_id = $1`, id).Scan(&got); err != nil {
 			e.t.Fatal(err)
 		}
 		if got >= n {

@@ -184,7 +184,7 @@ func (s *Service) ephemeral(a *app, channel, slackUserID, text string) {
 	if channel == "" {
 		return
 	}
-	s.background(10*time.Second, func(ctx context.Context) {
+	s.background(a.OrgID, 10*time.Second, func(ctx context.Context) {
 		err := s.call(ctx, "telling the presser", func() error {
 			_, err := s.client(a.token).PostEphemeralContext(ctx, channel, slackUserID, slack.MsgOptionText(text, false))
 			return err

@@ -115,7 +115,7 @@ func fallback(c *card) string {
 // wherever it was decided: what was decided, where and when, and no more
 // buttons. It is called by usecase.Answers after every decision.
 func (s *Service) decided(_ context.Context, d usecase.Decided) {
-	s.background(s.cfg.MaxRetryAfter+10*time.Second, func(ctx context.Context) { s.settle(ctx, d) })
+	s.background(d.OrgID, s.cfg.MaxRetryAfter+10*time.Second, func(ctx context.Context) { s.settle(ctx, d) })
 }
 
 // Kinds of the DM's end that are no decision of the recipient's.

@@ -113,7 +113,7 @@ func (s *Service) memberChanged(orgID, userID string) {
 	if userID == "" {
 		return
 	}
-	s.background(10*time.Second, func(ctx context.Context) {
+	s.background(orgID, 10*time.Second, func(ctx context.Context) {
 		_, _, err := s.svc.Orgs.Member(ctx, orgID, userID)
 		if ctalk.ErrorCode(err) != ctalk.ENotFound {
 			return
@@ -125,12 +125,12 @@ func (s *Service) memberChanged(orgID, userID string) {
 }
 
 // background runs fn apart from the request that asked for it, within
-// timeout, and until Close.
-func (s *Service) background(timeout time.Duration, fn func(ctx context.Context)) {
+// timeout, and until Close, in orgID's scope (see ctalk.WithOrg).
+func (s *Service) background(orgID string, timeout time.Duration, fn func(ctx context.Context)) {
 	s.updates.Add(1)
 	go func() {
 		defer s.updates.Done()
-		ctx, cancel := context.WithTimeout(s.stop, timeout)
+		ctx, cancel := context.WithTimeout(ctalk.WithOrg(s.stop, orgID), timeout)
 		defer cancel()
 		fn(ctx)
 	}()

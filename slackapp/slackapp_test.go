@@ -131,7 +131,7 @@ func TestPasskeyFactorHolds(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		e := newEnv(t, d)
 		e.link("acme", "john", "UJOHN")
-		if _, err := e.srv.Orgs.SetSettings(context.Background(), "acme", orgs.Settings{ApprovalFactor: orgs.FactorPasskey}); err != nil {
+		if _, err := e.srv.Orgs.SetSettings(dbtest.Operator(), "acme", orgs.Settings{ApprovalFactor: orgs.FactorPasskey}); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(1100 * time.Millisecond) // the org cache's second
@@ -170,7 +170,7 @@ func TestModalsAndThreadReplies(t *testing.T) {
 		}
 		// A reply in the thread of the DM: the DM's ts is the stand-in's first after the link's.
 		var thread string
-		if err := d.QueryRow(context.Background(), `SELECT ts FROM slack_messages WHERE message_id = $1`, id).Scan(&thread); err != nil {
+		if err := d.QueryRow(dbtest.Operator(), `SELECT ts FROM slack_messages WHERE message_id = $1`, id).Scan(&thread); err != nil {
 			t.Fatal(err)
 		}
 		event := `{"type":"event_callback","team_id":"TACME","event_id":"Ev1","event":{"type":"message","channel_type":"im","channel":"DUJOHN","user":"UJOHN","text":"Four tries &amp; jitter","thread_ts":"` + thread + `","ts":"1700000001.000001"}}`
@@ -178,7 +178,7 @@ func TestModalsAndThreadReplies(t *testing.T) {
 			t.Fatalf("event: %d %s", code, out)
 		}
 		e.post(slackapp.EventsPath, event, acmeSecret, time.Now()) // Slack's retry: ignored
-		r, err := e.srv.Inbox.Review(context.Background(), caller("acme", "john"), id)
+		r, err := e.srv.Inbox.Review(dbtest.Operator(), caller("acme", "john"), id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,9 +224,9 @@ func TestDecidedElsewhereUpdatesSlack(t *testing.T) {
 			})
 			wg.Go(func() {
 				if round%2 == 0 {
-					_, _ = e.srv.Answers.Decide(context.Background(), caller("acme", "john"), usecase.Decision{Kind: usecase.Approve, MessageID: id, Version: 1})
+					_, _ = e.srv.Answers.Decide(dbtest.Operator(), caller("acme", "john"), usecase.Decision{Kind: usecase.Approve, MessageID: id, Version: 1})
 				} else {
-					_, _ = e.srv.Answers.Send(context.Background(), caller("acme", "john"), id, "A.", nil)
+					_, _ = e.srv.Answers.Send(dbtest.Operator(), caller("acme", "john"), id, "A.", nil)
 				}
 			})
 			wg.Wait()
@@ -239,7 +239,7 @@ func TestDecidedElsewhereUpdatesSlack(t *testing.T) {
 		}
 		id := e.drafted("Q2?", "A2.")
 		e.stored(id, 2)
-		if _, err := e.srv.Answers.Decide(context.Background(), caller("acme", "john"), usecase.Decision{Kind: usecase.Decline, MessageID: id, Text: "Not mine."}); err != nil {
+		if _, err := e.srv.Answers.Decide(dbtest.Operator(), caller("acme", "john"), usecase.Decision{Kind: usecase.Decline, MessageID: id, Text: "Not mine."}); err != nil {
 			t.Fatal(err)
 		}
 		e.slack.Await(t, "chat.update", 1, func(c testkit.SlackCall) bool {
@@ -250,7 +250,7 @@ func TestDecidedElsewhereUpdatesSlack(t *testing.T) {
 		// The agent's decline_question, over MCP, updates the DM too.
 		id3 := e.drafted("Q3?", "A3.")
 		e.stored(id3, 1)
-		token, _, err := e.srv.Auth.IssueLocalToken(context.Background(), "acme", "john", "test agent")
+		token, _, err := e.srv.Auth.IssueLocalToken(dbtest.Operator(), "acme", "john", "test agent")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -278,7 +278,7 @@ func TestRateLimitedDeliveryWaits(t *testing.T) {
 		deadline := time.Now().Add(10 * time.Second)
 		for {
 			var open, sent int
-			if err := d.QueryRow(context.Background(), `SELECT COUNT(*) - COUNT(settled_at), COUNT(*) FROM slack_messages WHERE message_id = $1`, id).Scan(&open, &sent); err != nil {
+			if err := d.QueryRow(dbtest.Operator(), `SELECT COUNT(*) - COUNT(settled_at), COUNT(*) FROM slack_messages WHERE message_id = $1`, id).Scan(&open, &sent); err != nil {
 				t.Fatal(err)
 			}
 			if open == 0 && len(e.slack.Of("chat.update")) >= sent {
@@ -311,12 +311,12 @@ func TestRemovedMemberUnlinked(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		e := newEnv(t, d)
 		e.link("acme", "umar", "UUMAR")
-		if _, err := e.srv.Orgs.RemoveUser(context.Background(), "acme", "umar"); err != nil {
+		if _, err := e.srv.Orgs.RemoveUser(dbtest.Operator(), "acme", "umar"); err != nil {
 			t.Fatal(err)
 		}
 		deadline := time.Now().Add(5 * time.Second)
 		for {
-			l, err := e.srv.Slack.LinkOf(context.Background(), caller("acme", "umar"))
+			l, err := e.srv.Slack.LinkOf(dbtest.Operator(), caller("acme", "umar"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -339,7 +339,7 @@ func TestWithdrawnAndForwardedUpdateSlack(t *testing.T) {
 		e := newEnv(t, d)
 		e.link("acme", "john", "UJOHN")
 		e.link("acme", "kim", "UKIM")
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		withdrawn := e.drafted("Withdrawn?", "W.")
 		e.slack.Await(t, "chat.postMessage", 1, func(c testkit.SlackCall) bool { return strings.Contains(c.Form.Get("blocks"), "W.") })
 		if _, err := e.srv.Inbox.Withdraw(ctx, caller("acme", "umar"), withdrawn); err != nil {

@@ -1,7 +1,6 @@
 package sso_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -18,7 +17,7 @@ import (
 // addOrg registers another org with its admin alice.
 func addOrg(t *testing.T, f *fixture, id string) ctalk.Caller {
 	t.Helper()
-	if _, _, err := f.orgs.RegisterWithAdmin(context.Background(), orgs.NewOrg{ID: id, Name: id, AdminPassword: "admin-password-1"},
+	if _, _, err := f.orgs.RegisterWithAdmin(dbtest.Operator(), orgs.NewOrg{ID: id, Name: id, AdminPassword: "admin-password-1"},
 		orgs.NewUser{ID: "alice", Name: "Alice", Password: "alice-password-1", Role: orgs.RoleAdmin}); err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +32,7 @@ func addOrg(t *testing.T, f *fixture, id string) ctalk.Caller {
 func TestDomainProvenByDNS(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		f := setUp(t, d, sso.Settings{JIT: true})
 		beta := addOrg(t, f, "beta")
 
@@ -129,7 +128,7 @@ func TestDomainProvenByDNS(t *testing.T) {
 func TestDomainVerifiedByOneOrg(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		f := setUp(t, d, sso.Settings{})
 		callers := []ctalk.Caller{alice}
 		for i := range 3 {

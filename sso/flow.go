@@ -51,6 +51,8 @@ func (s *Service) Begin(ctx context.Context, orgID, purpose, userID, next, publi
 	if err != nil {
 		return nil, err
 	}
+	// Nobody is signed in yet: the sign-in acts in the org it names.
+	ctx = ctalk.WithOrg(ctx, orgID)
 	p, k, err := s.providerOf(ctx, orgID)
 	if err != nil {
 		return nil, err
@@ -126,6 +128,8 @@ func (s *Service) Finish(ctx context.Context, state, code, redirectURI string) (
 	if err != nil {
 		return nil, err
 	}
+	// The rest acts in the org the sign-in began in.
+	ctx = ctalk.WithOrg(ctx, st.orgID)
 	p, k, err := s.providerOf(ctx, st.orgID)
 	if err != nil || p.ID != st.providerID || p.Kind != KindOIDC {
 		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the organization's single sign-on changed during the sign-in; sign in again")

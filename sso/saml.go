@@ -250,6 +250,8 @@ func (s *Service) Metadata(ctx context.Context, orgID, publicURL string) ([]byte
 	if err != nil {
 		return nil, err
 	}
+	// Public: it is read in the org the URL names.
+	ctx = ctalk.WithOrg(ctx, orgID)
 	p, k, err := s.providerOf(ctx, orgID)
 	if err == nil && p.Kind != KindSAML {
 		err = ctalk.Errorf(ctalk.ENotFound, "organization %q has no SAML single sign-on", orgID)
@@ -295,6 +297,8 @@ func (s *Service) FinishSAML(ctx context.Context, requestID, samlResponse, publi
 	if err != nil {
 		return nil, err
 	}
+	// The rest acts in the org the sign-in began in.
+	ctx = ctalk.WithOrg(ctx, st.orgID)
 	p, k, err := s.providerOf(ctx, st.orgID)
 	if err != nil || p.ID != st.providerID || p.Kind != KindSAML {
 		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the organization's single sign-on changed during the sign-in; sign in again")

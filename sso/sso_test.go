@@ -1,7 +1,6 @@
 package sso_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"sync"
@@ -37,7 +36,7 @@ var alice = ctalk.Caller{OrgID: "acme", UserID: "alice", Admin: true}
 // given, verified.
 func setUp(t *testing.T, d *db.DB, s sso.Settings, domains ...string) *fixture {
 	t.Helper()
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	cfg := auth.DefaultConfig()
 	cfg.BcryptCost = 4
 	a, err := auth.NewService(d, cfg)
@@ -64,7 +63,7 @@ func setUp(t *testing.T, d *db.DB, s sso.Settings, domains ...string) *fixture {
 // prove adds name to c's org, publishes its record and verifies it.
 func (f *fixture) prove(t *testing.T, c ctalk.Caller, name string) *sso.Domain {
 	t.Helper()
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	dom, err := f.svc.AddDomain(ctx, c, name)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +79,7 @@ func (f *fixture) prove(t *testing.T, c ctalk.Caller, name string) *sso.Domain {
 // code the provider sends back.
 func (f *fixture) code(t *testing.T) (state, code string) {
 	t.Helper()
-	st, err := f.svc.Begin(context.Background(), "acme", sso.PurposeSignIn, "", "/inbox", base)
+	st, err := f.svc.Begin(dbtest.Operator(), "acme", sso.PurposeSignIn, "", "/inbox", base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +102,7 @@ func (f *fixture) code(t *testing.T) (state, code string) {
 func TestJITRacingSignIns(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		f := setUp(t, d, sso.Settings{JIT: true}, "acme.test")
 		f.op.SetUser(testkit.OIDCUser{Subject: "idp-dave", Email: "dave@acme.test", EmailVerified: true, Name: "Dave"})
 		const n = 8
@@ -143,7 +142,7 @@ func TestJITRacingSignIns(t *testing.T) {
 func TestFinishTakesItsStateOnce(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		f := setUp(t, d, sso.Settings{LinkByEmail: true}, "acme.test")
 		if _, err := f.orgs.SetEmail(ctx, "acme", "alice", "alice@acme.test"); err != nil {
 			t.Fatal(err)
@@ -179,7 +178,7 @@ func TestFinishTakesItsStateOnce(t *testing.T) {
 func TestRequiredAfterATestOnly(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		f := setUp(t, d, sso.Settings{})
 		if err := f.svc.SetRequired(ctx, alice, true); ctalk.ErrorCode(err) != ctalk.EConflict {
 			t.Fatalf("requiring before a test: %v", err)

@@ -112,11 +112,11 @@ func TestDecisionCardInABrowser(t *testing.T) {
 			host := connectRendering(t, e.URL, eraStateless, e.Login(t, e.Connect(t, eraStateless, ""), "acme", "bob"))
 			id := ok(t, u["alice"], "ask_person", map[string]any{"to_user_id": "bob", "question": "Is prod <b>frozen</b>?"})["message_id"].(string)
 			ok(t, u["bob"], "propose_response", map[string]any{"message_id": id, "draft_text": "yes, until Monday"})
-			inbox, err := host.CallTool(context.Background(), &mcp.CallToolParams{Name: "check_inbox", Arguments: map[string]any{}})
+			inbox, err := host.CallTool(dbtest.Operator(), &mcp.CallToolParams{Name: "check_inbox", Arguments: map[string]any{}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			h, err := appshost.New(context.Background(), host, cardURI, inbox, "decide_in_chat")
+			h, err := appshost.New(dbtest.Operator(), host, cardURI, inbox, "decide_in_chat")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,7 +151,7 @@ func TestDecisionCardInABrowser(t *testing.T) {
 			// Human mode: no approval in the card, only the way to ctalk.
 			ok(t, u["alice"], "update_org_settings", map[string]any{"org_id": "acme", "approval_mode": "human"})
 			id2 := ok(t, u["alice"], "ask_person", map[string]any{"to_user_id": "bob", "question": "Friday release?"})["message_id"].(string)
-			proposed, err := host.CallTool(context.Background(), &mcp.CallToolParams{Name: "propose_response",
+			proposed, err := host.CallTool(dbtest.Operator(), &mcp.CallToolParams{Name: "propose_response",
 				Arguments: map[string]any{"message_id": id2, "draft_text": "yes"}})
 			if err != nil {
 				t.Fatal(err)

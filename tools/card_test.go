@@ -1,7 +1,6 @@
 package tools_test
 
 import (
-	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 )
 
@@ -32,7 +32,7 @@ func connectRendering(t testing.TB, base, era, token string) *mcp.ClientSession 
 // toolsOf returns the tools offered to cs, by name.
 func toolsOf(t testing.TB, cs *mcp.ClientSession) map[string]*mcp.Tool {
 	t.Helper()
-	res, err := cs.ListTools(context.Background(), nil)
+	res, err := cs.ListTools(dbtest.Operator(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestDecisionCardIsOfferedOnlyToClientsThatRenderIt(t *testing.T) {
 			t.Errorf("%d tools for the rendering client, want %d (the same and decide_in_chat)", len(rendering), len(plain)+1)
 		}
 
-		res, err := host.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: cardURI})
+		res, err := host.ReadResource(dbtest.Operator(), &mcp.ReadResourceParams{URI: cardURI})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,9 +164,9 @@ func TestDecisionCardDecides(t *testing.T) {
 				var out map[string]any
 				var err error
 				if i%2 == 0 {
-					out, err = testkit.CallTool(context.Background(), card, "decide_in_chat", map[string]any{"message_id": id3, "action": "approve", "version": 1})
+					out, err = testkit.CallTool(dbtest.Operator(), card, "decide_in_chat", map[string]any{"message_id": id3, "action": "approve", "version": 1})
 				} else {
-					out, err = testkit.CallTool(context.Background(), u["bob"], "send_response", map[string]any{"message_id": id3, "final_text": "not today"})
+					out, err = testkit.CallTool(dbtest.Operator(), u["bob"], "send_response", map[string]any{"message_id": id3, "final_text": "not today"})
 				}
 				if err != nil {
 					t.Errorf("concurrent decision: %v", err)

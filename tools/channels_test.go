@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 )
 
@@ -94,7 +95,7 @@ func TestChannelToolsFenceText(t *testing.T) {
 	t.Parallel()
 	e := start(t, db.SQLite)
 	cs := e.Connect(t, eraStateless, "")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(dbtest.Operator(), 10*time.Second)
 	defer cancel()
 	res, err := cs.ListTools(ctx, &mcp.ListToolsParams{})
 	if err != nil {

@@ -1,7 +1,6 @@
 package tools_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/internal/testkit"
 )
@@ -55,7 +55,7 @@ func BenchmarkDeliveryLatency(b *testing.B) {
 					alice.Close()
 					drafts := inbox.NewService(one.DB, inbox.DefaultConfig(), one.Broker)
 					propose = func(id string) {
-						if _, _, err := drafts.Propose(context.Background(), ctalk.Caller{OrgID: "acme", UserID: "alice"}, id, "a"); err != nil {
+						if _, _, err := drafts.Propose(dbtest.Operator(), ctalk.Caller{OrgID: "acme", UserID: "alice"}, id, "a"); err != nil {
 							b.Fatal(err)
 						}
 					}

@@ -1,11 +1,11 @@
 package tools_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/ctalk/ctalk"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/orgs"
 )
@@ -19,7 +19,7 @@ import (
 // him, or the setting back to decline, his questions are declined.
 func TestRemoveUserHandsQuestionsToTheDelegate(t *testing.T) {
 	each(t, func(t *testing.T, e *env, era string) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		u := e.Org(t, era, "acme")
 		alice, bob, carol := u["alice"], u["bob"], u["carol"]
 		fail(t, alice, "update_org_settings", map[string]any{"org_id": "acme", "departure_questions": "forward"}, "departure_questions is not valid")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/mcpclient"
 	"github.com/ctalk/ctalk/internal/testkit"
 )
@@ -88,7 +89,7 @@ func connectEliciting(t *testing.T, base, era, token string, answer func(*mcp.El
 // of its own, to base in era with token, closing it when the test ends.
 func connectClient(t testing.TB, base, era, token string, client *mcp.Client) *mcp.ClientSession {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(dbtest.Operator(), 30*time.Second)
 	defer cancel()
 	cs, err := mcpclient.Open(ctx, base+"/mcp", mcpclient.Options{Client: client, Era: era,
 		HTTP: &http.Client{Transport: testkit.Bearer(token)}})

@@ -1,7 +1,6 @@
 package tools_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -146,7 +145,7 @@ func TestHumanApproval(t *testing.T) {
 		}
 		// bob in the web app, signed in: the service the app's forms call.
 		person := inbox.NewService(e.DB, inbox.DefaultConfig(), e.Broker)
-		ctx := ctalk.WithOrg(context.Background(), "acme")
+		ctx := ctalk.WithOrg(dbtest.Operator(), "acme")
 
 		id := ok(t, alice, "ask_person", map[string]any{"to_user_id": "bob", "question": "Is <b>prod</b> frozen?"})["message_id"].(string)
 		d1 := ok(t, bob, "propose_response", map[string]any{"message_id": id, "draft_text": "v1"})
@@ -254,7 +253,7 @@ func TestAskIdempotentUnderConcurrentRetries(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range n {
 			wg.Go(func() {
-				res, err := bob.CallTool(context.Background(), &mcp.CallToolParams{Name: "ask_person", Arguments: map[string]any{"to_user_id": "alice", "question": "same", "idempotency_key": "k1"}})
+				res, err := bob.CallTool(dbtest.Operator(), &mcp.CallToolParams{Name: "ask_person", Arguments: map[string]any{"to_user_id": "alice", "question": "same", "idempotency_key": "k1"}})
 				if err != nil || res.IsError {
 					t.Errorf("retry %d: %v %v", i, err, res)
 					return

@@ -1,7 +1,6 @@
 package tools_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/ctalk/ctalk"
@@ -24,7 +23,7 @@ func TestFindAnswersNamesTheAdminWhoEdited(t *testing.T) {
 				t.Fatalf("as shared: %v, want no edited_by", found)
 			}
 			admin := ctalk.Caller{OrgID: "acme", UserID: "alice", Admin: true}
-			if err := knowledge.NewService(e.DB, e.Orgs).Edit(ctalk.WithOrg(context.Background(), "acme"), admin, id, "To the ops bucket, kept 30 days."); err != nil {
+			if err := knowledge.NewService(e.DB, e.Orgs).Edit(ctalk.WithOrg(dbtest.Operator(), "acme"), admin, id, "To the ops bucket, kept 30 days."); err != nil {
 				t.Fatal(err)
 			}
 			found = ok(t, u["bob"], "find_answers", map[string]any{"query": "deploy logs"})["answers"].([]any)

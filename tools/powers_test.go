@@ -1,7 +1,6 @@
 package tools_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -27,7 +26,7 @@ func TestAgentsCannotUndoOversight(t *testing.T) {
 		u := e.Org(t, era, "acme")
 		alice, bob := u["alice"], u["bob"]
 		anon := e.Connect(t, era, "")
-		ctx := ctalk.WithOrg(context.Background(), "acme")
+		ctx := ctalk.WithOrg(dbtest.Operator(), "acme")
 		_, sess, err := e.Auth.Login(ctx, "acme", "alice", userPW, "")
 		if err != nil {
 			t.Fatal(err)

@@ -1,7 +1,6 @@
 package tools_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ctalk/ctalk/db/dbtest"
 )
 
 // TestLoginFailuresCountEveryAdminTool refuses a wrong admin password on
@@ -22,7 +23,7 @@ func TestLoginFailuresCountEveryAdminTool(t *testing.T) {
 	e.Org(t, eraStateless, "acme")
 	anon := e.Connect(t, eraStateless, "")
 
-	list, err := anon.ListTools(context.Background(), nil)
+	list, err := anon.ListTools(dbtest.Operator(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package tools_test
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -229,7 +228,7 @@ func TestTokenLifetime(t *testing.T) {
 			setToken(t, e, tok, "last_used_at", almost)
 			// The server reads the token again within auth.TokenCacheTTL.
 			var at time.Time
-			testkit.Poll(context.Background(), 10*time.Second, 20*time.Millisecond, func() (bool, error) {
+			testkit.Poll(dbtest.Operator(), 10*time.Second, 20*time.Millisecond, func() (bool, error) {
 				ok(t, cs, "whoami", nil)
 				err := e.DB.QueryRow(dbtest.Operator(), `SELECT last_used_at FROM tokens WHERE hash = $1`, sha256Hex(tok)).Scan(&at)
 				return err != nil || at.After(almost.Add(time.Hour)), err

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -47,7 +48,7 @@ func waitThrough(t *testing.T, e *env, cs *mcp.ClientSession, tool string, args 
 	done := make(chan result, 1)
 	before := e.Broker.Waiting()
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(dbtest.Operator(), 30*time.Second)
 		defer cancel()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 		done <- result{res, err}

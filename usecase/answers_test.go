@@ -54,11 +54,11 @@ func acme(id string) ctalk.Caller { return ctalk.Caller{OrgID: "acme", UserID: i
 // drafted is umar's question to john with john's agent's draft.
 func (f *fixture) drafted(question, draft string) string {
 	f.t.Helper()
-	q, err := f.in.Ask(context.Background(), acme("umar"), inbox.Ask{To: "john", Text: question})
+	q, err := f.in.Ask(dbtest.Operator(), acme("umar"), inbox.Ask{To: "john", Text: question})
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	if _, _, err := f.in.Propose(context.Background(), acme("john"), q.ID, draft); err != nil {
+	if _, _, err := f.in.Propose(dbtest.Operator(), acme("john"), q.ID, draft); err != nil {
 		f.t.Fatal(err)
 	}
 	return q.ID
@@ -68,7 +68,7 @@ func (f *fixture) drafted(question, draft string) string {
 func (f *fixture) shared(id string) bool {
 	f.t.Helper()
 	var n int
-	if err := f.d.QueryRow(context.Background(), `SELECT COUNT(*) FROM shared_answers WHERE question_id = $1`, id).Scan(&n); err != nil {
+	if err := f.d.QueryRow(dbtest.Operator(), `SELECT COUNT(*) FROM shared_answers WHERE question_id = $1`, id).Scan(&n); err != nil {
 		f.t.Fatal(err)
 	}
 	return n == 1
@@ -83,7 +83,7 @@ func TestDecideSendsAndShares(t *testing.T) {
 	yes, no := true, false
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 
 		approved := f.drafted("Which port?", "8443")
 		out, err := f.answers.Decide(ctx, acme("john"), usecase.Decision{Kind: usecase.Approve, MessageID: approved, Version: 1, Share: &yes})
@@ -138,7 +138,7 @@ func TestCardDecidesOnlyInAgentModeAtCommit(t *testing.T) {
 	t.Parallel()
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
 		f := newFixture(t, d)
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		var heard []usecase.Decided
 		f.answers.OnDecided(func(_ context.Context, d usecase.Decided) { heard = append(heard, d) })
 

@@ -1,7 +1,6 @@
 package usecase_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -41,7 +40,7 @@ func TestExportAtScale(t *testing.T) {
 		t.Skip("set CTALK_EXPORT_SCALE to a number of questions to measure the export")
 	}
 	dbtest.Run(t, func(t *testing.T, d *db.DB) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		now := time.Now().UTC()
 		if _, err := dbtest.Exec(d, `INSERT INTO orgs (id, name, admin_password_hash, created_at) VALUES ('acme', 'acme', 'x', $1)`, now); err != nil {
 			t.Fatal(err)

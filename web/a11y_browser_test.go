@@ -82,7 +82,7 @@ func TestPagesAccessibleInBothThemes(t *testing.T) {
 // section.
 func a11ySSO(t *testing.T, s *site) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := dbtest.Operator()
 	alice := ctalk.Caller{OrgID: "acme", UserID: "alice", Admin: true}
 	if _, err := s.SSO.Configure(ctx, alice, sso.Settings{Kind: sso.KindSAML, Metadata: testkit.NewSAMLProvider(t).Metadata(t)}); err != nil {
 		t.Fatal(err)

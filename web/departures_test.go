@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/inbox"
 	"github.com/ctalk/ctalk/orgs"
 )
@@ -20,7 +20,7 @@ import (
 func TestRemovalHandsQuestionsToTheDelegate(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s := start(t, engine)
 		s.org(t, "acme")
 		alice := s.newClient(t, "acme", "alice")

@@ -79,7 +79,7 @@ func withMail(m *mailtest.Server) func(*app.Wiring) {
 // each with the password userPW.
 func (s *site) org(t testing.TB, orgID string) {
 	t.Helper()
-	ctx := ctalk.WithOrg(context.Background(), orgID)
+	ctx := ctalk.WithOrg(dbtest.Operator(), orgID)
 	if _, err := s.Orgs.Register(ctx, orgs.NewOrg{ID: orgID, Name: "Org " + orgID, AdminPassword: adminPW}); err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func each(t *testing.T, fn func(t *testing.T, engine db.Engine)) {
 // official Go SDK client in the sessions era.
 func (s *site) agent(t testing.TB, orgID, userID string) *mcp.ClientSession {
 	t.Helper()
-	tok, _, err := s.Auth.Login(ctalk.WithOrg(context.Background(), orgID), orgID, userID, userPW, "127.0.0.1")
+	tok, _, err := s.Auth.Login(ctalk.WithOrg(dbtest.Operator(), orgID), orgID, userID, userPW, "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,6 +107,8 @@ func (p *Pages) passkeySignInFinish(c echo.Context) error {
 		return p.passkeyJSON(c, nil, err)
 	}
 	p.setSession(c, raw)
+	// The passkey named the person, and so the org the rest acts in.
+	ctx = ctalk.WithOrg(ctx, sess.OrgID)
 	if dev, err := p.auth.IssueDevice(ctx, sess.OrgID, sess.UserID); err == nil {
 		p.setDevice(c, dev)
 	}

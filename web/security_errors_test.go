@@ -111,13 +111,7 @@ func TestErrorPagesAreWords(t *testing.T) {
 		errorPage(t, "a cross-site post", resp, body, http.StatusForbidden, "did not come from this site")
 
 		// An internal error: the audit log's table is gone.
-		err := s.DB.Write(dbtest.Operator(), func(q db.Querier) error {
-			_, err := q.Exec(dbtest.Operator(), `DROP TABLE audit_events`)
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		dbtest.ExecAsOwner(t, s.DB, `DROP TABLE audit_events`)
 		resp, body = alice.do(http.MethodGet, "/admin/audit", nil)
 		errorPage(t, "GET /admin/audit without its table", resp, body, http.StatusInternalServerError, "report request "+resp.Header.Get("X-Request-Id"))
 	})

@@ -170,6 +170,8 @@ func (p *Pages) samlACS(c echo.Context) error {
 // admin's test login.
 func (p *Pages) ssoSignedIn(c echo.Context, start time.Time, res *sso.Result) error {
 	sess := &auth.Session{OrgID: res.OrgID, UserID: res.UserID, Role: res.Role, SignedInWith: auth.SignedInSSO}
+	// The rest acts in the org the provider signed the person in to.
+	c.SetRequest(c.Request().WithContext(ctalk.WithOrg(c.Request().Context(), res.OrgID)))
 	p.recordSSO(c, sess, "web:sso_signin", start, res)
 	if res.Purpose == sso.PurposeTest {
 		return done(c, "/admin/sso", "tested")

@@ -167,6 +167,44 @@ func Exec(d *db.DB, query string, args ...any) (res sql.Result, err error) {
 	return res, err
 }
 
+// ExecAsOwner runs a statement that needs the tables' owner (altering the
+// schema, ending another connection): on Postgres over a connection of
+// its own to d's URL, whose user owns the tables while d's statements may
+// run as a role that owns nothing (see RLS), granting that role the
+// tables afterwards as the server's start does; on SQLite as Exec does.
+func ExecAsOwner(t testing.TB, d *db.DB, query string, args ...any) {
+	t.Helper()
+	if d.Engine != db.Postgres {
+		if _, err := Exec(d, query, args...); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	owner, err := sql.Open("pgx", d.DirectURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Close()
+	if _, err := owner.Exec(query, args...); err != nil {
+		t.Fatal(err)
+	}
+	if RLS {
+		if _, err := owner.Exec(`GRANT SELECT, INSERT, UPDATE, DELETE, REFERENCES ON ALL TABLES IN SCHEMA ` + `"` + strings.ReplaceAll(schemaOf(t, owner), `"`, `""`) + `" TO ` + AppRole); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// schemaOf returns the current schema of q.
+func schemaOf(t testing.TB, q *sql.DB) string {
+	t.Helper()
+	var s string
+	if err := q.QueryRow(`SELECT current_schema()`).Scan(&s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // Statements returns how many statements d runs while fn runs.
 func Statements(d *db.DB, fn func()) int64 {
 	var n atomic.Int64
