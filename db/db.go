@@ -164,7 +164,10 @@ func Connect(ctx context.Context, cfg Config) (*DB, error) {
 	d := &DB{Now: func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }}
 	d.allowOtherTables, d.log = cfg.AllowOtherTables, cfg.Logger
 	if cfg.URL != "" {
-		d.role, d.scoped = cfg.Role, cfg.Role != ""
+		// Every statement carries its scope on Postgres, where row-level
+		// security binds the tables' owner too (migration 0054); Open's
+		// check turns that off for a user the policies do not bind.
+		d.role, d.scoped = cfg.Role, true
 	}
 	if d.log == nil {
 		d.log = slog.Default()
@@ -365,6 +368,10 @@ func (d *DB) openSibling() (*sql.DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The migrations run as the tables' owner, whom row-level security
+	// binds too: in the operator's scope for the whole session, so that
+	// a migration that reads or rewrites rows does so for every org.
+	pc.RuntimeParams[settingScope] = scopeOperator
 	return stdlib.OpenDB(*pc), nil
 }
 

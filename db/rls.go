@@ -12,8 +12,8 @@ import (
 // and writes only the rows of its context's organization (see ctalk.WithOrg and
 // AsOperator), whatever its WHERE clause says. It is false on SQLite,
 // where every statement's own org filter keeps organizations apart, and on
-// Postgres for a superuser, a role with BYPASSRLS, or the tables' owner
-// (see Config.Role).
+// Postgres for a superuser or a role with BYPASSRLS; the tables' owner is
+// bound as much as Config.Role (migration 0054).
 func (d *DB) RLS() bool { return d.rls }
 
 // checkRLS, on Postgres, grants Config.Role what it needs on the schema's
@@ -41,9 +41,12 @@ func (d *DB) checkRLS(ctx context.Context) error {
 	case err != nil:
 		return fmt.Errorf("check row-level security: %w", err)
 	case !active && d.role != "":
-		return fmt.Errorf("DATABASE_ROLE %s bypasses row-level security (it is a superuser, has BYPASSRLS, or owns the tables); give ctalk a role that owns nothing, as docs/security.md shows", d.role)
+		return fmt.Errorf("DATABASE_ROLE %s bypasses row-level security (it is a superuser or has BYPASSRLS); give ctalk a role that owns nothing, as docs/security.md shows", d.role)
 	case !active:
-		d.log.Info("row-level security is not in force: the database user is a superuser, has BYPASSRLS, or owns the tables, so organizations are kept apart by each statement's own org filter only; set DATABASE_ROLE to a role that owns nothing (docs/security.md)", "user", user)
+		// Its statements need not say their scope, which costs a round
+		// trip's share of every statement.
+		d.scoped = false
+		d.log.Info("row-level security is not in force: the database user is a superuser or has BYPASSRLS, so organizations are kept apart by each statement's own org filter only; connect as the tables' owner, or set DATABASE_ROLE to a role that owns nothing (docs/security.md)", "user", user)
 		return nil
 	}
 	d.rls, d.scoped = true, true

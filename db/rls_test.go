@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"log/slog"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -204,15 +205,15 @@ func TestEveryOrgTableHasItsPolicy(t *testing.T) {
 		t.Fatalf("only %d org tables found: %v", len(tables), tables)
 	}
 	for _, table := range append(tables, "orgs", "oauth_tokens") {
-		var on bool
+		var on, forced bool
 		var policies int
-		err := d.QueryRow(ctx, `SELECT c.relrowsecurity, (SELECT count(*) FROM pg_policies p WHERE p.schemaname = current_schema() AND p.tablename = c.relname)
-			FROM pg_class c WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace`, table).Scan(&on, &policies)
+		err := d.QueryRow(ctx, `SELECT c.relrowsecurity, c.relforcerowsecurity, (SELECT count(*) FROM pg_policies p WHERE p.schemaname = current_schema() AND p.tablename = c.relname)
+			FROM pg_class c WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace`, table).Scan(&on, &forced, &policies)
 		if err != nil {
 			t.Fatalf("%s: %v", table, err)
 		}
-		if !on || policies == 0 {
-			t.Errorf("%s: row-level security on %v, %d policies; a table with an org's rows needs both (see migration 0051)", table, on, policies)
+		if !on || !forced || policies == 0 {
+			t.Errorf("%s: row-level security on %v, forced %v, %d policies; a table with an org's rows needs all three (see migrations 0051 and 0054)", table, on, forced, policies)
 		}
 	}
 }
@@ -242,6 +243,36 @@ func TestRLSReported(t *testing.T) {
 			t.Errorf("the log does not say row-level security is not in force:\n%s", logs.String())
 		}
 	})
+	t.Run("an owner that is no superuser", func(t *testing.T) {
+		// The owner of a hosted database: it migrates, and the policies
+		// bind it (FORCE, migration 0054), so every statement carries its
+		// scope and one that forgets its org filter sees its org's rows.
+		cfg := dbtest.Config(t, db.Postgres)
+		cfg.Role, cfg.URL = "", ownerURL(t, cfg.URL)
+		d, err := db.Open(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		if !d.RLS() {
+			t.Fatal("RLS() is false for an owner that is no superuser")
+		}
+		seedTwoOrgs(t, d)
+		for ctx, want := range map[context.Context]int{context.Background(): 0, ctalk.WithOrg(context.Background(), "a"): 2, dbtest.Operator(): 3} {
+			var n int
+			if err := d.QueryRow(ctx, `SELECT count(*) FROM knowledge_glossary`).Scan(&n); err != nil || n != want {
+				t.Errorf("the owner's count in scope %v: %d, %v; want %d", ctx, n, err, want)
+			}
+		}
+		// A migration that rewrites rows, as the owner, rewrites every
+		// org's: its session is the operator's.
+		if _, err := d.MigrateDown(1); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.MigrateUp(); err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("a role that bypasses it", func(t *testing.T) {
 		cfg := dbtest.Config(t, db.Postgres)
 		cfg.Role = "postgres"
@@ -254,6 +285,38 @@ func TestRLSReported(t *testing.T) {
 			t.Errorf("error %q does not say why", err)
 		}
 	})
+}
+
+// ownerURL returns schemaURL with the user ctalk_test_owner, which logs in,
+// is no superuser and cannot bypass row-level security, made the owner of
+// the URL's schema (so that it migrates it, as a hosted database's user
+// does).
+func ownerURL(t *testing.T, schemaURL string) string {
+	t.Helper()
+	admin, err := sql.Open("pgx", schemaURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	const role = "ctalk_test_owner"
+	_, err = admin.Exec(`CREATE ROLE ` + role + ` LOGIN NOSUPERUSER NOBYPASSRLS`)
+	var pe *pgconn.PgError
+	if err != nil && !(errors.As(err, &pe) && (pe.Code == "42710" || pe.Code == "23505")) {
+		t.Fatal(err)
+	}
+	var schema string
+	if err := admin.QueryRow(`SELECT current_schema()`).Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec(`ALTER SCHEMA "` + schema + `" OWNER TO ` + role); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(schemaURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User(role)
+	return u.String()
 }
 
 // TestRowLevelSecurityScopeIsData checks that an org id is a value to the

@@ -1,0 +1,1 @@
+-- Nothing to revert on SQLite (see 0054's up migration).

@@ -1,0 +1,3 @@
+-- Row-level security is Postgres's (see its 0054, which makes it bind the
+-- tables' owner too): SQLite has none. This migration keeps the two
+-- engines' versions in step.
