@@ -149,24 +149,26 @@ func (s *Service) AddDomain(ctx context.Context, c ctalk.Caller, name string) (*
 	if err != nil {
 		return nil, err
 	}
+	// The one read across orgs: whether the domain is taken, which the
+	// sign-in page tells anyone anyway. Of an addition racing another
+	// org's verification, the unique index on verified domains decides at
+	// this org's verification.
+	var verifiedElsewhere bool
+	if err := s.db.QueryRow(ctalk.AsOperator(ctx, "SSO domain taken by another org"), `SELECT EXISTS (SELECT 1 FROM sso_domains WHERE domain = $1 AND verified_at IS NOT NULL AND org_id <> $2)`,
+		name, c.OrgID).Scan(&verifiedElsewhere); err != nil {
+		return nil, fmt.Errorf("read sso_domains: %w", err)
+	}
+	if verifiedElsewhere {
+		return nil, domainTaken(name)
+	}
 	d := &Domain{ID: ctalk.SortedID("dom_"), Name: name, Token: newToken(), AddedBy: c.UserID}
 	err = s.db.Tx(ctx, func(tx db.Querier) error {
 		var n int
-		var verifiedElsewhere bool
 		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM sso_domains WHERE org_id = $1`, c.OrgID).Scan(&n); err != nil {
 			return fmt.Errorf("count sso_domains: %w", err)
 		}
 		if n >= MaxDomains {
 			return ctalk.Errorf(ctalk.EInvalid, "domains: at most %d; remove one first", MaxDomains)
-		}
-		// The one read across orgs: whether the domain is taken, which the
-		// sign-in page tells anyone anyway.
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM sso_domains WHERE domain = $1 AND verified_at IS NOT NULL AND org_id <> $2)`,
-			name, c.OrgID).Scan(&verifiedElsewhere); err != nil {
-			return fmt.Errorf("read sso_domains: %w", err)
-		}
-		if verifiedElsewhere {
-			return domainTaken(name)
 		}
 		d.AddedAt = s.db.Now()
 		_, err := tx.Exec(ctx, `INSERT INTO sso_domains (org_id, id, domain, token, added_by, added_at) VALUES ($1, $2, $3, $4, $5, $6)`,
@@ -291,6 +293,7 @@ func (s *Service) OrgByDomain(ctx context.Context, email string) (string, error)
 	domain := email[strings.LastIndexByte(email, '@')+1:]
 	var orgID string
 	// Across orgs by design: the address is all the person gives.
+	ctx = ctalk.AsOperator(ctx, "SSO sign-in by email domain")
 	err = s.db.QueryRow(ctx, `SELECT org_id FROM sso_domains WHERE domain = $1 AND verified_at IS NOT NULL`, domain).Scan(&orgID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", ctalk.Errorf(ctalk.ENotFound, "no organization signs in %s addresses with single sign-on; enter your organization's id instead", domain)

@@ -51,6 +51,8 @@ func (s *Service) Begin(ctx context.Context, orgID, purpose, userID, next, publi
 	if err != nil {
 		return nil, err
 	}
+	// The org is the one named: a sign-in begins before anyone is known.
+	ctx = ctalk.WithOrg(ctx, orgID)
 	p, k, err := s.providerOf(ctx, orgID)
 	if err != nil {
 		return nil, err
@@ -126,6 +128,7 @@ func (s *Service) Finish(ctx context.Context, state, code, redirectURI string) (
 	if err != nil {
 		return nil, err
 	}
+	ctx = ctalk.WithOrg(ctx, st.orgID)
 	p, k, err := s.providerOf(ctx, st.orgID)
 	if err != nil || p.ID != st.providerID || p.Kind != KindOIDC {
 		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the organization's single sign-on changed during the sign-in; sign in again")

@@ -250,7 +250,7 @@ func (s *Service) Metadata(ctx context.Context, orgID, publicURL string) ([]byte
 	if err != nil {
 		return nil, err
 	}
-	p, k, err := s.providerOf(ctx, orgID)
+	p, k, err := s.providerOf(ctalk.WithOrg(ctx, orgID), orgID)
 	if err == nil && p.Kind != KindSAML {
 		err = ctalk.Errorf(ctalk.ENotFound, "organization %q has no SAML single sign-on", orgID)
 	}
@@ -295,6 +295,7 @@ func (s *Service) FinishSAML(ctx context.Context, requestID, samlResponse, publi
 	if err != nil {
 		return nil, err
 	}
+	ctx = ctalk.WithOrg(ctx, st.orgID)
 	p, k, err := s.providerOf(ctx, st.orgID)
 	if err != nil || p.ID != st.providerID || p.Kind != KindSAML {
 		return nil, ctalk.Errorf(ctalk.EUnauthorized, "the organization's single sign-on changed during the sign-in; sign in again")

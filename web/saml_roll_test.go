@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/sso"
 )
@@ -25,7 +25,7 @@ import (
 func TestSAMLKeyRoll(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		s, idp := samlSite(t, engine)
 		alice := s.newClient(t, "acme", "alice")
 		if code, _ := alice.post("/admin/sso/roll-key", url.Values{}); code != http.StatusNotFound {

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"slices"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/ctalk/ctalk/audit"
 	"github.com/ctalk/ctalk/db"
+	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
 )
 
@@ -24,7 +24,7 @@ import (
 func TestSSODomainsProvenByDNS(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
-		ctx := context.Background()
+		ctx := dbtest.Operator()
 		op := testkit.NewOpenIDProvider(t, "ctalk-acme", ssoSecret)
 		s := startSSO(t, engine)
 		s.org(t, "acme")
