@@ -53,7 +53,7 @@ func endOf(t *testing.T, what string, ch <-chan ended) ended {
 
 // TestDepartureReachesAnotherReplica: two servers on one Postgres
 // database; SCIM deactivates or deletes bob on the first. On the second,
-// within a second, bob's wait for questions and his session's event
+// within a second, bob's wait for questions and his MCP event
 // stream (GET /mcp) end refused and his token is refused; carol's agent,
 // waiting there for the answer to her question to bob, is woken with what
 // the org's departure_questions chose (declined, or handed to bob's
@@ -75,7 +75,7 @@ func TestDepartureReachesAnotherReplica(t *testing.T) {
 			msgID := testkit.OK(t, e.mcp["carol"], "ask_person", map[string]any{"to_user_id": "bob", "question": "Where is the deploy runbook?", "ask_anyway": true})["message_id"].(string)
 
 			// On the second server: bob's agent, handed the question,
-			// waits for the next and holds his session's stream; carol's
+			// waits for the next and holds his MCP event stream; carol's
 			// and alice's agents wait.
 			on := func(user string) (*mcp.ClientSession, string) {
 				tok := apitest.Login(t, e.mcp["alice"], "acme", user)
