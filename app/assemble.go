@@ -171,6 +171,7 @@ func Assemble(d *db.DB, w Wiring) (*Assembly, error) {
 	svc.Departures = usecase.NewDepartures(o, in)
 	sl := newSlack(d, w, log, svc, n)
 	ss := newSSO(d, w, a, o)
+	work.Go("SSO domain re-check", func(ctx context.Context) { ss.RecheckDomainsEvery(ctx, auditLapsed(w.API.Audit), log) })
 	p := api.Parts{DB: d, Services: svc, Metrics: prometheus.NewRegistry(), Stop: make(chan struct{})}
 	p.SCIM = scim.New(d, scim.Services{Orgs: o, Channels: ch, Departures: svc.Departures, Audit: w.API.Audit}, log)
 	p.Tools = tools.New(tools.Config{Version: w.API.Version, Logger: log, AllowOrgSignup: w.API.AllowOrgSignup, SignupSecret: w.API.SignupSecret,
@@ -222,6 +223,14 @@ func newSSO(d *db.DB, w Wiring, a *auth.Service, o *orgs.Service) *sso.Service {
 	ss := sso.New(d, cfg, o)
 	a.SetSignInGate(ss.Gate)
 	return ss
+}
+
+// auditLapsed writes each verified domain sent back to pending, its TXT
+// record gone, to its org's audit log, as done by the server itself.
+func auditLapsed(l *audit.Log) func(sso.Lapsed) {
+	return func(d sso.Lapsed) {
+		l.Record(audit.Event{At: time.Now().UTC(), OrgID: d.OrgID, Tool: "sso:domain_lapsed", Outcome: "ok", IDs: []string{d.DomainID}})
+	}
 }
 
 // newWeb builds the web app over the parts, the tools' sign-up check

@@ -86,15 +86,29 @@ func (s *Service) Forward(ctx context.Context, c ctalk.Caller, msgID, to, note s
 	return q, annotate(ctx, s.db, c.OrgID, c.UserID, []*Question{q})
 }
 
-// forward moves q, pending for c and locked, to to with note, in tx: the
-// step, the drafts dropped, the pair's statistics, and the events of the
-// new recipient and the asker.
+// forward moves q, pending for c and locked, to to with note, in tx (see
+// move); a question waiting for its asker's information is refused.
 func (s *Service) forward(ctx context.Context, tx db.Querier, c ctalk.Caller, q *Question, to, note string) error {
+	if err := requireInfo(q); err != nil {
+		return err
+	}
+	return s.move(ctx, tx, c, q, to, note)
+}
+
+// move moves q, open for c and locked, to to with note, in tx: the step,
+// the drafts dropped, the pair's statistics, and the events of the new
+// recipient and the asker. A question waiting for its asker's information
+// keeps waiting, and the information goes to to when the asker gives it.
+func (s *Service) move(ctx context.Context, tx db.Querier, c ctalk.Caller, q *Question, to, note string) error {
 	if err := s.forwardable(ctx, tx, c, q, to); err != nil {
 		return err
 	}
 	now := s.db.Now()
-	if err := s.step(ctx, tx, c.OrgID, q, forwardSQL, []any{to, now}, &Step{Kind: StepForwarded, By: c.UserID, To: to, Note: note, At: now}); err != nil {
+	update := forwardSQL
+	if q.Status == StatusNeedsInfo {
+		update = handOverWaitingSQL
+	}
+	if err := s.step(ctx, tx, c.OrgID, q, update, []any{to, now}, &Step{Kind: StepForwarded, By: c.UserID, To: to, Note: note, At: now}); err != nil {
 		return err
 	}
 	if _, err := tx.Exec(ctx, dropDraftsSQL, c.OrgID, q.ID); err != nil {
@@ -108,13 +122,9 @@ func (s *Service) forward(ctx context.Context, tx db.Querier, c ctalk.Caller, q 
 		notify.Event{Kind: notify.KindForwarded, OrgID: c.OrgID, UserID: q.From, Actor: c.UserID, Subject: q.ID, Text: note, Link: "/asked#q-" + q.ID})
 }
 
-// forwardable refuses to forward q, locked, to to: waiting for information,
-// to the asker or the caller, to anyone who had it, past MaxForwards, or to
-// no current member.
+// forwardable refuses to move q, locked, to to: to the asker or the
+// caller, to anyone who had it, past MaxForwards, or to no current member.
 func (s *Service) forwardable(ctx context.Context, tx db.Querier, c ctalk.Caller, q *Question, to string) error {
-	if err := requireInfo(q); err != nil {
-		return err
-	}
 	switch to {
 	case c.UserID:
 		return ctalk.Errorf(ctalk.EInvalid, "message %s is already yours; forward it to someone else", q.ID)
@@ -373,6 +383,12 @@ func nullable(s string) sql.NullString { return sql.NullString{String: s, Valid:
 // as news, to the asker's.
 const forwardSQL = `UPDATE questions SET recipient_id = $1, recipient_handed_at = NULL, asker_news_at = $2, asker_handed_at = NULL, events = events + 1
 	WHERE org_id = $3 AND id = $4 AND recipient_id = $5 AND status = 'pending' AND info_requested_at IS NULL`
+
+// handOverWaitingSQL moves a question ($4) waiting for its asker's
+// information from a recipient who left ($5) to their delegate ($1),
+// still waiting, as news for the asker's agent at $2.
+const handOverWaitingSQL = `UPDATE questions SET recipient_id = $1, recipient_handed_at = NULL, asker_news_at = $2, asker_handed_at = NULL, events = events + 1
+	WHERE org_id = $3 AND id = $4 AND recipient_id = $5 AND status = 'pending' AND info_requested_at IS NOT NULL`
 
 // requestInfoSQL makes a pending question ($3) of a recipient ($4) wait for
 // information at $1, as news for the asker's agent.

@@ -373,6 +373,7 @@ const pendingRepliesSQL = `SELECT EXISTS (SELECT 1 FROM questions
 	WHERE org_id = $1 AND asker_id = $2 AND (status <> 'pending' OR asker_news_at IS NOT NULL) AND asker_handed_at IS NULL
 	  AND ($3 = '' OR id = $3))`
 
-// departedOpenSQL lists the questions still waiting for a member who left
-// ($2), for HandOverForDeparted, whose updates repeat the pending check.
+// departedOpenSQL lists the questions still open for a member who left
+// ($2), waiting for them or for their askers' information, for
+// HandOverForDeparted, whose updates repeat the check.
 const departedOpenSQL = `SELECT id, asker_id FROM questions WHERE org_id = $1 AND recipient_id = $2 AND status = 'pending' ORDER BY id`

@@ -17,6 +17,7 @@ import (
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/testkit"
+	"github.com/ctalk/ctalk/orgs"
 )
 
 // env is a ctalk server on a real port over a fresh database, with org
@@ -154,4 +155,22 @@ func (e *env) member(userID string) bool {
 		e.t.Fatal(err)
 	}
 	return err == nil
+}
+
+// bobLeaving sets acme's departure_questions to departure, makes alice
+// bob's away delegate, and links bob, by his address, as the identity
+// provider's user.
+func (e *env) bobLeaving(departure string) {
+	e.t.Helper()
+	ctx := dbtest.Operator()
+	if _, err := e.srv.Orgs.SetSettings(ctx, "acme", orgs.Settings{DepartureQuestions: departure}); err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.srv.Orgs.SetAway(ctx, ctalk.Caller{OrgID: "acme", UserID: "bob"}, orgs.Away{Until: time.Now().Add(time.Hour), Delegate: "alice"}); err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.srv.Orgs.SetEmail(ctx, "acme", "bob", "bob@acme.test"); err != nil {
+		e.t.Fatal(err)
+	}
+	e.ok("link bob", 201, "POST", "/Users", `{"userName":"bob@acme.test","name":{"givenName":"Bob","familyName":"B"},"active":true}`)
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/api/apitest"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
@@ -521,17 +520,7 @@ func ctalkShort(s string) string {
 // the asker's next check sees it there.
 func TestDeprovisionHandsQuestionsToTheDelegate(t *testing.T) {
 	each(t, func(t *testing.T, e *env) {
-		ctx := dbtest.Operator()
-		if _, err := e.srv.Orgs.SetSettings(ctx, "acme", orgs.Settings{DepartureQuestions: orgs.DepartureDelegate}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.srv.Orgs.SetAway(ctx, ctalk.Caller{OrgID: "acme", UserID: "bob"}, orgs.Away{Until: time.Now().Add(time.Hour), Delegate: "alice"}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.srv.Orgs.SetEmail(ctx, "acme", "bob", "bob@acme.test"); err != nil {
-			t.Fatal(err)
-		}
-		e.ok("link bob", 201, "POST", "/Users", `{"userName":"bob@acme.test","name":{"givenName":"Bob","familyName":"B"},"active":true}`)
+		e.bobLeaving(orgs.DepartureDelegate)
 		msgID := testkit.OK(t, e.mcp["carol"], "ask_person", map[string]any{"to_user_id": "bob", "question": "Where is the deploy runbook?", "ask_anyway": true})["message_id"].(string)
 		if code, _, _ := call(t, e.srv.URL, e.token, "DELETE", "/Users/bob", ""); code != http.StatusNoContent {
 			t.Fatalf("deleting bob: %d", code)

@@ -55,6 +55,10 @@ type Config struct {
 	// Resolver looks up the TXT records that prove an org's email domains;
 	// nil is net.DefaultResolver.
 	Resolver TXTResolver
+	// RecheckEvery is how often RecheckDomainsEvery looks for verified
+	// domains due to be looked up again (see DomainRecheck); zero is an
+	// hour.
+	RecheckEvery time.Duration
 }
 
 // Service is the organizations' single sign-on.
@@ -79,6 +83,9 @@ func New(d *db.DB, cfg Config, o *orgs.Service) *Service {
 	}
 	if cfg.Resolver == nil {
 		cfg.Resolver = net.DefaultResolver
+	}
+	if cfg.RecheckEvery <= 0 {
+		cfg.RecheckEvery = time.Hour
 	}
 	return &Service{db: d, cfg: cfg, orgs: o, providers: map[string]cachedProvider{}}
 }

@@ -30,12 +30,22 @@ type Export struct {
 	inbox     *inbox.Service
 	knowledge *knowledge.Service
 	channels  *channels.Service
+	more      []OrgFile
 	now       func() time.Time
 }
 
-// NewExport returns the export over the services that own the rows.
-func NewExport(o *orgs.Service, in *inbox.Service, k *knowledge.Service, ch *channels.Service) *Export {
-	return &Export{orgs: o, inbox: in, knowledge: k, channels: ch, now: time.Now}
+// OrgFile is a file of an organization's archive, never of a person's,
+// written by a service this package does not import: single sign-on's and
+// SCIM's settings (SCIM imports usecase for its departures).
+type OrgFile struct {
+	Name string
+	Rows func(ctx context.Context, orgID string, emit func(any) error) error
+}
+
+// NewExport returns the export over the services that own the rows, with
+// more after their files in an organization's archive.
+func NewExport(o *orgs.Service, in *inbox.Service, k *knowledge.Service, ch *channels.Service, more ...OrgFile) *Export {
+	return &Export{orgs: o, inbox: in, knowledge: k, channels: ch, more: more, now: time.Now}
 }
 
 // Manifest is an archive's manifest.json, written last: an archive
@@ -93,6 +103,9 @@ func (e *Export) files(person bool) []archiveFile {
 		{"channel_messages.jsonl", e.channels.ExportMessages},
 	}
 	if !person {
+		for _, f := range e.more {
+			files = append(files, archiveFile{f.Name, org(f.Rows)})
+		}
 		return files
 	}
 	var mine []archiveFile

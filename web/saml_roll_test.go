@@ -1,8 +1,6 @@
 package web_test
 
 import (
-	"encoding/base64"
-	"encoding/pem"
 	"net/http"
 	"net/url"
 	"strings"
@@ -41,10 +39,6 @@ func TestSAMLKeyRoll(t *testing.T) {
 			}
 			return key, cert
 		}
-		der := func(certPEM string) string {
-			b, _ := pem.Decode([]byte(certPEM))
-			return base64.StdEncoding.EncodeToString(b.Bytes)
-		}
 		oldKey, oldCert := keys()
 
 		// bob's sign-in, at the provider when the key rolls.
@@ -64,9 +58,9 @@ func TestSAMLKeyRoll(t *testing.T) {
 			t.Fatal("the roll kept the key")
 		}
 		_, md := s.anonymous(t).get(sso.MetadataPath("acme"))
-		if strings.Count(md, der(newCert)) != 2 || strings.Count(md, der(oldCert)) != 1 || strings.Count(md, `use="signing"`) != 2 {
+		if strings.Count(md, derOf(newCert)) != 2 || strings.Count(md, derOf(oldCert)) != 1 || strings.Count(md, `use="signing"`) != 2 {
 			t.Errorf("the metadata after the roll: the new certificate %d times (want 2: signing, encryption), the old %d (want 1: signing), %d signing keys:\n%s",
-				strings.Count(md, der(newCert)), strings.Count(md, der(oldCert)), strings.Count(md, `use="signing"`), md)
+				strings.Count(md, derOf(newCert)), strings.Count(md, derOf(oldCert)), strings.Count(md, `use="signing"`), md)
 		}
 
 		if code, body := postSAML(t, bob, idp, inFlight); code != http.StatusOK || !strings.Contains(body, "bob · acme") {
@@ -89,7 +83,7 @@ func TestSAMLKeyRoll(t *testing.T) {
 
 		s.clock.advance(sso.KeyGrace + time.Minute)
 		_, md = s.anonymous(t).get(sso.MetadataPath("acme"))
-		if strings.Contains(md, der(oldCert)) || strings.Count(md, `use="signing"`) != 1 {
+		if strings.Contains(md, derOf(oldCert)) || strings.Count(md, `use="signing"`) != 1 {
 			t.Errorf("the metadata after the grace still offers the old certificate:\n%s", md)
 		}
 		if _, page := alice.get("/admin/sso"); strings.Contains(page, "still in the metadata") {

@@ -27,12 +27,17 @@ const ssoSecret = "client-secret-0123456789abcdef"
 func startSSO(t *testing.T, engine db.Engine, adjust ...func(*app.Wiring)) *site {
 	t.Helper()
 	dns := testkit.NewDNSServer(t)
-	withSSO := func(w *app.Wiring) {
-		w.SSO = sso.Config{HTTP: outbound.Client(outbound.Options{AllowLoopback: true}), AllowHTTP: true, Resolver: dns.Resolver()}
-	}
-	s := start(t, engine, append([]func(*app.Wiring){withSSO}, adjust...)...)
+	s := start(t, engine, append([]func(*app.Wiring){withSSO(dns)}, adjust...)...)
 	s.dns = dns
 	return s
+}
+
+// withSSO has the server reach identity providers on loopback over http
+// and prove domains at dns.
+func withSSO(dns *testkit.DNSServer) func(*app.Wiring) {
+	return func(w *app.Wiring) {
+		w.SSO = sso.Config{HTTP: outbound.Client(outbound.Options{AllowLoopback: true}), AllowHTTP: true, Resolver: dns.Resolver()}
+	}
 }
 
 // recordShown is the TXT record the admin page shows for a pending domain.

@@ -151,7 +151,20 @@ type Pages struct {
 // New returns the pages over the given services.
 func New(cfg Config, s Services) *Pages {
 	return &Pages{cfg: cfg, auth: s.Auth, orgs: s.Orgs, oauth: s.OAuth, inbox: s.Inbox, channels: s.Channels, audit: s.Audit, access: s.Access, knowledge: s.Knowledge, answers: s.Answers, departs: s.Departures, slack: s.Slack, sso: s.SSO, scim: s.SCIM, pages: pages(),
-		export: usecase.NewExport(s.Orgs, s.Inbox, s.Knowledge, s.Channels)}
+		export: usecase.NewExport(s.Orgs, s.Inbox, s.Knowledge, s.Channels, identityFiles(s)...)}
+}
+
+// identityFiles are the files of an organization's archive that hold its
+// single sign-on and SCIM settings, of the services the server has.
+func identityFiles(s Services) []usecase.OrgFile {
+	var files []usecase.OrgFile
+	if s.SSO != nil {
+		files = append(files, usecase.OrgFile{Name: "sso.jsonl", Rows: s.SSO.ExportProvider}, usecase.OrgFile{Name: "sso_domains.jsonl", Rows: s.SSO.ExportDomains})
+	}
+	if s.SCIM != nil {
+		files = append(files, usecase.OrgFile{Name: "scim_tokens.jsonl", Rows: s.SCIM.ExportTokens})
+	}
+	return files
 }
 
 // pages returns the parsed pages, parsed once per process: they are

@@ -22,6 +22,7 @@ type DNSServer struct {
 	txt     map[string][]string
 	queries int
 	hold    *dnsHold
+	failing bool
 }
 
 // dnsHold keeps TXT answers back until n queries for names with records
@@ -68,6 +69,14 @@ func (s *DNSServer) SetTXT(name string, values ...string) {
 	s.txt[name] = values
 }
 
+// Fail makes the server answer every query with a server failure while
+// on, as a DNS server that is down.
+func (s *DNSServer) Fail(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failing = on
+}
+
 // HoldTXT keeps back the answers to the next n TXT queries for names with
 // records until all n arrived (or 5 seconds passed).
 func (s *DNSServer) HoldTXT(n int) {
@@ -97,7 +106,9 @@ func (s *DNSServer) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	if len(r.Question) == 1 {
 		q := r.Question[0]
 		values = s.txt[strings.ToLower(q.Name)]
-		if values == nil {
+		if s.failing {
+			m.Rcode, values = dns.RcodeServerFailure, nil
+		} else if values == nil {
 			m.Rcode = dns.RcodeNameError
 		} else if q.Qtype == dns.TypeTXT {
 			for _, v := range values {

@@ -1,0 +1,1 @@
+ALTER TABLE sso_domains DROP COLUMN checked_at;
