@@ -104,6 +104,7 @@ func press(t *testing.T, ctx context.Context, label string) {
 // the question's page. axe finds nothing in either mode, in the host's dark
 // theme and then in its light one.
 func TestDecisionCardInABrowser(t *testing.T) {
+	t.Parallel()
 	browser := testkit.Browser(t)
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 )
 
 func TestQuestionAndAnswerFlow(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		bob, alice := u["bob"], u["alice"]
@@ -86,6 +87,7 @@ func TestQuestionAndAnswerFlow(t *testing.T) {
 }
 
 func TestApprovalRules(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		bob, alice, carol := u["bob"], u["alice"], u["carol"]
@@ -136,6 +138,7 @@ func TestApprovalRules(t *testing.T) {
 // The agent's send_response of the text sent afterwards sends nothing
 // more; of any other text, it is refused with the answer sent quoted.
 func TestHumanApproval(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		bob, alice := u["bob"], u["alice"]
@@ -201,6 +204,7 @@ func TestHumanApproval(t *testing.T) {
 // TestOldApprovalLinks: a link of an earlier release leads to its question
 // in the web app, and posting it approves nothing.
 func TestOldApprovalLinks(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		bob, alice := u["bob"], u["alice"]
@@ -246,6 +250,7 @@ func get(t *testing.T, u string) string {
 }
 
 func TestAskIdempotentUnderConcurrentRetries(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		bob := u["bob"]
@@ -279,6 +284,7 @@ func TestAskIdempotentUnderConcurrentRetries(t *testing.T) {
 }
 
 func TestWaiting(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		bob, alice := u["bob"], u["alice"]
@@ -370,6 +376,7 @@ func TestWakeAcrossReplicas(t *testing.T) {
 }
 
 func TestMessagesOfAnotherOrgAreNotFound(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		a := e.Org(t, era, "org-a")
 		b := e.Org(t, era, "org-b")
