@@ -90,7 +90,6 @@ func (c *collector) count() int {
 // member can do none of it, and the audit record holds who did it, never
 // the secret.
 func TestAdminAuditStream(t *testing.T) {
-	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		col := newCollector(t)
 		s := start(t, engine, func(w *app.Wiring) {
