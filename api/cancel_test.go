@@ -10,6 +10,7 @@ import (
 )
 
 func TestCancelledWaitLeavesTheSessionUsable(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		alice := e.Org(t, era, "acme")["alice"]
 		ctx, cancel := context.WithCancel(dbtest.Operator())

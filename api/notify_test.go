@@ -19,6 +19,7 @@ import (
 // get_notification_settings shows the recipient's agent the settings,
 // which it cannot change.
 func TestAskMailsTheRecipient(t *testing.T) {
+	t.Parallel()
 	smtp := mailtest.Start(t)
 	each(t, func(t *testing.T, e *env, era string) {
 		users := e.Org(t, era, "acme")

@@ -109,6 +109,7 @@ func TestOAuthIssuerIsOrigin(t *testing.T) {
 // and a tool that acts as the person gets 401 with the challenge that
 // starts the browser sign-in.
 func TestAnonymousChallenge(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		anon := e.Connect(t, era, "")
 		ctx, cancel := context.WithTimeout(dbtest.Operator(), 10*time.Second)
@@ -178,6 +179,7 @@ func anonymousPost(t *testing.T, base, path, era, method, params string, hdr map
 // X-Ctalk-Setup, connects as before and is offered the set-up tools; a
 // signed-in client is unaffected.
 func TestAnonymousConnectionIsChallenged(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		want := `Bearer resource_metadata="` + e.URL + oauth.ResourceMetadataPath + `", scope="` + oauth.Scope + `"`
 		challenged := func(t *testing.T, what string, status int, challenge, body string) {

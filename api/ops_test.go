@@ -8,6 +8,7 @@ import (
 )
 
 func TestAuditLogRecordsToolCalls(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		other := e.Org(t, era, "other")
@@ -82,6 +83,7 @@ func TestAuditLogRecordsToolCalls(t *testing.T) {
 // Admin page's download of the org's data, a link with no credential in
 // it; a member's agent is refused.
 func TestExportOrgLinksToTheDownload(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		res := ok(t, u["alice"], "export_org", map[string]any{"org_id": "acme"})

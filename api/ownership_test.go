@@ -6,6 +6,7 @@ import (
 )
 
 func TestOwnershipJunkOverMCP(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		anon := e.Connect(t, era, "")
 		ok(t, anon, "register_organization", map[string]any{"org_id": "acme", "name": "Acme", "admin_password": adminPW})

@@ -8,6 +8,7 @@ import (
 // is parked before mcp-go (see parkWaits) reads as waiting to its
 // coworkers, as one waiting inside a tool does.
 func TestParkedWaitIsPresence(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		alice, bob := u["alice"], u["bob"]

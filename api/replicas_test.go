@@ -12,6 +12,7 @@ import (
 )
 
 func TestWholeFlowThroughALoadBalancerOverTwoReplicas(t *testing.T) {
+	t.Parallel()
 	for _, era := range eras {
 		t.Run(era, func(t *testing.T) {
 			// The balancer reaches the replicas on loopback with the public

@@ -8,6 +8,7 @@ import (
 // one page has no next_cursor and has_more false, and a cursor the server
 // did not issue is refused.
 func TestCheckRepliesCursor(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		s := e.Org(t, era, "acme")
 		q := ok(t, s["alice"], "ask_person", map[string]any{"to_user_id": "bob", "question": "retry logic?"})

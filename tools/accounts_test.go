@@ -6,6 +6,7 @@ import (
 )
 
 func TestAccountFlow(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		anon := e.Connect(t, era, "")
 		org := ok(t, anon, "register_organization", map[string]any{"org_id": "  Acme ", "name": "Acme Inc", "admin_password": adminPW})
@@ -66,6 +67,7 @@ func TestAccountFlow(t *testing.T) {
 }
 
 func TestToolsListHasSchemasAndAnnotations(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		cs := e.Connect(t, era, "")
 		res, err := cs.ListTools(t.Context(), nil)

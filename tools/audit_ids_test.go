@@ -9,6 +9,7 @@ import (
 // passwords where ids belong: the errors do not repeat them, and the audit
 // log records only real ids.
 func TestSecretsGivenAsIdsAreNeitherEchoedNorAudited(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		s := e.Org(t, era, "acme")
 		bob := s["bob"]

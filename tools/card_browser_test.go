@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
 	"github.com/ctalk/ctalk/internal/appshost"
 	"github.com/ctalk/ctalk/internal/testkit"
@@ -102,10 +103,19 @@ func press(t *testing.T, ctx context.Context, label string) {
 // mode "Approve and send" sends the answer to Alice at once; in human mode
 // it offers only "Open in ctalk to approve", which asks the host to open
 // the question's page. axe finds nothing in either mode, in the host's dark
-// theme and then in its light one.
+// theme and then in its light one. On SQLite alone: what it adds to the
+// tools' tests on both engines is the card's markup and script in a
+// browser, above the database (as web's browser tests, inChromium).
 func TestDecisionCardInABrowser(t *testing.T) {
+	t.Parallel()
+	if !slices.Contains(dbtest.Engines, db.SQLite) {
+		t.Skipf("skipping the browser test: it runs on SQLite, which CTALK_TEST_ENGINES=%s leaves out", os.Getenv("CTALK_TEST_ENGINES"))
+	}
 	browser := testkit.Browser(t)
 	for _, engine := range dbtest.Engines {
+		if engine != db.SQLite {
+			continue
+		}
 		t.Run(string(engine), func(t *testing.T) {
 			e := start(t, engine)
 			u := e.Org(t, eraStateless, "acme")

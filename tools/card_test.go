@@ -58,6 +58,7 @@ func uiMeta(tool *mcp.Tool) map[string]any {
 // hidden from the model, and the card itself as an HTML resource; any
 // other client sees the list as before.
 func TestDecisionCardIsOfferedOnlyToClientsThatRenderIt(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		tokens := e.Tokens(t, era, "acme")
 		plain := toolsOf(t, e.Connect(t, era, tokens["bob"]))
@@ -106,6 +107,7 @@ func TestDecisionCardIsOfferedOnlyToClientsThatRenderIt(t *testing.T) {
 // question not sent to the caller is not found; a card's approval racing
 // its agent's send_response sends exactly one answer.
 func TestDecisionCardDecides(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		alice := u["alice"]

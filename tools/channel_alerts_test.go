@@ -25,6 +25,7 @@ func events(res map[string]any) []string {
 }
 
 func TestChannelAlertsReachTheInbox(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		alice, bob, carol := u["alice"], u["bob"], u["carol"]

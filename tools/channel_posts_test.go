@@ -17,6 +17,7 @@ import (
 // an approval_url into the web app, and no member sees it; back in agent
 // mode (which only a person sets, in the web app), posts go out at once.
 func TestChannelPostMode(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		tok := e.Tokens(t, era, "acme")
 		alice, bob := e.Connect(t, era, tok["alice"]), e.Connect(t, era, tok["bob"])

@@ -30,6 +30,7 @@ func resourceURIs(t *testing.T, cs *mcp.ClientSession) []string {
 }
 
 func TestChannelsAsResources(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		alice, bob, carol := u["alice"], u["bob"], u["carol"]

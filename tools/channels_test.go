@@ -15,6 +15,7 @@ import (
 )
 
 func TestChannelTools(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		ch := ok(t, u["alice"], "create_channel", map[string]any{"channel": "#Dev", "topic": "builds", "members": []string{"bob"}})
@@ -118,6 +119,7 @@ func TestChannelToolsFenceText(t *testing.T) {
 // TestChannelTenancy calls every channel tool on a channel of another org
 // and on a private channel the caller is not in: each is "not found".
 func TestChannelTenancy(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		a := e.Org(t, era, "org-a")
 		b := e.Org(t, era, "org-b")
@@ -157,6 +159,7 @@ func TestChannelTenancy(t *testing.T) {
 // lowered to the limit, not overflow into no wait at all, and the wait must
 // return the message posted while it waits.
 func TestWaitForMessage(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		ok(t, u["alice"], "create_channel", map[string]any{"channel": "dev", "members": []string{"bob"}})

@@ -18,6 +18,7 @@ import (
 // him cannot go to her and is declined. With bob's delegate removed before
 // him, or the setting back to decline, his questions are declined.
 func TestRemoveUserHandsQuestionsToTheDelegate(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		ctx := dbtest.Operator()
 		u := e.Org(t, era, "acme")

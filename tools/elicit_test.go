@@ -109,6 +109,7 @@ func connectClient(t testing.TB, base, era, token string, client *mcp.Client) *m
 // that the elicitation completed). A client that declines gets today's
 // refusal.
 func TestSendResponseAsksThePersonThroughTheClient(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		alice := u["alice"]

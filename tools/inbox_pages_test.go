@@ -8,6 +8,7 @@ import (
 // twice (so kept by the page cache) shows a change of its sender on the
 // very next call: orgs tells the inbox of member changes (see app.Assemble).
 func TestCheckInboxShowsSenderChanges(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		alice, bob := u["alice"], u["bob"]

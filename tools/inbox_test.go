@@ -20,6 +20,7 @@ import (
 )
 
 func TestQuestionAndAnswerFlow(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		bob, alice := u["bob"], u["alice"]
@@ -85,6 +86,7 @@ func TestQuestionAndAnswerFlow(t *testing.T) {
 }
 
 func TestApprovalRules(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		bob, alice, carol := u["bob"], u["alice"], u["carol"]
@@ -135,6 +137,7 @@ func TestApprovalRules(t *testing.T) {
 // The agent's send_response of the text sent afterwards sends nothing
 // more; of any other text, it is refused with the answer sent quoted.
 func TestHumanApproval(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		bob, alice := u["bob"], u["alice"]
@@ -200,6 +203,7 @@ func TestHumanApproval(t *testing.T) {
 // TestOldApprovalLinks: a link of an earlier release leads to its question
 // in the web app, and posting it approves nothing.
 func TestOldApprovalLinks(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		bob, alice := u["bob"], u["alice"]
@@ -245,6 +249,7 @@ func get(t *testing.T, u string) string {
 }
 
 func TestAskIdempotentUnderConcurrentRetries(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		bob := u["bob"]
@@ -278,6 +283,7 @@ func TestAskIdempotentUnderConcurrentRetries(t *testing.T) {
 }
 
 func TestWaiting(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		bob, alice := u["bob"], u["alice"]
@@ -369,6 +375,7 @@ func TestWakeAcrossReplicas(t *testing.T) {
 }
 
 func TestMessagesOfAnotherOrgAreNotFound(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		a := e.Org(t, era, "org-a")
 		b := e.Org(t, era, "org-b")

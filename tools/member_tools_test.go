@@ -17,6 +17,7 @@ import (
 var memberTools = []string{"remove_user", "revoke_user_tokens", "change_password", "reset_user_password", "change_admin_password"}
 
 func TestRemoveUserOverMCP(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		alice, bob, carol := u["alice"], u["bob"], u["carol"]
@@ -76,6 +77,7 @@ func TestRemoveUserOverMCP(t *testing.T) {
 }
 
 func TestMemberToolsAcrossOrgs(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		a := e.Org(t, era, "acme")
 		b := e.Org(t, era, "other")
@@ -106,6 +108,7 @@ func TestMemberToolsAcrossOrgs(t *testing.T) {
 // TestRemoveLastTwoAdminsOverMCP removes the last two admins of an org at the
 // same moment, with the admin password, in several orgs: one must stay.
 func TestRemoveLastTwoAdminsOverMCP(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		anon := []*mcp.ClientSession{e.Connect(t, era, ""), e.Connect(t, era, "")}
 		for round := range 5 {
@@ -151,6 +154,7 @@ func TestRemoveLastTwoAdminsOverMCP(t *testing.T) {
 }
 
 func TestPasswordToolsOverMCP(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		alice, carol := u["alice"], u["carol"]

@@ -22,6 +22,7 @@ const personOnly = "is for a person, not an agent"
 // the person uses it, and changes nothing; strengthening stays open; each
 // refusal is in the audit log with the credential it was tried with.
 func TestAgentsCannotUndoOversight(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		alice, bob := u["alice"], u["bob"]
@@ -139,6 +140,7 @@ func TestAgentsCannotUndoOversight(t *testing.T) {
 // instead and checks no password; tokens already issued keep working; only
 // the web app allows passwords again.
 func TestAgentPasswordLoginDisabled(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		alice := u["alice"]
@@ -170,6 +172,7 @@ func TestAgentPasswordLoginDisabled(t *testing.T) {
 // made by an agent gets its first admin), and no second admin is made by
 // an agent, by admin password or by the admin's token.
 func TestFirstAdminOverMCP(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		anon := e.Connect(t, era, "")
 		ok(t, anon, "register_organization", map[string]any{"org_id": "acme", "name": "Acme", "admin_password": adminPW})

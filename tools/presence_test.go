@@ -10,6 +10,7 @@ import (
 )
 
 func TestPresence(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		alice, bob := u["alice"], u["bob"]

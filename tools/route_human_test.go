@@ -9,6 +9,7 @@ import (
 // the person, an agent's request for information, forward note and
 // decline reason still reach the asker at once, as the agent wrote them.
 func TestStepsReachTheAskerWithoutApprovalInHumanMode(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		alice, bob, carol := u["alice"], u["bob"], u["carol"]

@@ -16,6 +16,7 @@ import (
 // information, the asker's agent learns both and replies; the answer comes
 // back and a follow-up carries the thread. Another org's ids are not found.
 func TestAwayForwardAndFollowUpOverMCP(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		z := e.Org(t, era, "zeta")

@@ -18,6 +18,7 @@ func foundQuestions(t *testing.T, cs *mcp.ClientSession, args map[string]any) []
 }
 
 func TestSearchCoversMyQuestionsAndAnswersOnly(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		u := e.Org(t, era, "acme")
 		alice, bob, carol := u["alice"], u["bob"], u["carol"]

@@ -38,6 +38,7 @@ func listed(t *testing.T, cs *mcp.ClientSession) ([]string, int) {
 // admin the admin tools; a client can leave out the optional toolsets by
 // header; a tool not offered still answers a call with its own refusal.
 func TestToolListSizedToCaller(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		tokens := e.Tokens(t, era, "acme")
 		anon, anonSize := listed(t, e.Connect(t, era, ""))

@@ -23,7 +23,8 @@ import (
 )
 
 // The trust promises of the account tools, tested over real HTTP with the
-// official SDK client on both engines and in both protocol eras.
+// official SDK client on both engines and in both protocol eras (one era
+// an engine, apitest.EraOf).
 
 func sha256Hex(s string) string {
 	sum := sha256.Sum256([]byte(s))

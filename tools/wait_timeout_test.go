@@ -14,6 +14,7 @@ import (
 // the cap, which once overflowed into an immediate timed_out: each must
 // still be waiting when the thing it waits for happens, and return it.
 func TestHugeWaitTimeoutsWait(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, e *env, era string) {
 		s := e.Org(t, era, "acme")
 		for _, timeout := range []float64{1e10, 1e300} {

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -9,7 +10,6 @@ import (
 
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
-	"github.com/ctalk/ctalk/internal/testkit"
 	"github.com/ctalk/ctalk/mail/mailtest"
 	"github.com/ctalk/ctalk/orgs"
 )
@@ -19,8 +19,8 @@ import (
 // forgot theirs follows "Forgot password?" from the sign-in page, opens the
 // mailed link and is signed in with the new one.
 func TestInviteAndResetInBrowser(t *testing.T) {
-	chromium := testkit.Browser(t)
-	each(t, func(t *testing.T, engine db.Engine) {
+	t.Parallel()
+	inChromium(t, func(t *testing.T, chromium context.Context, engine db.Engine) {
 		box := mailtest.Start(t)
 		s := start(t, engine, withMail(box))
 		s.org(t, "acme")

@@ -72,6 +72,7 @@ func (s *site) noSecret(t *testing.T, secrets ...string) {
 // the mail lets the person choose their password and signs them in; it
 // works once, and its token is nowhere but in the mail.
 func TestInviteByEmailSignsThePersonIn(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		box := mailtest.Start(t)
 		s := start(t, engine, withMail(box))
@@ -131,6 +132,7 @@ func TestInviteByEmailSignsThePersonIn(t *testing.T) {
 // TestInviteResendRevokeExpire: a resend kills the earlier link, a revoke
 // kills the link, and a link a week old no longer works but can be resent.
 func TestInviteResendRevokeExpire(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		box := mailtest.Start(t)
 		s := start(t, engine, withMail(box))
@@ -189,6 +191,7 @@ func TestInviteResendRevokeExpire(t *testing.T) {
 // TestInviteMailRefusedCreatesNothing: when the mail server refuses, the
 // admin is told why and no invite is left; without SMTP, the page says so.
 func TestInviteMailRefusedCreatesNothing(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		box := mailtest.Start(t)
 		s := start(t, engine, withMail(box))
@@ -246,6 +249,7 @@ func linkShown(t *testing.T, body string) string {
 // it works once under the rules of a mailed invite, a new link replaces
 // it, and it is in no mail, log, audit record or later page.
 func TestInviteLinkToHandOver(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		box := mailtest.Start(t)
 		s := start(t, engine, withMail(box))
@@ -316,6 +320,7 @@ func TestInviteLinkToHandOver(t *testing.T) {
 // TestInviteUserTool: the admin tool mails the invite; its result, like the
 // audit record, never holds the link.
 func TestInviteUserTool(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		box := mailtest.Start(t)
 		s := start(t, engine, withMail(box))
@@ -352,6 +357,7 @@ func forgot(c *client, orgID, who string) (int, string) {
 // account exists or has an address; only a member with an address gets a
 // mail, asked for by id or by address.
 func TestForgotPasswordAnswersTheSame(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		box := mailtest.Start(t)
 		s := start(t, engine, withMail(box))
@@ -402,6 +408,7 @@ func TestForgotPasswordAnswersTheSame(t *testing.T) {
 // ends every other session and token of the person, signs this browser
 // in, works once, and expires after 30 minutes.
 func TestPasswordResetEndsEverySession(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		box := mailtest.Start(t)
 		s := start(t, engine, withMail(box))
@@ -466,6 +473,7 @@ func TestPasswordResetEndsEverySession(t *testing.T) {
 // account get exactly the account's limit answered, whether or not the
 // account exists, and the address's limit holds over many accounts.
 func TestForgotPasswordLimitsHoldUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		box := mailtest.Start(t)
 		s := start(t, engine, withMail(box))
@@ -534,6 +542,7 @@ func TestForgotPasswordLimitsHoldUnderConcurrency(t *testing.T) {
 // an admin sets a member's; an address another member has is refused next
 // to its field.
 func TestEmailAddressForms(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -565,6 +574,7 @@ func TestEmailAddressForms(t *testing.T) {
 // themselves or an admin, queues a security notice for their webhooks and
 // browsers, besides the mail to the address replaced.
 func TestAddressChangeIsASecurityNotice(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine, withMail(mailtest.Start(t)))
 		s.org(t, "acme")

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -9,7 +10,6 @@ import (
 
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
-	"github.com/ctalk/ctalk/internal/testkit"
 )
 
 // TestAdminAddsMemberInBrowser: in Chromium, with the keyboard, an admin
@@ -18,8 +18,7 @@ import (
 // page is the sign-in.
 func TestAdminAddsMemberInBrowser(t *testing.T) {
 	t.Parallel()
-	chromium := testkit.Browser(t)
-	each(t, func(t *testing.T, engine db.Engine) {
+	inChromium(t, func(t *testing.T, chromium context.Context, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
 		admin := browser(t, chromium)

@@ -18,6 +18,7 @@ import (
 // password is not reset through the admin path, and each refusal and the
 // reset are in the audit log with the factor the admin used.
 func TestAdminResetNeedsOwnPassword(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -70,6 +71,7 @@ func TestAdminResetNeedsOwnPassword(t *testing.T) {
 // TestAdminSetsAgentPasswordLogin: the person allows and disables agents'
 // password logins on the admin page, the one place that may allow them.
 func TestAdminSetsAgentPasswordLogin(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -94,6 +96,7 @@ func TestAdminSetsAgentPasswordLogin(t *testing.T) {
 // told by mail, which names the admin and carries no secret and no link
 // that does anything but open the sign-in page.
 func TestAdminResetTellsTheMember(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		box := mailtest.Start(t)
 		s := start(t, engine, withMail(box))

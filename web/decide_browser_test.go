@@ -1,19 +1,19 @@
 package web_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 	"github.com/ctalk/ctalk/db"
-	"github.com/ctalk/ctalk/internal/testkit"
 )
 
 // TestDecideOnAPhone: the page a notification of a draft opens shows, on a
 // 390x844 phone, the question, the draft and "Approve and send" above the
 // fold, and pressing it delivers the answer to the asker.
 func TestDecideOnAPhone(t *testing.T) {
-	chromium := testkit.Browser(t)
-	each(t, func(t *testing.T, engine db.Engine) {
+	t.Parallel()
+	inChromium(t, func(t *testing.T, chromium context.Context, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
 		id := s.ask(t, "alice", "bob", "Which region hosts the billing database?")

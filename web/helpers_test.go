@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -229,3 +231,23 @@ func read(t testing.TB, resp *http.Response) (int, string) {
 
 // acme is user id of org acme, calling.
 func acme(id string) ctalk.Caller { return ctalk.Caller{OrgID: "acme", UserID: id} }
+
+// inChromium runs fn, a test that drives the pages in a browser, on SQLite
+// alone, with a Chromium of its own; where CTALK_TEST_ENGINES leaves SQLite
+// out it skips, saying so, before Chromium starts. What such a test adds to
+// the tests of the same pages' forms and handlers, which run on both
+// engines, is the browser's part: markup, script, focus and keys, cookies,
+// WebAuthn, push, all above the database and alike on either engine; run
+// on both, it started a second Chromium for each, and in CI's race pass
+// drove it against a server under the detector. The pages whose live
+// updates take Postgres's LISTEN path keep a browser test on each engine
+// (TestLiveUpdateReachesAnOpenPage, TestChannelPageLive).
+func inChromium(t *testing.T, fn func(t *testing.T, chromium context.Context, engine db.Engine)) {
+	t.Helper()
+	t.Run(string(db.SQLite), func(t *testing.T) {
+		if !slices.Contains(dbtest.Engines, db.SQLite) {
+			t.Skipf("skipping the browser test: it runs on SQLite, which CTALK_TEST_ENGINES=%s leaves out", os.Getenv("CTALK_TEST_ENGINES"))
+		}
+		fn(t, testkit.Browser(t), db.SQLite)
+	})
+}

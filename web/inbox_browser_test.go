@@ -23,8 +23,7 @@ import (
 // decline and answer directly, each in a browser context of its own.
 func TestInboxInABrowser(t *testing.T) {
 	t.Parallel()
-	chromium := testkit.Browser(t)
-	each(t, func(t *testing.T, engine db.Engine) {
+	inChromium(t, func(t *testing.T, chromium context.Context, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
 		if _, err := s.Orgs.SetApprovalMode(dbtest.Operator(), "acme", "human"); err != nil {

@@ -26,6 +26,7 @@ const forgedLine = "Reset your password: https://evil.test/"
 // admin, the member) and a question's notification (the asker). No line
 // of any mail starts with what a name carried after its line break.
 func TestNamesCannotForgeMailLines(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		box := mailtest.Start(t)
 		s := start(t, engine, withMail(box))

@@ -27,6 +27,7 @@ import (
 // touch the org's settings or webhooks, an admin can; a form without its
 // CSRF token changes nothing.
 func TestNotificationSettingsPage(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -136,6 +137,7 @@ func secretIn(page string) string {
 // receiver works, and gives the webhook a new signing secret, shown once;
 // another member can do none of it to their webhook.
 func TestWebhookTestRedeliverAndRotate(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		var mu sync.Mutex
 		status, kinds := http.StatusOK, []string{}

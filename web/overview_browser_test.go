@@ -9,7 +9,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ctalk/ctalk/db"
-	"github.com/ctalk/ctalk/internal/testkit"
 )
 
 // chartImage is what the browser made of one chart on the overview.
@@ -19,13 +18,12 @@ type chartImage struct {
 	Alt   string `json:"alt"`
 }
 
-// TestOverviewInBrowser: in Chromium, on both engines and in both themes,
+// TestOverviewInBrowser: in Chromium (on SQLite, see inChromium) and in both themes,
 // every chart of the overview loads as an image in the theme the browser
 // prefers, says what it shows, and its table opens from the keyboard.
 func TestOverviewInBrowser(t *testing.T) {
 	t.Parallel()
-	chromium := testkit.Browser(t)
-	each(t, func(t *testing.T, engine db.Engine) {
+	inChromium(t, func(t *testing.T, chromium context.Context, engine db.Engine) {
 		s := start(t, engine)
 		a11yFixture(t, s)
 		for _, scheme := range []string{"light", "dark"} {

@@ -99,8 +99,8 @@ func mailTo(t *testing.T, box *mailtest.Server, n int, addr, want string) mailte
 // stops at the step-up, and the person is mailed of every passkey added or
 // removed. The person adds a second passkey after verifying with the first.
 func TestAgentCannotAddItsOwnPasskey(t *testing.T) {
-	chromium := testkit.Browser(t)
-	each(t, func(t *testing.T, engine db.Engine) {
+	t.Parallel()
+	inChromium(t, func(t *testing.T, chromium context.Context, engine db.Engine) {
 		box := mailtest.Start(t)
 		s := start(t, engine, withMailAtLocalhost(box))
 		s.org(t, "acme")
@@ -207,11 +207,11 @@ var confirmLink = regexp.MustCompile(`http://\S+(/passkeys/confirm/ctalk_[A-Za-z
 // passkey, a person with no passkey who adds one (as an agent with their
 // password could) gets a passkey that approves nothing until the link
 // mailed to them is used; opening the link confirms nothing, its button
-// does, once; then the passkey verifies an approval. In Chromium, on both
-// engines.
+// does, once; then the passkey verifies an approval. In Chromium (on SQLite,
+// see inChromium).
 func TestFirstPasskeyWaitsForTheMailedLink(t *testing.T) {
-	chromium := testkit.Browser(t)
-	each(t, func(t *testing.T, engine db.Engine) {
+	t.Parallel()
+	inChromium(t, func(t *testing.T, chromium context.Context, engine db.Engine) {
 		box := mailtest.Start(t)
 		s := start(t, engine, withMailAtLocalhost(box))
 		s.org(t, "acme")
@@ -311,10 +311,11 @@ func carolApprovesWithHerPasskey(t *testing.T, ctx context.Context, s *site, id 
 // a member's first passkey stays closed: no link can be mailed, the admin
 // cannot approve it, and it verifies no approval. The server's operator
 // confirms it from the shell (app.Operator, behind "ctalk passkeys
-// confirm"), and then it does. On both engines, in Chromium.
+// confirm"), and then it does. In Chromium (on SQLite, see
+// inChromium).
 func TestFirstPasskeyWithNoWayButTheOperator(t *testing.T) {
-	chromium := testkit.Browser(t)
-	each(t, func(t *testing.T, engine db.Engine) {
+	t.Parallel()
+	inChromium(t, func(t *testing.T, chromium context.Context, engine db.Engine) {
 		s := start(t, engine, func(w *app.Wiring) { w.API.PublicURL = apitest.SelfLocalhost })
 		s.org(t, "acme")
 		base, bg := localhost(s), dbtest.Operator()

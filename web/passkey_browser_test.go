@@ -54,7 +54,7 @@ func authenticator(t *testing.T, ctx context.Context, cmtg bool) webauthn.Authen
 }
 
 // TestPasskeysInABrowser drives passkeys in Chromium with a virtual
-// authenticator, on both engines: bob adds a passkey on his profile, signs
+// authenticator (on SQLite, see inChromium): bob adds a passkey on his profile, signs
 // out and signs in with it without typing an id (a discoverable
 // credential), while strangers' guesses hold his password back; in an org whose approval_factor is passkey, his approval
 // once his verification is older than five minutes stops at the step-up
@@ -64,8 +64,8 @@ func authenticator(t *testing.T, ctx context.Context, cmtg bool) webauthn.Authen
 // and removing the passkey asks for a fresh
 // verification first.
 func TestPasskeysInABrowser(t *testing.T) {
-	chromium := testkit.Browser(t)
-	each(t, func(t *testing.T, engine db.Engine) {
+	t.Parallel()
+	inChromium(t, func(t *testing.T, chromium context.Context, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
 		base, bg := localhost(s), dbtest.Operator()
@@ -264,13 +264,13 @@ func shown(t *testing.T, ctx context.Context, sel string) string {
 }
 
 // TestSignInAtAnAddressOffersNoPasskey opens the sign-in page in Chromium
-// with an authenticator ready, on both engines: at localhost the page offers
+// with an authenticator ready (on SQLite, see inChromium): at localhost the page offers
 // a passkey and its autofill asks the server for a ceremony; at the bare IP
 // address, where no relying-party id is possible, the page offers none and
 // calls nothing, with nothing in the console.
 func TestSignInAtAnAddressOffersNoPasskey(t *testing.T) {
-	chromium := testkit.Browser(t)
-	each(t, func(t *testing.T, engine db.Engine) {
+	t.Parallel()
+	inChromium(t, func(t *testing.T, chromium context.Context, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
 		for _, c := range []struct {

@@ -34,6 +34,7 @@ func (s *site) addPasskey(t *testing.T, userID, id string) {
 // nothing either; the password removes the person's only passkey. Another
 // person's passkey is not found.
 func TestRemovingTheOnlyPasskeyNeedsThePassword(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -71,6 +72,7 @@ func TestRemovingTheOnlyPasskeyNeedsThePassword(t *testing.T) {
 // member signing in with a password without one lands on their profile's
 // passkeys; with one, where they were going.
 func TestRequirePasskeyGuidesAtSignIn(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -113,6 +115,7 @@ func passkeyFactorSite(t *testing.T, engine db.Engine) (s *site, id string) {
 // factor it used. Text typed into a refused form comes back on the step-up
 // page, to be sent once verified.
 func TestPasskeyFactorHoldsWithAPassword(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s, id := passkeyFactorSite(t, engine)
 		ctx := dbtest.Operator()
@@ -173,6 +176,7 @@ func TestPasskeyFactorHoldsWithAPassword(t *testing.T) {
 // step-up page no ceremony, each saying to open ctalk at its name; at a
 // name (localhost) both offer them. On both engines.
 func TestPasskeysAtAnAddressAreNotOffered(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s, id := passkeyFactorSite(t, engine)
 		for _, c := range []struct {

@@ -9,7 +9,6 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/ctalk/ctalk/db"
-	"github.com/ctalk/ctalk/internal/testkit"
 )
 
 // tabUntil presses Tab until the element in focus matches the CSS selector,
@@ -38,8 +37,7 @@ func tabUntil(selector string) chromedp.Action[chromedp.Void] {
 // their notes.
 func TestPeopleByKeyboard(t *testing.T) {
 	t.Parallel()
-	chromium := testkit.Browser(t)
-	each(t, func(t *testing.T, engine db.Engine) {
+	inChromium(t, func(t *testing.T, chromium context.Context, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
 		ctx := browser(t, chromium)

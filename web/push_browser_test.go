@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"net/url"
 	"strings"
 	"testing"
@@ -12,7 +13,6 @@ import (
 	"github.com/ctalk/ctalk"
 	"github.com/ctalk/ctalk/db"
 	"github.com/ctalk/ctalk/db/dbtest"
-	"github.com/ctalk/ctalk/internal/testkit"
 )
 
 // TestPushInABrowser: on the notification settings page in Chromium, the
@@ -25,8 +25,8 @@ import (
 // side of it is TestPushAtTheHTTPBoundary's and
 // TestWebPushArrivesEncryptedAndSigned's).
 func TestPushInABrowser(t *testing.T) {
-	chromium := testkit.Browser(t)
-	each(t, func(t *testing.T, engine db.Engine) {
+	t.Parallel()
+	inChromium(t, func(t *testing.T, chromium context.Context, engine db.Engine) {
 		s := start(t, engine, withPublicURL)
 		s.org(t, "acme")
 		base := localhost(s)

@@ -40,6 +40,7 @@ func pushForm(t *testing.T, endpoint string) url.Values {
 // one refused next to the section, one without the CSRF token refused,
 // another person's not removable; working hours are saved with the form.
 func TestPushAtTheHTTPBoundary(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine, withPublicURL)
 		s.org(t, "acme")

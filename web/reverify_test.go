@@ -35,6 +35,7 @@ func fresh(t *testing.T, s *site, userID string) {
 // weakening goes through. Where the org asks for no passkey, a weakening
 // needs none.
 func TestEveryWeakeningNeedsAPasskey(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")
@@ -104,6 +105,7 @@ func ptrTo[T any](v T) *T { return &v }
 // change mails the address it replaces, saying who made it. On both
 // engines.
 func TestEmailChangesNeedAFreshVerification(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		box := mailtest.Start(t)
 		s := start(t, engine, withMail(box))
@@ -170,6 +172,7 @@ func TestEmailChangesNeedAFreshVerification(t *testing.T) {
 // listed on the member's admin page; an admin approves it only after a
 // passkey verification of their own, never their own; the member is told.
 func TestAdminApprovesAFirstPasskey(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		box := mailtest.Start(t)
 		s := start(t, engine, withMail(box))

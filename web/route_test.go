@@ -18,6 +18,7 @@ import (
 // carol answers, and bob's follow-up reaches carol with its thread; each by
 // a form, and a refusal says what to do.
 func TestAwayForwardAndInfoInTheWeb(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, engine db.Engine) {
 		s := start(t, engine)
 		s.org(t, "acme")

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +18,7 @@ import (
 	"github.com/ctalk/ctalk/orgs"
 )
 
-// TestSSOInABrowser drives single sign-on in Chromium, on both engines
+// TestSSOInABrowser drives single sign-on in Chromium (on SQLite, see inChromium)
 // (the pages' policy lets forms post only to the site, so the way on to
 // the provider must be a link): alice, an admin with a passkey, runs the
 // test sign-in from /admin/sso and requires single sign-on; her password
@@ -27,8 +28,8 @@ import (
 // with the domain pending); bob then signs in by his work email's domain
 // on the sign-in page.
 func TestSSOInABrowser(t *testing.T) {
-	chromium := testkit.Browser(t)
-	each(t, func(t *testing.T, engine db.Engine) {
+	t.Parallel()
+	inChromium(t, func(t *testing.T, chromium context.Context, engine db.Engine) {
 		bg := dbtest.Operator()
 		op := testkit.NewOpenIDProvider(t, "ctalk-acme", ssoSecret)
 		box := mailtest.Start(t)

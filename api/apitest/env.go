@@ -81,21 +81,38 @@ func StartEnv(t testing.TB, e db.Engine, opts ...Options) *Env {
 	return &Env{URL: s.URL, DB: d, Auth: s.Auth, App: s.Server, Broker: s.Broker, Orgs: s.Orgs, Logs: s.Logs}
 }
 
-// Each runs fn on both engines and in both protocol eras, on servers
-// started with opts, in parallel: each run has a server and a database of
-// its own.
+// Each runs fn on each engine of dbtest.Engines, in parallel, on servers
+// started with opts, each run with a server and a database of its own, in
+// the protocol era EraOf gives the engine.
 func Each(t *testing.T, fn func(t *testing.T, e *Env, era string), opts ...Options) {
 	for _, engine := range dbtest.Engines {
 		t.Run(string(engine), func(t *testing.T) {
 			t.Parallel()
-			for _, era := range testkit.Eras {
-				t.Run(era, func(t *testing.T) {
-					t.Parallel()
-					fn(t, StartEnv(t, engine, opts...), era)
-				})
-			}
+			era := EraOf(engine)
+			t.Run(era, func(t *testing.T) {
+				fn(t, StartEnv(t, engine, opts...), era)
+			})
 		})
 	}
+}
+
+// EraOf is the protocol era Each runs a test in on engine e: the sessions
+// era on Postgres, the stateless one on SQLite. What a test of Each checks
+// is a tool's or an endpoint's behaviour, which the era only carries (the
+// eras differ in the transport: sessions, streams, the protocol version
+// header), and the storage below is the engine's whatever the era; so a
+// test runs in both eras across the two engines (CI's two passes, or one
+// run on both) rather than in all four pairs, which cost twice the
+// servers. The sessions era, with more goroutines per client, is the one
+// the race detector's pass on Postgres watches. What does differ between
+// the eras is tested in both on its own, by tests that range over
+// testkit.Eras (api's transport, park, replicas, revocation and cancel
+// tests, tools' wake-up and progress tests).
+func EraOf(e db.Engine) string {
+	if e == db.Postgres {
+		return testkit.EraSessions
+	}
+	return testkit.EraStateless
 }
 
 // Connect opens an official-SDK client session in the given era, sending
