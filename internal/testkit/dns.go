@@ -106,11 +106,12 @@ func (s *DNSServer) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	if len(r.Question) == 1 {
 		q := r.Question[0]
 		values = s.txt[strings.ToLower(q.Name)]
-		if s.failing {
-			m.Rcode, values = dns.RcodeServerFailure, nil
-		} else if values == nil {
+		switch {
+		case s.failing:
+			m.Rcode = dns.RcodeServerFailure
+		case values == nil:
 			m.Rcode = dns.RcodeNameError
-		} else if q.Qtype == dns.TypeTXT {
+		case q.Qtype == dns.TypeTXT:
 			for _, v := range values {
 				m.Answer = append(m.Answer, &dns.TXT{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: 60}, Txt: []string{v}})
 			}
