@@ -2,6 +2,7 @@ package faults_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"os/exec"
@@ -343,11 +344,17 @@ func (c cluster) ensureStarted(t *testing.T) {
 // wake-ups' channel is among them the wake rounds after it show.
 func waitForListener(t *testing.T, d database, app string, stopped, start time.Time) {
 	t.Helper()
-	conn := d.open(t)
+	// As the URL's user, who sees every backend's query: a role that owns
+	// nothing (dbtest.RLS) sees only its own.
+	conn, err := sql.Open("pgx", d.cfg.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		var opened time.Time
-		err := conn.QueryRow(dbtest.Operator(), `SELECT backend_start FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN %' AND backend_start > $2`,
+		err := conn.QueryRow(`SELECT backend_start FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN %' AND backend_start > $2`,
 			app, stopped).Scan(&opened)
 		if err == nil {
 			t.Logf("%s listens again, on a connection opened %s after Postgres was told to start", app, opened.Sub(start).Round(time.Millisecond))
