@@ -370,8 +370,12 @@ func (d *DB) openSibling() (*sql.DB, error) {
 	}
 	// The migrations run as the tables' owner, whom row-level security
 	// binds too: in the operator's scope for the whole session, so that
-	// a migration that reads or rewrites rows does so for every org.
-	pc.RuntimeParams[settingScope] = scopeOperator
+	// a migration that reads or rewrites rows does so for every org. Set
+	// once connected rather than as a startup parameter, which a pooler
+	// in session mode (PgBouncer) may refuse.
+	pc.AfterConnect = func(ctx context.Context, c *pgconn.PgConn) error {
+		return c.Exec(ctx, `SET `+settingScope+` = '`+scopeOperator+`'`).Close()
+	}
 	return stdlib.OpenDB(*pc), nil
 }
 
