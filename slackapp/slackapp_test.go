@@ -244,7 +244,10 @@ func TestDecidedElsewhereUpdatesSlack(t *testing.T) {
 		}
 		e.slack.Await(t, "chat.update", 1, func(c testkit.SlackCall) bool {
 			b := c.Form.Get("blocks")
-			return strings.Contains(b, "A2.") && strings.Contains(b, "Declined* in ctalk")
+			// The DM's own send, when it re-reads the question just after
+			// storing the message, may settle it first, not knowing the
+			// door (see doorUnknown): either update is the decision's.
+			return strings.Contains(b, "A2.") && (strings.Contains(b, "Declined* in ctalk") || strings.Contains(b, "*Declined*,"))
 		})
 
 		// The agent's decline_question, over MCP, updates the DM too.
@@ -258,7 +261,7 @@ func TestDecidedElsewhereUpdatesSlack(t *testing.T) {
 		testkit.OK(t, agent, "decline_question", map[string]any{"message_id": id3, "reason": "Ask Kim."})
 		e.slack.Await(t, "chat.update", 1, func(c testkit.SlackCall) bool {
 			b := c.Form.Get("blocks")
-			return strings.Contains(b, "A3.") && strings.Contains(b, "Declined* by your agent")
+			return strings.Contains(b, "A3.") && (strings.Contains(b, "Declined* by your agent") || strings.Contains(b, "*Declined*,"))
 		})
 	})
 }
