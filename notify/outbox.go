@@ -226,6 +226,17 @@ func (s *Service) takeOutbox(ctx context.Context) (int, error) {
 	if err != nil || advance.Query == "" {
 		return 0, err
 	}
+	if len(rows) == 0 {
+		// A window taken in part has none left: close it, and take what
+		// committed after its end now rather than at the next round, so
+		// that none read means none waiting.
+		if err := s.db.Tx(ctx, s.storeOutbox(ctx, advance, nil, nil, true)); err != nil {
+			return 0, err
+		}
+		if rows, advance, err = s.readOutbox(ctx); err != nil || advance.Query == "" || len(rows) == 0 {
+			return 0, err
+		}
+	}
 	var events []*storedEvent
 	var asked []Event
 	for _, r := range rows {

@@ -114,6 +114,17 @@ func outboxNotifiesEachQuestionOnce(t *testing.T, e db.Engine) {
 			t.Fatal(err)
 		}
 	}
+	// The last reads of the two workers took a batch at most, and may
+	// have met: read the rest, until a read finds none.
+	for {
+		n, err := workers[0].TakeOutbox(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+	}
 	d := dbs[0]
 	if n := count(t, d, `SELECT COUNT(*) FROM questions`); n != askers*each {
 		t.Fatalf("%d questions, want %d", n, askers*each)
@@ -313,6 +324,25 @@ func TestOutboxWindowOnPostgres(t *testing.T) {
 	if got := count(t, d, `SELECT COUNT(DISTINCT subject) FROM notify_events WHERE kind = 'question'`); got != after+2 {
 		t.Fatalf("%d questions with an event, want %d", got, after+2)
 	}
+}
+
+// TestOutboxReadsOnPastAWindowsEnd takes a window of exactly one batch,
+// which leaves it taken in part, then a question asked after it: the read
+// that finds the window empty closes it and takes the new question, so
+// that a read taking none means none is waiting.
+func TestOutboxReadsOnPastAWindowsEnd(t *testing.T) {
+	d, n, _ := outboxWorld(t, db.Postgres)
+	on := outboxAsker(d, n)
+	for i := range notify.OutboxBatch {
+		askB(t, on, fmt.Sprintf("one of a batch, %d", i))
+	}
+	takeOutbox(t, n, notify.OutboxBatch)
+	after := askB(t, on, "asked after the batch was taken")
+	takeOutbox(t, n, 1)
+	if got := questionEvents(t, d, after.ID); got != 1 {
+		t.Fatalf("the question asked after the batch has %d events, want 1", got)
+	}
+	takeOutbox(t, n, 0)
 }
 
 // TestOutboxRestartsBehindTheCursor stands for a dump restored into
