@@ -39,6 +39,10 @@ const (
 	otherSecret = "other-signing-secret-0123456789"
 )
 
+// settleGrace is the tests' Config.SettleGrace: long beside a decision's
+// own update of a DM on this machine, short beside a test.
+const settleGrace = time.Second
+
 func newEnv(t *testing.T, d *db.DB, limited ...string) *env {
 	t.Helper()
 	st := testkit.NewSlack(t, limited...)
@@ -47,6 +51,7 @@ func newEnv(t *testing.T, d *db.DB, limited ...string) *env {
 		w.Slack.APIURL = st.URL + "/api/"
 		w.Slack.HTTP = outbound.Client(outbound.Options{AllowLoopback: true})
 		w.Slack.MaxRetryAfter = 5 * time.Second
+		w.Slack.SettleGrace = settleGrace
 	})
 	e := &env{t: t, srv: srv, slack: st}
 	now := d.Now()

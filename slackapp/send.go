@@ -45,11 +45,30 @@ func (s *Service) Send(ctx context.Context, n notify.SlackNotice) error {
 		return fmt.Errorf("record the Slack message sent: %w", err)
 	}
 	// A decision made while the DM was on its way found no message to
-	// update: settle it now.
+	// update: settle it, after a grace (see settleLate).
 	if cd, err = s.card(ctx, c, n.Subject); err == nil && cd != nil && !open(cd.Review.Question) {
-		s.settle(ctx, usecase.Decided{OrgID: n.OrgID, UserID: n.UserID, MessageID: n.Subject, Kind: closedKind(cd.Review.Question), Door: doorUnknown, At: s.db.Now()})
+		s.settleLate(usecase.Decided{OrgID: n.OrgID, UserID: n.UserID, MessageID: n.Subject, Kind: closedKind(cd.Review.Question), Door: doorUnknown, At: s.db.Now()})
 	}
 	return nil
+}
+
+// settleLate settles d, a decision Send found made without knowing where,
+// once cfg.SettleGrace has passed. A decision made just after the DM was
+// stored has its own update under way, which says where it was made (in
+// ctalk, by the agent): that one claims the DM first, and settleLate then
+// finds nothing left to update. Only a decision whose update ran before
+// the DM was stored, and so found nothing, is settled here.
+func (s *Service) settleLate(d usecase.Decided) {
+	s.background(d.OrgID, s.cfg.SettleGrace+s.cfg.MaxRetryAfter+10*time.Second, func(ctx context.Context) {
+		t := time.NewTimer(s.cfg.SettleGrace)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s.settle(ctx, d)
+	})
 }
 
 // appAndLink are c's org's app and c's link; nil, without error, when

@@ -49,7 +49,12 @@ type Config struct {
 	// rate limited before it gives up (the outbox then retries later);
 	// zero means 30 s.
 	MaxRetryAfter time.Duration
-	Logger        *slog.Logger
+	// SettleGrace is how long a DM that Send finds decided just after
+	// sending it waits for the decision's own update, which says where
+	// the decision was made, before Send settles it without saying;
+	// zero means 5 s.
+	SettleGrace time.Duration
+	Logger      *slog.Logger
 }
 
 // Services are what the Slack door calls.
@@ -86,6 +91,9 @@ func New(d *db.DB, cfg Config, s Services) *Service {
 	}
 	if cfg.MaxRetryAfter == 0 {
 		cfg.MaxRetryAfter = 30 * time.Second
+	}
+	if cfg.SettleGrace == 0 {
+		cfg.SettleGrace = 5 * time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -34,11 +34,19 @@ type Slack struct {
 	limited map[string]bool
 	// limitedAt is when the stand-in answered 429, by method.
 	limitedAt map[string]time.Time
+	// holds are the methods whose next call waits (see Hold).
+	holds map[string]*slackHold
+}
+
+// slackHold is a call held by Hold: arrived is closed when it comes in,
+// release lets it be answered.
+type slackHold struct {
+	arrived, release chan struct{}
 }
 
 func NewSlack(t testing.TB, limited ...string) *Slack {
 	t.Helper()
-	s := &Slack{limited: map[string]bool{}, limitedAt: map[string]time.Time{}}
+	s := &Slack{limited: map[string]bool{}, limitedAt: map[string]time.Time{}, holds: map[string]*slackHold{}}
 	for _, m := range limited {
 		s.limited[m] = true
 	}
@@ -66,6 +74,17 @@ func (s *Slack) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	form.Set("token", token)
 	s.mu.Lock()
+	if h := s.holds[method]; h != nil {
+		delete(s.holds, method)
+		s.mu.Unlock()
+		close(h.arrived)
+		select {
+		case <-h.release:
+		case <-r.Context().Done():
+			return
+		}
+		s.mu.Lock()
+	}
 	if s.limited[method] {
 		delete(s.limited, method)
 		s.limitedAt[method] = time.Now()
@@ -102,6 +121,20 @@ func (s *Slack) answer(method, token string, form url.Values) string {
 		return `{"ok":true,"view":{"id":"V1"}}`
 	}
 	return `{"ok":false,"error":"unknown_method"}`
+}
+
+// Hold makes the next call of method wait, as a slow Slack would, until
+// release is called (at the latest when the test ends): arrived is closed
+// once the call has come in.
+func (s *Slack) Hold(t testing.TB, method string) (arrived <-chan struct{}, release func()) {
+	h := &slackHold{arrived: make(chan struct{}), release: make(chan struct{})}
+	s.mu.Lock()
+	s.holds[method] = h
+	s.mu.Unlock()
+	var once sync.Once
+	release = func() { once.Do(func() { close(h.release) }) }
+	t.Cleanup(release)
+	return h.arrived, release
 }
 
 // Limited is when method was answered 429, zero when it was not.
