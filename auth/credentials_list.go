@@ -39,26 +39,15 @@ func credentialID(hash string) string { return hash[:credentialIDLen] }
 //
 // Returns only the database's errors.
 func (s *Service) Credentials(ctx context.Context, sess *Session) ([]Credential, error) {
-	rows, err := s.db.Query(ctx, `
-		SELECT hash, kind, label, created_at, last_used_at, expires_at FROM tokens
-		WHERE org_id = $1 AND user_id = $2 AND revoked_at IS NULL AND expires_at > $3
-		UNION ALL
-		SELECT hash, 'session', '', created_at, last_used_at, expires_at FROM web_sessions
-		WHERE org_id = $1 AND user_id = $2 AND revoked_at IS NULL AND expires_at > $3
-		ORDER BY 4 DESC`, sess.OrgID, sess.UserID, s.db.Now())
-	if err != nil {
-		return nil, fmt.Errorf("read credentials: %w", err)
-	}
-	defer rows.Close()
 	now := s.db.Now()
 	out := []Credential{}
-	for rows.Next() {
+	err := db.Each(ctx, s.db, func(rows *db.Rows) error {
 		var c Credential
 		var hash string
 		// A compound SELECT's times reach SQLite's driver as text.
 		var created, used, expires db.NullTime
 		if err := rows.Scan(&hash, &c.Kind, &c.Label, &created, &used, &expires); err != nil {
-			return nil, fmt.Errorf("read credentials: %w", err)
+			return err
 		}
 		c.CreatedAt, c.LastUsedAt, c.ExpiresAt = created.Time, used.Time, expires.Time
 		c.ID, c.Current = credentialID(hash), c.Kind == KindSession && hash == sess.TokenHash
@@ -68,8 +57,18 @@ func (s *Service) Credentials(ctx context.Context, sess *Session) ([]Credential,
 		if c.ExpiresAt.After(now) {
 			out = append(out, c)
 		}
+		return nil
+	}, `
+		SELECT hash, kind, label, created_at, last_used_at, expires_at FROM tokens
+		WHERE org_id = $1 AND user_id = $2 AND revoked_at IS NULL AND expires_at > $3
+		UNION ALL
+		SELECT hash, 'session', '', created_at, last_used_at, expires_at FROM web_sessions
+		WHERE org_id = $1 AND user_id = $2 AND revoked_at IS NULL AND expires_at > $3
+		ORDER BY 4 DESC`, sess.OrgID, sess.UserID, now)
+	if err != nil {
+		return nil, fmt.Errorf("read credentials: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // idleTTL is how long a credential of kind lives unused; zero for none.

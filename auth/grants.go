@@ -230,28 +230,24 @@ type Grant struct {
 //
 // Returns only the database's errors.
 func (s *Service) Grants(ctx context.Context, orgID, userID string) ([]Grant, error) {
-	rows, err := s.db.Query(ctx, `
+	now := s.db.Now()
+	out := []Grant{}
+	err := db.Each(ctx, s.db, func(rows *db.Rows) error {
+		var g Grant
+		var expires db.NullTime
+		if err := rows.Scan(&g.ID, &g.ClientID, &g.ClientName, &g.CreatedAt, &g.LastUsedAt, &expires); err != nil {
+			return err
+		}
+		if g.ExpiresAt = expires.Time; expires.Valid && g.ExpiresAt.After(now) {
+			out = append(out, g)
+		}
+		return nil
+	}, `
 		SELECT g.id, g.client_id, g.client_name, g.created_at, g.last_used_at,
 			(SELECT MAX(t.expires_at) FROM oauth_tokens t WHERE t.grant_id = g.id AND t.kind = 'refresh')
 		FROM oauth_grants g
 		WHERE g.org_id = $1 AND g.user_id = $2 AND g.revoked_at IS NULL ORDER BY g.created_at DESC`, orgID, userID)
 	if err != nil {
-		return nil, fmt.Errorf("list oauth_grants: %w", err)
-	}
-	defer rows.Close()
-	now := s.db.Now()
-	out := []Grant{}
-	for rows.Next() {
-		var g Grant
-		var expires db.NullTime
-		if err := rows.Scan(&g.ID, &g.ClientID, &g.ClientName, &g.CreatedAt, &g.LastUsedAt, &expires); err != nil {
-			return nil, fmt.Errorf("list oauth_grants: %w", err)
-		}
-		if g.ExpiresAt = expires.Time; expires.Valid && g.ExpiresAt.After(now) {
-			out = append(out, g)
-		}
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list oauth_grants: %w", err)
 	}
 	return out, nil

@@ -147,6 +147,21 @@ func (u *passkeyUser) WebAuthnDisplayName() string { return u.name }
 
 func (u *passkeyUser) WebAuthnCredentials() []webauthn.Credential { return u.creds }
 
+// beginPasskeyCeremony is what every ceremony begun for the person of sess
+// starts from, a registration as a verification: the relying party of the
+// site at publicURL, and the person with their passkeys.
+func (s *Service) beginPasskeyCeremony(ctx context.Context, sess *Session, publicURL string) (*webauthn.WebAuthn, *passkeyUser, error) {
+	w, err := relyingParty(publicURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	u, err := s.loadPasskeyUser(ctx, sess.OrgID, sess.UserID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return w, u, nil
+}
+
 // loadPasskeyUser reads a current member and their passkeys; a person
 // without any gets a new random user handle.
 func (s *Service) loadPasskeyUser(ctx context.Context, orgID, userID string) (*passkeyUser, error) {

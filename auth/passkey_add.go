@@ -30,11 +30,7 @@ var errFreshToAdd = ctalk.Errorf(ctalk.EForbidden, "adding a passkey needs a fre
 // Returns EUnauthorized when the person is no longer a member, EForbidden
 // without that verification, EConflict at MaxPasskeys.
 func (s *Service) BeginPasskeyRegistration(ctx context.Context, sess *Session, publicURL string) (*Ceremony, error) {
-	w, err := relyingParty(publicURL)
-	if err != nil {
-		return nil, err
-	}
-	u, err := s.loadPasskeyUser(ctx, sess.OrgID, sess.UserID)
+	w, u, err := s.beginPasskeyCeremony(ctx, sess, publicURL)
 	if err != nil {
 		return nil, err
 	}

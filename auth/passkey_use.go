@@ -118,11 +118,7 @@ func (s *Service) FinishPasskeySignIn(ctx context.Context, publicURL, ceremony s
 //
 // Returns EConflict when they have none yet.
 func (s *Service) BeginPasskeyVerify(ctx context.Context, sess *Session, publicURL string) (*Ceremony, error) {
-	w, err := relyingParty(publicURL)
-	if err != nil {
-		return nil, err
-	}
-	u, err := s.loadPasskeyUser(ctx, sess.OrgID, sess.UserID)
+	w, u, err := s.beginPasskeyCeremony(ctx, sess, publicURL)
 	if err != nil {
 		return nil, err
 	}

@@ -360,23 +360,7 @@ func (s *Service) List(ctx context.Context, c ctalk.Caller, includeArchived bool
 	if err := s.cursors.settle(ctx, c); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.Query(ctx, channelListSQL, c.OrgID, c.UserID, includeArchived)
-	if err != nil {
-		return nil, fmt.Errorf("list channels: %w", err)
-	}
-	defer rows.Close()
-	out := []*Channel{}
-	for rows.Next() {
-		ch, err := scanChannel(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list channels: %w", err)
-		}
-		out = append(out, ch)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list channels: %w", err)
-	}
-	return out, nil
+	return db.All(ctx, s.db, "list channels", channelListSQL, []any{c.OrgID, c.UserID, includeArchived}, scanChannel)
 }
 
 // Channel returns a channel the caller may see.

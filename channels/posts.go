@@ -144,20 +144,7 @@ func (s *Service) hold(ctx context.Context, tx db.Querier, c ctalk.Caller, name 
 //
 // Returns only the database's errors.
 func (s *Service) HeldPosts(ctx context.Context, c ctalk.Caller) ([]*HeldPost, error) {
-	rows, err := s.db.Query(ctx, heldPostsSQL, c.OrgID, c.UserID, MaxHeld)
-	if err != nil {
-		return nil, fmt.Errorf("list held posts: %w", err)
-	}
-	defer rows.Close()
-	out := []*HeldPost{}
-	for rows.Next() {
-		p, err := scanHeld(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list held posts: %w", err)
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return db.All(ctx, s.db, "list held posts", heldPostsSQL, []any{c.OrgID, c.UserID, MaxHeld}, scanHeld)
 }
 
 // HeldPost returns one of the caller's held posts, whatever its status.

@@ -23,9 +23,6 @@ type Search struct {
 	Limit        int
 }
 
-// farFuture stands for "no upper bound" in a time range.
-var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
-
 // Search returns the messages that match a query, best match first among
 // its newest SearchWindow matches, in the channels the caller is a member
 // of and nothing else: not public channels they have not joined, not
@@ -52,22 +49,19 @@ func (s *Service) Search(ctx context.Context, c ctalk.Caller, in Search) ([]*Mes
 			return nil, err
 		}
 	}
-	until := in.Until
-	if until.IsZero() {
-		until = farFuture
-	}
+	since, until := db.Range(in.Since, in.Until)
 	if s.db.Engine == db.SQLite {
 		if query, err = ftsQuery(query); err != nil {
 			return nil, err
 		}
-		return queryMessages(ctx, s.db, c.UserID, searchSQLiteSQL, c.OrgID, c.UserID, query, name, from, in.Since.UTC(), until.UTC(), in.Limit, SearchWindow)
+		return queryMessages(ctx, s.db, c.UserID, searchSQLiteSQL, c.OrgID, c.UserID, query, name, from, since, until, in.Limit, SearchWindow)
 	}
 	mine, err := s.searchChannels(ctx, c, name)
 	if err != nil || len(mine) == 0 {
 		return []*Message{}, err
 	}
 	s.betweenReads()
-	return queryMessages(ctx, s.db, c.UserID, searchPostgresSQL, s.db.PlanEachRun(c.OrgID, mine, query, from, in.Since.UTC(), until.UTC(), in.Limit, SearchWindow, c.UserID)...)
+	return queryMessages(ctx, s.db, c.UserID, searchPostgresSQL, s.db.PlanEachRun(c.OrgID, mine, query, from, since, until, in.Limit, SearchWindow, c.UserID)...)
 }
 
 // searchChannels returns the channels a search covers: the caller's, or

@@ -56,15 +56,5 @@ func (d *DB) SecondsSQL(from, to string) string {
 //
 // Returns only the database's errors, and those of fn.
 func (d *DB) Each(ctx context.Context, query string, args []any, fn func(*Rows) error) error {
-	rows, err := d.Query(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := fn(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+	return Each(ctx, d, fn, query, args...)
 }

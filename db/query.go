@@ -307,3 +307,24 @@ func Each(ctx context.Context, r Reader, fn func(*Rows) error, query string, arg
 	}
 	return rows.Err()
 }
+
+// All runs a query that only reads and returns every row of it, each made
+// by scan, in the order read: an empty slice, never nil, for none. what
+// names the read in its errors ("list channels: ...").
+//
+// Returns the query's errors translated into codes (see Translate), or
+// scan's, wrapped with what.
+func All[T any](ctx context.Context, r Reader, what, query string, args []any, scan func(interface{ Scan(...any) error }) (T, error)) ([]T, error) {
+	out := []T{}
+	err := Each(ctx, r, func(rows *Rows) error {
+		v, err := scan(rows)
+		if err == nil {
+			out = append(out, v)
+		}
+		return err
+	}, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
+}

@@ -46,3 +46,19 @@ func (t NullTime) Ptr() *time.Time {
 	v := t.Time.UTC()
 	return &v
 }
+
+// farFuture stands for "no upper bound" in a time range: after every time
+// stored, and one both engines compare.
+var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Range returns the bounds of a half-open time range [since, until) as
+// statements compare them: in UTC, an until left zero (no upper bound)
+// standing as a time after every one stored, so that one statement serves
+// with and without an upper bound. A zero since needs no stand-in: it is
+// before every time stored.
+func Range(since, until time.Time) (time.Time, time.Time) {
+	if until.IsZero() {
+		until = farFuture
+	}
+	return since.UTC(), until.UTC()
+}

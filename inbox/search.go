@@ -23,9 +23,6 @@ type Search struct {
 	Limit        int
 }
 
-// farFuture stands for "no upper bound" in a time range.
-var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
-
 // Search returns the caller's own questions, those they asked and those
 // they were asked, whose question or sent answer or decline reason matches
 // a query, best match first. Nothing else: not other people's questions,
@@ -44,10 +41,7 @@ func (s *Service) Search(ctx context.Context, c ctalk.Caller, in Search) ([]*Que
 			return nil, err
 		}
 	}
-	until := in.Until
-	if until.IsZero() {
-		until = farFuture
-	}
+	since, until := db.Range(in.Since, in.Until)
 	sqlText := searchPostgresSQL
 	if s.db.Engine == db.SQLite {
 		sqlText = searchSQLiteSQL
@@ -55,7 +49,7 @@ func (s *Service) Search(ctx context.Context, c ctalk.Caller, in Search) ([]*Que
 			return nil, err
 		}
 	}
-	out, err := queryQuestions(ctx, s.db, sqlText, c.OrgID, c.UserID, query, with, in.Since.UTC(), until.UTC(), in.Limit)
+	out, err := queryQuestions(ctx, s.db, sqlText, c.OrgID, c.UserID, query, with, since, until, in.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("search questions: %w", err)
 	}

@@ -86,7 +86,7 @@ func (s *Service) expandDue(ctx context.Context) (int, error) {
 // no write, which was a fifth of its expansion's time (BenchmarkExpand).
 func (s *Service) claimEvents(ctx context.Context, now time.Time, claim string) ([]*storedEvent, error) {
 	if claim == "" {
-		return queryAll(ctx, s.db, "read due events", dueEventsSQL, []any{now, expandBatch}, scanEvent)
+		return db.All(ctx, s.db, "read due events", dueEventsSQL, []any{now, expandBatch}, scanEvent)
 	}
 	var events []*storedEvent
 	err := s.db.Tx(ctx, func(tx db.Querier) error {
@@ -94,7 +94,7 @@ func (s *Service) claimEvents(ctx context.Context, now time.Time, claim string) 
 			return err
 		}
 		var err error
-		events, err = queryAll(ctx, tx, "claim events", s.claimSQL(claimEventsSQL, claimEventsUpdate, claimEventsTail), []any{now.Add(s.cfg.Lease), now, claim, expandBatch}, scanEvent)
+		events, err = db.All(ctx, tx, "claim events", s.claimSQL(claimEventsSQL, claimEventsUpdate, claimEventsTail), []any{now.Add(s.cfg.Lease), now, claim, expandBatch}, scanEvent)
 		return err
 	})
 	return events, err
@@ -345,7 +345,7 @@ func (s *Service) remindDue(ctx context.Context) (int, error) {
 	now := s.db.Now()
 	n := 0
 	err := s.db.Tx(ctx, func(tx db.Querier) error {
-		events, err := queryAll(ctx, tx, "take due reminders", s.claimSQL(remindPickSQL, remindUpdateSQL, remindTailSQL), []any{now, expandBatch}, scanEvent)
+		events, err := db.All(ctx, tx, "take due reminders", s.claimSQL(remindPickSQL, remindUpdateSQL, remindTailSQL), []any{now, expandBatch}, scanEvent)
 		if err != nil {
 			return err
 		}

@@ -174,13 +174,13 @@ func (o *outboxRow) asked() {
 // returns them with the statement that moves the cursor past them.
 func (s *Service) readOutbox(ctx context.Context) ([]*outboxRow, db.Stmt, error) {
 	if s.db.Engine == db.SQLite {
-		rows, err := queryAll(ctx, s.db, "read new questions", outboxSQL, []any{expandBatch}, scanOutbox)
+		rows, err := db.All(ctx, s.db, "read new questions", outboxSQL, []any{expandBatch}, scanOutbox)
 		if err != nil || len(rows) == 0 {
 			return nil, db.Stmt{}, err
 		}
 		return rows, db.Stmt{Query: outboxAdvanceSQL, Args: []any{rows[len(rows)-1].pos, rows[0].cursor}}, nil
 	}
-	rows, err := queryAll(ctx, s.db, "read new questions", outboxPostgresSQL, []any{expandBatch}, scanOutboxPostgres)
+	rows, err := db.All(ctx, s.db, "read new questions", outboxPostgresSQL, []any{expandBatch}, scanOutboxPostgres)
 	if err != nil || len(rows) == 0 {
 		return nil, db.Stmt{}, err
 	}

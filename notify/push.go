@@ -181,7 +181,7 @@ func (s *Service) UnsubscribePush(ctx context.Context, c ctalk.Caller, idOrEndpo
 //
 // Returns only the database's errors.
 func (s *Service) PushBrowsers(ctx context.Context, c ctalk.Caller) ([]*PushBrowser, error) {
-	return queryAll(ctx, s.db, "list push subscriptions", pushOfSQL, []any{c.OrgID, c.UserID}, func(row scanner) (*PushBrowser, error) {
+	return db.All(ctx, s.db, "list push subscriptions", pushOfSQL, []any{c.OrgID, c.UserID}, func(row scanner) (*PushBrowser, error) {
 		b := &PushBrowser{}
 		var endpoint string
 		err := row.Scan(&b.ID, &endpoint, &b.UserAgent, &b.CreatedAt)

@@ -59,31 +59,14 @@ func activeWebhooks(ctx context.Context, r db.Reader, orgID, userID string) ([]s
 // readIDs reads the one column of query's rows; what names the read in
 // its error.
 func readIDs(ctx context.Context, r db.Reader, what, query string, args ...any) ([]string, error) {
-	return queryAll(ctx, r, what, query, args, func(row scanner) (id string, err error) {
+	return db.All(ctx, r, what, query, args, func(row scanner) (id string, err error) {
 		return id, row.Scan(&id)
 	})
 }
 
-type scanner interface{ Scan(...any) error }
-
-// queryAll reads every row of query with scan; what names the read in its
-// error.
-func queryAll[T any](ctx context.Context, r db.Reader, what, query string, args []any, scan func(scanner) (T, error)) ([]T, error) {
-	rows, err := r.Query(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	defer rows.Close()
-	out := []T{}
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}
+// scanner is what a scan function reads a row through: a row of a
+// query, or the one row of QueryRow.
+type scanner = interface{ Scan(...any) error }
 
 // deleteOne runs a delete of one row of the caller's, and returns
 // ENotFound naming what when there was none.
