@@ -105,46 +105,84 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(args) > 0 {
 		cmd, args = args[0], args[1:]
 	}
-	if cmd == "serve" && isLocal(args) && wantsHelp(args) {
-		fmt.Fprint(stdout, serveLocalHelp)
-		return nil
-	}
-	if h, ok := commandHelp[cmd]; ok && wantsHelp(args) {
+	if h, ok := helpOf(cmd, args); ok {
 		fmt.Fprint(stdout, h)
 		return nil
 	}
 	switch cmd {
 	case "version", "--version", "-v":
-		if len(args) > 0 {
-			return fmt.Errorf("version takes no arguments, not %q; see \"ctalk version --help\"", args[0])
-		}
-		b := buildInfo()
-		fmt.Fprintf(stdout, "ctalk %s (%s)\n", b.Version, b)
-		if b.Commit == "" && b.Tag == "" {
-			fmt.Fprintln(stdout, unknownCommit)
-		}
-		return nil
+		return printVersion(args, stdout)
 	case "help", "--help", "-h":
 		fmt.Fprint(stdout, usage)
 		return nil
 	case "stdio":
 		return stdio(ctx, args, getenv, os.Stdin, stdout, stderr)
+	}
+	if err := checkArgs(cmd, args); err != nil {
+		return err
+	}
+	cfg, err := LoadConfig(getenv)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	switch cmd {
+	case "migrate":
+		return migrate(ctx, cfg, log, args, stdout)
+	case "passkeys":
+		return passkeys(ctx, cfg, log, args, stdout)
+	case "audit":
+		org, _ := checkAuditArgs(args)
+		return auditVerify(ctx, cfg, log, org, stdout)
+	case "demo":
+		return demoServe(ctx, cfg, log, getenv, stdout, onListen)
+	}
+	if isLocal(args) {
+		return serveLocal(ctx, cfg, log, args, getenv, stdout, onListen)
+	}
+	return serve(ctx, cfg, log, onListen, serveHooks{})
+}
+
+// helpOf is the help cmd's args ask for, if they do.
+func helpOf(cmd string, args []string) (string, bool) {
+	if !wantsHelp(args) {
+		return "", false
+	}
+	if cmd == "serve" && isLocal(args) {
+		return serveLocalHelp, true
+	}
+	h, ok := commandHelp[cmd]
+	return h, ok
+}
+
+// printVersion prints the build's version, commit and time.
+func printVersion(args []string, stdout io.Writer) error {
+	if len(args) > 0 {
+		return fmt.Errorf("version takes no arguments, not %q; see \"ctalk version --help\"", args[0])
+	}
+	b := buildInfo()
+	fmt.Fprintf(stdout, "ctalk %s (%s)\n", b.Version, b)
+	if b.Commit == "" && b.Tag == "" {
+		fmt.Fprintln(stdout, unknownCommit)
+	}
+	return nil
+}
+
+// checkArgs refuses the arguments cmd does not take, before the
+// configuration is read, and names an unknown command.
+func checkArgs(cmd string, args []string) error {
+	switch cmd {
 	case "serve":
 		if len(args) > 0 && !isLocal(args) {
 			return fmt.Errorf("serve takes no arguments, not %q: the environment configures it; see \"ctalk serve --help\"", args[0])
 		}
 	case "migrate":
-		if err := checkMigrateArgs(args); err != nil {
-			return err
-		}
+		return checkMigrateArgs(args)
 	case "passkeys":
-		if err := checkPasskeysArgs(args); err != nil {
-			return err
-		}
+		return checkPasskeysArgs(args)
 	case "audit":
-		if _, err := checkAuditArgs(args); err != nil {
-			return err
-		}
+		_, err := checkAuditArgs(args)
+		return err
 	case "demo":
 		if len(args) > 0 {
 			return fmt.Errorf("demo takes no arguments, not %q; see \"ctalk demo --help\"", args[0])
@@ -152,29 +190,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	default:
 		return fmt.Errorf("unknown command %q\n\n%s", cmd, usage)
 	}
-
-	cfg, err := LoadConfig(getenv)
-	if err != nil {
-		return err
-	}
-	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	if cmd == "migrate" {
-		return migrate(ctx, cfg, log, args, stdout)
-	}
-	if cmd == "passkeys" {
-		return passkeys(ctx, cfg, log, args, stdout)
-	}
-	if cmd == "audit" {
-		org, _ := checkAuditArgs(args)
-		return auditVerify(ctx, cfg, log, org, stdout)
-	}
-	if cmd == "serve" && isLocal(args) {
-		return serveLocal(ctx, cfg, log, args, getenv, stdout, onListen)
-	}
-	if cmd == "demo" {
-		return demoServe(ctx, cfg, log, getenv, stdout, onListen)
-	}
-	return serve(ctx, cfg, log, onListen, serveHooks{})
+	return nil
 }
 
 // commandHelp is each command's --help; stdio answers its own.
@@ -303,8 +319,6 @@ func wiring(cfg Config, log *slog.Logger) app.Wiring {
 	}
 }
 
-// serve runs the HTTP server until ctx is cancelled, then drains in-flight
-// requests and returns nil.
 // serveHooks let a command change what serve does around the server, as
 // the demo seeds its organization; the zero value changes nothing.
 type serveHooks struct {
@@ -318,8 +332,9 @@ type serveHooks struct {
 	wire func(*app.Wiring)
 }
 
+// serve runs the HTTP server until ctx is cancelled, then drains in-flight
+// requests and returns nil.
 func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(string), h serveHooks) error {
-	b := buildInfo()
 	if cfg.Auth.BcryptCost < 10 {
 		log.Warn("BCRYPT_COST is below 10: passwords are cheap to brute-force; use this only for tests", "bcrypt_cost", cfg.Auth.BcryptCost)
 	}
@@ -339,35 +354,11 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(stri
 	if h.opened != nil {
 		h.opened(d)
 	}
-
-	w := wiring(cfg, log)
-	if h.wire != nil {
-		h.wire(&w)
-	}
-	local, onlyHere := cfg.LocalURL(ln.Addr())
-	w.LocalURL = local
-	if onlyHere {
-		log.Warn("PUBLIC_URL is unset: links in mails and notifications point at this machine; set PUBLIC_URL when people on other machines use this server", "links", local)
-	}
-	assembly, err := app.Assemble(d, w)
+	assembly, err := assemble(ctx, cfg, log, d, ln.Addr(), h)
 	if err != nil {
 		return err
 	}
-	if h.ready != nil {
-		base := cmp.Or(cfg.PublicURL, local, "http://"+ln.Addr().String())
-		if err := h.ready(ctx, assembly, base); err != nil {
-			assembly.Close(context.Background())
-			return err
-		}
-	}
-	// The api bounds the read of a request's body itself, and answers 408
-	// saying so, where ReadTimeout would drop the connection unanswered.
-	srv := &http.Server{
-		Handler:           assembly.Handler(),
-		ReadHeaderTimeout: cfg.ReadTimeout,
-		IdleTimeout:       120 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-	}
+	b := buildInfo()
 	log.Info("ctalk listening",
 		"addr", ln.Addr().String(), "version", b.Version, "commit", b.commit(), "built", b.time(),
 		"database", string(d.Engine), "database_at", d.Describe(dcfg), "public_url", cfg.PublicURL,
@@ -376,7 +367,46 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, onListen func(stri
 	if onListen != nil {
 		onListen(ln.Addr().String())
 	}
+	return serveUntilDone(ctx, cfg, log, ln, assembly)
+}
 
+// assemble builds the app over d for the server listening at addr, and
+// runs h's hooks around it.
+func assemble(ctx context.Context, cfg Config, log *slog.Logger, d *db.DB, addr net.Addr, h serveHooks) (*app.Assembly, error) {
+	w := wiring(cfg, log)
+	if h.wire != nil {
+		h.wire(&w)
+	}
+	local, onlyHere := cfg.LocalURL(addr)
+	w.LocalURL = local
+	if onlyHere {
+		log.Warn("PUBLIC_URL is unset: links in mails and notifications point at this machine; set PUBLIC_URL when people on other machines use this server", "links", local)
+	}
+	assembly, err := app.Assemble(d, w)
+	if err != nil {
+		return nil, err
+	}
+	if h.ready != nil {
+		base := cmp.Or(cfg.PublicURL, local, "http://"+addr.String())
+		if err := h.ready(ctx, assembly, base); err != nil {
+			assembly.Close(context.Background())
+			return nil, err
+		}
+	}
+	return assembly, nil
+}
+
+// serveUntilDone serves assembly on ln until ctx is cancelled, then closes
+// the app and drains the requests in flight, for up to 25 s.
+func serveUntilDone(ctx context.Context, cfg Config, log *slog.Logger, ln net.Listener, assembly *app.Assembly) error {
+	// The api bounds the read of a request's body itself, and answers 408
+	// saying so, where ReadTimeout would drop the connection unanswered.
+	srv := &http.Server{
+		Handler:           assembly.Handler(),
+		ReadHeaderTimeout: cfg.ReadTimeout,
+		IdleTimeout:       120 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
