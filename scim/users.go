@@ -409,33 +409,52 @@ func (s *Service) Replace(ctx context.Context, orgID, id string, a Attrs, match 
 		// An address left out stays: reset links and notifications go to it.
 		a.Email = cur.Email
 	}
+	if err := s.applyToMember(ctx, orgID, id, a, cur); err != nil {
+		return nil, err
+	}
+	if err := s.storeAttrs(ctx, orgID, id, a, match); err != nil {
+		return nil, err
+	}
+	return s.Get(ctx, orgID, id)
+}
+
+// applyToMember makes the member behind the SCIM user id what a says,
+// from cur: reinstated, renamed, readdressed (never an admin's address),
+// or gone, through orgs and the departures.
+func (s *Service) applyToMember(ctx context.Context, orgID, id string, a Attrs, cur *User) error {
 	if a.Active && !cur.Active {
 		if err := s.orgs.Reinstate(ctx, orgID, id); err != nil {
-			return nil, err
+			return err
 		}
 		cur.Active = true
 	}
 	if cur.Active {
 		if name := trimTo(a.name(), orgs.MaxNameLen); name != cur.DisplayName {
 			if err := s.orgs.SetName(ctx, orgID, id, name); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		if a.Email != cur.Email {
 			if cur.admin {
-				return nil, &Error{Status: 400, Type: "mutability", Detail: "the address of an org admin changes only in ctalk's web app, by the admin: a reset link is mailed to it"}
+				return &Error{Status: 400, Type: "mutability", Detail: "the address of an org admin changes only in ctalk's web app, by the admin: a reset link is mailed to it"}
 			}
 			if _, err := s.orgs.SetEmail(ctx, orgID, id, a.Email); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
 	if !a.Active && cur.Active {
 		if _, _, err := s.departures.Leave(ctx, orgID, id); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	err = s.db.Tx(ctx, func(tx db.Querier) error {
+	return nil
+}
+
+// storeAttrs stores a's SCIM attributes of user id, moving its version on
+// unless match's claim moved it already.
+func (s *Service) storeAttrs(ctx context.Context, orgID, id string, a Attrs, match Precondition) error {
+	return s.db.Tx(ctx, func(tx db.Querier) error {
 		// A write whose claim moved the version on moves it no further.
 		step := 1
 		if match != nil {
@@ -454,10 +473,6 @@ func (s *Service) Replace(ctx context.Context, orgID, id string, a Attrs, match 
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return s.Get(ctx, orgID, id)
 }
 
 // attrs are the attributes u holds, which a patch starts from.
