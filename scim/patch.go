@@ -117,15 +117,7 @@ func setPath(a *Attrs, op, path string, v any) *Error {
 	}
 	switch {
 	case p == "active":
-		if remove {
-			return invalid("mutability", "active cannot be removed; replace it with true or false")
-		}
-		b, ok := boolean(v)
-		if !ok {
-			return invalid("invalidValue", "active must be true or false")
-		}
-		a.Active = b
-		return nil
+		return setActive(a, remove, v)
 	case p == "username":
 		if remove {
 			return invalid("mutability", "userName is required and cannot be removed")
@@ -142,36 +134,60 @@ func setPath(a *Attrs, op, path string, v any) *Error {
 	case p == "name.formatted":
 		return str(&a.Formatted)
 	case p == "name":
-		if remove {
-			a.GivenName, a.FamilyName, a.Formatted = "", "", ""
-			return nil
-		}
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return invalid("invalidValue", "name must be an object")
-		}
-		for k, kv := range obj {
-			if err := setPath(a, op, "name."+k, kv); err != nil {
-				return err
-			}
-		}
-		return nil
+		return setName(a, op, v)
 	case p == "emails" || p == "emails.value" || emailPath.MatchString(p):
-		if remove {
-			a.Email = ""
-			return nil
-		}
-		if s, ok := v.(string); ok {
-			a.Email = s
-			return nil
-		}
-		e, err := emailOf(v)
-		if err != nil {
-			return err
-		}
-		a.Email = e
+		return setEmail(a, remove, v)
+	}
+	return nil
+}
+
+// setActive applies an operation on active, which may be replaced only.
+func setActive(a *Attrs, remove bool, v any) *Error {
+	if remove {
+		return invalid("mutability", "active cannot be removed; replace it with true or false")
+	}
+	b, ok := boolean(v)
+	if !ok {
+		return invalid("invalidValue", "active must be true or false")
+	}
+	a.Active = b
+	return nil
+}
+
+// setName applies an operation on the whole name, an object of its parts.
+func setName(a *Attrs, op string, v any) *Error {
+	if op == "remove" {
+		a.GivenName, a.FamilyName, a.Formatted = "", "", ""
 		return nil
 	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return invalid("invalidValue", "name must be an object")
+	}
+	for k, kv := range obj {
+		if err := setPath(a, op, "name."+k, kv); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setEmail applies an operation on the address: a string, or the emails
+// list or one of its entries (see emailOf).
+func setEmail(a *Attrs, remove bool, v any) *Error {
+	if remove {
+		a.Email = ""
+		return nil
+	}
+	if s, ok := v.(string); ok {
+		a.Email = s
+		return nil
+	}
+	e, err := emailOf(v)
+	if err != nil {
+		return err
+	}
+	a.Email = e
 	return nil
 }
 
