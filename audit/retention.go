@@ -132,6 +132,25 @@ func (l *Log) Prune(ctx context.Context, now time.Time) (int64, error) {
 // pruneOrg deletes orgID's events before cut, a batch a transaction, and
 // its rollup rows of the days before dailyCut's.
 func (l *Log) pruneOrg(ctx context.Context, orgID string, cut, dailyCut time.Time) (int64, error) {
+	total, err := l.pruneChained(ctx, orgID, cut)
+	if err != nil {
+		return total, err
+	}
+	n, err := l.pruneUnchained(ctx, orgID, cut)
+	if total += n; err != nil {
+		return total, err
+	}
+	err = l.db.Write(ctx, func(q db.Querier) error {
+		_, err := q.Exec(ctx, pruneDailySQL, orgID, dailyCut.Format(dayLayout))
+		return err
+	})
+	return total, err
+}
+
+// pruneChained deletes orgID's chained events before cut from the start
+// of its chain, a batch a transaction, each behind a signed checkpoint of
+// the last event deleted.
+func (l *Log) pruneChained(ctx context.Context, orgID string, cut time.Time) (int64, error) {
 	key, err := l.checkpointKey(ctx)
 	if err != nil {
 		return 0, err
@@ -139,38 +158,8 @@ func (l *Log) pruneOrg(ctx context.Context, orgID string, cut, dailyCut time.Tim
 	var total int64
 	for more := true; more; {
 		var n int64
-		err := l.db.Tx(ctx, func(tx db.Querier) error {
-			rows, err := tx.Query(ctx, prunePrefixSQL, orgID, pruneBatch)
-			if err != nil {
-				return err
-			}
-			var last head
-			read := 0
-			for rows.Next() {
-				var h head
-				var at time.Time
-				if err := rows.Scan(&h.seq, &h.hash, &at); err != nil {
-					rows.Close()
-					return err
-				}
-				read++
-				if !at.Before(cut) {
-					break
-				}
-				last, n = h, n+1
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
-			more = read == pruneBatch && n == int64(read)
-			if n == 0 {
-				return nil
-			}
-			if _, err := tx.Exec(ctx, pruneChainSQL, orgID, last.seq); err != nil {
-				return err
-			}
-			_, err = tx.Exec(ctx, checkpointSQL, orgID, last.seq, last.hash, l.db.Now(), checkpointSig(key, orgID, last.seq, last.hash))
+		err := l.db.Tx(ctx, func(tx db.Querier) (err error) {
+			n, more, err = l.pruneChainStart(ctx, tx, key, orgID, cut)
 			return err
 		})
 		if err != nil {
@@ -178,7 +167,51 @@ func (l *Log) pruneOrg(ctx context.Context, orgID string, cut, dailyCut time.Tim
 		}
 		total += n
 	}
-	// Events written before the chain existed are deleted by age alone.
+	return total, nil
+}
+
+// pruneChainStart deletes, in tx, the events of the first batch of orgID's
+// chain that are before cut, and checkpoints the last one; more says
+// whether the whole batch went, so that another may follow.
+func (l *Log) pruneChainStart(ctx context.Context, tx db.Querier, key []byte, orgID string, cut time.Time) (n int64, more bool, err error) {
+	rows, err := tx.Query(ctx, prunePrefixSQL, orgID, pruneBatch)
+	if err != nil {
+		return 0, false, err
+	}
+	var last head
+	read := 0
+	for rows.Next() {
+		var h head
+		var at time.Time
+		if err := rows.Scan(&h.seq, &h.hash, &at); err != nil {
+			rows.Close()
+			return 0, false, err
+		}
+		read++
+		if !at.Before(cut) {
+			break
+		}
+		last, n = h, n+1
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, false, err
+	}
+	more = read == pruneBatch && n == int64(read)
+	if n == 0 {
+		return 0, more, nil
+	}
+	if _, err := tx.Exec(ctx, pruneChainSQL, orgID, last.seq); err != nil {
+		return 0, false, err
+	}
+	_, err = tx.Exec(ctx, checkpointSQL, orgID, last.seq, last.hash, l.db.Now(), checkpointSig(key, orgID, last.seq, last.hash))
+	return n, more, err
+}
+
+// pruneUnchained deletes by age alone orgID's events written before the
+// chain existed, a batch at a time.
+func (l *Log) pruneUnchained(ctx context.Context, orgID string, cut time.Time) (int64, error) {
+	var total int64
 	for {
 		var n int64
 		err := l.db.Write(ctx, func(q db.Querier) error {
@@ -189,18 +222,10 @@ func (l *Log) pruneOrg(ctx context.Context, orgID string, cut, dailyCut time.Tim
 			return err
 		})
 		total += n
-		if err != nil {
+		if err != nil || n < pruneBatch {
 			return total, err
 		}
-		if n < pruneBatch {
-			break
-		}
 	}
-	err = l.db.Write(ctx, func(q db.Querier) error {
-		_, err := q.Exec(ctx, pruneDailySQL, orgID, dailyCut.Format(dayLayout))
-		return err
-	})
-	return total, err
 }
 
 // PruneEvery prunes every org's events by its retention now and then (see
