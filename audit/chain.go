@@ -64,6 +64,28 @@ func (l *Log) chain(ctx context.Context, tx db.Querier, batch []Event) error {
 	}
 	slices.Sort(orgIDs)
 	orgIDs = slices.Compact(orgIDs)
+	heads, err := l.lockHeads(ctx, tx, orgIDs)
+	if err != nil {
+		return err
+	}
+	for i := range batch {
+		e := &batch[i]
+		h := heads[e.OrgID]
+		if h == nil {
+			return fmt.Errorf("lock audit chain heads: no head for org %q", e.OrgID)
+		}
+		h.seq++
+		e.Seq = h.seq
+		e.Hash = eventHash(h.hash, e, idsJSON(e.IDs))
+		h.hash = e.Hash
+	}
+	return l.moveHeads(ctx, tx, orgIDs, heads)
+}
+
+// lockHeads reads, locking them in tx, the heads of the chains of orgIDs
+// (sorted, without repeats), making those not there yet: one statement on
+// Postgres, one an org on SQLite.
+func (l *Log) lockHeads(ctx context.Context, tx db.Querier, orgIDs []string) (map[string]*head, error) {
 	heads := make(map[string]*head, len(orgIDs))
 	read := func(rows *db.Rows, err error) error {
 		if err != nil {
@@ -82,28 +104,19 @@ func (l *Log) chain(ctx context.Context, tx db.Querier, batch []Event) error {
 	}
 	if l.db.Engine == db.Postgres {
 		rows, err := tx.Query(ctx, headsSQL, orgIDs)
+		return heads, read(rows, err)
+	}
+	for _, id := range orgIDs {
+		rows, err := tx.Query(ctx, headSQL, id)
 		if err := read(rows, err); err != nil {
-			return err
-		}
-	} else {
-		for _, id := range orgIDs {
-			rows, err := tx.Query(ctx, headSQL, id)
-			if err := read(rows, err); err != nil {
-				return err
-			}
+			return nil, err
 		}
 	}
-	for i := range batch {
-		e := &batch[i]
-		h := heads[e.OrgID]
-		if h == nil {
-			return fmt.Errorf("lock audit chain heads: no head for org %q", e.OrgID)
-		}
-		h.seq++
-		e.Seq = h.seq
-		e.Hash = eventHash(h.hash, e, idsJSON(e.IDs))
-		h.hash = e.Hash
-	}
+	return heads, nil
+}
+
+// moveHeads stores the heads of the chains of orgIDs in tx.
+func (l *Log) moveHeads(ctx context.Context, tx db.Querier, orgIDs []string, heads map[string]*head) error {
 	if l.db.Engine == db.Postgres {
 		seqs, hashes := make([]int64, len(orgIDs)), make([]string, len(orgIDs))
 		for i, id := range orgIDs {
