@@ -247,33 +247,7 @@ func (l *Log) verify(ctx context.Context, orgID string) (*Verification, int64, e
 	}
 	want := v.From + 1
 	for want <= v.Head {
-		rows, err := l.db.Query(ctx, chainEventsSQL, orgID, want-1, v.Head, verifyPage)
-		if err != nil {
-			return nil, 0, fmt.Errorf("read the audit chain: %w", err)
-		}
-		n := 0
-		for rows.Next() && v.Break == nil {
-			n++
-			e, ids, err := scanEvent(rows)
-			if err != nil {
-				rows.Close()
-				return nil, 0, err
-			}
-			switch {
-			case e.Seq > want:
-				v.Break = &Break{Seq: want, Reason: fmt.Sprintf("events %d to %d of the chain are missing: deleted", want, e.Seq-1)}
-			case e.Seq < want:
-				v.Break = &Break{Seq: e.Seq, EventID: e.ID, Reason: fmt.Sprintf("event %d appears more than once: one was added", e.Seq)}
-			case eventHash(prev, &e, ids) != e.Hash:
-				v.Break = &Break{Seq: e.Seq, EventID: e.ID, Reason: fmt.Sprintf("event %d (id %d) does not match its hash: its fields or its hash were changed", e.Seq, e.ID)}
-			default:
-				prev = e.Hash
-				v.Checked++
-				want++
-			}
-		}
-		err = rows.Err()
-		rows.Close()
+		n, err := l.checkPage(ctx, v, &prev, &want)
 		if err != nil {
 			return nil, 0, fmt.Errorf("read the audit chain: %w", err)
 		}
@@ -288,6 +262,38 @@ func (l *Log) verify(ctx context.Context, orgID string) (*Verification, int64, e
 		v.Break = &Break{Seq: want, Reason: fmt.Sprintf("events %d to %d, the newest of the chain, are missing: deleted", want, v.Head)}
 	}
 	return v, v.From, nil
+}
+
+// checkPage checks a page of v's chain from event want on, each event
+// against the hash of the one before (prev), moving prev and want past
+// those that hold, and sets v.Break at the first that does not; n is how
+// many events it read.
+func (l *Log) checkPage(ctx context.Context, v *Verification, prev *string, want *int64) (n int, err error) {
+	rows, err := l.db.Query(ctx, chainEventsSQL, v.OrgID, *want-1, v.Head, verifyPage)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	for rows.Next() && v.Break == nil {
+		n++
+		e, ids, err := scanEvent(rows)
+		if err != nil {
+			return n, err
+		}
+		switch {
+		case e.Seq > *want:
+			v.Break = &Break{Seq: *want, Reason: fmt.Sprintf("events %d to %d of the chain are missing: deleted", *want, e.Seq-1)}
+		case e.Seq < *want:
+			v.Break = &Break{Seq: e.Seq, EventID: e.ID, Reason: fmt.Sprintf("event %d appears more than once: one was added", e.Seq)}
+		case eventHash(*prev, &e, ids) != e.Hash:
+			v.Break = &Break{Seq: e.Seq, EventID: e.ID, Reason: fmt.Sprintf("event %d (id %d) does not match its hash: its fields or its hash were changed", e.Seq, e.ID)}
+		default:
+			*prev = e.Hash
+			v.Checked++
+			*want++
+		}
+	}
+	return n, rows.Err()
 }
 
 // checkpointKeyName names the server's checkpoint key in audit_keys.
