@@ -4,7 +4,8 @@
 // port the server does not serve, a variable the server does not read, a
 // shutdown window shorter than a waiting call, an image or a release
 // (.goreleaser.yaml) built unlike the binary CI tests, a release image that
-// runs unlike the image the platforms build. They read the platform files
+// runs unlike the image the platforms build, a tag that go install cannot
+// build (install_test.go). They read the platform files
 // loosely, for those fields only: the platforms own their schemas, and this
 // test does not re-model them.
 package deploy
