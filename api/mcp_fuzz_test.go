@@ -41,7 +41,7 @@ type fuzzApp struct {
 	sessions map[bool]string
 }
 
-func newFuzzApp(f *testing.F, engine db.Engine) *fuzzApp {
+func newFuzzApp(f testing.TB, engine db.Engine) *fuzzApp {
 	f.Helper()
 	ctx := dbtest.Operator()
 	d := dbtest.Open(f, engine)
@@ -247,10 +247,17 @@ func registeredTools(s *api.Server) []fuzzTool {
 	return tools
 }
 
-// fuzzBodies returns the seed bodies: the handshake, discovery, every tool
-// with good and odd arguments, and malformed envelopes.
+// fuzzBodies returns the known bodies: the envelopes of fuzzEnvelopes,
+// and every tool with good and odd arguments, and with a NUL in each
+// argument in turn (about 960 bodies; TestMCPRequestBodies posts them all).
 func fuzzBodies(tools []fuzzTool) []string {
-	bodies := []string{
+	return append(fuzzEnvelopes(), toolBodies(tools)...)
+}
+
+// fuzzEnvelopes returns the handshake, discovery, the other methods, and
+// malformed envelopes.
+func fuzzEnvelopes() []string {
+	return []string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"1999-01-01","capabilities":null,"clientInfo":{}}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":[]}`,
@@ -298,6 +305,17 @@ func fuzzBodies(tools []fuzzTool) []string {
 		strings.Repeat(`[`, 10001) + strings.Repeat(`]`, 10001),
 		`{"jsonrpc":"2.0","id":1,"method":"ping","params":` + strings.Repeat(`{"a":`, 10001) + `1` + strings.Repeat(`}`, 10001) + `}`,
 	}
+}
+
+// toolCall is the body of a call of tool with the arguments args (JSON).
+func toolCall(tool, args string) string {
+	return `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `}}`
+}
+
+// toolBodies returns every tool's calls with good and odd arguments, and
+// with a NUL in each argument in turn.
+func toolBodies(tools []fuzzTool) []string {
+	var bodies []string
 	odd := []string{
 		`{}`, `null`, `[]`, `"x"`, `7`,
 		`{"org_id":"acme","admin_password":"acme-admin-password","user_id":"bob","name":"B","password":"bob-password","ownership":"a, b"}`,
@@ -313,7 +331,7 @@ func fuzzBodies(tools []fuzzTool) []string {
 	}
 	for _, tool := range tools {
 		for _, args := range odd {
-			bodies = append(bodies, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"`+tool.name+`","arguments":`+args+`}}`)
+			bodies = append(bodies, toolCall(tool.name, args))
 		}
 		// Each argument in turn carries a NUL, which Postgres cannot store
 		// or compare, with plausible values in the others.
@@ -324,7 +342,7 @@ func fuzzBodies(tools []fuzzTool) []string {
 			}
 			args[name] = "a\x00b"
 			b, _ := json.Marshal(args)
-			bodies = append(bodies, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"`+tool.name+`","arguments":`+string(b)+`}}`)
+			bodies = append(bodies, toolCall(tool.name, string(b)))
 		}
 	}
 	return bodies
@@ -356,10 +374,31 @@ func plausibleArg(name string) any {
 	return "x"
 }
 
+// TestMCPRequestBodies posts every known body (fuzzBodies) as
+// FuzzMCPRequestBody posts what it makes up, on each engine: the suite
+// runs it, under the race detector too, while the fuzz target starts from
+// a few seeds, as a fuzzing run whose time is bounded first replays all of
+// its seeds, and 960 took longer than CI's fuzzing step.
+func TestMCPRequestBodies(t *testing.T) {
+	t.Parallel()
+	for _, e := range dbtest.Engines {
+		t.Run(string(e), func(t *testing.T) {
+			t.Parallel()
+			fa := newFuzzApp(t, e)
+			for _, body := range fuzzBodies(registeredTools(fa.app)) {
+				fa.check(t, body)
+			}
+		})
+	}
+}
+
 // FuzzMCPRequestBody posts arbitrary bodies to /mcp in both protocol eras,
 // with and without a valid bearer token, and checks that the server never
 // answers 5xx, never panics and never logs an internal error. It runs on
-// SQLite, and on Postgres too when TEST_DATABASE_URL is set.
+// SQLite, and on Postgres too when TEST_DATABASE_URL is set. Its seeds are
+// the envelopes and one call of each tool, which CI's fuzzing step gets
+// through in seconds before it makes up new bodies; the rest of the known
+// bodies are TestMCPRequestBodies's.
 func FuzzMCPRequestBody(f *testing.F) {
 	apps := []*fuzzApp{newFuzzApp(f, db.SQLite)}
 	if os.Getenv("TEST_DATABASE_URL") != "" {
@@ -370,7 +409,11 @@ func FuzzMCPRequestBody(f *testing.F) {
 	}
 	tools := registeredTools(apps[0].app)
 	sort.Slice(tools, func(i, j int) bool { return tools[i].name < tools[j].name })
-	for _, body := range fuzzBodies(tools) {
+	seeds := fuzzEnvelopes()
+	for _, tool := range tools {
+		seeds = append(seeds, toolCall(tool.name, `{}`))
+	}
+	for _, body := range seeds {
 		f.Add([]byte(body))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
