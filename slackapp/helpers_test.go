@@ -41,7 +41,7 @@ const (
 
 // settleGrace is the tests' Config.SettleGrace: long beside a decision's
 // own update of a DM on this machine, short beside a test.
-const settleGrace = time.Second
+const settleGrace = 2 * time.Second
 
 func newEnv(t *testing.T, d *db.DB, limited ...string) *env {
 	t.Helper()
