@@ -104,11 +104,7 @@ func (s *Service) move(ctx context.Context, tx db.Querier, c ctalk.Caller, q *Qu
 		return err
 	}
 	now := s.db.Now()
-	update := forwardSQL
-	if q.Status == StatusNeedsInfo {
-		update = handOverWaitingSQL
-	}
-	if err := s.step(ctx, tx, c.OrgID, q, update, []any{to, now}, &Step{Kind: StepForwarded, By: c.UserID, To: to, Note: note, At: now}); err != nil {
+	if err := s.step(ctx, tx, c.OrgID, q, moveSQL, []any{to, now}, &Step{Kind: StepForwarded, By: c.UserID, To: to, Note: note, At: now}); err != nil {
 		return err
 	}
 	if _, err := tx.Exec(ctx, dropDraftsSQL, c.OrgID, q.ID); err != nil {
@@ -378,17 +374,12 @@ func nullable(s string) sql.NullString { return sql.NullString{String: s, Valid:
 // The statements of a question's way, over questions and question_events,
 // which inbox owns.
 
-// forwardSQL moves a pending question ($4) from its recipient ($5) to
-// another ($1) at $2, to be handed anew to the new recipient's agent and,
-// as news, to the asker's.
-const forwardSQL = `UPDATE questions SET recipient_id = $1, recipient_handed_at = NULL, asker_news_at = $2, asker_handed_at = NULL, events = events + 1
-	WHERE org_id = $3 AND id = $4 AND recipient_id = $5 AND status = 'pending' AND info_requested_at IS NULL`
-
-// handOverWaitingSQL moves a question ($4) waiting for its asker's
-// information from a recipient who left ($5) to their delegate ($1),
-// still waiting, as news for the asker's agent at $2.
-const handOverWaitingSQL = `UPDATE questions SET recipient_id = $1, recipient_handed_at = NULL, asker_news_at = $2, asker_handed_at = NULL, events = events + 1
-	WHERE org_id = $3 AND id = $4 AND recipient_id = $5 AND status = 'pending' AND info_requested_at IS NOT NULL`
+// moveSQL moves a question ($4), pending or waiting for its asker's
+// information, from its recipient ($5) to another ($1) at $2, to be handed
+// anew to the new recipient's agent and, as news, to the asker's. Its
+// callers lock the question and check its state first (see forward).
+const moveSQL = `UPDATE questions SET recipient_id = $1, recipient_handed_at = NULL, asker_news_at = $2, asker_handed_at = NULL, events = events + 1
+	WHERE org_id = $3 AND id = $4 AND recipient_id = $5 AND status = 'pending'`
 
 // requestInfoSQL makes a pending question ($3) of a recipient ($4) wait for
 // information at $1, as news for the asker's agent.

@@ -49,7 +49,7 @@ func (s *Service) RecheckDomains(ctx context.Context) ([]Lapsed, error) {
 		list = append(list, x)
 		return nil
 	}, `SELECT org_id, id, domain, token FROM sso_domains WHERE verified_at IS NOT NULL AND COALESCE(checked_at, verified_at) < $1
-		ORDER BY COALESCE(checked_at, verified_at) LIMIT `+fmt.Sprint(recheckBatch), s.db.Now().Add(-DomainRecheck))
+		ORDER BY COALESCE(checked_at, verified_at) LIMIT $2`, s.db.Now().Add(-DomainRecheck), recheckBatch)
 	if err != nil {
 		return nil, fmt.Errorf("read sso_domains: %w", err)
 	}

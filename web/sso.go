@@ -169,11 +169,9 @@ func (p *Pages) samlACS(c echo.Context) error {
 // ssoSignedIn signs in the person a provider vouched for, or records the
 // admin's test login.
 func (p *Pages) ssoSignedIn(c echo.Context, start time.Time, res *sso.Result) error {
-	// The person is known now, and with them their org.
-	c.SetRequest(c.Request().WithContext(ctalk.WithOrg(c.Request().Context(), res.OrgID)))
-	sess := &auth.Session{OrgID: res.OrgID, UserID: res.UserID, Role: res.Role, SignedInWith: auth.SignedInSSO}
 	// The rest acts in the org the provider signed the person in to.
 	c.SetRequest(c.Request().WithContext(ctalk.WithOrg(c.Request().Context(), res.OrgID)))
+	sess := &auth.Session{OrgID: res.OrgID, UserID: res.UserID, Role: res.Role, SignedInWith: auth.SignedInSSO}
 	p.recordSSO(c, sess, "web:sso_signin", start, res)
 	if res.Purpose == sso.PurposeTest {
 		return done(c, "/admin/sso", "tested")
